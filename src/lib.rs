@@ -1,0 +1,17 @@
+//! Core of a Unified Runtime 0.12 compatible runtime.
+//!
+//! No backend lives here. The crate holds the C ABI (`abi`), the pieces every
+//! adapter shares at the C boundary (`handle`, `info`, `boundary`, `ddi`), the
+//! logger, and the asynchronous pool engine (`engine`).
+
+pub mod abi;
+pub mod boundary;
+pub mod ddi;
+pub mod handle;
+pub mod info;
+pub mod log;
+
+pub use abi::*;
+
+/// The result of every inner function: `Err` carries the UR error code.
+pub type UrResult<T = ()> = Result<T, ur_result_t>;
