@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Fetches the reference Unified Runtime 0.12 headers that tests/reference_abi.rs
+# compares ours with: the PyPI wheel intel-sycl-rt==2026.2.0 ships them under
+# include/unified-runtime/. Only the headers are unpacked, into
+# .deps/reference/include/unified-runtime/ (gitignored; never committed).
+# Idempotent: does nothing when the headers are already there, and does not
+# download the wheel again when it is already in .deps/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version=2026.2.0
+deps=.deps
+dest=$deps/reference/include/unified-runtime
+
+if [ -f "$dest/ur_api.h" ] && [ -f "$dest/ur_ddi.h" ]; then
+  echo "reference headers present in $dest"
+  exit 0
+fi
+
+mkdir -p "$deps"
+wheel=$(ls "$deps"/intel_sycl_rt-"$version"-*.whl 2>/dev/null | head -n 1 || true)
+if [ -z "$wheel" ]; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: \
+    --dest "$deps" "intel-sycl-rt==$version"
+  wheel=$(ls "$deps"/intel_sycl_rt-"$version"-*.whl | head -n 1)
+fi
+
+# Unpack into a scratch folder first so that an interrupted run never leaves
+# a half-filled $dest behind that the check above would take as complete.
+scratch=$(mktemp -d "$deps/unpack.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+unzip -q -o "$wheel" "*/include/unified-runtime/*" -d "$scratch"
+found=$(find "$scratch" -type d -path "*/include/unified-runtime" | head -n 1)
+[ -n "$found" ] && [ -f "$found/ur_api.h" ] || {
+  echo "error: $wheel holds no include/unified-runtime/ur_api.h" >&2
+  exit 1
+}
+mkdir -p "$(dirname "$dest")"
+rm -rf "$dest"
+mv "$found" "$dest"
+echo "reference headers unpacked to $dest"
