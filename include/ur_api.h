@@ -11,6 +11,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+typedef struct ur_loader_config_handle_t_ ur_loader_config_handle_t_;
+typedef struct ur_adapter_handle_t_ ur_adapter_handle_t_;
+typedef struct ur_platform_handle_t_ ur_platform_handle_t_;
+typedef struct ur_device_handle_t_ ur_device_handle_t_;
+typedef struct ur_context_handle_t_ ur_context_handle_t_;
+typedef struct ur_event_handle_t_ ur_event_handle_t_;
+typedef struct ur_program_handle_t_ ur_program_handle_t_;
+typedef struct ur_kernel_handle_t_ ur_kernel_handle_t_;
+typedef struct ur_queue_handle_t_ ur_queue_handle_t_;
+typedef struct ur_sampler_handle_t_ ur_sampler_handle_t_;
+typedef struct ur_mem_handle_t_ ur_mem_handle_t_;
+typedef struct ur_physical_mem_handle_t_ ur_physical_mem_handle_t_;
+typedef struct ur_usm_pool_handle_t_ ur_usm_pool_handle_t_;
+typedef struct ur_exp_external_mem_handle_t_ ur_exp_external_mem_handle_t_;
+typedef struct ur_exp_external_semaphore_handle_t_ ur_exp_external_semaphore_handle_t_;
+typedef struct ur_exp_command_buffer_handle_t_ ur_exp_command_buffer_handle_t_;
+typedef struct ur_exp_command_buffer_command_handle_t_ ur_exp_command_buffer_command_handle_t_;
+typedef struct ur_exp_graph_handle_t_ ur_exp_graph_handle_t_;
+typedef struct ur_exp_executable_graph_handle_t_ ur_exp_executable_graph_handle_t_;
+
 
 #define UR_DEVICE_INIT_FLAGS_MASK 4294967264
 
@@ -73,44 +93,6 @@
 #define UR_EXP_ENQUEUE_NATIVE_COMMAND_FLAGS_MASK 4294967294
 
 #define UR_EXP_EVENT_FLAGS_MASK 4294967292
-
-typedef struct ur_adapter_handle_t_ ur_adapter_handle_t_;
-
-typedef struct ur_context_handle_t_ ur_context_handle_t_;
-
-typedef struct ur_device_handle_t_ ur_device_handle_t_;
-
-typedef struct ur_event_handle_t_ ur_event_handle_t_;
-
-typedef struct ur_exp_command_buffer_command_handle_t_ ur_exp_command_buffer_command_handle_t_;
-
-typedef struct ur_exp_command_buffer_handle_t_ ur_exp_command_buffer_handle_t_;
-
-typedef struct ur_exp_executable_graph_handle_t_ ur_exp_executable_graph_handle_t_;
-
-typedef struct ur_exp_external_mem_handle_t_ ur_exp_external_mem_handle_t_;
-
-typedef struct ur_exp_external_semaphore_handle_t_ ur_exp_external_semaphore_handle_t_;
-
-typedef struct ur_exp_graph_handle_t_ ur_exp_graph_handle_t_;
-
-typedef struct ur_kernel_handle_t_ ur_kernel_handle_t_;
-
-typedef struct ur_loader_config_handle_t_ ur_loader_config_handle_t_;
-
-typedef struct ur_mem_handle_t_ ur_mem_handle_t_;
-
-typedef struct ur_physical_mem_handle_t_ ur_physical_mem_handle_t_;
-
-typedef struct ur_platform_handle_t_ ur_platform_handle_t_;
-
-typedef struct ur_program_handle_t_ ur_program_handle_t_;
-
-typedef struct ur_queue_handle_t_ ur_queue_handle_t_;
-
-typedef struct ur_sampler_handle_t_ ur_sampler_handle_t_;
-
-typedef struct ur_usm_pool_handle_t_ ur_usm_pool_handle_t_;
 
 typedef uint32_t ur_result_t;
 

@@ -27,6 +27,7 @@ pub enum ObjectKind {
     Kernel,
     Mem,
     Sampler,
+    LoaderConfig,
 }
 
 /// A kind tag no live object carries: written when an object is dropped, so
@@ -49,6 +50,7 @@ impl ObjectKind {
             ObjectKind::Kernel => UR_RESULT_ERROR_INVALID_KERNEL,
             ObjectKind::Mem => UR_RESULT_ERROR_INVALID_MEM_OBJECT,
             ObjectKind::Sampler => UR_RESULT_ERROR_INVALID_SAMPLER,
+            ObjectKind::LoaderConfig => UR_RESULT_ERROR_INVALID_ARGUMENT,
         }
     }
 }

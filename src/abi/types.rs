@@ -12,46 +12,55 @@ pub struct ur_structure_type_t(pub u32);
 
 pub type ur_bool_t = u8;
 
+#[repr(C)]
 pub struct ur_loader_config_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_loader_config_handle_t = *mut ur_loader_config_handle_t_;
 
+#[repr(C)]
 pub struct ur_adapter_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_adapter_handle_t = *mut ur_adapter_handle_t_;
 
+#[repr(C)]
 pub struct ur_platform_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_platform_handle_t = *mut ur_platform_handle_t_;
 
+#[repr(C)]
 pub struct ur_device_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_device_handle_t = *mut ur_device_handle_t_;
 
+#[repr(C)]
 pub struct ur_context_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_context_handle_t = *mut ur_context_handle_t_;
 
+#[repr(C)]
 pub struct ur_event_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_event_handle_t = *mut ur_event_handle_t_;
 
+#[repr(C)]
 pub struct ur_program_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_program_handle_t = *mut ur_program_handle_t_;
 
+#[repr(C)]
 pub struct ur_kernel_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_kernel_handle_t = *mut ur_kernel_handle_t_;
 
+#[repr(C)]
 pub struct ur_queue_handle_t_ {
     _opaque: [u8; 0],
 }
@@ -59,16 +68,19 @@ pub type ur_queue_handle_t = *mut ur_queue_handle_t_;
 
 pub type ur_native_handle_t = usize;
 
+#[repr(C)]
 pub struct ur_sampler_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_sampler_handle_t = *mut ur_sampler_handle_t_;
 
+#[repr(C)]
 pub struct ur_mem_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_mem_handle_t = *mut ur_mem_handle_t_;
 
+#[repr(C)]
 pub struct ur_physical_mem_handle_t_ {
     _opaque: [u8; 0],
 }
@@ -451,6 +463,7 @@ pub type ur_usm_advice_flags_t = u32;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct ur_usm_advice_flag_t(pub u32);
 
+#[repr(C)]
 pub struct ur_usm_pool_handle_t_ {
     _opaque: [u8; 0],
 }
@@ -856,11 +869,13 @@ pub type ur_exp_image_native_handle_t = usize;
 
 pub type ur_exp_image_mem_native_handle_t = usize;
 
+#[repr(C)]
 pub struct ur_exp_external_mem_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_exp_external_mem_handle_t = *mut ur_exp_external_mem_handle_t_;
 
+#[repr(C)]
 pub struct ur_exp_external_semaphore_handle_t_ {
     _opaque: [u8; 0],
 }
@@ -1017,11 +1032,13 @@ pub struct ur_exp_command_buffer_desc_t {
 
 pub type ur_exp_command_buffer_sync_point_t = u32;
 
+#[repr(C)]
 pub struct ur_exp_command_buffer_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_exp_command_buffer_handle_t = *mut ur_exp_command_buffer_handle_t_;
 
+#[repr(C)]
 pub struct ur_exp_command_buffer_command_handle_t_ {
     _opaque: [u8; 0],
 }
@@ -1139,11 +1156,13 @@ pub struct ur_exp_event_desc_t {
     pub flags: ur_exp_event_flags_t,
 }
 
+#[repr(C)]
 pub struct ur_exp_graph_handle_t_ {
     _opaque: [u8; 0],
 }
 pub type ur_exp_graph_handle_t = *mut ur_exp_graph_handle_t_;
 
+#[repr(C)]
 pub struct ur_exp_executable_graph_handle_t_ {
     _opaque: [u8; 0],
 }

@@ -1,0 +1,142 @@
+//! `urLoaderConfig*`: the loader's own refcounted config object.
+
+use std::ffi::CStr;
+use std::sync::{Arc, Mutex};
+use ur_core::abi::*;
+use ur_core::boundary::{ffi_call, write_out};
+use ur_core::handle::{self, HandleHeader, ObjectKind, UrObject};
+use ur_core::info::InfoOut;
+
+/// Loader objects are dispatched by the loader itself; their header names
+/// this table, which belongs to no adapter.
+pub static LOADER_DDI: ur_dditable_t = ur_core::ddi::UNSUPPORTED_DDI;
+
+/// Layers a user may enable. This loader has no layer libraries: it always
+/// validates handles and arguments at its boundary, which is what the
+/// validation layers add to Intel's loader, so enabling them is accepted
+/// and changes nothing. Other layers (tracing, sanitizers) are not present.
+pub const AVAILABLE_LAYERS: &[&str] = &["UR_LAYER_PARAMETER_VALIDATION", "UR_LAYER_FULL_VALIDATION"];
+
+#[repr(C)]
+pub struct LoaderConfig {
+    header: HandleHeader,
+    enabled_layers: Mutex<Vec<String>>,
+    code_location: Mutex<Option<(ur_code_location_callback_t, usize)>>,
+}
+const _: () = assert!(core::mem::offset_of!(LoaderConfig, header) == 0);
+
+// SAFETY: `#[repr(C)]` with the header first.
+unsafe impl UrObject for LoaderConfig {
+    const KIND: ObjectKind = ObjectKind::LoaderConfig;
+    type Handle = ur_loader_config_handle_t_;
+}
+
+unsafe fn config<'a>(h: ur_loader_config_handle_t) -> ur_core::UrResult<&'a LoaderConfig> {
+    handle::borrow::<LoaderConfig>(h, &LOADER_DDI)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn urLoaderConfigCreate(phLoaderConfig: *mut ur_loader_config_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        let cfg = Arc::new(LoaderConfig {
+            header: HandleHeader::new(&LOADER_DDI, ObjectKind::LoaderConfig),
+            enabled_layers: Mutex::new(Vec::new()),
+            code_location: Mutex::new(None),
+        });
+        if phLoaderConfig.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        write_out(phLoaderConfig, handle::into_handle(cfg))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn urLoaderConfigRetain(hLoaderConfig: ur_loader_config_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        config(hLoaderConfig)?;
+        handle::retain::<LoaderConfig>(hLoaderConfig, &LOADER_DDI)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn urLoaderConfigRelease(hLoaderConfig: ur_loader_config_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        config(hLoaderConfig)?;
+        handle::release::<LoaderConfig>(hLoaderConfig, &LOADER_DDI)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn urLoaderConfigGetInfo(
+    hLoaderConfig: ur_loader_config_handle_t,
+    propName: ur_loader_config_info_t,
+    propSize: usize,
+    pPropValue: *mut core::ffi::c_void,
+    pPropSizeRet: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let cfg = config(hLoaderConfig)?;
+        if propName.0 > UR_LOADER_CONFIG_INFO_REFERENCE_COUNT.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
+        match propName {
+            UR_LOADER_CONFIG_INFO_AVAILABLE_LAYERS => out.string(&AVAILABLE_LAYERS.join(";")),
+            UR_LOADER_CONFIG_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(cfg)),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn urLoaderConfigEnableLayer(
+    hLoaderConfig: ur_loader_config_handle_t,
+    pLayerName: *const core::ffi::c_char,
+) -> ur_result_t {
+    ffi_call(|| {
+        let cfg = config(hLoaderConfig)?;
+        if pLayerName.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        let name = CStr::from_ptr(pLayerName).to_string_lossy().into_owned();
+        if !AVAILABLE_LAYERS.contains(&name.as_str()) {
+            return Err(UR_RESULT_ERROR_LAYER_NOT_PRESENT);
+        }
+        cfg.enabled_layers.lock().unwrap_or_else(|e| e.into_inner()).push(name);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn urLoaderConfigSetCodeLocationCallback(
+    hLoaderConfig: ur_loader_config_handle_t,
+    pfnCodeloc: ur_code_location_callback_t,
+    pUserData: *mut core::ffi::c_void,
+) -> ur_result_t {
+    ffi_call(|| {
+        let cfg = config(hLoaderConfig)?;
+        if pfnCodeloc.is_none() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        // Kept for a tracing layer; this loader has none, so nothing calls it.
+        *cfg.code_location.lock().unwrap_or_else(|e| e.into_inner()) = Some((pfnCodeloc, pUserData as usize));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn urLoaderConfigSetMockingEnabled(
+    hLoaderConfig: ur_loader_config_handle_t,
+    enable: ur_bool_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        config(hLoaderConfig)?;
+        // There is no mock adapter: asking for one is unsupported, turning
+        // mocking off is what is already the case.
+        if enable != 0 {
+            Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+        } else {
+            Ok(())
+        }
+    })
+}
