@@ -5,6 +5,7 @@
 //! logger, and the asynchronous pool engine (`engine`).
 
 pub mod abi;
+pub mod adapter;
 pub mod boundary;
 pub mod ddi;
 pub mod handle;

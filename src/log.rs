@@ -4,7 +4,7 @@
 //! once with [`init`].
 
 use std::io::Write;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub enum Level {
@@ -22,6 +22,36 @@ struct Logger {
 }
 
 static LOGGER: OnceLock<Logger> = OnceLock::new();
+
+/// A user's logger callback (`urAdapterSetLoggerCallback`): it gets every
+/// message at or above its level, whatever `UR_LOG_<NAME>` says.
+#[derive(Clone, Copy)]
+pub struct Callback {
+    pub f: unsafe extern "C" fn(crate::abi::ur_logger_level_t, *const core::ffi::c_char, *mut core::ffi::c_void),
+    pub user_data: usize,
+}
+
+static CALLBACK: Mutex<(Option<Callback>, Level)> = Mutex::new((None, Level::Quiet));
+
+pub fn set_callback(cb: Option<Callback>, level: Level) {
+    *CALLBACK.lock().unwrap_or_else(|e| e.into_inner()) = (cb, level);
+}
+
+pub fn set_callback_level(level: Level) {
+    CALLBACK.lock().unwrap_or_else(|e| e.into_inner()).1 = level;
+}
+
+fn to_callback(level: Level, msg: &str) {
+    let (cb, min) = *CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(cb) = cb else { return };
+    if min == Level::Quiet || level < min {
+        return;
+    }
+    let ur_level = crate::abi::ur_logger_level_t(level as u32);
+    let text = std::ffi::CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: the user registered this callback for exactly this call shape.
+    unsafe { (cb.f)(ur_level, text.as_ptr(), cb.user_data as *mut core::ffi::c_void) };
+}
 
 /// Reads `UR_LOG_<name>` once. Later calls keep the first configuration.
 pub fn init(name: &'static str) {
@@ -61,6 +91,7 @@ pub fn enabled(level: Level) -> bool {
 }
 
 pub fn log(level: Level, msg: &str) {
+    to_callback(level, msg);
     let Some(l) = LOGGER.get() else { return };
     if l.level == Level::Quiet || level < l.level {
         return;
