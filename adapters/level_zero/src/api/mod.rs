@@ -1,0 +1,2 @@
+pub mod adapter;
+pub mod platform;
