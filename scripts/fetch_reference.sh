@@ -29,7 +29,14 @@ fi
 # a half-filled $dest behind that the check above would take as complete.
 scratch=$(mktemp -d "$deps/unpack.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-unzip -q -o "$wheel" "*/include/unified-runtime/*" -d "$scratch"
+# A wheel is a zip file; Python reads it, so no unzip tool is needed.
+python3 - "$wheel" "$scratch" <<'PY'
+import sys, zipfile
+wheel, scratch = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    members = [m for m in z.namelist() if "/include/unified-runtime/" in m and not m.endswith("/")]
+    z.extractall(scratch, members)
+PY
 found=$(find "$scratch" -type d -path "*/include/unified-runtime" | head -n 1)
 [ -n "$found" ] && [ -f "$found/ur_api.h" ] || {
   echo "error: $wheel holds no include/unified-runtime/ur_api.h" >&2
