@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The main job: build the loader, the adapters and the tools, show what
+# Unified Runtime finds on this machine, and run the C demo on our loader.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+lib=$(bash scripts/build.sh | tail -n 1)
+export LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+echo "=== urinfo: adapters, platforms and devices through our loader"
+"$lib/urinfo"
+
+echo
+echo "=== C demo (examples/demo.c against include/ur_api.h)"
+mkdir -p target/demo
+gcc -std=c11 -Wall -Wextra -I include examples/demo.c \
+  -L "$lib" -l:libur_loader.so.0 -o target/demo/demo
+target/demo/demo
+
+# === benchmarks: added here (async pool engine against its baseline).
