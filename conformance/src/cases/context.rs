@@ -1,0 +1,232 @@
+//! urContextCreate, urContextRetain/Release, urContextGetInfo,
+//! urContextGetNativeHandle and urContextSetExtendedDeleter.
+
+use crate::harness::*;
+use crate::{check, check_eq, expect_result, expect_success, skip};
+use core::ffi::c_void;
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicU32, Ordering};
+use ur_core::abi::*;
+
+pub const CASES: &[Case] = &[
+    Case::device("urContextCreate.success", create),
+    Case::device("urContextCreate.with_properties", create_with_properties),
+    Case::device("urContextCreate.null_devices", create_null_devices),
+    Case::device("urContextCreate.null_output", create_null_output),
+    Case::device("urContextCreate.zero_devices", create_zero_devices),
+    Case::device("urContextCreate.invalid_flags", create_bad_flags),
+    Case::device("urContextCreate.null_device_in_list", create_null_device),
+    Case::device("urContextRetain.success", retain),
+    Case::loader("urContextRetain.null_handle", retain_null),
+    Case::device("urContextRelease.success", release),
+    Case::loader("urContextRelease.null_handle", release_null),
+    Case::device("urContextGetInfo.devices", info_devices),
+    Case::device("urContextGetInfo.usm_2d_support", info_2d),
+    Case::device("urContextGetInfo.size_protocol", info_protocol),
+    Case::loader("urContextGetInfo.null_handle", info_null),
+    Case::device("urContextGetInfo.invalid_enumeration", info_bad_enum),
+    Case::device("urContextGetNativeHandle.success", native_handle),
+    Case::loader("urContextGetNativeHandle.null_handle", native_handle_null_handle),
+    Case::device("urContextGetNativeHandle.null_pointer", native_handle_null_pointer),
+    Case::device("urContextSetExtendedDeleter.called_on_last_release", deleter),
+    Case::loader("urContextSetExtendedDeleter.null_handle", deleter_null_handle),
+    Case::device("urContextSetExtendedDeleter.null_deleter", deleter_null),
+];
+
+unsafe fn new_context(fx: &DeviceFx) -> Result<OwnedContext, Outcome> {
+    let mut context = null_mut();
+    expect_success!(fx.api.urContextCreate(1, &fx.device, null(), &mut context));
+    check!(!context.is_null(), "urContextCreate succeeded with a null handle");
+    Ok(fx.own_context(context))
+}
+
+unsafe fn refs(fx: &DeviceFx, context: ur_context_handle_t) -> Result<u32, Outcome> {
+    Ok(fx.api.context_info::<u32>(context, UR_CONTEXT_INFO_REFERENCE_COUNT)?)
+}
+
+unsafe fn create(fx: &DeviceFx) -> CaseResult {
+    let context = new_context(fx)?;
+    check_eq!(refs(fx, context.get())?, 1);
+    check!(context.get() != fx.context, "a new context has the handle of a live one");
+    expect_success!(context.release());
+    Ok(())
+}
+
+unsafe fn create_with_properties(fx: &DeviceFx) -> CaseResult {
+    let properties = ur_context_properties_t { stype: UR_STRUCTURE_TYPE_CONTEXT_PROPERTIES, pNext: null_mut(), flags: 0 };
+    let mut context = null_mut();
+    expect_success!(fx.api.urContextCreate(1, &fx.device, &properties, &mut context));
+    expect_success!(fx.own_context(context).release());
+    Ok(())
+}
+
+unsafe fn create_null_devices(fx: &DeviceFx) -> CaseResult {
+    let mut context = null_mut();
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urContextCreate(1, null(), null(), &mut context));
+    Ok(())
+}
+
+unsafe fn create_null_output(fx: &DeviceFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urContextCreate(1, &fx.device, null(), null_mut()));
+    Ok(())
+}
+
+unsafe fn create_zero_devices(fx: &DeviceFx) -> CaseResult {
+    let mut context = null_mut();
+    expect_result!(UR_RESULT_ERROR_INVALID_SIZE, fx.api.urContextCreate(0, &fx.device, null(), &mut context));
+    Ok(())
+}
+
+unsafe fn create_bad_flags(fx: &DeviceFx) -> CaseResult {
+    let flags = UR_CONTEXT_FLAG_TBD.0 << 1;
+    let properties = ur_context_properties_t { stype: UR_STRUCTURE_TYPE_CONTEXT_PROPERTIES, pNext: null_mut(), flags };
+    let mut context = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urContextCreate(1, &fx.device, &properties, &mut context)
+    );
+    Ok(())
+}
+
+unsafe fn create_null_device(fx: &DeviceFx) -> CaseResult {
+    let mut context = null_mut();
+    // Null first: the loader has no handle to dispatch on.
+    let devices = [null_mut(), fx.device];
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextCreate(2, devices.as_ptr(), null(), &mut context));
+    // Null later: the adapter must look at every element.
+    let devices = [fx.device, null_mut()];
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextCreate(2, devices.as_ptr(), null(), &mut context));
+    Ok(())
+}
+
+unsafe fn retain(fx: &DeviceFx) -> CaseResult {
+    let context = new_context(fx)?;
+    expect_success!(fx.api.urContextRetain(context.get()));
+    check_eq!(refs(fx, context.get())?, 2);
+    expect_success!(fx.api.urContextRelease(context.get()));
+    check_eq!(refs(fx, context.get())?, 1);
+    Ok(())
+}
+
+unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextRetain(null_mut()));
+    Ok(())
+}
+
+unsafe fn release(fx: &DeviceFx) -> CaseResult {
+    let context = new_context(fx)?;
+    expect_success!(fx.api.urContextRetain(context.get()));
+    let before = refs(fx, context.get())?;
+    expect_success!(fx.api.urContextRelease(context.get()));
+    check_eq!(refs(fx, context.get())?, before - 1);
+    expect_success!(context.release());
+    Ok(())
+}
+
+unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextRelease(null_mut()));
+    Ok(())
+}
+
+unsafe fn info_devices(fx: &DeviceFx) -> CaseResult {
+    check_eq!(fx.api.context_info::<u32>(fx.context, UR_CONTEXT_INFO_NUM_DEVICES)?, 1);
+    check_eq!(fx.api.context_info::<ur_device_handle_t>(fx.context, UR_CONTEXT_INFO_DEVICES)?, fx.device);
+    check!(refs(fx, fx.context)? >= 1, "a live context reports no reference");
+    Ok(())
+}
+
+unsafe fn info_2d(fx: &DeviceFx) -> CaseResult {
+    for prop in [UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT] {
+        let value = fx.api.context_info::<ur_bool_t>(fx.context, prop)?;
+        check!(value <= 1, "{prop:?} is {value}, not a ur_bool_t");
+    }
+    Ok(())
+}
+
+unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
+    info_size_protocol("urContextGetInfo(NUM_DEVICES)", |size, value, size_ret| {
+        fx.api.urContextGetInfo(fx.context, UR_CONTEXT_INFO_NUM_DEVICES, size, value, size_ret)
+    })?;
+    info_size_protocol("urContextGetInfo(DEVICES)", |size, value, size_ret| {
+        fx.api.urContextGetInfo(fx.context, UR_CONTEXT_INFO_DEVICES, size, value, size_ret)
+    })
+}
+
+unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
+    let mut size = 0usize;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urContextGetInfo(null_mut(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), &mut size)
+    );
+    Ok(())
+}
+
+unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
+    let mut size = 0usize;
+    let past_last = ur_context_info_t(UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0 + 1);
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urContextGetInfo(fx.context, past_last, 0, null_mut(), &mut size)
+    );
+    Ok(())
+}
+
+unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
+    let mut native: ur_native_handle_t = 0;
+    let code = fx.api.urContextGetNativeHandle(fx.context, &mut native)?;
+    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
+        skip!("the adapter has no native context handle (UNSUPPORTED_FEATURE, which the reference allows)");
+    }
+    expect_code(UR_RESULT_SUCCESS, code, "urContextGetNativeHandle")
+}
+
+unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
+    let mut native: ur_native_handle_t = 0;
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextGetNativeHandle(null_mut(), &mut native));
+    Ok(())
+}
+
+unsafe fn native_handle_null_pointer(fx: &DeviceFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urContextGetNativeHandle(fx.context, null_mut()));
+    Ok(())
+}
+
+/// Counts calls; the user data points at the counter.
+unsafe extern "C" fn count_deletion(user_data: *mut c_void) {
+    // SAFETY: the case passes a pointer to an `AtomicU32` that outlives the context.
+    let counter = &*(user_data as *const AtomicU32);
+    counter.fetch_add(1, Ordering::SeqCst);
+}
+
+unsafe fn deleter(fx: &DeviceFx) -> CaseResult {
+    // Static, so a late call after a failed case still writes valid memory.
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    CALLS.store(0, Ordering::SeqCst);
+    let context = new_context(fx)?;
+    let user_data = &CALLS as *const AtomicU32 as *mut c_void;
+    let code = fx.api.urContextSetExtendedDeleter(context.get(), Some(count_deletion), user_data)?;
+    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
+        skip!("the adapter has no extended deleters (UNSUPPORTED_FEATURE, which the reference allows)");
+    }
+    expect_code(UR_RESULT_SUCCESS, code, "urContextSetExtendedDeleter")?;
+    expect_success!(fx.api.urContextRetain(context.get()));
+    expect_success!(fx.api.urContextRelease(context.get()));
+    check_eq!(CALLS.load(Ordering::SeqCst), 0);
+    expect_success!(context.release());
+    check!(eventually(CALLBACK_LIMIT, || CALLS.load(Ordering::SeqCst) >= 1), "the deleter was never called");
+    check_eq!(CALLS.load(Ordering::SeqCst), 1);
+    Ok(())
+}
+
+unsafe fn deleter_null_handle(fx: &LoaderFx) -> CaseResult {
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urContextSetExtendedDeleter(null_mut(), Some(count_deletion), null_mut())
+    );
+    Ok(())
+}
+
+unsafe fn deleter_null(fx: &DeviceFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urContextSetExtendedDeleter(fx.context, None, null_mut()));
+    Ok(())
+}

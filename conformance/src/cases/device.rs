@@ -1,0 +1,386 @@
+//! urDeviceGet, urDeviceGetSelected, urDeviceGetInfo, urDeviceRetain/Release,
+//! urDeviceGetNativeHandle and urDeviceGetGlobalTimestamps.
+
+use crate::harness::*;
+use crate::names::device_type_name;
+use crate::ur::*;
+use crate::{check, check_eq, expect_result, expect_success, skip};
+use std::ptr::null_mut;
+use ur_core::abi::*;
+
+pub const CASES: &[Case] = &[
+    Case::platform("urDeviceGet.count_then_fill", get_count_then_fill),
+    Case::platform("urDeviceGet.fewer_entries", get_fewer_entries),
+    Case::platform("urDeviceGet.by_type", get_by_type),
+    Case::loader("urDeviceGet.null_handle", get_null_handle),
+    Case::platform("urDeviceGet.invalid_enumeration", get_bad_type),
+    Case::platform("urDeviceGet.invalid_size", get_invalid_size),
+    Case::platform("urDeviceGet.null_pointer", get_null_pointer),
+    Case::platform("urDeviceGetSelected.matches_get", selected),
+    Case::loader("urDeviceGetSelected.null_handle", selected_null_handle),
+    Case::platform("urDeviceGetSelected.invalid_enumeration", selected_bad_type),
+    Case::platform("urDeviceGetSelected.invalid_value", selected_invalid_value),
+    Case::device("urDeviceGetInfo.identity", info_identity),
+    Case::device("urDeviceGetInfo.limits", info_limits),
+    Case::device("urDeviceGetInfo.usm_capabilities", info_usm),
+    Case::device("urDeviceGetInfo.pool_support", info_pools),
+    Case::device("urDeviceGetInfo.size_protocol", info_protocol),
+    Case::loader("urDeviceGetInfo.null_handle", info_null),
+    Case::device("urDeviceGetInfo.invalid_enumeration", info_bad_enum),
+    Case::device("urDeviceRetain.root_device", retain_root),
+    Case::loader("urDeviceRetain.null_handle", retain_null),
+    Case::device("urDeviceRelease.root_device", release_root),
+    Case::loader("urDeviceRelease.null_handle", release_null),
+    Case::device("urDeviceGetNativeHandle.success", native_handle),
+    Case::loader("urDeviceGetNativeHandle.null_handle", native_handle_null_handle),
+    Case::device("urDeviceGetNativeHandle.null_pointer", native_handle_null_pointer),
+    Case::device("urDeviceGetGlobalTimestamps.monotonic", timestamps),
+    Case::device("urDeviceGetGlobalTimestamps.optional_outputs", timestamps_optional),
+    Case::loader("urDeviceGetGlobalTimestamps.null_handle", timestamps_null_handle),
+];
+
+const CONCRETE_TYPES: [ur_device_type_t; 6] = [
+    UR_DEVICE_TYPE_GPU,
+    UR_DEVICE_TYPE_CPU,
+    UR_DEVICE_TYPE_FPGA,
+    UR_DEVICE_TYPE_MCA,
+    UR_DEVICE_TYPE_VPU,
+    UR_DEVICE_TYPE_CUSTOM,
+];
+const INVALID_TYPE: ur_device_type_t = ur_device_type_t(UR_DEVICE_TYPE_CUSTOM.0 + 1);
+
+/// The devices of a platform of one type; each carries a reference the
+/// caller must release.
+unsafe fn devices_of(
+    api: &Api,
+    platform: ur_platform_handle_t,
+    kind: ur_device_type_t,
+) -> Result<Vec<ur_device_handle_t>, Outcome> {
+    let mut count = 0u32;
+    expect_success!(api.urDeviceGet(platform, kind, 0, null_mut(), &mut count));
+    let mut devices = vec![null_mut(); count as usize];
+    if count > 0 {
+        let mut count_again = 0u32;
+        expect_success!(api.urDeviceGet(platform, kind, count, devices.as_mut_ptr(), &mut count_again));
+        check_eq!(count_again, count);
+    }
+    Ok(devices)
+}
+
+unsafe fn release_devices(api: &Api, devices: &[ur_device_handle_t]) -> CaseResult {
+    for &device in devices {
+        expect_success!(api.urDeviceRelease(device));
+    }
+    Ok(())
+}
+
+unsafe fn get_count_then_fill(fx: &PlatformFx) -> CaseResult {
+    let first = devices_of(fx.api, fx.platform, UR_DEVICE_TYPE_ALL)?;
+    let second = devices_of(fx.api, fx.platform, UR_DEVICE_TYPE_ALL);
+    let outcome = (|| -> CaseResult {
+        let second = second?;
+        check!(!first.is_empty(), "a platform without devices");
+        for &device in &first {
+            check!(!device.is_null(), "a null device among {first:?}");
+        }
+        // The reference promises identical handles, in the same order.
+        check_eq!(second, first);
+        release_devices(fx.api, &second)
+    })();
+    release_devices(fx.api, &first)?;
+    outcome
+}
+
+unsafe fn get_fewer_entries(fx: &PlatformFx) -> CaseResult {
+    let all = devices_of(fx.api, fx.platform, UR_DEVICE_TYPE_ALL)?;
+    release_devices(fx.api, &all)?;
+    check!(!all.is_empty(), "a platform without devices");
+    let mut out = [null_mut(), 0x1 as ur_device_handle_t];
+    let mut count = 0u32;
+    expect_success!(fx.api.urDeviceGet(fx.platform, UR_DEVICE_TYPE_ALL, 1, out.as_mut_ptr(), &mut count));
+    release_devices(fx.api, &out[..1])?;
+    check_eq!(out[0], all[0]);
+    check_eq!(out[1], 0x1 as ur_device_handle_t);
+    check_eq!(count as usize, all.len());
+    Ok(())
+}
+
+unsafe fn get_by_type(fx: &PlatformFx) -> CaseResult {
+    let all = devices_of(fx.api, fx.platform, UR_DEVICE_TYPE_ALL)?;
+    release_devices(fx.api, &all)?;
+    let mut found = 0usize;
+    for kind in CONCRETE_TYPES {
+        let devices = devices_of(fx.api, fx.platform, kind)?;
+        release_devices(fx.api, &devices)?;
+        for &device in &devices {
+            let actual = fx.api.device_info::<ur_device_type_t>(device, UR_DEVICE_INFO_TYPE)?;
+            check!(
+                actual == kind,
+                "urDeviceGet({}) returned a device of type {}",
+                device_type_name(kind),
+                device_type_name(actual)
+            );
+            check!(all.contains(&device), "a {} device missing from UR_DEVICE_TYPE_ALL", device_type_name(kind));
+        }
+        found += devices.len();
+    }
+    check_eq!(found, all.len());
+    let defaults = devices_of(fx.api, fx.platform, UR_DEVICE_TYPE_DEFAULT)?;
+    release_devices(fx.api, &defaults)?;
+    check!(all.is_empty() || !defaults.is_empty(), "UR_DEVICE_TYPE_DEFAULT finds nothing among {} devices", all.len());
+    Ok(())
+}
+
+unsafe fn get_null_handle(fx: &LoaderFx) -> CaseResult {
+    let mut count = 0u32;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urDeviceGet(null_mut(), UR_DEVICE_TYPE_ALL, 0, null_mut(), &mut count)
+    );
+    Ok(())
+}
+
+unsafe fn get_bad_type(fx: &PlatformFx) -> CaseResult {
+    let mut count = 0u32;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urDeviceGet(fx.platform, INVALID_TYPE, 0, null_mut(), &mut count)
+    );
+    Ok(())
+}
+
+unsafe fn get_invalid_size(fx: &PlatformFx) -> CaseResult {
+    let mut device = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_SIZE,
+        fx.api.urDeviceGet(fx.platform, UR_DEVICE_TYPE_ALL, 0, &mut device, null_mut())
+    );
+    Ok(())
+}
+
+unsafe fn get_null_pointer(fx: &PlatformFx) -> CaseResult {
+    let mut count = 0u32;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urDeviceGet(fx.platform, UR_DEVICE_TYPE_ALL, 1, null_mut(), &mut count)
+    );
+    Ok(())
+}
+
+unsafe fn selected(fx: &PlatformFx) -> CaseResult {
+    let all = devices_of(fx.api, fx.platform, UR_DEVICE_TYPE_ALL)?;
+    release_devices(fx.api, &all)?;
+    let mut count = 0u32;
+    expect_success!(fx.api.urDeviceGetSelected(fx.platform, UR_DEVICE_TYPE_ALL, 0, null_mut(), &mut count));
+    let mut chosen = vec![null_mut(); count as usize];
+    if count > 0 {
+        expect_success!(fx.api.urDeviceGetSelected(fx.platform, UR_DEVICE_TYPE_ALL, count, chosen.as_mut_ptr(), null_mut()));
+    }
+    release_devices(fx.api, &chosen)?;
+    for device in &chosen {
+        check!(all.contains(device), "urDeviceGetSelected returned a device urDeviceGet does not know");
+    }
+    if std::env::var_os("ONEAPI_DEVICE_SELECTOR").is_none() {
+        // With no selector, every device is selected.
+        check_eq!(chosen, all);
+    }
+    Ok(())
+}
+
+unsafe fn selected_null_handle(fx: &LoaderFx) -> CaseResult {
+    let mut count = 0u32;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urDeviceGetSelected(null_mut(), UR_DEVICE_TYPE_ALL, 0, null_mut(), &mut count)
+    );
+    Ok(())
+}
+
+unsafe fn selected_bad_type(fx: &PlatformFx) -> CaseResult {
+    let mut count = 0u32;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urDeviceGetSelected(fx.platform, INVALID_TYPE, 0, null_mut(), &mut count)
+    );
+    Ok(())
+}
+
+unsafe fn selected_invalid_value(fx: &PlatformFx) -> CaseResult {
+    let mut device = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_VALUE,
+        fx.api.urDeviceGetSelected(fx.platform, UR_DEVICE_TYPE_ALL, 0, &mut device, null_mut())
+    );
+    Ok(())
+}
+
+unsafe fn info_identity(fx: &DeviceFx) -> CaseResult {
+    let api = fx.api;
+    let kind = api.device_info::<ur_device_type_t>(fx.device, UR_DEVICE_INFO_TYPE)?;
+    check!(CONCRETE_TYPES.contains(&kind), "UR_DEVICE_INFO_TYPE is {}", device_type_name(kind));
+    check_eq!(api.device_info::<ur_platform_handle_t>(fx.device, UR_DEVICE_INFO_PLATFORM)?, fx.platform);
+    let name = api.device_info_string(fx.device, UR_DEVICE_INFO_NAME)?;
+    check!(!name.trim().is_empty(), "the device has an empty name");
+    api.device_info_string(fx.device, UR_DEVICE_INFO_VENDOR)?;
+    api.device_info_string(fx.device, UR_DEVICE_INFO_DRIVER_VERSION)?;
+    check_eq!(api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_AVAILABLE)?, 1);
+    check!(
+        api.device_info::<ur_device_handle_t>(fx.device, UR_DEVICE_INFO_PARENT_DEVICE)?.is_null(),
+        "a root device reports a parent"
+    );
+    Ok(())
+}
+
+unsafe fn info_limits(fx: &DeviceFx) -> CaseResult {
+    let api = fx.api;
+    let units = api.device_info::<u32>(fx.device, UR_DEVICE_INFO_MAX_COMPUTE_UNITS)?;
+    check!(units >= 1, "MAX_COMPUTE_UNITS is 0");
+    let global = api.device_info::<u64>(fx.device, UR_DEVICE_INFO_GLOBAL_MEM_SIZE)?;
+    check!(global > 0, "GLOBAL_MEM_SIZE is 0");
+    let max_alloc = api.device_info::<u64>(fx.device, UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE)?;
+    check!(max_alloc > 0 && max_alloc <= global, "MAX_MEM_ALLOC_SIZE {max_alloc} against GLOBAL_MEM_SIZE {global}");
+    let queue_flags = api.device_info::<ur_queue_flags_t>(fx.device, UR_DEVICE_INFO_QUEUE_PROPERTIES)?;
+    check!(queue_flags & UR_QUEUE_FLAGS_MASK == 0, "QUEUE_PROPERTIES 0x{queue_flags:x} has undefined bits");
+    Ok(())
+}
+
+unsafe fn info_usm(fx: &DeviceFx) -> CaseResult {
+    for prop in [
+        UR_DEVICE_INFO_USM_HOST_SUPPORT,
+        UR_DEVICE_INFO_USM_DEVICE_SUPPORT,
+        UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT,
+        UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT,
+        UR_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT,
+    ] {
+        let caps = fx.api.device_info::<ur_device_usm_access_capability_flags_t>(fx.device, prop)?;
+        check!(caps & UR_DEVICE_USM_ACCESS_CAPABILITY_FLAGS_MASK == 0, "{prop:?} 0x{caps:x} has undefined bits");
+    }
+    Ok(())
+}
+
+unsafe fn info_pools(fx: &DeviceFx) -> CaseResult {
+    let pools = fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_USM_POOL_SUPPORT)?;
+    check!(pools <= 1, "USM_POOL_SUPPORT is {pools}, not a ur_bool_t");
+    let async_alloc = fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP)?;
+    check!(async_alloc <= 1, "ASYNC_USM_ALLOCATIONS_SUPPORT_EXP is {async_alloc}, not a ur_bool_t");
+    Ok(())
+}
+
+unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
+    info_size_protocol("urDeviceGetInfo(NAME)", |size, value, size_ret| {
+        fx.api.urDeviceGetInfo(fx.device, UR_DEVICE_INFO_NAME, size, value, size_ret)
+    })?;
+    info_size_protocol("urDeviceGetInfo(MAX_COMPUTE_UNITS)", |size, value, size_ret| {
+        fx.api.urDeviceGetInfo(fx.device, UR_DEVICE_INFO_MAX_COMPUTE_UNITS, size, value, size_ret)
+    })
+}
+
+unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
+    let mut size = 0usize;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urDeviceGetInfo(null_mut(), UR_DEVICE_INFO_TYPE, 0, null_mut(), &mut size)
+    );
+    Ok(())
+}
+
+unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
+    let mut size = 0usize;
+    let past_last = ur_device_info_t(UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0 + 1);
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urDeviceGetInfo(fx.device, past_last, 0, null_mut(), &mut size)
+    );
+    Ok(())
+}
+
+unsafe fn device_refs(fx: &DeviceFx) -> Result<u32, Outcome> {
+    Ok(fx.api.device_info::<u32>(fx.device, UR_DEVICE_INFO_REFERENCE_COUNT)?)
+}
+
+unsafe fn retain_root(fx: &DeviceFx) -> CaseResult {
+    let before = device_refs(fx)?;
+    expect_success!(fx.api.urDeviceRetain(fx.device));
+    let during = device_refs(fx);
+    expect_success!(fx.api.urDeviceRelease(fx.device));
+    // Root devices keep their count: retain and release do not move it.
+    check_eq!(during?, before);
+    Ok(())
+}
+
+unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urDeviceRetain(null_mut()));
+    Ok(())
+}
+
+unsafe fn release_root(fx: &DeviceFx) -> CaseResult {
+    expect_success!(fx.api.urDeviceRetain(fx.device));
+    let before = device_refs(fx)?;
+    expect_success!(fx.api.urDeviceRelease(fx.device));
+    check_eq!(device_refs(fx)?, before);
+    // The device stays usable.
+    fx.api.device_info_string(fx.device, UR_DEVICE_INFO_NAME)?;
+    Ok(())
+}
+
+unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urDeviceRelease(null_mut()));
+    Ok(())
+}
+
+unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
+    let mut native: ur_native_handle_t = 0;
+    let code = fx.api.urDeviceGetNativeHandle(fx.device, &mut native)?;
+    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
+        skip!("the adapter has no native device handle (UNSUPPORTED_FEATURE, which the reference allows)");
+    }
+    expect_code(UR_RESULT_SUCCESS, code, "urDeviceGetNativeHandle")
+}
+
+unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
+    let mut native: ur_native_handle_t = 0;
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urDeviceGetNativeHandle(null_mut(), &mut native));
+    Ok(())
+}
+
+unsafe fn native_handle_null_pointer(fx: &DeviceFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urDeviceGetNativeHandle(fx.device, null_mut()));
+    Ok(())
+}
+
+unsafe fn timestamps(fx: &DeviceFx) -> CaseResult {
+    let (mut device_first, mut host_first) = (0u64, 0u64);
+    let code = fx.api.urDeviceGetGlobalTimestamps(fx.device, &mut device_first, &mut host_first)?;
+    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
+        skip!("the adapter cannot read device timestamps (UNSUPPORTED_FEATURE, which the reference allows)");
+    }
+    expect_code(UR_RESULT_SUCCESS, code, "urDeviceGetGlobalTimestamps")?;
+    let (mut device_then, mut host_then) = (0u64, 0u64);
+    expect_success!(fx.api.urDeviceGetGlobalTimestamps(fx.device, &mut device_then, &mut host_then));
+    check!(device_then >= device_first, "device time went back: {device_first} then {device_then}");
+    check!(host_then >= host_first, "host time went back: {host_first} then {host_then}");
+    check!(host_first > 0, "host timestamp is 0");
+    Ok(())
+}
+
+unsafe fn timestamps_optional(fx: &DeviceFx) -> CaseResult {
+    let mut stamp = 0u64;
+    let code = fx.api.urDeviceGetGlobalTimestamps(fx.device, null_mut(), null_mut())?;
+    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
+        skip!("the adapter cannot read device timestamps (UNSUPPORTED_FEATURE, which the reference allows)");
+    }
+    expect_code(UR_RESULT_SUCCESS, code, "urDeviceGetGlobalTimestamps(no outputs)")?;
+    expect_success!(fx.api.urDeviceGetGlobalTimestamps(fx.device, &mut stamp, null_mut()));
+    expect_success!(fx.api.urDeviceGetGlobalTimestamps(fx.device, null_mut(), &mut stamp));
+    check!(stamp > 0, "host timestamp is 0");
+    Ok(())
+}
+
+unsafe fn timestamps_null_handle(fx: &LoaderFx) -> CaseResult {
+    let (mut device, mut host) = (0u64, 0u64);
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urDeviceGetGlobalTimestamps(null_mut(), &mut device, &mut host)
+    );
+    Ok(())
+}

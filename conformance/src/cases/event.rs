@@ -1,0 +1,552 @@
+//! urEventWait, urEventRetain/Release, urEventGetInfo,
+//! urEventGetProfilingInfo, urEventSetCallback, and the commands that only
+//! order others: urEnqueueEventsWait, urEnqueueEventsWaitWithBarrier(Ext).
+
+use crate::harness::*;
+use crate::names::event_status_name;
+use crate::{check, check_eq, expect_result, expect_success, skip};
+use core::ffi::c_void;
+use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use ur_core::abi::*;
+
+pub const CASES: &[Case] = &[
+    Case::device("urEnqueueEventsWait.empty_list_waits_for_all", wait_cmd_all),
+    Case::device("urEnqueueEventsWait.wait_list_across_queues", wait_cmd_list),
+    Case::device("urEnqueueEventsWait.no_output_event", wait_cmd_no_event),
+    Case::loader("urEnqueueEventsWait.null_queue", wait_cmd_null_queue),
+    Case::device("urEnqueueEventsWait.invalid_wait_list", wait_cmd_bad_list),
+    Case::device("urEnqueueEventsWaitWithBarrier.empty_list_waits_for_all", barrier_all),
+    Case::device("urEnqueueEventsWaitWithBarrier.orders_later_commands", barrier_orders),
+    Case::device("urEnqueueEventsWaitWithBarrier.wait_list_across_queues", barrier_list),
+    Case::loader("urEnqueueEventsWaitWithBarrier.null_queue", barrier_null_queue),
+    Case::device("urEnqueueEventsWaitWithBarrier.invalid_wait_list", barrier_bad_list),
+    Case::device("urEnqueueEventsWaitWithBarrierExt.properties", barrier_ext),
+    Case::device("urEnqueueEventsWaitWithBarrierExt.orders_later_commands", barrier_ext_orders),
+    Case::loader("urEnqueueEventsWaitWithBarrierExt.null_queue", barrier_ext_null_queue),
+    Case::device("urEnqueueEventsWaitWithBarrierExt.invalid_flags", barrier_ext_bad_flags),
+    Case::device("urEnqueueEventsWaitWithBarrierExt.invalid_wait_list", barrier_ext_bad_list),
+    Case::device("urEventWait.several_events", event_wait),
+    Case::device("urEventWait.null_list", event_wait_null),
+    Case::device("urEventWait.zero_events", event_wait_zero),
+    Case::device("urEventRetain.success", retain),
+    Case::loader("urEventRetain.null_handle", retain_null),
+    Case::device("urEventRelease.success", release),
+    Case::device("urEventRelease.before_completion", release_early),
+    Case::loader("urEventRelease.null_handle", release_null),
+    Case::device("urEventGetInfo.properties", info),
+    Case::device("urEventGetInfo.size_protocol", info_protocol),
+    Case::loader("urEventGetInfo.null_handle", info_null),
+    Case::device("urEventGetInfo.invalid_enumeration", info_bad_enum),
+    Case::device("urEventGetProfilingInfo.timestamps_in_order", profiling),
+    Case::device("urEventGetProfilingInfo.not_available_without_profiling", profiling_off),
+    Case::loader("urEventGetProfilingInfo.null_handle", profiling_null),
+    Case::device("urEventGetProfilingInfo.invalid_enumeration", profiling_bad_enum),
+    Case::device("urEventGetProfilingInfo.invalid_value", profiling_bad_value),
+    Case::device("urEventSetCallback.called_on_completion", callback),
+    Case::device("urEventSetCallback.already_complete", callback_late),
+    Case::loader("urEventSetCallback.null_handle", callback_null_handle),
+    Case::device("urEventSetCallback.null_callback", callback_null),
+    Case::device("urEventSetCallback.invalid_enumeration", callback_bad_enum),
+    Case::device("urEventSetCallback.queued_status", callback_queued),
+];
+
+const BYTES: usize = 1 << 16;
+
+/// Enqueues a one-byte-pattern fill of `len` bytes and returns its event.
+unsafe fn fill(fx: &DeviceFx, queue: ur_queue_handle_t, ptr: *mut c_void, byte: u8, len: usize, wait: &[ur_event_handle_t]) -> Result<OwnedEvent, Outcome> {
+    let mut event = null_mut();
+    let list = if wait.is_empty() { null() } else { wait.as_ptr() };
+    expect_success!(fx.api.urEnqueueUSMFill(queue, ptr, 1, (&byte as *const u8).cast(), len, wait.len() as u32, list, &mut event));
+    check!(!event.is_null(), "urEnqueueUSMFill returned a null event");
+    Ok(fx.own_event(event))
+}
+
+/// A completed event of a fill on the fixture queue.
+unsafe fn done_event(fx: &DeviceFx, memory: &Usm) -> Result<OwnedEvent, Outcome> {
+    let event = fill(fx, fx.queue, memory.ptr, 1, memory.size, &[])?;
+    fx.wait(event.get())?;
+    Ok(event)
+}
+
+/// Which synchronisation command a shared case exercises.
+#[derive(Clone, Copy)]
+enum Sync {
+    Wait,
+    Barrier,
+    BarrierExt,
+}
+
+unsafe fn enqueue_sync(fx: &DeviceFx, kind: Sync, queue: ur_queue_handle_t, wait: &[ur_event_handle_t]) -> Result<OwnedEvent, Outcome> {
+    let mut event = null_mut();
+    let list = if wait.is_empty() { null() } else { wait.as_ptr() };
+    let n = wait.len() as u32;
+    match kind {
+        Sync::Wait => expect_success!(fx.api.urEnqueueEventsWait(queue, n, list, &mut event)),
+        Sync::Barrier => expect_success!(fx.api.urEnqueueEventsWaitWithBarrier(queue, n, list, &mut event)),
+        Sync::BarrierExt => expect_success!(fx.api.urEnqueueEventsWaitWithBarrierExt(queue, null(), n, list, &mut event)),
+    }
+    check!(!event.is_null(), "a null event");
+    Ok(fx.own_event(event))
+}
+
+/// With an empty wait list, the command completes only after everything
+/// enqueued before it on its queue.
+unsafe fn waits_for_all(fx: &DeviceFx, kind: Sync, command: ur_command_t) -> CaseResult {
+    let a = fx.alloc(UsmKind::Device, BYTES)?;
+    let b = fx.alloc(UsmKind::Device, BYTES)?;
+    on_each_queue_kind(fx, |queue, what| {
+        let fill_a = fill(fx, queue, a.ptr, 0xa, BYTES, &[])?;
+        let fill_b = fill(fx, queue, b.ptr, 0xb, BYTES, &[])?;
+        let sync = enqueue_sync(fx, kind, queue, &[])?;
+        fx.wait(sync.get())?;
+        for (name, event) in [("first fill", &fill_a), ("second fill", &fill_b)] {
+            let status = fx.status(event.get())?;
+            check!(status == UR_EVENT_STATUS_COMPLETE, "on an {what}, the {name} is {} after the wait command", event_status_name(status));
+        }
+        check_eq!(fx.api.event_info::<ur_command_t>(sync.get(), UR_EVENT_INFO_COMMAND_TYPE)?, command);
+        check_eq!(fx.api.event_info::<ur_queue_handle_t>(sync.get(), UR_EVENT_INFO_COMMAND_QUEUE)?, queue);
+        Ok(())
+    })
+}
+
+/// A wait list naming an event of another queue holds the command until
+/// that event completes; the data shows the order.
+unsafe fn waits_for_list(fx: &DeviceFx, kind: Sync) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, BYTES)?;
+    let other = fx.create_queue(0)?;
+    let first = fill(fx, other.get(), memory.ptr, 0x11, BYTES, &[])?;
+    let sync = enqueue_sync(fx, kind, fx.queue, &[first.get()])?;
+    // Enqueued after the wait command on an in-order queue: runs after `first`.
+    let second = fill(fx, fx.queue, memory.ptr, 0x22, BYTES / 2, &[])?;
+    fx.wait(second.get())?;
+    check_eq!(fx.status(first.get())?, UR_EVENT_STATUS_COMPLETE);
+    check_eq!(fx.status(sync.get())?, UR_EVENT_STATUS_COMPLETE);
+    let data = fx.read(fx.queue, memory.ptr, BYTES)?;
+    let mut expected = vec![0x22u8; BYTES / 2];
+    expected.resize(BYTES, 0x11);
+    compare("memory filled by two queues in order", &data, &expected)
+}
+
+/// On an out-of-order queue, a barrier holds every later command until
+/// everything before it completes.
+unsafe fn barrier_orders_commands(fx: &DeviceFx, kind: Sync) -> CaseResult {
+    let queue = fx.out_of_order_queue()?;
+    const BIG: usize = 16 << 20;
+    let memory = fx.alloc(UsmKind::Device, BIG)?;
+    let whole = fill(fx, queue.get(), memory.ptr, 0x33, BIG, &[])?;
+    let barrier = enqueue_sync(fx, kind, queue.get(), &[])?;
+    let part = fill(fx, queue.get(), memory.ptr, 0x44, 4096, &[])?;
+    fx.wait(part.get())?;
+    check_eq!(fx.status(whole.get())?, UR_EVENT_STATUS_COMPLETE);
+    check_eq!(fx.status(barrier.get())?, UR_EVENT_STATUS_COMPLETE);
+    let data = fx.read(fx.queue, memory.ptr, 8192)?;
+    let mut expected = vec![0x44u8; 4096];
+    expected.resize(8192, 0x33);
+    compare("memory filled before and after a barrier", &data, &expected)
+}
+
+/// The wait-list errors every enqueue shares.
+unsafe fn bad_wait_lists(fx: &DeviceFx, enqueue: impl Fn(u32, *const ur_event_handle_t) -> Result<ur_result_t, String>) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let done = done_event(fx, &memory)?;
+    let done = done.get();
+    expect_code(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, enqueue(1, null())?, "an enqueue with 1 event and a null list")?;
+    expect_code(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, enqueue(0, &done)?, "an enqueue with a list and 0 events")?;
+    let with_null = [done, null_mut()];
+    expect_code(
+        UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST,
+        enqueue(2, with_null.as_ptr())?,
+        "an enqueue with a null event in its list",
+    )?;
+    Ok(())
+}
+
+unsafe fn wait_cmd_all(fx: &DeviceFx) -> CaseResult {
+    waits_for_all(fx, Sync::Wait, UR_COMMAND_EVENTS_WAIT)
+}
+
+unsafe fn wait_cmd_list(fx: &DeviceFx) -> CaseResult {
+    waits_for_list(fx, Sync::Wait)
+}
+
+unsafe fn wait_cmd_no_event(fx: &DeviceFx) -> CaseResult {
+    expect_success!(fx.api.urEnqueueEventsWait(fx.queue, 0, null(), null_mut()));
+    expect_success!(fx.api.urEnqueueEventsWaitWithBarrier(fx.queue, 0, null(), null_mut()));
+    expect_success!(fx.api.urEnqueueEventsWaitWithBarrierExt(fx.queue, null(), 0, null(), null_mut()));
+    Ok(())
+}
+
+unsafe fn wait_cmd_null_queue(fx: &LoaderFx) -> CaseResult {
+    let mut event = null_mut();
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urEnqueueEventsWait(null_mut(), 0, null(), &mut event));
+    Ok(())
+}
+
+unsafe fn wait_cmd_bad_list(fx: &DeviceFx) -> CaseResult {
+    bad_wait_lists(fx, |n, list| {
+        let mut event = null_mut();
+        fx.api.urEnqueueEventsWait(fx.queue, n, list, &mut event)
+    })
+}
+
+unsafe fn barrier_all(fx: &DeviceFx) -> CaseResult {
+    waits_for_all(fx, Sync::Barrier, UR_COMMAND_EVENTS_WAIT_WITH_BARRIER)
+}
+
+unsafe fn barrier_orders(fx: &DeviceFx) -> CaseResult {
+    barrier_orders_commands(fx, Sync::Barrier)
+}
+
+unsafe fn barrier_list(fx: &DeviceFx) -> CaseResult {
+    waits_for_list(fx, Sync::Barrier)
+}
+
+unsafe fn barrier_null_queue(fx: &LoaderFx) -> CaseResult {
+    let mut event = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urEnqueueEventsWaitWithBarrier(null_mut(), 0, null(), &mut event)
+    );
+    Ok(())
+}
+
+unsafe fn barrier_bad_list(fx: &DeviceFx) -> CaseResult {
+    bad_wait_lists(fx, |n, list| {
+        let mut event = null_mut();
+        fx.api.urEnqueueEventsWaitWithBarrier(fx.queue, n, list, &mut event)
+    })
+}
+
+fn ext_properties(flags: ur_exp_enqueue_ext_flags_t) -> ur_exp_enqueue_ext_properties_t {
+    ur_exp_enqueue_ext_properties_t { stype: UR_STRUCTURE_TYPE_EXP_ENQUEUE_EXT_PROPERTIES, pNext: null_mut(), flags }
+}
+
+unsafe fn barrier_ext(fx: &DeviceFx) -> CaseResult {
+    waits_for_all(fx, Sync::BarrierExt, UR_COMMAND_EVENTS_WAIT_WITH_BARRIER)?;
+    for flags in [0, UR_EXP_ENQUEUE_EXT_FLAG_LOW_POWER_EVENTS_SUPPORT.0] {
+        let mut event = null_mut();
+        expect_success!(fx.api.urEnqueueEventsWaitWithBarrierExt(fx.queue, &ext_properties(flags), 0, null(), &mut event));
+        let event = fx.own_event(event);
+        fx.wait(event.get())?;
+        check_eq!(fx.api.event_info::<ur_command_t>(event.get(), UR_EVENT_INFO_COMMAND_TYPE)?, UR_COMMAND_EVENTS_WAIT_WITH_BARRIER);
+    }
+    Ok(())
+}
+
+unsafe fn barrier_ext_orders(fx: &DeviceFx) -> CaseResult {
+    barrier_orders_commands(fx, Sync::BarrierExt)?;
+    waits_for_list(fx, Sync::BarrierExt)
+}
+
+unsafe fn barrier_ext_null_queue(fx: &LoaderFx) -> CaseResult {
+    let mut event = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urEnqueueEventsWaitWithBarrierExt(null_mut(), null(), 0, null(), &mut event)
+    );
+    Ok(())
+}
+
+unsafe fn barrier_ext_bad_flags(fx: &DeviceFx) -> CaseResult {
+    let flags = 1;
+    debug_assert!(flags & UR_EXP_ENQUEUE_EXT_FLAGS_MASK != 0);
+    let mut event = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urEnqueueEventsWaitWithBarrierExt(fx.queue, &ext_properties(flags), 0, null(), &mut event)
+    );
+    Ok(())
+}
+
+unsafe fn barrier_ext_bad_list(fx: &DeviceFx) -> CaseResult {
+    bad_wait_lists(fx, |n, list| {
+        let mut event = null_mut();
+        fx.api.urEnqueueEventsWaitWithBarrierExt(fx.queue, null(), n, list, &mut event)
+    })
+}
+
+unsafe fn event_wait(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, BYTES)?;
+    let other = fx.create_queue(0)?;
+    let a = fill(fx, fx.queue, memory.ptr, 1, BYTES / 2, &[])?;
+    let b = fill(fx, other.get(), memory.at(BYTES / 2), 2, BYTES / 2, &[])?;
+    let events = [a.get(), b.get()];
+    expect_success!(fx.api.urEventWait(2, events.as_ptr()));
+    for event in events {
+        check_eq!(fx.status(event)?, UR_EVENT_STATUS_COMPLETE);
+    }
+    // Waiting again on complete events returns at once.
+    expect_success!(fx.api.urEventWait(2, events.as_ptr()));
+    Ok(())
+}
+
+unsafe fn event_wait_null(fx: &DeviceFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urEventWait(1, null()));
+    Ok(())
+}
+
+unsafe fn event_wait_zero(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let done = done_event(fx, &memory)?;
+    expect_result!(UR_RESULT_ERROR_INVALID_VALUE, fx.api.urEventWait(0, &done.get()));
+    Ok(())
+}
+
+unsafe fn refs(fx: &DeviceFx, event: ur_event_handle_t) -> Result<u32, Outcome> {
+    Ok(fx.api.event_info::<u32>(event, UR_EVENT_INFO_REFERENCE_COUNT)?)
+}
+
+unsafe fn retain(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    check_eq!(refs(fx, event.get())?, 1);
+    expect_success!(fx.api.urEventRetain(event.get()));
+    check_eq!(refs(fx, event.get())?, 2);
+    expect_success!(fx.api.urEventRelease(event.get()));
+    check_eq!(refs(fx, event.get())?, 1);
+    Ok(())
+}
+
+unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urEventRetain(null_mut()));
+    Ok(())
+}
+
+unsafe fn release(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    expect_success!(fx.api.urEventRetain(event.get()));
+    let before = refs(fx, event.get())?;
+    expect_success!(fx.api.urEventRelease(event.get()));
+    check_eq!(refs(fx, event.get())?, before - 1);
+    expect_success!(event.release());
+    Ok(())
+}
+
+unsafe fn release_early(fx: &DeviceFx) -> CaseResult {
+    // Releasing the only handle of a pending command must not cancel it.
+    const BIG: usize = 8 << 20;
+    let memory = fx.alloc(UsmKind::Device, BIG)?;
+    let event = fill(fx, fx.queue, memory.ptr, 0x77, BIG, &[])?;
+    expect_success!(event.release());
+    expect_success!(fx.api.urQueueFinish(fx.queue));
+    let data = fx.read(fx.queue, memory.ptr, BIG)?;
+    compare("memory filled by a command whose event was released at once", &data, &vec![0x77; BIG])
+}
+
+unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urEventRelease(null_mut()));
+    Ok(())
+}
+
+unsafe fn info(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    let api = fx.api;
+    check_eq!(api.event_info::<ur_queue_handle_t>(event.get(), UR_EVENT_INFO_COMMAND_QUEUE)?, fx.queue);
+    check_eq!(api.event_info::<ur_context_handle_t>(event.get(), UR_EVENT_INFO_CONTEXT)?, fx.context);
+    check_eq!(api.event_info::<ur_command_t>(event.get(), UR_EVENT_INFO_COMMAND_TYPE)?, UR_COMMAND_USM_FILL);
+    check_eq!(fx.status(event.get())?, UR_EVENT_STATUS_COMPLETE);
+    check_eq!(refs(fx, event.get())?, 1);
+    Ok(())
+}
+
+unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    info_size_protocol("urEventGetInfo(COMMAND_EXECUTION_STATUS)", |size, value, size_ret| {
+        fx.api.urEventGetInfo(event.get(), UR_EVENT_INFO_COMMAND_EXECUTION_STATUS, size, value, size_ret)
+    })?;
+    info_size_protocol("urEventGetInfo(CONTEXT)", |size, value, size_ret| {
+        fx.api.urEventGetInfo(event.get(), UR_EVENT_INFO_CONTEXT, size, value, size_ret)
+    })
+}
+
+unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
+    let mut size = 0usize;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urEventGetInfo(null_mut(), UR_EVENT_INFO_CONTEXT, 0, null_mut(), &mut size)
+    );
+    Ok(())
+}
+
+unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    let mut size = 0usize;
+    let past_last = ur_event_info_t(UR_EVENT_INFO_REFERENCE_COUNT.0 + 1);
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urEventGetInfo(event.get(), past_last, 0, null_mut(), &mut size)
+    );
+    Ok(())
+}
+
+unsafe fn profile(fx: &DeviceFx, event: ur_event_handle_t, prop: ur_profiling_info_t) -> Result<Result<u64, ur_result_t>, Outcome> {
+    let mut value = 0u64;
+    let code = fx.api.urEventGetProfilingInfo(event, prop, size_of::<u64>(), (&mut value as *mut u64).cast(), null_mut())?;
+    Ok(if code == UR_RESULT_SUCCESS { Ok(value) } else { Err(code) })
+}
+
+unsafe fn profiling(fx: &DeviceFx) -> CaseResult {
+    let supported = fx.api.device_info::<ur_queue_flags_t>(fx.device, UR_DEVICE_INFO_QUEUE_PROPERTIES)?;
+    if supported & UR_QUEUE_FLAG_PROFILING_ENABLE.0 == 0 {
+        skip!("the device reports no profiling queues");
+    }
+    let queue = fx.create_queue(UR_QUEUE_FLAG_PROFILING_ENABLE.0)?;
+    let memory = fx.alloc(UsmKind::Device, 1 << 20)?;
+    let event = fill(fx, queue.get(), memory.ptr, 9, 1 << 20, &[])?;
+    fx.wait(event.get())?;
+    // Every stage is an optional query; those answered must be in order.
+    let mut answered = Vec::new();
+    for (name, prop) in [
+        ("QUEUED", UR_PROFILING_INFO_COMMAND_QUEUED),
+        ("SUBMIT", UR_PROFILING_INFO_COMMAND_SUBMIT),
+        ("START", UR_PROFILING_INFO_COMMAND_START),
+        ("END", UR_PROFILING_INFO_COMMAND_END),
+        ("COMPLETE", UR_PROFILING_INFO_COMMAND_COMPLETE),
+    ] {
+        match profile(fx, event.get(), prop)? {
+            Ok(stamp) => answered.push((name, stamp)),
+            Err(code) => expect_code(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION, code, &format!("urEventGetProfilingInfo({name})"))?,
+        }
+    }
+    if answered.is_empty() {
+        skip!("the adapter answers no profiling query (all are optional)");
+    }
+    for pair in answered.windows(2) {
+        let ((earlier, t0), (later, t1)) = (pair[0], pair[1]);
+        check!(t1 >= t0, "COMMAND_{later} {t1} is before COMMAND_{earlier} {t0}");
+    }
+    Ok(())
+}
+
+unsafe fn profiling_off(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    match profile(fx, event.get(), UR_PROFILING_INFO_COMMAND_START)? {
+        Ok(_) => Err("profiling info from a queue created without UR_QUEUE_FLAG_PROFILING_ENABLE".into()),
+        Err(code) => expect_code(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE, code, "urEventGetProfilingInfo(START)"),
+    }
+}
+
+unsafe fn profiling_null(fx: &LoaderFx) -> CaseResult {
+    let mut value = 0u64;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urEventGetProfilingInfo(null_mut(), UR_PROFILING_INFO_COMMAND_START, 8, (&mut value as *mut u64).cast(), null_mut())
+    );
+    Ok(())
+}
+
+unsafe fn profiling_bad_enum(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    let past_last = ur_profiling_info_t(UR_PROFILING_INFO_COMMAND_COMPLETE.0 + 1);
+    let mut value = 0u64;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urEventGetProfilingInfo(event.get(), past_last, 8, (&mut value as *mut u64).cast(), null_mut())
+    );
+    Ok(())
+}
+
+unsafe fn profiling_bad_value(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    let mut value = 0u64;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_VALUE,
+        fx.api.urEventGetProfilingInfo(event.get(), UR_PROFILING_INFO_COMMAND_START, 0, (&mut value as *mut u64).cast(), null_mut())
+    );
+    Ok(())
+}
+
+/// What a callback saw. Leaked per use, so a late call never writes freed
+/// memory.
+#[derive(Default)]
+struct Notified {
+    calls: AtomicU32,
+    event: AtomicUsize,
+    status: AtomicU32,
+}
+
+unsafe extern "C" fn notify(event: ur_event_handle_t, status: ur_execution_info_t, user_data: *mut c_void) {
+    // SAFETY: the case passes a leaked `Notified`.
+    let seen = &*(user_data as *const Notified);
+    seen.event.store(event as usize, Ordering::SeqCst);
+    seen.status.store(status.0, Ordering::SeqCst);
+    seen.calls.fetch_add(1, Ordering::SeqCst);
+}
+
+/// User data for a callback that a correct adapter never calls.
+fn spare_record() -> *mut c_void {
+    Box::leak(Box::<Notified>::default()) as *const Notified as *mut c_void
+}
+
+unsafe fn expect_notified(seen: &Notified, event: ur_event_handle_t) -> CaseResult {
+    check!(eventually(CALLBACK_LIMIT, || seen.calls.load(Ordering::SeqCst) >= 1), "the callback was never called");
+    check_eq!(seen.calls.load(Ordering::SeqCst), 1);
+    check_eq!(seen.event.load(Ordering::SeqCst), event as usize);
+    check_eq!(seen.status.load(Ordering::SeqCst), UR_EXECUTION_INFO_COMPLETE.0);
+    Ok(())
+}
+
+unsafe fn callback(fx: &DeviceFx) -> CaseResult {
+    const BIG: usize = 8 << 20;
+    let memory = fx.alloc(UsmKind::Device, BIG)?;
+    let event = fill(fx, fx.queue, memory.ptr, 5, BIG, &[])?;
+    let seen: &'static Notified = Box::leak(Box::default());
+    expect_success!(fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_COMPLETE, Some(notify), seen as *const Notified as *mut c_void));
+    fx.wait(event.get())?;
+    expect_notified(seen, event.get())
+}
+
+unsafe fn callback_late(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    let seen: &'static Notified = Box::leak(Box::default());
+    expect_success!(fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_COMPLETE, Some(notify), seen as *const Notified as *mut c_void));
+    expect_notified(seen, event.get())
+}
+
+unsafe fn callback_null_handle(fx: &LoaderFx) -> CaseResult {
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urEventSetCallback(null_mut(), UR_EXECUTION_INFO_COMPLETE, Some(notify), spare_record())
+    );
+    Ok(())
+}
+
+unsafe fn callback_null(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_COMPLETE, None, null_mut())
+    );
+    Ok(())
+}
+
+unsafe fn callback_bad_enum(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    let past_last = ur_execution_info_t(UR_EXECUTION_INFO_QUEUED.0 + 1);
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urEventSetCallback(event.get(), past_last, Some(notify), spare_record())
+    );
+    Ok(())
+}
+
+unsafe fn callback_queued(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    expect_result!(
+        UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION,
+        fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_QUEUED, Some(notify), spare_record())
+    );
+    Ok(())
+}
