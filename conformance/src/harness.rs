@@ -507,6 +507,15 @@ pub unsafe fn on_each_queue_kind(
     }
 }
 
+/// A handle that no adapter made: a pointer to zeroed, read-only memory.
+/// Loaders and adapters that check handles reject it with the
+/// invalid-object code of its type; ones that follow it blindly crash
+/// (which `--isolate` contains).
+pub fn foreign_handle<T>() -> *mut T {
+    static NOT_AN_OBJECT: [u64; 64] = [0; 64];
+    NOT_AN_OBJECT.as_ptr() as *mut T
+}
+
 /// A byte pattern that differs at every offset of a small buffer.
 pub fn pattern_bytes(len: usize, seed: u8) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
@@ -605,5 +614,32 @@ pub fn expect_code(expected: ur_result_t, got: ur_result_t, call: &str) -> CaseR
             crate::names::result_name(expected)
         )));
     }
+    Ok(())
+}
+
+/// The wait-list errors every enqueue shares, on an enqueue that succeeds
+/// with a proper list: a count without a list, a list without a count, and a
+/// list holding a null handle, a handle no adapter made, or a queue.
+///
+/// # Safety
+/// `enqueue(n, list)` must call the entry point with that wait list and
+/// otherwise valid arguments.
+pub unsafe fn bad_wait_lists(
+    fx: &DeviceFx,
+    enqueue: impl Fn(u32, *const ur_event_handle_t) -> Result<ur_result_t, String>,
+) -> CaseResult {
+    let mut done = null_mut();
+    success("urEnqueueEventsWait", fx.api.urEnqueueEventsWait(fx.queue, 0, null(), &mut done))?;
+    let done = fx.own_event(done);
+    fx.wait(done.get())?;
+    let done = done.get();
+    let expect = |list_len: u32, list: *const ur_event_handle_t, how: &str| -> CaseResult {
+        expect_code(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, enqueue(list_len, list)?, &format!("an enqueue with {how}"))
+    };
+    expect(1, null(), "1 event and a null list")?;
+    expect(0, &done, "a list and 0 events")?;
+    expect(2, [done, null_mut()].as_ptr(), "a null event in its list")?;
+    expect(2, [done, foreign_handle()].as_ptr(), "a handle no adapter made in its list")?;
+    expect(2, [done, fx.queue.cast()].as_ptr(), "a queue handle in its list")?;
     Ok(())
 }

@@ -295,9 +295,8 @@ pub fn run(options: &Options, cases: &[&'static Case]) -> Arc<Tally> {
     let api = match Api::load(&options.loader) {
         Ok(api) => api,
         Err(reason) => {
-            for case in cases {
-                report(&tally, case.name, "loader", &Err(Outcome::Fail(reason.clone())));
-            }
+            // Nothing can run: one failure says why.
+            report(&tally, "load_loader", &options.loader.display().to_string(), &Err(Outcome::Fail(reason)));
             return tally;
         }
     };

@@ -25,6 +25,7 @@ pub const CASES: &[Case] = &[
     Case::device("urContextGetInfo.size_protocol", info_protocol),
     Case::loader("urContextGetInfo.null_handle", info_null),
     Case::device("urContextGetInfo.invalid_enumeration", info_bad_enum),
+    Case::device("urContextGetInfo.foreign_or_wrong_handle", info_foreign),
     Case::device("urContextGetNativeHandle.success", native_handle),
     Case::loader("urContextGetNativeHandle.null_handle", native_handle_null_handle),
     Case::device("urContextGetNativeHandle.null_pointer", native_handle_null_pointer),
@@ -228,5 +229,18 @@ unsafe fn deleter_null_handle(fx: &LoaderFx) -> CaseResult {
 
 unsafe fn deleter_null(fx: &DeviceFx) -> CaseResult {
     expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urContextSetExtendedDeleter(fx.context, None, null_mut()));
+    Ok(())
+}
+
+unsafe fn info_foreign(fx: &DeviceFx) -> CaseResult {
+    let mut size = 0usize;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_CONTEXT,
+        fx.api.urContextGetInfo(foreign_handle(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), &mut size)
+    );
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_CONTEXT,
+        fx.api.urContextGetInfo(fx.queue.cast(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), &mut size)
+    );
     Ok(())
 }

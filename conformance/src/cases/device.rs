@@ -27,6 +27,7 @@ pub const CASES: &[Case] = &[
     Case::device("urDeviceGetInfo.size_protocol", info_protocol),
     Case::loader("urDeviceGetInfo.null_handle", info_null),
     Case::device("urDeviceGetInfo.invalid_enumeration", info_bad_enum),
+    Case::device("urDeviceGetInfo.foreign_or_wrong_handle", info_foreign),
     Case::device("urDeviceRetain.root_device", retain_root),
     Case::loader("urDeviceRetain.null_handle", retain_null),
     Case::device("urDeviceRelease.root_device", release_root),
@@ -381,6 +382,20 @@ unsafe fn timestamps_null_handle(fx: &LoaderFx) -> CaseResult {
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
         fx.api.urDeviceGetGlobalTimestamps(null_mut(), &mut device, &mut host)
+    );
+    Ok(())
+}
+
+unsafe fn info_foreign(fx: &DeviceFx) -> CaseResult {
+    let mut size = 0usize;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_DEVICE,
+        fx.api.urDeviceGetInfo(foreign_handle(), UR_DEVICE_INFO_TYPE, 0, null_mut(), &mut size)
+    );
+    // A live handle of another kind is not a device either.
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_DEVICE,
+        fx.api.urDeviceGetInfo(fx.context.cast(), UR_DEVICE_INFO_TYPE, 0, null_mut(), &mut size)
     );
     Ok(())
 }

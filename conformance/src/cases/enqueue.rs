@@ -207,22 +207,6 @@ unsafe fn fill_bad_size(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-/// The wait-list errors every enqueue shares.
-unsafe fn bad_wait_lists(fx: &DeviceFx, enqueue: impl Fn(u32, *const ur_event_handle_t) -> Result<ur_result_t, String>) -> CaseResult {
-    let scratch = fx.alloc(UsmKind::Device, 64)?;
-    let done = fill(fx, fx.queue, scratch.ptr, &[1], 64, &[])?;
-    fx.wait(done.get())?;
-    let done = done.get();
-    expect_code(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, enqueue(1, null())?, "an enqueue with 1 event and a null list")?;
-    expect_code(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, enqueue(0, &done)?, "an enqueue with a list and 0 events")?;
-    let with_null = [done, null_mut()];
-    expect_code(
-        UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST,
-        enqueue(2, with_null.as_ptr())?,
-        "an enqueue with a null event in its list",
-    )
-}
-
 unsafe fn fill_bad_wait_list(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let pattern = 1u8;

@@ -29,6 +29,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEventWait.several_events", event_wait),
     Case::device("urEventWait.null_list", event_wait_null),
     Case::device("urEventWait.zero_events", event_wait_zero),
+    Case::device("urEventWait.foreign_or_wrong_handle", event_wait_foreign),
     Case::device("urEventRetain.success", retain),
     Case::loader("urEventRetain.null_handle", retain_null),
     Case::device("urEventRelease.success", release),
@@ -144,22 +145,6 @@ unsafe fn barrier_orders_commands(fx: &DeviceFx, kind: Sync) -> CaseResult {
     let mut expected = vec![0x44u8; 4096];
     expected.resize(8192, 0x33);
     compare("memory filled before and after a barrier", &data, &expected)
-}
-
-/// The wait-list errors every enqueue shares.
-unsafe fn bad_wait_lists(fx: &DeviceFx, enqueue: impl Fn(u32, *const ur_event_handle_t) -> Result<ur_result_t, String>) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let done = done_event(fx, &memory)?;
-    let done = done.get();
-    expect_code(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, enqueue(1, null())?, "an enqueue with 1 event and a null list")?;
-    expect_code(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, enqueue(0, &done)?, "an enqueue with a list and 0 events")?;
-    let with_null = [done, null_mut()];
-    expect_code(
-        UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST,
-        enqueue(2, with_null.as_ptr())?,
-        "an enqueue with a null event in its list",
-    )?;
-    Ok(())
 }
 
 unsafe fn wait_cmd_all(fx: &DeviceFx) -> CaseResult {
@@ -548,5 +533,14 @@ unsafe fn callback_queued(fx: &DeviceFx) -> CaseResult {
         UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION,
         fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_QUEUED, Some(notify), spare_record())
     );
+    Ok(())
+}
+
+unsafe fn event_wait_foreign(fx: &DeviceFx) -> CaseResult {
+    let foreign: ur_event_handle_t = foreign_handle();
+    expect_result!(UR_RESULT_ERROR_INVALID_EVENT, fx.api.urEventWait(1, &foreign));
+    // A live handle of another kind is not an event either.
+    let queue_as_event: ur_event_handle_t = fx.queue.cast();
+    expect_result!(UR_RESULT_ERROR_INVALID_EVENT, fx.api.urEventWait(1, &queue_as_event));
     Ok(())
 }

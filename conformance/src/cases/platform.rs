@@ -21,6 +21,7 @@ pub const CASES: &[Case] = &[
     Case::platform("urPlatformGetInfo.size_protocol", info_protocol),
     Case::loader("urPlatformGetInfo.null_handle", info_null),
     Case::platform("urPlatformGetInfo.invalid_enumeration", info_bad_enum),
+    Case::loader("urPlatformGetInfo.foreign_handle", info_foreign),
     Case::platform("urPlatformGetApiVersion.success", api_version),
     Case::loader("urPlatformGetApiVersion.null_handle", api_version_null_handle),
     Case::platform("urPlatformGetApiVersion.null_pointer", api_version_null_pointer),
@@ -222,6 +223,15 @@ unsafe fn backend_option_null_pointers(fx: &PlatformFx) -> CaseResult {
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
         fx.api.urPlatformGetBackendOption(fx.platform, c"-O2".as_ptr(), null_mut())
+    );
+    Ok(())
+}
+
+unsafe fn info_foreign(fx: &LoaderFx) -> CaseResult {
+    let mut size = 0usize;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_PLATFORM,
+        fx.api.urPlatformGetInfo(foreign_handle(), UR_PLATFORM_INFO_NAME, 0, null_mut(), &mut size)
     );
     Ok(())
 }

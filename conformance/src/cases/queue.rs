@@ -28,6 +28,7 @@ pub const CASES: &[Case] = &[
     Case::device("urQueueGetInfo.invalid_enumeration", info_bad_enum),
     Case::device("urQueueFinish.completes_everything", finish),
     Case::loader("urQueueFinish.null_handle", finish_null),
+    Case::device("urQueueFinish.foreign_or_wrong_handle", finish_foreign),
     Case::device("urQueueFlush.success", flush),
     Case::loader("urQueueFlush.null_handle", flush_null),
     Case::device("urQueueGetNativeHandle.success", native_handle),
@@ -314,5 +315,12 @@ unsafe fn graph_capture_null_handle(fx: &LoaderFx) -> CaseResult {
 
 unsafe fn graph_capture_null_pointer(fx: &DeviceFx) -> CaseResult {
     expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urQueueIsGraphCaptureEnabledExp(fx.queue, null_mut()));
+    Ok(())
+}
+
+unsafe fn finish_foreign(fx: &DeviceFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_QUEUE, fx.api.urQueueFinish(foreign_handle()));
+    // A live handle of another kind is not a queue either.
+    expect_result!(UR_RESULT_ERROR_INVALID_QUEUE, fx.api.urQueueFinish(fx.context.cast()));
     Ok(())
 }
