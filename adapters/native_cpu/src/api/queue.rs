@@ -1,0 +1,133 @@
+//! `urQueue*`.
+
+use super::{arc, obj, release_counted, retain_counted};
+use crate::core::adapter;
+use crate::core::context::Context;
+use crate::core::device::Device;
+use crate::core::queue::Queue;
+use crate::core::refcount::Counted;
+use std::ffi::c_void;
+use ur_core::boundary::{ffi_call, for_each_in_chain, write_out};
+use ur_core::handle::into_handle;
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+/// Flags that ask for a queue on the device side, which a host device has
+/// not got (`UR_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES` is 0).
+const ON_DEVICE_FLAGS: u32 = UR_QUEUE_FLAG_ON_DEVICE.0 | UR_QUEUE_FLAG_ON_DEVICE_DEFAULT.0;
+
+fn both(flags: u32, a: ur_queue_flag_t, b: ur_queue_flag_t) -> bool {
+    flags & a.0 != 0 && flags & b.0 != 0
+}
+
+pub unsafe extern "C" fn urQueueCreate(
+    hContext: ur_context_handle_t,
+    hDevice: ur_device_handle_t,
+    pProperties: *const ur_queue_properties_t,
+    phQueue: *mut ur_queue_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let ctx = arc::<Context>(hContext)?;
+        let device = arc::<Device>(hDevice)?;
+        let flags = pProperties.as_ref().map_or(0, |p| p.flags);
+        if flags & UR_QUEUE_FLAGS_MASK != 0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if phQueue.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        if !ctx.has_device(&device) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        if both(flags, UR_QUEUE_FLAG_PRIORITY_HIGH, UR_QUEUE_FLAG_PRIORITY_LOW)
+            || both(flags, UR_QUEUE_FLAG_SUBMISSION_BATCHED, UR_QUEUE_FLAG_SUBMISSION_IMMEDIATE)
+            || flags & ON_DEVICE_FLAGS != 0
+        {
+            return Err(UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES);
+        }
+        if let Some(props) = pProperties.as_ref() {
+            for_each_in_chain(props.pNext, |stype, link| {
+                if stype == UR_STRUCTURE_TYPE_QUEUE_INDEX_PROPERTIES {
+                    // One compute index: `UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES` is 1.
+                    let index = &*(link as *const ur_queue_index_properties_t);
+                    if index.computeIndex != 0 {
+                        return Err(UR_RESULT_ERROR_INVALID_VALUE);
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        // Priority, submission and event-discarding hints change nothing here.
+        let queue = Queue::new(ctx, device, flags);
+        adapter::log(UR_LOGGER_LEVEL_DEBUG, &format!("queue {} created, flags {flags:#x}", queue.shared.id));
+        write_out(phQueue, into_handle(queue))
+    })
+}
+
+pub unsafe extern "C" fn urQueueRetain(hQueue: ur_queue_handle_t) -> ur_result_t {
+    ffi_call(|| retain_counted::<Queue>(hQueue))
+}
+
+/// The last release closes the queue: what was enqueued still runs.
+pub unsafe extern "C" fn urQueueRelease(hQueue: ur_queue_handle_t) -> ur_result_t {
+    ffi_call(|| release_counted::<Queue>(hQueue))
+}
+
+pub unsafe extern "C" fn urQueueGetInfo(
+    hQueue: ur_queue_handle_t,
+    propName: ur_queue_info_t,
+    propSize: usize,
+    pPropValue: *mut c_void,
+    pPropSizeRet: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<Queue>(hQueue)?;
+        if propName.0 > UR_QUEUE_INFO_EMPTY.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
+        let q = &queue.shared;
+        match propName {
+            UR_QUEUE_INFO_CONTEXT => out.value(q.context.handle()),
+            UR_QUEUE_INFO_DEVICE => out.value(q.device.handle()),
+            UR_QUEUE_INFO_FLAGS => out.value(q.flags),
+            UR_QUEUE_INFO_REFERENCE_COUNT => out.value(queue.user_refs().get()),
+            UR_QUEUE_INFO_EMPTY => out.bool(queue.is_empty()),
+            // Only queues made with `ON_DEVICE` answer these; none are.
+            UR_QUEUE_INFO_DEVICE_DEFAULT | UR_QUEUE_INFO_SIZE => Err(UR_RESULT_ERROR_INVALID_QUEUE),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    })
+}
+
+/// The native handle of a host queue is the queue object itself.
+pub unsafe extern "C" fn urQueueGetNativeHandle(
+    hQueue: ur_queue_handle_t,
+    _pDesc: *mut ur_queue_native_desc_t,
+    phNativeQueue: *mut ur_native_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        obj::<Queue>(hQueue)?;
+        write_out(phNativeQueue, hQueue as ur_native_handle_t)
+    })
+}
+
+pub unsafe extern "C" fn urQueueFinish(hQueue: ur_queue_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        obj::<Queue>(hQueue)?.finish();
+        Ok(())
+    })
+}
+
+/// Commands reach the workers as they are enqueued: nothing to flush.
+pub unsafe extern "C" fn urQueueFlush(hQueue: ur_queue_handle_t) -> ur_result_t {
+    ffi_call(|| obj::<Queue>(hQueue).map(drop))
+}
+
+/// This adapter never captures into graphs.
+pub unsafe extern "C" fn urQueueIsGraphCaptureEnabledExp(hQueue: ur_queue_handle_t, pResult: *mut bool) -> ur_result_t {
+    ffi_call(|| {
+        obj::<Queue>(hQueue)?;
+        write_out(pResult, false)
+    })
+}

@@ -1,0 +1,276 @@
+//! Events, and the one place where a command completes.
+//!
+//! An event exists only when the caller of an enqueue asked for one: queues
+//! track their own commands by sequence number. The event's status moves
+//! SUBMITTED -> RUNNING -> COMPLETE (or ERROR when a command or one of its
+//! dependencies failed); waiters, queues whose commands depend on it, and
+//! `urEventSetCallback` callbacks are told on the way.
+
+use super::device::monotonic_ns;
+use super::queue::{Queue, QueueShared};
+use super::refcount::{Counted, UserRefs};
+use crate::DDI;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::*;
+
+#[repr(C)]
+pub struct Event {
+    header: HandleHeader,
+    pub refs: UserRefs,
+    /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` stays a live handle while the
+    /// event lives, as OpenCL events keep their queue.
+    queue: Arc<Queue>,
+    command_type: ur_command_t,
+    /// The command's place in its queue's order.
+    seq: u64,
+    /// A `ur_event_status_t` value.
+    status: AtomicU32,
+    /// QUEUED, SUBMIT, START and END, in `monotonic_ns`; 0 until reached.
+    times: [AtomicU64; 4],
+    waiters: Mutex<Waiters>,
+    signalled: Condvar,
+}
+
+const _: () = assert!(core::mem::offset_of!(Event, header) == 0);
+
+impl Counted for Event {
+    fn user_refs(&self) -> &UserRefs {
+        &self.refs
+    }
+}
+
+// SAFETY: `Event` is `#[repr(C)]` with its header at offset 0.
+unsafe impl UrObject for Event {
+    const KIND: ObjectKind = ObjectKind::Event;
+    type Handle = ur_event_handle_t_;
+}
+
+#[derive(Default)]
+struct Waiters {
+    callbacks: Vec<Callback>,
+    /// Queues with commands that wait for this event.
+    wakers: Vec<Weak<QueueShared>>,
+}
+
+#[derive(Clone, Copy)]
+pub struct Callback {
+    pub on: ur_execution_info_t,
+    pub func: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+    pub user_data: *mut c_void,
+}
+
+// SAFETY: UR lets callbacks run on any thread; the user data is opaque to us.
+unsafe impl Send for Callback {}
+
+const QUEUED: usize = 0;
+const SUBMIT: usize = 1;
+const START: usize = 2;
+const END: usize = 3;
+
+impl Event {
+    /// A new event for command `seq` of `queue`, already submitted: commands
+    /// go to the queue's workers as they are enqueued.
+    pub(crate) fn new(queue: Arc<Queue>, command_type: ur_command_t, seq: u64) -> Arc<Event> {
+        let now = if queue.shared.profiling() { monotonic_ns() } else { 0 };
+        Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            refs: UserRefs::one(),
+            queue,
+            command_type,
+            seq,
+            status: AtomicU32::new(UR_EVENT_STATUS_SUBMITTED.0),
+            times: [AtomicU64::new(now), AtomicU64::new(now), AtomicU64::new(0), AtomicU64::new(0)],
+            waiters: Mutex::new(Waiters::default()),
+            signalled: Condvar::new(),
+        })
+    }
+
+    pub fn handle(self: &Arc<Self>) -> ur_event_handle_t {
+        Arc::as_ptr(self) as ur_event_handle_t
+    }
+
+    pub fn queue(&self) -> &Arc<Queue> {
+        &self.queue
+    }
+
+    pub fn command_type(&self) -> ur_command_t {
+        self.command_type
+    }
+
+    /// The queue and position of the command: enough to order it against
+    /// any other command.
+    pub fn position(&self) -> (u64, u64) {
+        (self.queue.shared.id, self.seq)
+    }
+
+    pub fn status(&self) -> ur_event_status_t {
+        ur_event_status_t(self.status.load(Ordering::Acquire))
+    }
+
+    /// Finished, successfully or not.
+    pub fn is_done(&self) -> bool {
+        matches!(self.status(), UR_EVENT_STATUS_COMPLETE | UR_EVENT_STATUS_ERROR)
+    }
+
+    pub fn failed(&self) -> bool {
+        self.status() == UR_EVENT_STATUS_ERROR
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Waiters> {
+        self.waiters.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Blocks until the command finished; `IN_EVENT_LIST_EXEC_STATUS` when
+    /// it failed.
+    pub fn wait(&self) -> UrResult {
+        if !self.is_done() {
+            let mut w = self.lock();
+            while !self.is_done() {
+                w = self.signalled.wait(w).unwrap_or_else(|e| e.into_inner());
+            }
+        }
+        if self.failed() {
+            Err(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Asks for `queue` to be woken when this event finishes. `false` when
+    /// it finished already (nothing to wait for).
+    pub(crate) fn wake_on_done(&self, queue: Weak<QueueShared>) -> bool {
+        let mut w = self.lock();
+        if self.is_done() {
+            return false;
+        }
+        w.wakers.push(queue);
+        true
+    }
+
+    /// Registers `cb`, or runs it now when the event is at or past `cb.on`.
+    pub fn set_callback(self: &Arc<Self>, cb: Callback) {
+        let w = self.lock();
+        if reached(self.status(), cb.on) {
+            drop(w);
+            self.run_callbacks(vec![cb]);
+        } else {
+            let mut w = w;
+            w.callbacks.push(cb);
+        }
+    }
+
+    /// The worker starts the command.
+    pub(crate) fn mark_running(self: &Arc<Self>) {
+        if self.queue.shared.profiling() {
+            self.times[START].store(monotonic_ns(), Ordering::Release);
+        }
+        let due = {
+            let mut w = self.lock();
+            self.status.store(UR_EVENT_STATUS_RUNNING.0, Ordering::Release);
+            take_due(&mut w.callbacks, UR_EVENT_STATUS_RUNNING)
+        };
+        self.run_callbacks(due);
+    }
+
+    /// Makes completion visible: status, waiters, dependent queues. Returns
+    /// the callbacks, which run last, once the queue has retired the command.
+    fn signal(&self, ok: bool) -> Vec<Callback> {
+        if self.queue.shared.profiling() {
+            let end = monotonic_ns();
+            let _ = self.times[START].compare_exchange(0, end, Ordering::AcqRel, Ordering::Acquire);
+            self.times[END].store(end, Ordering::Release);
+        }
+        let (callbacks, wakers) = {
+            let mut w = self.lock();
+            let status = if ok { UR_EVENT_STATUS_COMPLETE } else { UR_EVENT_STATUS_ERROR };
+            self.status.store(status.0, Ordering::Release);
+            (std::mem::take(&mut w.callbacks), std::mem::take(&mut w.wakers))
+        };
+        self.signalled.notify_all();
+        for queue in wakers.iter().filter_map(Weak::upgrade) {
+            queue.wake_workers();
+        }
+        callbacks
+    }
+
+    fn run_callbacks(self: &Arc<Self>, callbacks: Vec<Callback>) {
+        let handle = self.handle();
+        for cb in callbacks {
+            // A panic cannot come from C, but keep ours from unwinding out of
+            // a worker with a half-finished queue.
+            let _ = std::panic::catch_unwind(|| {
+                // SAFETY: the user registered `func` for this call; the event
+                // is alive (we hold it) for the duration of the call.
+                unsafe { (cb.func)(handle, cb.on, cb.user_data) }
+            });
+        }
+    }
+
+    /// `urEventGetProfilingInfo`: one timestamp, or `PROFILING_INFO_NOT_AVAILABLE`
+    /// when the queue does not profile or the command has not got there yet.
+    pub fn profiling_time(&self, what: ur_profiling_info_t) -> UrResult<u64> {
+        if !self.queue.shared.profiling() {
+            return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
+        }
+        let slot = match what {
+            UR_PROFILING_INFO_COMMAND_QUEUED => QUEUED,
+            UR_PROFILING_INFO_COMMAND_SUBMIT => SUBMIT,
+            UR_PROFILING_INFO_COMMAND_START => START,
+            // Host commands spawn no children: COMPLETE is END.
+            UR_PROFILING_INFO_COMMAND_END | UR_PROFILING_INFO_COMMAND_COMPLETE => END,
+            _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        };
+        match self.times[slot].load(Ordering::Acquire) {
+            0 => Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE),
+            t => Ok(t),
+        }
+    }
+}
+
+/// Whether an event in `status` is at or past the execution state `on`
+/// (COMPLETE = 0 is the furthest; a failed command counts as past all).
+fn reached(status: ur_event_status_t, on: ur_execution_info_t) -> bool {
+    status == UR_EVENT_STATUS_ERROR || status.0 <= on.0
+}
+
+fn take_due(callbacks: &mut Vec<Callback>, status: ur_event_status_t) -> Vec<Callback> {
+    if callbacks.is_empty() {
+        return Vec::new();
+    }
+    let (due, later): (Vec<_>, Vec<_>) = callbacks.drain(..).partition(|cb| reached(status, cb.on));
+    *callbacks = later;
+    due
+}
+
+/// Finishes command `seq` of `queue`: every command, with or without an
+/// event, ends here, on the worker that ran it, with no lock held.
+///
+/// The order matters: the event is complete before the queue forgets the
+/// command (so `urQueueFinish` never returns with an event still running),
+/// and user callbacks run last (so a callback may wait on the queue).
+pub(crate) fn complete_command(queue: &QueueShared, seq: u64, event: Option<Arc<Event>>, ok: bool) {
+    let callbacks = event.as_ref().map(|e| e.signal(ok)).unwrap_or_default();
+    // Hook for the async pool engine: the node of (queue.id, seq) is done.
+    queue.retire(seq);
+    if let Some(e) = &event {
+        e.run_callbacks(callbacks);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn execution_states_order_as_ur_numbers_them() {
+        assert!(reached(UR_EVENT_STATUS_COMPLETE, UR_EXECUTION_INFO_COMPLETE));
+        assert!(reached(UR_EVENT_STATUS_COMPLETE, UR_EXECUTION_INFO_RUNNING));
+        assert!(reached(UR_EVENT_STATUS_RUNNING, UR_EXECUTION_INFO_SUBMITTED));
+        assert!(!reached(UR_EVENT_STATUS_RUNNING, UR_EXECUTION_INFO_COMPLETE));
+        assert!(!reached(UR_EVENT_STATUS_SUBMITTED, UR_EXECUTION_INFO_RUNNING));
+        assert!(reached(UR_EVENT_STATUS_ERROR, UR_EXECUTION_INFO_COMPLETE));
+    }
+}

@@ -1,0 +1,12 @@
+//! Safe objects behind the handles, one file per UR object, as in `api/`.
+
+pub mod adapter;
+pub mod context;
+pub mod device;
+pub mod enqueue;
+pub mod event;
+pub mod host;
+pub mod platform;
+pub mod queue;
+pub mod refcount;
+pub mod usm;

@@ -1,0 +1,551 @@
+//! Queues and their workers.
+//!
+//! Each queue owns its worker threads (never a pool shared across queues, so
+//! a command blocked on another queue's event cannot starve that queue). An
+//! in-order queue has one worker running commands first in, first out; an
+//! out-of-order queue has a few, and any command whose dependencies are done
+//! may run. Commands are numbered in enqueue order (`seq`); the queue tracks
+//! them by number, so a command needs no event unless the caller asked for
+//! one. A command waits for the events of its wait list, from any queue:
+//! those events wake the queue when they finish.
+//!
+//! Releasing the queue closes it: its workers finish what was enqueued, then
+//! leave. Commands hold the USM allocations they touch, so nothing they use
+//! is freed early.
+
+use super::context::Context;
+use super::device::Device;
+use super::enqueue::Command;
+use super::event::{complete_command, Event};
+use super::refcount::{Counted, UserRefs};
+use crate::DDI;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::thread::JoinHandle;
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::*;
+
+/// The handle object. Workers and events hold the shared state or the handle
+/// object itself; users hold `refs`.
+#[repr(C)]
+pub struct Queue {
+    header: HandleHeader,
+    pub refs: UserRefs,
+    pub shared: Arc<QueueShared>,
+}
+
+const _: () = assert!(core::mem::offset_of!(Queue, header) == 0);
+
+// SAFETY: `Queue` is `#[repr(C)]` with its header at offset 0.
+unsafe impl UrObject for Queue {
+    const KIND: ObjectKind = ObjectKind::Queue;
+    type Handle = ur_queue_handle_t_;
+}
+
+/// What the workers of a queue share with it.
+pub struct QueueShared {
+    /// Unique in the process: names the queue in command positions.
+    pub id: u64,
+    pub context: Arc<Context>,
+    pub device: Arc<Device>,
+    pub flags: ur_queue_flags_t,
+    in_order: bool,
+    max_workers: usize,
+    state: Mutex<State>,
+    /// Workers sleep here: new work, or a dependency finished.
+    work: Condvar,
+    /// `urQueueFinish` and blocking enqueues sleep here: a command retired.
+    retired: Condvar,
+}
+
+/// How a command is ordered beyond its wait list.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Order {
+    /// Runs only after every command enqueued before it finished.
+    pub after_all: bool,
+    /// No command enqueued after it starts before it finished (a barrier).
+    pub fence: bool,
+}
+
+/// A command as an enqueue entry point hands it to its queue.
+pub struct Submission {
+    pub command_type: ur_command_t,
+    pub command: Command,
+    /// Events still pending that the command waits for.
+    pub deps: Vec<Arc<Event>>,
+    pub order: Order,
+    /// Whether the caller asked for an event.
+    pub want_event: bool,
+}
+
+pub struct Submitted {
+    pub seq: u64,
+    pub event: Option<Arc<Event>>,
+}
+
+struct Task {
+    seq: u64,
+    order: Order,
+    command: Command,
+    deps: Vec<Arc<Event>>,
+    event: Option<Arc<Event>>,
+}
+
+struct Running {
+    seq: u64,
+    fence: bool,
+}
+
+#[derive(Default)]
+struct State {
+    next_seq: u64,
+    /// Not started, in `seq` order.
+    pending: VecDeque<Task>,
+    running: Vec<Running>,
+    workers: usize,
+    idle_workers: usize,
+    closed: bool,
+}
+
+static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Queue {
+    pub fn new(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_flags_t) -> Arc<Queue> {
+        let in_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 == 0;
+        let max_workers = if in_order { 1 } else { (device.host.compute_units as usize).clamp(2, 4) };
+        Arc::new(Queue {
+            header: HandleHeader::new(&DDI, ObjectKind::Queue),
+            refs: UserRefs::one(),
+            shared: Arc::new(QueueShared {
+                id: NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed),
+                context,
+                device,
+                flags,
+                in_order,
+                max_workers,
+                state: Mutex::new(State::default()),
+                work: Condvar::new(),
+                retired: Condvar::new(),
+            }),
+        })
+    }
+
+    pub fn handle(self: &Arc<Self>) -> ur_queue_handle_t {
+        Arc::as_ptr(self) as ur_queue_handle_t
+    }
+
+    /// This queue as an `Arc`, for an event that must keep it.
+    fn this(&self) -> Arc<Queue> {
+        // SAFETY: a `Queue` is only ever made by `Queue::new`, inside an
+        // `Arc` (its header is private), and `&self` proves that Arc alive.
+        unsafe {
+            Arc::increment_strong_count(self as *const Queue);
+            Arc::from_raw(self as *const Queue)
+        }
+    }
+
+    /// Hands a command to the workers; returns once it is queued, not run.
+    pub fn submit(&self, sub: Submission) -> UrResult<Submitted> {
+        let q = &self.shared;
+        let mut st = q.lock();
+        if st.closed {
+            return Err(UR_RESULT_ERROR_INVALID_QUEUE);
+        }
+        q.ensure_worker(&mut st)?;
+        let seq = st.next_seq;
+        st.next_seq += 1;
+        let event = sub.want_event.then(|| Event::new(self.this(), sub.command_type, seq));
+        let mut deps = sub.deps;
+        deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
+        st.pending.push_back(Task { seq, order: sub.order, command: sub.command, deps, event: event.clone() });
+        if st.idle_workers > 0 {
+            q.work.notify_one();
+        }
+        Ok(Submitted { seq, event })
+    }
+
+    /// Blocks until command `seq` of this queue finished.
+    pub fn wait_for(&self, seq: u64) {
+        let q = &self.shared;
+        let mut st = q.lock();
+        while st.is_unfinished(seq) {
+            st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// `urQueueFinish`: blocks until everything enqueued so far finished.
+    pub fn finish(&self) {
+        let q = &self.shared;
+        let mut st = q.lock();
+        let last = st.next_seq;
+        while st.pending.front().is_some_and(|t| t.seq < last) || st.running.iter().any(|r| r.seq < last) {
+            st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// No command pending or running.
+    pub fn is_empty(&self) -> bool {
+        let st = self.shared.lock();
+        st.pending.is_empty() && st.running.is_empty()
+    }
+
+    /// Called when the user's last reference goes: workers finish what was
+    /// enqueued, then leave.
+    pub fn close(&self) {
+        self.shared.close();
+    }
+}
+
+impl Counted for Queue {
+    fn user_refs(&self) -> &UserRefs {
+        &self.refs
+    }
+
+    fn last_user_release(&self) {
+        self.close();
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        self.shared.close();
+    }
+}
+
+impl QueueShared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn profiling(&self) -> bool {
+        self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
+    }
+
+    pub fn in_order(&self) -> bool {
+        self.in_order
+    }
+
+    fn close(&self) {
+        let mut st = self.lock();
+        st.closed = true;
+        drop(st);
+        self.work.notify_all();
+    }
+
+    fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// A dependency finished: let the workers look again.
+    pub(crate) fn wake_workers(&self) {
+        // Taking the lock orders this after a worker's check-then-sleep.
+        drop(self.lock());
+        self.work.notify_all();
+    }
+
+    /// Starts a worker when none is idle and the queue may have more.
+    fn ensure_worker(self: &Arc<Self>, st: &mut State) -> UrResult {
+        if st.idle_workers > 0 || st.workers >= self.max_workers {
+            return Ok(());
+        }
+        match spawn_worker(self) {
+            Ok(()) => st.workers += 1,
+            Err(_) if st.workers == 0 => return Err(UR_RESULT_ERROR_OUT_OF_RESOURCES),
+            Err(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The queue's bookkeeping half of [`complete_command`].
+    pub(crate) fn retire(&self, seq: u64) {
+        let mut st = self.lock();
+        st.running.retain(|r| r.seq != seq);
+        drop(st);
+        self.retired.notify_all();
+        if !self.in_order {
+            // A barrier or an after-all command may have become ready.
+            self.work.notify_all();
+        }
+    }
+}
+
+impl State {
+    fn is_unfinished(&self, seq: u64) -> bool {
+        self.running.iter().any(|r| r.seq == seq) || self.pending.binary_search_by_key(&seq, |t| t.seq).is_ok()
+    }
+
+    /// Takes the next command that may start, and marks it running.
+    fn take_ready(&mut self, in_order: bool) -> Option<Task> {
+        let index = if in_order { self.ready_in_order() } else { self.ready_out_of_order() }?;
+        let task = self.pending.remove(index)?;
+        self.running.push(Running { seq: task.seq, fence: task.order.fence });
+        Some(task)
+    }
+
+    fn ready_in_order(&self) -> Option<usize> {
+        let head = self.pending.front()?;
+        (self.running.is_empty() && deps_done(head)).then_some(0)
+    }
+
+    fn ready_out_of_order(&self) -> Option<usize> {
+        if self.running.iter().any(|r| r.fence) {
+            return None;
+        }
+        for (i, task) in self.pending.iter().enumerate() {
+            let earlier_unfinished = i > 0 || self.running.iter().any(|r| r.seq < task.seq);
+            let ready = deps_done(task) && !(task.order.after_all && earlier_unfinished);
+            if ready {
+                return Some(i);
+            }
+            if task.order.fence {
+                // Nothing enqueued after a barrier may overtake it.
+                return None;
+            }
+        }
+        None
+    }
+}
+
+fn deps_done(task: &Task) -> bool {
+    task.deps.iter().all(|d| d.is_done())
+}
+
+fn worker_main(q: Arc<QueueShared>) {
+    let mut st = q.lock();
+    loop {
+        if let Some(task) = st.take_ready(q.in_order) {
+            drop(st);
+            execute(&q, task);
+            st = q.lock();
+            continue;
+        }
+        if st.closed && st.pending.is_empty() {
+            break;
+        }
+        st.idle_workers += 1;
+        st = q.work.wait(st).unwrap_or_else(|e| e.into_inner());
+        st.idle_workers -= 1;
+    }
+    st.workers -= 1;
+}
+
+fn execute(q: &QueueShared, task: Task) {
+    let Task { seq, command, deps, event, .. } = task;
+    if let Some(e) = &event {
+        e.mark_running();
+    }
+    // A failed dependency fails the command without running it.
+    let ok = !deps.iter().any(|d| d.failed())
+        && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| command.run())).is_ok_and(|r| r.is_ok());
+    drop(deps);
+    complete_command(q, seq, event, ok);
+}
+
+/// Every worker thread started, so that the adapter can join them before
+/// its library is unloaded.
+struct WorkerThread {
+    handle: JoinHandle<()>,
+    queue: Weak<QueueShared>,
+}
+
+static WORKERS: Mutex<Vec<WorkerThread>> = Mutex::new(Vec::new());
+
+fn workers() -> MutexGuard<'static, Vec<WorkerThread>> {
+    WORKERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn spawn_worker(q: &Arc<QueueShared>) -> std::io::Result<()> {
+    let shared = q.clone();
+    let handle =
+        std::thread::Builder::new().name(format!("ur-native-cpu-q{}", q.id)).spawn(move || worker_main(shared))?;
+    let mut list = workers();
+    // Reap threads that left, so the list stays as long as the live workers.
+    let (done, live): (Vec<_>, Vec<_>) = std::mem::take(&mut *list).into_iter().partition(|w| w.handle.is_finished());
+    *list = live;
+    list.push(WorkerThread { handle, queue: Arc::downgrade(q) });
+    drop(list);
+    for w in done {
+        let _ = w.handle.join();
+    }
+    Ok(())
+}
+
+/// Joins the workers of every released queue (they finish their pending
+/// commands first). Workers of queues still held are left running.
+pub fn join_released_workers() {
+    let all = std::mem::take(&mut *workers());
+    let me = std::thread::current().id();
+    let mut keep = Vec::new();
+    for w in all {
+        let released = w.queue.upgrade().is_none_or(|q| q.is_closed());
+        if released && w.handle.thread().id() != me {
+            let _ = w.handle.join();
+        } else {
+            keep.push(w);
+        }
+    }
+    workers().extend(keep);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::adapter::Adapter;
+    use crate::core::enqueue::{Pattern, UsmPtr};
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    fn queue(flags: ur_queue_flags_t) -> Arc<Queue> {
+        let device = Adapter::instance().platform.devices[0].clone();
+        Queue::new(Context::new(vec![device.clone()]), device, flags)
+    }
+
+    fn host(f: impl FnOnce() -> UrResult + Send + 'static) -> Command {
+        Command::Host(Box::new(f))
+    }
+
+    fn submit(q: &Arc<Queue>, command: Command, deps: Vec<Arc<Event>>, order: Order, want_event: bool) -> Submitted {
+        q.submit(Submission { command_type: UR_COMMAND_EVENTS_WAIT, command, deps, order, want_event }).unwrap()
+    }
+
+    /// A command that counts its runs in `ran`.
+    fn count(ran: Arc<AtomicUsize>) -> Command {
+        host(move || {
+            ran.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })
+    }
+
+    /// A command that blocks its worker until the returned gate opens.
+    fn gate() -> (Arc<(Mutex<bool>, Condvar)>, Command) {
+        let g = Arc::new((Mutex::new(false), Condvar::new()));
+        let g2 = g.clone();
+        (
+            g,
+            host(move || {
+                let mut open = g2.0.lock().unwrap();
+                while !*open {
+                    open = g2.1.wait(open).unwrap();
+                }
+                Ok(())
+            }),
+        )
+    }
+
+    fn open(g: &(Mutex<bool>, Condvar)) {
+        *g.0.lock().unwrap() = true;
+        g.1.notify_all();
+    }
+
+    #[test]
+    fn in_order_commands_run_asynchronously_and_in_order() {
+        let q = queue(0);
+        let (g, blocker) = gate();
+        submit(&q, blocker, vec![], Order::default(), false);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        for i in 0..20 {
+            let log = log.clone();
+            submit(&q, host(move || Ok(log.lock().unwrap().push(i))), vec![], Order::default(), false);
+        }
+        // The enqueues returned while the first command still blocks.
+        assert!(log.lock().unwrap().is_empty());
+        assert!(!q.is_empty());
+        open(&g);
+        q.finish();
+        assert_eq!(*log.lock().unwrap(), (0..20).collect::<Vec<_>>());
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_command_waits_for_an_event_of_another_queue() {
+        let a = queue(0);
+        let b = queue(UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
+        let (g, blocker) = gate();
+        let first = submit(&a, blocker, vec![], Order::default(), true).event.unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        let second = submit(&b, count(r), vec![first.clone()], Order::default(), true).event.unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        assert_eq!(second.status(), UR_EVENT_STATUS_SUBMITTED);
+        open(&g);
+        second.wait().unwrap();
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        assert!(first.is_done());
+    }
+
+    #[test]
+    fn out_of_order_commands_overtake_a_blocked_one() {
+        let q = queue(UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
+        let (g, blocker) = gate();
+        let blocked = submit(&q, blocker, vec![], Order::default(), true).event.unwrap();
+        let later = submit(&q, Command::Marker, vec![], Order::default(), true).event.unwrap();
+        later.wait().unwrap();
+        assert!(!blocked.is_done());
+        open(&g);
+        q.finish();
+        assert!(blocked.is_done());
+    }
+
+    #[test]
+    fn a_barrier_holds_back_later_commands_on_an_out_of_order_queue() {
+        let q = queue(UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
+        let (g, blocker) = gate();
+        let blocked = submit(&q, blocker, vec![], Order::default(), true).event.unwrap();
+        let barrier = submit(&q, Command::Marker, vec![], Order { after_all: true, fence: true }, true).event.unwrap();
+        let after = submit(&q, Command::Marker, vec![], Order::default(), true).event.unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!barrier.is_done() && !after.is_done());
+        open(&g);
+        after.wait().unwrap();
+        assert!(blocked.is_done() && barrier.is_done());
+    }
+
+    #[test]
+    fn a_failed_dependency_fails_its_dependents() {
+        let q = queue(0);
+        let bad = submit(&q, host(|| Err(UR_RESULT_ERROR_UNKNOWN)), vec![], Order::default(), true).event.unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        let next = submit(&q, count(r), vec![bad.clone()], Order::default(), true).event.unwrap();
+        assert_eq!(next.wait(), Err(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS));
+        assert_eq!(bad.status(), UR_EVENT_STATUS_ERROR);
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn releasing_a_queue_does_not_drop_its_pending_work() {
+        let q = queue(0);
+        let (g, blocker) = gate();
+        submit(&q, blocker, vec![], Order::default(), false);
+        let mut buf = vec![0u8; 4096];
+        // SAFETY: the test waits for the command before `buf` goes.
+        let dst = unsafe { UsmPtr::new(buf.as_mut_ptr(), None) };
+        let fill =
+            submit(&q, Command::Fill { dst, pattern: Pattern::new(&[7]), size: 4096 }, vec![], Order::default(), true)
+                .event
+                .unwrap();
+        let shared = Arc::downgrade(&q.shared);
+        q.close();
+        drop(q);
+        open(&g);
+        fill.wait().unwrap();
+        assert!(buf.iter().all(|&b| b == 7));
+        drop(fill);
+        join_released_workers();
+        assert!(shared.upgrade().is_none(), "a released, drained queue frees its state");
+    }
+
+    #[test]
+    fn blocking_waits_for_one_command() {
+        let q = queue(UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
+        let (g, blocker) = gate();
+        submit(&q, blocker, vec![], Order::default(), false);
+        let s = submit(&q, Command::Marker, vec![], Order::default(), false);
+        q.wait_for(s.seq);
+        assert!(!q.is_empty(), "the blocked command still runs");
+        open(&g);
+        q.finish();
+    }
+}

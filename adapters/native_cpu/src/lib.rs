@@ -1,0 +1,88 @@
+//! `libur_adapter_native_cpu.so.0`: the embedded default adapter of a
+//! Unified Runtime 0.12 compatible runtime. The device is the host CPU, USM
+//! is host memory, and commands run on worker threads owned by each queue;
+//! there is no driver.
+//!
+//! `api/` holds the C entry points, `core/` the objects behind the handles.
+//! [`DDI`] is the one table that names every entry point this adapter
+//! implements; every other slot answers `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`.
+
+mod api;
+pub mod core;
+
+use api::*;
+use ur_core::abi::ur_dditable_t;
+
+/// The adapter's full dispatch table. Every handle this adapter makes points
+/// at it from offset 0, where UR 0.12 loaders look to dispatch.
+pub static DDI: ur_dditable_t = {
+    let mut d = ur_core::ddi::UNSUPPORTED_DDI;
+
+    d.Adapter.pfnGet = Some(adapter::urAdapterGet);
+    d.Adapter.pfnRetain = Some(adapter::urAdapterRetain);
+    d.Adapter.pfnRelease = Some(adapter::urAdapterRelease);
+    d.Adapter.pfnGetLastError = Some(adapter::urAdapterGetLastError);
+    d.Adapter.pfnGetInfo = Some(adapter::urAdapterGetInfo);
+    d.Adapter.pfnSetLoggerCallback = Some(adapter::urAdapterSetLoggerCallback);
+    d.Adapter.pfnSetLoggerCallbackLevel = Some(adapter::urAdapterSetLoggerCallbackLevel);
+
+    d.Platform.pfnGet = Some(platform::urPlatformGet);
+    d.Platform.pfnGetInfo = Some(platform::urPlatformGetInfo);
+    d.Platform.pfnGetNativeHandle = Some(platform::urPlatformGetNativeHandle);
+    d.Platform.pfnGetApiVersion = Some(platform::urPlatformGetApiVersion);
+    d.Platform.pfnGetBackendOption = Some(platform::urPlatformGetBackendOption);
+
+    d.Device.pfnGet = Some(device::urDeviceGet);
+    d.Device.pfnGetInfo = Some(device::urDeviceGetInfo);
+    d.Device.pfnRetain = Some(device::urDeviceRetain);
+    d.Device.pfnRelease = Some(device::urDeviceRelease);
+    d.Device.pfnGetNativeHandle = Some(device::urDeviceGetNativeHandle);
+    d.Device.pfnGetGlobalTimestamps = Some(device::urDeviceGetGlobalTimestamps);
+
+    d.Context.pfnCreate = Some(context::urContextCreate);
+    d.Context.pfnRetain = Some(context::urContextRetain);
+    d.Context.pfnRelease = Some(context::urContextRelease);
+    d.Context.pfnGetInfo = Some(context::urContextGetInfo);
+    d.Context.pfnGetNativeHandle = Some(context::urContextGetNativeHandle);
+    d.Context.pfnSetExtendedDeleter = Some(context::urContextSetExtendedDeleter);
+
+    d.Queue.pfnCreate = Some(queue::urQueueCreate);
+    d.Queue.pfnRetain = Some(queue::urQueueRetain);
+    d.Queue.pfnRelease = Some(queue::urQueueRelease);
+    d.Queue.pfnGetInfo = Some(queue::urQueueGetInfo);
+    d.Queue.pfnGetNativeHandle = Some(queue::urQueueGetNativeHandle);
+    d.Queue.pfnFinish = Some(queue::urQueueFinish);
+    d.Queue.pfnFlush = Some(queue::urQueueFlush);
+    d.QueueExp.pfnIsGraphCaptureEnabledExp = Some(queue::urQueueIsGraphCaptureEnabledExp);
+
+    d.Event.pfnGetInfo = Some(event::urEventGetInfo);
+    d.Event.pfnGetProfilingInfo = Some(event::urEventGetProfilingInfo);
+    d.Event.pfnWait = Some(event::urEventWait);
+    d.Event.pfnRetain = Some(event::urEventRetain);
+    d.Event.pfnRelease = Some(event::urEventRelease);
+    d.Event.pfnSetCallback = Some(event::urEventSetCallback);
+
+    d.Enqueue.pfnEventsWait = Some(enqueue::urEnqueueEventsWait);
+    d.Enqueue.pfnEventsWaitWithBarrier = Some(enqueue::urEnqueueEventsWaitWithBarrier);
+    d.Enqueue.pfnEventsWaitWithBarrierExt = Some(enqueue::urEnqueueEventsWaitWithBarrierExt);
+    d.Enqueue.pfnUSMFill = Some(enqueue::urEnqueueUSMFill);
+    d.Enqueue.pfnUSMMemcpy = Some(enqueue::urEnqueueUSMMemcpy);
+    d.Enqueue.pfnUSMPrefetch = Some(enqueue::urEnqueueUSMPrefetch);
+    d.Enqueue.pfnUSMAdvise = Some(enqueue::urEnqueueUSMAdvise);
+    d.Enqueue.pfnUSMFill2D = Some(enqueue::urEnqueueUSMFill2D);
+    d.Enqueue.pfnUSMMemcpy2D = Some(enqueue::urEnqueueUSMMemcpy2D);
+
+    d.USM.pfnHostAlloc = Some(usm::urUSMHostAlloc);
+    d.USM.pfnDeviceAlloc = Some(usm::urUSMDeviceAlloc);
+    d.USM.pfnSharedAlloc = Some(usm::urUSMSharedAlloc);
+    d.USM.pfnFree = Some(usm::urUSMFree);
+    d.USM.pfnGetMemAllocInfo = Some(usm::urUSMGetMemAllocInfo);
+    d.USM.pfnPoolCreate = Some(usm::urUSMPoolCreate);
+    d.USM.pfnPoolRetain = Some(usm::urUSMPoolRetain);
+    d.USM.pfnPoolRelease = Some(usm::urUSMPoolRelease);
+    d.USM.pfnPoolGetInfo = Some(usm::urUSMPoolGetInfo);
+
+    d
+};
+
+ur_core::export_ddi_getters!(DDI);
