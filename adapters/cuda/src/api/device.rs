@@ -1,0 +1,116 @@
+//! `urDevice*`: the GPUs of the platform. Root devices live as long as the
+//! process, so retain and release only check the handle.
+
+use super::borrow;
+use crate::core::device::Device;
+use crate::core::event::now_ns;
+use crate::core::platform::Platform;
+use ur_core::boundary::{ffi_call, slice_arg, write_out, write_optional};
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+pub unsafe extern "C" fn urDeviceGet(
+    hPlatform: ur_platform_handle_t,
+    DeviceType: ur_device_type_t,
+    NumEntries: u32,
+    phDevices: *mut ur_device_handle_t,
+    pNumDevices: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        let platform = borrow::<Platform>(hPlatform)?;
+        if DeviceType.0 > UR_DEVICE_TYPE_VPU.0 || DeviceType.0 == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if NumEntries == 0 && !phDevices.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        if phDevices.is_null() && pNumDevices.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let matching: &[_] = match DeviceType {
+            UR_DEVICE_TYPE_GPU | UR_DEVICE_TYPE_ALL => &platform.devices,
+            UR_DEVICE_TYPE_DEFAULT => &platform.devices[..1],
+            _ => &[],
+        };
+        if !phDevices.is_null() {
+            for (i, d) in matching.iter().take(NumEntries as usize).enumerate() {
+                *phDevices.add(i) = d.handle();
+            }
+        }
+        write_optional(pNumDevices, matching.len() as u32);
+        Ok(())
+    })
+}
+
+pub unsafe extern "C" fn urDeviceGetInfo(
+    hDevice: ur_device_handle_t,
+    propName: ur_device_info_t,
+    propSize: usize,
+    pPropValue: *mut core::ffi::c_void,
+    pPropSizeRet: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let device = borrow::<Device>(hDevice)?;
+        let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
+        device.info(propName, out)
+    })
+}
+
+pub unsafe extern "C" fn urDeviceRetain(hDevice: ur_device_handle_t) -> ur_result_t {
+    ffi_call(|| borrow::<Device>(hDevice).map(drop))
+}
+
+pub unsafe extern "C" fn urDeviceRelease(hDevice: ur_device_handle_t) -> ur_result_t {
+    ffi_call(|| borrow::<Device>(hDevice).map(drop))
+}
+
+pub unsafe extern "C" fn urDeviceSelectBinary(
+    hDevice: ur_device_handle_t,
+    pBinaries: *const ur_device_binary_t,
+    NumBinaries: u32,
+    pSelectedBinary: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        borrow::<Device>(hDevice)?;
+        if NumBinaries == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        let binaries = slice_arg(pBinaries, NumBinaries)?;
+        if pSelectedBinary.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        let nvptx = |b: &ur_device_binary_t| {
+            !b.pDeviceTargetSpec.is_null()
+                && std::ffi::CStr::from_ptr(b.pDeviceTargetSpec).to_bytes() == b"nvptx64"
+        };
+        let i = binaries.iter().position(nvptx).ok_or(UR_RESULT_ERROR_INVALID_BINARY)?;
+        *pSelectedBinary = i as u32;
+        Ok(())
+    })
+}
+
+pub unsafe extern "C" fn urDeviceGetNativeHandle(
+    hDevice: ur_device_handle_t,
+    phNativeDevice: *mut ur_native_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let device = borrow::<Device>(hDevice)?;
+        write_out(phNativeDevice, device.cu as ur_native_handle_t)
+    })
+}
+
+pub unsafe extern "C" fn urDeviceGetGlobalTimestamps(
+    hDevice: ur_device_handle_t,
+    pDeviceTimestamp: *mut u64,
+    pHostTimestamp: *mut u64,
+) -> ur_result_t {
+    ffi_call(|| {
+        borrow::<Device>(hDevice)?;
+        // Device times (event profiling) are placed on the host's monotonic
+        // clock, so one reading serves both.
+        let now = now_ns();
+        write_optional(pDeviceTimestamp, now);
+        write_optional(pHostTimestamp, now);
+        Ok(())
+    })
+}

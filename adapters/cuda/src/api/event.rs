@@ -1,0 +1,79 @@
+//! `urEvent*`.
+
+use super::borrow;
+use crate::core::event::Event;
+use ur_core::boundary::{ffi_call, slice_arg, write_out};
+use ur_core::handle;
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+pub unsafe extern "C" fn urEventGetInfo(
+    hEvent: ur_event_handle_t,
+    propName: ur_event_info_t,
+    propSize: usize,
+    pPropValue: *mut core::ffi::c_void,
+    pPropSizeRet: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let event = borrow::<Event>(hEvent)?;
+        if propName.0 > UR_EVENT_INFO_REFERENCE_COUNT.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        event.info(propName, InfoOut::new(propSize, pPropValue, pPropSizeRet)?)
+    })
+}
+
+pub unsafe extern "C" fn urEventGetProfilingInfo(
+    hEvent: ur_event_handle_t,
+    propName: ur_profiling_info_t,
+    propSize: usize,
+    pPropValue: *mut core::ffi::c_void,
+    pPropSizeRet: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let event = borrow::<Event>(hEvent)?;
+        if propName.0 > UR_PROFILING_INFO_COMMAND_COMPLETE.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if !pPropValue.is_null() && propSize == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
+        event.profiling(propName, out)
+    })
+}
+
+pub unsafe extern "C" fn urEventWait(numEvents: u32, phEventWaitList: *const ur_event_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        if phEventWaitList.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        if numEvents == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let events = slice_arg(phEventWaitList, numEvents)?
+            .iter()
+            .map(|&h| borrow::<Event>(h))
+            .collect::<UrResult<Vec<_>>>()?;
+        events.iter().try_for_each(|e| e.wait())
+    })
+}
+
+pub unsafe extern "C" fn urEventRetain(hEvent: ur_event_handle_t) -> ur_result_t {
+    ffi_call(|| handle::retain::<Event>(hEvent, &crate::DDI))
+}
+
+pub unsafe extern "C" fn urEventRelease(hEvent: ur_event_handle_t) -> ur_result_t {
+    ffi_call(|| handle::release::<Event>(hEvent, &crate::DDI))
+}
+
+pub unsafe extern "C" fn urEventGetNativeHandle(
+    hEvent: ur_event_handle_t,
+    phNativeEvent: *mut ur_native_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let event = borrow::<Event>(hEvent)?;
+        let raw = event.cu_event().map_or(std::ptr::null_mut(), |e| e.raw());
+        write_out(phNativeEvent, raw as ur_native_handle_t)
+    })
+}

@@ -1,0 +1,144 @@
+//! `urKernel*`.
+
+use super::{arc, borrow, str_arg};
+use crate::core::device::Device;
+use crate::core::kernel::Kernel;
+use crate::core::program::Program;
+use crate::core::queue::Queue;
+use std::ffi::c_void;
+use ur_core::boundary::{ffi_call, write_out};
+use ur_core::handle;
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+pub unsafe extern "C" fn urKernelCreate(
+    hProgram: ur_program_handle_t,
+    pKernelName: *const core::ffi::c_char,
+    phKernel: *mut ur_kernel_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let program = arc::<Program>(hProgram)?;
+        let name = str_arg(pKernelName)?;
+        if phKernel.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        *phKernel = handle::into_handle(Kernel::new(program, name)?);
+        Ok(())
+    })
+}
+
+pub unsafe extern "C" fn urKernelRetain(hKernel: ur_kernel_handle_t) -> ur_result_t {
+    ffi_call(|| handle::retain::<Kernel>(hKernel, &crate::DDI))
+}
+
+pub unsafe extern "C" fn urKernelRelease(hKernel: ur_kernel_handle_t) -> ur_result_t {
+    ffi_call(|| handle::release::<Kernel>(hKernel, &crate::DDI))
+}
+
+pub unsafe extern "C" fn urKernelGetInfo(
+    hKernel: ur_kernel_handle_t,
+    propName: ur_kernel_info_t,
+    propSize: usize,
+    pPropValue: *mut c_void,
+    pPropSizeRet: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let kernel = borrow::<Kernel>(hKernel)?;
+        if propName.0 > UR_KERNEL_INFO_SPILL_MEM_SIZE.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        kernel.info(propName, InfoOut::new(propSize, pPropValue, pPropSizeRet)?)
+    })
+}
+
+pub unsafe extern "C" fn urKernelGetGroupInfo(
+    hKernel: ur_kernel_handle_t,
+    hDevice: ur_device_handle_t,
+    propName: ur_kernel_group_info_t,
+    propSize: usize,
+    pPropValue: *mut c_void,
+    pPropSizeRet: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let kernel = borrow::<Kernel>(hKernel)?;
+        let device = borrow::<Device>(hDevice)?;
+        if propName.0 > UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        kernel.group_info(device, propName, InfoOut::new(propSize, pPropValue, pPropSizeRet)?)
+    })
+}
+
+pub unsafe extern "C" fn urKernelGetSubGroupInfo(
+    hKernel: ur_kernel_handle_t,
+    hDevice: ur_device_handle_t,
+    propName: ur_kernel_sub_group_info_t,
+    propSize: usize,
+    pPropValue: *mut c_void,
+    pPropSizeRet: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let kernel = borrow::<Kernel>(hKernel)?;
+        let device = borrow::<Device>(hDevice)?;
+        if propName.0 > UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        kernel.sub_group_info(device, propName, InfoOut::new(propSize, pPropValue, pPropSizeRet)?)
+    })
+}
+
+pub unsafe extern "C" fn urKernelGetNativeHandle(
+    hKernel: ur_kernel_handle_t,
+    phNativeKernel: *mut ur_native_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let kernel = borrow::<Kernel>(hKernel)?;
+        let device = &kernel.program.images[0].device;
+        write_out(phNativeKernel, kernel.native_for(device)? as ur_native_handle_t)
+    })
+}
+
+pub unsafe extern "C" fn urKernelGetSuggestedLocalWorkSize(
+    hKernel: ur_kernel_handle_t,
+    hQueue: ur_queue_handle_t,
+    numWorkDim: u32,
+    _pGlobalWorkOffset: *const usize,
+    pGlobalWorkSize: *const usize,
+    pSuggestedLocalWorkSize: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let kernel = borrow::<Kernel>(hKernel)?;
+        let queue = borrow::<Queue>(hQueue)?;
+        if pGlobalWorkSize.is_null() || pSuggestedLocalWorkSize.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        if !(1..=3).contains(&numWorkDim) {
+            return Err(UR_RESULT_ERROR_INVALID_WORK_DIMENSION);
+        }
+        let n = numWorkDim as usize;
+        let local = kernel.suggest_local(&queue.device, std::slice::from_raw_parts(pGlobalWorkSize, n))?;
+        std::ptr::copy_nonoverlapping(local.as_ptr(), pSuggestedLocalWorkSize, n);
+        Ok(())
+    })
+}
+
+pub unsafe extern "C" fn urKernelSetExecInfo(
+    hKernel: ur_kernel_handle_t,
+    propName: ur_kernel_exec_info_t,
+    _propSize: usize,
+    _pProperties: *const ur_kernel_exec_info_properties_t,
+    pPropValue: *const c_void,
+) -> ur_result_t {
+    ffi_call(|| {
+        borrow::<Kernel>(hKernel)?;
+        if propName.0 > UR_KERNEL_EXEC_INFO_CACHE_CONFIG.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if pPropValue.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        // Unified addressing makes every USM pointer reachable from every
+        // kernel, and the cache split is the driver's choice: nothing to do.
+        Ok(())
+    })
+}

@@ -1,0 +1,129 @@
+//! A context: a set of GPUs (each used through its primary CUDA context),
+//! the USM allocations made in it, and the pools its devices use by default.
+
+use super::device::Device;
+use super::usm::UsmRegistry;
+use super::usm_pool::UsmPool;
+use crate::DDI;
+use std::sync::{Arc, Mutex};
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::log;
+use ur_core::*;
+
+/// The default pool of one device in this context (made on first use) and
+/// the pool `urUSMPoolSetDevicePoolExp` chose, if any.
+#[derive(Default)]
+struct DevicePools {
+    default: Option<Arc<UsmPool>>,
+    current: Option<Arc<UsmPool>>,
+}
+
+struct Deleter {
+    f: unsafe extern "C" fn(*mut core::ffi::c_void),
+    user_data: usize,
+}
+
+#[repr(C)]
+pub struct Context {
+    header: HandleHeader,
+    pub devices: Vec<Arc<Device>>,
+    pub usm: UsmRegistry,
+    pools: Mutex<Vec<DevicePools>>,
+    deleters: Mutex<Vec<Deleter>>,
+}
+
+const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
+
+// SAFETY: `#[repr(C)]` with the header first.
+unsafe impl UrObject for Context {
+    const KIND: ObjectKind = ObjectKind::Context;
+    type Handle = ur_context_handle_t_;
+}
+
+impl Context {
+    pub fn new(devices: Vec<Arc<Device>>) -> UrResult<Arc<Context>> {
+        for d in &devices {
+            d.activate()?;
+        }
+        let pools = devices.iter().map(|_| DevicePools::default()).collect();
+        Ok(Arc::new(Context {
+            header: HandleHeader::new(&DDI, ObjectKind::Context),
+            devices,
+            usm: UsmRegistry::default(),
+            pools: Mutex::new(pools),
+            deleters: Mutex::new(Vec::new()),
+        }))
+    }
+
+    pub fn handle(&self) -> ur_context_handle_t {
+        self as *const Self as ur_context_handle_t
+    }
+
+    /// The index of `device` in this context, or `INVALID_DEVICE`.
+    pub fn device_index(&self, device: &Device) -> UrResult<usize> {
+        self.devices.iter().position(|d| std::ptr::eq(&**d, device)).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)
+    }
+
+    pub fn has_device(&self, device: &Device) -> bool {
+        self.device_index(device).is_ok()
+    }
+
+    /// The device's default pool in this context, made on first use.
+    pub fn default_pool(self: &Arc<Self>, device: &Arc<Device>) -> UrResult<Arc<UsmPool>> {
+        let i = self.device_index(device)?;
+        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = &pools[i].default {
+            return Ok(p.clone());
+        }
+        let pool = UsmPool::device_default(self, device)?;
+        pools[i].default = Some(pool.clone());
+        Ok(pool)
+    }
+
+    /// The pool asynchronous device allocations use when none is named.
+    pub fn current_pool(self: &Arc<Self>, device: &Arc<Device>) -> UrResult<Arc<UsmPool>> {
+        let i = self.device_index(device)?;
+        if let Some(p) = &self.pools.lock().unwrap_or_else(|e| e.into_inner())[i].current {
+            return Ok(p.clone());
+        }
+        self.default_pool(device)
+    }
+
+    pub fn set_current_pool(&self, device: &Device, pool: Arc<UsmPool>) -> UrResult {
+        let i = self.device_index(device)?;
+        self.pools.lock().unwrap_or_else(|e| e.into_inner())[i].current = Some(pool);
+        Ok(())
+    }
+
+    /// Forgets `pool` as any device's current pool (it is being destroyed).
+    pub fn forget_pool(&self, pool: &UsmPool) {
+        for p in self.pools.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
+            if p.current.as_deref().is_some_and(|c| std::ptr::eq(c, pool)) {
+                p.current = None;
+            }
+        }
+    }
+
+    pub fn add_deleter(&self, f: unsafe extern "C" fn(*mut core::ffi::c_void), user_data: *mut core::ffi::c_void) {
+        self.deleters.lock().unwrap_or_else(|e| e.into_inner()).push(Deleter { f, user_data: user_data as usize });
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        let leftover = self.usm.len();
+        if leftover > 0 {
+            log::warning(&format!("context released with {leftover} USM allocation(s) still live; freeing them"));
+            for d in &self.devices {
+                if d.activate().is_ok() {
+                    let _ = crate::driver::ctx_synchronize();
+                }
+            }
+            self.usm.free_all();
+        }
+        for d in self.deleters.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            // SAFETY: the user registered this deleter for this context.
+            unsafe { (d.f)(d.user_data as *mut core::ffi::c_void) };
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Events: a CUDA event recorded after the command, and for profiling
+//! queues a second one recorded before it.
+
+use super::context::Context;
+use super::queue::Queue;
+use crate::conv::{self, CuExt};
+use crate::driver::{CuEvent, CUstream};
+use crate::DDI;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+/// Nanoseconds on the host's monotonic clock since the adapter first asked.
+pub fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+#[repr(C)]
+pub struct Event {
+    header: HandleHeader,
+    pub context: Arc<Context>,
+    pub queue: Option<Arc<Queue>>,
+    pub command: ur_command_t,
+    /// The stream the command ran on: work later on the same stream is
+    /// ordered after it without a wait.
+    pub stream: usize,
+    /// Recorded after the command; `None` for an event complete when made.
+    done: Option<CuEvent>,
+    /// Recorded before the command, on profiling queues.
+    start: Option<CuEvent>,
+    queued_ns: u64,
+}
+
+const _: () = assert!(core::mem::offset_of!(Event, header) == 0);
+
+// SAFETY: `#[repr(C)]` with the header first.
+unsafe impl UrObject for Event {
+    const KIND: ObjectKind = ObjectKind::Event;
+    type Handle = ur_event_handle_t_;
+}
+
+impl Event {
+    pub fn recorded(
+        queue: &Arc<Queue>,
+        command: ur_command_t,
+        stream: CUstream,
+        done: CuEvent,
+        start: Option<CuEvent>,
+        queued_ns: u64,
+    ) -> Arc<Event> {
+        Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            context: queue.context.clone(),
+            queue: Some(queue.clone()),
+            command,
+            stream: stream as usize,
+            done: Some(done),
+            start,
+            queued_ns,
+        })
+    }
+
+    pub fn handle(&self) -> ur_event_handle_t {
+        self as *const Self as ur_event_handle_t
+    }
+
+    /// The CUDA event later work waits on; `None` when already complete.
+    pub fn cu_event(&self) -> Option<&CuEvent> {
+        self.done.as_ref()
+    }
+
+    pub fn is_complete(&self) -> UrResult<bool> {
+        match &self.done {
+            None => Ok(true),
+            Some(e) => {
+                self.activate()?;
+                e.is_complete().cu()
+            }
+        }
+    }
+
+    fn activate(&self) -> UrResult {
+        if let Some(q) = &self.queue {
+            q.device.activate()?;
+        }
+        Ok(())
+    }
+
+    /// Blocks until the command has completed.
+    pub fn wait(&self) -> UrResult {
+        if let Some(e) = &self.done {
+            self.activate()?;
+            e.synchronize().cu()?;
+        }
+        Ok(())
+    }
+
+    pub fn status(&self) -> UrResult<ur_event_status_t> {
+        Ok(if self.is_complete()? { UR_EVENT_STATUS_COMPLETE } else { UR_EVENT_STATUS_SUBMITTED })
+    }
+
+    /// `urEventGetInfo`.
+    pub fn info(&self, prop: ur_event_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            UR_EVENT_INFO_COMMAND_QUEUE => out.value(self.queue.as_ref().map_or(std::ptr::null_mut(), |q| q.handle())),
+            UR_EVENT_INFO_CONTEXT => out.value(self.context.handle()),
+            UR_EVENT_INFO_COMMAND_TYPE => out.value(self.command),
+            UR_EVENT_INFO_COMMAND_EXECUTION_STATUS => out.value(self.status()?),
+            // SAFETY: `self` lives in an `Arc`.
+            UR_EVENT_INFO_REFERENCE_COUNT => out.value(unsafe { ur_core::handle::ref_count_of(self) }),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    /// `urEventGetProfilingInfo`: host times for queued and submitted, device
+    /// times (placed on the host clock through the queue's base event) for
+    /// start and end.
+    pub fn profiling(&self, prop: ur_profiling_info_t, out: InfoOut) -> UrResult {
+        let queue = self.queue.as_ref().ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
+        let (base, base_ns) = queue.profiling_base().ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
+        let (Some(start), Some(done)) = (&self.start, &self.done) else {
+            return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
+        };
+        let device_time = |e: &CuEvent| -> UrResult<u64> {
+            queue.device.activate()?;
+            let ms = base.elapsed_ms(e).map_err(|_| UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
+            Ok(base_ns + conv::ms_to_ns(ms))
+        };
+        let ns = match prop {
+            UR_PROFILING_INFO_COMMAND_QUEUED | UR_PROFILING_INFO_COMMAND_SUBMIT => self.queued_ns,
+            UR_PROFILING_INFO_COMMAND_START => device_time(start)?.max(self.queued_ns),
+            UR_PROFILING_INFO_COMMAND_END | UR_PROFILING_INFO_COMMAND_COMPLETE => {
+                let begin = device_time(start)?.max(self.queued_ns);
+                device_time(done)?.max(begin)
+            }
+            _ => return Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
+        };
+        out.value(ns)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // Untimed events go back to their queue for reuse: creating a CUDA
+        // event costs more than recording one.
+        if let (Some(q), Some(e)) = (&self.queue, self.done.take()) {
+            q.recycle_event(e);
+        }
+    }
+}

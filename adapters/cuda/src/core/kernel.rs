@@ -1,0 +1,304 @@
+//! Kernels: one CUDA function per device of the program, with its parameter
+//! layout, and the launch that takes every argument at once
+//! (`urEnqueueKernelLaunchWithArgsExp`).
+
+use super::device::Device;
+use super::event::Event;
+use super::program::Program;
+use super::queue::Queue;
+use crate::conv::CuExt;
+use crate::driver::{self, CUfunction, FuncAttr, LaunchDims, Module};
+use crate::DDI;
+use std::ffi::{c_void, CString};
+use std::sync::Arc;
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+/// The kernel on one device.
+struct DeviceFunction {
+    device: Arc<Device>,
+    function: CUfunction,
+    /// Keeps the function's module loaded.
+    _module: Arc<Module>,
+}
+
+#[repr(C)]
+pub struct Kernel {
+    header: HandleHeader,
+    pub program: Arc<Program>,
+    pub name: String,
+    functions: Vec<DeviceFunction>,
+    /// `(offset, size)` of each parameter (the same on every device).
+    params: Vec<(usize, usize)>,
+}
+
+const _: () = assert!(core::mem::offset_of!(Kernel, header) == 0);
+
+// SAFETY: `#[repr(C)]` with the header first.
+unsafe impl UrObject for Kernel {
+    const KIND: ObjectKind = ObjectKind::Kernel;
+    type Handle = ur_kernel_handle_t_;
+}
+
+// SAFETY: CUDA function handles may be used from any thread.
+unsafe impl Send for DeviceFunction {}
+unsafe impl Sync for DeviceFunction {}
+
+/// One argument as `urEnqueueKernelLaunchWithArgsExp` gives it.
+pub enum Arg {
+    /// Bytes copied into the parameter.
+    Value(Vec<u8>),
+    /// A USM pointer passed by value.
+    Pointer(usize),
+    /// Bytes of dynamic shared memory; the parameter gets their offset.
+    Local(usize),
+}
+
+impl Kernel {
+    /// `urKernelCreate`: the program must be built.
+    pub fn new(program: Arc<Program>, name: &str) -> UrResult<Arc<Kernel>> {
+        let c_name = CString::new(name).map_err(|_| UR_RESULT_ERROR_INVALID_KERNEL_NAME)?;
+        let mut functions = Vec::new();
+        for (device, module) in program.modules()? {
+            device.activate()?;
+            let function = match module.function(&c_name) {
+                Ok(f) => f,
+                Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => return Err(UR_RESULT_ERROR_INVALID_KERNEL_NAME),
+                Err(e) => return Err(e).cu(),
+            };
+            functions.push(DeviceFunction { device, function, _module: module });
+        }
+        let first = functions.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE)?;
+        let params = driver::func_params(first.function).cu()?;
+        Ok(Arc::new(Kernel {
+            header: HandleHeader::new(&DDI, ObjectKind::Kernel),
+            program,
+            name: name.to_string(),
+            functions,
+            params,
+        }))
+    }
+
+    pub fn handle(&self) -> ur_kernel_handle_t {
+        self as *const Self as ur_kernel_handle_t
+    }
+
+    fn function_for(&self, device: &Device) -> UrResult<CUfunction> {
+        self.functions
+            .iter()
+            .find(|f| std::ptr::eq(&*f.device, device))
+            .map(|f| f.function)
+            .ok_or(UR_RESULT_ERROR_INVALID_DEVICE)
+    }
+
+    /// The CUDA function on `device` (`urKernelGetNativeHandle`).
+    pub fn native_for(&self, device: &Device) -> UrResult<CUfunction> {
+        self.function_for(device)
+    }
+
+    fn attr(&self, device: &Device, attr: FuncAttr) -> UrResult<u32> {
+        let f = self.function_for(device)?;
+        device.activate()?;
+        Ok(driver::func_attribute(f, attr).cu()?.max(0) as u32)
+    }
+
+    /// The most threads one block of this kernel may have on `device`.
+    pub fn max_threads(&self, device: &Device) -> UrResult<usize> {
+        Ok(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as usize)
+    }
+
+    /// `urKernelGetInfo`.
+    pub fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+        let first = &self.functions[0].device;
+        match prop {
+            UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
+            UR_KERNEL_INFO_NUM_ARGS => out.value(self.params.len() as u32),
+            // SAFETY: `self` lives in an `Arc`.
+            UR_KERNEL_INFO_REFERENCE_COUNT => out.value(unsafe { ur_core::handle::ref_count_of(self) }),
+            UR_KERNEL_INFO_CONTEXT => out.value(self.program.context.handle()),
+            UR_KERNEL_INFO_PROGRAM => out.value(self.program.handle()),
+            UR_KERNEL_INFO_ATTRIBUTES => out.string(""),
+            UR_KERNEL_INFO_NUM_REGS => out.value(self.attr(first, FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?),
+            UR_KERNEL_INFO_SPILL_MEM_SIZE => {
+                let per_device: Vec<u32> = self
+                    .functions
+                    .iter()
+                    .map(|f| self.attr(&f.device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))
+                    .collect::<UrResult<_>>()?;
+                out.slice(&per_device)
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    /// `urKernelGetGroupInfo`.
+    pub fn group_info(&self, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+        let p = &device.props;
+        match prop {
+            UR_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE => {
+                out.slice(&[0, 1, 2].map(|i| p.max_grid[i] as usize * p.max_block[i] as usize))
+            }
+            UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE => out.value(self.max_threads(device)?),
+            UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE | UR_KERNEL_GROUP_INFO_COMPILE_MAX_WORK_GROUP_SIZE => {
+                out.slice(&[0usize; 3])
+            }
+            UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE => out.value(0usize),
+            UR_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE => {
+                out.value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)? as usize)
+            }
+            UR_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => out.value(p.warp_size as usize),
+            UR_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE => {
+                out.value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)? as usize)
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    /// `urKernelGetSubGroupInfo`: sub-groups are warps.
+    pub fn sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+        let warp = device.props.warp_size;
+        match prop {
+            UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE => out.value(warp),
+            UR_KERNEL_SUB_GROUP_INFO_MAX_NUM_SUB_GROUPS => out.value(self.max_threads(device)? as u32 / warp.max(1)),
+            UR_KERNEL_SUB_GROUP_INFO_COMPILE_NUM_SUB_GROUPS | UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL => {
+                out.value(0u32)
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    /// A work-group shape for `global` when the caller gives none: the
+    /// largest divisor of the first dimension the kernel allows, 1 elsewhere.
+    pub fn suggest_local(&self, device: &Device, global: &[usize]) -> UrResult<[usize; 3]> {
+        let limit = self.max_threads(device)?.min(device.props.max_block[0] as usize).max(1);
+        let g = global[0];
+        let mut best = 1;
+        let mut d = 1;
+        while d * d <= g {
+            if g.is_multiple_of(d) {
+                for c in [d, g / d] {
+                    if c <= limit && c > best {
+                        best = c;
+                    }
+                }
+            }
+            d += 1;
+        }
+        Ok([best, 1, 1])
+    }
+
+    /// Lays the arguments out as the kernel's parameters: one buffer per
+    /// parameter, and the dynamic shared memory that local arguments need.
+    fn marshal(&self, args: &[(u32, Arg)]) -> UrResult<(Vec<Vec<u64>>, u32)> {
+        let mut slots: Vec<Option<Vec<u64>>> = vec![None; self.params.len()];
+        let mut shared = 0usize;
+        for (index, arg) in args {
+            let i = *index as usize;
+            let &(_, size) = self.params.get(i).ok_or(UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX)?;
+            let bytes: Vec<u8> = match arg {
+                Arg::Value(v) => {
+                    if v.len() != size {
+                        return Err(UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+                    }
+                    v.clone()
+                }
+                Arg::Pointer(p) => {
+                    if size != std::mem::size_of::<usize>() {
+                        return Err(UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+                    }
+                    p.to_ne_bytes().to_vec()
+                }
+                Arg::Local(n) => {
+                    // Each local block starts at the next 16-byte boundary.
+                    let offset = shared.next_multiple_of(16);
+                    shared = offset + n;
+                    match size {
+                        8 => (offset as u64).to_ne_bytes().to_vec(),
+                        4 => (offset as u32).to_ne_bytes().to_vec(),
+                        _ => return Err(UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE),
+                    }
+                }
+            };
+            let mut words = vec![0u64; size.div_ceil(8).max(1)];
+            // SAFETY: `words` has room for `size` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), words.as_mut_ptr().cast::<u8>(), bytes.len()) };
+            slots[i] = Some(words);
+        }
+        let slots = slots.into_iter().collect::<Option<Vec<_>>>().ok_or(UR_RESULT_ERROR_INVALID_KERNEL_ARGS)?;
+        Ok((slots, u32::try_from(shared).map_err(|_| UR_RESULT_ERROR_OUT_OF_RESOURCES)?))
+    }
+}
+
+/// The shape of one launch as UR gives it.
+pub struct NdRange<'a> {
+    pub offset: Option<&'a [usize]>,
+    pub global: &'a [usize],
+    pub local: Option<&'a [usize]>,
+}
+
+impl Queue {
+    /// `urEnqueueKernelLaunchWithArgsExp`.
+    pub fn launch(
+        self: &Arc<Self>,
+        kernel: &Kernel,
+        range: NdRange,
+        args: &[(u32, Arg)],
+        cooperative: bool,
+        wait: &[&Event],
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let device = &self.device;
+        let function = kernel.function_for(device)?;
+        if range.global.contains(&0) {
+            return Err(UR_RESULT_ERROR_INVALID_WORK_DIMENSION);
+        }
+        if range.offset.is_some_and(|o| o.iter().any(|&x| x != 0)) {
+            // CUDA grids start at zero; an offset needs compiler support.
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
+        let dims = range.global.len();
+        let local = match range.local {
+            Some(l) => {
+                if l.contains(&0) {
+                    return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
+                }
+                let mut out = [1usize; 3];
+                out[..dims].copy_from_slice(l);
+                out
+            }
+            None => kernel.suggest_local(device, range.global)?,
+        };
+        let mut global = [1usize; 3];
+        global[..dims].copy_from_slice(range.global);
+        let p = &device.props;
+        let mut dims_out = LaunchDims { grid: [1; 3], block: [1; 3], shared_bytes: 0 };
+        for i in 0..3 {
+            if !global[i].is_multiple_of(local[i]) {
+                return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
+            }
+            if local[i] > p.max_block[i] as usize {
+                return Err(UR_RESULT_ERROR_INVALID_WORK_ITEM_SIZE);
+            }
+            let groups = global[i] / local[i];
+            if groups > p.max_grid[i] as usize {
+                return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
+            }
+            dims_out.grid[i] = groups as u32;
+            dims_out.block[i] = local[i] as u32;
+        }
+        if local.iter().product::<usize>() > kernel.max_threads(device)? {
+            return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
+        }
+        let (mut slots, shared) = kernel.marshal(args)?;
+        dims_out.shared_bytes = shared;
+        let mut pointers: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();
+        Ok(self
+            .submit(UR_COMMAND_KERNEL_LAUNCH, wait, want_event, |s| {
+                // SAFETY: one pointer per parameter, each to a buffer at least
+                // as large as the parameter; the driver copies them.
+                unsafe { driver::launch_kernel(function, &dims_out, s.raw(), &mut pointers, cooperative) }.cu()
+            })?
+            .event)
+    }
+}

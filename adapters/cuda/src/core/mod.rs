@@ -1,0 +1,12 @@
+//! The adapter's objects, safe Rust over the driver wrappers.
+
+pub mod context;
+pub mod device;
+pub mod enqueue;
+pub mod event;
+pub mod kernel;
+pub mod platform;
+pub mod program;
+pub mod queue;
+pub mod usm;
+pub mod usm_pool;

@@ -1,0 +1,80 @@
+//! The one CUDA platform: every GPU the driver reports, found once per process.
+
+use super::device::Device;
+use crate::driver;
+use crate::DDI;
+use std::sync::{Arc, OnceLock};
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::log;
+use ur_core::*;
+
+#[repr(C)]
+pub struct Platform {
+    header: HandleHeader,
+    pub devices: Vec<Arc<Device>>,
+    /// `cuDriverGetVersion`: 13000 for CUDA 13.0.
+    pub driver_version: i32,
+}
+
+const _: () = assert!(core::mem::offset_of!(Platform, header) == 0);
+
+// SAFETY: `#[repr(C)]` with the header first.
+unsafe impl UrObject for Platform {
+    const KIND: ObjectKind = ObjectKind::Platform;
+    type Handle = ur_platform_handle_t_;
+}
+
+impl Platform {
+    pub const NAME: &'static str = "NVIDIA CUDA BACKEND";
+    pub const VENDOR: &'static str = "NVIDIA Corporation";
+    pub const PROFILE: &'static str = "FULL_PROFILE";
+
+    /// The platform, or `None` when this machine has no usable CUDA driver or
+    /// no GPU. Platforms live for the whole process (UR has no release for
+    /// them).
+    pub fn get() -> Option<&'static Arc<Platform>> {
+        static PLATFORM: OnceLock<Option<Arc<Platform>>> = OnceLock::new();
+        PLATFORM.get_or_init(Self::discover).as_ref()
+    }
+
+    fn discover() -> Option<Arc<Platform>> {
+        if let Err(why) = driver::load() {
+            log::info(&format!("no CUDA platform: {why}"));
+            return None;
+        }
+        let count = match driver::device_count() {
+            Ok(n) => n,
+            Err(e) => {
+                log::info(&format!("cuDeviceGetCount failed: {}", driver::error_name(e)));
+                return None;
+            }
+        };
+        if count <= 0 {
+            log::info("the CUDA driver reports no GPU");
+            return None;
+        }
+        let driver_version = driver::driver_version().unwrap_or(0);
+        let platform = Arc::new_cyclic(|me| {
+            let devices = (0..count)
+                .filter_map(|ordinal| match Device::discover(me.clone(), ordinal) {
+                    Ok(d) => Some(d),
+                    Err(e) => {
+                        log::warning(&format!("GPU {ordinal} skipped: {}", driver::error_name(e)));
+                        None
+                    }
+                })
+                .collect();
+            Platform { header: HandleHeader::new(&DDI, ObjectKind::Platform), devices, driver_version }
+        });
+        (!platform.devices.is_empty()).then_some(platform)
+    }
+
+    pub fn handle(&self) -> ur_platform_handle_t {
+        self as *const Self as ur_platform_handle_t
+    }
+
+    /// "CUDA 13.0", from the driver's version number.
+    pub fn version(&self) -> String {
+        format!("CUDA {}.{}", self.driver_version / 1000, (self.driver_version % 1000) / 10)
+    }
+}

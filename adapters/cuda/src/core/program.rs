@@ -1,0 +1,262 @@
+//! Programs: PTX or cubin images, one per device, loaded into the device's
+//! primary context by `urProgramBuild` (the driver JIT-compiles PTX).
+
+use super::context::Context;
+use super::device::Device;
+use crate::conv::CuExt;
+use crate::driver::{self, Module};
+use crate::DDI;
+use std::ffi::CStr;
+use std::sync::{Arc, Mutex};
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+/// What a binary is, judged by its first bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ImageKind {
+    Ptx,
+    Cubin,
+    Fatbin,
+}
+
+impl ImageKind {
+    pub fn detect(bytes: &[u8]) -> Option<ImageKind> {
+        if bytes.starts_with(b"\x7fELF") {
+            return Some(ImageKind::Cubin);
+        }
+        if bytes.starts_with(&0xba55_ed50u32.to_le_bytes()) {
+            return Some(ImageKind::Fatbin);
+        }
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]);
+        (text.contains(".version") && text.contains(".target")).then_some(ImageKind::Ptx)
+    }
+}
+
+/// The kernel names a PTX image declares (`.entry name`).
+pub fn ptx_entries(ptx: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(ptx);
+    let mut names = Vec::new();
+    for piece in text.split(".entry").skip(1) {
+        let name: String =
+            piece.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$').collect();
+        if !name.is_empty() {
+            names.push(name);
+        }
+    }
+    names
+}
+
+struct BuildState {
+    status: ur_program_build_status_t,
+    options: String,
+    log: String,
+    /// One module per device, in the order of `Program::images`.
+    modules: Vec<Arc<Module>>,
+}
+
+/// One device's image.
+pub struct Image {
+    pub device: Arc<Device>,
+    pub bytes: Vec<u8>,
+    pub kind: ImageKind,
+}
+
+#[repr(C)]
+pub struct Program {
+    header: HandleHeader,
+    pub context: Arc<Context>,
+    pub images: Vec<Image>,
+    build: Mutex<BuildState>,
+}
+
+const _: () = assert!(core::mem::offset_of!(Program, header) == 0);
+
+// SAFETY: `#[repr(C)]` with the header first.
+unsafe impl UrObject for Program {
+    const KIND: ObjectKind = ObjectKind::Program;
+    type Handle = ur_program_handle_t_;
+}
+
+impl Program {
+    /// `urProgramCreateWithBinary`: every image must be PTX, a cubin or a
+    /// fatbin, for a device of the context.
+    pub fn with_binaries(context: Arc<Context>, binaries: Vec<(Arc<Device>, Vec<u8>)>) -> UrResult<Arc<Program>> {
+        let mut images = Vec::with_capacity(binaries.len());
+        for (device, bytes) in binaries {
+            if !context.has_device(&device) {
+                return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+            }
+            let kind = ImageKind::detect(&bytes).ok_or(UR_RESULT_ERROR_INVALID_NATIVE_BINARY)?;
+            images.push(Image { device, bytes, kind });
+        }
+        Ok(Arc::new(Program {
+            header: HandleHeader::new(&DDI, ObjectKind::Program),
+            context,
+            images,
+            build: Mutex::new(BuildState {
+                status: UR_PROGRAM_BUILD_STATUS_NONE,
+                options: String::new(),
+                log: String::new(),
+                modules: Vec::new(),
+            }),
+        }))
+    }
+
+    pub fn handle(&self) -> ur_program_handle_t {
+        self as *const Self as ur_program_handle_t
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, BuildState> {
+        self.build.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `urProgramBuild`: loads every image. Options are kept for the build
+    /// info; the driver's JIT takes none from UR.
+    pub fn build(&self, options: &str) -> UrResult {
+        let mut state = self.state();
+        if state.status == UR_PROGRAM_BUILD_STATUS_SUCCESS {
+            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+        }
+        state.options = options.to_string();
+        let mut modules = Vec::with_capacity(self.images.len());
+        let mut log = String::new();
+        for image in &self.images {
+            image.device.activate()?;
+            let bytes = if image.kind == ImageKind::Ptx { driver::nul_terminated(&image.bytes) } else { image.bytes.clone() };
+            match Module::load(&bytes) {
+                Ok((m, info)) => {
+                    log.push_str(&info);
+                    modules.push(Arc::new(m));
+                }
+                Err((e, error_log)) => {
+                    log.push_str(&error_log);
+                    state.log = log;
+                    state.status = UR_PROGRAM_BUILD_STATUS_ERROR;
+                    return Err(crate::conv::cu_error(e));
+                }
+            }
+        }
+        state.log = log;
+        state.modules = modules;
+        state.status = UR_PROGRAM_BUILD_STATUS_SUCCESS;
+        Ok(())
+    }
+
+    /// The module loaded for `device`; `INVALID_PROGRAM_EXECUTABLE` before a
+    /// successful build.
+    pub fn module_for(&self, device: &Device) -> UrResult<Arc<Module>> {
+        let state = self.state();
+        if state.status != UR_PROGRAM_BUILD_STATUS_SUCCESS {
+            return Err(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE);
+        }
+        let i = self.images.iter().position(|im| std::ptr::eq(&*im.device, device)).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+        Ok(state.modules[i].clone())
+    }
+
+    /// Every `(device, module)` pair of a built program.
+    pub fn modules(&self) -> UrResult<Vec<(Arc<Device>, Arc<Module>)>> {
+        let state = self.state();
+        if state.status != UR_PROGRAM_BUILD_STATUS_SUCCESS {
+            return Err(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE);
+        }
+        Ok(self.images.iter().map(|im| im.device.clone()).zip(state.modules.iter().cloned()).collect())
+    }
+
+    fn kernel_names(&self) -> UrResult<Vec<String>> {
+        let image = self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?;
+        if image.kind != ImageKind::Ptx {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
+        }
+        Ok(ptx_entries(&image.bytes))
+    }
+
+    /// `urProgramGetGlobalVariablePointer`.
+    pub fn global_variable(&self, device: &Device, name: &CStr) -> UrResult<(usize, usize)> {
+        let module = self.module_for(device)?;
+        device.activate()?;
+        match module.global(name) {
+            Ok((p, size)) => Ok((p as usize, size)),
+            Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => Err(UR_RESULT_ERROR_INVALID_VALUE),
+            Err(e) => Err(e).cu(),
+        }
+    }
+
+    /// `urProgramGetInfo`. `binaries` is the caller's array of buffers for
+    /// `UR_PROGRAM_INFO_BINARIES`, one per device, when it gave one.
+    pub fn info(&self, prop: ur_program_info_t, out: InfoOut, binaries: Option<&[*mut u8]>) -> UrResult {
+        match prop {
+            // SAFETY: `self` lives in an `Arc`.
+            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(unsafe { ur_core::handle::ref_count_of(self) }),
+            UR_PROGRAM_INFO_CONTEXT => out.value(self.context.handle()),
+            UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.images.len() as u32),
+            UR_PROGRAM_INFO_DEVICES => {
+                out.slice(&self.images.iter().map(|im| im.device.handle()).collect::<Vec<_>>())
+            }
+            UR_PROGRAM_INFO_IL => out.bytes(&[]),
+            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&self.images.iter().map(|im| im.bytes.len()).collect::<Vec<_>>()),
+            UR_PROGRAM_INFO_BINARIES => {
+                // The value is the caller's array of buffers, one per device,
+                // sized with BINARY_SIZES: fill them, and report the array.
+                if let Some(buffers) = binaries {
+                    for (im, &dst) in self.images.iter().zip(buffers) {
+                        if !dst.is_null() {
+                            // SAFETY: the caller sized each buffer from BINARY_SIZES.
+                            unsafe { std::ptr::copy_nonoverlapping(im.bytes.as_ptr(), dst, im.bytes.len()) };
+                        }
+                    }
+                    out.slice(buffers)
+                } else {
+                    out.slice(&vec![std::ptr::null_mut::<u8>(); self.images.len()])
+                }
+            }
+            UR_PROGRAM_INFO_NUM_KERNELS => {
+                self.module_for(&self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?.device)?;
+                out.value(self.kernel_names()?.len())
+            }
+            UR_PROGRAM_INFO_KERNEL_NAMES => {
+                self.module_for(&self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?.device)?;
+                out.string(&self.kernel_names()?.join(";"))
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    /// `urProgramGetBuildInfo`.
+    pub fn build_info(&self, device: &Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+        if !self.images.iter().any(|im| std::ptr::eq(&*im.device, device)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        let state = self.state();
+        match prop {
+            UR_PROGRAM_BUILD_INFO_STATUS => out.value(state.status),
+            UR_PROGRAM_BUILD_INFO_OPTIONS => out.string(&state.options),
+            UR_PROGRAM_BUILD_INFO_LOG => out.string(&state.log),
+            UR_PROGRAM_BUILD_INFO_BINARY_TYPE => out.value(if state.status == UR_PROGRAM_BUILD_STATUS_SUCCESS {
+                UR_PROGRAM_BINARY_TYPE_EXECUTABLE
+            } else {
+                UR_PROGRAM_BINARY_TYPE_NONE
+            }),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &[u8] = b".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry fill_u32(\n.param .u64 p)\n{ ret; }\n.entry other_k() { ret; }\n";
+
+    #[test]
+    fn image_kinds() {
+        assert_eq!(ImageKind::detect(PTX), Some(ImageKind::Ptx));
+        assert_eq!(ImageKind::detect(b"\x7fELF\x02\x01"), Some(ImageKind::Cubin));
+        assert_eq!(ImageKind::detect(b"not a binary"), None);
+    }
+
+    #[test]
+    fn entries_of_a_ptx_image() {
+        assert_eq!(ptx_entries(PTX), vec!["fill_u32".to_string(), "other_k".to_string()]);
+    }
+}

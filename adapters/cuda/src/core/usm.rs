@@ -1,0 +1,294 @@
+//! USM allocations: the blocking `urUSM*Alloc`/`urUSMFree` paths and the
+//! registry that knows every live allocation of a context (for frees, for
+//! `urUSMGetMemAllocInfo`, and to refuse interior, foreign and double frees).
+
+use super::context::Context;
+use super::device::Device;
+use super::usm_pool::UsmPool;
+use crate::conv::CuExt;
+use crate::driver;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use ur_core::log;
+use ur_core::*;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum UsmKind {
+    Host,
+    Device,
+    Shared,
+}
+
+impl UsmKind {
+    pub fn as_ur(self) -> ur_usm_type_t {
+        match self {
+            UsmKind::Host => UR_USM_TYPE_HOST,
+            UsmKind::Device => UR_USM_TYPE_DEVICE,
+            UsmKind::Shared => UR_USM_TYPE_SHARED,
+        }
+    }
+}
+
+/// Where an allocation's memory came from, which decides how it goes back.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Backing {
+    /// `cuMemAlloc`, `cuMemAllocManaged` or `cuMemHostAlloc`.
+    Driver,
+    /// A stream-ordered native pool (`cuMemAllocFromPoolAsync`).
+    NativePool,
+}
+
+/// One live allocation.
+pub struct Allocation {
+    /// What the user got.
+    pub base: usize,
+    /// What the driver gave (lower than `base` when over-aligned).
+    raw: usize,
+    pub size: usize,
+    pub kind: UsmKind,
+    pub device: Option<Arc<Device>>,
+    pub pool: Option<Arc<UsmPool>>,
+    pub backing: Backing,
+}
+
+impl Allocation {
+    pub fn new(
+        raw: usize,
+        base: usize,
+        size: usize,
+        kind: UsmKind,
+        device: Option<Arc<Device>>,
+        pool: Option<Arc<UsmPool>>,
+        backing: Backing,
+    ) -> Allocation {
+        Allocation { base, raw, size, kind, device, pool, backing }
+    }
+
+    pub fn raw(&self) -> usize {
+        self.raw
+    }
+
+    pub fn contains(&self, addr: usize, len: usize) -> bool {
+        addr >= self.base && addr.checked_add(len).is_some_and(|end| end <= self.base + self.size)
+    }
+
+    /// Gives the memory back at once. Work that may still use it must have
+    /// completed (the caller synchronised).
+    fn release_now(&self) -> UrResult {
+        if let Some(d) = &self.device {
+            d.activate()?;
+        }
+        // SAFETY: the registry held the only record of this allocation and
+        // the caller has waited for the work that could use it.
+        unsafe {
+            match (self.backing, self.kind) {
+                (Backing::Driver, UsmKind::Host) => driver::mem_free_host(self.raw as *mut _).cu(),
+                (Backing::Driver, _) => driver::mem_free(self.raw as u64).cu(),
+                (Backing::NativePool, _) => {
+                    driver::free_async(self.raw as u64, std::ptr::null_mut()).cu()?;
+                    driver::ctx_synchronize().cu()
+                }
+            }
+        }
+    }
+}
+
+/// The live allocations of one context, by base address.
+#[derive(Default)]
+pub struct UsmRegistry {
+    live: Mutex<BTreeMap<usize, Allocation>>,
+}
+
+impl UsmRegistry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<usize, Allocation>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn insert(&self, a: Allocation) {
+        self.lock().insert(a.base, a);
+    }
+
+    /// Runs `f` on the allocation that contains `addr`.
+    pub fn with<R>(&self, addr: usize, f: impl FnOnce(&Allocation) -> R) -> Option<R> {
+        let live = self.lock();
+        let (_, a) = live.range(..=addr).next_back()?;
+        a.contains(addr, 1).then(|| f(a))
+    }
+
+    /// `INVALID_SIZE` when `addr` lies in one of ours that ends before
+    /// `addr + len`; memory we do not know (plain host memory) passes.
+    pub fn check_range(&self, addr: usize, len: usize) -> UrResult {
+        match self.with(addr, |a| a.contains(addr, len)) {
+            Some(false) => Err(UR_RESULT_ERROR_INVALID_SIZE),
+            _ => Ok(()),
+        }
+    }
+
+    /// The kind of memory at `addr`, if it is one of ours.
+    pub fn kind_of(&self, addr: usize) -> Option<UsmKind> {
+        self.with(addr, |a| a.kind)
+    }
+
+    /// Takes the allocation whose base is exactly `base`; anything else (an
+    /// interior pointer, a pointer freed already, a foreign one) is
+    /// `INVALID_MEM_OBJECT` and changes nothing.
+    pub fn remove(&self, base: usize) -> UrResult<Allocation> {
+        self.lock().remove(&base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+    }
+
+    /// Like [`remove`](Self::remove), but only when `check` accepts it.
+    pub fn remove_if(&self, base: usize, check: impl FnOnce(&Allocation) -> UrResult) -> UrResult<Allocation> {
+        let mut live = self.lock();
+        let a = live.get(&base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+        check(a)?;
+        Ok(live.remove(&base).expect("checked above"))
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// Frees everything (the context is going away; the caller synchronised).
+    pub fn free_all(&self) {
+        let all = std::mem::take(&mut *self.lock());
+        for a in all.values() {
+            if let Err(e) = a.release_now() {
+                log::warning(&format!("freeing a leftover allocation failed: {e:?}"));
+            }
+        }
+    }
+}
+
+/// What a blocking allocation asks for.
+pub struct AllocRequest<'a> {
+    pub kind: UsmKind,
+    pub size: usize,
+    pub align: usize,
+    pub device: Option<&'a Arc<Device>>,
+    pub pool: Option<&'a Arc<UsmPool>>,
+}
+
+/// The alignment the driver gives every allocation without asking.
+const NATURAL_ALIGN: usize = 256;
+
+impl Context {
+    /// The checks every allocation shares: size and alignment.
+    pub fn check_alloc(&self, size: usize, align: usize, device: Option<&Device>) -> UrResult {
+        if size == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+        }
+        if align != 0 && !align.is_power_of_two() {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let max = match device {
+            Some(d) => d.max_alloc_size(),
+            None => self.devices.iter().map(|d| d.max_alloc_size()).max().unwrap_or(0),
+        };
+        if size as u64 > max {
+            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+        }
+        Ok(())
+    }
+
+    /// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`.
+    pub fn usm_alloc(&self, req: AllocRequest) -> UrResult<*mut core::ffi::c_void> {
+        self.check_alloc(req.size, req.align, req.device.map(|d| &**d))?;
+        // Over-allocate only when the driver's own alignment is not enough.
+        let slack = if req.align > NATURAL_ALIGN { req.align } else { 0 };
+        let bytes = req.size.checked_add(slack).ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
+        let device = req.device.or(self.devices.first());
+        let native = req.kind == UsmKind::Device && req.pool.is_some_and(|p| p.is_native());
+        let raw = match req.kind {
+            UsmKind::Host => {
+                if let Some(d) = device {
+                    d.activate()?;
+                }
+                driver::mem_host_alloc(bytes).map_err(|_| UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)? as usize
+            }
+            UsmKind::Device if native => {
+                let pool = req.pool.expect("checked above");
+                pool.alloc_blocking(bytes)? as usize
+            }
+            UsmKind::Device => {
+                device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.activate()?;
+                driver::mem_alloc(bytes).cu()? as usize
+            }
+            UsmKind::Shared => {
+                let d = device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+                if !d.props.managed_memory {
+                    return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+                }
+                d.activate()?;
+                // Never ask for more managed memory than the GPU has free:
+                // oversubscribing it can stall the whole GPU.
+                let (free, _) = driver::mem_get_info().cu()?;
+                if bytes > free {
+                    return Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
+                }
+                driver::mem_alloc_managed(bytes).cu()? as usize
+            }
+        };
+        let base = if slack > 0 { raw.next_multiple_of(req.align) } else { raw };
+        let backing = if native { Backing::NativePool } else { Backing::Driver };
+        let owner = match req.kind {
+            UsmKind::Host => None,
+            _ => device.cloned(),
+        };
+        self.usm.insert(Allocation::new(raw, base, req.size, req.kind, owner, req.pool.cloned(), backing));
+        Ok(base as *mut _)
+    }
+
+    /// `urUSMFree`: waits for the devices' pending work, then frees.
+    pub fn usm_free(&self, ptr: *mut core::ffi::c_void) -> UrResult {
+        let a = self.usm.remove(ptr as usize)?;
+        // USM frees in UR are not ordered with queues; like cuMemFree, wait
+        // for what the device has in flight before the memory goes back.
+        for d in &self.devices {
+            d.activate()?;
+            driver::ctx_synchronize().cu()?;
+        }
+        a.release_now()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alloc(base: usize, size: usize) -> Allocation {
+        Allocation::new(base, base, size, UsmKind::Device, None, None, Backing::Driver)
+    }
+
+    #[test]
+    fn lookups_find_the_containing_allocation() {
+        let r = UsmRegistry::default();
+        r.insert(alloc(0x1000, 0x100));
+        r.insert(alloc(0x2000, 0x10));
+        assert_eq!(r.with(0x1080, |a| a.base), Some(0x1000));
+        assert_eq!(r.with(0x1100, |a| a.base), None);
+        assert_eq!(r.with(0x2000, |a| a.base), Some(0x2000));
+        assert_eq!(r.with(0xfff, |a| a.base), None);
+    }
+
+    #[test]
+    fn only_the_exact_base_can_be_removed_and_only_once() {
+        let r = UsmRegistry::default();
+        r.insert(alloc(0x1000, 0x100));
+        assert_eq!(r.remove(0x1008).err(), Some(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
+        assert_eq!(r.len(), 1);
+        assert!(r.remove(0x1000).is_ok());
+        assert_eq!(r.remove(0x1000).err(), Some(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
+    }
+
+    #[test]
+    fn a_refused_check_keeps_the_allocation() {
+        let r = UsmRegistry::default();
+        r.insert(alloc(0x1000, 0x100));
+        assert!(r.remove_if(0x1000, |_| Err(UR_RESULT_ERROR_INVALID_VALUE)).is_err());
+        assert_eq!(r.len(), 1);
+    }
+}

@@ -1,0 +1,704 @@
+//! The CUDA driver API in two tiers over cudarc's raw bindings (`sys`, loaded
+//! with dlopen at run time): thin functions that turn a `CUresult` into a
+//! `Result`, and owning wrappers (`Stream`, `CuEvent`, `Module`, `MemPool`)
+//! that release what they hold when dropped.
+//!
+//! cudarc panics when a library or symbol it needs is missing. [`load`]
+//! therefore checks the library and every symbol this adapter calls before
+//! anything else runs; once it has succeeded no binding can panic, and when it
+//! fails the adapter reports zero platforms.
+
+use cudarc::driver::sys;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::ptr::null_mut;
+use std::sync::OnceLock;
+
+pub use sys::{
+    CUcontext, CUdevice, CUdevice_attribute as Attr, CUdeviceptr, CUevent, CUfunction, CUmemoryPool,
+    CUmodule, CUresult, CUstream,
+};
+
+pub type CuResult<T = ()> = Result<T, CUresult>;
+
+/// Every driver symbol this adapter calls, checked once by [`load`]. A test
+/// keeps this list in step with the `sys::` calls in the sources.
+pub const SYMBOLS: &[&str] = &[
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuGetErrorName",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetName",
+    "cuDeviceTotalMem_v2",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetUuid_v2",
+    "cuDeviceGetPCIBusId",
+    "cuDevicePrimaryCtxRetain",
+    "cuCtxGetCurrent",
+    "cuCtxSetCurrent",
+    "cuCtxSynchronize",
+    "cuMemGetInfo_v2",
+    "cuStreamCreate",
+    "cuStreamDestroy_v2",
+    "cuStreamSynchronize",
+    "cuStreamWaitEvent",
+    "cuEventCreate",
+    "cuEventRecord",
+    "cuEventQuery",
+    "cuEventSynchronize",
+    "cuEventDestroy_v2",
+    "cuEventElapsedTime_v2",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemAllocManaged",
+    "cuMemHostAlloc",
+    "cuMemFreeHost",
+    "cuMemsetD8Async",
+    "cuMemsetD16Async",
+    "cuMemsetD32Async",
+    "cuMemsetD2D8Async",
+    "cuMemsetD2D32Async",
+    "cuMemcpyAsync",
+    "cuMemPrefetchAsync_v2",
+    "cuMemAdvise_v2",
+    "cuMemPoolCreate",
+    "cuMemPoolDestroy",
+    "cuMemPoolTrimTo",
+    "cuMemPoolGetAttribute",
+    "cuMemPoolSetAttribute",
+    "cuMemAllocFromPoolAsync",
+    "cuMemFreeAsync",
+    "cuDeviceGetDefaultMemPool",
+    "cuModuleLoadDataEx",
+    "cuModuleUnload",
+    "cuModuleGetFunction",
+    "cuModuleGetGlobal_v2",
+    "cuFuncGetAttribute",
+    "cuFuncGetParamInfo",
+    "cuLaunchKernel",
+    "cuLaunchCooperativeKernel",
+];
+
+#[inline]
+fn check(r: CUresult) -> CuResult {
+    if r == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(r)
+    }
+}
+
+/// Loads `libcuda`, checks every symbol in [`SYMBOLS`] and calls `cuInit`,
+/// once per process. `Err` says why CUDA is unusable here.
+pub fn load() -> Result<(), &'static str> {
+    static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            // SAFETY: only dlopen/dlsym; no symbol is called before it is found.
+            unsafe {
+                if !sys::is_culib_present() {
+                    return Err("libcuda.so.1 not found".into());
+                }
+                let lib = sys::culib();
+                if let Some(missing) = SYMBOLS.iter().find(|s| lib.get::<*const c_void>(s.as_bytes()).is_err()) {
+                    return Err(format!("the CUDA driver lacks {missing}"));
+                }
+                check(sys::cuInit(0)).map_err(|e| format!("cuInit failed: {}", error_name(e)))
+            }
+        })
+        .as_ref()
+        .map(|_| ())
+        .map_err(|e| e.as_str())
+}
+
+/// The driver's name for an error code (`CUDA_ERROR_OUT_OF_MEMORY`).
+pub fn error_name(e: CUresult) -> String {
+    let mut name: *const c_char = std::ptr::null();
+    // SAFETY: the driver writes a pointer to a static string.
+    if unsafe { sys::cuGetErrorName(e, &mut name) } == CUresult::CUDA_SUCCESS && !name.is_null() {
+        // SAFETY: a NUL-terminated static string.
+        unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned()
+    } else {
+        format!("{e:?}")
+    }
+}
+
+// --- driver, devices, contexts -------------------------------------------
+
+pub fn driver_version() -> CuResult<i32> {
+    let mut v = 0;
+    // SAFETY: one out int.
+    check(unsafe { sys::cuDriverGetVersion(&mut v) })?;
+    Ok(v)
+}
+
+pub fn device_count() -> CuResult<i32> {
+    let mut n = 0;
+    // SAFETY: one out int.
+    check(unsafe { sys::cuDeviceGetCount(&mut n) })?;
+    Ok(n)
+}
+
+pub fn device_get(ordinal: i32) -> CuResult<CUdevice> {
+    let mut d = 0;
+    // SAFETY: one out int.
+    check(unsafe { sys::cuDeviceGet(&mut d, ordinal) })?;
+    Ok(d)
+}
+
+pub fn device_name(dev: CUdevice) -> CuResult<String> {
+    let mut buf = [0 as c_char; 256];
+    // SAFETY: the driver writes at most `len` bytes, NUL-terminated.
+    check(unsafe { sys::cuDeviceGetName(buf.as_mut_ptr(), buf.len() as c_int, dev) })?;
+    // SAFETY: NUL-terminated within the buffer.
+    Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+}
+
+pub fn device_total_mem(dev: CUdevice) -> CuResult<usize> {
+    let mut bytes = 0;
+    // SAFETY: one out size.
+    check(unsafe { sys::cuDeviceTotalMem_v2(&mut bytes, dev) })?;
+    Ok(bytes)
+}
+
+pub fn device_attribute(dev: CUdevice, attr: Attr) -> CuResult<i32> {
+    let mut v = 0;
+    // SAFETY: one out int.
+    check(unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
+    Ok(v)
+}
+
+pub fn device_uuid(dev: CUdevice) -> CuResult<[u8; 16]> {
+    let mut uuid = sys::CUuuid { bytes: [0; 16] };
+    // SAFETY: one out struct.
+    check(unsafe { sys::cuDeviceGetUuid_v2(&mut uuid, dev) })?;
+    Ok(uuid.bytes.map(|b| b as u8))
+}
+
+pub fn device_pci_bus_id(dev: CUdevice) -> CuResult<String> {
+    let mut buf = [0 as c_char; 64];
+    // SAFETY: the driver writes at most `len` bytes, NUL-terminated.
+    check(unsafe { sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as c_int, dev) })?;
+    // SAFETY: NUL-terminated within the buffer.
+    Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+}
+
+pub fn default_mem_pool(dev: CUdevice) -> CuResult<CUmemoryPool> {
+    let mut pool = null_mut();
+    // SAFETY: one out handle.
+    check(unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, dev) })?;
+    Ok(pool)
+}
+
+/// Retains the device's primary context. It is never released: the adapter
+/// uses it until the process ends, as CUDA's runtime does.
+pub fn primary_ctx_retain(dev: CUdevice) -> CuResult<CUcontext> {
+    let mut ctx = null_mut();
+    // SAFETY: one out handle.
+    check(unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) })?;
+    Ok(ctx)
+}
+
+/// Makes `ctx` current on this thread unless it already is. Callers of the
+/// adapter may switch contexts between our calls, so ask the driver rather
+/// than caching the answer.
+#[inline]
+pub fn activate(ctx: CUcontext) -> CuResult {
+    let mut current = null_mut();
+    // SAFETY: one out handle; `ctx` is a retained primary context.
+    unsafe {
+        check(sys::cuCtxGetCurrent(&mut current))?;
+        if current != ctx {
+            check(sys::cuCtxSetCurrent(ctx))?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits for all work of the current context.
+pub fn ctx_synchronize() -> CuResult {
+    // SAFETY: no arguments.
+    check(unsafe { sys::cuCtxSynchronize() })
+}
+
+/// `(free, total)` bytes of the current context's device.
+pub fn mem_get_info() -> CuResult<(usize, usize)> {
+    let (mut free, mut total) = (0, 0);
+    // SAFETY: two out sizes.
+    check(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })?;
+    Ok((free, total))
+}
+
+// --- streams and events -----------------------------------------------------
+
+/// A stream of the current context, destroyed on drop.
+pub struct Stream(CUstream);
+
+// SAFETY: CUDA streams may be used from any thread.
+unsafe impl Send for Stream {}
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// A stream that does not synchronise with the legacy default stream.
+    pub fn new() -> CuResult<Stream> {
+        let mut s = null_mut();
+        // SAFETY: one out handle.
+        check(unsafe { sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint) })?;
+        Ok(Stream(s))
+    }
+
+    pub fn raw(&self) -> CUstream {
+        self.0
+    }
+
+    pub fn synchronize(&self) -> CuResult {
+        // SAFETY: a live stream.
+        check(unsafe { sys::cuStreamSynchronize(self.0) })
+    }
+
+    /// Makes later work on this stream wait for `event`'s last record.
+    pub fn wait(&self, event: CUevent) -> CuResult {
+        // SAFETY: a live stream and a live event.
+        check(unsafe { sys::cuStreamWaitEvent(self.0, event, 0) })
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: we own the stream; pending work still completes.
+        unsafe { sys::cuStreamDestroy_v2(self.0) };
+    }
+}
+
+/// A CUDA event, destroyed on drop.
+pub struct CuEvent(CUevent);
+
+// SAFETY: CUDA events may be used from any thread.
+unsafe impl Send for CuEvent {}
+unsafe impl Sync for CuEvent {}
+
+impl CuEvent {
+    /// `timing`: whether the event records a timestamp (slower to record).
+    pub fn new(timing: bool) -> CuResult<CuEvent> {
+        let flags = if timing {
+            sys::CUevent_flags::CU_EVENT_DEFAULT
+        } else {
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
+        };
+        let mut e = null_mut();
+        // SAFETY: one out handle.
+        check(unsafe { sys::cuEventCreate(&mut e, flags as c_uint) })?;
+        Ok(CuEvent(e))
+    }
+
+    pub fn raw(&self) -> CUevent {
+        self.0
+    }
+
+    pub fn record(&self, stream: CUstream) -> CuResult {
+        // SAFETY: a live event and stream of the same context.
+        check(unsafe { sys::cuEventRecord(self.0, stream) })
+    }
+
+    /// Whether the work before the last record has completed.
+    pub fn is_complete(&self) -> CuResult<bool> {
+        // SAFETY: a live event.
+        match unsafe { sys::cuEventQuery(self.0) } {
+            CUresult::CUDA_SUCCESS => Ok(true),
+            CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            e => Err(e),
+        }
+    }
+
+    pub fn synchronize(&self) -> CuResult {
+        // SAFETY: a live event.
+        check(unsafe { sys::cuEventSynchronize(self.0) })
+    }
+
+    /// Milliseconds from `self` to `end` (both recorded with timing).
+    pub fn elapsed_ms(&self, end: &CuEvent) -> CuResult<f32> {
+        let mut ms = 0.0f32;
+        // SAFETY: two live timing events.
+        check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.0, end.0) })?;
+        Ok(ms)
+    }
+}
+
+impl Drop for CuEvent {
+    fn drop(&mut self) {
+        // SAFETY: we own the event.
+        unsafe { sys::cuEventDestroy_v2(self.0) };
+    }
+}
+
+// --- memory -------------------------------------------------------------------
+
+pub fn mem_alloc(size: usize) -> CuResult<CUdeviceptr> {
+    let mut p = 0;
+    // SAFETY: one out pointer.
+    check(unsafe { sys::cuMemAlloc_v2(&mut p, size) })?;
+    Ok(p)
+}
+
+/// # Safety
+/// `p` must be a live `cuMemAlloc` allocation that no pending work uses.
+pub unsafe fn mem_free(p: CUdeviceptr) -> CuResult {
+    check(sys::cuMemFree_v2(p))
+}
+
+pub fn mem_alloc_managed(size: usize) -> CuResult<CUdeviceptr> {
+    let mut p = 0;
+    // SAFETY: one out pointer.
+    check(unsafe { sys::cuMemAllocManaged(&mut p, size, sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as c_uint) })?;
+    Ok(p)
+}
+
+/// Page-locked host memory that every context can reach by the same address.
+pub fn mem_host_alloc(size: usize) -> CuResult<*mut c_void> {
+    const PORTABLE: c_uint = 0x01;
+    const DEVICEMAP: c_uint = 0x02;
+    let mut p = null_mut();
+    // SAFETY: one out pointer.
+    check(unsafe { sys::cuMemHostAlloc(&mut p, size, PORTABLE | DEVICEMAP) })?;
+    Ok(p)
+}
+
+/// # Safety
+/// `p` must be a live `cuMemHostAlloc` allocation that no pending work uses.
+pub unsafe fn mem_free_host(p: *mut c_void) -> CuResult {
+    check(sys::cuMemFreeHost(p))
+}
+
+/// Fills `count` elements of `width` bytes (1, 2 or 4) with `value`.
+///
+/// # Safety
+/// `dst .. dst + count * width` must be device-accessible memory of the
+/// stream's context.
+pub unsafe fn memset_async(dst: CUdeviceptr, value: u32, width: usize, count: usize, stream: CUstream) -> CuResult {
+    check(match width {
+        1 => sys::cuMemsetD8Async(dst, value as u8, count, stream),
+        2 => sys::cuMemsetD16Async(dst, value as u16, count, stream),
+        4 => sys::cuMemsetD32Async(dst, value, count, stream),
+        _ => CUresult::CUDA_ERROR_INVALID_VALUE,
+    })
+}
+
+/// Writes `value` (1 or 4 bytes wide) into the first `width` elements of
+/// `height` rows that start `pitch` bytes apart.
+///
+/// # Safety
+/// Every row must be device-accessible memory of the stream's context.
+pub unsafe fn memset_2d_async(
+    dst: CUdeviceptr,
+    pitch: usize,
+    value: u32,
+    element: usize,
+    width: usize,
+    height: usize,
+    stream: CUstream,
+) -> CuResult {
+    check(match element {
+        1 => sys::cuMemsetD2D8Async(dst, pitch, value as u8, width, height, stream),
+        4 => sys::cuMemsetD2D32Async(dst, pitch, value, width, height, stream),
+        _ => CUresult::CUDA_ERROR_INVALID_VALUE,
+    })
+}
+
+/// # Safety
+/// Both ranges must be valid for `size` bytes (unified addressing decides the
+/// direction) and stay valid until the copy completes.
+pub unsafe fn memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, size: usize, stream: CUstream) -> CuResult {
+    check(sys::cuMemcpyAsync(dst, src, size, stream))
+}
+
+fn device_location(dev: CUdevice) -> sys::CUmemLocation {
+    sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: dev }
+}
+
+fn host_location() -> sys::CUmemLocation {
+    sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST, id: 0 }
+}
+
+/// Migrates managed memory to `dev`, or to the host when `dev` is `None`.
+///
+/// # Safety
+/// The range must be managed memory.
+pub unsafe fn mem_prefetch_async(p: CUdeviceptr, size: usize, dev: Option<CUdevice>, stream: CUstream) -> CuResult {
+    let loc = dev.map_or_else(host_location, device_location);
+    check(sys::cuMemPrefetchAsync_v2(p, size, loc, 0, stream))
+}
+
+/// # Safety
+/// The range must be managed memory.
+pub unsafe fn mem_advise(p: CUdeviceptr, size: usize, advice: sys::CUmem_advise, dev: Option<CUdevice>) -> CuResult {
+    let loc = dev.map_or_else(host_location, device_location);
+    check(sys::cuMemAdvise_v2(p, size, advice, loc))
+}
+
+// --- memory pools -----------------------------------------------------------
+
+/// A native stream-ordered memory pool. `owned` pools are destroyed on drop;
+/// a device's default pool is only borrowed.
+pub struct MemPool {
+    raw: CUmemoryPool,
+    owned: bool,
+}
+
+// SAFETY: CUDA memory pools may be used from any thread.
+unsafe impl Send for MemPool {}
+unsafe impl Sync for MemPool {}
+
+pub use sys::CUmemPool_attribute as PoolAttr;
+
+impl MemPool {
+    /// A new pool of device memory on `dev`.
+    pub fn new(dev: CUdevice) -> CuResult<MemPool> {
+        // SAFETY: an all-zero props struct is valid (no handle types, no limits).
+        let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
+        props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
+        props.location = device_location(dev);
+        let mut raw = null_mut();
+        // SAFETY: valid props, one out handle.
+        check(unsafe { sys::cuMemPoolCreate(&mut raw, &props) })?;
+        Ok(MemPool { raw, owned: true })
+    }
+
+    /// The device's default pool (what `cudaMallocAsync` uses).
+    pub fn device_default(dev: CUdevice) -> CuResult<MemPool> {
+        Ok(MemPool { raw: default_mem_pool(dev)?, owned: false })
+    }
+
+    pub fn raw(&self) -> CUmemoryPool {
+        self.raw
+    }
+
+    /// Reads a 64-bit attribute (thresholds and statistics).
+    pub fn get_u64(&self, attr: PoolAttr) -> CuResult<u64> {
+        let mut v = 0u64;
+        // SAFETY: the size-typed attributes are cuuint64_t.
+        check(unsafe { sys::cuMemPoolGetAttribute(self.raw, attr, &mut v as *mut u64 as *mut c_void) })?;
+        Ok(v)
+    }
+
+    /// Writes a 64-bit attribute (the release threshold, or 0 to reset a
+    /// high-water mark).
+    pub fn set_u64(&self, attr: PoolAttr, mut v: u64) -> CuResult {
+        // SAFETY: as for `get_u64`.
+        check(unsafe { sys::cuMemPoolSetAttribute(self.raw, attr, &mut v as *mut u64 as *mut c_void) })
+    }
+
+    pub fn trim_to(&self, keep: usize) -> CuResult {
+        // SAFETY: a live pool.
+        check(unsafe { sys::cuMemPoolTrimTo(self.raw, keep) })
+    }
+
+    /// Allocates `size` bytes, usable by work ordered after this point of
+    /// `stream`.
+    pub fn alloc_async(&self, size: usize, stream: CUstream) -> CuResult<CUdeviceptr> {
+        let mut p = 0;
+        // SAFETY: a live pool and stream, one out pointer.
+        check(unsafe { sys::cuMemAllocFromPoolAsync(&mut p, size, self.raw, stream) })?;
+        Ok(p)
+    }
+}
+
+/// Returns `p` to its pool once the work before this point of `stream` is done.
+///
+/// # Safety
+/// `p` must be a live allocation from a stream-ordered pool.
+pub unsafe fn free_async(p: CUdeviceptr, stream: CUstream) -> CuResult {
+    check(sys::cuMemFreeAsync(p, stream))
+}
+
+impl Drop for MemPool {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: we own the pool; the caller freed its allocations.
+            unsafe { sys::cuMemPoolDestroy(self.raw) };
+        }
+    }
+}
+
+// --- modules and kernels -----------------------------------------------------
+
+/// A loaded module (PTX or cubin), unloaded on drop.
+pub struct Module(CUmodule);
+
+// SAFETY: CUDA modules may be used from any thread.
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+impl Module {
+    /// Loads an image into the current context. PTX must end in a NUL byte.
+    /// Returns the module, or the error with the JIT's error log.
+    pub fn load(image: &[u8]) -> Result<(Module, String), (CUresult, String)> {
+        use sys::CUjit_option as Opt;
+        const LOG: usize = 16 * 1024;
+        let mut info = vec![0u8; LOG];
+        let mut error = vec![0u8; LOG];
+        let mut options = [
+            Opt::CU_JIT_INFO_LOG_BUFFER,
+            Opt::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+            Opt::CU_JIT_ERROR_LOG_BUFFER,
+            Opt::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        // The driver reads sizes passed by value in the pointer slots.
+        let mut values: [*mut c_void; 4] =
+            [info.as_mut_ptr().cast(), LOG as *mut c_void, error.as_mut_ptr().cast(), LOG as *mut c_void];
+        let mut m = null_mut();
+        // SAFETY: `image` is a complete image; the log buffers outlive the call.
+        let r = unsafe {
+            sys::cuModuleLoadDataEx(&mut m, image.as_ptr().cast(), 4, options.as_mut_ptr(), values.as_mut_ptr())
+        };
+        let text = |buf: &[u8]| {
+            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+            String::from_utf8_lossy(&buf[..end]).into_owned()
+        };
+        match check(r) {
+            Ok(()) => Ok((Module(m), text(&info))),
+            Err(e) => Err((e, text(&error))),
+        }
+    }
+
+    /// The kernel called `name`; `CUDA_ERROR_NOT_FOUND` when there is none.
+    pub fn function(&self, name: &CStr) -> CuResult<CUfunction> {
+        let mut f = null_mut();
+        // SAFETY: a live module and a NUL-terminated name.
+        check(unsafe { sys::cuModuleGetFunction(&mut f, self.0, name.as_ptr()) })?;
+        Ok(f)
+    }
+
+    /// `(address, size)` of the global variable called `name`.
+    pub fn global(&self, name: &CStr) -> CuResult<(CUdeviceptr, usize)> {
+        let (mut p, mut size) = (0, 0);
+        // SAFETY: a live module and a NUL-terminated name.
+        check(unsafe { sys::cuModuleGetGlobal_v2(&mut p, &mut size, self.0, name.as_ptr()) })?;
+        Ok((p, size))
+    }
+
+    pub fn raw(&self) -> CUmodule {
+        self.0
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: we own the module; kernels made from it are gone.
+        unsafe { sys::cuModuleUnload(self.0) };
+    }
+}
+
+pub use sys::CUfunction_attribute as FuncAttr;
+
+pub fn func_attribute(f: CUfunction, attr: FuncAttr) -> CuResult<i32> {
+    let mut v = 0;
+    // SAFETY: a live function, one out int.
+    check(unsafe { sys::cuFuncGetAttribute(&mut v, attr, f) })?;
+    Ok(v)
+}
+
+/// `(offset, size)` in bytes of each parameter of a kernel, in order.
+pub fn func_params(f: CUfunction) -> CuResult<Vec<(usize, usize)>> {
+    let mut params = Vec::new();
+    loop {
+        let (mut offset, mut size) = (0, 0);
+        // SAFETY: a live function, two out sizes; past the last parameter the
+        // driver answers CUDA_ERROR_INVALID_VALUE.
+        match unsafe { sys::cuFuncGetParamInfo(f, params.len(), &mut offset, &mut size) } {
+            CUresult::CUDA_SUCCESS => params.push((offset, size)),
+            CUresult::CUDA_ERROR_INVALID_VALUE => return Ok(params),
+            e => return Err(e),
+        }
+    }
+}
+
+/// Grid and block dimensions and dynamic shared memory of one launch.
+pub struct LaunchDims {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_bytes: u32,
+}
+
+/// # Safety
+/// `params` must hold one pointer per kernel parameter, each pointing at a
+/// value of that parameter's size; they are copied before this returns.
+pub unsafe fn launch_kernel(
+    f: CUfunction,
+    dims: &LaunchDims,
+    stream: CUstream,
+    params: &mut [*mut c_void],
+    cooperative: bool,
+) -> CuResult {
+    let [gx, gy, gz] = dims.grid;
+    let [bx, by, bz] = dims.block;
+    let p = if params.is_empty() { null_mut() } else { params.as_mut_ptr() };
+    check(if cooperative {
+        sys::cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, dims.shared_bytes, stream, p)
+    } else {
+        sys::cuLaunchKernel(f, gx, gy, gz, bx, by, bz, dims.shared_bytes, stream, p, null_mut())
+    })
+}
+
+/// A NUL-terminated copy of `bytes` unless it already ends in NUL (the
+/// driver reads PTX up to its terminator).
+pub fn nul_terminated(bytes: &[u8]) -> Vec<u8> {
+    let mut v = bytes.to_vec();
+    if v.last() != Some(&0) {
+        v.push(0);
+    }
+    v
+}
+
+/// A Rust string as a C string for the driver; an interior NUL is an error.
+pub fn c_string(s: &str) -> Option<CString> {
+    CString::new(s).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `sys::cuX` the adapter calls is in `SYMBOLS`, so `load` has
+    /// checked it before any call can reach cudarc's panicking loader.
+    #[test]
+    fn every_called_symbol_is_checked_at_load() {
+        let mut called = std::collections::BTreeSet::new();
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+        let mut dirs = vec![std::path::PathBuf::from(src)];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for piece in text.split("sys::cu").skip(1) {
+                        let name: String = piece.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                        if piece[name.len()..].starts_with('(') && !name.is_empty() {
+                            called.insert(format!("cu{name}"));
+                        }
+                    }
+                }
+            }
+        }
+        // cudarc's own helpers, not driver entry points.
+        called.remove("culib");
+        let missing: Vec<_> = called.iter().filter(|s| !SYMBOLS.contains(&s.as_str())).collect();
+        assert!(missing.is_empty(), "called but not checked at load: {missing:?}");
+        assert!(called.len() > 40, "the scan found too few calls: {called:?}");
+    }
+
+    #[test]
+    fn nul_termination() {
+        assert_eq!(nul_terminated(b"ab"), b"ab\0");
+        assert_eq!(nul_terminated(b"ab\0"), b"ab\0");
+    }
+
+    /// Without a driver (CI), loading fails cleanly instead of panicking.
+    #[test]
+    fn load_never_panics() {
+        let r = std::panic::catch_unwind(load);
+        assert!(r.is_ok());
+    }
+}
