@@ -1,44 +1,39 @@
-//! `urAdapter*`.
+//! `urAdapter*`: the shared adapter object of `ur_core` answers them; this
+//! backend adds only what lives beside it (its platform, its workers).
 
-use super::obj;
-use crate::core::adapter::Adapter;
+use crate::core::platform::Platform;
+use crate::DDI;
 use std::ffi::{c_char, c_void};
-use ur_core::boundary::{ffi_call, write_out};
-use ur_core::info::InfoOut;
+use ur_core::adapter::AdapterSlot;
+use ur_core::boundary::ffi_call;
+use ur_core::handle;
 use ur_core::*;
 
-/// The adapter's own version (`UR_ADAPTER_INFO_VERSION`): 1 until a second
-/// generation of this adapter has to be told apart.
-const ADAPTER_VERSION: u32 = 1;
+pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_NATIVE_CPU, "NATIVE_CPU");
 
 pub unsafe extern "C" fn urAdapterGet(
     NumEntries: u32,
     phAdapters: *mut ur_adapter_handle_t,
     pNumAdapters: *mut u32,
 ) -> ur_result_t {
-    ffi_call(|| {
-        log::init("NATIVE_CPU");
-        if NumEntries == 0 && !phAdapters.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
-        }
-        if !phAdapters.is_null() {
-            // Only a handle handed out takes a reference.
-            let adapter = Adapter::acquire();
-            phAdapters.write(std::sync::Arc::as_ptr(&adapter) as ur_adapter_handle_t);
-        }
-        if !pNumAdapters.is_null() {
-            pNumAdapters.write(1);
-        }
-        Ok(())
-    })
+    ffi_call(|| ADAPTER.get(NumEntries, phAdapters, pNumAdapters))
 }
 
 pub unsafe extern "C" fn urAdapterRetain(hAdapter: ur_adapter_handle_t) -> ur_result_t {
-    ffi_call(|| obj::<Adapter>(hAdapter)?.retain())
+    ffi_call(|| ADAPTER.retain(hAdapter))
 }
 
+/// The last release also lets the platform go and joins the workers of
+/// released queues, so that a loader may unload the library afterwards.
 pub unsafe extern "C" fn urAdapterRelease(hAdapter: ur_adapter_handle_t) -> ur_result_t {
-    ffi_call(|| obj::<Adapter>(hAdapter)?.release())
+    ffi_call(|| {
+        let last = handle::ref_count_of(ADAPTER.borrow(hAdapter)?) == 1;
+        ADAPTER.release(hAdapter)?;
+        if last {
+            Platform::adapter_released();
+        }
+        Ok(())
+    })
 }
 
 pub unsafe extern "C" fn urAdapterGetLastError(
@@ -46,16 +41,7 @@ pub unsafe extern "C" fn urAdapterGetLastError(
     ppMessage: *mut *const c_char,
     pError: *mut i32,
 ) -> ur_result_t {
-    ffi_call(|| {
-        obj::<Adapter>(hAdapter)?;
-        if ppMessage.is_null() || pError.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
-        }
-        // No entry point of this adapter returns ADAPTER_SPECIFIC: there is
-        // no driver error to report.
-        write_out(ppMessage, c"".as_ptr())?;
-        write_out(pError, 0)
-    })
+    ffi_call(|| ADAPTER.get_last_error(hAdapter, ppMessage, pError))
 }
 
 pub unsafe extern "C" fn urAdapterGetInfo(
@@ -65,19 +51,7 @@ pub unsafe extern "C" fn urAdapterGetInfo(
     pPropValue: *mut c_void,
     pPropSizeRet: *mut usize,
 ) -> ur_result_t {
-    ffi_call(|| {
-        let adapter = obj::<Adapter>(hAdapter)?;
-        if propName.0 > UR_ADAPTER_INFO_VERSION.0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
-        let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
-        match propName {
-            UR_ADAPTER_INFO_BACKEND => out.value(UR_BACKEND_NATIVE_CPU),
-            UR_ADAPTER_INFO_REFERENCE_COUNT => out.value(adapter.ref_count()),
-            UR_ADAPTER_INFO_VERSION => out.value(ADAPTER_VERSION),
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
-    })
+    ffi_call(|| ADAPTER.get_info(hAdapter, propName, propSize, pPropValue, pPropSizeRet))
 }
 
 pub unsafe extern "C" fn urAdapterSetLoggerCallback(
@@ -86,29 +60,12 @@ pub unsafe extern "C" fn urAdapterSetLoggerCallback(
     pUserData: *mut c_void,
     level: ur_logger_level_t,
 ) -> ur_result_t {
-    ffi_call(|| {
-        let adapter = obj::<Adapter>(hAdapter)?;
-        if pfnLoggerCallback.is_none() {
-            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
-        }
-        if level.0 > UR_LOGGER_LEVEL_QUIET.0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
-        adapter.set_logger(pfnLoggerCallback, pUserData, level);
-        Ok(())
-    })
+    ffi_call(|| ADAPTER.set_logger_callback(hAdapter, pfnLoggerCallback, pUserData, level))
 }
 
 pub unsafe extern "C" fn urAdapterSetLoggerCallbackLevel(
     hAdapter: ur_adapter_handle_t,
     level: ur_logger_level_t,
 ) -> ur_result_t {
-    ffi_call(|| {
-        let adapter = obj::<Adapter>(hAdapter)?;
-        if level.0 > UR_LOGGER_LEVEL_QUIET.0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
-        adapter.set_logger_level(level);
-        Ok(())
-    })
+    ffi_call(|| ADAPTER.set_logger_callback_level(hAdapter, level))
 }

@@ -74,14 +74,15 @@ pub unsafe extern "C" fn urContextGetInfo(
     })
 }
 
-/// The native handle of a host context is the context object itself.
+/// A host context wraps no driver object: there is no native handle.
 pub unsafe extern "C" fn urContextGetNativeHandle(
     hContext: ur_context_handle_t,
     phNativeContext: *mut ur_native_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
         obj::<Context>(hContext)?;
-        write_out(phNativeContext, hContext as ur_native_handle_t)
+        non_null(phNativeContext)?;
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     })
 }
 

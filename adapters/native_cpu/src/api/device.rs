@@ -1,11 +1,11 @@
 //! `urDevice*`.
 
 use super::{obj, write_handles};
-use crate::core::device::{self, Device, MAX_WORK_GROUPS, MAX_WORK_GROUP_SIZE};
+use crate::core::device::{self, Device};
 use crate::core::host;
 use crate::core::platform::Platform;
 use std::ffi::c_void;
-use ur_core::boundary::{ffi_call, write_optional, write_out};
+use ur_core::boundary::{ffi_call, non_null, write_optional};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -28,7 +28,7 @@ pub unsafe extern "C" fn urDeviceGet(
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
         if phDevices.is_null() && pNumDevices.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
         let matching: Vec<ur_device_handle_t> = if Device::matches(DeviceType) {
             platform.devices.iter().map(|d| d.handle()).collect()
@@ -49,14 +49,15 @@ pub unsafe extern "C" fn urDeviceRelease(hDevice: ur_device_handle_t) -> ur_resu
     ffi_call(|| obj::<Device>(hDevice).map(drop))
 }
 
-/// The native handle of the host device is the device object itself.
+/// The host device wraps no driver object: there is no native handle.
 pub unsafe extern "C" fn urDeviceGetNativeHandle(
     hDevice: ur_device_handle_t,
     phNativeDevice: *mut ur_native_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
         obj::<Device>(hDevice)?;
-        write_out(phNativeDevice, hDevice as ur_native_handle_t)
+        non_null(phNativeDevice)?;
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     })
 }
 
@@ -122,11 +123,6 @@ fn device_info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResul
         UR_DEVICE_INFO_TYPE => out.value(UR_DEVICE_TYPE_CPU),
         UR_DEVICE_INFO_VENDOR_ID => out.value(h.vendor_id),
         UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => out.value(h.compute_units),
-        UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(3u32),
-        UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => out.slice(&[MAX_WORK_GROUP_SIZE; 3]),
-        UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(MAX_WORK_GROUP_SIZE),
-        UR_DEVICE_INFO_MAX_WORK_GROUPS_3D => out.slice(&[MAX_WORK_GROUPS; 3]),
-        UR_DEVICE_INFO_MAX_WORK_GROUPS => out.value(MAX_WORK_GROUPS),
         UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(fp_config(device, true)),
         UR_DEVICE_INFO_DOUBLE_FP_CONFIG => out.value(fp_config(device, true)),
         UR_DEVICE_INFO_HALF_FP_CONFIG => out.value(if h.has_fp16 { fp_config(device, false) } else { 0 }),
@@ -170,19 +166,11 @@ fn device_info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResul
         | UR_DEVICE_INFO_IMAGE3D_MAX_DEPTH
         | UR_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE
         | UR_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE => out.value(0usize),
-        UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(4096usize),
         // In bits, as OpenCL counts it: the default USM alignment.
         UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value((device::DEFAULT_USM_ALIGNMENT * 8) as u32),
         UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => out.value(UR_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE),
         UR_DEVICE_INFO_GLOBAL_MEM_CACHELINE_SIZE => out.value(h.cache_line),
         UR_DEVICE_INFO_GLOBAL_MEM_CACHE_SIZE if h.cache_size > 0 => out.value(h.cache_size),
-        // Constant memory is ordinary memory on a CPU.
-        UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(device.max_alloc_size()),
-        UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(64u32),
-        // Work-group local memory is ordinary memory too; offer what stays
-        // in the L1 data cache, as a useful size.
-        UR_DEVICE_INFO_LOCAL_MEM_TYPE => out.value(UR_DEVICE_LOCAL_MEM_TYPE_GLOBAL),
-        UR_DEVICE_INFO_LOCAL_MEM_SIZE => out.value(if h.l1_data_cache > 0 { h.l1_data_cache } else { 32 << 10 }),
         UR_DEVICE_INFO_ERROR_CORRECTION_SUPPORT => out.bool(false),
         UR_DEVICE_INFO_HOST_UNIFIED_MEMORY => out.bool(true),
         UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(device::clock_resolution_ns()),
@@ -203,17 +191,13 @@ fn device_info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResul
             let v = UR_API_VERSION_IMPLEMENTED.0;
             out.string(&format!("{}.{}", v >> 16, v & 0xffff))
         }
-        UR_DEVICE_INFO_EXTENSIONS => out.string(&extensions(device)),
-        UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(1usize << 20),
-        UR_DEVICE_INFO_PREFERRED_INTEROP_USER_SYNC => out.bool(true),
+        // No backend extensions: this adapter compiles nothing.
+        UR_DEVICE_INFO_EXTENSIONS => out.string(""),
         // Not partitionable: no parent, no partitions.
         UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
         UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice::<ur_device_partition_t>(&[]),
         UR_DEVICE_INFO_PARTITION_TYPE => out.slice::<ur_device_partition_property_t>(&[]),
         UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES | UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(0u32),
-        UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => out.value(MAX_WORK_GROUP_SIZE as u32 / device.sub_group_size()),
-        UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => out.slice(&[device.sub_group_size()]),
-        UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(false),
         UR_DEVICE_INFO_USM_HOST_SUPPORT
         | UR_DEVICE_INFO_USM_DEVICE_SUPPORT
         | UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT
@@ -300,16 +284,8 @@ fn device_info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResul
         UR_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH_EXP
         | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_HEIGHT_EXP
         | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_PITCH_EXP => out.value(0usize),
-        // GPU facts, PCI and power data, IL: no answer on a host CPU.
+        // Kernel limits (this adapter runs no kernels), GPU facts, PCI and
+        // power data, IL: nothing true to answer.
         _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
     }
-}
-
-/// OpenCL-style extension names for what the CPU does in hardware.
-fn extensions(device: &Device) -> String {
-    let mut ext = vec!["cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"];
-    if device.host.has_fp16 {
-        ext.push("cl_khr_fp16");
-    }
-    ext.join(" ")
 }

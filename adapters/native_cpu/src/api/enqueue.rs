@@ -12,8 +12,9 @@ use ur_core::boundary::{ffi_call, non_null};
 use ur_core::handle::into_handle;
 use ur_core::*;
 
-/// Queues `command`, blocks for it when asked, and hands out its event when
-/// the caller wants one.
+/// Queues `command`, blocks for it when asked (returning its result), and
+/// hands out its event when the caller wants one. A blocking command always
+/// gets an event: it is how the caller waits for that one command.
 ///
 /// # Safety
 /// `ph_event` is null or valid for a write.
@@ -26,14 +27,17 @@ unsafe fn submit(
     blocking: bool,
     ph_event: *mut ur_event_handle_t,
 ) -> UrResult {
-    let done = queue.submit(Submission { command_type, command, deps, order, want_event: !ph_event.is_null() })?;
-    if blocking {
-        queue.wait_for(done.seq);
-    }
-    if let Some(event) = done.event {
+    let want_event = blocking || !ph_event.is_null();
+    let done = queue.submit(Submission { command_type, command, deps, order, want_event })?;
+    let outcome = match (&done.event, blocking) {
+        (Some(event), true) => event.outcome(),
+        _ => Ok(()),
+    };
+    // A failed blocking command returns its error and no event.
+    if let (Some(event), false, Ok(())) = (done.event, ph_event.is_null(), outcome) {
         ph_event.write(into_handle(event));
     }
-    Ok(())
+    outcome
 }
 
 /// A pointer a command will access for `len` bytes, checked against the
@@ -157,7 +161,7 @@ pub unsafe extern "C" fn urEnqueueUSMMemcpy(
         let dst = usm_ptr(queue, pDst, size)?;
         let src = usm_ptr(queue, pSrc, size)?;
         if overlaps(pDst as *const u8, size, pSrc as *const u8, size) {
-            return Err(UR_RESULT_ERROR_OVERLAPPING_REGIONS);
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         let deps = pending_events(numEventsInWaitList, phEventWaitList)?;
         submit(
@@ -281,11 +285,6 @@ pub unsafe extern "C" fn urEnqueueUSMMemcpy2D(
         }
         let dst = usm_ptr(queue, pDst, region_2d_bytes(dstPitch, height)?)?;
         let src = usm_ptr(queue, pSrc, region_2d_bytes(srcPitch, height)?)?;
-        // The bytes the rows span, first to last.
-        let span = |pitch: usize| pitch * (height - 1) + width;
-        if width > 0 && overlaps(pDst as *const u8, span(dstPitch), pSrc as *const u8, span(srcPitch)) {
-            return Err(UR_RESULT_ERROR_OVERLAPPING_REGIONS);
-        }
         let deps = pending_events(numEventsInWaitList, phEventWaitList)?;
         let command = Command::Copy2D { dst, dst_pitch: dstPitch, src, src_pitch: srcPitch, width, height };
         submit(queue, UR_COMMAND_USM_MEMCPY_2D, command, deps, Order::default(), blocking, phEvent)

@@ -1,9 +1,9 @@
 //! `urPlatform*`.
 
-use super::{obj, write_handles};
-use crate::core::adapter::Adapter;
+use super::{arc, obj, write_handles};
 use crate::core::platform::Platform;
 use std::ffi::{c_char, c_void, CStr};
+use ur_core::adapter::Adapter;
 use ur_core::boundary::{ffi_call, non_null, write_out};
 use ur_core::info::InfoOut;
 use ur_core::*;
@@ -15,14 +15,14 @@ pub unsafe extern "C" fn urPlatformGet(
     pNumPlatforms: *mut u32,
 ) -> ur_result_t {
     ffi_call(|| {
-        let adapter = obj::<Adapter>(hAdapter)?;
+        let adapter = arc::<Adapter>(hAdapter)?;
         if NumEntries == 0 && !phPlatforms.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         if phPlatforms.is_null() && pNumPlatforms.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        write_handles(&[adapter.platform.handle()], NumEntries, phPlatforms, pNumPlatforms);
+        write_handles(&[Platform::of_adapter(&adapter).handle()], NumEntries, phPlatforms, pNumPlatforms);
         Ok(())
     })
 }
@@ -63,14 +63,15 @@ pub unsafe extern "C" fn urPlatformGetApiVersion(
     })
 }
 
-/// The native handle of a host platform is the platform object itself.
+/// A host platform wraps no driver object: there is no native handle.
 pub unsafe extern "C" fn urPlatformGetNativeHandle(
     hPlatform: ur_platform_handle_t,
     phNativePlatform: *mut ur_native_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
         obj::<Platform>(hPlatform)?;
-        write_out(phNativePlatform, hPlatform as ur_native_handle_t)
+        non_null(phNativePlatform)?;
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     })
 }
 

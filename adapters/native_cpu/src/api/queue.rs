@@ -1,20 +1,15 @@
 //! `urQueue*`.
 
 use super::{arc, obj, release_counted, retain_counted};
-use crate::core::adapter;
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::queue::Queue;
 use crate::core::refcount::Counted;
 use std::ffi::c_void;
-use ur_core::boundary::{ffi_call, for_each_in_chain, write_out};
+use ur_core::boundary::{ffi_call, for_each_in_chain, non_null, write_out};
 use ur_core::handle::into_handle;
 use ur_core::info::InfoOut;
 use ur_core::*;
-
-/// Flags that ask for a queue on the device side, which a host device has
-/// not got (`UR_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES` is 0).
-const ON_DEVICE_FLAGS: u32 = UR_QUEUE_FLAG_ON_DEVICE.0 | UR_QUEUE_FLAG_ON_DEVICE_DEFAULT.0;
 
 fn both(flags: u32, a: ur_queue_flag_t, b: ur_queue_flag_t) -> bool {
     flags & a.0 != 0 && flags & b.0 != 0
@@ -41,7 +36,6 @@ pub unsafe extern "C" fn urQueueCreate(
         }
         if both(flags, UR_QUEUE_FLAG_PRIORITY_HIGH, UR_QUEUE_FLAG_PRIORITY_LOW)
             || both(flags, UR_QUEUE_FLAG_SUBMISSION_BATCHED, UR_QUEUE_FLAG_SUBMISSION_IMMEDIATE)
-            || flags & ON_DEVICE_FLAGS != 0
         {
             return Err(UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES);
         }
@@ -57,9 +51,10 @@ pub unsafe extern "C" fn urQueueCreate(
                 Ok(())
             })?;
         }
-        // Priority, submission and event-discarding hints change nothing here.
+        // Priority, submission, device-queue and event-discarding flags are
+        // hints a host device honours by changing nothing.
         let queue = Queue::new(ctx, device, flags);
-        adapter::log(UR_LOGGER_LEVEL_DEBUG, &format!("queue {} created, flags {flags:#x}", queue.shared.id));
+        log::debug(&format!("queue {} created, flags {flags:#x}", queue.shared.id));
         write_out(phQueue, into_handle(queue))
     })
 }
@@ -93,14 +88,13 @@ pub unsafe extern "C" fn urQueueGetInfo(
             UR_QUEUE_INFO_FLAGS => out.value(q.flags),
             UR_QUEUE_INFO_REFERENCE_COUNT => out.value(queue.user_refs().get()),
             UR_QUEUE_INFO_EMPTY => out.bool(queue.is_empty()),
-            // Only queues made with `ON_DEVICE` answer these; none are.
-            UR_QUEUE_INFO_DEVICE_DEFAULT | UR_QUEUE_INFO_SIZE => Err(UR_RESULT_ERROR_INVALID_QUEUE),
+            // Device-side queues (`DEVICE_DEFAULT`, `SIZE`) do not exist here.
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     })
 }
 
-/// The native handle of a host queue is the queue object itself.
+/// A host queue wraps no driver object: there is no native handle.
 pub unsafe extern "C" fn urQueueGetNativeHandle(
     hQueue: ur_queue_handle_t,
     _pDesc: *mut ur_queue_native_desc_t,
@@ -108,15 +102,13 @@ pub unsafe extern "C" fn urQueueGetNativeHandle(
 ) -> ur_result_t {
     ffi_call(|| {
         obj::<Queue>(hQueue)?;
-        write_out(phNativeQueue, hQueue as ur_native_handle_t)
+        non_null(phNativeQueue)?;
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     })
 }
 
 pub unsafe extern "C" fn urQueueFinish(hQueue: ur_queue_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        obj::<Queue>(hQueue)?.finish();
-        Ok(())
-    })
+    ffi_call(|| obj::<Queue>(hQueue)?.finish())
 }
 
 /// Commands reach the workers as they are enqueued: nothing to flush.

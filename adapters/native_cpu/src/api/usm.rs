@@ -1,8 +1,12 @@
 //! `urUSM*`: blocking allocation, free, queries, and pools.
+//!
+//! Pools are served only where the device reports `USM_POOL_SUPPORT`; until
+//! then the pool entry points check their arguments and answer
+//! `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`, as does a non-null `pool` argument.
 
 use super::{obj, release_counted, retain_counted};
 use crate::core::context::Context;
-use crate::core::device::Device;
+use crate::core::device::{Device, USM_POOL_SUPPORT};
 use crate::core::refcount::Counted;
 use crate::core::usm::{AllocRequest, Pool, PoolLimits, UsmKind};
 use std::ffi::c_void;
@@ -36,7 +40,13 @@ unsafe fn alloc(
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
     }
-    let pool = if pool.is_null() { None } else { Some(clone_arc::<Pool>(pool, &crate::DDI)?) };
+    let pool = if pool.is_null() {
+        None
+    } else if !USM_POOL_SUPPORT {
+        return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    } else {
+        Some(clone_arc::<Pool>(pool, &crate::DDI)?)
+    };
     if pool.as_ref().is_some_and(|p| !std::ptr::eq(Arc::as_ptr(&p.context), ctx)) {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
     }
@@ -126,7 +136,7 @@ pub unsafe extern "C" fn urUSMGetMemAllocInfo(
             // and has nothing else to say about it.
             return match propName {
                 UR_USM_ALLOC_INFO_TYPE => out.value(UR_USM_TYPE_UNKNOWN),
-                _ => Err(UR_RESULT_ERROR_INVALID_VALUE),
+                _ => Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT),
             };
         };
         match propName {
@@ -164,16 +174,36 @@ pub unsafe extern "C" fn urUSMPoolCreate(
             }
             Ok(())
         })?;
+        if !USM_POOL_SUPPORT {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
         write_out(ppPool, into_handle(Pool::new(ctx, desc.flags, limits)))
     })
 }
 
 pub unsafe extern "C" fn urUSMPoolRetain(pPool: ur_usm_pool_handle_t) -> ur_result_t {
-    ffi_call(|| retain_counted::<Pool>(pPool))
+    ffi_call(|| {
+        pools_supported(pPool)?;
+        retain_counted::<Pool>(pPool)
+    })
 }
 
 pub unsafe extern "C" fn urUSMPoolRelease(pPool: ur_usm_pool_handle_t) -> ur_result_t {
-    ffi_call(|| release_counted::<Pool>(pPool))
+    ffi_call(|| {
+        pools_supported(pPool)?;
+        release_counted::<Pool>(pPool)
+    })
+}
+
+/// With pools off no pool handle exists: a null one is still named as such.
+fn pools_supported(pool: ur_usm_pool_handle_t) -> UrResult {
+    if pool.is_null() {
+        Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE)
+    } else if !USM_POOL_SUPPORT {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    } else {
+        Ok(())
+    }
 }
 
 pub unsafe extern "C" fn urUSMPoolGetInfo(
@@ -184,6 +214,7 @@ pub unsafe extern "C" fn urUSMPoolGetInfo(
     pPropSizeRet: *mut usize,
 ) -> ur_result_t {
     ffi_call(|| {
+        pools_supported(hPool)?;
         let pool = obj::<Pool>(hPool)?;
         if propName.0 > UR_USM_POOL_INFO_USED_HIGH_EXP.0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);

@@ -33,9 +33,6 @@ pub const ASYNC_USM_ALLOCATIONS_SUPPORT: bool = false;
 /// Alignment of a USM allocation that asks for none: the largest OpenCL C
 /// type (`long16`, `double16`).
 pub const DEFAULT_USM_ALIGNMENT: usize = 128;
-/// Work-group limits a host runtime can serve with its threads.
-pub const MAX_WORK_GROUP_SIZE: usize = 8192;
-pub const MAX_WORK_GROUPS: usize = i32::MAX as usize;
 
 impl Device {
     pub fn new_root(platform: Weak<Platform>) -> Arc<Device> {
@@ -63,12 +60,6 @@ impl Device {
     /// Preferred (and native) vector width, in elements of `elem_bytes`.
     pub fn vector_width(&self, elem_bytes: u32) -> u32 {
         (self.host.simd_bytes / elem_bytes).max(1)
-    }
-
-    /// The sub-group size a host vectoriser would use: one SIMD register of
-    /// 32-bit lanes.
-    pub fn sub_group_size(&self) -> u32 {
-        self.vector_width(4)
     }
 }
 

@@ -28,6 +28,8 @@ pub struct Event {
     seq: u64,
     /// A `ur_event_status_t` value.
     status: AtomicU32,
+    /// Why the command failed, once `status` is ERROR.
+    error: AtomicU32,
     /// QUEUED, SUBMIT, START and END, in `monotonic_ns`; 0 until reached.
     times: [AtomicU64; 4],
     waiters: Mutex<Waiters>,
@@ -82,6 +84,7 @@ impl Event {
             command_type,
             seq,
             status: AtomicU32::new(UR_EVENT_STATUS_SUBMITTED.0),
+            error: AtomicU32::new(UR_RESULT_SUCCESS.0),
             times: [AtomicU64::new(now), AtomicU64::new(now), AtomicU64::new(0), AtomicU64::new(0)],
             waiters: Mutex::new(Waiters::default()),
             signalled: Condvar::new(),
@@ -124,8 +127,14 @@ impl Event {
     }
 
     /// Blocks until the command finished; `IN_EVENT_LIST_EXEC_STATUS` when
-    /// it failed.
+    /// it failed (the code `urEventWait` gives for a failed event).
     pub fn wait(&self) -> UrResult {
+        self.outcome().map_err(|_| UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS)
+    }
+
+    /// Blocks until the command finished, and gives its own result: what a
+    /// blocking enqueue returns.
+    pub fn outcome(&self) -> UrResult {
         if !self.is_done() {
             let mut w = self.lock();
             while !self.is_done() {
@@ -133,7 +142,7 @@ impl Event {
             }
         }
         if self.failed() {
-            Err(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS)
+            Err(ur_result_t(self.error.load(Ordering::Acquire)))
         } else {
             Ok(())
         }
@@ -177,7 +186,7 @@ impl Event {
 
     /// Makes completion visible: status, waiters, dependent queues. Returns
     /// the callbacks, which run last, once the queue has retired the command.
-    fn signal(&self, ok: bool) -> Vec<Callback> {
+    fn signal(&self, outcome: UrResult) -> Vec<Callback> {
         if self.queue.shared.profiling() {
             let end = monotonic_ns();
             let _ = self.times[START].compare_exchange(0, end, Ordering::AcqRel, Ordering::Acquire);
@@ -185,7 +194,13 @@ impl Event {
         }
         let (callbacks, wakers) = {
             let mut w = self.lock();
-            let status = if ok { UR_EVENT_STATUS_COMPLETE } else { UR_EVENT_STATUS_ERROR };
+            let status = match outcome {
+                Ok(()) => UR_EVENT_STATUS_COMPLETE,
+                Err(code) => {
+                    self.error.store(code.0, Ordering::Release);
+                    UR_EVENT_STATUS_ERROR
+                }
+            };
             self.status.store(status.0, Ordering::Release);
             (std::mem::take(&mut w.callbacks), std::mem::take(&mut w.wakers))
         };
@@ -251,10 +266,10 @@ fn take_due(callbacks: &mut Vec<Callback>, status: ur_event_status_t) -> Vec<Cal
 /// The order matters: the event is complete before the queue forgets the
 /// command (so `urQueueFinish` never returns with an event still running),
 /// and user callbacks run last (so a callback may wait on the queue).
-pub(crate) fn complete_command(queue: &QueueShared, seq: u64, event: Option<Arc<Event>>, ok: bool) {
-    let callbacks = event.as_ref().map(|e| e.signal(ok)).unwrap_or_default();
+pub(crate) fn complete_command(queue: &QueueShared, seq: u64, event: Option<Arc<Event>>, outcome: UrResult) {
+    let callbacks = event.as_ref().map(|e| e.signal(outcome)).unwrap_or_default();
     // Hook for the async pool engine: the node of (queue.id, seq) is done.
-    queue.retire(seq);
+    queue.retire(seq, outcome);
     if let Some(e) = &event {
         e.run_callbacks(callbacks);
     }

@@ -22,8 +22,6 @@ pub struct HostFacts {
     pub cache_line: u32,
     /// Size of the last-level cache in bytes, 0 when unknown.
     pub cache_size: u64,
-    /// Size of the L1 data cache in bytes, 0 when unknown.
-    pub l1_data_cache: u64,
     /// Widest SIMD register in bytes (16 SSE, 32 AVX, 64 AVX-512).
     pub simd_bytes: u32,
     pub has_fma: bool,
@@ -37,7 +35,7 @@ impl HostFacts {
     pub fn probe() -> HostFacts {
         let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu = parse_cpuinfo(&cpuinfo);
-        let (cache_line, cache_size, l1_data_cache) = probe_caches();
+        let (cache_line, cache_size) = probe_caches();
         let max_clock_mhz = fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok())
@@ -55,7 +53,6 @@ impl HostFacts {
             total_memory: total_memory(),
             cache_line: cache_line.unwrap_or(64),
             cache_size,
-            l1_data_cache,
             simd_bytes: simd_bytes(&cpu.flags),
             has_fma: cpu.flags.iter().any(|f| f == "fma"),
             has_fp16: cpu.flags.iter().any(|f| f == "f16c" || f == "avx512_fp16"),
@@ -141,13 +138,12 @@ fn total_memory() -> u64 {
     0
 }
 
-/// `(line size of the last level, size of the last level, L1 data size)`,
-/// from `/sys/devices/system/cpu/cpu0/cache`.
-fn probe_caches() -> (Option<u32>, u64, u64) {
+/// `(line size, size)` of the last-level cache, from
+/// `/sys/devices/system/cpu/cpu0/cache`.
+fn probe_caches() -> (Option<u32>, u64) {
     let mut best_level = 0;
     let mut line = None;
     let mut size = 0;
-    let mut l1d = 0;
     for index in 0.. {
         let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{index}");
         let Ok(level) = fs::read_to_string(format!("{dir}/level")) else { break };
@@ -157,16 +153,13 @@ fn probe_caches() -> (Option<u32>, u64, u64) {
             continue;
         }
         let bytes = fs::read_to_string(format!("{dir}/size")).ok().and_then(|s| parse_cache_size(&s)).unwrap_or(0);
-        if level == 1 && kind.trim() == "Data" {
-            l1d = bytes;
-        }
         if level > best_level {
             best_level = level;
             size = bytes;
             line = fs::read_to_string(format!("{dir}/coherency_line_size")).ok().and_then(|s| s.trim().parse().ok());
         }
     }
-    (line, size, l1d)
+    (line, size)
 }
 
 /// "48K", "2048K", "32M" -> bytes.

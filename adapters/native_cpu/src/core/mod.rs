@@ -1,6 +1,5 @@
 //! Safe objects behind the handles, one file per UR object, as in `api/`.
 
-pub mod adapter;
 pub mod context;
 pub mod device;
 pub mod enqueue;

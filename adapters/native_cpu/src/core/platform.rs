@@ -1,16 +1,18 @@
-//! The single platform: it groups the one CPU device under the adapter.
+//! The single platform: it groups the one CPU device under the adapter and
+//! lives as long as the adapter does.
 
-use super::adapter::Adapter;
 use super::device::Device;
+use super::queue;
 use crate::DDI;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
+use ur_core::adapter::Adapter;
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
 #[repr(C)]
 pub struct Platform {
     header: HandleHeader,
-    /// Weak: the adapter owns the platform, not the other way round.
+    /// Weak: the adapter's references are its users' business.
     adapter: Weak<Adapter>,
     pub devices: Vec<Arc<Device>>,
 }
@@ -22,6 +24,9 @@ unsafe impl UrObject for Platform {
     const KIND: ObjectKind = ObjectKind::Platform;
     type Handle = ur_platform_handle_t_;
 }
+
+/// The platform of the live adapter object.
+static CURRENT: Mutex<Option<Arc<Platform>>> = Mutex::new(None);
 
 impl Platform {
     pub const NAME: &'static str = "Native CPU";
@@ -35,6 +40,29 @@ impl Platform {
             adapter,
             devices: vec![Device::new_root(me.clone())],
         })
+    }
+
+    /// The platform of `adapter`, made (and the host probed) on first use:
+    /// the same handle on every call while the adapter lives.
+    pub fn of_adapter(adapter: &Arc<Adapter>) -> Arc<Platform> {
+        let mut current = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
+        match &*current {
+            Some(p) if std::ptr::eq(p.adapter.as_ptr(), Arc::as_ptr(adapter)) => p.clone(),
+            _ => current.insert(Platform::new(Arc::downgrade(adapter))).clone(),
+        }
+    }
+
+    /// After the adapter's last release: its platform goes (contexts still
+    /// holding its device keep that alive), and the workers of released
+    /// queues are joined, so that no code of this library runs any more
+    /// unless the application still holds queues.
+    pub fn adapter_released() {
+        let gone = {
+            let mut current = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
+            current.take_if(|p| p.adapter.strong_count() == 0)
+        };
+        drop(gone);
+        queue::join_released_workers();
     }
 
     /// "<UR API version> (<adapter version>)".

@@ -106,6 +106,8 @@ struct State {
     workers: usize,
     idle_workers: usize,
     closed: bool,
+    /// The earliest failure `urQueueFinish` has not reported yet.
+    unreported_failure: Option<(u64, ur_result_t)>,
 }
 
 static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
@@ -165,22 +167,18 @@ impl Queue {
         Ok(Submitted { seq, event })
     }
 
-    /// Blocks until command `seq` of this queue finished.
-    pub fn wait_for(&self, seq: u64) {
-        let q = &self.shared;
-        let mut st = q.lock();
-        while st.is_unfinished(seq) {
-            st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
-    /// `urQueueFinish`: blocks until everything enqueued so far finished.
-    pub fn finish(&self) {
+    /// `urQueueFinish`: blocks until everything enqueued so far finished,
+    /// then reports the first of them that failed since the last finish.
+    pub fn finish(&self) -> UrResult {
         let q = &self.shared;
         let mut st = q.lock();
         let last = st.next_seq;
         while st.pending.front().is_some_and(|t| t.seq < last) || st.running.iter().any(|r| r.seq < last) {
             st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        match st.unreported_failure.take_if(|(seq, _)| *seq < last) {
+            Some((_, code)) => Err(code),
+            None => Ok(()),
         }
     }
 
@@ -258,9 +256,14 @@ impl QueueShared {
     }
 
     /// The queue's bookkeeping half of [`complete_command`].
-    pub(crate) fn retire(&self, seq: u64) {
+    pub(crate) fn retire(&self, seq: u64, outcome: UrResult) {
         let mut st = self.lock();
         st.running.retain(|r| r.seq != seq);
+        if let Err(code) = outcome {
+            if st.unreported_failure.is_none_or(|(first, _)| seq < first) {
+                st.unreported_failure = Some((seq, code));
+            }
+        }
         drop(st);
         self.retired.notify_all();
         if !self.in_order {
@@ -271,10 +274,6 @@ impl QueueShared {
 }
 
 impl State {
-    fn is_unfinished(&self, seq: u64) -> bool {
-        self.running.iter().any(|r| r.seq == seq) || self.pending.binary_search_by_key(&seq, |t| t.seq).is_ok()
-    }
-
     /// Takes the next command that may start, and marks it running.
     fn take_ready(&mut self, in_order: bool) -> Option<Task> {
         let index = if in_order { self.ready_in_order() } else { self.ready_out_of_order() }?;
@@ -336,10 +335,13 @@ fn execute(q: &QueueShared, task: Task) {
         e.mark_running();
     }
     // A failed dependency fails the command without running it.
-    let ok = !deps.iter().any(|d| d.failed())
-        && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| command.run())).is_ok_and(|r| r.is_ok());
+    let outcome = if deps.iter().any(|d| d.failed()) {
+        Err(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS)
+    } else {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| command.run())).unwrap_or(Err(UR_RESULT_ERROR_UNKNOWN))
+    };
     drop(deps);
-    complete_command(q, seq, event, ok);
+    complete_command(q, seq, event, outcome);
 }
 
 /// Every worker thread started, so that the adapter can join them before
@@ -391,13 +393,13 @@ pub fn join_released_workers() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::adapter::Adapter;
     use crate::core::enqueue::{Pattern, UsmPtr};
+    use crate::core::platform::Platform;
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
 
     fn queue(flags: ur_queue_flags_t) -> Arc<Queue> {
-        let device = Adapter::instance().platform.devices[0].clone();
+        let device = Platform::new(Weak::new()).devices[0].clone();
         Queue::new(Context::new(vec![device.clone()]), device, flags)
     }
 
@@ -452,7 +454,7 @@ mod tests {
         assert!(log.lock().unwrap().is_empty());
         assert!(!q.is_empty());
         open(&g);
-        q.finish();
+        q.finish().unwrap();
         assert_eq!(*log.lock().unwrap(), (0..20).collect::<Vec<_>>());
         assert!(q.is_empty());
     }
@@ -484,7 +486,7 @@ mod tests {
         later.wait().unwrap();
         assert!(!blocked.is_done());
         open(&g);
-        q.finish();
+        q.finish().unwrap();
         assert!(blocked.is_done());
     }
 
@@ -511,7 +513,11 @@ mod tests {
         let next = submit(&q, count(r), vec![bad.clone()], Order::default(), true).event.unwrap();
         assert_eq!(next.wait(), Err(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS));
         assert_eq!(bad.status(), UR_EVENT_STATUS_ERROR);
+        assert_eq!(bad.outcome(), Err(UR_RESULT_ERROR_UNKNOWN));
         assert_eq!(ran.load(Ordering::SeqCst), 0);
+        // Finish reports the first failure once.
+        assert_eq!(q.finish(), Err(UR_RESULT_ERROR_UNKNOWN));
+        assert_eq!(q.finish(), Ok(()));
     }
 
     #[test]
@@ -535,17 +541,5 @@ mod tests {
         drop(fill);
         join_released_workers();
         assert!(shared.upgrade().is_none(), "a released, drained queue frees its state");
-    }
-
-    #[test]
-    fn blocking_waits_for_one_command() {
-        let q = queue(UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
-        let (g, blocker) = gate();
-        submit(&q, blocker, vec![], Order::default(), false);
-        let s = submit(&q, Command::Marker, vec![], Order::default(), false);
-        q.wait_for(s.seq);
-        assert!(!q.is_empty(), "the blocked command still runs");
-        open(&g);
-        q.finish();
     }
 }

@@ -232,10 +232,10 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::adapter::Adapter;
+    use crate::core::platform::Platform;
 
     fn context() -> Arc<Context> {
-        Context::new(Adapter::instance().platform.devices.clone())
+        Context::new(Platform::new(Weak::new()).devices.clone())
     }
 
     fn request(kind: UsmKind, size: usize, align: usize) -> AllocRequest<'static> {
