@@ -1,0 +1,128 @@
+//! `urDevice*`.
+
+use crate::conv;
+use crate::core::device::Device;
+use crate::core::platform::Platform;
+use std::ffi::{c_void, CStr};
+use ur_core::boundary::{ffi_call, slice_arg, write_optional, write_out};
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+pub unsafe extern "C" fn urDeviceGet(
+    h_platform: ur_platform_handle_t,
+    device_type: ur_device_type_t,
+    num_entries: u32,
+    ph_devices: *mut ur_device_handle_t,
+    p_num_devices: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        let platform = Platform::from_handle(h_platform)?;
+        let filter = conv::device_type_filter(device_type)?;
+        if num_entries == 0 && !ph_devices.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        if num_entries > 0 && ph_devices.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        if ph_devices.is_null() && p_num_devices.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let found: Vec<&'static Device> = match filter {
+            Some(f) => platform.devices().iter().copied().filter(|d| d.matches(f)).collect(),
+            None => Vec::new(),
+        };
+        if !ph_devices.is_null() {
+            for (i, d) in found.iter().take(num_entries as usize).enumerate() {
+                *ph_devices.add(i) = d.handle();
+            }
+        }
+        write_optional(p_num_devices, found.len() as u32);
+        Ok(())
+    })
+}
+
+pub unsafe extern "C" fn urDeviceGetInfo(
+    h: ur_device_handle_t,
+    prop: ur_device_info_t,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let d = Device::from_handle(h)?;
+        if prop.0 > UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        d.get_info(prop, InfoOut::new(size, value, size_ret)?)
+    })
+}
+
+/// Root devices live as long as the process: retain and release only check
+/// the handle.
+pub unsafe extern "C" fn urDeviceRetain(h: ur_device_handle_t) -> ur_result_t {
+    ffi_call(|| Device::from_handle(h).map(|_| ()))
+}
+
+pub unsafe extern "C" fn urDeviceRelease(h: ur_device_handle_t) -> ur_result_t {
+    ffi_call(|| Device::from_handle(h).map(|_| ()))
+}
+
+pub unsafe extern "C" fn urDeviceGetNativeHandle(h: ur_device_handle_t, ph_native: *mut ur_native_handle_t) -> ur_result_t {
+    ffi_call(|| write_out(ph_native, Device::from_handle(h)?.id as ur_native_handle_t))
+}
+
+pub unsafe extern "C" fn urDeviceGetGlobalTimestamps(
+    h: ur_device_handle_t,
+    p_device_timestamp: *mut u64,
+    p_host_timestamp: *mut u64,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (device, host) = Device::from_handle(h)?.global_timestamps()?;
+        write_optional(p_device_timestamp, device);
+        write_optional(p_host_timestamp, host);
+        Ok(())
+    })
+}
+
+/// Binary targets this device runs, best first: an image compiled ahead of
+/// time for its kind beats generic SPIR-V.
+fn preferred_targets(d: &Device) -> &'static [&'static [u8]] {
+    match conv::device_type(d.device_type) {
+        UR_DEVICE_TYPE_CPU => &[b"spir64_x86_64", b"spir64"],
+        UR_DEVICE_TYPE_GPU => &[b"spir64_gen", b"spir64"],
+        UR_DEVICE_TYPE_FPGA => &[b"spir64_fpga", b"spir64"],
+        _ => &[b"spir64"],
+    }
+}
+
+pub unsafe extern "C" fn urDeviceSelectBinary(
+    h: ur_device_handle_t,
+    p_binaries: *const ur_device_binary_t,
+    num_binaries: u32,
+    p_selected: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        let d = Device::from_handle(h)?;
+        if p_binaries.is_null() || p_selected.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        if num_binaries == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        let binaries = slice_arg(p_binaries, num_binaries)?;
+        let target = |b: &ur_device_binary_t| {
+            if b.pDeviceTargetSpec.is_null() {
+                &[][..]
+            } else {
+                CStr::from_ptr(b.pDeviceTargetSpec).to_bytes()
+            }
+        };
+        for wanted in preferred_targets(d) {
+            if let Some(i) = binaries.iter().position(|b| target(b) == *wanted) {
+                *p_selected = i as u32;
+                return Ok(());
+            }
+        }
+        Err(UR_RESULT_ERROR_INVALID_BINARY)
+    })
+}

@@ -1,0 +1,469 @@
+//! OpenCL devices as UR devices: what they can do, and `urDeviceGetInfo`
+//! answered from the device itself.
+
+use super::platform::Platform;
+use crate::cl;
+use crate::conv::{self, ClResultExt};
+use crate::DDI;
+use cl3::ext as sys;
+use sys::{cl_bool, cl_device_id, cl_int, cl_uint, cl_ulong};
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+/// How USM allocations of a device's platform reach the runtime.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum UsmPath {
+    /// `cl_intel_unified_shared_memory`.
+    Intel,
+    /// OpenCL 2.0 shared virtual memory.
+    Svm,
+    /// Neither: the device offers no USM.
+    None,
+}
+
+#[repr(C)]
+pub struct Device {
+    header: HandleHeader,
+    pub id: cl_device_id,
+    pub platform: &'static Platform,
+    pub device_type: sys::cl_device_type,
+    pub name: String,
+    pub extensions: String,
+    /// Empty where the device takes no intermediate language.
+    pub il_version: String,
+    /// The OpenCL version, `(major, minor)`.
+    pub version: (u32, u32),
+    pub svm: sys::cl_device_svm_capabilities,
+    pub usm_path: UsmPath,
+    pub usm_host: ur_device_usm_access_capability_flags_t,
+    pub usm_device: ur_device_usm_access_capability_flags_t,
+    pub usm_single_shared: ur_device_usm_access_capability_flags_t,
+    pub usm_cross_shared: ur_device_usm_access_capability_flags_t,
+    pub usm_system: ur_device_usm_access_capability_flags_t,
+    pub max_mem_alloc: u64,
+    pub max_work_group_size: usize,
+    /// A profiling queue for reading the device clock where OpenCL 2.1's
+    /// timer query is missing; made on first use.
+    clock: std::sync::OnceLock<Option<DeviceClock>>,
+}
+
+/// A context and profiling queue of one device, whose marker timestamps
+/// read the device clock.
+struct DeviceClock {
+    _context: opencl3::context::Context,
+    queue: opencl3::command_queue::CommandQueue,
+}
+
+const _: () = assert!(core::mem::offset_of!(Device, header) == 0);
+
+// SAFETY: `Device` is `#[repr(C)]` with its header at offset 0.
+unsafe impl UrObject for Device {
+    const KIND: ObjectKind = ObjectKind::Device;
+    type Handle = ur_device_handle_t_;
+}
+
+// SAFETY: OpenCL device ids are thread-safe tokens; the rest is immutable.
+unsafe impl Send for Device {}
+unsafe impl Sync for Device {}
+
+/// "OpenCL 3.0 anything" -> (3, 0).
+fn parse_version(s: &str) -> (u32, u32) {
+    let numbers = s.strip_prefix("OpenCL ").unwrap_or(s).split_whitespace().next().unwrap_or("");
+    let mut parts = numbers.split('.').map(|p| p.parse().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+impl Device {
+    /// The root devices of `platform`; a device whose basic info fails is
+    /// left out (and logged) rather than half-described.
+    pub(super) fn discover(platform: &'static Platform) -> Vec<&'static Device> {
+        let ids = match cl3::device::get_device_ids(platform.id, sys::CL_DEVICE_TYPE_ALL) {
+            Ok(ids) => ids,
+            Err(e) => {
+                log::warning(&format!("{}: clGetDeviceIDs failed: {e}", platform.name));
+                return Vec::new();
+            }
+        };
+        ids.into_iter()
+            .filter_map(|id| match Device::new(id, platform) {
+                Ok(d) => {
+                    log::info(&format!("{}: {} (USM through {:?})", platform.name, d.name, d.usm_path));
+                    Some(&*Box::leak(Box::new(d)))
+                }
+                Err(e) => {
+                    log::warning(&format!("{}: skipping a device whose info fails: {e}", platform.name));
+                    None
+                }
+            })
+            .collect()
+    }
+
+    fn new(id: cl_device_id, platform: &'static Platform) -> Result<Device, cl_int> {
+        let data = |p| cl3::device::get_device_data(id, p);
+        let extensions = cl::string(data(sys::CL_DEVICE_EXTENSIONS))?;
+        let version = parse_version(&cl::string(data(sys::CL_DEVICE_VERSION))?);
+        // Before OpenCL 2.0 there is no SVM; some runtimes fail the query.
+        let svm = if version.0 >= 2 { cl::value(data(sys::CL_DEVICE_SVM_CAPABILITIES)).unwrap_or(0) } else { 0 };
+        let il_version = if version >= (2, 1) || cl::has_extension(&extensions, "cl_khr_il_program") {
+            cl::string(data(sys::CL_DEVICE_IL_VERSION)).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let intel = platform.intel_usm.is_some() && cl::has_extension(&extensions, "cl_intel_unified_shared_memory");
+        let mut device = Device {
+            header: HandleHeader::new(&DDI, ObjectKind::Device),
+            id,
+            platform,
+            device_type: cl::value(data(sys::CL_DEVICE_TYPE))?,
+            name: cl::string(data(sys::CL_DEVICE_NAME))?,
+            extensions,
+            il_version,
+            version,
+            svm,
+            usm_path: UsmPath::None,
+            usm_host: 0,
+            usm_device: 0,
+            usm_single_shared: 0,
+            usm_cross_shared: 0,
+            usm_system: 0,
+            max_mem_alloc: cl::value(data(sys::CL_DEVICE_MAX_MEM_ALLOC_SIZE))?,
+            max_work_group_size: cl::value(data(sys::CL_DEVICE_MAX_WORK_GROUP_SIZE))?,
+            clock: std::sync::OnceLock::new(),
+        };
+        if intel {
+            let caps = |p| cl::value::<sys::cl_bitfield>(data(p)).map(conv::usm_capabilities).unwrap_or(0);
+            device.usm_path = UsmPath::Intel;
+            device.usm_host = caps(sys::CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL);
+            device.usm_device = caps(sys::CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL);
+            device.usm_single_shared = caps(sys::CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL);
+            device.usm_cross_shared = caps(sys::CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL);
+            device.usm_system = caps(sys::CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL);
+        } else if svm != 0 {
+            let caps = conv::svm_usm_capabilities(svm);
+            device.usm_path = UsmPath::Svm;
+            device.usm_host = caps.host;
+            device.usm_device = caps.device;
+            device.usm_single_shared = caps.shared;
+            device.usm_system = caps.system;
+        }
+        Ok(device)
+    }
+
+    pub fn handle(&'static self) -> ur_device_handle_t {
+        self as *const Device as ur_device_handle_t
+    }
+
+    /// A device handle of this adapter.
+    ///
+    /// # Safety
+    /// As for [`ur_core::handle::borrow`].
+    pub unsafe fn from_handle(h: ur_device_handle_t) -> UrResult<&'static Device> {
+        let d = ur_core::handle::borrow::<Device>(h, &DDI)?;
+        // Only discovered root devices exist, and they are never freed.
+        Ok(&*(d as *const Device))
+    }
+
+    pub fn has_extension(&self, ext: &str) -> bool {
+        cl::has_extension(&self.extensions, ext)
+    }
+
+    /// Whether `urDeviceGet` with this filter lists the device.
+    pub fn matches(&self, filter: sys::cl_device_type) -> bool {
+        match filter {
+            sys::CL_DEVICE_TYPE_ALL => true,
+            // The platform's first device stands for its default one.
+            sys::CL_DEVICE_TYPE_DEFAULT => {
+                self.device_type & sys::CL_DEVICE_TYPE_DEFAULT != 0
+                    || self.platform.devices().first().is_some_and(|d| std::ptr::eq(*d, self))
+            }
+            f => self.device_type & f != 0,
+        }
+    }
+
+    fn data(&self, param: cl_uint) -> Result<Vec<u8>, cl_int> {
+        cl3::device::get_device_data(self.id, param)
+    }
+    fn u32(&self, param: cl_uint) -> UrResult<u32> {
+        cl::value::<cl_uint>(self.data(param)).ur()
+    }
+    fn u64(&self, param: cl_uint) -> UrResult<u64> {
+        cl::value::<cl_ulong>(self.data(param)).ur()
+    }
+    fn usize(&self, param: cl_uint) -> UrResult<usize> {
+        cl::value::<usize>(self.data(param)).ur()
+    }
+    fn flag(&self, param: cl_uint) -> UrResult<bool> {
+        cl::value::<cl_bool>(self.data(param)).map(|b| b != 0).ur()
+    }
+    fn string(&self, param: cl_uint) -> UrResult<String> {
+        cl::string(self.data(param)).ur()
+    }
+
+    /// Queue properties of host queues, as UR flags.
+    pub fn queue_properties(&self) -> UrResult<ur_queue_flags_t> {
+        Ok(conv::queue_properties_to_ur(self.u64(sys::CL_DEVICE_QUEUE_ON_HOST_PROPERTIES)?))
+    }
+
+    fn atomic_capabilities(&self, param: cl_uint) -> sys::cl_bitfield {
+        if self.version.0 >= 3 {
+            if let Ok(c) = cl::value::<sys::cl_bitfield>(self.data(param)) {
+                return c;
+            }
+        }
+        // What every OpenCL 1.2/2.x device guarantees.
+        sys::CL_DEVICE_ATOMIC_ORDER_RELAXED | sys::CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+    }
+
+    /// `urDeviceGetInfo`.
+    pub fn get_info(&'static self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        use sys::*;
+        let unsupported = Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
+        match prop {
+            UR_DEVICE_INFO_TYPE => out.value(conv::device_type(self.device_type)),
+            UR_DEVICE_INFO_VENDOR_ID => out.value(self.u32(CL_DEVICE_VENDOR_ID)?),
+            UR_DEVICE_INFO_DEVICE_ID => match self.u32(CL_DEVICE_ID_INTEL) {
+                Ok(id) if self.has_extension("cl_intel_device_attribute_query") => out.value(id),
+                _ => unsupported,
+            },
+            UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => {
+                out.value(self.u32(CL_DEVICE_MAX_COMPUTE_UNITS)?)
+            }
+            UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(self.u32(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)?),
+            UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => {
+                out.slice(&cl::array::<usize>(self.data(CL_DEVICE_MAX_WORK_ITEM_SIZES)).ur()?)
+            }
+            UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(self.max_work_group_size),
+            UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(conv::fp_config(self.u64(CL_DEVICE_SINGLE_FP_CONFIG)?)),
+            UR_DEVICE_INFO_HALF_FP_CONFIG => {
+                let c = if self.has_extension("cl_khr_fp16") { self.u64(CL_DEVICE_HALF_FP_CONFIG).unwrap_or(0) } else { 0 };
+                out.value(conv::fp_config(c))
+            }
+            UR_DEVICE_INFO_DOUBLE_FP_CONFIG => out.value(conv::fp_config(self.u64(CL_DEVICE_DOUBLE_FP_CONFIG).unwrap_or(0))),
+            UR_DEVICE_INFO_QUEUE_PROPERTIES | UR_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES => {
+                out.value(self.queue_properties()?)
+            }
+            UR_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES => {
+                let p = if self.version.0 >= 2 { self.u64(CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES).unwrap_or(0) } else { 0 };
+                out.value(conv::queue_properties_to_ur(p))
+            }
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_INT => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG_LONG => {
+                out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG)?)
+            }
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_FLOAT => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_DOUBLE => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_INT)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG_LONG => {
+                out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG)?)
+            }
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF)?),
+            UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY => out.value(self.u32(CL_DEVICE_MAX_CLOCK_FREQUENCY)?),
+            UR_DEVICE_INFO_ADDRESS_BITS => out.value(self.u32(CL_DEVICE_ADDRESS_BITS)?),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.max_mem_alloc),
+            UR_DEVICE_INFO_IMAGE_SUPPORT => out.bool(self.flag(CL_DEVICE_IMAGE_SUPPORT)?),
+            UR_DEVICE_INFO_MAX_READ_IMAGE_ARGS => out.value(self.u32(CL_DEVICE_MAX_READ_IMAGE_ARGS)?),
+            UR_DEVICE_INFO_MAX_WRITE_IMAGE_ARGS => out.value(self.u32(CL_DEVICE_MAX_WRITE_IMAGE_ARGS)?),
+            UR_DEVICE_INFO_MAX_READ_WRITE_IMAGE_ARGS => match self.u32(CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS) {
+                Ok(n) => out.value(n),
+                Err(_) => unsupported,
+            },
+            UR_DEVICE_INFO_IMAGE2D_MAX_WIDTH => out.value(self.usize(CL_DEVICE_IMAGE2D_MAX_WIDTH)?),
+            UR_DEVICE_INFO_IMAGE2D_MAX_HEIGHT => out.value(self.usize(CL_DEVICE_IMAGE2D_MAX_HEIGHT)?),
+            UR_DEVICE_INFO_IMAGE3D_MAX_WIDTH => out.value(self.usize(CL_DEVICE_IMAGE3D_MAX_WIDTH)?),
+            UR_DEVICE_INFO_IMAGE3D_MAX_HEIGHT => out.value(self.usize(CL_DEVICE_IMAGE3D_MAX_HEIGHT)?),
+            UR_DEVICE_INFO_IMAGE3D_MAX_DEPTH => out.value(self.usize(CL_DEVICE_IMAGE3D_MAX_DEPTH)?),
+            UR_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE => out.value(self.usize(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE)?),
+            UR_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE => out.value(self.usize(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE)?),
+            UR_DEVICE_INFO_MAX_SAMPLERS => out.value(self.u32(CL_DEVICE_MAX_SAMPLERS)?),
+            UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(self.usize(CL_DEVICE_MAX_PARAMETER_SIZE)?),
+            UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value(self.u32(CL_DEVICE_MEM_BASE_ADDR_ALIGN)?),
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => {
+                out.value(conv::mem_cache_type(self.u32(CL_DEVICE_GLOBAL_MEM_CACHE_TYPE)?))
+            }
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHELINE_SIZE => out.value(self.u32(CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE)?),
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHE_SIZE => out.value(self.u64(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE)?),
+            UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(self.u64(CL_DEVICE_GLOBAL_MEM_SIZE)?),
+            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(self.u64(CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE)?),
+            UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(self.u32(CL_DEVICE_MAX_CONSTANT_ARGS)?),
+            UR_DEVICE_INFO_LOCAL_MEM_TYPE => out.value(conv::local_mem_type(self.u32(CL_DEVICE_LOCAL_MEM_TYPE)?)),
+            UR_DEVICE_INFO_LOCAL_MEM_SIZE => out.value(self.u64(CL_DEVICE_LOCAL_MEM_SIZE)?),
+            UR_DEVICE_INFO_ERROR_CORRECTION_SUPPORT => out.bool(self.flag(CL_DEVICE_ERROR_CORRECTION_SUPPORT)?),
+            UR_DEVICE_INFO_HOST_UNIFIED_MEMORY => out.bool(self.flag(CL_DEVICE_HOST_UNIFIED_MEMORY)?),
+            UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(self.usize(CL_DEVICE_PROFILING_TIMER_RESOLUTION)?),
+            UR_DEVICE_INFO_ENDIAN_LITTLE => out.bool(self.flag(CL_DEVICE_ENDIAN_LITTLE)?),
+            UR_DEVICE_INFO_AVAILABLE => out.bool(self.flag(CL_DEVICE_AVAILABLE)?),
+            UR_DEVICE_INFO_COMPILER_AVAILABLE => out.bool(self.flag(CL_DEVICE_COMPILER_AVAILABLE)?),
+            UR_DEVICE_INFO_LINKER_AVAILABLE => out.bool(self.flag(CL_DEVICE_LINKER_AVAILABLE)?),
+            UR_DEVICE_INFO_EXECUTION_CAPABILITIES => {
+                out.value(conv::exec_capabilities(self.u64(CL_DEVICE_EXECUTION_CAPABILITIES)?))
+            }
+            UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(&self.string(CL_DEVICE_BUILT_IN_KERNELS)?),
+            UR_DEVICE_INFO_PLATFORM => out.value(self.platform.handle()),
+            // Root devices are never freed; their count stays at one.
+            UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
+            UR_DEVICE_INFO_IL_VERSION => out.string(&self.il_version),
+            UR_DEVICE_INFO_NAME => out.string(&self.name),
+            UR_DEVICE_INFO_VENDOR => out.string(&self.string(CL_DEVICE_VENDOR)?),
+            UR_DEVICE_INFO_DRIVER_VERSION => out.string(&self.string(CL_DRIVER_VERSION)?),
+            UR_DEVICE_INFO_PROFILE => out.string(&self.string(CL_DEVICE_PROFILE)?),
+            UR_DEVICE_INFO_VERSION => out.string(&self.string(CL_DEVICE_VERSION)?),
+            UR_DEVICE_INFO_BACKEND_RUNTIME_VERSION => out.string(&format!("{}.{}", self.version.0, self.version.1)),
+            UR_DEVICE_INFO_EXTENSIONS => out.string(&self.extensions),
+            UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(self.usize(CL_DEVICE_PRINTF_BUFFER_SIZE)?),
+            UR_DEVICE_INFO_PREFERRED_INTEROP_USER_SYNC => out.bool(self.flag(CL_DEVICE_PREFERRED_INTEROP_USER_SYNC)?),
+            UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
+            // urDevicePartition is not offered, so no partition either.
+            UR_DEVICE_INFO_SUPPORTED_PARTITIONS | UR_DEVICE_INFO_PARTITION_TYPE => out.bytes(&[]),
+            UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES => out.value(0u32),
+            UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(0 as ur_device_affinity_domain_flags_t),
+            UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => {
+                out.value(if self.version >= (2, 1) { self.u32(CL_DEVICE_MAX_NUM_SUB_GROUPS).unwrap_or(0) } else { 0 })
+            }
+            UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(
+                self.version >= (2, 1) && self.flag(CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS).unwrap_or(false),
+            ),
+            UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => {
+                if !self.has_extension("cl_intel_required_subgroup_size") {
+                    return unsupported;
+                }
+                let sizes = cl::array::<usize>(self.data(CL_DEVICE_SUB_GROUP_SIZES_INTEL)).ur()?;
+                out.slice(&sizes.iter().map(|&s| s as u32).collect::<Vec<u32>>())
+            }
+            UR_DEVICE_INFO_USM_HOST_SUPPORT => out.value(self.usm_host),
+            UR_DEVICE_INFO_USM_DEVICE_SUPPORT => out.value(self.usm_device),
+            UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT => out.value(self.usm_single_shared),
+            UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT => out.value(self.usm_cross_shared),
+            UR_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT => out.value(self.usm_system),
+            UR_DEVICE_INFO_UUID => {
+                if !self.has_extension("cl_khr_device_uuid") {
+                    return unsupported;
+                }
+                out.bytes(&cl::value::<[u8; 16]>(self.data(CL_DEVICE_UUID_KHR)).ur()?)
+            }
+            UR_DEVICE_INFO_IMAGE_SRGB => out.bool(self.has_extension("cl_khr_srgb_image_writes")),
+            UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
+            UR_DEVICE_INFO_ATOMIC_64 => out.bool(self.has_extension("cl_khr_int64_base_atomics")),
+            UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES => {
+                out.value(conv::atomic_order_capabilities(self.atomic_capabilities(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES)))
+            }
+            UR_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES => {
+                out.value(conv::atomic_scope_capabilities(self.atomic_capabilities(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES)))
+            }
+            UR_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES => {
+                out.value(conv::atomic_order_capabilities(self.atomic_capabilities(CL_DEVICE_ATOMIC_FENCE_CAPABILITIES)))
+            }
+            UR_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES => {
+                out.value(conv::atomic_scope_capabilities(self.atomic_capabilities(CL_DEVICE_ATOMIC_FENCE_CAPABILITIES)))
+            }
+            UR_DEVICE_INFO_BFLOAT16 => out.bool(self.has_extension("cl_intel_bfloat16_conversions")),
+            UR_DEVICE_INFO_BFLOAT16_CONVERSIONS_NATIVE => out.bool(self.has_extension("cl_intel_bfloat16_conversions")),
+            UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
+            UR_DEVICE_INFO_KERNEL_SET_SPECIALIZATION_CONSTANTS => out.bool(false),
+            UR_DEVICE_INFO_PROGRAM_SET_SPECIALIZATION_CONSTANTS => {
+                out.bool(self.version >= (2, 2) && !self.il_version.is_empty())
+            }
+            // OpenCL puts no limit on the number of work-groups beyond the
+            // index range the ND-range can express.
+            UR_DEVICE_INFO_MAX_WORK_GROUPS_3D => out.slice(&[i32::MAX as usize; 3]),
+            UR_DEVICE_INFO_MAX_WORK_GROUPS => out.value(i32::MAX as usize),
+            UR_DEVICE_INFO_ASYNC_BARRIER
+            | UR_DEVICE_INFO_MEM_CHANNEL_SUPPORT
+            | UR_DEVICE_INFO_HOST_PIPE_READ_WRITE_SUPPORT
+            | UR_DEVICE_INFO_VIRTUAL_MEMORY_SUPPORT
+            | UR_DEVICE_INFO_ESIMD_SUPPORT
+            | UR_DEVICE_INFO_GLOBAL_VARIABLE_SUPPORT
+            | UR_DEVICE_INFO_COMMAND_BUFFER_SUPPORT_EXP
+            | UR_DEVICE_INFO_COMMAND_BUFFER_EVENT_SUPPORT_EXP
+            | UR_DEVICE_INFO_COMMAND_BUFFER_SUBGRAPH_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_IMAGES_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_IMAGES_SHARED_USM_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_IMAGES_1D_USM_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_IMAGES_2D_USM_SUPPORT_EXP
+            | UR_DEVICE_INFO_MIPMAP_SUPPORT_EXP
+            | UR_DEVICE_INFO_TIMESTAMP_RECORDING_SUPPORT_EXP
+            | UR_DEVICE_INFO_ENQUEUE_NATIVE_COMMAND_SUPPORT_EXP
+            | UR_DEVICE_INFO_LOW_POWER_EVENTS_SUPPORT_EXP
+            | UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP
+            | UR_DEVICE_INFO_MULTI_DEVICE_COMPILE_SUPPORT_EXP
+            | UR_DEVICE_INFO_USM_HOST_ALLOC_REGISTER_SUPPORT_EXP
+            | UR_DEVICE_INFO_GRAPH_RECORD_AND_REPLAY_SUPPORT_EXP
+            | UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP => out.bool(false),
+            // Pools are offered: allocations carry their pool, and pools
+            // free what they still hold when released.
+            UR_DEVICE_INFO_USM_POOL_SUPPORT => out.bool(self.usm_path != UsmPath::None),
+            // False until the async pool engine serves urEnqueueUSM*AllocExp.
+            UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(crate::api::usm_exp::ASYNC_ALLOCATIONS),
+            UR_DEVICE_INFO_USE_NATIVE_ASSERT => out.bool(self.has_extension("cl_intel_devicelib_assert")),
+            UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES => out.value(0 as ur_kernel_launch_properties_flags_t),
+            UR_DEVICE_INFO_COMMAND_BUFFER_UPDATE_CAPABILITIES_EXP => {
+                out.value(0 as ur_device_command_buffer_update_capability_flags_t)
+            }
+            UR_DEVICE_INFO_IS_INTEGRATED_GPU => out.bool(
+                self.device_type & CL_DEVICE_TYPE_GPU != 0 && self.flag(CL_DEVICE_HOST_UNIFIED_MEMORY).unwrap_or(false),
+            ),
+            p if p.0 > UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0 => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
+            _ => unsupported,
+        }
+    }
+
+    /// `urDeviceGetGlobalTimestamps`: the device and host clocks read
+    /// together, in nanoseconds. Without OpenCL 2.1's timer query, the
+    /// device clock is read as the profiling end time of a marker, and the
+    /// host clock (`CLOCK_MONOTONIC`) right after it.
+    pub fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+        if self.version >= (2, 1) {
+            if let Ok([device, host]) = cl3::device::get_device_and_host_timer(self.id) {
+                return Ok((device, host));
+            }
+        }
+        let clock = self.clock.get_or_init(|| self.make_clock()).as_ref().ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
+        // SAFETY: a live queue and an empty wait list.
+        let marker =
+            unsafe { cl3::command_queue::enqueue_marker_with_wait_list(clock.queue.get(), 0, std::ptr::null()) }.ur()?;
+        let marker = opencl3::event::Event::new(marker);
+        marker.wait().ur()?;
+        let host = monotonic_ns();
+        let device = marker.profiling_command_end().ur()?;
+        Ok((device, host))
+    }
+
+    fn make_clock(&self) -> Option<DeviceClock> {
+        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.id as isize, 0];
+        let context =
+            opencl3::context::Context::from_devices(&[self.id], &properties, None, std::ptr::null_mut()).ok()?;
+        // SAFETY: the device belongs to the context just made.
+        let queue = unsafe {
+            opencl3::command_queue::CommandQueue::create_with_properties(&context, self.id, sys::CL_QUEUE_PROFILING_ENABLE, 0)
+        }
+        .ok()?;
+        Some(DeviceClock { _context: context, queue })
+    }
+}
+
+/// The host clock of `urDeviceGetGlobalTimestamps`, in nanoseconds.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `clock_gettime` writes the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_version;
+
+    #[test]
+    fn versions() {
+        assert_eq!(parse_version("OpenCL 3.0 PoCL HSTR: pthread"), (3, 0));
+        assert_eq!(parse_version("OpenCL 2.1 (Build 0)"), (2, 1));
+        assert_eq!(parse_version("garbage"), (0, 0));
+    }
+}

@@ -1,0 +1,140 @@
+//! Events: a UR event wraps the `cl_event` of its command. Completion is
+//! observed by status polling (`status`) or by a callback
+//! (`on_status`, over `clSetEventCallback`), which is how the async pool
+//! engine learns that a command finished.
+
+use super::context::Context;
+use super::queue::Queue;
+use super::refcount::{Counted, UserRefs};
+use crate::cl;
+use crate::conv::{self, ClResultExt};
+use crate::DDI;
+use cl3::ext as sys;
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use sys::{cl_event, cl_int};
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::*;
+
+#[repr(C)]
+pub struct Event {
+    header: HandleHeader,
+    pub refs: UserRefs,
+    pub cl: opencl3::event::Event,
+    /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` names a live queue while the
+    /// event lives, as an OpenCL event keeps its queue.
+    pub queue: Option<Arc<Queue>>,
+    pub context: Arc<Context>,
+    pub command: ur_command_t,
+}
+
+const _: () = assert!(core::mem::offset_of!(Event, header) == 0);
+
+// SAFETY: `Event` is `#[repr(C)]` with its header at offset 0.
+unsafe impl UrObject for Event {
+    const KIND: ObjectKind = ObjectKind::Event;
+    type Handle = ur_event_handle_t_;
+}
+
+impl Counted for Event {
+    fn refs(&self) -> &UserRefs {
+        &self.refs
+    }
+}
+
+/// What runs when an event reaches a status: given the OpenCL status
+/// (`CL_COMPLETE`, or a negative error).
+pub type StatusCallback = Box<dyn FnOnce(cl_int) + Send>;
+
+extern "C" fn run_status_callback(_event: cl_event, status: cl_int, user_data: *mut c_void) {
+    // SAFETY: `user_data` is the box `on_status` leaked for this one call.
+    let f = unsafe { Box::from_raw(user_data as *mut StatusCallback) };
+    // The runtime's thread is C code: nothing may unwind into it.
+    let _ = catch_unwind(AssertUnwindSafe(move || f(status)));
+}
+
+impl Event {
+    /// Wraps a `cl_event` this adapter owns one reference of.
+    pub fn new(cl: cl_event, queue: Option<Arc<Queue>>, context: Arc<Context>, command: ur_command_t) -> Arc<Event> {
+        Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            refs: UserRefs::one(),
+            cl: opencl3::event::Event::new(cl),
+            queue,
+            context,
+            command,
+        })
+    }
+
+    /// An event handle of this adapter, as a new `Arc`.
+    ///
+    /// # Safety
+    /// As for [`ur_core::handle::borrow`].
+    pub unsafe fn from_handle(h: ur_event_handle_t) -> UrResult<Arc<Event>> {
+        ur_core::handle::clone_arc::<Event>(h, &DDI)
+    }
+
+    pub fn cl_status(&self) -> UrResult<cl_int> {
+        cl::value(cl3::event::get_event_data(self.cl.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)).ur()
+    }
+
+    pub fn status(&self) -> UrResult<ur_event_status_t> {
+        Ok(conv::event_status(self.cl_status()?))
+    }
+
+    /// Waits on the host for this event.
+    pub fn wait(&self) -> UrResult {
+        wait_result(cl3::event::wait_for_events(&[self.cl.get()]))
+    }
+
+    /// Waits for many events, one `clWaitForEvents` per context (OpenCL
+    /// waits only for events of one context at a time).
+    pub fn wait_all(events: &[Arc<Event>]) -> UrResult {
+        let mut contexts: Vec<sys::cl_context> = events.iter().map(|e| e.context.cl.get()).collect();
+        contexts.sort();
+        contexts.dedup();
+        for c in contexts {
+            let list: Vec<cl_event> = events.iter().filter(|e| e.context.cl.get() == c).map(|e| e.cl.get()).collect();
+            wait_result(cl3::event::wait_for_events(&list))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` once the command reaches `status` (`CL_COMPLETE`,
+    /// `CL_RUNNING` or `CL_SUBMITTED`), on a runtime thread or at once.
+    pub fn on_status(&self, status: cl_int, f: StatusCallback) -> UrResult {
+        let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
+        let r = cl3::event::set_event_callback(self.cl.get(), status, run_status_callback, user_data);
+        if r.is_err() {
+            // SAFETY: the runtime refused the callback, so the box is ours again.
+            drop(unsafe { Box::from_raw(user_data as *mut StatusCallback) });
+        }
+        r.ur()
+    }
+
+    /// `urEventGetProfilingInfo`.
+    pub fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+        if !self.queue.as_ref().is_some_and(|q| q.profiling()) {
+            return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
+        }
+        let param = conv::profiling_info(prop)?;
+        let read = |p| cl::value::<sys::cl_ulong>(cl3::event::get_event_profiling_data(self.cl.get(), p));
+        match read(param) {
+            Ok(v) => Ok(v),
+            // COMPLETE is OpenCL 2.0; END is the same moment for commands
+            // without child commands.
+            Err(sys::CL_INVALID_VALUE) if param == sys::CL_PROFILING_COMMAND_COMPLETE => {
+                read(sys::CL_PROFILING_COMMAND_END).ur()
+            }
+            Err(e) => Err(conv::result(e)),
+        }
+    }
+}
+
+fn wait_result(r: Result<(), cl_int>) -> UrResult {
+    r.map_err(|e| match e {
+        sys::CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST => UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS,
+        e => conv::result(e),
+    })
+}

@@ -1,0 +1,109 @@
+//! OpenCL platforms as UR platforms.
+//!
+//! Platforms and their root devices are found once per process and live as
+//! long as it does, like the OpenCL ids they wrap: their handles stay valid
+//! across adapter releases, and retain/release on them count nothing.
+
+use super::device::Device;
+use crate::cl::{self, IntelUsm};
+use crate::DDI;
+use cl3::ext as sys;
+use std::sync::OnceLock;
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::*;
+
+#[repr(C)]
+pub struct Platform {
+    header: HandleHeader,
+    pub id: sys::cl_platform_id,
+    pub name: String,
+    pub vendor: String,
+    pub version: String,
+    pub extensions: String,
+    pub profile: String,
+    /// The USM extension's entry points, where the platform has them.
+    pub intel_usm: Option<IntelUsm>,
+    devices: OnceLock<Vec<&'static Device>>,
+}
+
+const _: () = assert!(core::mem::offset_of!(Platform, header) == 0);
+
+// SAFETY: `Platform` is `#[repr(C)]` with its header at offset 0.
+unsafe impl UrObject for Platform {
+    const KIND: ObjectKind = ObjectKind::Platform;
+    type Handle = ur_platform_handle_t_;
+}
+
+// SAFETY: an OpenCL platform id is a process-wide, thread-safe token; the
+// rest is immutable after discovery.
+unsafe impl Send for Platform {}
+unsafe impl Sync for Platform {}
+
+static PLATFORMS: OnceLock<Vec<&'static Platform>> = OnceLock::new();
+
+/// Every OpenCL platform of the ICD loader, found on first use. No loader,
+/// or a loader with no vendors, gives none.
+pub fn platforms() -> &'static [&'static Platform] {
+    PLATFORMS.get_or_init(discover)
+}
+
+fn discover() -> Vec<&'static Platform> {
+    let ids = match cl3::platform::get_platform_ids() {
+        Ok(ids) => ids,
+        Err(e) => {
+            log::info(&format!("no OpenCL platforms (clGetPlatformIDs: {e})"));
+            return Vec::new();
+        }
+    };
+    let mut found = Vec::new();
+    for id in ids {
+        match Platform::new(id) {
+            Ok(p) => {
+                let p: &'static Platform = Box::leak(Box::new(p));
+                let devices = Device::discover(p);
+                let _ = p.devices.set(devices);
+                found.push(p);
+            }
+            Err(e) => log::warning(&format!("skipping an OpenCL platform whose info fails: {e}")),
+        }
+    }
+    found
+}
+
+impl Platform {
+    fn new(id: sys::cl_platform_id) -> Result<Platform, sys::cl_int> {
+        let info = |param| cl::string(cl3::platform::get_platform_data(id, param));
+        let extensions = info(sys::CL_PLATFORM_EXTENSIONS)?;
+        let intel_usm =
+            if cl::has_extension(&extensions, "cl_intel_unified_shared_memory") { IntelUsm::load(id) } else { None };
+        Ok(Platform {
+            header: HandleHeader::new(&DDI, ObjectKind::Platform),
+            id,
+            name: info(sys::CL_PLATFORM_NAME)?,
+            vendor: info(sys::CL_PLATFORM_VENDOR)?,
+            version: info(sys::CL_PLATFORM_VERSION)?,
+            profile: info(sys::CL_PLATFORM_PROFILE)?,
+            extensions,
+            intel_usm,
+            devices: OnceLock::new(),
+        })
+    }
+
+    pub fn devices(&self) -> &[&'static Device] {
+        self.devices.get().map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    pub fn handle(&'static self) -> ur_platform_handle_t {
+        self as *const Platform as ur_platform_handle_t
+    }
+
+    /// A platform handle of this adapter.
+    ///
+    /// # Safety
+    /// As for [`ur_core::handle::borrow`].
+    pub unsafe fn from_handle(h: ur_platform_handle_t) -> UrResult<&'static Platform> {
+        let p = ur_core::handle::borrow::<Platform>(h, &DDI)?;
+        // Only discovered platforms exist, and they are never freed.
+        Ok(&*(p as *const Platform))
+    }
+}

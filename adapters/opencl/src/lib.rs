@@ -1,0 +1,119 @@
+//! `libur_adapter_opencl.so.0`: Unified Runtime 0.12 over any OpenCL ICD.
+//!
+//! Every OpenCL platform and device becomes a UR platform and device. USM
+//! goes through `cl_intel_unified_shared_memory` where the platform has it,
+//! else through SVM. The ICD loader is opened on first use, so the adapter
+//! loads, and reports no platform, on a machine without OpenCL.
+//!
+//! `api/` is the C boundary, `core/` the objects, `conv.rs` every enum and
+//! error translation, `cl.rs` the typed reads of OpenCL's answers.
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+mod api;
+mod cl;
+mod conv;
+mod core;
+
+use api::*;
+use ur_core::abi::ur_dditable_t;
+
+/// Every entry point this adapter serves; the rest answer
+/// `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`.
+pub static DDI: ur_dditable_t = {
+    let mut d = ur_core::ddi::UNSUPPORTED_DDI;
+
+    d.Adapter.pfnGet = Some(adapter::urAdapterGet);
+    d.Adapter.pfnRetain = Some(adapter::urAdapterRetain);
+    d.Adapter.pfnRelease = Some(adapter::urAdapterRelease);
+    d.Adapter.pfnGetInfo = Some(adapter::urAdapterGetInfo);
+    d.Adapter.pfnGetLastError = Some(adapter::urAdapterGetLastError);
+    d.Adapter.pfnSetLoggerCallback = Some(adapter::urAdapterSetLoggerCallback);
+    d.Adapter.pfnSetLoggerCallbackLevel = Some(adapter::urAdapterSetLoggerCallbackLevel);
+
+    d.Platform.pfnGet = Some(platform::urPlatformGet);
+    d.Platform.pfnGetInfo = Some(platform::urPlatformGetInfo);
+    d.Platform.pfnGetApiVersion = Some(platform::urPlatformGetApiVersion);
+    d.Platform.pfnGetNativeHandle = Some(platform::urPlatformGetNativeHandle);
+    d.Platform.pfnGetBackendOption = Some(platform::urPlatformGetBackendOption);
+
+    d.Device.pfnGet = Some(device::urDeviceGet);
+    d.Device.pfnGetInfo = Some(device::urDeviceGetInfo);
+    d.Device.pfnRetain = Some(device::urDeviceRetain);
+    d.Device.pfnRelease = Some(device::urDeviceRelease);
+    d.Device.pfnGetNativeHandle = Some(device::urDeviceGetNativeHandle);
+    d.Device.pfnGetGlobalTimestamps = Some(device::urDeviceGetGlobalTimestamps);
+    d.Device.pfnSelectBinary = Some(device::urDeviceSelectBinary);
+
+    d.Context.pfnCreate = Some(context::urContextCreate);
+    d.Context.pfnRetain = Some(context::urContextRetain);
+    d.Context.pfnRelease = Some(context::urContextRelease);
+    d.Context.pfnGetInfo = Some(context::urContextGetInfo);
+    d.Context.pfnGetNativeHandle = Some(context::urContextGetNativeHandle);
+    d.Context.pfnSetExtendedDeleter = Some(context::urContextSetExtendedDeleter);
+
+    d.Queue.pfnCreate = Some(queue::urQueueCreate);
+    d.Queue.pfnRetain = Some(queue::urQueueRetain);
+    d.Queue.pfnRelease = Some(queue::urQueueRelease);
+    d.Queue.pfnGetInfo = Some(queue::urQueueGetInfo);
+    d.Queue.pfnGetNativeHandle = Some(queue::urQueueGetNativeHandle);
+    d.Queue.pfnFinish = Some(queue::urQueueFinish);
+    d.Queue.pfnFlush = Some(queue::urQueueFlush);
+    d.QueueExp.pfnIsGraphCaptureEnabledExp = Some(queue::urQueueIsGraphCaptureEnabledExp);
+
+    d.Event.pfnGetInfo = Some(event::urEventGetInfo);
+    d.Event.pfnGetProfilingInfo = Some(event::urEventGetProfilingInfo);
+    d.Event.pfnWait = Some(event::urEventWait);
+    d.Event.pfnRetain = Some(event::urEventRetain);
+    d.Event.pfnRelease = Some(event::urEventRelease);
+    d.Event.pfnGetNativeHandle = Some(event::urEventGetNativeHandle);
+    d.Event.pfnSetCallback = Some(event::urEventSetCallback);
+
+    d.Enqueue.pfnEventsWait = Some(enqueue::urEnqueueEventsWait);
+    d.Enqueue.pfnEventsWaitWithBarrier = Some(enqueue::urEnqueueEventsWaitWithBarrier);
+    d.Enqueue.pfnEventsWaitWithBarrierExt = Some(enqueue::urEnqueueEventsWaitWithBarrierExt);
+    d.Enqueue.pfnUSMFill = Some(enqueue::urEnqueueUSMFill);
+    d.Enqueue.pfnUSMMemcpy = Some(enqueue::urEnqueueUSMMemcpy);
+    d.Enqueue.pfnUSMPrefetch = Some(enqueue::urEnqueueUSMPrefetch);
+    d.Enqueue.pfnUSMAdvise = Some(enqueue::urEnqueueUSMAdvise);
+    d.Enqueue.pfnUSMFill2D = Some(enqueue::urEnqueueUSMFill2D);
+    d.Enqueue.pfnUSMMemcpy2D = Some(enqueue::urEnqueueUSMMemcpy2D);
+    d.EnqueueExp.pfnKernelLaunchWithArgsExp = Some(enqueue::urEnqueueKernelLaunchWithArgsExp);
+
+    d.USM.pfnHostAlloc = Some(usm::urUSMHostAlloc);
+    d.USM.pfnDeviceAlloc = Some(usm::urUSMDeviceAlloc);
+    d.USM.pfnSharedAlloc = Some(usm::urUSMSharedAlloc);
+    d.USM.pfnFree = Some(usm::urUSMFree);
+    d.USM.pfnGetMemAllocInfo = Some(usm::urUSMGetMemAllocInfo);
+    d.USM.pfnPoolCreate = Some(usm::urUSMPoolCreate);
+    d.USM.pfnPoolRetain = Some(usm::urUSMPoolRetain);
+    d.USM.pfnPoolRelease = Some(usm::urUSMPoolRelease);
+    d.USM.pfnPoolGetInfo = Some(usm::urUSMPoolGetInfo);
+
+    d.Program.pfnCreateWithIL = Some(program::urProgramCreateWithIL);
+    d.Program.pfnCreateWithBinary = Some(program::urProgramCreateWithBinary);
+    d.Program.pfnBuild = Some(program::urProgramBuild);
+    d.Program.pfnCompile = Some(program::urProgramCompile);
+    d.Program.pfnLink = Some(program::urProgramLink);
+    d.Program.pfnRetain = Some(program::urProgramRetain);
+    d.Program.pfnRelease = Some(program::urProgramRelease);
+    d.Program.pfnGetInfo = Some(program::urProgramGetInfo);
+    d.Program.pfnGetBuildInfo = Some(program::urProgramGetBuildInfo);
+    d.Program.pfnSetSpecializationConstants = Some(program::urProgramSetSpecializationConstants);
+    d.Program.pfnGetNativeHandle = Some(program::urProgramGetNativeHandle);
+    d.ProgramExp.pfnBuildExp = Some(program::urProgramBuildExp);
+    d.ProgramExp.pfnCompileExp = Some(program::urProgramCompileExp);
+    d.ProgramExp.pfnLinkExp = Some(program::urProgramLinkExp);
+
+    d.Kernel.pfnCreate = Some(kernel::urKernelCreate);
+    d.Kernel.pfnRetain = Some(kernel::urKernelRetain);
+    d.Kernel.pfnRelease = Some(kernel::urKernelRelease);
+    d.Kernel.pfnGetInfo = Some(kernel::urKernelGetInfo);
+    d.Kernel.pfnGetGroupInfo = Some(kernel::urKernelGetGroupInfo);
+    d.Kernel.pfnGetSubGroupInfo = Some(kernel::urKernelGetSubGroupInfo);
+    d.Kernel.pfnSetExecInfo = Some(kernel::urKernelSetExecInfo);
+    d.Kernel.pfnGetNativeHandle = Some(kernel::urKernelGetNativeHandle);
+
+    d
+};
+
+ur_core::export_ddi_getters!(DDI);
