@@ -198,7 +198,8 @@ fn parse_macro(line: &str, api: &mut Api) {
     let Some(rest) = line.strip_prefix("#define ") else { return };
     let name_end = rest.find(|c: char| !is_ident_char(c)).unwrap_or(rest.len());
     let name = &rest[..name_end];
-    if !name.starts_with("UR_") || PLUMBING_MACROS.contains(&name) {
+    // Include guards have no body and are skipped below.
+    if PLUMBING_MACROS.contains(&name) {
         return;
     }
     let after = &rest[name_end..];
@@ -296,17 +297,36 @@ fn parse_statement(stmt: &str, api: &mut Api) {
     }
 }
 
+/// The file a preprocessor line marker (`# 12 "path" flags`) names.
+fn line_marker_file(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("# ")?;
+    if !rest.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let open = rest.find('"')?;
+    let close = rest[open + 1..].find('"')?;
+    Some(&rest[open + 1..open + 1 + close])
+}
+
 /// Runs the preprocessor over `<ur_ddi.h>` (which includes `<ur_api.h>`) and
-/// reads every UR declaration.
+/// reads every declaration that comes from the side's own header files (line
+/// markers say which file each line comes from; system headers are skipped).
 fn read_api(side: Side, scratch: &Path) -> Api {
     let source = scratch.join(format!("include_{}.c", side.name()));
     std::fs::write(&source, "#include <ur_api.h>\n#include <ur_ddi.h>\n").unwrap();
-    let text = run(Command::new("gcc").args(side.c_flags()).args(["-E", "-P", "-dD"]).arg(&source));
+    let text = run(Command::new("gcc").args(side.c_flags()).args(["-E", "-dD"]).arg(&source));
+    let header_dir = side.include_dir().display().to_string();
     let mut api = Api::default();
     let mut code = String::new();
+    let mut in_header = false;
     for line in text.lines() {
-        if line.trim_start().starts_with('#') {
-            parse_macro(line.trim_start(), &mut api);
+        let line = line.trim_start();
+        if let Some(file) = line_marker_file(line) {
+            in_header = file.starts_with(&header_dir);
+        } else if !in_header {
+            continue;
+        } else if line.starts_with('#') {
+            parse_macro(line, &mut api);
         } else {
             code.push_str(line);
             code.push('\n');
@@ -315,13 +335,6 @@ fn read_api(side: Side, scratch: &Path) -> Api {
     for stmt in statements(&code) {
         parse_statement(&stmt, &mut api);
     }
-    // System headers declare many things too; keep the UR ones.
-    let is_ur = |n: &String| n.starts_with("ur") || n.starts_with("UR") || n.starts_with("struct ur") || n.starts_with("union ur");
-    api.records.retain(|n, _| is_ur(n));
-    api.tags.retain(is_ur);
-    api.typedefs.retain(is_ur);
-    api.opaque_typedefs.retain(is_ur);
-    api.function_pointer_typedefs.retain(is_ur);
     api
 }
 

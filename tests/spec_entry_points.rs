@@ -64,7 +64,7 @@ fn spec_entry_points() -> BTreeMap<String, Vec<String>> {
 }
 
 fn loader_exports() -> BTreeSet<String> {
-    let library = built_library_dir().join("libur_loader.so");
+    let library = built_library_dir(&["libur_loader.so"]).join("libur_loader.so");
     let output = Command::new("nm")
         .args(["-D", "--defined-only", "--format=posix"])
         .arg(&library)
@@ -110,7 +110,7 @@ fn every_entry_point_in_the_spec_is_exported_by_the_loader() {
         missing.is_empty(),
         "{} entry points named in spec/ are not exported by {}:\n  {}",
         missing.len(),
-        built_library_dir().join("libur_loader.so").display(),
+        built_library_dir(&["libur_loader.so"]).join("libur_loader.so").display(),
         missing.join("\n  ")
     );
 }

@@ -1,4 +1,6 @@
 //! Helpers shared by the integration tests that use the built libraries.
+// Each test crate uses a different part of this module.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -7,26 +9,31 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The folder of the most recently built `libur_loader.so`, release or debug.
+/// The folder (`target/release` or `target/debug`) holding every library in
+/// `required`, the more recently built one when both do.
 ///
-/// Panics, saying how to build it, when neither exists: these tests check
+/// Panics, saying how to build them, when neither does: these tests check
 /// the real libraries and never pass without them.
-pub fn built_library_dir() -> PathBuf {
-    let modified = |dir: &Path| -> Option<SystemTime> {
-        std::fs::metadata(dir.join("libur_loader.so")).and_then(|m| m.modified()).ok()
-    };
+pub fn built_library_dir(required: &[&str]) -> PathBuf {
     let target = repo_root().join("target");
     let mut built: Vec<(SystemTime, PathBuf)> = ["release", "debug"]
         .iter()
         .map(|profile| target.join(profile))
-        .filter_map(|dir| modified(&dir).map(|time| (time, dir)))
+        .filter(|dir| required.iter().all(|lib| dir.join(lib).is_file()))
+        .filter_map(|dir| {
+            let newest = required
+                .iter()
+                .filter_map(|lib| std::fs::metadata(dir.join(lib)).and_then(|m| m.modified()).ok())
+                .max()?;
+            Some((newest, dir))
+        })
         .collect();
     built.sort();
     match built.pop() {
         Some((_, dir)) => dir,
         None => panic!(
-            "the loader library is not built (no target/release/libur_loader.so nor target/debug/libur_loader.so): \
-             run `bash scripts/build.sh` first"
+            "{} not built in target/release nor target/debug: run `bash scripts/build.sh` first",
+            required.join(" and ")
         ),
     }
 }
