@@ -28,7 +28,7 @@ unsafe fn submit(
     ph_event: *mut ur_event_handle_t,
 ) -> UrResult {
     let want_event = blocking || !ph_event.is_null();
-    let done = queue.submit(Submission { command_type, command, deps, order, want_event })?;
+    let done = queue.submit(Submission { command_type, command, deps, order, want_event, blocking })?;
     let outcome = match (&done.event, blocking) {
         (Some(event), true) => event.outcome(),
         _ => Ok(()),

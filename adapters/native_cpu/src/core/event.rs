@@ -52,6 +52,8 @@ unsafe impl UrObject for Event {
 
 #[derive(Default)]
 struct Waiters {
+    /// Threads asleep on `signalled`.
+    sleepers: usize,
     callbacks: Vec<Callback>,
     /// Queues with commands that wait for this event.
     wakers: Vec<Weak<QueueShared>>,
@@ -138,7 +140,9 @@ impl Event {
         if !self.is_done() {
             let mut w = self.lock();
             while !self.is_done() {
+                w.sleepers += 1;
                 w = self.signalled.wait(w).unwrap_or_else(|e| e.into_inner());
+                w.sleepers -= 1;
             }
         }
         if self.failed() {
@@ -192,7 +196,7 @@ impl Event {
             let _ = self.times[START].compare_exchange(0, end, Ordering::AcqRel, Ordering::Acquire);
             self.times[END].store(end, Ordering::Release);
         }
-        let (callbacks, wakers) = {
+        let (callbacks, wakers, sleepers) = {
             let mut w = self.lock();
             let status = match outcome {
                 Ok(()) => UR_EVENT_STATUS_COMPLETE,
@@ -202,9 +206,11 @@ impl Event {
                 }
             };
             self.status.store(status.0, Ordering::Release);
-            (std::mem::take(&mut w.callbacks), std::mem::take(&mut w.wakers))
+            (std::mem::take(&mut w.callbacks), std::mem::take(&mut w.wakers), w.sleepers)
         };
-        self.signalled.notify_all();
+        if sleepers > 0 {
+            self.signalled.notify_all();
+        }
         for queue in wakers.iter().filter_map(Weak::upgrade) {
             queue.wake_workers();
         }

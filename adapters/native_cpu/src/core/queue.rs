@@ -9,9 +9,9 @@
 //! one. A command waits for the events of its wait list, from any queue:
 //! those events wake the queue when they finish.
 //!
-//! Releasing the queue closes it: its workers finish what was enqueued, then
-//! leave. Commands hold the USM allocations they touch, so nothing they use
-//! is freed early.
+//! The last release of a queue closes it and waits until what was enqueued
+//! has run; then its workers leave and are joined. Commands hold the USM
+//! allocations they touch, so nothing they use is freed early.
 
 use super::context::Context;
 use super::device::Device;
@@ -55,7 +55,7 @@ pub struct QueueShared {
     state: Mutex<State>,
     /// Workers sleep here: new work, or a dependency finished.
     work: Condvar,
-    /// `urQueueFinish` and blocking enqueues sleep here: a command retired.
+    /// `urQueueFinish` sleeps here: a command retired.
     retired: Condvar,
 }
 
@@ -77,6 +77,9 @@ pub struct Submission {
     pub order: Order,
     /// Whether the caller asked for an event.
     pub want_event: bool,
+    /// The caller waits for the command: on an idle queue it may run on the
+    /// caller's thread, which orders it exactly as a worker would.
+    pub blocking: bool,
 }
 
 pub struct Submitted {
@@ -105,6 +108,9 @@ struct State {
     running: Vec<Running>,
     workers: usize,
     idle_workers: usize,
+    /// Threads asleep on `retired`; waking costs a system call, so only
+    /// when someone sleeps.
+    finishers: usize,
     closed: bool,
     /// The earliest failure `urQueueFinish` has not reported yet.
     unreported_failure: Option<(u64, ur_result_t)>,
@@ -148,21 +154,35 @@ impl Queue {
     }
 
     /// Hands a command to the workers; returns once it is queued, not run.
+    /// A blocking command on an idle queue, whose wait list is done, runs on
+    /// the calling thread instead (it has nothing to wait for, and the caller
+    /// would only sleep while a worker woke up): it has returned by then.
     pub fn submit(&self, sub: Submission) -> UrResult<Submitted> {
         let q = &self.shared;
         let mut st = q.lock();
         if st.closed {
             return Err(UR_RESULT_ERROR_INVALID_QUEUE);
         }
-        q.ensure_worker(&mut st)?;
+        let inline =
+            sub.blocking && st.pending.is_empty() && st.running.is_empty() && sub.deps.iter().all(|d| d.is_done());
+        if !inline {
+            q.ensure_worker(&mut st)?;
+        }
         let seq = st.next_seq;
         st.next_seq += 1;
         let event = sub.want_event.then(|| Event::new(self.this(), sub.command_type, seq));
         let mut deps = sub.deps;
-        deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
-        st.pending.push_back(Task { seq, order: sub.order, command: sub.command, deps, event: event.clone() });
-        if st.idle_workers > 0 {
-            q.work.notify_one();
+        let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, event: event.clone() };
+        if inline {
+            st.running.push(Running { seq, fence: sub.order.fence });
+            drop(st);
+            execute(q, task(deps));
+        } else {
+            deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
+            st.pending.push_back(task(deps));
+            if st.idle_workers > 0 {
+                q.work.notify_one();
+            }
         }
         Ok(Submitted { seq, event })
     }
@@ -174,7 +194,9 @@ impl Queue {
         let mut st = q.lock();
         let last = st.next_seq;
         while st.pending.front().is_some_and(|t| t.seq < last) || st.running.iter().any(|r| r.seq < last) {
+            st.finishers += 1;
             st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.finishers -= 1;
         }
         match st.unreported_failure.take_if(|(seq, _)| *seq < last) {
             Some((_, code)) => Err(code),
@@ -193,6 +215,17 @@ impl Queue {
     pub fn close(&self) {
         self.shared.close();
     }
+
+    /// Blocks until nothing is pending or running.
+    fn drain(&self) {
+        let q = &self.shared;
+        let mut st = q.lock();
+        while !(st.pending.is_empty() && st.running.is_empty()) {
+            st.finishers += 1;
+            st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.finishers -= 1;
+        }
+    }
 }
 
 impl Counted for Queue {
@@ -200,8 +233,15 @@ impl Counted for Queue {
         &self.refs
     }
 
+    /// Closes the queue and, unless called from one of its own workers (a
+    /// callback), waits for its commands and joins its workers: when the
+    /// release returns, everything enqueued has completed.
     fn last_user_release(&self) {
         self.close();
+        if WORKER_OF.get() != self.shared.id {
+            self.drain();
+            join_workers_of(&self.shared);
+        }
     }
 }
 
@@ -237,9 +277,11 @@ impl QueueShared {
 
     /// A dependency finished: let the workers look again.
     pub(crate) fn wake_workers(&self) {
-        // Taking the lock orders this after a worker's check-then-sleep.
-        drop(self.lock());
-        self.work.notify_all();
+        // Under the lock: ordered after a worker's check-then-sleep.
+        let st = self.lock();
+        if st.idle_workers > 0 {
+            self.work.notify_all();
+        }
     }
 
     /// Starts a worker when none is idle and the queue may have more.
@@ -264,10 +306,12 @@ impl QueueShared {
                 st.unreported_failure = Some((seq, code));
             }
         }
-        drop(st);
-        self.retired.notify_all();
-        if !self.in_order {
-            // A barrier or an after-all command may have become ready.
+        if st.finishers > 0 {
+            self.retired.notify_all();
+        }
+        // On an out-of-order queue a barrier or an after-all command may have
+        // become ready; an in-order worker looks again by itself.
+        if !self.in_order && st.idle_workers > 0 {
             self.work.notify_all();
         }
     }
@@ -310,7 +354,13 @@ fn deps_done(task: &Task) -> bool {
     task.deps.iter().all(|d| d.is_done())
 }
 
+thread_local! {
+    /// The id of the queue whose worker this thread is; 0 on other threads.
+    static WORKER_OF: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 fn worker_main(q: Arc<QueueShared>) {
+    WORKER_OF.set(q.id);
     let mut st = q.lock();
     loop {
         if let Some(task) = st.take_ready(q.in_order) {
@@ -373,6 +423,20 @@ fn spawn_worker(q: &Arc<QueueShared>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Joins the workers of one closed queue.
+fn join_workers_of(q: &Arc<QueueShared>) {
+    let mine: Vec<WorkerThread> = {
+        let mut list = workers();
+        let (mine, others) =
+            std::mem::take(&mut *list).into_iter().partition(|w| std::ptr::eq(w.queue.as_ptr(), Arc::as_ptr(q)));
+        *list = others;
+        mine
+    };
+    for w in mine {
+        let _ = w.handle.join();
+    }
+}
+
 /// Joins the workers of every released queue (they finish their pending
 /// commands first). Workers of queues still held are left running.
 pub fn join_released_workers() {
@@ -408,7 +472,8 @@ mod tests {
     }
 
     fn submit(q: &Arc<Queue>, command: Command, deps: Vec<Arc<Event>>, order: Order, want_event: bool) -> Submitted {
-        q.submit(Submission { command_type: UR_COMMAND_EVENTS_WAIT, command, deps, order, want_event }).unwrap()
+        q.submit(Submission { command_type: UR_COMMAND_EVENTS_WAIT, command, deps, order, want_event, blocking: false })
+            .unwrap()
     }
 
     /// A command that counts its runs in `ran`.
@@ -541,5 +606,22 @@ mod tests {
         drop(fill);
         join_released_workers();
         assert!(shared.upgrade().is_none(), "a released, drained queue frees its state");
+    }
+
+    #[test]
+    fn the_last_release_waits_for_the_work_and_joins_the_workers() {
+        let q = queue(0);
+        let (g, blocker) = gate();
+        submit(&q, blocker, vec![], Order::default(), false);
+        let ran = Arc::new(AtomicUsize::new(0));
+        submit(&q, count(ran.clone()), vec![], Order::default(), false);
+        let opener = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            open(&g);
+        });
+        q.last_user_release();
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        assert_eq!(Arc::strong_count(&q.shared), 1, "no worker holds the queue any more");
+        opener.join().unwrap();
     }
 }
