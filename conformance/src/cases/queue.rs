@@ -164,8 +164,13 @@ unsafe fn release(fx: &DeviceFx) -> CaseResult {
     // Work still queued at the last release is finished, not dropped.
     let memory = fx.alloc(UsmKind::Device, 256)?;
     let byte = 0x5au8;
-    expect_success!(fx.api.urEnqueueUSMFill(queue.get(), memory.ptr, 1, (&byte as *const u8).cast(), 256, 0, null(), null_mut()));
+    let mut event = null_mut();
+    expect_success!(fx.api.urEnqueueUSMFill(queue.get(), memory.ptr, 1, (&byte as *const u8).cast(), 256, 0, null(), &mut event));
+    let filled = fx.own_event(event);
     expect_success!(queue.release());
+    fx.wait(filled.get())?;
+    check_eq!(fx.status(filled.get())?, UR_EVENT_STATUS_COMPLETE);
+    drop(filled);
     let data = fx.read(fx.queue, memory.ptr, 256)?;
     compare("memory filled by a queue released before the fill was waited on", &data, &[byte; 256])?;
     drop(memory);

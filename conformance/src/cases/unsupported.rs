@@ -9,7 +9,6 @@ use std::ptr::{null, null_mut};
 
 pub const CASES: &[Case] = &[
     Case::device("urMemBufferCreate.unsupported", mem_buffer),
-    Case::device("urProgramCreateWithIL.unsupported", program),
     Case::device("urSamplerCreate.unsupported", sampler),
     Case::device("urCommandBufferCreateExp.unsupported", command_buffer),
     Case::device("urPhysicalMemCreate.unsupported", physical_mem),
@@ -33,16 +32,6 @@ unsafe fn mem_buffer(fx: &DeviceFx) -> CaseResult {
     let code = fx.api.urMemBufferCreate(fx.context, UR_MEM_FLAG_READ_WRITE.0, 1024, null(), &mut buffer)?;
     expect_unsupported("urMemBufferCreate", code, || {
         let _ = fx.api.urMemRelease(buffer);
-    })
-}
-
-unsafe fn program(fx: &DeviceFx) -> CaseResult {
-    // The five-word header of an empty SPIR-V 1.0 module.
-    let spirv: [u32; 5] = [0x0723_0203, 0x0001_0000, 0, 1, 0];
-    let mut program = null_mut();
-    let code = fx.api.urProgramCreateWithIL(fx.context, spirv.as_ptr().cast(), size_of_val(&spirv), null(), &mut program)?;
-    expect_unsupported("urProgramCreateWithIL", code, || {
-        let _ = fx.api.urProgramRelease(program);
     })
 }
 
