@@ -129,7 +129,7 @@ pub unsafe extern "C" fn urEnqueueUSMFill(
             || size == 0
             || patternSize > size
             || !patternSize.is_power_of_two()
-            || size % patternSize != 0
+            || !size.is_multiple_of(patternSize)
         {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
@@ -249,9 +249,9 @@ pub unsafe extern "C" fn urEnqueueUSMFill2D(
             || !patternSize.is_power_of_two()
             || width == 0
             || height == 0
-            || area % patternSize != 0
+            || !area.is_multiple_of(patternSize)
             // Each row starts the pattern afresh, so a row holds whole patterns.
-            || width % patternSize != 0
+            || !width.is_multiple_of(patternSize)
         {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }

@@ -159,7 +159,10 @@ impl Event {
         if self.is_done() {
             return false;
         }
-        w.wakers.push(queue);
+        // One wake per queue is enough, however many of its commands wait.
+        if !w.wakers.iter().any(|q| q.ptr_eq(&queue)) {
+            w.wakers.push(queue);
+        }
         true
     }
 

@@ -399,6 +399,7 @@ fn execute(q: &QueueShared, task: Task) {
 struct WorkerThread {
     handle: JoinHandle<()>,
     queue: Weak<QueueShared>,
+    queue_id: u64,
 }
 
 static WORKERS: Mutex<Vec<WorkerThread>> = Mutex::new(Vec::new());
@@ -415,7 +416,7 @@ fn spawn_worker(q: &Arc<QueueShared>) -> std::io::Result<()> {
     // Reap threads that left, so the list stays as long as the live workers.
     let (done, live): (Vec<_>, Vec<_>) = std::mem::take(&mut *list).into_iter().partition(|w| w.handle.is_finished());
     *list = live;
-    list.push(WorkerThread { handle, queue: Arc::downgrade(q) });
+    list.push(WorkerThread { handle, queue: Arc::downgrade(q), queue_id: q.id });
     drop(list);
     for w in done {
         let _ = w.handle.join();
@@ -441,11 +442,11 @@ fn join_workers_of(q: &Arc<QueueShared>) {
 /// commands first). Workers of queues still held are left running.
 pub fn join_released_workers() {
     let all = std::mem::take(&mut *workers());
-    let me = std::thread::current().id();
     let mut keep = Vec::new();
     for w in all {
         let released = w.queue.upgrade().is_none_or(|q| q.is_closed());
-        if released && w.handle.thread().id() != me {
+        // A worker cannot join itself (an adapter released in a callback).
+        if released && w.queue_id != WORKER_OF.get() {
             let _ = w.handle.join();
         } else {
             keep.push(w);
@@ -513,7 +514,11 @@ mod tests {
         let log = Arc::new(Mutex::new(Vec::new()));
         for i in 0..20 {
             let log = log.clone();
-            submit(&q, host(move || Ok(log.lock().unwrap().push(i))), vec![], Order::default(), false);
+            let push = host(move || {
+                log.lock().unwrap().push(i);
+                Ok(())
+            });
+            submit(&q, push, vec![], Order::default(), false);
         }
         // The enqueues returned while the first command still blocks.
         assert!(log.lock().unwrap().is_empty());

@@ -22,6 +22,10 @@ pub trait Counted: UrObject {
 
 pub struct UserRefs(AtomicU32);
 
+/// The user holds no reference any more: the handle is dead to them.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Released;
+
 impl UserRefs {
     /// A new object starts with the one reference its creator returns.
     pub const fn one() -> Self {
@@ -34,20 +38,20 @@ impl UserRefs {
 
     /// Takes one more user reference; fails when the user holds none (the
     /// handle was released already and only internal holders keep it).
-    pub fn retain(&self) -> Result<(), ()> {
+    pub fn retain(&self) -> Result<(), Released> {
         self.0
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| if n == 0 { None } else { Some(n + 1) })
             .map(|_| ())
-            .map_err(|_| ())
+            .map_err(|_| Released)
     }
 
     /// Drops one user reference. `Ok(true)` when it was the last one; `Err`
     /// when there was none to drop.
-    pub fn release(&self) -> Result<bool, ()> {
+    pub fn release(&self) -> Result<bool, Released> {
         self.0
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
             .map(|before| before == 1)
-            .map_err(|_| ())
+            .map_err(|_| Released)
     }
 }
 

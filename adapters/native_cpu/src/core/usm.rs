@@ -105,8 +105,13 @@ impl UsmRegistry {
         self.live.write().unwrap_or_else(|e| e.into_inner()).remove(&base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
 
+    /// How many allocations are live.
     pub fn len(&self) -> usize {
         self.live.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
