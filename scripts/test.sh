@@ -79,9 +79,10 @@ build() {
 
 # Release, so that the artifacts of scripts/build.sh serve and the workspace
 # is not compiled a second time in another profile. Includes the header,
-# reference-ABI, spec and C demo tests of tests/.
+# reference-ABI, spec and C demo tests of tests/. --no-fail-fast: one failing
+# test binary must not hide the results of the others.
 cargo_tests() {
-  cargo test --release --workspace
+  cargo test --release --workspace --no-fail-fast
 }
 
 conformance_native_cpu() {
