@@ -7,8 +7,10 @@ pub mod context;
 pub mod device;
 pub mod enqueue;
 pub mod event;
+pub mod kernel;
 pub mod loader;
 pub mod platform;
+pub mod program;
 pub mod queue;
 pub mod unsupported;
 pub mod usm;
@@ -25,6 +27,8 @@ pub fn all() -> Vec<&'static Case> {
         event::CASES,
         usm::CASES,
         enqueue::CASES,
+        program::CASES,
+        kernel::CASES,
         unsupported::CASES,
     ]
     .into_iter()

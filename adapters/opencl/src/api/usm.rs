@@ -129,7 +129,7 @@ pub unsafe extern "C" fn urUSMGetMemAllocInfo(
             // and nothing else to report.
             return match prop {
                 UR_USM_ALLOC_INFO_TYPE => out.value(UR_USM_TYPE_UNKNOWN),
-                _ => Err(UR_RESULT_ERROR_INVALID_VALUE),
+                _ => Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT),
             };
         };
         match prop {

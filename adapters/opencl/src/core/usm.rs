@@ -1,7 +1,10 @@
 //! USM on OpenCL: allocations through `cl_intel_unified_shared_memory` where
 //! the platform has it, else through SVM; the table that lets any pointer
 //! into an allocation find it; fills, copies and kernel pointer arguments
-//! for either path; and USM pools.
+//! for either path; and USM pools. A pool here tags its allocations (for
+//! `UR_USM_ALLOC_INFO_POOL`), zeroes them when asked and counts their bytes;
+//! keeping freed blocks for reuse is the async pool engine's part. Releasing
+//! a pool leaves its live allocations valid until they are freed.
 //!
 //! On the SVM path, device memory is a coarse-grained SVM buffer (only the
 //! device and the copy/fill commands touch it), while host and shared memory
@@ -227,7 +230,12 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
             base: a.base,
             size: a.size,
             device: a.device,
-            pool: a.pool.as_ref().map_or(std::ptr::null_mut(), |p| Weak::as_ptr(p) as ur_usm_pool_handle_t),
+            // A released pool is reported as none.
+            pool: a
+                .pool
+                .as_ref()
+                .filter(|p| p.strong_count() > 0)
+                .map_or(std::ptr::null_mut(), |p| Weak::as_ptr(p) as ur_usm_pool_handle_t),
         });
     }
     let usm = ctx.platform.intel_usm.as_ref()?;
@@ -417,32 +425,5 @@ impl UsmPool {
     /// runtime allocation, so reserved equals used.
     pub fn usage(&self) -> (usize, usize) {
         *self.usage.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Drop for UsmPool {
-    /// Memory still allocated from the pool goes back with it, after the
-    /// commands that may use it.
-    fn drop(&mut self) {
-        let me = self as *const UsmPool;
-        let ctx = &self.context;
-        let mine: Vec<Allocation> = {
-            let mut table = ctx.allocations();
-            let bases: Vec<usize> = table
-                .values()
-                .filter(|a| a.pool.as_ref().is_some_and(|p| std::ptr::eq(Weak::as_ptr(p), me)))
-                .map(|a| a.base)
-                .collect();
-            bases.iter().filter_map(|b| table.remove(b)).collect()
-        };
-        if mine.is_empty() {
-            return;
-        }
-        if ctx.usm_path() == UsmPath::Svm {
-            let _ = ctx.finish_all_queues();
-        }
-        for a in &mine {
-            release_backing(ctx, a);
-        }
     }
 }

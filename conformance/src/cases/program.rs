@@ -1,0 +1,379 @@
+//! urProgram*: programs made from SPIR-V that is compiled at run time from
+//! the OpenCL C of `conformance/kernels/` with clang and llvm-spirv, built,
+//! compiled and linked, queried, and rebuilt from their own binaries.
+//!
+//! Programs are in the subset of adapters that compile device code (OpenCL).
+//! Elsewhere `urProgramCreateWithIL` must answer UNSUPPORTED_FEATURE, which
+//! `urProgramCreateWithIL.spirv` checks; the other cases then skip, saying so.
+//! An OpenCL device without an IL compiler must answer
+//! COMPILER_NOT_AVAILABLE; the build cases then use a SPIR binary where the
+//! device takes one (`cl_khr_spir`), and skip, saying so, where it does not.
+
+use crate::harness::*;
+use crate::names::result_name;
+use crate::ur::{info_bytes, info_string, info_value};
+use crate::{check, check_eq, expect_result, expect_success, skip};
+use std::ffi::c_void;
+use std::process::Command;
+use std::ptr::{null, null_mut};
+use std::sync::OnceLock;
+use ur_core::abi::*;
+
+pub const CASES: &[Case] = &[
+    Case::device("urProgramCreateWithIL.spirv", create_with_il),
+    Case::device("urProgramCreateWithIL.invalid_binary", create_with_il_invalid),
+    Case::device("urProgramCreateWithIL.null_pointers", create_with_il_null),
+    Case::device("urProgramCreateWithIL.zero_length", create_with_il_zero),
+    Case::device("urProgramBuild.and_query", build_and_query),
+    Case::device("urProgramBuild.null_program", build_null),
+    Case::device("urProgramCompile.then_link", compile_then_link),
+    Case::device("urProgramLink.zero_count", link_zero_count),
+    Case::device("urProgramCreateWithBinary.from_own_binaries", create_with_binary),
+    Case::device("urProgramCreateWithBinary.invalid_binary", create_with_binary_invalid),
+    Case::device("urProgramRetain.reference_count", retain_release),
+    Case::device("urProgramGetInfo.invalid_enumeration", info_bad_enum),
+];
+
+/// The OpenCL C source of every kernel the cases run.
+pub const KERNEL_SOURCE: &str = include_str!("../../kernels/usm_kernels.cl");
+/// Kernels defined in [`KERNEL_SOURCE`].
+pub const KERNEL_NAMES: [&str; 2] = ["fill_index", "scale_add"];
+
+pub type OwnedProgram = Owned<ur_program_handle_t_>;
+
+/// A tool from `var`, else the first of `names` found on PATH.
+fn tool(var: &str, names: &[&str]) -> Result<String, String> {
+    if let Ok(t) = std::env::var(var) {
+        return Ok(t);
+    }
+    for name in names {
+        if Command::new(name).arg("--version").output().is_ok_and(|o| o.status.success()) {
+            return Ok(name.to_string());
+        }
+    }
+    Err(format!(
+        "none of {} is installed (scripts/install_opencl.sh installs them; {var} names another)",
+        names.join(", ")
+    ))
+}
+
+fn run(command: &mut Command) -> Result<(), String> {
+    let out = command.output().map_err(|e| format!("{command:?}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// Compiles [`KERNEL_SOURCE`] once per process: LLVM bitcode for the
+/// `spir64` target (a SPIR binary), and SPIR-V translated from it.
+fn compiled() -> &'static Result<(Vec<u8>, Vec<u8>), String> {
+    static COMPILED: OnceLock<Result<(Vec<u8>, Vec<u8>), String>> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        let clang = tool("UR_CONFORMANCE_CLANG", &["clang-14", "clang"])?;
+        let llvm_spirv = tool("UR_CONFORMANCE_LLVM_SPIRV", &["llvm-spirv-14", "llvm-spirv"])?;
+        let dir = std::env::temp_dir().join(format!("ur_conformance_kernels_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let (cl, bc, spv) = (dir.join("kernels.cl"), dir.join("kernels.bc"), dir.join("kernels.spv"));
+        std::fs::write(&cl, KERNEL_SOURCE).map_err(|e| format!("{}: {e}", cl.display()))?;
+        let result = (|| {
+            run(Command::new(&clang)
+                .args(["-c", "-target", "spir64", "-cl-std=CL1.2", "-Xclang", "-finclude-default-header"])
+                .args(["-O0", "-emit-llvm", "-o"])
+                .arg(&bc)
+                .arg(&cl))?;
+            run(Command::new(&llvm_spirv).arg(&bc).arg("-o").arg(&spv))?;
+            let read = |p: &std::path::Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+            Ok((read(&bc)?, read(&spv)?))
+        })();
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    })
+}
+
+/// The kernels as SPIR-V. Failing to compile them fails the case: the tools
+/// are part of the test setup.
+pub fn spirv() -> Result<&'static [u8], Outcome> {
+    compiled().as_ref().map(|(_, spv)| spv.as_slice()).map_err(|e| Outcome::Fail(e.clone()))
+}
+
+/// The kernels as a SPIR 1.2 binary (LLVM bitcode for `spir64`).
+pub fn spir() -> Result<&'static [u8], Outcome> {
+    compiled().as_ref().map(|(bc, _)| bc.as_slice()).map_err(|e| Outcome::Fail(e.clone()))
+}
+
+/// Whether the adapter serves programs at all.
+pub fn adapter_has_programs(fx: &DeviceFx) -> bool {
+    fx.backend == UR_BACKEND_OPENCL
+}
+
+/// Skips a case that needs programs on an adapter without them.
+pub fn require_programs(fx: &DeviceFx) -> CaseResult {
+    if !adapter_has_programs(fx) {
+        skip!("this adapter has no programs (urProgramCreateWithIL.spirv checks it answers UNSUPPORTED_FEATURE)");
+    }
+    Ok(())
+}
+
+/// Whether the device compiles IL, from `UR_DEVICE_INFO_IL_VERSION`.
+pub unsafe fn takes_il(fx: &DeviceFx) -> Result<bool, Outcome> {
+    Ok(!fx.api.device_info_string(fx.device, UR_DEVICE_INFO_IL_VERSION)?.is_empty())
+}
+
+pub fn own_program(fx: &DeviceFx, program: ur_program_handle_t) -> OwnedProgram {
+    Owned::new(program, fx.api.fns.urProgramRelease)
+}
+
+/// The kernels as an unbuilt program: from SPIR-V where the device takes
+/// IL, else from a SPIR binary where it takes those; skips otherwise.
+/// Returns the program and the options its build needs.
+pub unsafe fn kernel_program(fx: &DeviceFx) -> Result<(OwnedProgram, &'static std::ffi::CStr), Outcome> {
+    require_programs(fx)?;
+    let mut program = null_mut();
+    if takes_il(fx)? {
+        let il = spirv()?;
+        expect_success!(fx.api.urProgramCreateWithIL(fx.context, il.as_ptr().cast(), il.len(), null(), &mut program));
+        return Ok((own_program(fx, program), c""));
+    }
+    let extensions = fx.api.device_info_string(fx.device, UR_DEVICE_INFO_EXTENSIONS)?;
+    if !extensions.split_whitespace().any(|e| e == "cl_khr_spir") {
+        skip!("the device takes neither IL nor SPIR binaries (urProgramCreateWithIL.spirv checks its error)");
+    }
+    let bc = spir()?;
+    let (mut device, mut length, mut binary) = (fx.device, bc.len(), bc.as_ptr());
+    expect_success!(fx.api.urProgramCreateWithBinary(fx.context, 1, &mut device, &mut length, &mut binary, null(), &mut program));
+    Ok((own_program(fx, program), c"-x spir -spir-std=1.2"))
+}
+
+/// The kernels, built.
+pub unsafe fn built_program(fx: &DeviceFx) -> Result<OwnedProgram, Outcome> {
+    let (program, options) = kernel_program(fx)?;
+    let code = fx.api.urProgramBuild(fx.context, program.get(), options.as_ptr())?;
+    if code != UR_RESULT_SUCCESS {
+        let log = build_info_string(fx, program.get(), UR_PROGRAM_BUILD_INFO_LOG).unwrap_or_default();
+        return Err(format!("urProgramBuild returned {}; log: {log}", result_name(code)).into());
+    }
+    Ok(program)
+}
+
+unsafe fn program_info<T: Copy>(fx: &DeviceFx, program: ur_program_handle_t, prop: ur_program_info_t) -> Result<T, Outcome> {
+    Ok(info_value(fx.api.fns.urProgramGetInfo, "urProgramGetInfo", program, prop)?)
+}
+
+unsafe fn build_info<T: Copy>(fx: &DeviceFx, program: ur_program_handle_t, prop: ur_program_build_info_t) -> Result<T, Outcome> {
+    let mut value = std::mem::MaybeUninit::<T>::zeroed();
+    expect_success!(fx.api.urProgramGetBuildInfo(
+        program,
+        fx.device,
+        prop,
+        size_of::<T>(),
+        value.as_mut_ptr().cast(),
+        null_mut()
+    ));
+    Ok(value.assume_init())
+}
+
+unsafe fn build_info_string(fx: &DeviceFx, program: ur_program_handle_t, prop: ur_program_build_info_t) -> Result<String, Outcome> {
+    let mut size = 0usize;
+    expect_success!(fx.api.urProgramGetBuildInfo(program, fx.device, prop, 0, null_mut(), &mut size));
+    let mut bytes = vec![0u8; size];
+    expect_success!(fx.api.urProgramGetBuildInfo(program, fx.device, prop, size, bytes.as_mut_ptr().cast(), null_mut()));
+    check!(bytes.last() == Some(&0), "build info {prop:?} is not null-terminated");
+    Ok(String::from_utf8_lossy(&bytes[..size - 1]).into_owned())
+}
+
+unsafe fn create_with_il(fx: &DeviceFx) -> CaseResult {
+    let il = spirv()?;
+    let mut program = null_mut();
+    let code = fx.api.urProgramCreateWithIL(fx.context, il.as_ptr().cast(), il.len(), null(), &mut program)?;
+    let expected = if !adapter_has_programs(fx) {
+        UR_RESULT_ERROR_UNSUPPORTED_FEATURE
+    } else if takes_il(fx)? {
+        UR_RESULT_SUCCESS
+    } else {
+        UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE
+    };
+    if code == UR_RESULT_SUCCESS {
+        check!(!program.is_null(), "urProgramCreateWithIL succeeded with a null program");
+        let program = own_program(fx, program);
+        check_eq!(program.release()?, UR_RESULT_SUCCESS);
+    }
+    expect_code(expected, code, "urProgramCreateWithIL(SPIR-V of usm_kernels.cl)")
+}
+
+unsafe fn create_with_il_invalid(fx: &DeviceFx) -> CaseResult {
+    let not_spirv = b"this is not a SPIR-V module, only some text of the right length.";
+    let mut program = null_mut();
+    let code = fx.api.urProgramCreateWithIL(fx.context, not_spirv.as_ptr().cast(), not_spirv.len(), null(), &mut program)?;
+    if code == UR_RESULT_SUCCESS {
+        let _ = own_program(fx, program);
+    }
+    let expected = if !adapter_has_programs(fx) {
+        UR_RESULT_ERROR_UNSUPPORTED_FEATURE
+    } else if takes_il(fx)? {
+        UR_RESULT_ERROR_INVALID_BINARY
+    } else {
+        UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE
+    };
+    expect_code(expected, code, "urProgramCreateWithIL(text)")
+}
+
+unsafe fn create_with_il_null(fx: &DeviceFx) -> CaseResult {
+    require_programs(fx)?;
+    let il = spirv()?;
+    let mut program = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urProgramCreateWithIL(fx.context, null(), il.len(), null(), &mut program)
+    );
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urProgramCreateWithIL(fx.context, il.as_ptr().cast(), il.len(), null(), null_mut())
+    );
+    Ok(())
+}
+
+unsafe fn create_with_il_zero(fx: &DeviceFx) -> CaseResult {
+    require_programs(fx)?;
+    let il = spirv()?;
+    let mut program = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_SIZE,
+        fx.api.urProgramCreateWithIL(fx.context, il.as_ptr().cast(), 0, null(), &mut program)
+    );
+    Ok(())
+}
+
+unsafe fn build_and_query(fx: &DeviceFx) -> CaseResult {
+    let program = built_program(fx)?;
+    let p = program.get();
+    check_eq!(build_info::<ur_program_build_status_t>(fx, p, UR_PROGRAM_BUILD_INFO_STATUS)?, UR_PROGRAM_BUILD_STATUS_SUCCESS);
+    check_eq!(
+        build_info::<ur_program_binary_type_t>(fx, p, UR_PROGRAM_BUILD_INFO_BINARY_TYPE)?,
+        UR_PROGRAM_BINARY_TYPE_EXECUTABLE
+    );
+    build_info_string(fx, p, UR_PROGRAM_BUILD_INFO_LOG)?;
+    check_eq!(program_info::<u32>(fx, p, UR_PROGRAM_INFO_NUM_DEVICES)?, 1);
+    check_eq!(program_info::<ur_device_handle_t>(fx, p, UR_PROGRAM_INFO_DEVICES)?, fx.device);
+    check_eq!(program_info::<ur_context_handle_t>(fx, p, UR_PROGRAM_INFO_CONTEXT)?, fx.context);
+    check_eq!(program_info::<u32>(fx, p, UR_PROGRAM_INFO_REFERENCE_COUNT)?, 1);
+    check_eq!(program_info::<usize>(fx, p, UR_PROGRAM_INFO_NUM_KERNELS)?, KERNEL_NAMES.len());
+    let names = info_string(fx.api.fns.urProgramGetInfo, "urProgramGetInfo", p, UR_PROGRAM_INFO_KERNEL_NAMES)?;
+    for k in KERNEL_NAMES {
+        check!(names.split(';').any(|n| n == k), "KERNEL_NAMES {names:?} lacks {k}");
+    }
+    if takes_il(fx)? {
+        let il = info_bytes(fx.api.fns.urProgramGetInfo, "urProgramGetInfo", p, UR_PROGRAM_INFO_IL)?;
+        check!(il == spirv()?, "UR_PROGRAM_INFO_IL is not the module the program was made from");
+    }
+    Ok(())
+}
+
+unsafe fn build_null(fx: &DeviceFx) -> CaseResult {
+    require_programs(fx)?;
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urProgramBuild(fx.context, null_mut(), null()));
+    Ok(())
+}
+
+unsafe fn compile_then_link(fx: &DeviceFx) -> CaseResult {
+    let (program, options) = kernel_program(fx)?;
+    if !takes_il(fx)? {
+        // OpenCL compiles only source or IL; a SPIR binary is built whole.
+        skip!("the device's program is a SPIR binary, which OpenCL builds but does not compile separately");
+    }
+    expect_success!(fx.api.urProgramCompile(fx.context, program.get(), options.as_ptr()));
+    check_eq!(
+        build_info::<ur_program_binary_type_t>(fx, program.get(), UR_PROGRAM_BUILD_INFO_BINARY_TYPE)?,
+        UR_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+    );
+    let mut linked = null_mut();
+    let inputs = [program.get()];
+    let code = fx.api.urProgramLink(fx.context, 1, inputs.as_ptr(), null(), &mut linked)?;
+    let linked = (!linked.is_null()).then(|| own_program(fx, linked));
+    expect_code(UR_RESULT_SUCCESS, code, "urProgramLink(one compiled program)")?;
+    let linked = linked.ok_or("urProgramLink succeeded with a null program")?;
+    check_eq!(
+        build_info::<ur_program_binary_type_t>(fx, linked.get(), UR_PROGRAM_BUILD_INFO_BINARY_TYPE)?,
+        UR_PROGRAM_BINARY_TYPE_EXECUTABLE
+    );
+    let mut kernel = null_mut();
+    expect_success!(fx.api.urKernelCreate(linked.get(), c"fill_index".as_ptr(), &mut kernel));
+    expect_success!(fx.api.urKernelRelease(kernel));
+    Ok(())
+}
+
+unsafe fn link_zero_count(fx: &DeviceFx) -> CaseResult {
+    let (program, _) = kernel_program(fx)?;
+    let inputs = [program.get()];
+    let mut linked = null_mut();
+    expect_result!(UR_RESULT_ERROR_INVALID_SIZE, fx.api.urProgramLink(fx.context, 0, inputs.as_ptr(), null(), &mut linked));
+    check!(linked.is_null(), "a failed link returned a program");
+    Ok(())
+}
+
+/// A built program's own binary, as `urProgramGetInfo` hands it out.
+unsafe fn own_binary(fx: &DeviceFx, program: ur_program_handle_t) -> Result<Vec<u8>, Outcome> {
+    let size = program_info::<usize>(fx, program, UR_PROGRAM_INFO_BINARY_SIZES)?;
+    check!(size > 0, "UR_PROGRAM_INFO_BINARY_SIZES of a built program is 0");
+    let mut binary = vec![0u8; size];
+    let mut pointers = [binary.as_mut_ptr()];
+    expect_success!(fx.api.urProgramGetInfo(
+        program,
+        UR_PROGRAM_INFO_BINARIES,
+        size_of_val(&pointers),
+        pointers.as_mut_ptr().cast::<c_void>(),
+        null_mut()
+    ));
+    Ok(binary)
+}
+
+unsafe fn create_with_binary(fx: &DeviceFx) -> CaseResult {
+    let built = built_program(fx)?;
+    let binary = own_binary(fx, built.get())?;
+    let (mut device, mut length, mut pointer) = (fx.device, binary.len(), binary.as_ptr());
+    let mut program = null_mut();
+    expect_success!(fx.api.urProgramCreateWithBinary(fx.context, 1, &mut device, &mut length, &mut pointer, null(), &mut program));
+    let program = own_program(fx, program);
+    expect_success!(fx.api.urProgramBuild(fx.context, program.get(), null()));
+    // The rebuilt program runs: fill_index writes base + i.
+    crate::cases::kernel::run_fill_index(fx, program.get(), 1000)
+}
+
+unsafe fn create_with_binary_invalid(fx: &DeviceFx) -> CaseResult {
+    require_programs(fx)?;
+    let garbage = [0xa5u8; 64];
+    let (mut device, mut length, mut pointer) = (fx.device, garbage.len(), garbage.as_ptr());
+    let mut program = null_mut();
+    let code = fx.api.urProgramCreateWithBinary(fx.context, 1, &mut device, &mut length, &mut pointer, null(), &mut program)?;
+    if code == UR_RESULT_SUCCESS {
+        // Validation may wait for the build, which must then fail.
+        let program = own_program(fx, program);
+        let build = fx.api.urProgramBuild(fx.context, program.get(), null())?;
+        check!(build != UR_RESULT_SUCCESS, "64 bytes of 0xa5 built as a program");
+        return Ok(());
+    }
+    expect_code(UR_RESULT_ERROR_INVALID_NATIVE_BINARY, code, "urProgramCreateWithBinary(garbage)")
+}
+
+unsafe fn retain_release(fx: &DeviceFx) -> CaseResult {
+    let (program, _) = kernel_program(fx)?;
+    let p = program.get();
+    expect_success!(fx.api.urProgramRetain(p));
+    check_eq!(program_info::<u32>(fx, p, UR_PROGRAM_INFO_REFERENCE_COUNT)?, 2);
+    expect_success!(fx.api.urProgramRelease(p));
+    check_eq!(program_info::<u32>(fx, p, UR_PROGRAM_INFO_REFERENCE_COUNT)?, 1);
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urProgramRetain(null_mut()));
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urProgramRelease(null_mut()));
+    Ok(())
+}
+
+unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
+    let (program, _) = kernel_program(fx)?;
+    let mut size = 0usize;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urProgramGetInfo(program.get(), ur_program_info_t(UR_PROGRAM_INFO_KERNEL_NAMES.0 + 1), 0, null_mut(), &mut size)
+    );
+    Ok(())
+}
