@@ -629,4 +629,88 @@ mod tests {
         assert_eq!(Arc::strong_count(&q.shared), 1, "no worker holds the queue any more");
         opener.join().unwrap();
     }
+
+    /// Many commands over three queues, each waiting on random earlier
+    /// events of any queue, with barriers: all finish, none starts before
+    /// what it waits for has finished.
+    #[test]
+    fn random_cross_queue_dependencies_all_complete_in_order() {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let queues = [
+                queue(0),
+                queue(UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0),
+                queue(UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0),
+            ];
+            let clock = Arc::new(AtomicUsize::new(1));
+            // Per command: (start tick, end tick), written by the command.
+            let ticks: Arc<Vec<(AtomicUsize, AtomicUsize)>> =
+                Arc::new((0..3000).map(|_| (AtomicUsize::new(0), AtomicUsize::new(0))).collect());
+            let mut events: Vec<(usize, Arc<Event>)> = Vec::new();
+            let mut deps_of = Vec::new();
+            let mut placed: Vec<(usize, Order)> = Vec::new();
+            let mut seed = 0x2545_f491_4f6c_dd1du64;
+            let mut rand = move |n: usize| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed % n as u64) as usize
+            };
+            for i in 0..3000 {
+                let qi = rand(3);
+                let q = &queues[qi];
+                let mut deps = Vec::new();
+                let mut dep_ids = Vec::new();
+                for _ in 0..rand(4) {
+                    if !events.is_empty() {
+                        let (id, e) = &events[rand(events.len())];
+                        deps.push(e.clone());
+                        dep_ids.push(*id);
+                    }
+                }
+                let order =
+                    if rand(50) == 0 { Order { after_all: deps.is_empty(), fence: true } } else { Order::default() };
+                let (c, t) = (clock.clone(), ticks.clone());
+                let work = host(move || {
+                    t[i].0.store(c.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
+                    std::thread::yield_now();
+                    t[i].1.store(c.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
+                    Ok(())
+                });
+                let deps_pending: Vec<_> = deps.into_iter().filter(|d| !d.is_done()).collect();
+                let e = submit(q, work, deps_pending, order, true).event.unwrap();
+                events.push((i, e));
+                deps_of.push(dep_ids);
+                placed.push((qi, order));
+            }
+            for q in &queues {
+                q.finish().unwrap();
+            }
+            for (i, deps) in deps_of.iter().enumerate() {
+                let start = ticks[i].0.load(Ordering::SeqCst);
+                assert!(start > 0, "command {i} never ran");
+                for &d in deps {
+                    assert!(
+                        ticks[d].1.load(Ordering::SeqCst) < start,
+                        "command {i} started before its dependency {d} ended"
+                    );
+                }
+            }
+            for j in 0..placed.len() {
+                for i in 0..j {
+                    let (qi, oi) = placed[i];
+                    let (qj, oj) = placed[j];
+                    if qi != qj {
+                        continue;
+                    }
+                    let before = ticks[i].1.load(Ordering::SeqCst) < ticks[j].0.load(Ordering::SeqCst);
+                    assert!(qi != 0 || before, "in-order queue: {j} started before {i} ended");
+                    assert!(!oi.fence || before, "{j} overtook the barrier {i}");
+                    assert!(!oj.after_all || before, "the barrier {j} started before {i} ended");
+                }
+            }
+            done_tx.send(()).unwrap();
+        });
+        done_rx.recv_timeout(Duration::from_secs(60)).expect("the commands deadlocked or a check failed");
+    }
 }
