@@ -6,6 +6,24 @@
 //! `api/` holds the C entry points, `core/` the objects behind the handles.
 //! [`DDI`] is the one table that names every entry point this adapter
 //! implements; every other slot answers `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`.
+//!
+//! # Where the async pool engine plugs in
+//!
+//! - Every command goes through [`core::queue::Queue::submit`], which numbers
+//!   it on its queue (`seq`, with the queue's `id`: its lane) and returns its
+//!   event when one was asked for; [`core::event::Event::position`] gives
+//!   `(queue id, seq)` of any event of a wait list.
+//! - Every command, with or without an event, completes in
+//!   [`core::event::complete_command`], on the worker that ran it: the place
+//!   to tell the engine that a node is done.
+//! - [`core::enqueue::Command::Host`] runs any closure in queue order, for
+//!   allocation and free commands; `Submission::deps` adds the extra waits
+//!   the engine asks for.
+//! - Per-context engine state belongs in [`core::context::Context`], per-queue
+//!   state (a lane) in [`core::queue::QueueShared`], pool state in
+//!   [`core::usm::Pool`]; `core::device::{USM_POOL_SUPPORT,
+//!   ASYNC_USM_ALLOCATIONS_SUPPORT}` switch the device queries and the pool
+//!   entry points on.
 
 mod api;
 pub mod core;
