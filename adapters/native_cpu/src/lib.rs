@@ -14,7 +14,7 @@
 //!   event when one was asked for; [`core::event::Event::position`] gives
 //!   `(queue id, seq)` of any event of a wait list.
 //! - Every command, with or without an event, completes in
-//!   [`core::event::complete_command`], on the worker that ran it: the place
+//!   `core::event::complete_command`, on the worker that ran it: the place
 //!   to tell the engine that a node is done.
 //! - [`core::enqueue::Command::Host`] runs any closure in queue order, for
 //!   allocation and free commands; `Submission::deps` adds the extra waits

@@ -65,7 +65,7 @@ impl Platform {
         queue::join_released_workers();
     }
 
-    /// "<UR API version> (<adapter version>)".
+    /// `"<UR API version> (native_cpu <crate version>)"`.
     pub fn version() -> String {
         let v = UR_API_VERSION_IMPLEMENTED.0;
         format!("{}.{} (native_cpu {})", v >> 16, v & 0xffff, env!("CARGO_PKG_VERSION"))
