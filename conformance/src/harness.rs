@@ -112,7 +112,10 @@ macro_rules! check_eq {
         if left != right {
             return Err($crate::harness::Outcome::Fail(format!(
                 "{} is {:?}, expected {:?} (line {})",
-                stringify!($left), left, right, line!()
+                stringify!($left),
+                left,
+                right,
+                line!()
             )));
         }
     }};
@@ -358,7 +361,9 @@ impl<'a> DeviceFx<'a> {
         }
         let mut ptr = null_mut();
         let (call, code) = match kind {
-            UsmKind::Host => ("urUSMHostAlloc", self.api.urUSMHostAlloc(self.context, null(), null_mut(), size, &mut ptr)),
+            UsmKind::Host => {
+                ("urUSMHostAlloc", self.api.urUSMHostAlloc(self.context, null(), null_mut(), size, &mut ptr))
+            }
             UsmKind::Device => (
                 "urUSMDeviceAlloc",
                 self.api.urUSMDeviceAlloc(self.context, self.device, null(), null_mut(), size, &mut ptr),
@@ -386,7 +391,8 @@ impl<'a> DeviceFx<'a> {
             UsmKind::Host => caps(UR_DEVICE_INFO_USM_HOST_SUPPORT)? != 0,
             UsmKind::Device => caps(UR_DEVICE_INFO_USM_DEVICE_SUPPORT)? != 0,
             UsmKind::Shared => {
-                caps(UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT)? != 0 || caps(UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT)? != 0
+                caps(UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT)? != 0
+                    || caps(UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT)? != 0
             }
         })
     }
@@ -494,10 +500,7 @@ impl Drop for DeviceFx<'_> {
 ///
 /// # Safety
 /// The fixture must be live.
-pub unsafe fn on_each_queue_kind(
-    fx: &DeviceFx,
-    body: impl Fn(ur_queue_handle_t, &str) -> CaseResult,
-) -> CaseResult {
+pub unsafe fn on_each_queue_kind(fx: &DeviceFx, body: impl Fn(ur_queue_handle_t, &str) -> CaseResult) -> CaseResult {
     body(fx.queue, "in-order queue")?;
     match fx.out_of_order_queue() {
         Ok(queue) => body(queue.get(), "out-of-order queue"),
@@ -548,7 +551,6 @@ pub fn eventually(limit: Duration, done: impl Fn() -> bool) -> bool {
 /// How long [`eventually`] waits for a callback that must come.
 pub const CALLBACK_LIMIT: Duration = Duration::from_secs(10);
 
-
 /// Checks the `(propSize, pPropValue, pPropSizeRet)` rules that every
 /// `ur*GetInfo` shares, on a query that succeeds when called properly:
 /// size query, exact and larger buffers, `INVALID_SIZE` for a zero or short
@@ -590,11 +592,7 @@ pub unsafe fn info_size_protocol(
         return Err(format!("{what}: pPropSizeRet {size_ret} with a larger buffer, {size} otherwise").into());
     }
     expect(UR_RESULT_SUCCESS, query(size, buffer.as_mut_ptr().cast(), null_mut()), "no pPropSizeRet")?;
-    expect(
-        UR_RESULT_ERROR_INVALID_SIZE,
-        query(0, buffer.as_mut_ptr().cast(), null_mut()),
-        "propSize 0 and a buffer",
-    )?;
+    expect(UR_RESULT_ERROR_INVALID_SIZE, query(0, buffer.as_mut_ptr().cast(), null_mut()), "propSize 0 and a buffer")?;
     expect(
         UR_RESULT_ERROR_INVALID_SIZE,
         query(size - 1, buffer.as_mut_ptr().cast(), null_mut()),
@@ -634,7 +632,11 @@ pub unsafe fn bad_wait_lists(
     fx.wait(done.get())?;
     let done = done.get();
     let expect = |list_len: u32, list: *const ur_event_handle_t, how: &str| -> CaseResult {
-        expect_code(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, enqueue(list_len, list)?, &format!("an enqueue with {how}"))
+        expect_code(
+            UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST,
+            enqueue(list_len, list)?,
+            &format!("an enqueue with {how}"),
+        )
     };
     expect(1, null(), "1 event and a null list")?;
     expect(0, &done, "a list and 0 events")?;

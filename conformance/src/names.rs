@@ -12,7 +12,10 @@ macro_rules! name_table {
     };
 }
 
-name_table!(result_name, ur_result_t, [
+name_table!(
+    result_name,
+    ur_result_t,
+    [
         UR_RESULT_SUCCESS,
         UR_RESULT_ERROR_INVALID_OPERATION,
         UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES,
@@ -96,21 +99,41 @@ name_table!(result_name, ur_result_t, [
         UR_RESULT_ERROR_INVALID_COMMAND_BUFFER_SYNC_POINT_WAIT_LIST_EXP,
         UR_RESULT_ERROR_INVALID_COMMAND_BUFFER_COMMAND_HANDLE_EXP,
         UR_RESULT_ERROR_UNKNOWN,
-]);
+    ]
+);
 
-name_table!(device_type_name, ur_device_type_t, [
-    UR_DEVICE_TYPE_DEFAULT, UR_DEVICE_TYPE_ALL, UR_DEVICE_TYPE_GPU, UR_DEVICE_TYPE_CPU,
-    UR_DEVICE_TYPE_FPGA, UR_DEVICE_TYPE_MCA, UR_DEVICE_TYPE_VPU, UR_DEVICE_TYPE_CUSTOM,
-]);
+name_table!(
+    device_type_name,
+    ur_device_type_t,
+    [
+        UR_DEVICE_TYPE_DEFAULT,
+        UR_DEVICE_TYPE_ALL,
+        UR_DEVICE_TYPE_GPU,
+        UR_DEVICE_TYPE_CPU,
+        UR_DEVICE_TYPE_FPGA,
+        UR_DEVICE_TYPE_MCA,
+        UR_DEVICE_TYPE_VPU,
+        UR_DEVICE_TYPE_CUSTOM,
+    ]
+);
 
-name_table!(event_status_name, ur_event_status_t, [
-    UR_EVENT_STATUS_COMPLETE, UR_EVENT_STATUS_RUNNING, UR_EVENT_STATUS_SUBMITTED,
-    UR_EVENT_STATUS_QUEUED, UR_EVENT_STATUS_ERROR,
-]);
+name_table!(
+    event_status_name,
+    ur_event_status_t,
+    [
+        UR_EVENT_STATUS_COMPLETE,
+        UR_EVENT_STATUS_RUNNING,
+        UR_EVENT_STATUS_SUBMITTED,
+        UR_EVENT_STATUS_QUEUED,
+        UR_EVENT_STATUS_ERROR,
+    ]
+);
 
-name_table!(usm_type_name, ur_usm_type_t, [
-    UR_USM_TYPE_UNKNOWN, UR_USM_TYPE_HOST, UR_USM_TYPE_DEVICE, UR_USM_TYPE_SHARED,
-]);
+name_table!(
+    usm_type_name,
+    ur_usm_type_t,
+    [UR_USM_TYPE_UNKNOWN, UR_USM_TYPE_HOST, UR_USM_TYPE_DEVICE, UR_USM_TYPE_SHARED,]
+);
 
 /// Backends by the names that `--backend` and reports use.
 const BACKENDS: &[(&str, ur_backend_t)] = &[

@@ -48,11 +48,8 @@ pub struct Tally {
 impl Tally {
     /// `N passed, N failed` and, when any were skipped, `, N skipped`.
     pub fn summary(&self) -> String {
-        let mut line = format!(
-            "{} passed, {} failed",
-            self.passed.load(Ordering::SeqCst),
-            self.failed.load(Ordering::SeqCst)
-        );
+        let mut line =
+            format!("{} passed, {} failed", self.passed.load(Ordering::SeqCst), self.failed.load(Ordering::SeqCst));
         let skipped = self.skipped.load(Ordering::SeqCst);
         if skipped > 0 {
             line.push_str(&format!(", {skipped} skipped"));
@@ -237,10 +234,7 @@ fn child_verdict(options: &Options, case: &Case, target_label: &str) -> ChildVer
         Ok(status) => status,
         Err(reason) => return ChildVerdict::Failed(reason),
     };
-    let line = text
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("PASS ") || l.starts_with("FAIL ") || l.starts_with("SKIP "));
+    let line = text.lines().rev().find(|l| l.starts_with("PASS ") || l.starts_with("FAIL ") || l.starts_with("SKIP "));
     match line {
         Some(line) => ChildVerdict::Line(line.to_string()),
         None => {
@@ -395,7 +389,13 @@ pub fn run_one(options: &Options, case: &'static Case, target_label: &str) -> i3
             return 1;
         }
     };
-    let all = Options { backends: Vec::new(), filters: Vec::new(), isolate: false, loader: options.loader.clone(), timeout: options.timeout };
+    let all = Options {
+        backends: Vec::new(),
+        filters: Vec::new(),
+        isolate: false,
+        loader: options.loader.clone(),
+        timeout: options.timeout,
+    };
     let target = targets(case, &topology, &all).into_iter().find(|t| label(Some(&topology), *t) == target_label);
     let verdict = match target {
         Some(target) => run_here(&api, Some(&topology), case, target),

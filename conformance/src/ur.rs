@@ -109,8 +109,7 @@ impl Api {
     pub fn load(path: &Path) -> Result<Api, String> {
         // SAFETY: opening a UR loader runs its initialisers, which is what any
         // UR application does; nothing else is assumed about the library.
-        let library = unsafe { Library::new(path) }
-            .map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+        let library = unsafe { Library::new(path) }.map_err(|e| format!("cannot load {}: {e}", path.display()))?;
         let library: &'static Library = Box::leak(Box::new(library));
         Ok(Api { fns: EntryPoints::resolve(library), path: path.to_path_buf() })
     }
@@ -337,9 +336,8 @@ impl<'a> Topology<'a> {
         }
         for a in 0..topology.adapters.len() {
             let adapter = topology.adapters[a].handle;
-            let platforms = enumerate("urPlatformGet", |n, out, count| unsafe {
-                api.urPlatformGet(adapter, n, out, count)
-            })?;
+            let platforms =
+                enumerate("urPlatformGet", |n, out, count| unsafe { api.urPlatformGet(adapter, n, out, count) })?;
             for platform in platforms {
                 let backend = unsafe { api.platform_info(platform, UR_PLATFORM_INFO_BACKEND) }?;
                 let index_in_backend = topology.platforms.iter().filter(|p| p.backend == backend).count();

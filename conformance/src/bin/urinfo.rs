@@ -71,7 +71,8 @@ unsafe fn print(topology: &Topology) {
     for (a, adapter) in topology.adapters.iter().enumerate() {
         let version = shown(api.adapter_info::<u32>(adapter.handle, UR_ADAPTER_INFO_VERSION), |v| v.to_string());
         println!("adapter {a}: {} (version {version})", backend_name(adapter.backend));
-        let platforms: Vec<_> = topology.platforms.iter().enumerate().filter(|(_, p)| p.adapter == adapter.handle).collect();
+        let platforms: Vec<_> =
+            topology.platforms.iter().enumerate().filter(|(_, p)| p.adapter == adapter.handle).collect();
         if platforms.is_empty() {
             println!("  no platforms");
         }
@@ -93,10 +94,14 @@ unsafe fn print(topology: &Topology) {
                 });
                 let units = shown(api.device_info::<u32>(d, UR_DEVICE_INFO_MAX_COMPUTE_UNITS), |n| n.to_string());
                 let memory = shown(api.device_info::<u64>(d, UR_DEVICE_INFO_GLOBAL_MEM_SIZE), gibibytes);
-                let async_alloc = shown(
-                    api.device_info::<ur_bool_t>(d, UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP),
-                    |b| if b != 0 { "yes".into() } else { "no".into() },
-                );
+                let async_alloc =
+                    shown(api.device_info::<ur_bool_t>(d, UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP), |b| {
+                        if b != 0 {
+                            "yes".into()
+                        } else {
+                            "no".into()
+                        }
+                    });
                 println!("    [{}] {name}", topology.device_label(device));
                 println!(
                     "        type {kind}, {units} compute units, {memory} global memory, async USM allocation: {async_alloc}"

@@ -208,19 +208,28 @@ unsafe fn last_error(fx: &AdapterFx) -> CaseResult {
 unsafe fn last_error_null_handle(fx: &LoaderFx) -> CaseResult {
     let mut message: *const c_char = null_const();
     let mut error = 0i32;
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urAdapterGetLastError(null_mut(), &mut message, &mut error));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urAdapterGetLastError(null_mut(), &mut message, &mut error)
+    );
     Ok(())
 }
 
 unsafe fn last_error_null_message(fx: &AdapterFx) -> CaseResult {
     let mut error = 0i32;
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urAdapterGetLastError(fx.adapter, null_mut(), &mut error));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urAdapterGetLastError(fx.adapter, null_mut(), &mut error)
+    );
     Ok(())
 }
 
 unsafe fn last_error_null_error(fx: &AdapterFx) -> CaseResult {
     let mut message: *const c_char = null_const();
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urAdapterGetLastError(fx.adapter, &mut message, null_mut()));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urAdapterGetLastError(fx.adapter, &mut message, null_mut())
+    );
     Ok(())
 }
 
@@ -266,11 +275,17 @@ unsafe fn logger_level(fx: &AdapterFx) -> CaseResult {
 }
 
 unsafe fn logger_level_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urAdapterSetLoggerCallbackLevel(null_mut(), UR_LOGGER_LEVEL_QUIET));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urAdapterSetLoggerCallbackLevel(null_mut(), UR_LOGGER_LEVEL_QUIET)
+    );
     Ok(())
 }
 
 unsafe fn logger_level_bad(fx: &AdapterFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, fx.api.urAdapterSetLoggerCallbackLevel(fx.adapter, INVALID_LEVEL));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urAdapterSetLoggerCallbackLevel(fx.adapter, INVALID_LEVEL)
+    );
     Ok(())
 }

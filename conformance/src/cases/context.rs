@@ -54,7 +54,8 @@ unsafe fn create(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn create_with_properties(fx: &DeviceFx) -> CaseResult {
-    let properties = ur_context_properties_t { stype: UR_STRUCTURE_TYPE_CONTEXT_PROPERTIES, pNext: null_mut(), flags: 0 };
+    let properties =
+        ur_context_properties_t { stype: UR_STRUCTURE_TYPE_CONTEXT_PROPERTIES, pNext: null_mut(), flags: 0 };
     let mut context = null_mut();
     expect_success!(fx.api.urContextCreate(1, &fx.device, &properties, &mut context));
     expect_success!(fx.own_context(context).release());
@@ -93,10 +94,16 @@ unsafe fn create_null_device(fx: &DeviceFx) -> CaseResult {
     let mut context = null_mut();
     // Null first: the loader has no handle to dispatch on.
     let devices = [null_mut(), fx.device];
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextCreate(2, devices.as_ptr(), null(), &mut context));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urContextCreate(2, devices.as_ptr(), null(), &mut context)
+    );
     // Null later: the adapter must look at every element.
     let devices = [fx.device, null_mut()];
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextCreate(2, devices.as_ptr(), null(), &mut context));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urContextCreate(2, devices.as_ptr(), null(), &mut context)
+    );
     Ok(())
 }
 
@@ -228,7 +235,10 @@ unsafe fn deleter_null_handle(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn deleter_null(fx: &DeviceFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urContextSetExtendedDeleter(fx.context, None, null_mut()));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urContextSetExtendedDeleter(fx.context, None, null_mut())
+    );
     Ok(())
 }
 

@@ -175,7 +175,13 @@ unsafe fn selected(fx: &PlatformFx) -> CaseResult {
     expect_success!(fx.api.urDeviceGetSelected(fx.platform, UR_DEVICE_TYPE_ALL, 0, null_mut(), &mut count));
     let mut chosen = vec![null_mut(); count as usize];
     if count > 0 {
-        expect_success!(fx.api.urDeviceGetSelected(fx.platform, UR_DEVICE_TYPE_ALL, count, chosen.as_mut_ptr(), null_mut()));
+        expect_success!(fx.api.urDeviceGetSelected(
+            fx.platform,
+            UR_DEVICE_TYPE_ALL,
+            count,
+            chosen.as_mut_ptr(),
+            null_mut()
+        ));
     }
     release_devices(fx.api, &chosen)?;
     for device in &chosen {

@@ -70,8 +70,13 @@ unsafe fn fill(
 ) -> Result<OwnedEvent, Outcome> {
     let (n, events) = list(wait);
     let mut event = null_mut();
-    let code = fx.api.urEnqueueUSMFill(queue, ptr, pattern.len(), pattern.as_ptr().cast(), size, n, events, &mut event)?;
-    expect_code(UR_RESULT_SUCCESS, code, &format!("urEnqueueUSMFill(pattern of {} bytes, size {size})", pattern.len()))?;
+    let code =
+        fx.api.urEnqueueUSMFill(queue, ptr, pattern.len(), pattern.as_ptr().cast(), size, n, events, &mut event)?;
+    expect_code(
+        UR_RESULT_SUCCESS,
+        code,
+        &format!("urEnqueueUSMFill(pattern of {} bytes, size {size})", pattern.len()),
+    )?;
     Ok(fx.own_event(event))
 }
 
@@ -147,7 +152,11 @@ unsafe fn fill_kinds(fx: &DeviceFx) -> CaseResult {
         fx.wait(filled.get())?;
         let expected = repeated(&pattern, SIZE);
         if kind != UsmKind::Device {
-            compare(&format!("{kind:?} memory read by the host"), std::slice::from_raw_parts(memory.bytes(), SIZE), &expected)?;
+            compare(
+                &format!("{kind:?} memory read by the host"),
+                std::slice::from_raw_parts(memory.bytes(), SIZE),
+                &expected,
+            )?;
         }
         compare(&format!("{kind:?} memory read by a copy"), &fx.read(fx.queue, memory.ptr, SIZE)?, &expected)?;
     }
@@ -172,7 +181,16 @@ unsafe fn fill_null_queue(fx: &LoaderFx) -> CaseResult {
     let pattern = 1u8;
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueUSMFill(null_mut(), (&mut byte as *mut u8).cast(), 1, (&pattern as *const u8).cast(), 1, 0, null(), null_mut())
+        fx.api.urEnqueueUSMFill(
+            null_mut(),
+            (&mut byte as *mut u8).cast(),
+            1,
+            (&pattern as *const u8).cast(),
+            1,
+            0,
+            null(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -201,7 +219,16 @@ unsafe fn fill_bad_size(fx: &DeviceFx) -> CaseResult {
         (4, 62, "size not a multiple of patternSize"),
         (4, 128, "size beyond the allocation"),
     ] {
-        let code = fx.api.urEnqueueUSMFill(fx.queue, memory.ptr, pattern_size, pattern.as_ptr().cast(), size, 0, null(), null_mut())?;
+        let code = fx.api.urEnqueueUSMFill(
+            fx.queue,
+            memory.ptr,
+            pattern_size,
+            pattern.as_ptr().cast(),
+            size,
+            0,
+            null(),
+            null_mut(),
+        )?;
         expect_code(UR_RESULT_ERROR_INVALID_SIZE, code, &format!("urEnqueueUSMFill with {how}"))?;
     }
     Ok(())
@@ -227,7 +254,16 @@ unsafe fn copy_kinds(fx: &DeviceFx) -> CaseResult {
                 let src = fx.alloc(from, SIZE)?;
                 let dst = fx.alloc(to, SIZE)?;
                 let mut event = null_mut();
-                expect_success!(fx.api.urEnqueueUSMMemcpy(queue, false, src.ptr, source.as_ptr().cast(), SIZE, 0, null(), &mut event));
+                expect_success!(fx.api.urEnqueueUSMMemcpy(
+                    queue,
+                    false,
+                    src.ptr,
+                    source.as_ptr().cast(),
+                    SIZE,
+                    0,
+                    null(),
+                    &mut event
+                ));
                 let written = fx.own_event(event);
                 let copied = copy(fx, queue, dst.ptr, src.ptr, SIZE, &[written.get()])?;
                 let data = read_after(fx, queue, dst.ptr, SIZE, &[copied.get()])?;
@@ -245,7 +281,16 @@ unsafe fn copy_blocking(fx: &DeviceFx) -> CaseResult {
     let mut host = vec![0u8; SIZE];
     let mut event = null_mut();
     let waits = [filled.get()];
-    expect_success!(fx.api.urEnqueueUSMMemcpy(fx.queue, true, host.as_mut_ptr().cast(), memory.ptr, SIZE, 1, waits.as_ptr(), &mut event));
+    expect_success!(fx.api.urEnqueueUSMMemcpy(
+        fx.queue,
+        true,
+        host.as_mut_ptr().cast(),
+        memory.ptr,
+        SIZE,
+        1,
+        waits.as_ptr(),
+        &mut event
+    ));
     let event = fx.own_event(event);
     // A blocking copy has finished when the call returns.
     let status = fx.status(event.get())?;
@@ -264,7 +309,16 @@ unsafe fn copy_chain(fx: &DeviceFx) -> CaseResult {
     on_each_queue_kind(fx, |queue, what| {
         let clear = fill(fx, queue, c.ptr, &[0], SIZE, &[])?;
         let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMMemcpy(queue, false, a.ptr, source.as_ptr().cast(), SIZE, 0, null(), &mut event));
+        expect_success!(fx.api.urEnqueueUSMMemcpy(
+            queue,
+            false,
+            a.ptr,
+            source.as_ptr().cast(),
+            SIZE,
+            0,
+            null(),
+            &mut event
+        ));
         let e1 = fx.own_event(event);
         let e2 = copy(fx, queue, b.ptr, a.ptr, SIZE, &[e1.get()])?;
         let e3 = copy(fx, queue, c.ptr, b.ptr, SIZE, &[e2.get(), clear.get()])?;
@@ -336,7 +390,16 @@ unsafe fn copy_null_queue(fx: &LoaderFx) -> CaseResult {
     let (mut a, b) = (0u8, 0u8);
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueUSMMemcpy(null_mut(), true, (&mut a as *mut u8).cast(), (&b as *const u8).cast(), 1, 0, null(), null_mut())
+        fx.api.urEnqueueUSMMemcpy(
+            null_mut(),
+            true,
+            (&mut a as *mut u8).cast(),
+            (&b as *const u8).cast(),
+            1,
+            0,
+            null(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -405,7 +468,18 @@ unsafe fn fill2d(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
     // Probe support once, on a filled and waited region.
     let probe = [9u8];
-    let code = fx.api.urEnqueueUSMFill2D(fx.queue, memory.ptr, PITCH, 1, probe.as_ptr().cast(), WIDTH, HEIGHT, 0, null(), null_mut())?;
+    let code = fx.api.urEnqueueUSMFill2D(
+        fx.queue,
+        memory.ptr,
+        PITCH,
+        1,
+        probe.as_ptr().cast(),
+        WIDTH,
+        HEIGHT,
+        0,
+        null(),
+        null_mut(),
+    )?;
     skip_without_2d(fx, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, code, "urEnqueueUSMFill2D")?;
     expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSMFill2D")?;
     expect_success!(fx.api.urQueueFinish(fx.queue));
@@ -416,10 +490,22 @@ unsafe fn fill2d(fx: &DeviceFx) -> CaseResult {
             let mut event = null_mut();
             let waits = [clear.get()];
             expect_success!(fx.api.urEnqueueUSMFill2D(
-                queue, memory.ptr, PITCH, pattern_size, pattern.as_ptr().cast(), WIDTH, HEIGHT, 1, waits.as_ptr(), &mut event
+                queue,
+                memory.ptr,
+                PITCH,
+                pattern_size,
+                pattern.as_ptr().cast(),
+                WIDTH,
+                HEIGHT,
+                1,
+                waits.as_ptr(),
+                &mut event
             ));
             let filled = fx.own_event(event);
-            check_eq!(fx.api.event_info::<ur_command_t>(filled.get(), UR_EVENT_INFO_COMMAND_TYPE)?, UR_COMMAND_USM_FILL_2D);
+            check_eq!(
+                fx.api.event_info::<ur_command_t>(filled.get(), UR_EVENT_INFO_COMMAND_TYPE)?,
+                UR_COMMAND_USM_FILL_2D
+            );
             let data = read_after(fx, queue, memory.ptr, PITCH * HEIGHT, &[filled.get()])?;
             let mut expected = Vec::new();
             let row = repeated(&pattern, WIDTH);
@@ -438,7 +524,18 @@ unsafe fn fill2d_null_queue(fx: &LoaderFx) -> CaseResult {
     let pattern = 1u8;
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueUSMFill2D(null_mut(), memory.as_mut_ptr().cast(), PITCH, 1, (&pattern as *const u8).cast(), WIDTH, HEIGHT, 0, null(), null_mut())
+        fx.api.urEnqueueUSMFill2D(
+            null_mut(),
+            memory.as_mut_ptr().cast(),
+            PITCH,
+            1,
+            (&pattern as *const u8).cast(),
+            WIDTH,
+            HEIGHT,
+            0,
+            null(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -449,7 +546,18 @@ unsafe fn fill2d_null_pointers(fx: &DeviceFx) -> CaseResult {
     let pattern = 1u8;
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMFill2D(fx.queue, null_mut(), PITCH, 1, (&pattern as *const u8).cast(), WIDTH, HEIGHT, 0, null(), null_mut())
+        fx.api.urEnqueueUSMFill2D(
+            fx.queue,
+            null_mut(),
+            PITCH,
+            1,
+            (&pattern as *const u8).cast(),
+            WIDTH,
+            HEIGHT,
+            0,
+            null(),
+            null_mut()
+        )
     );
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
@@ -473,7 +581,18 @@ unsafe fn fill2d_bad_size(fx: &DeviceFx) -> CaseResult {
         (PITCH, 4, 5, 3, "width * height not a multiple of patternSize"),
         (PITCH, 1, WIDTH, HEIGHT + 1, "pitch * height beyond the allocation"),
     ] {
-        let code = fx.api.urEnqueueUSMFill2D(fx.queue, memory.ptr, pitch, pattern_size, pattern.as_ptr().cast(), width, height, 0, null(), null_mut())?;
+        let code = fx.api.urEnqueueUSMFill2D(
+            fx.queue,
+            memory.ptr,
+            pitch,
+            pattern_size,
+            pattern.as_ptr().cast(),
+            width,
+            height,
+            0,
+            null(),
+            null_mut(),
+        )?;
         expect_code(UR_RESULT_ERROR_INVALID_SIZE, code, &format!("urEnqueueUSMFill2D with {how}"))?;
     }
     Ok(())
@@ -484,7 +603,18 @@ unsafe fn fill2d_bad_wait_list(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
     let pattern = 1u8;
     bad_wait_lists(fx, |n, events| {
-        fx.api.urEnqueueUSMFill2D(fx.queue, memory.ptr, PITCH, 1, (&pattern as *const u8).cast(), WIDTH, HEIGHT, n, events, null_mut())
+        fx.api.urEnqueueUSMFill2D(
+            fx.queue,
+            memory.ptr,
+            PITCH,
+            1,
+            (&pattern as *const u8).cast(),
+            WIDTH,
+            HEIGHT,
+            n,
+            events,
+            null_mut(),
+        )
     })
 }
 
@@ -503,22 +633,56 @@ fn copied_rows(source: &[u8], background: u8) -> Vec<u8> {
 unsafe fn copy2d(fx: &DeviceFx) -> CaseResult {
     let src = fx.alloc(UsmKind::Device, SRC_PITCH * HEIGHT)?;
     let dst = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
-    let code = fx.api.urEnqueueUSMMemcpy2D(fx.queue, true, dst.ptr, PITCH, src.ptr, SRC_PITCH, WIDTH, HEIGHT, 0, null(), null_mut())?;
+    let code = fx.api.urEnqueueUSMMemcpy2D(
+        fx.queue,
+        true,
+        dst.ptr,
+        PITCH,
+        src.ptr,
+        SRC_PITCH,
+        WIDTH,
+        HEIGHT,
+        0,
+        null(),
+        null_mut(),
+    )?;
     skip_without_2d(fx, UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT, code, "urEnqueueUSMMemcpy2D")?;
     expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSMMemcpy2D")?;
     let source = pattern_bytes(SRC_PITCH * HEIGHT, 0x31);
     on_each_queue_kind(fx, |queue, what| {
         let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMMemcpy(queue, false, src.ptr, source.as_ptr().cast(), source.len(), 0, null(), &mut event));
+        expect_success!(fx.api.urEnqueueUSMMemcpy(
+            queue,
+            false,
+            src.ptr,
+            source.as_ptr().cast(),
+            source.len(),
+            0,
+            null(),
+            &mut event
+        ));
         let written = fx.own_event(event);
         let clear = fill(fx, queue, dst.ptr, &[0xcc], PITCH * HEIGHT, &[])?;
         let waits = [written.get(), clear.get()];
         let mut event = null_mut();
         expect_success!(fx.api.urEnqueueUSMMemcpy2D(
-            queue, false, dst.ptr, PITCH, src.ptr, SRC_PITCH, WIDTH, HEIGHT, 2, waits.as_ptr(), &mut event
+            queue,
+            false,
+            dst.ptr,
+            PITCH,
+            src.ptr,
+            SRC_PITCH,
+            WIDTH,
+            HEIGHT,
+            2,
+            waits.as_ptr(),
+            &mut event
         ));
         let copied = fx.own_event(event);
-        check_eq!(fx.api.event_info::<ur_command_t>(copied.get(), UR_EVENT_INFO_COMMAND_TYPE)?, UR_COMMAND_USM_MEMCPY_2D);
+        check_eq!(
+            fx.api.event_info::<ur_command_t>(copied.get(), UR_EVENT_INFO_COMMAND_TYPE)?,
+            UR_COMMAND_USM_MEMCPY_2D
+        );
         let data = read_after(fx, queue, dst.ptr, PITCH * HEIGHT, &[copied.get()])?;
         compare(&format!("a 2D copy between device allocations on an {what}"), &data, &copied_rows(&source, 0xcc))
     })
@@ -530,14 +694,34 @@ unsafe fn copy2d_blocking(fx: &DeviceFx) -> CaseResult {
     let clear = fill(fx, fx.queue, dst.ptr, &[0xcc], PITCH * HEIGHT, &[])?;
     let waits = [clear.get()];
     let code = fx.api.urEnqueueUSMMemcpy2D(
-        fx.queue, true, dst.ptr, PITCH, source.as_ptr().cast(), SRC_PITCH, WIDTH, HEIGHT, 1, waits.as_ptr(), null_mut(),
+        fx.queue,
+        true,
+        dst.ptr,
+        PITCH,
+        source.as_ptr().cast(),
+        SRC_PITCH,
+        WIDTH,
+        HEIGHT,
+        1,
+        waits.as_ptr(),
+        null_mut(),
     )?;
     skip_without_2d(fx, UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT, code, "urEnqueueUSMMemcpy2D")?;
     expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSMMemcpy2D(blocking, from host)")?;
     // And back to the host, blocking: the data is there on return.
     let mut back = vec![0u8; SRC_PITCH * HEIGHT];
     expect_success!(fx.api.urEnqueueUSMMemcpy2D(
-        fx.queue, true, back.as_mut_ptr().cast(), SRC_PITCH, dst.ptr, PITCH, WIDTH, HEIGHT, 0, null(), null_mut()
+        fx.queue,
+        true,
+        back.as_mut_ptr().cast(),
+        SRC_PITCH,
+        dst.ptr,
+        PITCH,
+        WIDTH,
+        HEIGHT,
+        0,
+        null(),
+        null_mut()
     ));
     let expected = copied_rows(&source, 0xcc);
     compare("a 2D copy to the device", &fx.read(fx.queue, dst.ptr, PITCH * HEIGHT)?, &expected)?;
@@ -555,7 +739,19 @@ unsafe fn copy2d_null_queue(fx: &LoaderFx) -> CaseResult {
     let (mut a, b) = ([0u8; PITCH * HEIGHT], [0u8; PITCH * HEIGHT]);
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueUSMMemcpy2D(null_mut(), true, a.as_mut_ptr().cast(), PITCH, b.as_ptr().cast(), PITCH, WIDTH, HEIGHT, 0, null(), null_mut())
+        fx.api.urEnqueueUSMMemcpy2D(
+            null_mut(),
+            true,
+            a.as_mut_ptr().cast(),
+            PITCH,
+            b.as_ptr().cast(),
+            PITCH,
+            WIDTH,
+            HEIGHT,
+            0,
+            null(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -565,11 +761,35 @@ unsafe fn copy2d_null_pointers(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMMemcpy2D(fx.queue, true, null_mut(), PITCH, memory.ptr, PITCH, WIDTH, HEIGHT, 0, null(), null_mut())
+        fx.api.urEnqueueUSMMemcpy2D(
+            fx.queue,
+            true,
+            null_mut(),
+            PITCH,
+            memory.ptr,
+            PITCH,
+            WIDTH,
+            HEIGHT,
+            0,
+            null(),
+            null_mut()
+        )
     );
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMMemcpy2D(fx.queue, true, memory.ptr, PITCH, null(), PITCH, WIDTH, HEIGHT, 0, null(), null_mut())
+        fx.api.urEnqueueUSMMemcpy2D(
+            fx.queue,
+            true,
+            memory.ptr,
+            PITCH,
+            null(),
+            PITCH,
+            WIDTH,
+            HEIGHT,
+            0,
+            null(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -587,7 +807,19 @@ unsafe fn copy2d_bad_size(fx: &DeviceFx) -> CaseResult {
         (PITCH, SRC_PITCH, WIDTH, HEIGHT + 2, "srcPitch * height beyond the source"),
         (PITCH * 2, SRC_PITCH, WIDTH, HEIGHT, "dstPitch * height beyond the destination"),
     ] {
-        let code = fx.api.urEnqueueUSMMemcpy2D(fx.queue, true, dst.ptr, dst_pitch, src.ptr, src_pitch, width, height, 0, null(), null_mut())?;
+        let code = fx.api.urEnqueueUSMMemcpy2D(
+            fx.queue,
+            true,
+            dst.ptr,
+            dst_pitch,
+            src.ptr,
+            src_pitch,
+            width,
+            height,
+            0,
+            null(),
+            null_mut(),
+        )?;
         expect_code(UR_RESULT_ERROR_INVALID_SIZE, code, &format!("urEnqueueUSMMemcpy2D with {how}"))?;
     }
     Ok(())
@@ -617,7 +849,16 @@ unsafe fn prefetch(fx: &DeviceFx) -> CaseResult {
     let source = pattern_bytes(SIZE, 0x61);
     on_each_queue_kind(fx, |queue, what| {
         let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMMemcpy(queue, false, memory.ptr, source.as_ptr().cast(), SIZE, 0, null(), &mut event));
+        expect_success!(fx.api.urEnqueueUSMMemcpy(
+            queue,
+            false,
+            memory.ptr,
+            source.as_ptr().cast(),
+            SIZE,
+            0,
+            null(),
+            &mut event
+        ));
         let written = fx.own_event(event);
         let mut last = written;
         for flags in [UR_USM_MIGRATION_FLAG_HOST_TO_DEVICE.0, UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0] {
@@ -625,7 +866,10 @@ unsafe fn prefetch(fx: &DeviceFx) -> CaseResult {
             let mut event = null_mut();
             expect_success!(fx.api.urEnqueueUSMPrefetch(queue, memory.ptr, SIZE, flags, 1, waits.as_ptr(), &mut event));
             let prefetched = fx.own_event(event);
-            check_eq!(fx.api.event_info::<ur_command_t>(prefetched.get(), UR_EVENT_INFO_COMMAND_TYPE)?, UR_COMMAND_USM_PREFETCH);
+            check_eq!(
+                fx.api.event_info::<ur_command_t>(prefetched.get(), UR_EVENT_INFO_COMMAND_TYPE)?,
+                UR_COMMAND_USM_PREFETCH
+            );
             last = prefetched;
         }
         let data = read_after(fx, queue, memory.ptr, SIZE, &[last.get()])?;
@@ -643,7 +887,10 @@ unsafe fn prefetch_null_queue(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn prefetch_null_pointer(fx: &DeviceFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urEnqueueUSMPrefetch(fx.queue, null(), 64, 0, 0, null(), null_mut()));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urEnqueueUSMPrefetch(fx.queue, null(), 64, 0, 0, null(), null_mut())
+    );
     Ok(())
 }
 
@@ -683,7 +930,8 @@ unsafe fn advise(fx: &DeviceFx) -> CaseResult {
     fx.wait(advised.get())?;
     check_eq!(fx.api.event_info::<ur_command_t>(advised.get(), UR_EVENT_INFO_COMMAND_TYPE)?, UR_COMMAND_USM_ADVISE);
     // A hint the device cannot use is ignored, or refused as adapter-specific.
-    let code = fx.api.urEnqueueUSMAdvise(fx.queue, memory.ptr, SIZE, UR_USM_ADVICE_FLAG_SET_READ_MOSTLY.0, null_mut())?;
+    let code =
+        fx.api.urEnqueueUSMAdvise(fx.queue, memory.ptr, SIZE, UR_USM_ADVICE_FLAG_SET_READ_MOSTLY.0, null_mut())?;
     check!(
         code == UR_RESULT_SUCCESS || code == UR_RESULT_ERROR_ADAPTER_SPECIFIC,
         "urEnqueueUSMAdvise(SET_READ_MOSTLY) returned {}",
@@ -713,7 +961,10 @@ unsafe fn advise_bad_advice(fx: &DeviceFx) -> CaseResult {
     let memory = migratable(fx, 64)?;
     let advice = 1 << 17;
     debug_assert!(advice & UR_USM_ADVICE_FLAGS_MASK != 0);
-    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, fx.api.urEnqueueUSMAdvise(fx.queue, memory.ptr, 64, advice, null_mut()));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urEnqueueUSMAdvise(fx.queue, memory.ptr, 64, advice, null_mut())
+    );
     Ok(())
 }
 

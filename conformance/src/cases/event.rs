@@ -55,10 +55,26 @@ pub const CASES: &[Case] = &[
 const BYTES: usize = 1 << 16;
 
 /// Enqueues a one-byte-pattern fill of `len` bytes and returns its event.
-unsafe fn fill(fx: &DeviceFx, queue: ur_queue_handle_t, ptr: *mut c_void, byte: u8, len: usize, wait: &[ur_event_handle_t]) -> Result<OwnedEvent, Outcome> {
+unsafe fn fill(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    ptr: *mut c_void,
+    byte: u8,
+    len: usize,
+    wait: &[ur_event_handle_t],
+) -> Result<OwnedEvent, Outcome> {
     let mut event = null_mut();
     let list = if wait.is_empty() { null() } else { wait.as_ptr() };
-    expect_success!(fx.api.urEnqueueUSMFill(queue, ptr, 1, (&byte as *const u8).cast(), len, wait.len() as u32, list, &mut event));
+    expect_success!(fx.api.urEnqueueUSMFill(
+        queue,
+        ptr,
+        1,
+        (&byte as *const u8).cast(),
+        len,
+        wait.len() as u32,
+        list,
+        &mut event
+    ));
     check!(!event.is_null(), "urEnqueueUSMFill returned a null event");
     Ok(fx.own_event(event))
 }
@@ -78,14 +94,21 @@ enum Sync {
     BarrierExt,
 }
 
-unsafe fn enqueue_sync(fx: &DeviceFx, kind: Sync, queue: ur_queue_handle_t, wait: &[ur_event_handle_t]) -> Result<OwnedEvent, Outcome> {
+unsafe fn enqueue_sync(
+    fx: &DeviceFx,
+    kind: Sync,
+    queue: ur_queue_handle_t,
+    wait: &[ur_event_handle_t],
+) -> Result<OwnedEvent, Outcome> {
     let mut event = null_mut();
     let list = if wait.is_empty() { null() } else { wait.as_ptr() };
     let n = wait.len() as u32;
     match kind {
         Sync::Wait => expect_success!(fx.api.urEnqueueEventsWait(queue, n, list, &mut event)),
         Sync::Barrier => expect_success!(fx.api.urEnqueueEventsWaitWithBarrier(queue, n, list, &mut event)),
-        Sync::BarrierExt => expect_success!(fx.api.urEnqueueEventsWaitWithBarrierExt(queue, null(), n, list, &mut event)),
+        Sync::BarrierExt => {
+            expect_success!(fx.api.urEnqueueEventsWaitWithBarrierExt(queue, null(), n, list, &mut event))
+        }
     }
     check!(!event.is_null(), "a null event");
     Ok(fx.own_event(event))
@@ -103,7 +126,11 @@ unsafe fn waits_for_all(fx: &DeviceFx, kind: Sync, command: ur_command_t) -> Cas
         fx.wait(sync.get())?;
         for (name, event) in [("first fill", &fill_a), ("second fill", &fill_b)] {
             let status = fx.status(event.get())?;
-            check!(status == UR_EVENT_STATUS_COMPLETE, "on an {what}, the {name} is {} after the wait command", event_status_name(status));
+            check!(
+                status == UR_EVENT_STATUS_COMPLETE,
+                "on an {what}, the {name} is {} after the wait command",
+                event_status_name(status)
+            );
         }
         check_eq!(fx.api.event_info::<ur_command_t>(sync.get(), UR_EVENT_INFO_COMMAND_TYPE)?, command);
         check_eq!(fx.api.event_info::<ur_queue_handle_t>(sync.get(), UR_EVENT_INFO_COMMAND_QUEUE)?, queue);
@@ -211,10 +238,19 @@ unsafe fn barrier_ext(fx: &DeviceFx) -> CaseResult {
     waits_for_all(fx, Sync::BarrierExt, UR_COMMAND_EVENTS_WAIT_WITH_BARRIER)?;
     for flags in [0, UR_EXP_ENQUEUE_EXT_FLAG_LOW_POWER_EVENTS_SUPPORT.0] {
         let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueEventsWaitWithBarrierExt(fx.queue, &ext_properties(flags), 0, null(), &mut event));
+        expect_success!(fx.api.urEnqueueEventsWaitWithBarrierExt(
+            fx.queue,
+            &ext_properties(flags),
+            0,
+            null(),
+            &mut event
+        ));
         let event = fx.own_event(event);
         fx.wait(event.get())?;
-        check_eq!(fx.api.event_info::<ur_command_t>(event.get(), UR_EVENT_INFO_COMMAND_TYPE)?, UR_COMMAND_EVENTS_WAIT_WITH_BARRIER);
+        check_eq!(
+            fx.api.event_info::<ur_command_t>(event.get(), UR_EVENT_INFO_COMMAND_TYPE)?,
+            UR_COMMAND_EVENTS_WAIT_WITH_BARRIER
+        );
     }
     Ok(())
 }
@@ -369,9 +405,14 @@ unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn profile(fx: &DeviceFx, event: ur_event_handle_t, prop: ur_profiling_info_t) -> Result<Result<u64, ur_result_t>, Outcome> {
+unsafe fn profile(
+    fx: &DeviceFx,
+    event: ur_event_handle_t,
+    prop: ur_profiling_info_t,
+) -> Result<Result<u64, ur_result_t>, Outcome> {
     let mut value = 0u64;
-    let code = fx.api.urEventGetProfilingInfo(event, prop, size_of::<u64>(), (&mut value as *mut u64).cast(), null_mut())?;
+    let code =
+        fx.api.urEventGetProfilingInfo(event, prop, size_of::<u64>(), (&mut value as *mut u64).cast(), null_mut())?;
     Ok(if code == UR_RESULT_SUCCESS { Ok(value) } else { Err(code) })
 }
 
@@ -395,7 +436,9 @@ unsafe fn profiling(fx: &DeviceFx) -> CaseResult {
     ] {
         match profile(fx, event.get(), prop)? {
             Ok(stamp) => answered.push((name, stamp)),
-            Err(code) => expect_code(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION, code, &format!("urEventGetProfilingInfo({name})"))?,
+            Err(code) => {
+                expect_code(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION, code, &format!("urEventGetProfilingInfo({name})"))?
+            }
         }
     }
     if answered.is_empty() {
@@ -421,7 +464,13 @@ unsafe fn profiling_null(fx: &LoaderFx) -> CaseResult {
     let mut value = 0u64;
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEventGetProfilingInfo(null_mut(), UR_PROFILING_INFO_COMMAND_START, 8, (&mut value as *mut u64).cast(), null_mut())
+        fx.api.urEventGetProfilingInfo(
+            null_mut(),
+            UR_PROFILING_INFO_COMMAND_START,
+            8,
+            (&mut value as *mut u64).cast(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -444,7 +493,13 @@ unsafe fn profiling_bad_value(fx: &DeviceFx) -> CaseResult {
     let mut value = 0u64;
     expect_result!(
         UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urEventGetProfilingInfo(event.get(), UR_PROFILING_INFO_COMMAND_START, 0, (&mut value as *mut u64).cast(), null_mut())
+        fx.api.urEventGetProfilingInfo(
+            event.get(),
+            UR_PROFILING_INFO_COMMAND_START,
+            0,
+            (&mut value as *mut u64).cast(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -484,7 +539,12 @@ unsafe fn callback(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, BIG)?;
     let event = fill(fx, fx.queue, memory.ptr, 5, BIG, &[])?;
     let seen: &'static Notified = Box::leak(Box::default());
-    expect_success!(fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_COMPLETE, Some(notify), seen as *const Notified as *mut c_void));
+    expect_success!(fx.api.urEventSetCallback(
+        event.get(),
+        UR_EXECUTION_INFO_COMPLETE,
+        Some(notify),
+        seen as *const Notified as *mut c_void
+    ));
     fx.wait(event.get())?;
     expect_notified(seen, event.get())
 }
@@ -493,7 +553,12 @@ unsafe fn callback_late(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let event = done_event(fx, &memory)?;
     let seen: &'static Notified = Box::leak(Box::default());
-    expect_success!(fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_COMPLETE, Some(notify), seen as *const Notified as *mut c_void));
+    expect_success!(fx.api.urEventSetCallback(
+        event.get(),
+        UR_EXECUTION_INFO_COMPLETE,
+        Some(notify),
+        seen as *const Notified as *mut c_void
+    ));
     expect_notified(seen, event.get())
 }
 

@@ -100,12 +100,18 @@ unsafe fn create_null_context(fx: &LoaderFx) -> CaseResult {
 
 unsafe fn create_null_device(fx: &DeviceFx) -> CaseResult {
     let mut queue = null_mut();
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urQueueCreate(fx.context, null_mut(), null(), &mut queue));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urQueueCreate(fx.context, null_mut(), null(), &mut queue)
+    );
     Ok(())
 }
 
 unsafe fn create_null_output(fx: &DeviceFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urQueueCreate(fx.context, fx.device, null(), null_mut()));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urQueueCreate(fx.context, fx.device, null(), null_mut())
+    );
     Ok(())
 }
 
@@ -165,7 +171,16 @@ unsafe fn release(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 256)?;
     let byte = 0x5au8;
     let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(queue.get(), memory.ptr, 1, (&byte as *const u8).cast(), 256, 0, null(), &mut event));
+    expect_success!(fx.api.urEnqueueUSMFill(
+        queue.get(),
+        memory.ptr,
+        1,
+        (&byte as *const u8).cast(),
+        256,
+        0,
+        null(),
+        &mut event
+    ));
     let filled = fx.own_event(event);
     expect_success!(queue.release());
     fx.wait(filled.get())?;
@@ -244,13 +259,26 @@ unsafe fn finish(fx: &DeviceFx) -> CaseResult {
     let mut events = Vec::new();
     for i in 0..8u8 {
         let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMFill(fx.queue, memory.ptr, 1, (&i as *const u8).cast(), SIZE, 0, null(), &mut event));
+        expect_success!(fx.api.urEnqueueUSMFill(
+            fx.queue,
+            memory.ptr,
+            1,
+            (&i as *const u8).cast(),
+            SIZE,
+            0,
+            null(),
+            &mut event
+        ));
         events.push(fx.own_event(event));
     }
     expect_success!(fx.api.urQueueFinish(fx.queue));
     for event in &events {
         let status = fx.status(event.get())?;
-        check!(status == UR_EVENT_STATUS_COMPLETE, "after urQueueFinish an event is {}", crate::names::event_status_name(status));
+        check!(
+            status == UR_EVENT_STATUS_COMPLETE,
+            "after urQueueFinish an event is {}",
+            crate::names::event_status_name(status)
+        );
     }
     let data = fx.read(fx.queue, memory.ptr, SIZE)?;
     compare("memory after eight fills", &data, &vec![7u8; SIZE])
@@ -265,7 +293,16 @@ unsafe fn flush(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let byte = 3u8;
     let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(fx.queue, memory.ptr, 1, (&byte as *const u8).cast(), 64, 0, null(), &mut event));
+    expect_success!(fx.api.urEnqueueUSMFill(
+        fx.queue,
+        memory.ptr,
+        1,
+        (&byte as *const u8).cast(),
+        64,
+        0,
+        null(),
+        &mut event
+    ));
     let event = fx.own_event(event);
     expect_success!(fx.api.urQueueFlush(fx.queue));
     // Flushed work completes without a finish on that queue.
@@ -314,7 +351,10 @@ unsafe fn graph_capture(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn graph_capture_null_handle(fx: &LoaderFx) -> CaseResult {
     let mut capturing = false;
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urQueueIsGraphCaptureEnabledExp(null_mut(), &mut capturing));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urQueueIsGraphCaptureEnabledExp(null_mut(), &mut capturing)
+    );
     Ok(())
 }
 

@@ -4,8 +4,8 @@
 
 use crate::harness::*;
 use crate::names::result_name;
-use ur_core::abi::*;
 use std::ptr::{null, null_mut};
+use ur_core::abi::*;
 
 pub const CASES: &[Case] = &[
     Case::device("urMemBufferCreate.unsupported", mem_buffer),

@@ -139,7 +139,8 @@ unsafe fn usm_type(fx: &DeviceFx, ptr: *const c_void) -> Result<ur_usm_type_t, O
 unsafe fn alloc_info<T: Copy>(fx: &DeviceFx, ptr: *const c_void, prop: ur_usm_alloc_info_t) -> Result<T, Outcome> {
     let mut value = std::mem::MaybeUninit::<T>::zeroed();
     let mut size = 0usize;
-    let code = fx.api.urUSMGetMemAllocInfo(fx.context, ptr, prop, size_of::<T>(), value.as_mut_ptr().cast(), &mut size)?;
+    let code =
+        fx.api.urUSMGetMemAllocInfo(fx.context, ptr, prop, size_of::<T>(), value.as_mut_ptr().cast(), &mut size)?;
     expect_code(UR_RESULT_SUCCESS, code, &format!("urUSMGetMemAllocInfo({prop:?})"))?;
     check_eq!(size, size_of::<T>());
     Ok(value.assume_init())
@@ -321,7 +322,16 @@ unsafe fn free_pending(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, BIG)?;
     let byte = 0x5u8;
     let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(fx.queue, memory.ptr, 1, (&byte as *const u8).cast(), BIG, 0, null(), &mut event));
+    expect_success!(fx.api.urEnqueueUSMFill(
+        fx.queue,
+        memory.ptr,
+        1,
+        (&byte as *const u8).cast(),
+        BIG,
+        0,
+        null(),
+        &mut event
+    ));
     let event = fx.own_event(event);
     expect_success!(memory.free());
     fx.wait(event.get())?;
@@ -371,11 +381,7 @@ unsafe fn info_type(fx: &DeviceFx) -> CaseResult {
     for kind in supported_kinds(fx)? {
         let memory = fx.alloc(kind, 512)?;
         let found = usm_type(fx, memory.at(100))?;
-        check!(
-            found == expected_type(kind),
-            "{kind:?} memory reports type {}",
-            usm_type_name(found)
-        );
+        check!(found == expected_type(kind), "{kind:?} memory reports type {}", usm_type_name(found));
     }
     Ok(())
 }
@@ -419,9 +425,13 @@ unsafe fn info_unknown(fx: &DeviceFx) -> CaseResult {
     )?;
     // The reference allows either answer for memory USM did not allocate.
     match code {
-        UR_RESULT_SUCCESS => check!(kind == UR_USM_TYPE_UNKNOWN, "a stack address reports type {}", usm_type_name(kind)),
+        UR_RESULT_SUCCESS => {
+            check!(kind == UR_USM_TYPE_UNKNOWN, "a stack address reports type {}", usm_type_name(kind))
+        }
         UR_RESULT_ERROR_INVALID_MEM_OBJECT => {}
-        other => return Err(format!("urUSMGetMemAllocInfo(TYPE) of a stack address returned {}", result_name(other)).into()),
+        other => {
+            return Err(format!("urUSMGetMemAllocInfo(TYPE) of a stack address returned {}", result_name(other)).into())
+        }
     }
     Ok(())
 }
@@ -431,7 +441,14 @@ unsafe fn info_null_context(fx: &LoaderFx) -> CaseResult {
     let mut kind = ur_usm_type_t(0);
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urUSMGetMemAllocInfo(null_mut(), (&byte as *const u8).cast(), UR_USM_ALLOC_INFO_TYPE, 4, (&mut kind as *mut ur_usm_type_t).cast(), null_mut())
+        fx.api.urUSMGetMemAllocInfo(
+            null_mut(),
+            (&byte as *const u8).cast(),
+            UR_USM_ALLOC_INFO_TYPE,
+            4,
+            (&mut kind as *mut ur_usm_type_t).cast(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -441,7 +458,14 @@ unsafe fn info_null_pointer(fx: &DeviceFx) -> CaseResult {
     let mut kind = ur_usm_type_t(0);
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urUSMGetMemAllocInfo(fx.context, null(), UR_USM_ALLOC_INFO_TYPE, 4, (&mut kind as *mut ur_usm_type_t).cast(), null_mut())
+        fx.api.urUSMGetMemAllocInfo(
+            fx.context,
+            null(),
+            UR_USM_ALLOC_INFO_TYPE,
+            4,
+            (&mut kind as *mut ur_usm_type_t).cast(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -452,7 +476,14 @@ unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
     let mut value = [0u8; 64];
     expect_result!(
         UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urUSMGetMemAllocInfo(fx.context, memory.ptr, past_last, value.len(), value.as_mut_ptr().cast(), null_mut())
+        fx.api.urUSMGetMemAllocInfo(
+            fx.context,
+            memory.ptr,
+            past_last,
+            value.len(),
+            value.as_mut_ptr().cast(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -541,7 +572,10 @@ unsafe fn pool_limits(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn pool_null_context(fx: &LoaderFx) -> CaseResult {
     let mut pool = null_mut();
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urUSMPoolCreate(null_mut(), &mut pool_desc(0, null()), &mut pool));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urUSMPoolCreate(null_mut(), &mut pool_desc(0, null()), &mut pool)
+    );
     Ok(())
 }
 
@@ -552,7 +586,10 @@ unsafe fn pool_null_desc(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn pool_null_output(fx: &DeviceFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urUSMPoolCreate(fx.context, &mut pool_desc(0, null()), null_mut()));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urUSMPoolCreate(fx.context, &mut pool_desc(0, null()), null_mut())
+    );
     Ok(())
 }
 
