@@ -100,8 +100,9 @@ pub unsafe extern "C" fn urDeviceGetSelected(
         if DeviceType.0 > UR_DEVICE_TYPE_CUSTOM.0 || DeviceType.0 == 0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
+        // The reference names INVALID_VALUE here, where urDeviceGet says INVALID_SIZE.
         if NumEntries == 0 && !phDevices.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         if phDevices.is_null() && pNumDevices.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
