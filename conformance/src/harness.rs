@@ -9,6 +9,7 @@
 use crate::ur::*;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use ur_core::abi::*;
 
@@ -320,31 +321,48 @@ impl<'a> DeviceFx<'a> {
         Ok((context, queue))
     }
 
-    /// Runs a case, then checks that it left the fixture's reference counts
-    /// as it found them: a queue, event or pool the case forgot to release
-    /// keeps a reference to the context.
+    /// Runs a case, then checks that it leaked nothing:
+    /// - the fixture's context and queue have the reference counts they had
+    ///   before the case (a forgotten `urContextRetain` shows here);
+    /// - once the fixture releases its queue and context, the context is
+    ///   destroyed, which its extended deleter reports; a queue, event or pool
+    ///   the case forgot to release keeps it alive. Adapters without
+    ///   extended deleters skip this half (urContextSetExtendedDeleter has
+    ///   its own case).
     ///
     /// # Safety
     /// `case` must be a conformance case body.
-    pub unsafe fn run(&self, case: unsafe fn(&DeviceFx) -> CaseResult) -> CaseResult {
+    pub unsafe fn run(mut self, case: unsafe fn(&DeviceFx) -> CaseResult) -> CaseResult {
+        // Leaked, so that a deleter that runs late never writes freed memory.
+        let destroyed: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+        let user_data = destroyed as *const AtomicBool as *mut c_void;
+        let watched = matches!(
+            self.api.urContextSetExtendedDeleter(self.context, Some(note_destroyed), user_data),
+            Ok(UR_RESULT_SUCCESS)
+        );
         let before = self.reference_counts()?;
-        case(self)?;
+        case(&self)?;
         success("fixture: urQueueFinish", self.api.urQueueFinish(self.queue))?;
         // Adapter threads may drop their references just after the work
         // they did completes; give them a moment before calling it a leak.
-        let deadline = Instant::now() + Duration::from_secs(2);
-        loop {
+        let counts_settled = eventually(Duration::from_secs(2), || self.reference_counts().ok() == Some(before));
+        if !counts_settled {
             let after = self.reference_counts()?;
-            if after == before {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err(Outcome::Fail(format!(
-                    "the case leaked references: (context, queue) reference counts were {before:?} before it, {after:?} after"
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(10));
+            return Err(Outcome::Fail(format!(
+                "the case leaked references: (context, queue) reference counts were {before:?} before it, {after:?} after"
+            )));
         }
+        let (queue, context) = (std::mem::replace(&mut self.queue, null_mut()), std::mem::replace(&mut self.context, null_mut()));
+        success("fixture: urQueueRelease", self.api.urQueueRelease(queue))?;
+        success("fixture: urContextRelease", self.api.urContextRelease(context))?;
+        if watched && !eventually(Duration::from_secs(5), || destroyed.load(Ordering::SeqCst)) {
+            return Err(Outcome::Fail(
+                "the context was not destroyed when the fixture released it after the case: something the case \
+                 created still holds it (a queue, event or pool never released)"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     // -- helpers cases share ------------------------------------------------
@@ -485,13 +503,24 @@ impl<'a> DeviceFx<'a> {
 
 impl Drop for DeviceFx<'_> {
     fn drop(&mut self) {
-        // SAFETY: the fixture owns one reference of each.
+        // SAFETY: the fixture owns one reference of each it still holds
+        // (`run` releases them itself when the case passes).
         unsafe {
-            let _ = self.api.urQueueFinish(self.queue);
-            let _ = self.api.urQueueRelease(self.queue);
-            let _ = self.api.urContextRelease(self.context);
+            if !self.queue.is_null() {
+                let _ = self.api.urQueueFinish(self.queue);
+                let _ = self.api.urQueueRelease(self.queue);
+            }
+            if !self.context.is_null() {
+                let _ = self.api.urContextRelease(self.context);
+            }
         }
     }
+}
+
+/// The fixture context's extended deleter: records that it ran.
+unsafe extern "C" fn note_destroyed(user_data: *mut c_void) {
+    // SAFETY: the fixture passes a leaked `AtomicBool`.
+    (*(user_data as *const AtomicBool)).store(true, Ordering::SeqCst);
 }
 
 /// Runs `body` on the fixture's in-order queue, then on a new out-of-order
