@@ -1,0 +1,77 @@
+//! The async pool engine: an event DAG and memory pools that let an
+//! asynchronous allocation reuse memory released by an asynchronous free as
+//! soon as the event order proves that no pending command can still touch it.
+//!
+//! It knows no backend. An adapter feeds it commands (as they are enqueued
+//! and as they complete) and raw memory (through [`MemorySource`]).
+//!
+//! # How an adapter drives it
+//!
+//! **Per context** make one [`Engine`] (or a bare [`Dag`] plus [`Pool`]s).
+//! Every queue whose events may appear in another's wait list must share the
+//! same `Dag`.
+//!
+//! **Per queue** call [`Dag::create_lane`] with [`QueueOrder`] and keep the
+//! `Arc<Lane>` in the queue. When the queue has drained and goes away, call
+//! [`Dag::retire_lane`].
+//!
+//! **Per command** (kernel, copy, fill, wait, ...) call [`Dag::record`]
+//! (or [`Dag::record_barrier`]) with the lane and the wait list as
+//! [`Stamp`]s, and keep the returned `Stamp` in the command's event. Every
+//! command that may touch memory must be recorded, with or without an event.
+//! When it completes, call [`Dag::complete`] (or [`Lane::complete`]); on an
+//! in-order lane completing a command completes every earlier one too.
+//! [`Dag::wait`] blocks until a stamp completes, for adapters that report
+//! completion through the engine anyway.
+//!
+//! **Async allocation** (`urEnqueueUSM*AllocExp`): [`Pool::alloc`] with the
+//! lane, the wait list, size, alignment and whether an event is wanted. It
+//! returns an [`Allocation`]: the pointer, extra dependencies `deps` the
+//! allocation command must also wait for, whether to zero the block, and
+//! `stamp`: when `Some`, the adapter enqueues the allocation as a command
+//! after the wait list and `deps` (zeroing first when asked) and reports the
+//! stamp complete; when `None` there is nothing to run (in-order queue, no
+//! wait list, no event, no dependency).
+//!
+//! **Async free** (`urEnqueueUSMFreeExp`): [`Pool::free`] (or
+//! [`Engine::free`], which finds the owning pool when none is named). Only
+//! the exact base of a live allocation is accepted, else
+//! `UR_RESULT_ERROR_INVALID_VALUE` and nothing changes. The returned
+//! [`FreeOutcome`] has an optional stamp to run and complete like an
+//! allocation's, and `deps` to wait for. On an in-order queue with no wait
+//! list and no event, the free creates nothing: its position is the queue's
+//! current tail.
+//!
+//! **Blocking free** (`urUSMFree` of a pool block): [`Pool::free_blocking`]
+//! with a closure that waits for the stamp it is given (for example
+//! `|s| dag.wait(s)`).
+//!
+//! **Pool queries**: [`Pool::info`] / [`Pool::set_info`] answer the size
+//! properties of `urUSMPoolGetInfoExp` / `urUSMPoolSetInfoExp`;
+//! [`Pool::stats`], [`Pool::trim_to`] (`urUSMPoolTrimToExp`),
+//! [`Pool::collect`] (call it at host synchronisation points). Read a user
+//! pool's settings with [`PoolConfig::from_ur_desc`].
+//!
+//! **Destruction**: dropping a [`Pool`] gives back what no recorded command
+//! can touch; the rest goes back when every lane has completed what it had
+//! recorded at that moment.
+//!
+//! # Ordering
+//!
+//! Each in-flight command has a sparse vector clock ([`clock`]): per lane, a
+//! prefix of seqs plus a window of single seqs (out-of-order lanes order only
+//! through wait lists and barriers). "Is the free F ordered before C?" is one
+//! lookup in C's clock. Completed commands leave the DAG; completion counts
+//! as ordering. Losing information only ever makes the engine more careful.
+
+pub mod clock;
+pub mod dag;
+mod graveyard;
+pub mod lane;
+
+#[cfg(test)]
+mod testkit;
+
+pub use clock::{Clock, LaneId, Seq, Stamp};
+pub use dag::Dag;
+pub use lane::{Lane, QueueOrder};
