@@ -64,14 +64,27 @@
 //! lookup in C's clock. Completed commands leave the DAG; completion counts
 //! as ordering. Losing information only ever makes the engine more careful.
 
+mod allocator;
+pub mod backend;
 pub mod clock;
+pub mod config;
+pub mod context;
 pub mod dag;
 mod graveyard;
 pub mod lane;
+pub mod policy;
+pub mod pool;
+pub mod stats;
 
 #[cfg(test)]
 mod testkit;
 
+pub use backend::{HostMemory, MemorySource, OutOfMemory, UsmKind};
 pub use clock::{Clock, LaneId, Seq, Stamp};
+pub use config::PoolConfig;
+pub use context::{DeviceKey, Engine};
 pub use dag::Dag;
 pub use lane::{Lane, QueueOrder};
+pub use policy::ReusePolicy;
+pub use pool::{Allocation, Deps, FreeOutcome, Pool};
+pub use stats::PoolStats;

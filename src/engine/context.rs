@@ -1,0 +1,99 @@
+//! The engine of one UR context: its DAG, a default pool per (device, USM
+//! kind), the user pools, and finding the pool that owns a pointer.
+
+use super::backend::{MemorySource, UsmKind};
+use super::clock::Stamp;
+use super::config::PoolConfig;
+use super::dag::Dag;
+use super::lane::Lane;
+use super::pool::{FreeOutcome, Pool};
+use crate::abi::*;
+use crate::UrResult;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+/// Identifies a device within a context; adapters pick the values (for
+/// example the device handle's address or its index).
+pub type DeviceKey = usize;
+
+pub struct Engine {
+    dag: Arc<Dag>,
+    defaults: Mutex<HashMap<(DeviceKey, UsmKind), Arc<Pool>>>,
+    user_pools: Mutex<Vec<Weak<Pool>>>,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine { dag: Dag::new(), defaults: Mutex::default(), user_pools: Mutex::default() }
+    }
+}
+
+impl Engine {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn dag(&self) -> &Arc<Dag> {
+        &self.dag
+    }
+
+    /// The default pool of `(device, kind)`, made on first use by `make`.
+    pub fn default_pool(
+        &self,
+        device: DeviceKey,
+        kind: UsmKind,
+        make: impl FnOnce() -> (Arc<dyn MemorySource>, PoolConfig),
+    ) -> Arc<Pool> {
+        let mut defaults = self.defaults.lock().unwrap_or_else(|e| e.into_inner());
+        defaults
+            .entry((device, kind))
+            .or_insert_with(|| {
+                let (source, config) = make();
+                Arc::new(Pool::new(self.dag.clone(), source, config))
+            })
+            .clone()
+    }
+
+    /// A user pool (`urUSMPoolCreateExp`). The caller keeps the `Arc`; the
+    /// engine only remembers it for [`pool_of`](Self::pool_of).
+    pub fn create_pool(&self, source: Arc<dyn MemorySource>, config: PoolConfig) -> Arc<Pool> {
+        let pool = Arc::new(Pool::new(self.dag.clone(), source, config));
+        let mut pools = self.user_pools.lock().unwrap_or_else(|e| e.into_inner());
+        pools.retain(|p| p.strong_count() > 0);
+        pools.push(Arc::downgrade(&pool));
+        pool
+    }
+
+    /// The pool holding a live allocation based at `ptr`: default pools first.
+    pub fn pool_of(&self, ptr: *const u8) -> Option<Arc<Pool>> {
+        let defaults: Vec<Arc<Pool>> =
+            self.defaults.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+        if let Some(p) = defaults.into_iter().find(|p| p.owns(ptr)) {
+            return Some(p);
+        }
+        let users: Vec<Weak<Pool>> = self.user_pools.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        users.iter().filter_map(Weak::upgrade).find(|p| p.owns(ptr))
+    }
+
+    /// `urEnqueueUSMFreeExp`: frees through `pool` when given, else through
+    /// whichever pool of this context owns `ptr`.
+    pub fn free(
+        &self,
+        pool: Option<&Pool>,
+        lane: &Arc<Lane>,
+        wait: &[Stamp],
+        ptr: *const u8,
+        want_event: bool,
+    ) -> UrResult<FreeOutcome> {
+        match pool {
+            Some(p) => p.free(lane, wait, ptr, want_event),
+            None => self.pool_of(ptr).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?.free(lane, wait, ptr, want_event),
+        }
+    }
+
+    /// Drops the default pools (context release). Their memory goes back
+    /// once no recorded command can still touch it.
+    pub fn release_default_pools(&self) {
+        self.defaults.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}

@@ -1,0 +1,815 @@
+//! A pool: slabs from a [`MemorySource`], sub-allocated, and the reuse rules
+//! that decide which freed block an allocation may take without a host wait.
+//!
+//! Every block is in one state (see [`State`]). Ready blocks sit in size
+//! bins, apart from slab space never handed out, which is used last. Pending blocks (freed by a command that may not have completed) sit,
+//! per lane of their free, in size bins and in a list in seq order, so that
+//! completion moves a prefix of that list to the ready bins and a search can
+//! ask for "a block freed on this lane" or "freed before this point".
+
+use super::allocator::{align_up, Bins, Heap, State, NIL};
+use super::backend::{MemorySource, OutOfMemory};
+use super::clock::{Clock, LaneId, Stamp};
+use super::config::PoolConfig;
+use super::dag::{with_scratch, Dag};
+use super::lane::{Lane, NodeKind};
+use super::stats::PoolStats;
+use crate::abi::*;
+use crate::UrResult;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// How many pending blocks of one lane a search for an ordered block looks at.
+const ORDERED_SCAN: usize = 64;
+
+/// Extra dependencies the engine adds to a command (at most one today).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Deps(Option<Stamp>);
+
+impl Deps {
+    pub fn as_slice(&self) -> &[Stamp] {
+        self.0.as_slice()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+/// The answer to an allocation request.
+#[derive(Clone, Copy, Debug)]
+pub struct Allocation {
+    pub ptr: NonNull<u8>,
+    /// Bytes of the block (the request rounded up to the pool's granule).
+    pub size: usize,
+    /// The node recorded for the allocation, when one was needed: the adapter
+    /// runs the allocation as a command ordered after its wait list and
+    /// `deps`, zeroes the block first when `zero` is set, and reports this
+    /// stamp complete. `None` only on an in-order queue when nothing had to
+    /// be waited for, zeroed or signalled: then there is nothing to run.
+    pub stamp: Option<Stamp>,
+    /// Commands the allocation must also wait for: the pending free of the
+    /// block it was given.
+    pub deps: Deps,
+    /// The pool zero-initialises blocks; the adapter does it in the command.
+    pub zero: bool,
+}
+
+/// The answer to an asynchronous free.
+#[derive(Clone, Copy, Debug)]
+pub struct FreeOutcome {
+    /// The node recorded for the free, when one was needed; the adapter runs
+    /// it after its wait list and `deps` and reports it complete. `None` on
+    /// an in-order queue with no wait list and no event: the free then sits
+    /// at the queue's current tail and costs nothing.
+    pub stamp: Option<Stamp>,
+    /// Commands the free must also wait for (the block's allocation, when
+    /// the free was not ordered after it).
+    pub deps: Deps,
+}
+
+/// A hasher for block addresses: one multiply, mixed into the low bits.
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
+/// Pending blocks freed on one lane.
+struct PendingLane {
+    lane: Arc<Lane>,
+    bins: Bins,
+    /// Seq-ordered list of the blocks.
+    head: u32,
+    tail: u32,
+    count: usize,
+    /// `done_upto` (in-order) or `epoch` (out-of-order) at the last collection.
+    seen: u64,
+}
+
+struct Inner {
+    heap: Heap,
+    lanes: Vec<PendingLane>,
+    /// Address of every live block's base -> block.
+    live: HashMap<usize, u32, BuildHasherDefault<AddrHasher>>,
+    /// Slabs that were wholly free when last filed (checked again on use).
+    idle: Vec<u32>,
+    idle_listed: Vec<bool>,
+    stats: PoolStats,
+    max_size: usize,
+    release_threshold: usize,
+    scratch: Vec<u32>,
+}
+
+/// A memory pool of one (context, device, USM kind). Thread-safe; one mutex.
+pub struct Pool {
+    dag: Arc<Dag>,
+    source: Arc<dyn MemorySource>,
+    config: PoolConfig,
+    inner: Mutex<Inner>,
+}
+
+impl Pool {
+    pub fn new(dag: Arc<Dag>, source: Arc<dyn MemorySource>, mut config: PoolConfig) -> Self {
+        config.granule = config.granule.max(8).next_power_of_two();
+        config.min_slab_size = align_up(config.min_slab_size.max(config.granule), config.granule).unwrap_or(usize::MAX);
+        Pool {
+            dag,
+            source,
+            inner: Mutex::new(Inner {
+                heap: Heap::new(config.granule),
+                lanes: Vec::new(),
+                live: HashMap::default(),
+                idle: Vec::new(),
+                idle_listed: Vec::new(),
+                stats: PoolStats::default(),
+                max_size: config.max_size,
+                release_threshold: config.release_threshold,
+                scratch: Vec::new(),
+            }),
+            config,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every mutation keeps the structure consistent before it can panic.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    pub fn dag(&self) -> &Arc<Dag> {
+        &self.dag
+    }
+
+    /// Allocates `size` bytes (aligned to `align`, 0 for the pool's granule)
+    /// for a command enqueued on `lane` after `wait`. `want_event` says the
+    /// caller needs a stamp for the allocation (its event).
+    ///
+    /// Reuse order: a block whose free has completed; a block whose free is
+    /// ordered before this command; by policy, a pending block, returned in
+    /// `deps`; fresh memory (slab space never handed out, then a new slab up
+    /// to the pool's maximum size).
+    pub fn alloc(
+        &self,
+        lane: &Arc<Lane>,
+        wait: &[Stamp],
+        size: usize,
+        align: usize,
+        want_event: bool,
+    ) -> UrResult<Allocation> {
+        if size == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+        }
+        if align != 0 && !align.is_power_of_two() {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let align = align.max(self.config.granule);
+        let oom = self.config.kind.out_of_memory();
+        let need = align_up(size, self.config.granule).ok_or(oom)?;
+        let dedicated = size > self.config.max_poolable_size;
+        let policy = self.config.policy;
+
+        with_scratch(|ctx| {
+            let mut context_known = false;
+            let mut inner = self.lock();
+            let inner = &mut *inner;
+            if policy.allow_opportunistic {
+                inner.collect(&*self.source);
+            }
+            // (block, stamp that must complete before the block is surely free, extra dependency)
+            let mut pick: Option<(u32, Option<Stamp>, Option<Stamp>)> = None;
+            if !dedicated {
+                if let Some(i) = inner.heap.ready.find(&inner.heap.blocks, need, align, inner.heap.granule, |_| true) {
+                    inner.heap.unfile_ready(i);
+                    pick = Some((inner.carve_ready(i, need, align), None, None));
+                }
+                if pick.is_none() && lane.is_in_order() {
+                    if let Some(slot) = inner.slot_of(lane.id()) {
+                        pick = inner.take_pending_where(slot, need, align, |_| true).map(|(i, s)| (i, Some(s), None));
+                    }
+                }
+                if pick.is_none() && policy.follow_event_dependencies && inner.has_pending_besides(lane) {
+                    self.dag.context_clock(lane, wait, ctx);
+                    context_known = true;
+                    pick = inner.take_ordered(lane, ctx, need, align).map(|(i, s)| (i, Some(s), None));
+                }
+                if pick.is_none() && policy.allow_internal_dependencies {
+                    pick = inner.take_any_pending(need, align).map(|(i, s)| (i, Some(s), Some(s)));
+                }
+            }
+            let (block, mut guard, dep) = match pick {
+                Some(p) => p,
+                None => (inner.fresh_memory(&*self.source, &self.config, need, align, dedicated).map_err(|_| oom)?, None, None),
+            };
+
+            let needs_node = want_event || !wait.is_empty() || dep.is_some() || self.config.zero_init;
+            let stamp = needs_node.then(|| {
+                let extra = dep.as_slice();
+                if context_known {
+                    self.dag.record_into(lane, &[], extra, NodeKind::Command, ctx)
+                } else {
+                    self.dag.record_into(lane, wait, extra, NodeKind::Command, ctx)
+                }
+            });
+            if stamp.is_some() {
+                guard = stamp; // the allocation is ordered after everything guarded so far
+            }
+            let b = inner.heap.block_mut(block);
+            b.state = State::Live;
+            b.fresh = false;
+            b.stamp = guard.filter(|g| g.seq != 0);
+            let (addr, bytes) = (b.addr, b.size);
+            inner.live.insert(addr, block);
+            inner.stats.use_bytes(bytes);
+            Ok(Allocation {
+                // SAFETY: blocks lie inside slabs from the source, which never returns null.
+                ptr: unsafe { NonNull::new_unchecked(addr as *mut u8) },
+                size: bytes,
+                stamp,
+                deps: Deps(dep),
+                zero: self.config.zero_init,
+            })
+        })
+    }
+
+    /// Frees, on `lane` after `wait`, the allocation based at `ptr`. Only the
+    /// exact base of a live allocation of this pool is accepted; anything
+    /// else is `UR_RESULT_ERROR_INVALID_VALUE` and changes nothing.
+    pub fn free(&self, lane: &Arc<Lane>, wait: &[Stamp], ptr: *const u8, want_event: bool) -> UrResult<FreeOutcome> {
+        with_scratch(|ctx| {
+            let mut inner = self.lock();
+            let inner = &mut *inner;
+            let addr = ptr as usize;
+            let block = *inner.live.get(&addr).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+            let guard = inner.heap.block(block).stamp;
+            let mut context_known = false;
+            let dep = match guard {
+                None => None,
+                Some(g) if g.lane == lane.id() && (lane.is_in_order() || lane.is_complete(g.seq)) => None,
+                Some(g) if g.lane != lane.id() && self.dag.is_complete(g) => None,
+                Some(g) => {
+                    self.dag.context_clock(lane, wait, ctx);
+                    context_known = true;
+                    (!ctx.covers(g)).then_some(g)
+                }
+            };
+            let needs_node = want_event || !wait.is_empty() || !lane.is_in_order() || dep.is_some();
+            let position = if needs_node {
+                let extra = dep.as_slice();
+                let w = if context_known { &[][..] } else { wait };
+                self.dag.record_into(lane, w, extra, NodeKind::Command, ctx)
+            } else {
+                lane.tail()
+            };
+            inner.live.remove(&addr);
+            let bytes = inner.heap.block(block).size;
+            inner.stats.unuse_bytes(bytes);
+            if position.seq <= lane.done_upto() {
+                inner.retire_block(block, &*self.source);
+                inner.apply_threshold(&*self.source);
+            } else {
+                let slot = inner.slot_for(lane);
+                inner.file_pending(block, position, slot);
+            }
+            Ok(FreeOutcome { stamp: needs_node.then_some(position), deps: Deps(dep) })
+        })
+    }
+
+    /// A blocking free (`urUSMFree`) of a block of this pool. When commands
+    /// that earlier owners may still run are pending, calls `wait_for` with
+    /// the stamp to wait on (without holding the pool lock), then files the
+    /// block as free.
+    pub fn free_blocking(&self, ptr: *const u8, wait_for: impl FnOnce(Stamp)) -> UrResult<()> {
+        let mut inner = self.lock();
+        let addr = ptr as usize;
+        let block = inner.live.remove(&addr).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        let bytes = inner.heap.block(block).size;
+        inner.stats.unuse_bytes(bytes);
+        if let Some(g) = inner.heap.block(block).stamp.filter(|g| !self.dag.is_complete(*g)) {
+            inner.heap.block_mut(block).state = State::Freeing;
+            drop(inner);
+            wait_for(g);
+            inner = self.lock();
+        }
+        inner.retire_block(block, &*self.source);
+        inner.apply_threshold(&*self.source);
+        Ok(())
+    }
+
+    /// Is `ptr` the base of a live allocation of this pool?
+    pub fn owns(&self, ptr: *const u8) -> bool {
+        self.lock().live.contains_key(&(ptr as usize))
+    }
+
+    /// A synchronisation point: files every block whose free has completed
+    /// as ready, then gives back what is above the release threshold.
+    pub fn collect(&self) {
+        self.lock().collect(&*self.source);
+    }
+
+    /// Gives back free slabs until at most `keep` bytes stay reserved
+    /// (`urUSMPoolTrimToExp`). Memory that pending commands may still touch
+    /// is kept.
+    pub fn trim_to(&self, keep: usize) {
+        let mut inner = self.lock();
+        inner.collect(&*self.source);
+        inner.release_idle(&*self.source, keep);
+    }
+
+    pub fn stats(&self) -> PoolStats {
+        self.lock().stats
+    }
+
+    pub fn release_threshold(&self) -> usize {
+        self.lock().release_threshold
+    }
+
+    pub fn set_release_threshold(&self, bytes: usize) {
+        let mut inner = self.lock();
+        inner.release_threshold = bytes;
+        inner.apply_threshold(&*self.source);
+    }
+
+    pub fn max_size(&self) -> usize {
+        self.lock().max_size
+    }
+
+    /// Limits future growth; what is reserved already stays.
+    pub fn set_max_size(&self, bytes: usize) {
+        self.lock().max_size = bytes;
+    }
+
+    pub fn reset_reserved_high(&self) {
+        self.lock().stats.reset_reserved_high();
+    }
+
+    pub fn reset_used_high(&self) {
+        self.lock().stats.reset_used_high();
+    }
+
+    /// The pool's answer to `urUSMPoolGetInfoExp` for the size queries.
+    /// `REFERENCE_COUNT` and `CONTEXT` belong to the adapter's pool object.
+    pub fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+        if prop.0 > UR_USM_POOL_INFO_USED_HIGH_EXP.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        let inner = self.lock();
+        let s = inner.stats;
+        Ok(match prop {
+            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => inner.release_threshold,
+            UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => inner.max_size,
+            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => s.reserved_current,
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => s.reserved_high,
+            UR_USM_POOL_INFO_USED_CURRENT_EXP => s.used_current,
+            UR_USM_POOL_INFO_USED_HIGH_EXP => s.used_high,
+            _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        })
+    }
+
+    /// `urUSMPoolSetInfoExp`: the threshold and maximum size take a new
+    /// value; the two high-water marks take 0, which restarts them from the
+    /// current value.
+    pub fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+        if prop.0 > UR_USM_POOL_INFO_USED_HIGH_EXP.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        match prop {
+            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => self.set_release_threshold(value),
+            UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => self.set_max_size(value),
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP if value != 0 => {
+                return Err(UR_RESULT_ERROR_INVALID_VALUE)
+            }
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => self.reset_reserved_high(),
+            UR_USM_POOL_INFO_USED_HIGH_EXP => self.reset_used_high(),
+            _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+        Ok(())
+    }
+
+    /// Blocks freed by commands that have not been seen to complete.
+    pub fn pending_blocks(&self) -> usize {
+        self.lock().lanes.iter().map(|l| l.count).sum()
+    }
+
+    /// Allocations handed out and not freed.
+    pub fn live_blocks(&self) -> usize {
+        self.lock().live.len()
+    }
+}
+
+impl Drop for Pool {
+    /// Gives back every slab no command can still touch; the others go back
+    /// once every lane has completed what it had recorded by now.
+    fn drop(&mut self) {
+        let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
+        inner.collect(&*self.source);
+        let busy_lanes = self.dag.unfinished_tails();
+        let mut later = Vec::new();
+        for s in 0..inner.heap.slabs.len() as u32 {
+            let slab = &inner.heap.slabs[s as usize];
+            if !slab.in_use {
+                continue;
+            }
+            let (addr, size, align) = (slab.addr, slab.size, slab.align);
+            if busy_lanes.is_empty() || inner.slab_idle(s) {
+                // SAFETY: an in-use slab came from this source and is released once.
+                unsafe { self.source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
+            } else {
+                later.push((addr, size, align));
+            }
+        }
+        if !later.is_empty() {
+            let source = self.source.clone();
+            self.dag.graveyard().bury(
+                busy_lanes,
+                Box::new(move || {
+                    for (addr, size, align) in later {
+                        // SAFETY: as above; the pool is gone, so nothing else releases these.
+                        unsafe { source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
+                    }
+                }),
+            );
+        }
+    }
+}
+
+impl Inner {
+    fn slot_of(&self, lane: LaneId) -> Option<usize> {
+        self.lanes.iter().position(|l| l.lane.id() == lane)
+    }
+
+    fn slot_for(&mut self, lane: &Arc<Lane>) -> usize {
+        if let Some(s) = self.slot_of(lane.id()) {
+            return s;
+        }
+        self.lanes.push(PendingLane { lane: lane.clone(), bins: Bins::new(), head: NIL, tail: NIL, count: 0, seen: 0 });
+        self.lanes.len() - 1
+    }
+
+    fn has_pending_besides(&self, lane: &Lane) -> bool {
+        self.lanes.iter().any(|l| l.count > 0 && (l.lane.id() != lane.id() || !lane.is_in_order()))
+    }
+
+    fn is_dedicated(&self, block: u32) -> bool {
+        self.heap.slabs[self.heap.block(block).slab as usize].dedicated
+    }
+
+    /// Is slab `s` wholly free (one ready block)?
+    fn slab_idle(&self, s: u32) -> bool {
+        let slab = &self.heap.slabs[s as usize];
+        if !slab.in_use || slab.dedicated {
+            return false;
+        }
+        let first = self.heap.slab_first(s);
+        self.heap.block(first).state == State::Ready && self.heap.covers_slab(first)
+    }
+
+    /// Files a pending block of lane `slot`, merged with pending neighbours
+    /// freed on the same in-order lane (the merged free position is the later one).
+    fn file_pending(&mut self, mut block: u32, mut stamp: Stamp, slot: usize) {
+        let dedicated = self.is_dedicated(block);
+        let in_order = self.lanes[slot].lane.is_in_order();
+        if !dedicated {
+            let b = *self.heap.block(block);
+            for n in [b.phys_prev, b.phys_next] {
+                if n == NIL {
+                    continue;
+                }
+                let nb = *self.heap.block(n);
+                if nb.state == State::Pending
+                    && nb.lane_slot as usize == slot
+                    && (in_order || nb.stamp == Some(stamp))
+                {
+                    self.unfile_pending(n);
+                    stamp.seq = stamp.seq.max(nb.stamp.map_or(0, |s| s.seq));
+                    block = self.heap.merge(block, n);
+                }
+            }
+        }
+        let granule = self.heap.granule;
+        let b = self.heap.block_mut(block);
+        b.state = State::Pending;
+        b.stamp = Some(stamp);
+        b.lane_slot = slot as u32;
+        let pl = &mut self.lanes[slot];
+        if !dedicated {
+            pl.bins.insert(&mut self.heap.blocks, block, granule);
+        }
+        // Insert in seq order, searching from the newest end.
+        let mut after = pl.tail;
+        while after != NIL && self.heap.block(after).stamp.map_or(0, |s| s.seq) > stamp.seq {
+            after = self.heap.block(after).seq_prev;
+        }
+        let before = if after == NIL { pl.head } else { self.heap.block(after).seq_next };
+        let b = self.heap.block_mut(block);
+        b.seq_prev = after;
+        b.seq_next = before;
+        if after == NIL {
+            pl.head = block;
+        } else {
+            self.heap.block_mut(after).seq_next = block;
+        }
+        if before == NIL {
+            pl.tail = block;
+        } else {
+            self.heap.block_mut(before).seq_prev = block;
+        }
+        pl.count += 1;
+    }
+
+    fn unfile_pending(&mut self, block: u32) {
+        let b = *self.heap.block(block);
+        debug_assert_eq!(b.state, State::Pending);
+        let slot = b.lane_slot as usize;
+        let dedicated = self.is_dedicated(block);
+        let granule = self.heap.granule;
+        let pl = &mut self.lanes[slot];
+        if !dedicated {
+            pl.bins.remove(&mut self.heap.blocks, block, granule);
+        }
+        if b.seq_prev == NIL {
+            pl.head = b.seq_next;
+        } else {
+            self.heap.block_mut(b.seq_prev).seq_next = b.seq_next;
+        }
+        if b.seq_next == NIL {
+            pl.tail = b.seq_prev;
+        } else {
+            self.heap.block_mut(b.seq_next).seq_prev = b.seq_prev;
+        }
+        let blk = self.heap.block_mut(block);
+        blk.seq_prev = NIL;
+        blk.seq_next = NIL;
+        pl.count -= 1;
+    }
+
+    /// Cuts `size` out of the unfiled ready block `i`; the rest stays ready.
+    fn carve_ready(&mut self, i: u32, size: usize, align: usize) -> u32 {
+        let (piece, before, after) = self.heap.carve(i, size, align);
+        // Leftovers merge with ready neighbours, so the piece must not look ready.
+        self.heap.block_mut(piece).state = State::Live;
+        for rest in [before, after].into_iter().flatten() {
+            self.heap.file_ready(rest);
+        }
+        piece
+    }
+
+    /// Takes a block of lane `slot` that `accept` allows; the rest of it stays
+    /// pending with the same free position.
+    fn take_pending_where(
+        &mut self,
+        slot: usize,
+        size: usize,
+        align: usize,
+        accept: impl FnMut(&super::allocator::Block) -> bool,
+    ) -> Option<(u32, Stamp)> {
+        let i = self.lanes[slot].bins.find(&self.heap.blocks, size, align, self.heap.granule, accept)?;
+        let stamp = self.heap.block(i).stamp?;
+        Some((self.take_pending(i, size, align), stamp))
+    }
+
+    fn take_pending(&mut self, i: u32, size: usize, align: usize) -> u32 {
+        let stamp = self.heap.block(i).stamp.expect("pending blocks have a stamp");
+        let slot = self.heap.block(i).lane_slot as usize;
+        self.unfile_pending(i);
+        let (piece, before, after) = self.heap.carve(i, size, align);
+        self.heap.block_mut(piece).state = State::Live;
+        for rest in [before, after].into_iter().flatten() {
+            self.file_pending(rest, stamp, slot);
+        }
+        piece
+    }
+
+    /// The best-fitting pending block whose free `ctx` orders before the new
+    /// command (a bounded scan per lane, oldest frees first).
+    fn take_ordered(&mut self, lane: &Lane, ctx: &Clock, size: usize, align: usize) -> Option<(u32, Stamp)> {
+        let mut best: Option<(u32, usize)> = None;
+        for pl in &self.lanes {
+            if pl.count == 0 || (pl.lane.id() == lane.id() && lane.is_in_order()) {
+                continue;
+            }
+            let bound = pl.lane.is_in_order().then(|| ctx.prefix(pl.lane.id()));
+            let mut i = pl.head;
+            for _ in 0..ORDERED_SCAN {
+                if i == NIL {
+                    break;
+                }
+                let b = self.heap.block(i);
+                let stamp = b.stamp.expect("pending blocks have a stamp");
+                if bound.is_some_and(|upto| stamp.seq > upto) {
+                    break;
+                }
+                if !self.heap.slabs[b.slab as usize].dedicated
+                    && super::allocator::fits(b, size, align)
+                    && ctx.covers(stamp)
+                    && best.map_or(true, |(_, s)| b.size < s)
+                {
+                    best = Some((i, b.size));
+                }
+                i = b.seq_next;
+            }
+        }
+        let (i, _) = best?;
+        let stamp = self.heap.block(i).stamp?;
+        Some((self.take_pending(i, size, align), stamp))
+    }
+
+    /// Any pending block that fits: of each lane's best fit, the one whose
+    /// free is fewest commands away from its lane's completed prefix.
+    fn take_any_pending(&mut self, size: usize, align: usize) -> Option<(u32, Stamp)> {
+        let mut best: Option<(u32, u64)> = None;
+        for pl in &self.lanes {
+            if pl.count == 0 {
+                continue;
+            }
+            if let Some(i) = pl.bins.find(&self.heap.blocks, size, align, self.heap.granule, |_| true) {
+                let seq = self.heap.block(i).stamp.map_or(0, |s| s.seq);
+                let lag = seq.saturating_sub(pl.lane.done_upto());
+                if best.map_or(true, |(_, l)| lag < l) {
+                    best = Some((i, lag));
+                }
+            }
+        }
+        let (i, _) = best?;
+        let stamp = self.heap.block(i).stamp?;
+        Some((self.take_pending(i, size, align), stamp))
+    }
+
+    /// Slab space never handed out, else a new slab.
+    fn fresh_memory(
+        &mut self,
+        source: &dyn MemorySource,
+        config: &PoolConfig,
+        need: usize,
+        align: usize,
+        dedicated: bool,
+    ) -> Result<u32, OutOfMemory> {
+        if !dedicated {
+            if let Some(i) = self.heap.fresh.find(&self.heap.blocks, need, align, self.heap.granule, |_| true) {
+                self.heap.unfile_ready(i);
+                return Ok(self.carve_ready(i, need, align));
+            }
+        }
+        self.grow(source, config, need, align, dedicated)
+    }
+
+    /// Takes a new slab (or, for a dedicated allocation, exactly its memory).
+    /// Free slabs are given back first when the maximum size or the backend
+    /// would refuse.
+    fn grow(
+        &mut self,
+        source: &dyn MemorySource,
+        config: &PoolConfig,
+        need: usize,
+        align: usize,
+        dedicated: bool,
+    ) -> Result<u32, OutOfMemory> {
+        let granule = self.heap.granule;
+        if self.stats.reserved_current.saturating_add(need) > self.max_size {
+            let keep = self.max_size.saturating_sub(need);
+            self.release_idle(source, keep);
+            if self.stats.reserved_current.saturating_add(need) > self.max_size {
+                return Err(OutOfMemory);
+            }
+        }
+        let headroom = self.max_size - self.stats.reserved_current;
+        let mut size = if dedicated { need } else { need.max(config.min_slab_size) };
+        if size > headroom {
+            size = need.max(headroom & !(granule - 1));
+        }
+        let slab_align = align.max(granule);
+        let addr = match source.allocate(size, slab_align) {
+            Ok(p) => p,
+            Err(OutOfMemory) => {
+                // Give back everything free and try again, then with the bare need.
+                self.release_idle(source, 0);
+                match source.allocate(size, slab_align) {
+                    Ok(p) => p,
+                    Err(_) if size > need => {
+                        size = need;
+                        source.allocate(size, slab_align)?
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        let addr = addr.as_ptr() as usize;
+        debug_assert_eq!(addr % slab_align, 0);
+        let slab_block = self.heap.add_slab(addr, size, slab_align, dedicated);
+        let s = self.heap.block(slab_block).slab as usize;
+        if self.idle_listed.len() <= s {
+            self.idle_listed.resize(s + 1, false);
+        }
+        self.stats.reserve(size);
+        if dedicated {
+            return Ok(slab_block);
+        }
+        Ok(self.carve_ready(slab_block, need, align))
+    }
+
+    /// A block nobody can touch any more: ready it, or give a dedicated slab back.
+    fn retire_block(&mut self, block: u32, source: &dyn MemorySource) {
+        if self.is_dedicated(block) {
+            let (addr, size, align) = self.heap.remove_slab(block);
+            self.stats.unreserve(size);
+            // SAFETY: the slab came from this source; it is forgotten above, so released once.
+            unsafe { source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
+            return;
+        }
+        let merged = self.heap.file_ready(block);
+        if self.heap.covers_slab(merged) {
+            let s = self.heap.block(merged).slab as usize;
+            if !self.idle_listed[s] {
+                self.idle_listed[s] = true;
+                self.idle.push(s as u32);
+            }
+        }
+    }
+
+    /// Files every pending block whose free has completed as ready.
+    fn collect(&mut self, source: &dyn MemorySource) {
+        let mut done = std::mem::take(&mut self.scratch);
+        for pl in &mut self.lanes {
+            if pl.count == 0 {
+                continue;
+            }
+            if pl.lane.is_in_order() {
+                let upto = pl.lane.done_upto();
+                if upto == pl.seen {
+                    continue;
+                }
+                pl.seen = upto;
+                let mut i = pl.head;
+                while i != NIL && self.heap.block(i).stamp.map_or(0, |s| s.seq) <= upto {
+                    done.push(i);
+                    i = self.heap.block(i).seq_next;
+                }
+            } else {
+                let epoch = pl.lane.epoch();
+                if epoch == pl.seen {
+                    continue;
+                }
+                pl.seen = epoch;
+                let heap = &self.heap;
+                pl.lane.with_completion(|is_done| {
+                    let mut i = pl.head;
+                    while i != NIL {
+                        let b = heap.block(i);
+                        if is_done(b.stamp.map_or(0, |s| s.seq)) {
+                            done.push(i);
+                        }
+                        i = b.seq_next;
+                    }
+                });
+            }
+        }
+        for &i in &done {
+            self.unfile_pending(i);
+            self.retire_block(i, source);
+        }
+        done.clear();
+        self.scratch = done;
+        self.apply_threshold(source);
+    }
+
+    fn apply_threshold(&mut self, source: &dyn MemorySource) {
+        if self.stats.reserved_current > self.release_threshold {
+            self.release_idle(source, self.release_threshold);
+        }
+    }
+
+    /// Gives back wholly free slabs while more than `keep` bytes are reserved.
+    fn release_idle(&mut self, source: &dyn MemorySource, keep: usize) {
+        while self.stats.reserved_current > keep {
+            let Some(s) = self.idle.pop() else { break };
+            self.idle_listed[s as usize] = false;
+            if !self.slab_idle(s) {
+                continue; // no longer wholly free; listed again when it is
+            }
+            let first = self.heap.slab_first(s);
+            self.heap.unfile_ready(first);
+            let (addr, size, align) = self.heap.remove_slab(first);
+            self.stats.unreserve(size);
+            // SAFETY: the slab came from this source and is forgotten above.
+            unsafe { source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
+        }
+    }
+}

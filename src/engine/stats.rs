@@ -1,0 +1,63 @@
+//! Byte counters of a pool, as `urUSMPoolGetInfoExp` reports them.
+
+/// A snapshot of a pool's counters.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct PoolStats {
+    /// Bytes taken from the backend and not given back.
+    pub reserved_current: usize,
+    pub reserved_high: usize,
+    /// Bytes of blocks handed out and not yet freed.
+    pub used_current: usize,
+    pub used_high: usize,
+}
+
+impl PoolStats {
+    pub(crate) fn reserve(&mut self, bytes: usize) {
+        self.reserved_current += bytes;
+        self.reserved_high = self.reserved_high.max(self.reserved_current);
+    }
+
+    pub(crate) fn unreserve(&mut self, bytes: usize) {
+        debug_assert!(self.reserved_current >= bytes);
+        self.reserved_current -= bytes;
+    }
+
+    pub(crate) fn use_bytes(&mut self, bytes: usize) {
+        self.used_current += bytes;
+        self.used_high = self.used_high.max(self.used_current);
+    }
+
+    pub(crate) fn unuse_bytes(&mut self, bytes: usize) {
+        debug_assert!(self.used_current >= bytes);
+        self.used_current -= bytes;
+    }
+
+    /// Restarts the reserved high-water mark from the current value.
+    pub(crate) fn reset_reserved_high(&mut self) {
+        self.reserved_high = self.reserved_current;
+    }
+
+    pub(crate) fn reset_used_high(&mut self) {
+        self.used_high = self.used_current;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn high_marks_follow_and_reset_to_current() {
+        let mut s = PoolStats::default();
+        s.reserve(100);
+        s.use_bytes(60);
+        s.use_bytes(30);
+        s.unuse_bytes(80);
+        s.reserve(50);
+        s.unreserve(120);
+        assert_eq!((s.reserved_current, s.reserved_high, s.used_current, s.used_high), (30, 150, 10, 90));
+        s.reset_reserved_high();
+        s.reset_used_high();
+        assert_eq!((s.reserved_high, s.used_high), (30, 10));
+    }
+}
