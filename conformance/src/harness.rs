@@ -163,11 +163,6 @@ pub fn call_text(text: &str) -> String {
     text.trim_start_matches("fx.api.").trim_start_matches("api.").replace("fx.api.", "").to_string()
 }
 
-/// The result of an entry point whose absence the case tolerates nowhere.
-pub fn result_of(outcome: Result<ur_result_t, String>) -> Result<ur_result_t, Outcome> {
-    outcome.map_err(Outcome::Fail)
-}
-
 // ---------------------------------------------------------------------------
 // Guards
 

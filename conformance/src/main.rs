@@ -95,7 +95,6 @@ fn main() -> ExitCode {
         };
         let target = command.target.as_deref().unwrap_or("loader");
         let code = runner::run_one(&command.options, case, target);
-        // Skip library destructors: see `run_one`.
         std::process::exit(code);
     }
 

@@ -402,8 +402,6 @@ pub fn run_one(options: &Options, case: &'static Case, target_label: &str) -> i3
         None => Err(Outcome::Fail(format!("no target labelled {target_label} in the child process"))),
     };
     report(&tally, case.name, target_label, &verdict);
-    // The parent only reads the line; leave without running library
-    // destructors that could still be waiting on adapter threads.
     let _ = std::io::stdout().flush();
     i32::from(tally.any_failed())
 }

@@ -382,11 +382,6 @@ impl Drop for Topology<'_> {
     }
 }
 
-/// A null pointer of any handle type, for the negative cases.
-pub fn null_handle<T>() -> *mut T {
-    null_mut()
-}
-
 /// A null `const` pointer, for the negative cases.
 pub fn null_const<T>() -> *const T {
     null()
