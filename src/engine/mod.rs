@@ -78,6 +78,8 @@ pub mod stats;
 
 #[cfg(test)]
 mod testkit;
+#[cfg(test)]
+mod tests;
 
 pub use backend::{HostMemory, MemorySource, OutOfMemory, UsmKind};
 pub use clock::{Clock, LaneId, Seq, Stamp};

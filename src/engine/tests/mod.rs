@@ -1,0 +1,6 @@
+//! Tests of the pools with real host memory, and randomised tests of the
+//! whole engine (`property`, `stress`).
+
+mod pool;
+mod property;
+mod stress;
