@@ -66,7 +66,7 @@ install_reference_headers() {
 # OpenCL adapter's tests.
 
 install_all() {
-  install_toolchain && install_reference_headers
+  install_toolchain && install_reference_headers && install_sycl_clients
 }
 
 # --- build ------------------------------------------------------------------
@@ -90,10 +90,65 @@ conformance_native_cpu() {
     target/release/ur_conformance --backend native_cpu
 }
 
+
+# --- Intel's clients: libsycl.so.9 and the standalone UR loader ----------------
+# scripts/install_sycl.sh puts Intel's libsycl.so.9 (PyPI intel-sycl-rt, with
+# its headers) and Intel's standalone libur_loader.so.0 (intel-cmplr-lib-ur)
+# in .deps/sycl. The SYCL suite (tests/sycl/run.sh) builds host-side SYCL
+# programs with g++ and runs them under libsycl with UR_ADAPTERS_FORCE_LOAD
+# naming one of our adapters; tests/intel_loader.sh runs our conformance
+# suite through Intel's loader. The OpenCL runs use both runtimes, each alone.
+install_sycl_clients() {
+  bash scripts/install_sycl.sh
+}
+
+sycl_native_cpu() {
+  bash tests/sycl/run.sh target/release/libur_adapter_native_cpu.so.0 native_cpu
+}
+
+# Runs "$@" once per OpenCL runtime with only that runtime visible.
+for_each_opencl_runtime() {
+  bash scripts/install_opencl.sh || return 1
+  local status=0 vendor
+  for vendor in intel pocl; do
+    echo "--- OpenCL runtime: $vendor"
+    (
+      export OPENCL_VENDOR=$vendor
+      source scripts/opencl_env.sh
+      "$@" "$vendor"
+    ) || status=1
+  done
+  return $status
+}
+
+sycl_opencl_on() {
+  bash tests/sycl/run.sh target/release/libur_adapter_opencl.so.0 "opencl-$1"
+}
+
+sycl_opencl() {
+  for_each_opencl_runtime sycl_opencl_on
+}
+
+conformance_intel_loader_native_cpu() {
+  bash tests/intel_loader.sh target/release/libur_adapter_native_cpu.so.0 native_cpu
+}
+
+conformance_intel_loader_opencl_on() {
+  bash tests/intel_loader.sh target/release/libur_adapter_opencl.so.0 opencl
+}
+
+conformance_intel_loader_opencl() {
+  for_each_opencl_runtime conformance_intel_loader_opencl_on
+}
+
 step "install test dependencies" install_all
 step "build (scripts/build.sh)" build
 step "cargo test --release --workspace" cargo_tests
 step "conformance: native CPU" conformance_native_cpu
+step "SYCL suite (Intel's libsycl): native CPU" sycl_native_cpu
+step "SYCL suite (Intel's libsycl): OpenCL (Intel CPU runtime, PoCL)" sycl_opencl
+step "conformance through Intel's loader: native CPU" conformance_intel_loader_native_cpu
+step "conformance through Intel's loader: OpenCL (Intel CPU runtime, PoCL)" conformance_intel_loader_opencl
 
 echo
 if [ "$failed" -gt 0 ]; then
