@@ -11,6 +11,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#define UR_MAKE_VERSION(major, minor) ((((uint32_t)(major)) << 16) | (((uint32_t)(minor)) & 0xffffu))
+#define UR_MAJOR_VERSION(version) (((uint32_t)(version)) >> 16)
+#define UR_MINOR_VERSION(version) (((uint32_t)(version)) & 0xffffu)
+#define UR_BIT(bit) (1u << (bit))
+#define UR_DEVICE_BINARY_TARGET_UNKNOWN "<unknown>"
+#define UR_DEVICE_BINARY_TARGET_SPIRV32 "spir"
+#define UR_DEVICE_BINARY_TARGET_SPIRV64 "spir64"
+#define UR_DEVICE_BINARY_TARGET_SPIRV64_X86_64 "spir64_x86_64"
+#define UR_DEVICE_BINARY_TARGET_SPIRV64_GEN "spir64_gen"
+#define UR_DEVICE_BINARY_TARGET_SPIRV64_FPGA "spir64_fpga"
+#define UR_DEVICE_BINARY_TARGET_NVPTX64 "nvptx64"
+#define UR_DEVICE_BINARY_TARGET_AMDGCN "amdgcn"
+#define UR_DEVICE_BINARY_TARGET_NATIVE_CPU "native_cpu"
 typedef struct ur_loader_config_handle_t_ ur_loader_config_handle_t_;
 typedef struct ur_adapter_handle_t_ ur_adapter_handle_t_;
 typedef struct ur_platform_handle_t_ ur_platform_handle_t_;
@@ -100,14 +113,14 @@ typedef ur_loader_config_handle_t_ *ur_loader_config_handle_t;
 
 typedef uint32_t ur_loader_config_info_t;
 
-typedef struct {
+typedef struct ur_code_location_t {
   const char *functionName;
   const char *sourceFile;
   uint32_t lineNumber;
   uint32_t columnNumber;
 } ur_code_location_t;
 
-typedef ur_code_location_t (*ur_code_location_callback_t)(void*);
+typedef struct ur_code_location_t (*ur_code_location_callback_t)(void*);
 
 typedef uint8_t ur_bool_t;
 
@@ -131,7 +144,7 @@ typedef size_t ur_native_handle_t;
 
 typedef uint32_t ur_structure_type_t;
 
-typedef struct {
+typedef struct ur_platform_native_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   bool isNativeHandleOwned;
@@ -147,31 +160,31 @@ typedef uint32_t ur_device_partition_t;
 
 typedef uint32_t ur_device_affinity_domain_flags_t;
 
-typedef union {
+typedef union ur_device_partition_value_t {
   uint32_t equally;
   uint32_t count;
   ur_device_affinity_domain_flags_t affinity_domain;
 } ur_device_partition_value_t;
 
-typedef struct {
+typedef struct ur_device_partition_property_t {
   ur_device_partition_t type;
-  ur_device_partition_value_t value;
+  union ur_device_partition_value_t value;
 } ur_device_partition_property_t;
 
-typedef struct {
+typedef struct ur_device_partition_properties_t {
   ur_structure_type_t stype;
   void *pNext;
-  const ur_device_partition_property_t *pProperties;
+  const struct ur_device_partition_property_t *pProperties;
   size_t PropCount;
 } ur_device_partition_properties_t;
 
-typedef struct {
+typedef struct ur_device_binary_t {
   ur_structure_type_t stype;
   const void *pNext;
   const char *pDeviceTargetSpec;
 } ur_device_binary_t;
 
-typedef struct {
+typedef struct ur_device_native_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   bool isNativeHandleOwned;
@@ -179,7 +192,7 @@ typedef struct {
 
 typedef uint32_t ur_context_flags_t;
 
-typedef struct {
+typedef struct ur_context_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_context_flags_t flags;
@@ -189,7 +202,7 @@ typedef ur_context_handle_t_ *ur_context_handle_t;
 
 typedef uint32_t ur_context_info_t;
 
-typedef struct {
+typedef struct ur_context_native_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   bool isNativeHandleOwned;
@@ -203,14 +216,14 @@ typedef uint32_t ur_image_channel_order_t;
 
 typedef uint32_t ur_image_channel_type_t;
 
-typedef struct {
+typedef struct ur_image_format_t {
   ur_image_channel_order_t channelOrder;
   ur_image_channel_type_t channelType;
 } ur_image_format_t;
 
 typedef uint32_t ur_mem_type_t;
 
-typedef struct {
+typedef struct ur_image_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   ur_mem_type_t type;
@@ -226,7 +239,7 @@ typedef struct {
 
 typedef ur_mem_handle_t_ *ur_mem_handle_t;
 
-typedef struct {
+typedef struct ur_buffer_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   void *pHost;
@@ -234,14 +247,14 @@ typedef struct {
 
 typedef uint32_t ur_buffer_create_type_t;
 
-typedef struct {
+typedef struct ur_buffer_region_t {
   ur_structure_type_t stype;
   const void *pNext;
   size_t origin;
   size_t size;
 } ur_buffer_region_t;
 
-typedef struct {
+typedef struct ur_mem_native_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   bool isNativeHandleOwned;
@@ -255,7 +268,7 @@ typedef uint32_t ur_sampler_addressing_mode_t;
 
 typedef uint32_t ur_sampler_filter_mode_t;
 
-typedef struct {
+typedef struct ur_sampler_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   bool normalizedCoords;
@@ -267,7 +280,7 @@ typedef ur_sampler_handle_t_ *ur_sampler_handle_t;
 
 typedef uint32_t ur_sampler_info_t;
 
-typedef struct {
+typedef struct ur_sampler_native_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   bool isNativeHandleOwned;
@@ -275,7 +288,7 @@ typedef struct {
 
 typedef uint32_t ur_usm_advice_flags_t;
 
-typedef struct {
+typedef struct ur_usm_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   ur_usm_advice_flags_t hints;
@@ -288,7 +301,7 @@ typedef uint32_t ur_usm_alloc_info_t;
 
 typedef uint32_t ur_usm_pool_flags_t;
 
-typedef struct {
+typedef struct ur_usm_pool_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   ur_usm_pool_flags_t flags;
@@ -306,7 +319,7 @@ typedef uint32_t ur_virtual_mem_info_t;
 
 typedef uint32_t ur_physical_mem_flags_t;
 
-typedef struct {
+typedef struct ur_physical_mem_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_physical_mem_flags_t flags;
@@ -316,25 +329,25 @@ typedef uint32_t ur_physical_mem_info_t;
 
 typedef uint32_t ur_program_metadata_type_t;
 
-typedef union {
+typedef union ur_program_metadata_value_t {
   uint32_t data32;
   uint64_t data64;
   char *pString;
   void *pData;
 } ur_program_metadata_value_t;
 
-typedef struct {
+typedef struct ur_program_metadata_t {
   const char *pName;
   ur_program_metadata_type_t type;
   size_t size;
-  ur_program_metadata_value_t value;
+  union ur_program_metadata_value_t value;
 } ur_program_metadata_t;
 
-typedef struct {
+typedef struct ur_program_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   uint32_t count;
-  const ur_program_metadata_t *pMetadatas;
+  const struct ur_program_metadata_t *pMetadatas;
 } ur_program_properties_t;
 
 typedef ur_program_handle_t_ *ur_program_handle_t;
@@ -343,13 +356,13 @@ typedef uint32_t ur_program_info_t;
 
 typedef uint32_t ur_program_build_info_t;
 
-typedef struct {
+typedef struct ur_specialization_constant_info_t {
   uint32_t id;
   size_t size;
   const void *pValue;
 } ur_specialization_constant_info_t;
 
-typedef struct {
+typedef struct ur_program_native_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   bool isNativeHandleOwned;
@@ -361,19 +374,19 @@ typedef uint32_t ur_queue_info_t;
 
 typedef uint32_t ur_queue_flags_t;
 
-typedef struct {
+typedef struct ur_queue_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_queue_flags_t flags;
 } ur_queue_properties_t;
 
-typedef struct {
+typedef struct ur_queue_native_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   void *pNativeData;
 } ur_queue_native_desc_t;
 
-typedef struct {
+typedef struct ur_queue_native_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   bool isNativeHandleOwned;
@@ -385,7 +398,7 @@ typedef uint32_t ur_event_info_t;
 
 typedef uint32_t ur_profiling_info_t;
 
-typedef struct {
+typedef struct ur_event_native_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   bool isNativeHandleOwned;
@@ -395,13 +408,13 @@ typedef uint32_t ur_execution_info_t;
 
 typedef void (*ur_event_callback_t)(ur_event_handle_t, ur_execution_info_t, void*);
 
-typedef struct {
+typedef struct ur_rect_offset_t {
   uint64_t x;
   uint64_t y;
   uint64_t z;
 } ur_rect_offset_t;
 
-typedef struct {
+typedef struct ur_rect_region_t {
   uint64_t width;
   uint64_t height;
   uint64_t depth;
@@ -415,30 +428,30 @@ typedef ur_kernel_handle_t_ *ur_kernel_handle_t;
 
 typedef uint32_t ur_exp_kernel_arg_type_t;
 
-typedef struct {
+typedef struct ur_exp_kernel_arg_mem_obj_tuple_t {
   ur_mem_handle_t hMem;
   ur_mem_flags_t flags;
 } ur_exp_kernel_arg_mem_obj_tuple_t;
 
-typedef union {
+typedef union ur_exp_kernel_arg_value_t {
   const void *value;
   const void *pointer;
-  ur_exp_kernel_arg_mem_obj_tuple_t memObjTuple;
+  struct ur_exp_kernel_arg_mem_obj_tuple_t memObjTuple;
   ur_sampler_handle_t sampler;
 } ur_exp_kernel_arg_value_t;
 
-typedef struct {
+typedef struct ur_exp_kernel_arg_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_exp_kernel_arg_type_t type;
   uint32_t index;
   size_t size;
-  ur_exp_kernel_arg_value_t value;
+  union ur_exp_kernel_arg_value_t value;
 } ur_exp_kernel_arg_properties_t;
 
 typedef uint32_t ur_kernel_launch_flags_t;
 
-typedef struct {
+typedef struct ur_kernel_launch_ext_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_kernel_launch_flags_t flags;
@@ -452,12 +465,12 @@ typedef uint32_t ur_kernel_sub_group_info_t;
 
 typedef uint32_t ur_kernel_exec_info_t;
 
-typedef struct {
+typedef struct ur_kernel_exec_info_properties_t {
   ur_structure_type_t stype;
   void *pNext;
 } ur_kernel_exec_info_properties_t;
 
-typedef struct {
+typedef struct ur_kernel_native_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   bool isNativeHandleOwned;
@@ -465,7 +478,7 @@ typedef struct {
 
 typedef uint32_t ur_exp_async_usm_alloc_flags_t;
 
-typedef struct {
+typedef struct ur_exp_async_usm_alloc_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_exp_async_usm_alloc_flags_t flags;
@@ -475,12 +488,12 @@ typedef size_t ur_exp_image_native_handle_t;
 
 typedef size_t ur_exp_image_mem_native_handle_t;
 
-typedef struct {
+typedef struct ur_exp_image_copy_region_t {
   ur_structure_type_t stype;
   const void *pNext;
-  ur_rect_offset_t srcOffset;
-  ur_rect_offset_t dstOffset;
-  ur_rect_region_t copyExtent;
+  struct ur_rect_offset_t srcOffset;
+  struct ur_rect_offset_t dstOffset;
+  struct ur_rect_region_t copyExtent;
 } ur_exp_image_copy_region_t;
 
 typedef uint32_t ur_exp_image_copy_flags_t;
@@ -491,7 +504,7 @@ typedef uint32_t ur_exp_image_mem_type_t;
 
 typedef uint32_t ur_exp_external_mem_type_t;
 
-typedef struct {
+typedef struct ur_exp_external_mem_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
 } ur_exp_external_mem_desc_t;
@@ -500,7 +513,7 @@ typedef ur_exp_external_mem_handle_t_ *ur_exp_external_mem_handle_t;
 
 typedef uint32_t ur_exp_external_semaphore_type_t;
 
-typedef struct {
+typedef struct ur_exp_external_semaphore_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
 } ur_exp_external_semaphore_desc_t;
@@ -511,7 +524,7 @@ typedef uint32_t ur_exp_program_flags_t;
 
 typedef uint32_t ur_exp_usm_host_alloc_register_flags_t;
 
-typedef struct {
+typedef struct ur_exp_usm_host_alloc_register_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_exp_usm_host_alloc_register_flags_t flags;
@@ -519,7 +532,7 @@ typedef struct {
 
 typedef uint32_t ur_exp_peer_info_t;
 
-typedef struct {
+typedef struct ur_exp_command_buffer_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   ur_bool_t isUpdatable;
@@ -535,48 +548,48 @@ typedef ur_exp_command_buffer_command_handle_t_ *ur_exp_command_buffer_command_h
 
 typedef void (*ur_exp_command_buffer_native_command_function_t)(void*);
 
-typedef struct {
+typedef struct ur_kernel_arg_mem_obj_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_mem_flags_t memoryAccess;
 } ur_kernel_arg_mem_obj_properties_t;
 
-typedef struct {
+typedef struct ur_exp_command_buffer_update_memobj_arg_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   uint32_t argIndex;
-  const ur_kernel_arg_mem_obj_properties_t *pProperties;
+  const struct ur_kernel_arg_mem_obj_properties_t *pProperties;
   ur_mem_handle_t hNewMemObjArg;
 } ur_exp_command_buffer_update_memobj_arg_desc_t;
 
-typedef struct {
+typedef struct ur_kernel_arg_pointer_properties_t {
   ur_structure_type_t stype;
   void *pNext;
 } ur_kernel_arg_pointer_properties_t;
 
-typedef struct {
+typedef struct ur_exp_command_buffer_update_pointer_arg_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   uint32_t argIndex;
-  const ur_kernel_arg_pointer_properties_t *pProperties;
+  const struct ur_kernel_arg_pointer_properties_t *pProperties;
   const void *pNewPointerArg;
 } ur_exp_command_buffer_update_pointer_arg_desc_t;
 
-typedef struct {
+typedef struct ur_kernel_arg_value_properties_t {
   ur_structure_type_t stype;
   void *pNext;
 } ur_kernel_arg_value_properties_t;
 
-typedef struct {
+typedef struct ur_exp_command_buffer_update_value_arg_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   uint32_t argIndex;
   size_t argSize;
-  const ur_kernel_arg_value_properties_t *pProperties;
+  const struct ur_kernel_arg_value_properties_t *pProperties;
   const void *pNewValueArg;
 } ur_exp_command_buffer_update_value_arg_desc_t;
 
-typedef struct {
+typedef struct ur_exp_command_buffer_update_kernel_launch_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   ur_exp_command_buffer_command_handle_t hCommand;
@@ -585,9 +598,9 @@ typedef struct {
   uint32_t numNewPointerArgs;
   uint32_t numNewValueArgs;
   uint32_t newWorkDim;
-  const ur_exp_command_buffer_update_memobj_arg_desc_t *pNewMemObjArgList;
-  const ur_exp_command_buffer_update_pointer_arg_desc_t *pNewPointerArgList;
-  const ur_exp_command_buffer_update_value_arg_desc_t *pNewValueArgList;
+  const struct ur_exp_command_buffer_update_memobj_arg_desc_t *pNewMemObjArgList;
+  const struct ur_exp_command_buffer_update_pointer_arg_desc_t *pNewPointerArgList;
+  const struct ur_exp_command_buffer_update_value_arg_desc_t *pNewValueArgList;
   size_t *pNewGlobalWorkOffset;
   size_t *pNewGlobalWorkSize;
   size_t *pNewLocalWorkSize;
@@ -599,7 +612,7 @@ typedef void (*ur_exp_host_task_function_t)(void*);
 
 typedef uint32_t ur_exp_host_task_flags_t;
 
-typedef struct {
+typedef struct ur_exp_host_task_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_exp_host_task_flags_t flags;
@@ -607,7 +620,7 @@ typedef struct {
 
 typedef uint32_t ur_exp_enqueue_ext_flags_t;
 
-typedef struct {
+typedef struct ur_exp_enqueue_ext_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_exp_enqueue_ext_flags_t flags;
@@ -617,7 +630,7 @@ typedef void (*ur_exp_enqueue_native_command_function_t)(ur_queue_handle_t, void
 
 typedef uint32_t ur_exp_enqueue_native_command_flags_t;
 
-typedef struct {
+typedef struct ur_exp_enqueue_native_command_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_exp_enqueue_native_command_flags_t flags;
@@ -625,7 +638,7 @@ typedef struct {
 
 typedef uint32_t ur_exp_event_flags_t;
 
-typedef struct {
+typedef struct ur_exp_event_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   ur_exp_event_flags_t flags;
@@ -723,12 +736,12 @@ typedef uint32_t ur_exp_enqueue_native_command_flag_t;
 
 typedef uint32_t ur_exp_event_flag_t;
 
-typedef struct {
+typedef struct ur_base_properties_t {
   ur_structure_type_t stype;
   void *pNext;
 } ur_base_properties_t;
 
-typedef struct {
+typedef struct ur_base_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
 } ur_base_desc_t;
@@ -747,13 +760,13 @@ typedef uint32_t ur_device_throttle_reasons_flags_t;
 
 typedef uint32_t ur_kernel_launch_properties_flags_t;
 
-typedef struct {
+typedef struct ur_buffer_channel_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   uint32_t channel;
 } ur_buffer_channel_properties_t;
 
-typedef struct {
+typedef struct ur_buffer_alloc_location_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   uint32_t location;
@@ -763,62 +776,62 @@ typedef uint32_t ur_usm_host_mem_flags_t;
 
 typedef uint32_t ur_usm_device_mem_flags_t;
 
-typedef struct {
+typedef struct ur_usm_host_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   ur_usm_host_mem_flags_t flags;
 } ur_usm_host_desc_t;
 
-typedef struct {
+typedef struct ur_usm_device_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   ur_usm_device_mem_flags_t flags;
 } ur_usm_device_desc_t;
 
-typedef struct {
+typedef struct ur_usm_alloc_location_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   uint32_t location;
 } ur_usm_alloc_location_desc_t;
 
-typedef struct {
+typedef struct ur_usm_pool_limits_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   size_t maxPoolableSize;
   size_t minDriverAllocSize;
 } ur_usm_pool_limits_desc_t;
 
-typedef struct {
+typedef struct ur_queue_index_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   uint32_t computeIndex;
 } ur_queue_index_properties_t;
 
-typedef struct {
+typedef struct ur_kernel_launch_cluster_property_t {
   ur_structure_type_t stype;
   void *pNext;
   uint32_t clusterDim[3];
 } ur_kernel_launch_cluster_property_t;
 
-typedef struct {
+typedef struct ur_kernel_launch_workgroup_property_t {
   ur_structure_type_t stype;
   void *pNext;
   size_t workgroup_mem_size;
 } ur_kernel_launch_workgroup_property_t;
 
-typedef struct {
+typedef struct ur_kernel_arg_local_properties_t {
   ur_structure_type_t stype;
   void *pNext;
 } ur_kernel_arg_local_properties_t;
 
-typedef struct {
+typedef struct ur_kernel_arg_sampler_properties_t {
   ur_structure_type_t stype;
   void *pNext;
 } ur_kernel_arg_sampler_properties_t;
 
 typedef uint32_t ur_exp_device_2d_block_array_capability_flags_t;
 
-typedef struct {
+typedef struct ur_usm_pool_buffer_desc_t {
   ur_structure_type_t stype;
   const void *pNext;
   void *pMem;
@@ -827,25 +840,25 @@ typedef struct {
   ur_device_handle_t device;
 } ur_usm_pool_buffer_desc_t;
 
-typedef struct {
+typedef struct ur_exp_file_descriptor_t {
   ur_structure_type_t stype;
   const void *pNext;
   int32_t fd;
 } ur_exp_file_descriptor_t;
 
-typedef struct {
+typedef struct ur_exp_win32_handle_t {
   ur_structure_type_t stype;
   const void *pNext;
   void *handle;
 } ur_exp_win32_handle_t;
 
-typedef struct {
+typedef struct ur_exp_win32_name_t {
   ur_structure_type_t stype;
   const void *pNext;
   const void *name;
 } ur_exp_win32_name_t;
 
-typedef struct {
+typedef struct ur_exp_sampler_mip_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   float minMipmapLevelClamp;
@@ -854,13 +867,13 @@ typedef struct {
   ur_sampler_filter_mode_t mipFilterMode;
 } ur_exp_sampler_mip_properties_t;
 
-typedef struct {
+typedef struct ur_exp_sampler_addr_modes_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_sampler_addressing_mode_t addrModes[3];
 } ur_exp_sampler_addr_modes_t;
 
-typedef struct {
+typedef struct ur_exp_sampler_cubemap_properties_t {
   ur_structure_type_t stype;
   void *pNext;
   ur_exp_sampler_cubemap_filter_mode_t cubemapFilterMode;
@@ -868,19 +881,19 @@ typedef struct {
 
 typedef uint32_t ur_device_command_buffer_update_capability_flags_t;
 
-typedef struct {
+typedef struct ur_loader_config_create_params_t {
   ur_loader_config_handle_t **pphLoaderConfig;
 } ur_loader_config_create_params_t;
 
-typedef struct {
+typedef struct ur_loader_config_retain_params_t {
   ur_loader_config_handle_t *phLoaderConfig;
 } ur_loader_config_retain_params_t;
 
-typedef struct {
+typedef struct ur_loader_config_release_params_t {
   ur_loader_config_handle_t *phLoaderConfig;
 } ur_loader_config_release_params_t;
 
-typedef struct {
+typedef struct ur_loader_config_get_info_params_t {
   ur_loader_config_handle_t *phLoaderConfig;
   ur_loader_config_info_t *ppropName;
   size_t *ppropSize;
@@ -888,43 +901,43 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_loader_config_get_info_params_t;
 
-typedef struct {
+typedef struct ur_loader_config_enable_layer_params_t {
   ur_loader_config_handle_t *phLoaderConfig;
   const char **ppLayerName;
 } ur_loader_config_enable_layer_params_t;
 
-typedef struct {
+typedef struct ur_loader_config_set_code_location_callback_params_t {
   ur_loader_config_handle_t *phLoaderConfig;
   ur_code_location_callback_t *ppfnCodeloc;
   void **ppUserData;
 } ur_loader_config_set_code_location_callback_params_t;
 
-typedef struct {
+typedef struct ur_loader_config_set_mocking_enabled_params_t {
   ur_loader_config_handle_t *phLoaderConfig;
   ur_bool_t *penable;
 } ur_loader_config_set_mocking_enabled_params_t;
 
-typedef struct {
+typedef struct ur_adapter_get_params_t {
   uint32_t *pNumEntries;
   ur_adapter_handle_t **pphAdapters;
   uint32_t **ppNumAdapters;
 } ur_adapter_get_params_t;
 
-typedef struct {
+typedef struct ur_adapter_release_params_t {
   ur_adapter_handle_t *phAdapter;
 } ur_adapter_release_params_t;
 
-typedef struct {
+typedef struct ur_adapter_retain_params_t {
   ur_adapter_handle_t *phAdapter;
 } ur_adapter_retain_params_t;
 
-typedef struct {
+typedef struct ur_adapter_get_last_error_params_t {
   ur_adapter_handle_t *phAdapter;
   const char ***pppMessage;
   int32_t **ppError;
 } ur_adapter_get_last_error_params_t;
 
-typedef struct {
+typedef struct ur_adapter_get_info_params_t {
   ur_adapter_handle_t *phAdapter;
   ur_adapter_info_t *ppropName;
   size_t *ppropSize;
@@ -932,26 +945,26 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_adapter_get_info_params_t;
 
-typedef struct {
+typedef struct ur_adapter_set_logger_callback_params_t {
   ur_adapter_handle_t *phAdapter;
   ur_logger_callback_t *ppfnLoggerCallback;
   void **ppUserData;
   ur_logger_level_t *plevel;
 } ur_adapter_set_logger_callback_params_t;
 
-typedef struct {
+typedef struct ur_adapter_set_logger_callback_level_params_t {
   ur_adapter_handle_t *phAdapter;
   ur_logger_level_t *plevel;
 } ur_adapter_set_logger_callback_level_params_t;
 
-typedef struct {
+typedef struct ur_platform_get_params_t {
   ur_adapter_handle_t *phAdapter;
   uint32_t *pNumEntries;
   ur_platform_handle_t **pphPlatforms;
   uint32_t **ppNumPlatforms;
 } ur_platform_get_params_t;
 
-typedef struct {
+typedef struct ur_platform_get_info_params_t {
   ur_platform_handle_t *phPlatform;
   ur_platform_info_t *ppropName;
   size_t *ppropSize;
@@ -959,45 +972,45 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_platform_get_info_params_t;
 
-typedef struct {
+typedef struct ur_platform_get_native_handle_params_t {
   ur_platform_handle_t *phPlatform;
   ur_native_handle_t **pphNativePlatform;
 } ur_platform_get_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_platform_create_with_native_handle_params_t {
   ur_native_handle_t *phNativePlatform;
   ur_adapter_handle_t *phAdapter;
-  const ur_platform_native_properties_t **ppProperties;
+  const struct ur_platform_native_properties_t **ppProperties;
   ur_platform_handle_t **pphPlatform;
 } ur_platform_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_platform_get_api_version_params_t {
   ur_platform_handle_t *phPlatform;
   ur_api_version_t **ppVersion;
 } ur_platform_get_api_version_params_t;
 
-typedef struct {
+typedef struct ur_platform_get_backend_option_params_t {
   ur_platform_handle_t *phPlatform;
   const char **ppFrontendOption;
   const char ***pppPlatformOption;
 } ur_platform_get_backend_option_params_t;
 
-typedef struct {
+typedef struct ur_context_create_params_t {
   uint32_t *pDeviceCount;
   const ur_device_handle_t **pphDevices;
-  const ur_context_properties_t **ppProperties;
+  const struct ur_context_properties_t **ppProperties;
   ur_context_handle_t **pphContext;
 } ur_context_create_params_t;
 
-typedef struct {
+typedef struct ur_context_retain_params_t {
   ur_context_handle_t *phContext;
 } ur_context_retain_params_t;
 
-typedef struct {
+typedef struct ur_context_release_params_t {
   ur_context_handle_t *phContext;
 } ur_context_release_params_t;
 
-typedef struct {
+typedef struct ur_context_get_info_params_t {
   ur_context_handle_t *phContext;
   ur_context_info_t *ppropName;
   size_t *ppropSize;
@@ -1005,27 +1018,27 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_context_get_info_params_t;
 
-typedef struct {
+typedef struct ur_context_get_native_handle_params_t {
   ur_context_handle_t *phContext;
   ur_native_handle_t **pphNativeContext;
 } ur_context_get_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_context_create_with_native_handle_params_t {
   ur_native_handle_t *phNativeContext;
   ur_adapter_handle_t *phAdapter;
   uint32_t *pnumDevices;
   const ur_device_handle_t **pphDevices;
-  const ur_context_native_properties_t **ppProperties;
+  const struct ur_context_native_properties_t **ppProperties;
   ur_context_handle_t **pphContext;
 } ur_context_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_context_set_extended_deleter_params_t {
   ur_context_handle_t *phContext;
   ur_context_extended_deleter_t *ppfnDeleter;
   void **ppUserData;
 } ur_context_set_extended_deleter_params_t;
 
-typedef struct {
+typedef struct ur_event_get_info_params_t {
   ur_event_handle_t *phEvent;
   ur_event_info_t *ppropName;
   size_t *ppropSize;
@@ -1033,7 +1046,7 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_event_get_info_params_t;
 
-typedef struct {
+typedef struct ur_event_get_profiling_info_params_t {
   ur_event_handle_t *phEvent;
   ur_profiling_info_t *ppropName;
   size_t *ppropSize;
@@ -1041,76 +1054,76 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_event_get_profiling_info_params_t;
 
-typedef struct {
+typedef struct ur_event_wait_params_t {
   uint32_t *pnumEvents;
   const ur_event_handle_t **pphEventWaitList;
 } ur_event_wait_params_t;
 
-typedef struct {
+typedef struct ur_event_retain_params_t {
   ur_event_handle_t *phEvent;
 } ur_event_retain_params_t;
 
-typedef struct {
+typedef struct ur_event_release_params_t {
   ur_event_handle_t *phEvent;
 } ur_event_release_params_t;
 
-typedef struct {
+typedef struct ur_event_get_native_handle_params_t {
   ur_event_handle_t *phEvent;
   ur_native_handle_t **pphNativeEvent;
 } ur_event_get_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_event_create_with_native_handle_params_t {
   ur_native_handle_t *phNativeEvent;
   ur_context_handle_t *phContext;
-  const ur_event_native_properties_t **ppProperties;
+  const struct ur_event_native_properties_t **ppProperties;
   ur_event_handle_t **pphEvent;
 } ur_event_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_event_set_callback_params_t {
   ur_event_handle_t *phEvent;
   ur_execution_info_t *pexecStatus;
   ur_event_callback_t *ppfnNotify;
   void **ppUserData;
 } ur_event_set_callback_params_t;
 
-typedef struct {
+typedef struct ur_event_create_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_exp_event_desc_t **ppEventDesc;
+  const struct ur_exp_event_desc_t **ppEventDesc;
   ur_event_handle_t **pphEvent;
 } ur_event_create_exp_params_t;
 
-typedef struct {
+typedef struct ur_program_create_with_il_params_t {
   ur_context_handle_t *phContext;
   const void **ppIL;
   size_t *plength;
-  const ur_program_properties_t **ppProperties;
+  const struct ur_program_properties_t **ppProperties;
   ur_program_handle_t **pphProgram;
 } ur_program_create_with_il_params_t;
 
-typedef struct {
+typedef struct ur_program_create_with_binary_params_t {
   ur_context_handle_t *phContext;
   uint32_t *pnumDevices;
   ur_device_handle_t **pphDevices;
   size_t **ppLengths;
   const uint8_t ***pppBinaries;
-  const ur_program_properties_t **ppProperties;
+  const struct ur_program_properties_t **ppProperties;
   ur_program_handle_t **pphProgram;
 } ur_program_create_with_binary_params_t;
 
-typedef struct {
+typedef struct ur_program_build_params_t {
   ur_context_handle_t *phContext;
   ur_program_handle_t *phProgram;
   const char **ppOptions;
 } ur_program_build_params_t;
 
-typedef struct {
+typedef struct ur_program_dynamic_link_exp_params_t {
   ur_context_handle_t *phContext;
   uint32_t *pcount;
   const ur_program_handle_t **pphPrograms;
 } ur_program_dynamic_link_exp_params_t;
 
-typedef struct {
+typedef struct ur_program_build_exp_params_t {
   ur_program_handle_t *phProgram;
   uint32_t *pnumDevices;
   ur_device_handle_t **pphDevices;
@@ -1118,13 +1131,13 @@ typedef struct {
   const char **ppOptions;
 } ur_program_build_exp_params_t;
 
-typedef struct {
+typedef struct ur_program_compile_params_t {
   ur_context_handle_t *phContext;
   ur_program_handle_t *phProgram;
   const char **ppOptions;
 } ur_program_compile_params_t;
 
-typedef struct {
+typedef struct ur_program_compile_exp_params_t {
   ur_program_handle_t *phProgram;
   uint32_t *pnumDevices;
   ur_device_handle_t **pphDevices;
@@ -1132,7 +1145,7 @@ typedef struct {
   const char **ppOptions;
 } ur_program_compile_exp_params_t;
 
-typedef struct {
+typedef struct ur_program_link_params_t {
   ur_context_handle_t *phContext;
   uint32_t *pcount;
   const ur_program_handle_t **pphPrograms;
@@ -1140,7 +1153,7 @@ typedef struct {
   ur_program_handle_t **pphProgram;
 } ur_program_link_params_t;
 
-typedef struct {
+typedef struct ur_program_link_exp_params_t {
   ur_context_handle_t *phContext;
   uint32_t *pnumDevices;
   ur_device_handle_t **pphDevices;
@@ -1151,22 +1164,22 @@ typedef struct {
   ur_program_handle_t **pphProgram;
 } ur_program_link_exp_params_t;
 
-typedef struct {
+typedef struct ur_program_retain_params_t {
   ur_program_handle_t *phProgram;
 } ur_program_retain_params_t;
 
-typedef struct {
+typedef struct ur_program_release_params_t {
   ur_program_handle_t *phProgram;
 } ur_program_release_params_t;
 
-typedef struct {
+typedef struct ur_program_get_function_pointer_params_t {
   ur_device_handle_t *phDevice;
   ur_program_handle_t *phProgram;
   const char **ppFunctionName;
   void ***pppFunctionPointer;
 } ur_program_get_function_pointer_params_t;
 
-typedef struct {
+typedef struct ur_program_get_global_variable_pointer_params_t {
   ur_device_handle_t *phDevice;
   ur_program_handle_t *phProgram;
   const char **ppGlobalVariableName;
@@ -1174,7 +1187,7 @@ typedef struct {
   void ***pppGlobalVariablePointerRet;
 } ur_program_get_global_variable_pointer_params_t;
 
-typedef struct {
+typedef struct ur_program_get_info_params_t {
   ur_program_handle_t *phProgram;
   ur_program_info_t *ppropName;
   size_t *ppropSize;
@@ -1182,7 +1195,7 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_program_get_info_params_t;
 
-typedef struct {
+typedef struct ur_program_get_build_info_params_t {
   ur_program_handle_t *phProgram;
   ur_device_handle_t *phDevice;
   ur_program_build_info_t *ppropName;
@@ -1191,31 +1204,31 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_program_get_build_info_params_t;
 
-typedef struct {
+typedef struct ur_program_set_specialization_constants_params_t {
   ur_program_handle_t *phProgram;
   uint32_t *pcount;
-  const ur_specialization_constant_info_t **ppSpecConstants;
+  const struct ur_specialization_constant_info_t **ppSpecConstants;
 } ur_program_set_specialization_constants_params_t;
 
-typedef struct {
+typedef struct ur_program_get_native_handle_params_t {
   ur_program_handle_t *phProgram;
   ur_native_handle_t **pphNativeProgram;
 } ur_program_get_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_program_create_with_native_handle_params_t {
   ur_native_handle_t *phNativeProgram;
   ur_context_handle_t *phContext;
-  const ur_program_native_properties_t **ppProperties;
+  const struct ur_program_native_properties_t **ppProperties;
   ur_program_handle_t **pphProgram;
 } ur_program_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_kernel_create_params_t {
   ur_program_handle_t *phProgram;
   const char **ppKernelName;
   ur_kernel_handle_t **pphKernel;
 } ur_kernel_create_params_t;
 
-typedef struct {
+typedef struct ur_kernel_get_info_params_t {
   ur_kernel_handle_t *phKernel;
   ur_kernel_info_t *ppropName;
   size_t *ppropSize;
@@ -1223,7 +1236,7 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_kernel_get_info_params_t;
 
-typedef struct {
+typedef struct ur_kernel_get_group_info_params_t {
   ur_kernel_handle_t *phKernel;
   ur_device_handle_t *phDevice;
   ur_kernel_group_info_t *ppropName;
@@ -1232,7 +1245,7 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_kernel_get_group_info_params_t;
 
-typedef struct {
+typedef struct ur_kernel_get_sub_group_info_params_t {
   ur_kernel_handle_t *phKernel;
   ur_device_handle_t *phDevice;
   ur_kernel_sub_group_info_t *ppropName;
@@ -1241,28 +1254,28 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_kernel_get_sub_group_info_params_t;
 
-typedef struct {
+typedef struct ur_kernel_retain_params_t {
   ur_kernel_handle_t *phKernel;
 } ur_kernel_retain_params_t;
 
-typedef struct {
+typedef struct ur_kernel_release_params_t {
   ur_kernel_handle_t *phKernel;
 } ur_kernel_release_params_t;
 
-typedef struct {
+typedef struct ur_kernel_get_native_handle_params_t {
   ur_kernel_handle_t *phKernel;
   ur_native_handle_t **pphNativeKernel;
 } ur_kernel_get_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_kernel_create_with_native_handle_params_t {
   ur_native_handle_t *phNativeKernel;
   ur_context_handle_t *phContext;
   ur_program_handle_t *phProgram;
-  const ur_kernel_native_properties_t **ppProperties;
+  const struct ur_kernel_native_properties_t **ppProperties;
   ur_kernel_handle_t **pphKernel;
 } ur_kernel_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_kernel_get_suggested_local_work_size_params_t {
   ur_kernel_handle_t *phKernel;
   ur_queue_handle_t *phQueue;
   uint32_t *pnumWorkDim;
@@ -1271,32 +1284,32 @@ typedef struct {
   size_t **ppSuggestedLocalWorkSize;
 } ur_kernel_get_suggested_local_work_size_params_t;
 
-typedef struct {
+typedef struct ur_kernel_get_suggested_local_work_size_with_args_params_t {
   ur_kernel_handle_t *phKernel;
   ur_queue_handle_t *phQueue;
   uint32_t *pnumWorkDim;
   const size_t **ppGlobalWorkOffset;
   const size_t **ppGlobalWorkSize;
   uint32_t *pnumArgs;
-  const ur_exp_kernel_arg_properties_t **ppArgs;
+  const struct ur_exp_kernel_arg_properties_t **ppArgs;
   size_t **ppSuggestedLocalWorkSize;
 } ur_kernel_get_suggested_local_work_size_with_args_params_t;
 
-typedef struct {
+typedef struct ur_kernel_set_exec_info_params_t {
   ur_kernel_handle_t *phKernel;
   ur_kernel_exec_info_t *ppropName;
   size_t *ppropSize;
-  const ur_kernel_exec_info_properties_t **ppProperties;
+  const struct ur_kernel_exec_info_properties_t **ppProperties;
   const void **ppPropValue;
 } ur_kernel_set_exec_info_params_t;
 
-typedef struct {
+typedef struct ur_kernel_set_specialization_constants_params_t {
   ur_kernel_handle_t *phKernel;
   uint32_t *pcount;
-  const ur_specialization_constant_info_t **ppSpecConstants;
+  const struct ur_specialization_constant_info_t **ppSpecConstants;
 } ur_kernel_set_specialization_constants_params_t;
 
-typedef struct {
+typedef struct ur_kernel_suggest_max_cooperative_group_count_params_t {
   ur_kernel_handle_t *phKernel;
   ur_device_handle_t *phDevice;
   uint32_t *pworkDim;
@@ -1305,7 +1318,7 @@ typedef struct {
   uint32_t **ppGroupCountRet;
 } ur_kernel_suggest_max_cooperative_group_count_params_t;
 
-typedef struct {
+typedef struct ur_queue_get_info_params_t {
   ur_queue_handle_t *phQueue;
   ur_queue_info_t *ppropName;
   size_t *ppropSize;
@@ -1313,82 +1326,82 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_queue_get_info_params_t;
 
-typedef struct {
+typedef struct ur_queue_create_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_queue_properties_t **ppProperties;
+  const struct ur_queue_properties_t **ppProperties;
   ur_queue_handle_t **pphQueue;
 } ur_queue_create_params_t;
 
-typedef struct {
+typedef struct ur_queue_retain_params_t {
   ur_queue_handle_t *phQueue;
 } ur_queue_retain_params_t;
 
-typedef struct {
+typedef struct ur_queue_release_params_t {
   ur_queue_handle_t *phQueue;
 } ur_queue_release_params_t;
 
-typedef struct {
+typedef struct ur_queue_get_native_handle_params_t {
   ur_queue_handle_t *phQueue;
-  ur_queue_native_desc_t **ppDesc;
+  struct ur_queue_native_desc_t **ppDesc;
   ur_native_handle_t **pphNativeQueue;
 } ur_queue_get_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_queue_create_with_native_handle_params_t {
   ur_native_handle_t *phNativeQueue;
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_queue_native_properties_t **ppProperties;
+  const struct ur_queue_native_properties_t **ppProperties;
   ur_queue_handle_t **pphQueue;
 } ur_queue_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_queue_finish_params_t {
   ur_queue_handle_t *phQueue;
 } ur_queue_finish_params_t;
 
-typedef struct {
+typedef struct ur_queue_flush_params_t {
   ur_queue_handle_t *phQueue;
 } ur_queue_flush_params_t;
 
-typedef struct {
+typedef struct ur_queue_begin_graph_capture_exp_params_t {
   ur_queue_handle_t *phQueue;
 } ur_queue_begin_graph_capture_exp_params_t;
 
-typedef struct {
+typedef struct ur_queue_begin_capture_into_graph_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_exp_graph_handle_t *phGraph;
 } ur_queue_begin_capture_into_graph_exp_params_t;
 
-typedef struct {
+typedef struct ur_queue_end_graph_capture_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_exp_graph_handle_t **pphGraph;
 } ur_queue_end_graph_capture_exp_params_t;
 
-typedef struct {
+typedef struct ur_queue_is_graph_capture_enabled_exp_params_t {
   ur_queue_handle_t *phQueue;
   bool **ppResult;
 } ur_queue_is_graph_capture_enabled_exp_params_t;
 
-typedef struct {
+typedef struct ur_queue_get_graph_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_exp_graph_handle_t **pphGraph;
 } ur_queue_get_graph_exp_params_t;
 
-typedef struct {
+typedef struct ur_sampler_create_params_t {
   ur_context_handle_t *phContext;
-  const ur_sampler_desc_t **ppDesc;
+  const struct ur_sampler_desc_t **ppDesc;
   ur_sampler_handle_t **pphSampler;
 } ur_sampler_create_params_t;
 
-typedef struct {
+typedef struct ur_sampler_retain_params_t {
   ur_sampler_handle_t *phSampler;
 } ur_sampler_retain_params_t;
 
-typedef struct {
+typedef struct ur_sampler_release_params_t {
   ur_sampler_handle_t *phSampler;
 } ur_sampler_release_params_t;
 
-typedef struct {
+typedef struct ur_sampler_get_info_params_t {
   ur_sampler_handle_t *phSampler;
   ur_sampler_info_t *ppropName;
   size_t *ppropSize;
@@ -1396,74 +1409,74 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_sampler_get_info_params_t;
 
-typedef struct {
+typedef struct ur_sampler_get_native_handle_params_t {
   ur_sampler_handle_t *phSampler;
   ur_native_handle_t **pphNativeSampler;
 } ur_sampler_get_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_sampler_create_with_native_handle_params_t {
   ur_native_handle_t *phNativeSampler;
   ur_context_handle_t *phContext;
-  const ur_sampler_native_properties_t **ppProperties;
+  const struct ur_sampler_native_properties_t **ppProperties;
   ur_sampler_handle_t **pphSampler;
 } ur_sampler_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_mem_image_create_params_t {
   ur_context_handle_t *phContext;
   ur_mem_flags_t *pflags;
-  const ur_image_format_t **ppImageFormat;
-  const ur_image_desc_t **ppImageDesc;
+  const struct ur_image_format_t **ppImageFormat;
+  const struct ur_image_desc_t **ppImageDesc;
   void **ppHost;
   ur_mem_handle_t **pphMem;
 } ur_mem_image_create_params_t;
 
-typedef struct {
+typedef struct ur_mem_buffer_create_params_t {
   ur_context_handle_t *phContext;
   ur_mem_flags_t *pflags;
   size_t *psize;
-  const ur_buffer_properties_t **ppProperties;
+  const struct ur_buffer_properties_t **ppProperties;
   ur_mem_handle_t **pphBuffer;
 } ur_mem_buffer_create_params_t;
 
-typedef struct {
+typedef struct ur_mem_retain_params_t {
   ur_mem_handle_t *phMem;
 } ur_mem_retain_params_t;
 
-typedef struct {
+typedef struct ur_mem_release_params_t {
   ur_mem_handle_t *phMem;
 } ur_mem_release_params_t;
 
-typedef struct {
+typedef struct ur_mem_buffer_partition_params_t {
   ur_mem_handle_t *phBuffer;
   ur_mem_flags_t *pflags;
   ur_buffer_create_type_t *pbufferCreateType;
-  const ur_buffer_region_t **ppRegion;
+  const struct ur_buffer_region_t **ppRegion;
   ur_mem_handle_t **pphMem;
 } ur_mem_buffer_partition_params_t;
 
-typedef struct {
+typedef struct ur_mem_get_native_handle_params_t {
   ur_mem_handle_t *phMem;
   ur_device_handle_t *phDevice;
   ur_native_handle_t **pphNativeMem;
 } ur_mem_get_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_mem_buffer_create_with_native_handle_params_t {
   ur_native_handle_t *phNativeMem;
   ur_context_handle_t *phContext;
-  const ur_mem_native_properties_t **ppProperties;
+  const struct ur_mem_native_properties_t **ppProperties;
   ur_mem_handle_t **pphMem;
 } ur_mem_buffer_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_mem_image_create_with_native_handle_params_t {
   ur_native_handle_t *phNativeMem;
   ur_context_handle_t *phContext;
-  const ur_image_format_t **ppImageFormat;
-  const ur_image_desc_t **ppImageDesc;
-  const ur_mem_native_properties_t **ppProperties;
+  const struct ur_image_format_t **ppImageFormat;
+  const struct ur_image_desc_t **ppImageDesc;
+  const struct ur_mem_native_properties_t **ppProperties;
   ur_mem_handle_t **pphMem;
 } ur_mem_image_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_mem_get_info_params_t {
   ur_mem_handle_t *phMemory;
   ur_mem_info_t *ppropName;
   size_t *ppropSize;
@@ -1471,7 +1484,7 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_mem_get_info_params_t;
 
-typedef struct {
+typedef struct ur_mem_image_get_info_params_t {
   ur_mem_handle_t *phMemory;
   ur_image_info_t *ppropName;
   size_t *ppropSize;
@@ -1479,23 +1492,23 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_mem_image_get_info_params_t;
 
-typedef struct {
+typedef struct ur_physical_mem_create_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   size_t *psize;
-  const ur_physical_mem_properties_t **ppProperties;
+  const struct ur_physical_mem_properties_t **ppProperties;
   ur_physical_mem_handle_t **pphPhysicalMem;
 } ur_physical_mem_create_params_t;
 
-typedef struct {
+typedef struct ur_physical_mem_retain_params_t {
   ur_physical_mem_handle_t *phPhysicalMem;
 } ur_physical_mem_retain_params_t;
 
-typedef struct {
+typedef struct ur_physical_mem_release_params_t {
   ur_physical_mem_handle_t *phPhysicalMem;
 } ur_physical_mem_release_params_t;
 
-typedef struct {
+typedef struct ur_physical_mem_get_info_params_t {
   ur_physical_mem_handle_t *phPhysicalMem;
   ur_physical_mem_info_t *ppropName;
   size_t *ppropSize;
@@ -1503,21 +1516,21 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_physical_mem_get_info_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_events_wait_params_t {
   ur_queue_handle_t *phQueue;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_events_wait_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_events_wait_with_barrier_params_t {
   ur_queue_handle_t *phQueue;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_events_wait_with_barrier_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_buffer_read_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phBuffer;
   bool *pblockingRead;
@@ -1529,7 +1542,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_buffer_read_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_buffer_write_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phBuffer;
   bool *pblockingWrite;
@@ -1541,13 +1554,13 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_buffer_write_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_buffer_read_rect_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phBuffer;
   bool *pblockingRead;
-  ur_rect_offset_t *pbufferOrigin;
-  ur_rect_offset_t *phostOrigin;
-  ur_rect_region_t *pregion;
+  struct ur_rect_offset_t *pbufferOrigin;
+  struct ur_rect_offset_t *phostOrigin;
+  struct ur_rect_region_t *pregion;
   size_t *pbufferRowPitch;
   size_t *pbufferSlicePitch;
   size_t *phostRowPitch;
@@ -1558,13 +1571,13 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_buffer_read_rect_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_buffer_write_rect_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phBuffer;
   bool *pblockingWrite;
-  ur_rect_offset_t *pbufferOrigin;
-  ur_rect_offset_t *phostOrigin;
-  ur_rect_region_t *pregion;
+  struct ur_rect_offset_t *pbufferOrigin;
+  struct ur_rect_offset_t *phostOrigin;
+  struct ur_rect_region_t *pregion;
   size_t *pbufferRowPitch;
   size_t *pbufferSlicePitch;
   size_t *phostRowPitch;
@@ -1575,7 +1588,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_buffer_write_rect_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_buffer_copy_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phBufferSrc;
   ur_mem_handle_t *phBufferDst;
@@ -1587,13 +1600,13 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_buffer_copy_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_buffer_copy_rect_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phBufferSrc;
   ur_mem_handle_t *phBufferDst;
-  ur_rect_offset_t *psrcOrigin;
-  ur_rect_offset_t *pdstOrigin;
-  ur_rect_region_t *pregion;
+  struct ur_rect_offset_t *psrcOrigin;
+  struct ur_rect_offset_t *pdstOrigin;
+  struct ur_rect_region_t *pregion;
   size_t *psrcRowPitch;
   size_t *psrcSlicePitch;
   size_t *pdstRowPitch;
@@ -1603,7 +1616,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_buffer_copy_rect_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_buffer_fill_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phBuffer;
   const void **ppPattern;
@@ -1615,12 +1628,12 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_buffer_fill_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_image_read_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phImage;
   bool *pblockingRead;
-  ur_rect_offset_t *porigin;
-  ur_rect_region_t *pregion;
+  struct ur_rect_offset_t *porigin;
+  struct ur_rect_region_t *pregion;
   size_t *prowPitch;
   size_t *pslicePitch;
   void **ppDst;
@@ -1629,12 +1642,12 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_image_read_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_image_write_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phImage;
   bool *pblockingWrite;
-  ur_rect_offset_t *porigin;
-  ur_rect_region_t *pregion;
+  struct ur_rect_offset_t *porigin;
+  struct ur_rect_region_t *pregion;
   size_t *prowPitch;
   size_t *pslicePitch;
   void **ppSrc;
@@ -1643,19 +1656,19 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_image_write_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_image_copy_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phImageSrc;
   ur_mem_handle_t *phImageDst;
-  ur_rect_offset_t *psrcOrigin;
-  ur_rect_offset_t *pdstOrigin;
-  ur_rect_region_t *pregion;
+  struct ur_rect_offset_t *psrcOrigin;
+  struct ur_rect_offset_t *pdstOrigin;
+  struct ur_rect_region_t *pregion;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_image_copy_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_buffer_map_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phBuffer;
   bool *pblockingMap;
@@ -1668,7 +1681,7 @@ typedef struct {
   void ***pppRetMap;
 } ur_enqueue_mem_buffer_map_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_mem_unmap_params_t {
   ur_queue_handle_t *phQueue;
   ur_mem_handle_t *phMem;
   void **ppMappedPtr;
@@ -1677,7 +1690,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_mem_unmap_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_fill_params_t {
   ur_queue_handle_t *phQueue;
   void **ppMem;
   size_t *ppatternSize;
@@ -1688,7 +1701,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_fill_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_memcpy_params_t {
   ur_queue_handle_t *phQueue;
   bool *pblocking;
   void **ppDst;
@@ -1699,7 +1712,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_memcpy_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_prefetch_params_t {
   ur_queue_handle_t *phQueue;
   const void **ppMem;
   size_t *psize;
@@ -1709,7 +1722,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_prefetch_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_advise_params_t {
   ur_queue_handle_t *phQueue;
   const void **ppMem;
   size_t *psize;
@@ -1717,7 +1730,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_advise_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_fill_2d_params_t {
   ur_queue_handle_t *phQueue;
   void **ppMem;
   size_t *ppitch;
@@ -1730,7 +1743,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_fill_2d_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_memcpy_2d_params_t {
   ur_queue_handle_t *phQueue;
   bool *pblocking;
   void **ppDst;
@@ -1744,7 +1757,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_memcpy_2d_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_device_global_variable_write_params_t {
   ur_queue_handle_t *phQueue;
   ur_program_handle_t *phProgram;
   const char **pname;
@@ -1757,7 +1770,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_device_global_variable_write_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_device_global_variable_read_params_t {
   ur_queue_handle_t *phQueue;
   ur_program_handle_t *phProgram;
   const char **pname;
@@ -1770,7 +1783,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_device_global_variable_read_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_read_host_pipe_params_t {
   ur_queue_handle_t *phQueue;
   ur_program_handle_t *phProgram;
   const char **ppipe_symbol;
@@ -1782,7 +1795,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_read_host_pipe_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_write_host_pipe_params_t {
   ur_queue_handle_t *phQueue;
   ur_program_handle_t *phProgram;
   const char **ppipe_symbol;
@@ -1794,7 +1807,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_write_host_pipe_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_kernel_launch_with_args_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_kernel_handle_t *phKernel;
   uint32_t *pworkDim;
@@ -1802,55 +1815,55 @@ typedef struct {
   const size_t **ppGlobalWorkSize;
   const size_t **ppLocalWorkSize;
   uint32_t *pnumArgs;
-  const ur_exp_kernel_arg_properties_t **ppArgs;
-  const ur_kernel_launch_ext_properties_t **plaunchPropList;
+  const struct ur_exp_kernel_arg_properties_t **ppArgs;
+  const struct ur_kernel_launch_ext_properties_t **plaunchPropList;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_kernel_launch_with_args_exp_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_events_wait_with_barrier_ext_params_t {
   ur_queue_handle_t *phQueue;
-  const ur_exp_enqueue_ext_properties_t **ppProperties;
+  const struct ur_exp_enqueue_ext_properties_t **ppProperties;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_events_wait_with_barrier_ext_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_device_alloc_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_usm_pool_handle_t *ppPool;
   const size_t *psize;
-  const ur_exp_async_usm_alloc_properties_t **ppProperties;
+  const struct ur_exp_async_usm_alloc_properties_t **ppProperties;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   void ***pppMem;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_device_alloc_exp_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_shared_alloc_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_usm_pool_handle_t *ppPool;
   const size_t *psize;
-  const ur_exp_async_usm_alloc_properties_t **ppProperties;
+  const struct ur_exp_async_usm_alloc_properties_t **ppProperties;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   void ***pppMem;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_shared_alloc_exp_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_host_alloc_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_usm_pool_handle_t *ppPool;
   const size_t *psize;
-  const ur_exp_async_usm_alloc_properties_t **ppProperties;
+  const struct ur_exp_async_usm_alloc_properties_t **ppProperties;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   void ***pppMem;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_host_alloc_exp_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_usm_free_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_usm_pool_handle_t *ppPool;
   void **ppMem;
@@ -1859,7 +1872,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_usm_free_exp_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_timestamp_recording_exp_params_t {
   ur_queue_handle_t *phQueue;
   bool *pblocking;
   uint32_t *pnumEventsInWaitList;
@@ -1867,7 +1880,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_timestamp_recording_exp_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_command_buffer_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   uint32_t *pnumEventsInWaitList;
@@ -1875,29 +1888,29 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_command_buffer_exp_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_host_task_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_exp_host_task_function_t *ppfnHostTask;
   void **pdata;
-  const ur_exp_host_task_properties_t **ppProperties;
+  const struct ur_exp_host_task_properties_t **ppProperties;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_host_task_exp_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_native_command_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_exp_enqueue_native_command_function_t *ppfnNativeEnqueue;
   void **pdata;
   uint32_t *pnumMemsInMemList;
   const ur_mem_handle_t **pphMemList;
-  const ur_exp_enqueue_native_command_properties_t **ppProperties;
+  const struct ur_exp_enqueue_native_command_properties_t **ppProperties;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
   ur_event_handle_t **pphEvent;
 } ur_enqueue_native_command_exp_params_t;
 
-typedef struct {
+typedef struct ur_enqueue_graph_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_exp_executable_graph_handle_t *phGraph;
   uint32_t *pnumEventsInWaitList;
@@ -1905,38 +1918,38 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_enqueue_graph_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_host_alloc_params_t {
   ur_context_handle_t *phContext;
-  const ur_usm_desc_t **ppUSMDesc;
+  const struct ur_usm_desc_t **ppUSMDesc;
   ur_usm_pool_handle_t *ppool;
   size_t *psize;
   void ***pppMem;
 } ur_usm_host_alloc_params_t;
 
-typedef struct {
+typedef struct ur_usm_device_alloc_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_usm_desc_t **ppUSMDesc;
+  const struct ur_usm_desc_t **ppUSMDesc;
   ur_usm_pool_handle_t *ppool;
   size_t *psize;
   void ***pppMem;
 } ur_usm_device_alloc_params_t;
 
-typedef struct {
+typedef struct ur_usm_shared_alloc_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_usm_desc_t **ppUSMDesc;
+  const struct ur_usm_desc_t **ppUSMDesc;
   ur_usm_pool_handle_t *ppool;
   size_t *psize;
   void ***pppMem;
 } ur_usm_shared_alloc_params_t;
 
-typedef struct {
+typedef struct ur_usm_free_params_t {
   ur_context_handle_t *phContext;
   void **ppMem;
 } ur_usm_free_params_t;
 
-typedef struct {
+typedef struct ur_usm_get_mem_alloc_info_params_t {
   ur_context_handle_t *phContext;
   const void **ppMem;
   ur_usm_alloc_info_t *ppropName;
@@ -1945,21 +1958,21 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_usm_get_mem_alloc_info_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_create_params_t {
   ur_context_handle_t *phContext;
-  ur_usm_pool_desc_t **ppPoolDesc;
+  struct ur_usm_pool_desc_t **ppPoolDesc;
   ur_usm_pool_handle_t **pppPool;
 } ur_usm_pool_create_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_retain_params_t {
   ur_usm_pool_handle_t *ppPool;
 } ur_usm_pool_retain_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_release_params_t {
   ur_usm_pool_handle_t *ppPool;
 } ur_usm_pool_release_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_get_info_params_t {
   ur_usm_pool_handle_t *phPool;
   ur_usm_pool_info_t *ppropName;
   size_t *ppropSize;
@@ -1967,62 +1980,62 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_usm_pool_get_info_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_create_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  ur_usm_pool_desc_t **ppPoolDesc;
+  struct ur_usm_pool_desc_t **ppPoolDesc;
   ur_usm_pool_handle_t **ppPool;
 } ur_usm_pool_create_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_destroy_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_usm_pool_handle_t *phPool;
 } ur_usm_pool_destroy_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_get_default_device_pool_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_usm_pool_handle_t **ppPool;
 } ur_usm_pool_get_default_device_pool_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_get_info_exp_params_t {
   ur_usm_pool_handle_t *phPool;
   ur_usm_pool_info_t *ppropName;
   void **ppPropValue;
   size_t **ppPropSizeRet;
 } ur_usm_pool_get_info_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_set_info_exp_params_t {
   ur_usm_pool_handle_t *phPool;
   ur_usm_pool_info_t *ppropName;
   void **ppPropValue;
   size_t *ppropSize;
 } ur_usm_pool_set_info_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_set_device_pool_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_usm_pool_handle_t *phPool;
 } ur_usm_pool_set_device_pool_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_get_device_pool_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_usm_pool_handle_t **ppPool;
 } ur_usm_pool_get_device_pool_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_pool_trim_to_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_usm_pool_handle_t *phPool;
   size_t *pminBytesToKeep;
 } ur_usm_pool_trim_to_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_pitched_alloc_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_usm_desc_t **ppUSMDesc;
+  const struct ur_usm_desc_t **ppUSMDesc;
   ur_usm_pool_handle_t *ppool;
   size_t *pwidthInBytes;
   size_t *pheight;
@@ -2031,90 +2044,90 @@ typedef struct {
   size_t **ppResultPitch;
 } ur_usm_pitched_alloc_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_context_memcpy_exp_params_t {
   ur_context_handle_t *phContext;
   void **ppDst;
   const void **ppSrc;
   size_t *psize;
 } ur_usm_context_memcpy_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_host_alloc_unregister_exp_params_t {
   ur_context_handle_t *phContext;
   void **ppHostMem;
 } ur_usm_host_alloc_unregister_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_host_alloc_register_exp_params_t {
   ur_context_handle_t *phContext;
   void **ppHostMem;
   size_t *psize;
-  const ur_exp_usm_host_alloc_register_properties_t **ppProperties;
+  const struct ur_exp_usm_host_alloc_register_properties_t **ppProperties;
 } ur_usm_host_alloc_register_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_import_exp_params_t {
   ur_context_handle_t *phContext;
   void **ppMem;
   size_t *psize;
 } ur_usm_import_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_release_exp_params_t {
   ur_context_handle_t *phContext;
   void **ppMem;
 } ur_usm_release_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_unsampled_image_handle_destroy_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_image_native_handle_t *phImage;
 } ur_bindless_images_unsampled_image_handle_destroy_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_sampled_image_handle_destroy_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_image_native_handle_t *phImage;
 } ur_bindless_images_sampled_image_handle_destroy_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_image_allocate_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_image_format_t **ppImageFormat;
-  const ur_image_desc_t **ppImageDesc;
+  const struct ur_image_format_t **ppImageFormat;
+  const struct ur_image_desc_t **ppImageDesc;
   ur_exp_image_mem_native_handle_t **pphImageMem;
 } ur_bindless_images_image_allocate_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_image_free_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_image_mem_native_handle_t *phImageMem;
 } ur_bindless_images_image_free_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_unsampled_image_create_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_image_mem_native_handle_t *phImageMem;
-  const ur_image_format_t **ppImageFormat;
-  const ur_image_desc_t **ppImageDesc;
+  const struct ur_image_format_t **ppImageFormat;
+  const struct ur_image_desc_t **ppImageDesc;
   ur_exp_image_native_handle_t **pphImage;
 } ur_bindless_images_unsampled_image_create_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_sampled_image_create_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_image_mem_native_handle_t *phImageMem;
-  const ur_image_format_t **ppImageFormat;
-  const ur_image_desc_t **ppImageDesc;
-  const ur_sampler_desc_t **ppSamplerDesc;
+  const struct ur_image_format_t **ppImageFormat;
+  const struct ur_image_desc_t **ppImageDesc;
+  const struct ur_sampler_desc_t **ppSamplerDesc;
   ur_exp_image_native_handle_t **pphImage;
 } ur_bindless_images_sampled_image_create_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_image_copy_exp_params_t {
   ur_queue_handle_t *phQueue;
   const void **ppSrc;
   void **ppDst;
-  const ur_image_desc_t **ppSrcImageDesc;
-  const ur_image_desc_t **ppDstImageDesc;
-  const ur_image_format_t **ppSrcImageFormat;
-  const ur_image_format_t **ppDstImageFormat;
-  ur_exp_image_copy_region_t **ppCopyRegion;
+  const struct ur_image_desc_t **ppSrcImageDesc;
+  const struct ur_image_desc_t **ppDstImageDesc;
+  const struct ur_image_format_t **ppSrcImageFormat;
+  const struct ur_image_format_t **ppDstImageFormat;
+  struct ur_exp_image_copy_region_t **ppCopyRegion;
   ur_exp_image_copy_flags_t *pimageCopyFlags;
   ur_exp_image_copy_input_types_t *pimageCopyInputTypes;
   uint32_t *pnumEventsInWaitList;
@@ -2122,7 +2135,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_bindless_images_image_copy_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_image_get_info_exp_params_t {
   ur_context_handle_t *phContext;
   ur_exp_image_mem_native_handle_t *phImageMem;
   ur_image_info_t *ppropName;
@@ -2130,34 +2143,34 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_bindless_images_image_get_info_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_get_image_memory_handle_type_support_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_image_desc_t **ppImageDesc;
-  const ur_image_format_t **ppImageFormat;
+  const struct ur_image_desc_t **ppImageDesc;
+  const struct ur_image_format_t **ppImageFormat;
   ur_exp_image_mem_type_t *pimageMemHandleType;
   ur_bool_t **ppSupportedRet;
 } ur_bindless_images_get_image_memory_handle_type_support_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_get_image_unsampled_handle_support_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_image_desc_t **ppImageDesc;
-  const ur_image_format_t **ppImageFormat;
+  const struct ur_image_desc_t **ppImageDesc;
+  const struct ur_image_format_t **ppImageFormat;
   ur_exp_image_mem_type_t *pimageMemHandleType;
   ur_bool_t **ppSupportedRet;
 } ur_bindless_images_get_image_unsampled_handle_support_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_get_image_sampled_handle_support_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_image_desc_t **ppImageDesc;
-  const ur_image_format_t **ppImageFormat;
+  const struct ur_image_desc_t **ppImageDesc;
+  const struct ur_image_format_t **ppImageFormat;
   ur_exp_image_mem_type_t *pimageMemHandleType;
   ur_bool_t **ppSupportedRet;
 } ur_bindless_images_get_image_sampled_handle_support_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_mipmap_get_level_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_image_mem_native_handle_t *phImageMem;
@@ -2165,31 +2178,31 @@ typedef struct {
   ur_exp_image_mem_native_handle_t **pphImageMem;
 } ur_bindless_images_mipmap_get_level_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_mipmap_free_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_image_mem_native_handle_t *phMem;
 } ur_bindless_images_mipmap_free_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_import_external_memory_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   size_t *psize;
   ur_exp_external_mem_type_t *pmemHandleType;
-  ur_exp_external_mem_desc_t **ppExternalMemDesc;
+  struct ur_exp_external_mem_desc_t **ppExternalMemDesc;
   ur_exp_external_mem_handle_t **pphExternalMem;
 } ur_bindless_images_import_external_memory_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_map_external_array_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_image_format_t **ppImageFormat;
-  const ur_image_desc_t **ppImageDesc;
+  const struct ur_image_format_t **ppImageFormat;
+  const struct ur_image_desc_t **ppImageDesc;
   ur_exp_external_mem_handle_t *phExternalMem;
   ur_exp_image_mem_native_handle_t **pphImageMem;
 } ur_bindless_images_map_external_array_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_map_external_linear_memory_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   uint64_t *poffset;
@@ -2198,39 +2211,39 @@ typedef struct {
   void ***pppRetMem;
 } ur_bindless_images_map_external_linear_memory_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_release_external_memory_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_external_mem_handle_t *phExternalMem;
 } ur_bindless_images_release_external_memory_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_free_mapped_linear_memory_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   void **ppMem;
 } ur_bindless_images_free_mapped_linear_memory_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_supports_importing_handle_type_exp_params_t {
   ur_device_handle_t *phDevice;
   ur_exp_external_mem_type_t *pmemHandleType;
   ur_bool_t **ppSupportedRet;
 } ur_bindless_images_supports_importing_handle_type_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_import_external_semaphore_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_external_semaphore_type_t *psemHandleType;
-  ur_exp_external_semaphore_desc_t **ppExternalSemaphoreDesc;
+  struct ur_exp_external_semaphore_desc_t **ppExternalSemaphoreDesc;
   ur_exp_external_semaphore_handle_t **pphExternalSemaphore;
 } ur_bindless_images_import_external_semaphore_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_release_external_semaphore_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_external_semaphore_handle_t *phExternalSemaphore;
 } ur_bindless_images_release_external_semaphore_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_wait_external_semaphore_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_exp_external_semaphore_handle_t *phSemaphore;
   bool *phasWaitValue;
@@ -2240,7 +2253,7 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_bindless_images_wait_external_semaphore_exp_params_t;
 
-typedef struct {
+typedef struct ur_bindless_images_signal_external_semaphore_exp_params_t {
   ur_queue_handle_t *phQueue;
   ur_exp_external_semaphore_handle_t *phSemaphore;
   bool *phasSignalValue;
@@ -2250,26 +2263,26 @@ typedef struct {
   ur_event_handle_t **pphEvent;
 } ur_bindless_images_signal_external_semaphore_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_create_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
-  const ur_exp_command_buffer_desc_t **ppCommandBufferDesc;
+  const struct ur_exp_command_buffer_desc_t **ppCommandBufferDesc;
   ur_exp_command_buffer_handle_t **pphCommandBuffer;
 } ur_command_buffer_create_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_retain_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
 } ur_command_buffer_retain_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_release_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
 } ur_command_buffer_release_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_finalize_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
 } ur_command_buffer_finalize_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_kernel_launch_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_kernel_handle_t *phKernel;
   uint32_t *pworkDim;
@@ -2287,7 +2300,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_kernel_launch_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_kernel_launch_with_args_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_kernel_handle_t *phKernel;
   uint32_t *pworkDim;
@@ -2295,7 +2308,7 @@ typedef struct {
   const size_t **ppGlobalWorkSize;
   const size_t **ppLocalWorkSize;
   uint32_t *pnumArgs;
-  const ur_exp_kernel_arg_properties_t **ppArgs;
+  const struct ur_exp_kernel_arg_properties_t **ppArgs;
   uint32_t *pnumKernelAlternatives;
   ur_kernel_handle_t **pphKernelAlternatives;
   uint32_t *pnumSyncPointsInWaitList;
@@ -2307,7 +2320,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_kernel_launch_with_args_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_usm_memcpy_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   void **ppDst;
   const void **ppSrc;
@@ -2321,7 +2334,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_usm_memcpy_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_usm_fill_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   void **ppMemory;
   const void **ppPattern;
@@ -2336,7 +2349,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_usm_fill_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_mem_buffer_copy_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_mem_handle_t *phSrcMem;
   ur_mem_handle_t *phDstMem;
@@ -2352,7 +2365,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_mem_buffer_copy_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_mem_buffer_write_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_mem_handle_t *phBuffer;
   size_t *poffset;
@@ -2367,7 +2380,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_mem_buffer_write_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_mem_buffer_read_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_mem_handle_t *phBuffer;
   size_t *poffset;
@@ -2382,13 +2395,13 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_mem_buffer_read_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_mem_buffer_copy_rect_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_mem_handle_t *phSrcMem;
   ur_mem_handle_t *phDstMem;
-  ur_rect_offset_t *psrcOrigin;
-  ur_rect_offset_t *pdstOrigin;
-  ur_rect_region_t *pregion;
+  struct ur_rect_offset_t *psrcOrigin;
+  struct ur_rect_offset_t *pdstOrigin;
+  struct ur_rect_region_t *pregion;
   size_t *psrcRowPitch;
   size_t *psrcSlicePitch;
   size_t *pdstRowPitch;
@@ -2402,12 +2415,12 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_mem_buffer_copy_rect_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_mem_buffer_write_rect_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_mem_handle_t *phBuffer;
-  ur_rect_offset_t *pbufferOffset;
-  ur_rect_offset_t *phostOffset;
-  ur_rect_region_t *pregion;
+  struct ur_rect_offset_t *pbufferOffset;
+  struct ur_rect_offset_t *phostOffset;
+  struct ur_rect_region_t *pregion;
   size_t *pbufferRowPitch;
   size_t *pbufferSlicePitch;
   size_t *phostRowPitch;
@@ -2422,12 +2435,12 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_mem_buffer_write_rect_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_mem_buffer_read_rect_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_mem_handle_t *phBuffer;
-  ur_rect_offset_t *pbufferOffset;
-  ur_rect_offset_t *phostOffset;
-  ur_rect_region_t *pregion;
+  struct ur_rect_offset_t *pbufferOffset;
+  struct ur_rect_offset_t *phostOffset;
+  struct ur_rect_region_t *pregion;
   size_t *pbufferRowPitch;
   size_t *pbufferSlicePitch;
   size_t *phostRowPitch;
@@ -2442,7 +2455,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_mem_buffer_read_rect_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_mem_buffer_fill_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_mem_handle_t *phBuffer;
   const void **ppPattern;
@@ -2458,7 +2471,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_mem_buffer_fill_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_usm_prefetch_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   const void **ppMemory;
   size_t *psize;
@@ -2472,7 +2485,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_usm_prefetch_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_usm_advise_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   const void **ppMemory;
   size_t *psize;
@@ -2486,7 +2499,7 @@ typedef struct {
   ur_exp_command_buffer_command_handle_t **pphCommand;
 } ur_command_buffer_append_usm_advise_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_append_native_command_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_exp_command_buffer_native_command_function_t *ppfnNativeCommand;
   void **ppData;
@@ -2496,24 +2509,24 @@ typedef struct {
   ur_exp_command_buffer_sync_point_t **ppSyncPoint;
 } ur_command_buffer_append_native_command_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_update_kernel_launch_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   uint32_t *pnumKernelUpdates;
-  const ur_exp_command_buffer_update_kernel_launch_desc_t **ppUpdateKernelLaunch;
+  const struct ur_exp_command_buffer_update_kernel_launch_desc_t **ppUpdateKernelLaunch;
 } ur_command_buffer_update_kernel_launch_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_update_signal_event_exp_params_t {
   ur_exp_command_buffer_command_handle_t *phCommand;
   ur_event_handle_t **pphSignalEvent;
 } ur_command_buffer_update_signal_event_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_update_wait_events_exp_params_t {
   ur_exp_command_buffer_command_handle_t *phCommand;
   uint32_t *pnumEventsInWaitList;
   const ur_event_handle_t **pphEventWaitList;
 } ur_command_buffer_update_wait_events_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_get_info_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_exp_command_buffer_info_t *ppropName;
   size_t *ppropSize;
@@ -2521,73 +2534,73 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_command_buffer_get_info_exp_params_t;
 
-typedef struct {
+typedef struct ur_command_buffer_get_native_handle_exp_params_t {
   ur_exp_command_buffer_handle_t *phCommandBuffer;
   ur_native_handle_t **pphNativeCommandBuffer;
 } ur_command_buffer_get_native_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_create_exp_params_t {
   ur_context_handle_t *phContext;
   ur_exp_graph_handle_t **pphGraph;
 } ur_graph_create_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_instantiate_graph_exp_params_t {
   ur_exp_graph_handle_t *phGraph;
   ur_exp_executable_graph_handle_t **pphExecGraph;
 } ur_graph_instantiate_graph_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_destroy_exp_params_t {
   ur_exp_graph_handle_t *phGraph;
 } ur_graph_destroy_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_executable_graph_destroy_exp_params_t {
   ur_exp_executable_graph_handle_t *phExecutableGraph;
 } ur_graph_executable_graph_destroy_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_is_empty_exp_params_t {
   ur_exp_graph_handle_t *phGraph;
   bool **ppResult;
 } ur_graph_is_empty_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_get_id_exp_params_t {
   ur_exp_graph_handle_t *phGraph;
   uint64_t **ppGraphId;
 } ur_graph_get_id_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_set_destruction_callback_exp_params_t {
   ur_exp_graph_handle_t *phGraph;
   ur_exp_graph_destruction_callback_t *ppfnCallback;
   void **ppUserData;
 } ur_graph_set_destruction_callback_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_dump_contents_exp_params_t {
   ur_exp_graph_handle_t *phGraph;
   const char **pfilePath;
 } ur_graph_dump_contents_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_get_native_handle_exp_params_t {
   ur_exp_graph_handle_t *phGraph;
   ur_native_handle_t **pphNativeGraph;
 } ur_graph_get_native_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_graph_executable_graph_get_native_handle_exp_params_t {
   ur_exp_executable_graph_handle_t *phExecutableGraph;
   ur_native_handle_t **pphNativeExecutableGraph;
 } ur_graph_executable_graph_get_native_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_get_mem_handle_exp_params_t {
   ur_context_handle_t *phContext;
   void **ppMem;
   void ***pppIPCMemHandleData;
   size_t **ppIPCMemHandleDataSizeRet;
 } ur_ipc_get_mem_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_put_mem_handle_exp_params_t {
   ur_context_handle_t *phContext;
   void **ppIPCMemHandleData;
 } ur_ipc_put_mem_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_open_mem_handle_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   void **ppIPCMemHandleData;
@@ -2595,24 +2608,24 @@ typedef struct {
   void ***pppMem;
 } ur_ipc_open_mem_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_close_mem_handle_exp_params_t {
   ur_context_handle_t *phContext;
   void **ppMem;
 } ur_ipc_close_mem_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_get_phys_mem_handle_exp_params_t {
   ur_context_handle_t *phContext;
   ur_physical_mem_handle_t *phPhysMem;
   void ***pppIPCPhysMemHandleData;
   size_t **ppIPCPhysMemHandleDataSizeRet;
 } ur_ipc_get_phys_mem_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_put_phys_mem_handle_exp_params_t {
   ur_context_handle_t *phContext;
   const void **ppIPCPhysMemHandleData;
 } ur_ipc_put_phys_mem_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_open_phys_mem_handle_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   const void **ppIPCPhysMemHandleData;
@@ -2620,30 +2633,30 @@ typedef struct {
   ur_physical_mem_handle_t **pphPhysMem;
 } ur_ipc_open_phys_mem_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_close_phys_mem_handle_exp_params_t {
   ur_context_handle_t *phContext;
   ur_physical_mem_handle_t *phPhysMem;
 } ur_ipc_close_phys_mem_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_get_event_handle_exp_params_t {
   ur_event_handle_t *phEvent;
   void ***pppIPCEventHandleData;
   size_t **ppIPCEventHandleDataSizeRet;
 } ur_ipc_get_event_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_put_event_handle_exp_params_t {
   ur_context_handle_t *phContext;
   void **ppIPCEventHandleData;
 } ur_ipc_put_event_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_ipc_open_event_handle_exp_params_t {
   ur_context_handle_t *phContext;
   const void **ppIPCEventHandleData;
   size_t *pipcEventHandleDataSize;
   ur_event_handle_t **pphEvent;
 } ur_ipc_open_event_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_memory_export_alloc_exportable_memory_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   size_t *palignment;
@@ -2652,13 +2665,13 @@ typedef struct {
   void ***pppMem;
 } ur_memory_export_alloc_exportable_memory_exp_params_t;
 
-typedef struct {
+typedef struct ur_memory_export_free_exportable_memory_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   void **ppMem;
 } ur_memory_export_free_exportable_memory_exp_params_t;
 
-typedef struct {
+typedef struct ur_memory_export_export_memory_handle_exp_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   ur_exp_external_mem_type_t *phandleTypeToExport;
@@ -2666,17 +2679,17 @@ typedef struct {
   void **ppMemHandleRet;
 } ur_memory_export_export_memory_handle_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_p2p_enable_peer_access_exp_params_t {
   ur_device_handle_t *pcommandDevice;
   ur_device_handle_t *ppeerDevice;
 } ur_usm_p2p_enable_peer_access_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_p2p_disable_peer_access_exp_params_t {
   ur_device_handle_t *pcommandDevice;
   ur_device_handle_t *ppeerDevice;
 } ur_usm_p2p_disable_peer_access_exp_params_t;
 
-typedef struct {
+typedef struct ur_usm_p2p_peer_access_get_info_exp_params_t {
   ur_device_handle_t *pcommandDevice;
   ur_device_handle_t *ppeerDevice;
   ur_exp_peer_info_t *ppropName;
@@ -2685,12 +2698,12 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_usm_p2p_peer_access_get_info_exp_params_t;
 
-typedef struct {
+typedef struct ur_loader_init_params_t {
   ur_device_init_flags_t *pdevice_flags;
   ur_loader_config_handle_t *phLoaderConfig;
 } ur_loader_init_params_t;
 
-typedef struct {
+typedef struct ur_virtual_mem_granularity_get_info_params_t {
   ur_context_handle_t *phContext;
   ur_device_handle_t *phDevice;
   size_t *pallocationSize;
@@ -2700,20 +2713,20 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_virtual_mem_granularity_get_info_params_t;
 
-typedef struct {
+typedef struct ur_virtual_mem_reserve_params_t {
   ur_context_handle_t *phContext;
   const void **ppStart;
   size_t *psize;
   void ***pppStart;
 } ur_virtual_mem_reserve_params_t;
 
-typedef struct {
+typedef struct ur_virtual_mem_free_params_t {
   ur_context_handle_t *phContext;
   const void **ppStart;
   size_t *psize;
 } ur_virtual_mem_free_params_t;
 
-typedef struct {
+typedef struct ur_virtual_mem_map_params_t {
   ur_context_handle_t *phContext;
   const void **ppStart;
   size_t *psize;
@@ -2722,20 +2735,20 @@ typedef struct {
   ur_virtual_mem_access_flags_t *pflags;
 } ur_virtual_mem_map_params_t;
 
-typedef struct {
+typedef struct ur_virtual_mem_unmap_params_t {
   ur_context_handle_t *phContext;
   const void **ppStart;
   size_t *psize;
 } ur_virtual_mem_unmap_params_t;
 
-typedef struct {
+typedef struct ur_virtual_mem_set_access_params_t {
   ur_context_handle_t *phContext;
   const void **ppStart;
   size_t *psize;
   ur_virtual_mem_access_flags_t *pflags;
 } ur_virtual_mem_set_access_params_t;
 
-typedef struct {
+typedef struct ur_virtual_mem_get_info_params_t {
   ur_context_handle_t *phContext;
   const void **ppStart;
   size_t *psize;
@@ -2745,7 +2758,7 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_virtual_mem_get_info_params_t;
 
-typedef struct {
+typedef struct ur_device_get_params_t {
   ur_platform_handle_t *phPlatform;
   ur_device_type_t *pDeviceType;
   uint32_t *pNumEntries;
@@ -2753,7 +2766,7 @@ typedef struct {
   uint32_t **ppNumDevices;
 } ur_device_get_params_t;
 
-typedef struct {
+typedef struct ur_device_get_selected_params_t {
   ur_platform_handle_t *phPlatform;
   ur_device_type_t *pDeviceType;
   uint32_t *pNumEntries;
@@ -2761,7 +2774,7 @@ typedef struct {
   uint32_t **ppNumDevices;
 } ur_device_get_selected_params_t;
 
-typedef struct {
+typedef struct ur_device_get_info_params_t {
   ur_device_handle_t *phDevice;
   ur_device_info_t *ppropName;
   size_t *ppropSize;
@@ -2769,48 +2782,48 @@ typedef struct {
   size_t **ppPropSizeRet;
 } ur_device_get_info_params_t;
 
-typedef struct {
+typedef struct ur_device_retain_params_t {
   ur_device_handle_t *phDevice;
 } ur_device_retain_params_t;
 
-typedef struct {
+typedef struct ur_device_release_params_t {
   ur_device_handle_t *phDevice;
 } ur_device_release_params_t;
 
-typedef struct {
+typedef struct ur_device_partition_params_t {
   ur_device_handle_t *phDevice;
-  const ur_device_partition_properties_t **ppProperties;
+  const struct ur_device_partition_properties_t **ppProperties;
   uint32_t *pNumDevices;
   ur_device_handle_t **pphSubDevices;
   uint32_t **ppNumDevicesRet;
 } ur_device_partition_params_t;
 
-typedef struct {
+typedef struct ur_device_select_binary_params_t {
   ur_device_handle_t *phDevice;
-  const ur_device_binary_t **ppBinaries;
+  const struct ur_device_binary_t **ppBinaries;
   uint32_t *pNumBinaries;
   uint32_t **ppSelectedBinary;
 } ur_device_select_binary_params_t;
 
-typedef struct {
+typedef struct ur_device_get_native_handle_params_t {
   ur_device_handle_t *phDevice;
   ur_native_handle_t **pphNativeDevice;
 } ur_device_get_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_device_create_with_native_handle_params_t {
   ur_native_handle_t *phNativeDevice;
   ur_adapter_handle_t *phAdapter;
-  const ur_device_native_properties_t **ppProperties;
+  const struct ur_device_native_properties_t **ppProperties;
   ur_device_handle_t **pphDevice;
 } ur_device_create_with_native_handle_params_t;
 
-typedef struct {
+typedef struct ur_device_get_global_timestamps_params_t {
   ur_device_handle_t *phDevice;
   uint64_t **ppDeviceTimestamp;
   uint64_t **ppHostTimestamp;
 } ur_device_get_global_timestamps_params_t;
 
-typedef struct {
+typedef struct ur_device_wait_exp_params_t {
   ur_device_handle_t *phDevice;
 } ur_device_wait_exp_params_t;
 
@@ -5051,7 +5064,7 @@ extern ur_result_t urPlatformGetNativeHandle(ur_platform_handle_t hPlatform,
 
 extern ur_result_t urPlatformCreateWithNativeHandle(ur_native_handle_t hNativePlatform,
                                                     ur_adapter_handle_t hAdapter,
-                                                    const ur_platform_native_properties_t *pProperties,
+                                                    const struct ur_platform_native_properties_t *pProperties,
                                                     ur_platform_handle_t *phPlatform);
 
 extern ur_result_t urPlatformGetBackendOption(ur_platform_handle_t hPlatform,
@@ -5081,13 +5094,13 @@ extern ur_result_t urDeviceRetain(ur_device_handle_t hDevice);
 extern ur_result_t urDeviceRelease(ur_device_handle_t hDevice);
 
 extern ur_result_t urDevicePartition(ur_device_handle_t hDevice,
-                                     const ur_device_partition_properties_t *pProperties,
+                                     const struct ur_device_partition_properties_t *pProperties,
                                      uint32_t NumDevices,
                                      ur_device_handle_t *phSubDevices,
                                      uint32_t *pNumDevicesRet);
 
 extern ur_result_t urDeviceSelectBinary(ur_device_handle_t hDevice,
-                                        const ur_device_binary_t *pBinaries,
+                                        const struct ur_device_binary_t *pBinaries,
                                         uint32_t NumBinaries,
                                         uint32_t *pSelectedBinary);
 
@@ -5096,7 +5109,7 @@ extern ur_result_t urDeviceGetNativeHandle(ur_device_handle_t hDevice,
 
 extern ur_result_t urDeviceCreateWithNativeHandle(ur_native_handle_t hNativeDevice,
                                                   ur_adapter_handle_t hAdapter,
-                                                  const ur_device_native_properties_t *pProperties,
+                                                  const struct ur_device_native_properties_t *pProperties,
                                                   ur_device_handle_t *phDevice);
 
 extern ur_result_t urDeviceGetGlobalTimestamps(ur_device_handle_t hDevice,
@@ -5105,7 +5118,7 @@ extern ur_result_t urDeviceGetGlobalTimestamps(ur_device_handle_t hDevice,
 
 extern ur_result_t urContextCreate(uint32_t DeviceCount,
                                    const ur_device_handle_t *phDevices,
-                                   const ur_context_properties_t *pProperties,
+                                   const struct ur_context_properties_t *pProperties,
                                    ur_context_handle_t *phContext);
 
 extern ur_result_t urContextRetain(ur_context_handle_t hContext);
@@ -5125,7 +5138,7 @@ extern ur_result_t urContextCreateWithNativeHandle(ur_native_handle_t hNativeCon
                                                    ur_adapter_handle_t hAdapter,
                                                    uint32_t numDevices,
                                                    const ur_device_handle_t *phDevices,
-                                                   const ur_context_native_properties_t *pProperties,
+                                                   const struct ur_context_native_properties_t *pProperties,
                                                    ur_context_handle_t *phContext);
 
 extern ur_result_t urContextSetExtendedDeleter(ur_context_handle_t hContext,
@@ -5134,15 +5147,15 @@ extern ur_result_t urContextSetExtendedDeleter(ur_context_handle_t hContext,
 
 extern ur_result_t urMemImageCreate(ur_context_handle_t hContext,
                                     ur_mem_flags_t flags,
-                                    const ur_image_format_t *pImageFormat,
-                                    const ur_image_desc_t *pImageDesc,
+                                    const struct ur_image_format_t *pImageFormat,
+                                    const struct ur_image_desc_t *pImageDesc,
                                     void *pHost,
                                     ur_mem_handle_t *phMem);
 
 extern ur_result_t urMemBufferCreate(ur_context_handle_t hContext,
                                      ur_mem_flags_t flags,
                                      size_t size,
-                                     const ur_buffer_properties_t *pProperties,
+                                     const struct ur_buffer_properties_t *pProperties,
                                      ur_mem_handle_t *phBuffer);
 
 extern ur_result_t urMemRetain(ur_mem_handle_t hMem);
@@ -5152,7 +5165,7 @@ extern ur_result_t urMemRelease(ur_mem_handle_t hMem);
 extern ur_result_t urMemBufferPartition(ur_mem_handle_t hBuffer,
                                         ur_mem_flags_t flags,
                                         ur_buffer_create_type_t bufferCreateType,
-                                        const ur_buffer_region_t *pRegion,
+                                        const struct ur_buffer_region_t *pRegion,
                                         ur_mem_handle_t *phMem);
 
 extern ur_result_t urMemGetNativeHandle(ur_mem_handle_t hMem,
@@ -5161,14 +5174,14 @@ extern ur_result_t urMemGetNativeHandle(ur_mem_handle_t hMem,
 
 extern ur_result_t urMemBufferCreateWithNativeHandle(ur_native_handle_t hNativeMem,
                                                      ur_context_handle_t hContext,
-                                                     const ur_mem_native_properties_t *pProperties,
+                                                     const struct ur_mem_native_properties_t *pProperties,
                                                      ur_mem_handle_t *phMem);
 
 extern ur_result_t urMemImageCreateWithNativeHandle(ur_native_handle_t hNativeMem,
                                                     ur_context_handle_t hContext,
-                                                    const ur_image_format_t *pImageFormat,
-                                                    const ur_image_desc_t *pImageDesc,
-                                                    const ur_mem_native_properties_t *pProperties,
+                                                    const struct ur_image_format_t *pImageFormat,
+                                                    const struct ur_image_desc_t *pImageDesc,
+                                                    const struct ur_mem_native_properties_t *pProperties,
                                                     ur_mem_handle_t *phMem);
 
 extern ur_result_t urMemGetInfo(ur_mem_handle_t hMemory,
@@ -5184,7 +5197,7 @@ extern ur_result_t urMemImageGetInfo(ur_mem_handle_t hMemory,
                                      size_t *pPropSizeRet);
 
 extern ur_result_t urSamplerCreate(ur_context_handle_t hContext,
-                                   const ur_sampler_desc_t *pDesc,
+                                   const struct ur_sampler_desc_t *pDesc,
                                    ur_sampler_handle_t *phSampler);
 
 extern ur_result_t urSamplerRetain(ur_sampler_handle_t hSampler);
@@ -5202,25 +5215,25 @@ extern ur_result_t urSamplerGetNativeHandle(ur_sampler_handle_t hSampler,
 
 extern ur_result_t urSamplerCreateWithNativeHandle(ur_native_handle_t hNativeSampler,
                                                    ur_context_handle_t hContext,
-                                                   const ur_sampler_native_properties_t *pProperties,
+                                                   const struct ur_sampler_native_properties_t *pProperties,
                                                    ur_sampler_handle_t *phSampler);
 
 extern ur_result_t urUSMHostAlloc(ur_context_handle_t hContext,
-                                  const ur_usm_desc_t *pUSMDesc,
+                                  const struct ur_usm_desc_t *pUSMDesc,
                                   ur_usm_pool_handle_t pool,
                                   size_t size,
                                   void **ppMem);
 
 extern ur_result_t urUSMDeviceAlloc(ur_context_handle_t hContext,
                                     ur_device_handle_t hDevice,
-                                    const ur_usm_desc_t *pUSMDesc,
+                                    const struct ur_usm_desc_t *pUSMDesc,
                                     ur_usm_pool_handle_t pool,
                                     size_t size,
                                     void **ppMem);
 
 extern ur_result_t urUSMSharedAlloc(ur_context_handle_t hContext,
                                     ur_device_handle_t hDevice,
-                                    const ur_usm_desc_t *pUSMDesc,
+                                    const struct ur_usm_desc_t *pUSMDesc,
                                     ur_usm_pool_handle_t pool,
                                     size_t size,
                                     void **ppMem);
@@ -5235,7 +5248,7 @@ extern ur_result_t urUSMGetMemAllocInfo(ur_context_handle_t hContext,
                                         size_t *pPropSizeRet);
 
 extern ur_result_t urUSMPoolCreate(ur_context_handle_t hContext,
-                                   ur_usm_pool_desc_t *pPoolDesc,
+                                   struct ur_usm_pool_desc_t *pPoolDesc,
                                    ur_usm_pool_handle_t *ppPool);
 
 extern ur_result_t urUSMPoolRetain(ur_usm_pool_handle_t pPool);
@@ -5288,7 +5301,7 @@ extern ur_result_t urVirtualMemGetInfo(ur_context_handle_t hContext,
 extern ur_result_t urPhysicalMemCreate(ur_context_handle_t hContext,
                                        ur_device_handle_t hDevice,
                                        size_t size,
-                                       const ur_physical_mem_properties_t *pProperties,
+                                       const struct ur_physical_mem_properties_t *pProperties,
                                        ur_physical_mem_handle_t *phPhysicalMem);
 
 extern ur_result_t urPhysicalMemRetain(ur_physical_mem_handle_t hPhysicalMem);
@@ -5304,7 +5317,7 @@ extern ur_result_t urPhysicalMemGetInfo(ur_physical_mem_handle_t hPhysicalMem,
 extern ur_result_t urProgramCreateWithIL(ur_context_handle_t hContext,
                                          const void *pIL,
                                          size_t length,
-                                         const ur_program_properties_t *pProperties,
+                                         const struct ur_program_properties_t *pProperties,
                                          ur_program_handle_t *phProgram);
 
 extern ur_result_t urProgramCreateWithBinary(ur_context_handle_t hContext,
@@ -5312,7 +5325,7 @@ extern ur_result_t urProgramCreateWithBinary(ur_context_handle_t hContext,
                                              ur_device_handle_t *phDevices,
                                              size_t *pLengths,
                                              const uint8_t **ppBinaries,
-                                             const ur_program_properties_t *pProperties,
+                                             const struct ur_program_properties_t *pProperties,
                                              ur_program_handle_t *phProgram);
 
 extern ur_result_t urProgramBuild(ur_context_handle_t hContext,
@@ -5359,14 +5372,14 @@ extern ur_result_t urProgramGetBuildInfo(ur_program_handle_t hProgram,
 
 extern ur_result_t urProgramSetSpecializationConstants(ur_program_handle_t hProgram,
                                                        uint32_t count,
-                                                       const ur_specialization_constant_info_t *pSpecConstants);
+                                                       const struct ur_specialization_constant_info_t *pSpecConstants);
 
 extern ur_result_t urProgramGetNativeHandle(ur_program_handle_t hProgram,
                                             ur_native_handle_t *phNativeProgram);
 
 extern ur_result_t urProgramCreateWithNativeHandle(ur_native_handle_t hNativeProgram,
                                                    ur_context_handle_t hContext,
-                                                   const ur_program_native_properties_t *pProperties,
+                                                   const struct ur_program_native_properties_t *pProperties,
                                                    ur_program_handle_t *phProgram);
 
 extern ur_result_t urQueueGetInfo(ur_queue_handle_t hQueue,
@@ -5377,7 +5390,7 @@ extern ur_result_t urQueueGetInfo(ur_queue_handle_t hQueue,
 
 extern ur_result_t urQueueCreate(ur_context_handle_t hContext,
                                  ur_device_handle_t hDevice,
-                                 const ur_queue_properties_t *pProperties,
+                                 const struct ur_queue_properties_t *pProperties,
                                  ur_queue_handle_t *phQueue);
 
 extern ur_result_t urQueueRetain(ur_queue_handle_t hQueue);
@@ -5385,13 +5398,13 @@ extern ur_result_t urQueueRetain(ur_queue_handle_t hQueue);
 extern ur_result_t urQueueRelease(ur_queue_handle_t hQueue);
 
 extern ur_result_t urQueueGetNativeHandle(ur_queue_handle_t hQueue,
-                                          ur_queue_native_desc_t *pDesc,
+                                          struct ur_queue_native_desc_t *pDesc,
                                           ur_native_handle_t *phNativeQueue);
 
 extern ur_result_t urQueueCreateWithNativeHandle(ur_native_handle_t hNativeQueue,
                                                  ur_context_handle_t hContext,
                                                  ur_device_handle_t hDevice,
-                                                 const ur_queue_native_properties_t *pProperties,
+                                                 const struct ur_queue_native_properties_t *pProperties,
                                                  ur_queue_handle_t *phQueue);
 
 extern ur_result_t urQueueFinish(ur_queue_handle_t hQueue);
@@ -5421,7 +5434,7 @@ extern ur_result_t urEventGetNativeHandle(ur_event_handle_t hEvent,
 
 extern ur_result_t urEventCreateWithNativeHandle(ur_native_handle_t hNativeEvent,
                                                  ur_context_handle_t hContext,
-                                                 const ur_event_native_properties_t *pProperties,
+                                                 const struct ur_event_native_properties_t *pProperties,
                                                  ur_event_handle_t *phEvent);
 
 extern ur_result_t urEventSetCallback(ur_event_handle_t hEvent,
@@ -5462,9 +5475,9 @@ extern ur_result_t urEnqueueMemBufferWrite(ur_queue_handle_t hQueue,
 extern ur_result_t urEnqueueMemBufferReadRect(ur_queue_handle_t hQueue,
                                               ur_mem_handle_t hBuffer,
                                               bool blockingRead,
-                                              ur_rect_offset_t bufferOrigin,
-                                              ur_rect_offset_t hostOrigin,
-                                              ur_rect_region_t region,
+                                              struct ur_rect_offset_t bufferOrigin,
+                                              struct ur_rect_offset_t hostOrigin,
+                                              struct ur_rect_region_t region,
                                               size_t bufferRowPitch,
                                               size_t bufferSlicePitch,
                                               size_t hostRowPitch,
@@ -5477,9 +5490,9 @@ extern ur_result_t urEnqueueMemBufferReadRect(ur_queue_handle_t hQueue,
 extern ur_result_t urEnqueueMemBufferWriteRect(ur_queue_handle_t hQueue,
                                                ur_mem_handle_t hBuffer,
                                                bool blockingWrite,
-                                               ur_rect_offset_t bufferOrigin,
-                                               ur_rect_offset_t hostOrigin,
-                                               ur_rect_region_t region,
+                                               struct ur_rect_offset_t bufferOrigin,
+                                               struct ur_rect_offset_t hostOrigin,
+                                               struct ur_rect_region_t region,
                                                size_t bufferRowPitch,
                                                size_t bufferSlicePitch,
                                                size_t hostRowPitch,
@@ -5502,9 +5515,9 @@ extern ur_result_t urEnqueueMemBufferCopy(ur_queue_handle_t hQueue,
 extern ur_result_t urEnqueueMemBufferCopyRect(ur_queue_handle_t hQueue,
                                               ur_mem_handle_t hBufferSrc,
                                               ur_mem_handle_t hBufferDst,
-                                              ur_rect_offset_t srcOrigin,
-                                              ur_rect_offset_t dstOrigin,
-                                              ur_rect_region_t region,
+                                              struct ur_rect_offset_t srcOrigin,
+                                              struct ur_rect_offset_t dstOrigin,
+                                              struct ur_rect_region_t region,
                                               size_t srcRowPitch,
                                               size_t srcSlicePitch,
                                               size_t dstRowPitch,
@@ -5526,8 +5539,8 @@ extern ur_result_t urEnqueueMemBufferFill(ur_queue_handle_t hQueue,
 extern ur_result_t urEnqueueMemImageRead(ur_queue_handle_t hQueue,
                                          ur_mem_handle_t hImage,
                                          bool blockingRead,
-                                         ur_rect_offset_t origin,
-                                         ur_rect_region_t region,
+                                         struct ur_rect_offset_t origin,
+                                         struct ur_rect_region_t region,
                                          size_t rowPitch,
                                          size_t slicePitch,
                                          void *pDst,
@@ -5538,8 +5551,8 @@ extern ur_result_t urEnqueueMemImageRead(ur_queue_handle_t hQueue,
 extern ur_result_t urEnqueueMemImageWrite(ur_queue_handle_t hQueue,
                                           ur_mem_handle_t hImage,
                                           bool blockingWrite,
-                                          ur_rect_offset_t origin,
-                                          ur_rect_region_t region,
+                                          struct ur_rect_offset_t origin,
+                                          struct ur_rect_region_t region,
                                           size_t rowPitch,
                                           size_t slicePitch,
                                           void *pSrc,
@@ -5550,9 +5563,9 @@ extern ur_result_t urEnqueueMemImageWrite(ur_queue_handle_t hQueue,
 extern ur_result_t urEnqueueMemImageCopy(ur_queue_handle_t hQueue,
                                          ur_mem_handle_t hImageSrc,
                                          ur_mem_handle_t hImageDst,
-                                         ur_rect_offset_t srcOrigin,
-                                         ur_rect_offset_t dstOrigin,
-                                         ur_rect_region_t region,
+                                         struct ur_rect_offset_t srcOrigin,
+                                         struct ur_rect_offset_t dstOrigin,
+                                         struct ur_rect_region_t region,
                                          uint32_t numEventsInWaitList,
                                          const ur_event_handle_t *phEventWaitList,
                                          ur_event_handle_t *phEvent);
@@ -5679,8 +5692,8 @@ extern ur_result_t urEnqueueKernelLaunchWithArgsExp(ur_queue_handle_t hQueue,
                                                     const size_t *pGlobalWorkSize,
                                                     const size_t *pLocalWorkSize,
                                                     uint32_t numArgs,
-                                                    const ur_exp_kernel_arg_properties_t *pArgs,
-                                                    const ur_kernel_launch_ext_properties_t *launchPropList,
+                                                    const struct ur_exp_kernel_arg_properties_t *pArgs,
+                                                    const struct ur_kernel_launch_ext_properties_t *launchPropList,
                                                     uint32_t numEventsInWaitList,
                                                     const ur_event_handle_t *phEventWaitList,
                                                     ur_event_handle_t *phEvent);
@@ -5716,12 +5729,12 @@ extern ur_result_t urKernelRelease(ur_kernel_handle_t hKernel);
 extern ur_result_t urKernelSetExecInfo(ur_kernel_handle_t hKernel,
                                        ur_kernel_exec_info_t propName,
                                        size_t propSize,
-                                       const ur_kernel_exec_info_properties_t *pProperties,
+                                       const struct ur_kernel_exec_info_properties_t *pProperties,
                                        const void *pPropValue);
 
 extern ur_result_t urKernelSetSpecializationConstants(ur_kernel_handle_t hKernel,
                                                       uint32_t count,
-                                                      const ur_specialization_constant_info_t *pSpecConstants);
+                                                      const struct ur_specialization_constant_info_t *pSpecConstants);
 
 extern ur_result_t urKernelGetNativeHandle(ur_kernel_handle_t hKernel,
                                            ur_native_handle_t *phNativeKernel);
@@ -5729,7 +5742,7 @@ extern ur_result_t urKernelGetNativeHandle(ur_kernel_handle_t hKernel,
 extern ur_result_t urKernelCreateWithNativeHandle(ur_native_handle_t hNativeKernel,
                                                   ur_context_handle_t hContext,
                                                   ur_program_handle_t hProgram,
-                                                  const ur_kernel_native_properties_t *pProperties,
+                                                  const struct ur_kernel_native_properties_t *pProperties,
                                                   ur_kernel_handle_t *phKernel);
 
 extern ur_result_t urKernelGetSuggestedLocalWorkSize(ur_kernel_handle_t hKernel,
@@ -5745,7 +5758,7 @@ extern ur_result_t urKernelGetSuggestedLocalWorkSizeWithArgs(ur_kernel_handle_t 
                                                              const size_t *pGlobalWorkOffset,
                                                              const size_t *pGlobalWorkSize,
                                                              uint32_t numArgs,
-                                                             const ur_exp_kernel_arg_properties_t *pArgs,
+                                                             const struct ur_exp_kernel_arg_properties_t *pArgs,
                                                              size_t *pSuggestedLocalWorkSize);
 
 extern ur_result_t urKernelSuggestMaxCooperativeGroupCount(ur_kernel_handle_t hKernel,
@@ -5758,7 +5771,7 @@ extern ur_result_t urKernelSuggestMaxCooperativeGroupCount(ur_kernel_handle_t hK
 extern ur_result_t urEnqueueUSMDeviceAllocExp(ur_queue_handle_t hQueue,
                                               ur_usm_pool_handle_t pPool,
                                               size_t size,
-                                              const ur_exp_async_usm_alloc_properties_t *pProperties,
+                                              const struct ur_exp_async_usm_alloc_properties_t *pProperties,
                                               uint32_t numEventsInWaitList,
                                               const ur_event_handle_t *phEventWaitList,
                                               void **ppMem,
@@ -5767,7 +5780,7 @@ extern ur_result_t urEnqueueUSMDeviceAllocExp(ur_queue_handle_t hQueue,
 extern ur_result_t urEnqueueUSMSharedAllocExp(ur_queue_handle_t hQueue,
                                               ur_usm_pool_handle_t pPool,
                                               size_t size,
-                                              const ur_exp_async_usm_alloc_properties_t *pProperties,
+                                              const struct ur_exp_async_usm_alloc_properties_t *pProperties,
                                               uint32_t numEventsInWaitList,
                                               const ur_event_handle_t *phEventWaitList,
                                               void **ppMem,
@@ -5776,7 +5789,7 @@ extern ur_result_t urEnqueueUSMSharedAllocExp(ur_queue_handle_t hQueue,
 extern ur_result_t urEnqueueUSMHostAllocExp(ur_queue_handle_t hQueue,
                                             ur_usm_pool_handle_t pPool,
                                             size_t size,
-                                            const ur_exp_async_usm_alloc_properties_t *pProperties,
+                                            const struct ur_exp_async_usm_alloc_properties_t *pProperties,
                                             uint32_t numEventsInWaitList,
                                             const ur_event_handle_t *phEventWaitList,
                                             void **ppMem,
@@ -5791,7 +5804,7 @@ extern ur_result_t urEnqueueUSMFreeExp(ur_queue_handle_t hQueue,
 
 extern ur_result_t urUSMPoolCreateExp(ur_context_handle_t hContext,
                                       ur_device_handle_t hDevice,
-                                      ur_usm_pool_desc_t *pPoolDesc,
+                                      struct ur_usm_pool_desc_t *pPoolDesc,
                                       ur_usm_pool_handle_t *pPool);
 
 extern ur_result_t urUSMPoolDestroyExp(ur_context_handle_t hContext,
@@ -5827,7 +5840,7 @@ extern ur_result_t urUSMPoolTrimToExp(ur_context_handle_t hContext,
 
 extern ur_result_t urUSMPitchedAllocExp(ur_context_handle_t hContext,
                                         ur_device_handle_t hDevice,
-                                        const ur_usm_desc_t *pUSMDesc,
+                                        const struct ur_usm_desc_t *pUSMDesc,
                                         ur_usm_pool_handle_t pool,
                                         size_t widthInBytes,
                                         size_t height,
@@ -5845,8 +5858,8 @@ extern ur_result_t urBindlessImagesSampledImageHandleDestroyExp(ur_context_handl
 
 extern ur_result_t urBindlessImagesImageAllocateExp(ur_context_handle_t hContext,
                                                     ur_device_handle_t hDevice,
-                                                    const ur_image_format_t *pImageFormat,
-                                                    const ur_image_desc_t *pImageDesc,
+                                                    const struct ur_image_format_t *pImageFormat,
+                                                    const struct ur_image_desc_t *pImageDesc,
                                                     ur_exp_image_mem_native_handle_t *phImageMem);
 
 extern ur_result_t urBindlessImagesImageFreeExp(ur_context_handle_t hContext,
@@ -5856,26 +5869,26 @@ extern ur_result_t urBindlessImagesImageFreeExp(ur_context_handle_t hContext,
 extern ur_result_t urBindlessImagesUnsampledImageCreateExp(ur_context_handle_t hContext,
                                                            ur_device_handle_t hDevice,
                                                            ur_exp_image_mem_native_handle_t hImageMem,
-                                                           const ur_image_format_t *pImageFormat,
-                                                           const ur_image_desc_t *pImageDesc,
+                                                           const struct ur_image_format_t *pImageFormat,
+                                                           const struct ur_image_desc_t *pImageDesc,
                                                            ur_exp_image_native_handle_t *phImage);
 
 extern ur_result_t urBindlessImagesSampledImageCreateExp(ur_context_handle_t hContext,
                                                          ur_device_handle_t hDevice,
                                                          ur_exp_image_mem_native_handle_t hImageMem,
-                                                         const ur_image_format_t *pImageFormat,
-                                                         const ur_image_desc_t *pImageDesc,
-                                                         const ur_sampler_desc_t *pSamplerDesc,
+                                                         const struct ur_image_format_t *pImageFormat,
+                                                         const struct ur_image_desc_t *pImageDesc,
+                                                         const struct ur_sampler_desc_t *pSamplerDesc,
                                                          ur_exp_image_native_handle_t *phImage);
 
 extern ur_result_t urBindlessImagesImageCopyExp(ur_queue_handle_t hQueue,
                                                 const void *pSrc,
                                                 void *pDst,
-                                                const ur_image_desc_t *pSrcImageDesc,
-                                                const ur_image_desc_t *pDstImageDesc,
-                                                const ur_image_format_t *pSrcImageFormat,
-                                                const ur_image_format_t *pDstImageFormat,
-                                                ur_exp_image_copy_region_t *pCopyRegion,
+                                                const struct ur_image_desc_t *pSrcImageDesc,
+                                                const struct ur_image_desc_t *pDstImageDesc,
+                                                const struct ur_image_format_t *pSrcImageFormat,
+                                                const struct ur_image_format_t *pDstImageFormat,
+                                                struct ur_exp_image_copy_region_t *pCopyRegion,
                                                 ur_exp_image_copy_flags_t imageCopyFlags,
                                                 ur_exp_image_copy_input_types_t imageCopyInputTypes,
                                                 uint32_t numEventsInWaitList,
@@ -5890,22 +5903,22 @@ extern ur_result_t urBindlessImagesImageGetInfoExp(ur_context_handle_t hContext,
 
 extern ur_result_t urBindlessImagesGetImageMemoryHandleTypeSupportExp(ur_context_handle_t hContext,
                                                                       ur_device_handle_t hDevice,
-                                                                      const ur_image_desc_t *pImageDesc,
-                                                                      const ur_image_format_t *pImageFormat,
+                                                                      const struct ur_image_desc_t *pImageDesc,
+                                                                      const struct ur_image_format_t *pImageFormat,
                                                                       ur_exp_image_mem_type_t imageMemHandleType,
                                                                       ur_bool_t *pSupportedRet);
 
 extern ur_result_t urBindlessImagesGetImageUnsampledHandleSupportExp(ur_context_handle_t hContext,
                                                                      ur_device_handle_t hDevice,
-                                                                     const ur_image_desc_t *pImageDesc,
-                                                                     const ur_image_format_t *pImageFormat,
+                                                                     const struct ur_image_desc_t *pImageDesc,
+                                                                     const struct ur_image_format_t *pImageFormat,
                                                                      ur_exp_image_mem_type_t imageMemHandleType,
                                                                      ur_bool_t *pSupportedRet);
 
 extern ur_result_t urBindlessImagesGetImageSampledHandleSupportExp(ur_context_handle_t hContext,
                                                                    ur_device_handle_t hDevice,
-                                                                   const ur_image_desc_t *pImageDesc,
-                                                                   const ur_image_format_t *pImageFormat,
+                                                                   const struct ur_image_desc_t *pImageDesc,
+                                                                   const struct ur_image_format_t *pImageFormat,
                                                                    ur_exp_image_mem_type_t imageMemHandleType,
                                                                    ur_bool_t *pSupportedRet);
 
@@ -5923,13 +5936,13 @@ extern ur_result_t urBindlessImagesImportExternalMemoryExp(ur_context_handle_t h
                                                            ur_device_handle_t hDevice,
                                                            size_t size,
                                                            ur_exp_external_mem_type_t memHandleType,
-                                                           ur_exp_external_mem_desc_t *pExternalMemDesc,
+                                                           struct ur_exp_external_mem_desc_t *pExternalMemDesc,
                                                            ur_exp_external_mem_handle_t *phExternalMem);
 
 extern ur_result_t urBindlessImagesMapExternalArrayExp(ur_context_handle_t hContext,
                                                        ur_device_handle_t hDevice,
-                                                       const ur_image_format_t *pImageFormat,
-                                                       const ur_image_desc_t *pImageDesc,
+                                                       const struct ur_image_format_t *pImageFormat,
+                                                       const struct ur_image_desc_t *pImageDesc,
                                                        ur_exp_external_mem_handle_t hExternalMem,
                                                        ur_exp_image_mem_native_handle_t *phImageMem);
 
@@ -5955,7 +5968,7 @@ extern ur_result_t urBindlessImagesSupportsImportingHandleTypeExp(ur_device_hand
 extern ur_result_t urBindlessImagesImportExternalSemaphoreExp(ur_context_handle_t hContext,
                                                               ur_device_handle_t hDevice,
                                                               ur_exp_external_semaphore_type_t semHandleType,
-                                                              ur_exp_external_semaphore_desc_t *pExternalSemaphoreDesc,
+                                                              struct ur_exp_external_semaphore_desc_t *pExternalSemaphoreDesc,
                                                               ur_exp_external_semaphore_handle_t *phExternalSemaphore);
 
 extern ur_result_t urBindlessImagesReleaseExternalSemaphoreExp(ur_context_handle_t hContext,
@@ -6079,7 +6092,7 @@ extern ur_result_t urUSMContextMemcpyExp(ur_context_handle_t hContext,
 extern ur_result_t urUSMHostAllocRegisterExp(ur_context_handle_t hContext,
                                              void *pHostMem,
                                              size_t size,
-                                             const ur_exp_usm_host_alloc_register_properties_t *pProperties);
+                                             const struct ur_exp_usm_host_alloc_register_properties_t *pProperties);
 
 extern ur_result_t urUSMHostAllocUnregisterExp(ur_context_handle_t hContext, void *pHostMem);
 
@@ -6102,7 +6115,7 @@ extern ur_result_t urUsmP2PPeerAccessGetInfoExp(ur_device_handle_t commandDevice
 
 extern ur_result_t urCommandBufferCreateExp(ur_context_handle_t hContext,
                                             ur_device_handle_t hDevice,
-                                            const ur_exp_command_buffer_desc_t *pCommandBufferDesc,
+                                            const struct ur_exp_command_buffer_desc_t *pCommandBufferDesc,
                                             ur_exp_command_buffer_handle_t *phCommandBuffer);
 
 extern ur_result_t urCommandBufferRetainExp(ur_exp_command_buffer_handle_t hCommandBuffer);
@@ -6134,7 +6147,7 @@ extern ur_result_t urCommandBufferAppendKernelLaunchWithArgsExp(ur_exp_command_b
                                                                 const size_t *pGlobalWorkSize,
                                                                 const size_t *pLocalWorkSize,
                                                                 uint32_t numArgs,
-                                                                const ur_exp_kernel_arg_properties_t *pArgs,
+                                                                const struct ur_exp_kernel_arg_properties_t *pArgs,
                                                                 uint32_t numKernelAlternatives,
                                                                 ur_kernel_handle_t *phKernelAlternatives,
                                                                 uint32_t numSyncPointsInWaitList,
@@ -6213,9 +6226,9 @@ extern ur_result_t urCommandBufferAppendMemBufferReadExp(ur_exp_command_buffer_h
 extern ur_result_t urCommandBufferAppendMemBufferCopyRectExp(ur_exp_command_buffer_handle_t hCommandBuffer,
                                                              ur_mem_handle_t hSrcMem,
                                                              ur_mem_handle_t hDstMem,
-                                                             ur_rect_offset_t srcOrigin,
-                                                             ur_rect_offset_t dstOrigin,
-                                                             ur_rect_region_t region,
+                                                             struct ur_rect_offset_t srcOrigin,
+                                                             struct ur_rect_offset_t dstOrigin,
+                                                             struct ur_rect_region_t region,
                                                              size_t srcRowPitch,
                                                              size_t srcSlicePitch,
                                                              size_t dstRowPitch,
@@ -6230,9 +6243,9 @@ extern ur_result_t urCommandBufferAppendMemBufferCopyRectExp(ur_exp_command_buff
 
 extern ur_result_t urCommandBufferAppendMemBufferWriteRectExp(ur_exp_command_buffer_handle_t hCommandBuffer,
                                                               ur_mem_handle_t hBuffer,
-                                                              ur_rect_offset_t bufferOffset,
-                                                              ur_rect_offset_t hostOffset,
-                                                              ur_rect_region_t region,
+                                                              struct ur_rect_offset_t bufferOffset,
+                                                              struct ur_rect_offset_t hostOffset,
+                                                              struct ur_rect_region_t region,
                                                               size_t bufferRowPitch,
                                                               size_t bufferSlicePitch,
                                                               size_t hostRowPitch,
@@ -6248,9 +6261,9 @@ extern ur_result_t urCommandBufferAppendMemBufferWriteRectExp(ur_exp_command_buf
 
 extern ur_result_t urCommandBufferAppendMemBufferReadRectExp(ur_exp_command_buffer_handle_t hCommandBuffer,
                                                              ur_mem_handle_t hBuffer,
-                                                             ur_rect_offset_t bufferOffset,
-                                                             ur_rect_offset_t hostOffset,
-                                                             ur_rect_region_t region,
+                                                             struct ur_rect_offset_t bufferOffset,
+                                                             struct ur_rect_offset_t hostOffset,
+                                                             struct ur_rect_region_t region,
                                                              size_t bufferRowPitch,
                                                              size_t bufferSlicePitch,
                                                              size_t hostRowPitch,
@@ -6318,7 +6331,7 @@ extern ur_result_t urEnqueueCommandBufferExp(ur_queue_handle_t hQueue,
 
 extern ur_result_t urCommandBufferUpdateKernelLaunchExp(ur_exp_command_buffer_handle_t hCommandBuffer,
                                                         uint32_t numKernelUpdates,
-                                                        const ur_exp_command_buffer_update_kernel_launch_desc_t *pUpdateKernelLaunch);
+                                                        const struct ur_exp_command_buffer_update_kernel_launch_desc_t *pUpdateKernelLaunch);
 
 extern ur_result_t urCommandBufferUpdateSignalEventExp(ur_exp_command_buffer_command_handle_t hCommand,
                                                        ur_event_handle_t *phSignalEvent);
@@ -6339,13 +6352,13 @@ extern ur_result_t urCommandBufferGetNativeHandleExp(ur_exp_command_buffer_handl
 extern ur_result_t urEnqueueHostTaskExp(ur_queue_handle_t hQueue,
                                         ur_exp_host_task_function_t pfnHostTask,
                                         void *data,
-                                        const ur_exp_host_task_properties_t *pProperties,
+                                        const struct ur_exp_host_task_properties_t *pProperties,
                                         uint32_t numEventsInWaitList,
                                         const ur_event_handle_t *phEventWaitList,
                                         ur_event_handle_t *phEvent);
 
 extern ur_result_t urEnqueueEventsWaitWithBarrierExt(ur_queue_handle_t hQueue,
-                                                     const ur_exp_enqueue_ext_properties_t *pProperties,
+                                                     const struct ur_exp_enqueue_ext_properties_t *pProperties,
                                                      uint32_t numEventsInWaitList,
                                                      const ur_event_handle_t *phEventWaitList,
                                                      ur_event_handle_t *phEvent);
@@ -6355,14 +6368,14 @@ extern ur_result_t urEnqueueNativeCommandExp(ur_queue_handle_t hQueue,
                                              void *data,
                                              uint32_t numMemsInMemList,
                                              const ur_mem_handle_t *phMemList,
-                                             const ur_exp_enqueue_native_command_properties_t *pProperties,
+                                             const struct ur_exp_enqueue_native_command_properties_t *pProperties,
                                              uint32_t numEventsInWaitList,
                                              const ur_event_handle_t *phEventWaitList,
                                              ur_event_handle_t *phEvent);
 
 extern ur_result_t urEventCreateExp(ur_context_handle_t hContext,
                                     ur_device_handle_t hDevice,
-                                    const ur_exp_event_desc_t *pEventDesc,
+                                    const struct ur_exp_event_desc_t *pEventDesc,
                                     ur_event_handle_t *phEvent);
 
 extern ur_result_t urGraphCreateExp(ur_context_handle_t hContext, ur_exp_graph_handle_t *phGraph);

@@ -26,7 +26,7 @@ typedef ur_result_t (*ur_pfnAdapterSetLoggerCallback_t)(ur_adapter_handle_t,
 
 typedef ur_result_t (*ur_pfnAdapterSetLoggerCallbackLevel_t)(ur_adapter_handle_t, ur_logger_level_t);
 
-typedef struct {
+typedef struct ur_adapter_dditable_t {
   ur_pfnAdapterGet_t pfnGet;
   ur_pfnAdapterRelease_t pfnRelease;
   ur_pfnAdapterRetain_t pfnRetain;
@@ -60,7 +60,7 @@ typedef ur_result_t (*ur_pfnPlatformGetBackendOption_t)(ur_platform_handle_t,
                                                         const char*,
                                                         const char**);
 
-typedef struct {
+typedef struct ur_platform_dditable_t {
   ur_pfnPlatformGet_t pfnGet;
   ur_pfnPlatformGetInfo_t pfnGetInfo;
   ur_pfnPlatformGetNativeHandle_t pfnGetNativeHandle;
@@ -97,7 +97,7 @@ typedef ur_result_t (*ur_pfnContextSetExtendedDeleter_t)(ur_context_handle_t,
                                                          ur_context_extended_deleter_t,
                                                          void*);
 
-typedef struct {
+typedef struct ur_context_dditable_t {
   ur_pfnContextCreate_t pfnCreate;
   ur_pfnContextRetain_t pfnRetain;
   ur_pfnContextRelease_t pfnRelease;
@@ -137,7 +137,7 @@ typedef ur_result_t (*ur_pfnEventSetCallback_t)(ur_event_handle_t,
                                                 ur_event_callback_t,
                                                 void*);
 
-typedef struct {
+typedef struct ur_event_dditable_t {
   ur_pfnEventGetInfo_t pfnGetInfo;
   ur_pfnEventGetProfilingInfo_t pfnGetProfilingInfo;
   ur_pfnEventWait_t pfnWait;
@@ -153,7 +153,7 @@ typedef ur_result_t (*ur_pfnEventCreateExp_t)(ur_context_handle_t,
                                               const ur_exp_event_desc_t*,
                                               ur_event_handle_t*);
 
-typedef struct {
+typedef struct ur_event_exp_dditable_t {
   ur_pfnEventCreateExp_t pfnCreateExp;
 } ur_event_exp_dditable_t;
 
@@ -220,7 +220,7 @@ typedef ur_result_t (*ur_pfnProgramCreateWithNativeHandle_t)(ur_native_handle_t,
                                                              const ur_program_native_properties_t*,
                                                              ur_program_handle_t*);
 
-typedef struct {
+typedef struct ur_program_dditable_t {
   ur_pfnProgramCreateWithIL_t pfnCreateWithIL;
   ur_pfnProgramCreateWithBinary_t pfnCreateWithBinary;
   ur_pfnProgramBuild_t pfnBuild;
@@ -262,7 +262,7 @@ typedef ur_result_t (*ur_pfnProgramLinkExp_t)(ur_context_handle_t,
                                               const char*,
                                               ur_program_handle_t*);
 
-typedef struct {
+typedef struct ur_program_exp_dditable_t {
   ur_pfnProgramDynamicLinkExp_t pfnDynamicLinkExp;
   ur_pfnProgramBuildExp_t pfnBuildExp;
   ur_pfnProgramCompileExp_t pfnCompileExp;
@@ -336,7 +336,7 @@ typedef ur_result_t (*ur_pfnKernelSuggestMaxCooperativeGroupCount_t)(ur_kernel_h
                                                                      size_t,
                                                                      uint32_t*);
 
-typedef struct {
+typedef struct ur_kernel_dditable_t {
   ur_pfnKernelCreate_t pfnCreate;
   ur_pfnKernelGetInfo_t pfnGetInfo;
   ur_pfnKernelGetGroupInfo_t pfnGetGroupInfo;
@@ -381,7 +381,7 @@ typedef ur_result_t (*ur_pfnQueueFinish_t)(ur_queue_handle_t);
 
 typedef ur_result_t (*ur_pfnQueueFlush_t)(ur_queue_handle_t);
 
-typedef struct {
+typedef struct ur_queue_dditable_t {
   ur_pfnQueueGetInfo_t pfnGetInfo;
   ur_pfnQueueCreate_t pfnCreate;
   ur_pfnQueueRetain_t pfnRetain;
@@ -403,7 +403,7 @@ typedef ur_result_t (*ur_pfnQueueIsGraphCaptureEnabledExp_t)(ur_queue_handle_t, 
 
 typedef ur_result_t (*ur_pfnQueueGetGraphExp_t)(ur_queue_handle_t, ur_exp_graph_handle_t*);
 
-typedef struct {
+typedef struct ur_queue_exp_dditable_t {
   ur_pfnQueueBeginGraphCaptureExp_t pfnBeginGraphCaptureExp;
   ur_pfnQueueBeginCaptureIntoGraphExp_t pfnBeginCaptureIntoGraphExp;
   ur_pfnQueueEndGraphCaptureExp_t pfnEndGraphCaptureExp;
@@ -432,7 +432,7 @@ typedef ur_result_t (*ur_pfnSamplerCreateWithNativeHandle_t)(ur_native_handle_t,
                                                              const ur_sampler_native_properties_t*,
                                                              ur_sampler_handle_t*);
 
-typedef struct {
+typedef struct ur_sampler_dditable_t {
   ur_pfnSamplerCreate_t pfnCreate;
   ur_pfnSamplerRetain_t pfnRetain;
   ur_pfnSamplerRelease_t pfnRelease;
@@ -488,7 +488,7 @@ typedef ur_result_t (*ur_pfnMemImageGetInfo_t)(ur_mem_handle_t,
                                                void*,
                                                size_t*);
 
-typedef struct {
+typedef struct ur_mem_dditable_t {
   ur_pfnMemImageCreate_t pfnImageCreate;
   ur_pfnMemBufferCreate_t pfnBufferCreate;
   ur_pfnMemRetain_t pfnRetain;
@@ -517,7 +517,7 @@ typedef ur_result_t (*ur_pfnPhysicalMemGetInfo_t)(ur_physical_mem_handle_t,
                                                   void*,
                                                   size_t*);
 
-typedef struct {
+typedef struct ur_physical_mem_dditable_t {
   ur_pfnPhysicalMemCreate_t pfnCreate;
   ur_pfnPhysicalMemRetain_t pfnRetain;
   ur_pfnPhysicalMemRelease_t pfnRelease;
@@ -773,7 +773,7 @@ typedef ur_result_t (*ur_pfnEnqueueEventsWaitWithBarrierExt_t)(ur_queue_handle_t
                                                                const ur_event_handle_t*,
                                                                ur_event_handle_t*);
 
-typedef struct {
+typedef struct ur_enqueue_dditable_t {
   ur_pfnEnqueueEventsWait_t pfnEventsWait;
   ur_pfnEnqueueEventsWaitWithBarrier_t pfnEventsWaitWithBarrier;
   ur_pfnEnqueueMemBufferRead_t pfnMemBufferRead;
@@ -884,7 +884,7 @@ typedef ur_result_t (*ur_pfnEnqueueGraphExp_t)(ur_queue_handle_t,
                                                const ur_event_handle_t*,
                                                ur_event_handle_t*);
 
-typedef struct {
+typedef struct ur_enqueue_exp_dditable_t {
   ur_pfnEnqueueKernelLaunchWithArgsExp_t pfnKernelLaunchWithArgsExp;
   ur_pfnEnqueueUSMDeviceAllocExp_t pfnUSMDeviceAllocExp;
   ur_pfnEnqueueUSMSharedAllocExp_t pfnUSMSharedAllocExp;
@@ -940,7 +940,7 @@ typedef ur_result_t (*ur_pfnUSMPoolGetInfo_t)(ur_usm_pool_handle_t,
                                               void*,
                                               size_t*);
 
-typedef struct {
+typedef struct ur_usm_dditable_t {
   ur_pfnUSMHostAlloc_t pfnHostAlloc;
   ur_pfnUSMDeviceAlloc_t pfnDeviceAlloc;
   ur_pfnUSMSharedAlloc_t pfnSharedAlloc;
@@ -1011,7 +1011,7 @@ typedef ur_result_t (*ur_pfnUSMImportExp_t)(ur_context_handle_t, void*, size_t);
 
 typedef ur_result_t (*ur_pfnUSMReleaseExp_t)(ur_context_handle_t, void*);
 
-typedef struct {
+typedef struct ur_usm_exp_dditable_t {
   ur_pfnUSMPoolCreateExp_t pfnPoolCreateExp;
   ur_pfnUSMPoolDestroyExp_t pfnPoolDestroyExp;
   ur_pfnUSMPoolGetDefaultDevicePoolExp_t pfnPoolGetDefaultDevicePoolExp;
@@ -1171,7 +1171,7 @@ typedef ur_result_t (*ur_pfnBindlessImagesSignalExternalSemaphoreExp_t)(ur_queue
                                                                         const ur_event_handle_t*,
                                                                         ur_event_handle_t*);
 
-typedef struct {
+typedef struct ur_bindless_images_exp_dditable_t {
   ur_pfnBindlessImagesUnsampledImageHandleDestroyExp_t pfnUnsampledImageHandleDestroyExp;
   ur_pfnBindlessImagesSampledImageHandleDestroyExp_t pfnSampledImageHandleDestroyExp;
   ur_pfnBindlessImagesImageAllocateExp_t pfnImageAllocateExp;
@@ -1427,7 +1427,7 @@ typedef ur_result_t (*ur_pfnCommandBufferGetInfoExp_t)(ur_exp_command_buffer_han
 typedef ur_result_t (*ur_pfnCommandBufferGetNativeHandleExp_t)(ur_exp_command_buffer_handle_t,
                                                                ur_native_handle_t*);
 
-typedef struct {
+typedef struct ur_command_buffer_exp_dditable_t {
   ur_pfnCommandBufferCreateExp_t pfnCreateExp;
   ur_pfnCommandBufferRetainExp_t pfnRetainExp;
   ur_pfnCommandBufferReleaseExp_t pfnReleaseExp;
@@ -1477,7 +1477,7 @@ typedef ur_result_t (*ur_pfnGraphGetNativeHandleExp_t)(ur_exp_graph_handle_t, ur
 typedef ur_result_t (*ur_pfnGraphExecutableGraphGetNativeHandleExp_t)(ur_exp_executable_graph_handle_t,
                                                                       ur_native_handle_t*);
 
-typedef struct {
+typedef struct ur_graph_exp_dditable_t {
   ur_pfnGraphCreateExp_t pfnCreateExp;
   ur_pfnGraphInstantiateGraphExp_t pfnInstantiateGraphExp;
   ur_pfnGraphDestroyExp_t pfnDestroyExp;
@@ -1527,7 +1527,7 @@ typedef ur_result_t (*ur_pfnIPCOpenEventHandleExp_t)(ur_context_handle_t,
                                                      size_t,
                                                      ur_event_handle_t*);
 
-typedef struct {
+typedef struct ur_ipc_exp_dditable_t {
   ur_pfnIPCGetMemHandleExp_t pfnGetMemHandleExp;
   ur_pfnIPCPutMemHandleExp_t pfnPutMemHandleExp;
   ur_pfnIPCOpenMemHandleExp_t pfnOpenMemHandleExp;
@@ -1558,7 +1558,7 @@ typedef ur_result_t (*ur_pfnMemoryExportExportMemoryHandleExp_t)(ur_context_hand
                                                                  void*,
                                                                  void*);
 
-typedef struct {
+typedef struct ur_memory_export_exp_dditable_t {
   ur_pfnMemoryExportAllocExportableMemoryExp_t pfnAllocExportableMemoryExp;
   ur_pfnMemoryExportFreeExportableMemoryExp_t pfnFreeExportableMemoryExp;
   ur_pfnMemoryExportExportMemoryHandleExp_t pfnExportMemoryHandleExp;
@@ -1575,7 +1575,7 @@ typedef ur_result_t (*ur_pfnUsmP2PPeerAccessGetInfoExp_t)(ur_device_handle_t,
                                                           void*,
                                                           size_t*);
 
-typedef struct {
+typedef struct ur_usm_p2p_exp_dditable_t {
   ur_pfnUsmP2PEnablePeerAccessExp_t pfnEnablePeerAccessExp;
   ur_pfnUsmP2PDisablePeerAccessExp_t pfnDisablePeerAccessExp;
   ur_pfnUsmP2PPeerAccessGetInfoExp_t pfnPeerAccessGetInfoExp;
@@ -1615,7 +1615,7 @@ typedef ur_result_t (*ur_pfnVirtualMemGetInfo_t)(ur_context_handle_t,
                                                  void*,
                                                  size_t*);
 
-typedef struct {
+typedef struct ur_virtual_mem_dditable_t {
   ur_pfnVirtualMemGranularityGetInfo_t pfnGranularityGetInfo;
   ur_pfnVirtualMemReserve_t pfnReserve;
   ur_pfnVirtualMemFree_t pfnFree;
@@ -1661,7 +1661,7 @@ typedef ur_result_t (*ur_pfnDeviceCreateWithNativeHandle_t)(ur_native_handle_t,
 
 typedef ur_result_t (*ur_pfnDeviceGetGlobalTimestamps_t)(ur_device_handle_t, uint64_t*, uint64_t*);
 
-typedef struct {
+typedef struct ur_device_dditable_t {
   ur_pfnDeviceGet_t pfnGet;
   ur_pfnDeviceGetInfo_t pfnGetInfo;
   ur_pfnDeviceRetain_t pfnRetain;
@@ -1675,98 +1675,110 @@ typedef struct {
 
 typedef ur_result_t (*ur_pfnDeviceWaitExp_t)(ur_device_handle_t);
 
-typedef struct {
+typedef struct ur_device_exp_dditable_t {
   ur_pfnDeviceWaitExp_t pfnWaitExp;
 } ur_device_exp_dditable_t;
 
-typedef struct {
-  ur_adapter_dditable_t Adapter;
-  ur_platform_dditable_t Platform;
-  ur_context_dditable_t Context;
-  ur_event_dditable_t Event;
-  ur_event_exp_dditable_t EventExp;
-  ur_program_dditable_t Program;
-  ur_program_exp_dditable_t ProgramExp;
-  ur_kernel_dditable_t Kernel;
-  ur_queue_dditable_t Queue;
-  ur_queue_exp_dditable_t QueueExp;
-  ur_sampler_dditable_t Sampler;
-  ur_mem_dditable_t Mem;
-  ur_physical_mem_dditable_t PhysicalMem;
-  ur_enqueue_dditable_t Enqueue;
-  ur_enqueue_exp_dditable_t EnqueueExp;
-  ur_usm_dditable_t USM;
-  ur_usm_exp_dditable_t USMExp;
-  ur_bindless_images_exp_dditable_t BindlessImagesExp;
-  ur_command_buffer_exp_dditable_t CommandBufferExp;
-  ur_graph_exp_dditable_t GraphExp;
-  ur_ipc_exp_dditable_t IPCExp;
-  ur_memory_export_exp_dditable_t MemoryExportExp;
-  ur_usm_p2p_exp_dditable_t UsmP2PExp;
-  ur_virtual_mem_dditable_t VirtualMem;
-  ur_device_dditable_t Device;
-  ur_device_exp_dditable_t DeviceExp;
+typedef struct ur_dditable_t {
+  struct ur_adapter_dditable_t Adapter;
+  struct ur_platform_dditable_t Platform;
+  struct ur_context_dditable_t Context;
+  struct ur_event_dditable_t Event;
+  struct ur_event_exp_dditable_t EventExp;
+  struct ur_program_dditable_t Program;
+  struct ur_program_exp_dditable_t ProgramExp;
+  struct ur_kernel_dditable_t Kernel;
+  struct ur_queue_dditable_t Queue;
+  struct ur_queue_exp_dditable_t QueueExp;
+  struct ur_sampler_dditable_t Sampler;
+  struct ur_mem_dditable_t Mem;
+  struct ur_physical_mem_dditable_t PhysicalMem;
+  struct ur_enqueue_dditable_t Enqueue;
+  struct ur_enqueue_exp_dditable_t EnqueueExp;
+  struct ur_usm_dditable_t USM;
+  struct ur_usm_exp_dditable_t USMExp;
+  struct ur_bindless_images_exp_dditable_t BindlessImagesExp;
+  struct ur_command_buffer_exp_dditable_t CommandBufferExp;
+  struct ur_graph_exp_dditable_t GraphExp;
+  struct ur_ipc_exp_dditable_t IPCExp;
+  struct ur_memory_export_exp_dditable_t MemoryExportExp;
+  struct ur_usm_p2p_exp_dditable_t UsmP2PExp;
+  struct ur_virtual_mem_dditable_t VirtualMem;
+  struct ur_device_dditable_t Device;
+  struct ur_device_exp_dditable_t DeviceExp;
 } ur_dditable_t;
 
-typedef ur_result_t (*ur_pfnGetAdapterProcAddrTable_t)(ur_api_version_t, ur_adapter_dditable_t*);
+typedef ur_result_t (*ur_pfnGetAdapterProcAddrTable_t)(ur_api_version_t,
+                                                       struct ur_adapter_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetPlatformProcAddrTable_t)(ur_api_version_t, ur_platform_dditable_t*);
+typedef ur_result_t (*ur_pfnGetPlatformProcAddrTable_t)(ur_api_version_t,
+                                                        struct ur_platform_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetContextProcAddrTable_t)(ur_api_version_t, ur_context_dditable_t*);
+typedef ur_result_t (*ur_pfnGetContextProcAddrTable_t)(ur_api_version_t,
+                                                       struct ur_context_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetEventProcAddrTable_t)(ur_api_version_t, ur_event_dditable_t*);
+typedef ur_result_t (*ur_pfnGetEventProcAddrTable_t)(ur_api_version_t, struct ur_event_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetEventExpProcAddrTable_t)(ur_api_version_t, ur_event_exp_dditable_t*);
+typedef ur_result_t (*ur_pfnGetEventExpProcAddrTable_t)(ur_api_version_t,
+                                                        struct ur_event_exp_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetProgramProcAddrTable_t)(ur_api_version_t, ur_program_dditable_t*);
+typedef ur_result_t (*ur_pfnGetProgramProcAddrTable_t)(ur_api_version_t,
+                                                       struct ur_program_dditable_t*);
 
 typedef ur_result_t (*ur_pfnGetProgramExpProcAddrTable_t)(ur_api_version_t,
-                                                          ur_program_exp_dditable_t*);
+                                                          struct ur_program_exp_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetKernelProcAddrTable_t)(ur_api_version_t, ur_kernel_dditable_t*);
+typedef ur_result_t (*ur_pfnGetKernelProcAddrTable_t)(ur_api_version_t, struct ur_kernel_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetQueueProcAddrTable_t)(ur_api_version_t, ur_queue_dditable_t*);
+typedef ur_result_t (*ur_pfnGetQueueProcAddrTable_t)(ur_api_version_t, struct ur_queue_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetQueueExpProcAddrTable_t)(ur_api_version_t, ur_queue_exp_dditable_t*);
+typedef ur_result_t (*ur_pfnGetQueueExpProcAddrTable_t)(ur_api_version_t,
+                                                        struct ur_queue_exp_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetSamplerProcAddrTable_t)(ur_api_version_t, ur_sampler_dditable_t*);
+typedef ur_result_t (*ur_pfnGetSamplerProcAddrTable_t)(ur_api_version_t,
+                                                       struct ur_sampler_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetMemProcAddrTable_t)(ur_api_version_t, ur_mem_dditable_t*);
+typedef ur_result_t (*ur_pfnGetMemProcAddrTable_t)(ur_api_version_t, struct ur_mem_dditable_t*);
 
 typedef ur_result_t (*ur_pfnGetPhysicalMemProcAddrTable_t)(ur_api_version_t,
-                                                           ur_physical_mem_dditable_t*);
+                                                           struct ur_physical_mem_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetEnqueueProcAddrTable_t)(ur_api_version_t, ur_enqueue_dditable_t*);
+typedef ur_result_t (*ur_pfnGetEnqueueProcAddrTable_t)(ur_api_version_t,
+                                                       struct ur_enqueue_dditable_t*);
 
 typedef ur_result_t (*ur_pfnGetEnqueueExpProcAddrTable_t)(ur_api_version_t,
-                                                          ur_enqueue_exp_dditable_t*);
+                                                          struct ur_enqueue_exp_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetUSMProcAddrTable_t)(ur_api_version_t, ur_usm_dditable_t*);
+typedef ur_result_t (*ur_pfnGetUSMProcAddrTable_t)(ur_api_version_t, struct ur_usm_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetUSMExpProcAddrTable_t)(ur_api_version_t, ur_usm_exp_dditable_t*);
+typedef ur_result_t (*ur_pfnGetUSMExpProcAddrTable_t)(ur_api_version_t,
+                                                      struct ur_usm_exp_dditable_t*);
 
 typedef ur_result_t (*ur_pfnGetBindlessImagesExpProcAddrTable_t)(ur_api_version_t,
-                                                                 ur_bindless_images_exp_dditable_t*);
+                                                                 struct ur_bindless_images_exp_dditable_t*);
 
 typedef ur_result_t (*ur_pfnGetCommandBufferExpProcAddrTable_t)(ur_api_version_t,
-                                                                ur_command_buffer_exp_dditable_t*);
+                                                                struct ur_command_buffer_exp_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetGraphExpProcAddrTable_t)(ur_api_version_t, ur_graph_exp_dditable_t*);
+typedef ur_result_t (*ur_pfnGetGraphExpProcAddrTable_t)(ur_api_version_t,
+                                                        struct ur_graph_exp_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetIPCExpProcAddrTable_t)(ur_api_version_t, ur_ipc_exp_dditable_t*);
+typedef ur_result_t (*ur_pfnGetIPCExpProcAddrTable_t)(ur_api_version_t,
+                                                      struct ur_ipc_exp_dditable_t*);
 
 typedef ur_result_t (*ur_pfnGetMemoryExportExpProcAddrTable_t)(ur_api_version_t,
-                                                               ur_memory_export_exp_dditable_t*);
+                                                               struct ur_memory_export_exp_dditable_t*);
 
 typedef ur_result_t (*ur_pfnGetUsmP2PExpProcAddrTable_t)(ur_api_version_t,
-                                                         ur_usm_p2p_exp_dditable_t*);
+                                                         struct ur_usm_p2p_exp_dditable_t*);
 
 typedef ur_result_t (*ur_pfnGetVirtualMemProcAddrTable_t)(ur_api_version_t,
-                                                          ur_virtual_mem_dditable_t*);
+                                                          struct ur_virtual_mem_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetDeviceProcAddrTable_t)(ur_api_version_t, ur_device_dditable_t*);
+typedef ur_result_t (*ur_pfnGetDeviceProcAddrTable_t)(ur_api_version_t, struct ur_device_dditable_t*);
 
-typedef ur_result_t (*ur_pfnGetDeviceExpProcAddrTable_t)(ur_api_version_t, ur_device_exp_dditable_t*);
+typedef ur_result_t (*ur_pfnGetDeviceExpProcAddrTable_t)(ur_api_version_t,
+                                                         struct ur_device_exp_dditable_t*);
 
 /**
  * The API version this implementation speaks.
@@ -1778,80 +1790,82 @@ extern "C" {
 #endif // __cplusplus
 
 extern ur_result_t urGetAdapterProcAddrTable(ur_api_version_t version,
-                                             ur_adapter_dditable_t *pDdiTable);
+                                             struct ur_adapter_dditable_t *pDdiTable);
 
 extern ur_result_t urGetPlatformProcAddrTable(ur_api_version_t version,
-                                              ur_platform_dditable_t *pDdiTable);
+                                              struct ur_platform_dditable_t *pDdiTable);
 
 extern ur_result_t urGetContextProcAddrTable(ur_api_version_t version,
-                                             ur_context_dditable_t *pDdiTable);
+                                             struct ur_context_dditable_t *pDdiTable);
 
 extern ur_result_t urGetEventProcAddrTable(ur_api_version_t version,
-                                           ur_event_dditable_t *pDdiTable);
+                                           struct ur_event_dditable_t *pDdiTable);
 
 extern ur_result_t urGetEventExpProcAddrTable(ur_api_version_t version,
-                                              ur_event_exp_dditable_t *pDdiTable);
+                                              struct ur_event_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetProgramProcAddrTable(ur_api_version_t version,
-                                             ur_program_dditable_t *pDdiTable);
+                                             struct ur_program_dditable_t *pDdiTable);
 
 extern ur_result_t urGetProgramExpProcAddrTable(ur_api_version_t version,
-                                                ur_program_exp_dditable_t *pDdiTable);
+                                                struct ur_program_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetKernelProcAddrTable(ur_api_version_t version,
-                                            ur_kernel_dditable_t *pDdiTable);
+                                            struct ur_kernel_dditable_t *pDdiTable);
 
 extern ur_result_t urGetQueueProcAddrTable(ur_api_version_t version,
-                                           ur_queue_dditable_t *pDdiTable);
+                                           struct ur_queue_dditable_t *pDdiTable);
 
 extern ur_result_t urGetQueueExpProcAddrTable(ur_api_version_t version,
-                                              ur_queue_exp_dditable_t *pDdiTable);
+                                              struct ur_queue_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetSamplerProcAddrTable(ur_api_version_t version,
-                                             ur_sampler_dditable_t *pDdiTable);
+                                             struct ur_sampler_dditable_t *pDdiTable);
 
-extern ur_result_t urGetMemProcAddrTable(ur_api_version_t version, ur_mem_dditable_t *pDdiTable);
+extern ur_result_t urGetMemProcAddrTable(ur_api_version_t version,
+                                         struct ur_mem_dditable_t *pDdiTable);
 
 extern ur_result_t urGetPhysicalMemProcAddrTable(ur_api_version_t version,
-                                                 ur_physical_mem_dditable_t *pDdiTable);
+                                                 struct ur_physical_mem_dditable_t *pDdiTable);
 
 extern ur_result_t urGetEnqueueProcAddrTable(ur_api_version_t version,
-                                             ur_enqueue_dditable_t *pDdiTable);
+                                             struct ur_enqueue_dditable_t *pDdiTable);
 
 extern ur_result_t urGetEnqueueExpProcAddrTable(ur_api_version_t version,
-                                                ur_enqueue_exp_dditable_t *pDdiTable);
+                                                struct ur_enqueue_exp_dditable_t *pDdiTable);
 
-extern ur_result_t urGetUSMProcAddrTable(ur_api_version_t version, ur_usm_dditable_t *pDdiTable);
+extern ur_result_t urGetUSMProcAddrTable(ur_api_version_t version,
+                                         struct ur_usm_dditable_t *pDdiTable);
 
 extern ur_result_t urGetUSMExpProcAddrTable(ur_api_version_t version,
-                                            ur_usm_exp_dditable_t *pDdiTable);
+                                            struct ur_usm_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetBindlessImagesExpProcAddrTable(ur_api_version_t version,
-                                                       ur_bindless_images_exp_dditable_t *pDdiTable);
+                                                       struct ur_bindless_images_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetCommandBufferExpProcAddrTable(ur_api_version_t version,
-                                                      ur_command_buffer_exp_dditable_t *pDdiTable);
+                                                      struct ur_command_buffer_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetGraphExpProcAddrTable(ur_api_version_t version,
-                                              ur_graph_exp_dditable_t *pDdiTable);
+                                              struct ur_graph_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetIPCExpProcAddrTable(ur_api_version_t version,
-                                            ur_ipc_exp_dditable_t *pDdiTable);
+                                            struct ur_ipc_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetMemoryExportExpProcAddrTable(ur_api_version_t version,
-                                                     ur_memory_export_exp_dditable_t *pDdiTable);
+                                                     struct ur_memory_export_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetUsmP2PExpProcAddrTable(ur_api_version_t version,
-                                               ur_usm_p2p_exp_dditable_t *pDdiTable);
+                                               struct ur_usm_p2p_exp_dditable_t *pDdiTable);
 
 extern ur_result_t urGetVirtualMemProcAddrTable(ur_api_version_t version,
-                                                ur_virtual_mem_dditable_t *pDdiTable);
+                                                struct ur_virtual_mem_dditable_t *pDdiTable);
 
 extern ur_result_t urGetDeviceProcAddrTable(ur_api_version_t version,
-                                            ur_device_dditable_t *pDdiTable);
+                                            struct ur_device_dditable_t *pDdiTable);
 
 extern ur_result_t urGetDeviceExpProcAddrTable(ur_api_version_t version,
-                                               ur_device_exp_dditable_t *pDdiTable);
+                                               struct ur_device_exp_dditable_t *pDdiTable);
 
 #ifdef __cplusplus
 }  // extern "C"

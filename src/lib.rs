@@ -8,6 +8,7 @@ pub mod abi;
 pub mod adapter;
 pub mod boundary;
 pub mod ddi;
+/// cbindgen:ignore
 pub mod engine;
 pub mod handle;
 pub mod info;
