@@ -26,6 +26,7 @@
 #include <sycl/ext/oneapi/experimental/async_alloc/async_alloc.hpp>
 #include <sycl/ext/oneapi/experimental/async_alloc/memory_pool.hpp>
 
+#include <cstdint>
 #include <vector>
 
 namespace syclex = sycl::ext::oneapi::experimental;
@@ -195,7 +196,9 @@ int main() {
     }
     syclex::async_free(q, p2);
     q.wait();
-    check_eq(pool.get_reserved_size_current(), reserved, "50 more alloc/free cycles reserve nothing more");
+    size_t after = pool.get_reserved_size_current();
+    check(after <= reserved, "50 more alloc/free cycles reserve nothing more (" + std::to_string(reserved) + " -> " +
+                                 std::to_string(after) + ")");
     check_eq(pool.get_used_size_current(), size_t(0), "everything freed: used is 0");
   });
 
@@ -230,11 +233,12 @@ int main() {
   section("release threshold", [&] {
     syclex::memory_pool pool{q, sycl::usm::alloc::device, syclex::properties{syclex::initial_threshold{kMiB}}};
     check_eq(pool.get_threshold(), kMiB, "initial_threshold is the pool's release threshold");
-    pool.increase_threshold_to(8 * kMiB);
-    check_eq(pool.get_threshold(), 8 * kMiB, "increase_threshold_to raises it");
+    pool.increase_threshold_to(64 * kMiB);
+    check_eq(pool.get_threshold(), 64 * kMiB, "increase_threshold_to raises it");
     pool.increase_threshold_to(2 * kMiB);
-    check_eq(pool.get_threshold(), 8 * kMiB, "increase_threshold_to a lower value changes nothing");
-    // Threshold 8 MiB: 4 MiB freed stays reserved.
+    check_eq(pool.get_threshold(), 64 * kMiB, "increase_threshold_to a lower value changes nothing");
+    // Threshold 64 MiB: a freed 4 MiB block stays reserved (64 MiB leaves
+    // room for a backend's slab granularity; CUDA reserves 32 MiB at once).
     void *p = syclex::async_malloc_from_pool(q, 4 * kMiB, pool);
     syclex::async_free(q, p);
     q.wait();
@@ -257,7 +261,9 @@ int main() {
     q.memset(small, 0x77, kMiB);
     std::string what;
     void *big = nullptr;
-    bool threw = throws_sycl([&] { big = syclex::async_malloc_from_pool(q, 8 * kMiB, pool); }, &what);
+    // Far past the limit: a backend may round the limit up to its own
+    // granularity (CUDA pools grow in 32 MiB steps).
+    bool threw = throws_sycl([&] { big = syclex::async_malloc_from_pool(q, 256 * kMiB, pool); }, &what);
     check(threw, "an allocation past maximum_size throws", what);
     if (big) syclex::async_free(q, big);
     auto h = read_back(q, small, kMiB);
@@ -301,8 +307,14 @@ int main() {
     syclex::async_free(q, p);
     q.wait();
     check_eq(pool.get_used_size_current(), before, "used size of the default pool is back after the frees");
-    pool.increase_threshold_to(16 * kMiB);
-    check_eq(same.get_threshold(), 16 * kMiB, "a threshold set through one handle is seen through the other");
+    // The default pool's threshold is the backend's choice (CUDA may keep
+    // everything: SIZE_MAX); raise it where there is room.
+    size_t threshold = pool.get_threshold();
+    check_eq(same.get_threshold(), threshold, "both handles of the default pool report one threshold");
+    if (threshold <= SIZE_MAX - 16 * kMiB) {
+      pool.increase_threshold_to(threshold + 16 * kMiB);
+      check_eq(same.get_threshold(), threshold + 16 * kMiB, "a threshold raised through one handle is seen through the other");
+    }
   });
 
   section("checked frees", [&] {
