@@ -12,7 +12,7 @@ if [ -n "${OPENCL_VENDOR:-}" ]; then
 else
   export OCL_ICD_VENDORS="$_ocl_root/.deps/ocl-vendors"
 fi
-# libintelocl.so finds TBB and its compiler runtime beside itself ($ORIGIN
-# RUNPATH); the folder is added for tools that load them by name.
-export LD_LIBRARY_PATH="$_ocl_root/.deps/intel-ocl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# No LD_LIBRARY_PATH: libintelocl.so finds TBB and its compiler runtime
+# beside itself ($ORIGIN RUNPATH), and that folder also holds Intel's own
+# libOpenCL.so.1, which must not shadow the ocl-icd loader.
 unset _ocl_root

@@ -62,8 +62,8 @@ install_reference_headers() {
   bash scripts/fetch_reference.sh
 }
 
-# OpenCL runtimes (ICD loader, PoCL, Intel's CPU runtime): added with the
-# OpenCL adapter's tests.
+# OpenCL runtimes (ICD loader, PoCL, Intel's CPU runtime, clang and
+# llvm-spirv): installed by conformance_opencl below.
 
 install_all() {
   install_toolchain && install_reference_headers && install_sycl_clients
@@ -88,6 +88,32 @@ cargo_tests() {
 conformance_native_cpu() {
   UR_ADAPTERS_FORCE_LOAD="$PWD/target/release/libur_adapter_native_cpu.so.0" \
     target/release/ur_conformance --backend native_cpu
+}
+
+# --- OpenCL adapter ------------------------------------------------------------
+# Installs the two OpenCL runtimes (scripts/install_opencl.sh), then runs the
+# conformance suite through our loader on each runtime alone (Intel's CPU
+# runtime: USM extension and SPIR-V; PoCL: SVM and SPIR binaries), and checks
+# that with no OpenCL vendor at all the adapter loads and reports no platform.
+conformance_opencl() {
+  bash scripts/install_opencl.sh || return 1
+  local adapter="$PWD/target/release/libur_adapter_opencl.so.0" status=0 vendor
+  for vendor in intel pocl; do
+    echo "--- OpenCL runtime: $vendor"
+    (
+      export OPENCL_VENDOR=$vendor
+      source scripts/opencl_env.sh
+      UR_ADAPTERS_FORCE_LOAD="$adapter" target/release/ur_conformance --backend opencl
+    ) || status=1
+  done
+  echo "--- OpenCL with no vendor: zero platforms"
+  local empty report
+  empty=$(mktemp -d)
+  report=$(OCL_ICD_VENDORS="$empty" UR_ADAPTERS_FORCE_LOAD="$adapter" target/release/urinfo) || status=1
+  echo "$report"
+  grep -q "no platforms" <<<"$report" || status=1
+  rmdir "$empty"
+  return $status
 }
 
 
@@ -145,6 +171,7 @@ step "install test dependencies" install_all
 step "build (scripts/build.sh)" build
 step "cargo test --release --workspace" cargo_tests
 step "conformance: native CPU" conformance_native_cpu
+step "conformance: OpenCL (Intel CPU runtime, PoCL)" conformance_opencl
 step "SYCL suite (Intel's libsycl): native CPU" sycl_native_cpu
 step "SYCL suite (Intel's libsycl): OpenCL (Intel CPU runtime, PoCL)" sycl_opencl
 step "conformance through Intel's loader: native CPU" conformance_intel_loader_native_cpu

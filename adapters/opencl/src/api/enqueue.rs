@@ -34,7 +34,11 @@ unsafe fn events_wait(
     let q = arc::<Queue>(h_queue)?;
     let waits = wait_list_arg(ph_wait_list, num_events)?;
     let command = if barrier { UR_COMMAND_EVENTS_WAIT_WITH_BARRIER } else { UR_COMMAND_EVENTS_WAIT };
-    // With an empty list both wait for everything enqueued before.
+    // With an empty list both wait for everything enqueued before. On an
+    // in-order queue every command already waits for the one before it, so
+    // a barrier is a marker there (which also spares Intel's CPU runtime a
+    // barrier on another queue's event, where it was seen to stall).
+    let barrier = barrier && q.out_of_order;
     q.submit(command, waits, ph_event, |w, ev| marker(q.cl.get(), barrier, w, ev))?;
     Ok(())
 }

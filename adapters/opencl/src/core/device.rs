@@ -43,6 +43,12 @@ pub struct Device {
     pub usm_system: ur_device_usm_access_capability_flags_t,
     pub max_mem_alloc: u64,
     pub max_work_group_size: usize,
+    /// Whether out-of-order OpenCL queues are used when asked for. Intel's
+    /// CPU runtime (2026.2) hangs now and then in `clWaitForEvents` on an
+    /// out-of-order queue with a barrier, in plain OpenCL C as well; an
+    /// in-order queue serves every out-of-order one correctly, so there the
+    /// adapter uses those.
+    pub out_of_order_queues: bool,
     /// A profiling queue for reading the device clock where OpenCL 2.1's
     /// timer query is missing; made on first use.
     clock: std::sync::OnceLock<Option<DeviceClock>>,
@@ -130,7 +136,11 @@ impl Device {
             max_mem_alloc: cl::value(data(sys::CL_DEVICE_MAX_MEM_ALLOC_SIZE))?,
             max_work_group_size: cl::value(data(sys::CL_DEVICE_MAX_WORK_GROUP_SIZE))?,
             clock: std::sync::OnceLock::new(),
+            out_of_order_queues: true,
         };
+        let device_type = device.device_type;
+        device.out_of_order_queues =
+            !(platform.name == "Intel(R) OpenCL" && device_type & sys::CL_DEVICE_TYPE_CPU != 0);
         if intel {
             let caps = |p| cl::value::<sys::cl_bitfield>(data(p)).map(conv::usm_capabilities).unwrap_or(0);
             device.usm_path = UsmPath::Intel;

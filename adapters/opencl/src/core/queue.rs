@@ -54,7 +54,8 @@ impl Queue {
         let mut properties = conv::queue_flags_to_cl(flags);
         let device_properties = device.queue_properties()?;
         let out_of_order = properties & sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0
-            && device_properties & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0;
+            && device_properties & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0
+            && device.out_of_order_queues;
         if !out_of_order {
             properties &= !sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
         }
@@ -119,6 +120,11 @@ impl Queue {
         for &h in wait_list {
             let e = Event::from_handle(h).map_err(|_| UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST)?;
             if e.context.cl.get() == self.context.cl.get() {
+                // OpenCL guarantees progress across queues only once the
+                // other queue is flushed.
+                if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), self)) {
+                    q.cl.flush().ur()?;
+                }
                 waits.push(e.cl.get());
             } else {
                 e.wait()?;
