@@ -132,6 +132,8 @@ pub struct IntelUsm {
 
 impl IntelUsm {
     /// All eight entry points of the platform, or `None` if any is missing.
+    // Each transmute's target is the type of the field it initialises.
+    #[allow(clippy::missing_transmute_annotations)]
     pub fn load(platform: cl_platform_id) -> Option<IntelUsm> {
         macro_rules! entry {
             ($name:literal) => {{

@@ -36,8 +36,7 @@ unsafe fn events_wait(
     let command = if barrier { UR_COMMAND_EVENTS_WAIT_WITH_BARRIER } else { UR_COMMAND_EVENTS_WAIT };
     // With an empty list both wait for everything enqueued before. On an
     // in-order queue every command already waits for the one before it, so
-    // a barrier is a marker there (which also spares Intel's CPU runtime a
-    // barrier on another queue's event, where it was seen to stall).
+    // a barrier is a marker there.
     let barrier = barrier && q.out_of_order;
     q.submit(command, waits, ph_event, |w, ev| marker(q.cl.get(), barrier, w, ev))?;
     Ok(())
@@ -96,7 +95,7 @@ pub unsafe extern "C" fn urEnqueueUSMFill(
         if p_mem.is_null() || p_pattern.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
-        if pattern_size == 0 || size == 0 || pattern_size > size || size % pattern_size != 0 {
+        if pattern_size == 0 || size == 0 || pattern_size > size || !size.is_multiple_of(pattern_size) {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         if !is_power_of_two(pattern_size) {
@@ -252,8 +251,8 @@ pub unsafe extern "C" fn urEnqueueUSMFill2D(
             || height == 0
             || !is_power_of_two(pattern_size)
             || pattern_size > area
-            || area % pattern_size != 0
-            || width % pattern_size != 0
+            || !area.is_multiple_of(pattern_size)
+            || !width.is_multiple_of(pattern_size)
         {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }

@@ -256,7 +256,6 @@ pub unsafe extern "C" fn urProgramGetInfo(
         }
         let out = InfoOut::new(size, value, size_ret)?;
         if prop == UR_PROGRAM_INFO_BINARIES {
-            drop(out);
             return program.binaries(size, value, size_ret);
         }
         program.get_info(prop, out)
