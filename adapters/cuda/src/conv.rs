@@ -17,9 +17,14 @@ pub fn cu_error(e: CUresult) -> ur_result_t {
         CUDA_ERROR_NOT_INITIALIZED | CUDA_ERROR_DEINITIALIZED => UR_RESULT_ERROR_UNINITIALIZED,
         CUDA_ERROR_NO_DEVICE => UR_RESULT_ERROR_DEVICE_NOT_FOUND,
         CUDA_ERROR_INVALID_DEVICE => UR_RESULT_ERROR_INVALID_DEVICE,
-        CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED => UR_RESULT_ERROR_INVALID_CONTEXT,
-        CUDA_ERROR_INVALID_IMAGE | CUDA_ERROR_NO_BINARY_FOR_GPU | CUDA_ERROR_INVALID_PTX
-        | CUDA_ERROR_UNSUPPORTED_PTX_VERSION | CUDA_ERROR_INVALID_SOURCE => UR_RESULT_ERROR_PROGRAM_BUILD_FAILURE,
+        CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_CONTEXT_IS_DESTROYED => {
+            UR_RESULT_ERROR_INVALID_CONTEXT
+        }
+        CUDA_ERROR_INVALID_IMAGE
+        | CUDA_ERROR_NO_BINARY_FOR_GPU
+        | CUDA_ERROR_INVALID_PTX
+        | CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+        | CUDA_ERROR_INVALID_SOURCE => UR_RESULT_ERROR_PROGRAM_BUILD_FAILURE,
         CUDA_ERROR_JIT_COMPILER_NOT_FOUND | CUDA_ERROR_JIT_COMPILATION_DISABLED => {
             UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE
         }
@@ -27,9 +32,15 @@ pub fn cu_error(e: CUresult) -> ur_result_t {
         CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES | CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE => {
             UR_RESULT_ERROR_OUT_OF_RESOURCES
         }
-        CUDA_ERROR_ILLEGAL_ADDRESS | CUDA_ERROR_LAUNCH_FAILED | CUDA_ERROR_ECC_UNCORRECTABLE
-        | CUDA_ERROR_HARDWARE_STACK_ERROR | CUDA_ERROR_ILLEGAL_INSTRUCTION | CUDA_ERROR_MISALIGNED_ADDRESS
-        | CUDA_ERROR_INVALID_ADDRESS_SPACE | CUDA_ERROR_INVALID_PC | CUDA_ERROR_LAUNCH_TIMEOUT
+        CUDA_ERROR_ILLEGAL_ADDRESS
+        | CUDA_ERROR_LAUNCH_FAILED
+        | CUDA_ERROR_ECC_UNCORRECTABLE
+        | CUDA_ERROR_HARDWARE_STACK_ERROR
+        | CUDA_ERROR_ILLEGAL_INSTRUCTION
+        | CUDA_ERROR_MISALIGNED_ADDRESS
+        | CUDA_ERROR_INVALID_ADDRESS_SPACE
+        | CUDA_ERROR_INVALID_PC
+        | CUDA_ERROR_LAUNCH_TIMEOUT
         | CUDA_ERROR_ASSERT => UR_RESULT_ERROR_DEVICE_LOST,
         CUDA_ERROR_NOT_SUPPORTED => UR_RESULT_ERROR_UNSUPPORTED_FEATURE,
         other => {
@@ -57,18 +68,62 @@ impl<T> CuExt<T> for Result<T, CUresult> {
 pub fn usm_advice(flags: ur_usm_advice_flags_t) -> Vec<(cudarc::driver::sys::CUmem_advise, bool)> {
     use cudarc::driver::sys::CUmem_advise::*;
     let table = [
-        (UR_USM_ADVICE_FLAG_SET_READ_MOSTLY, CU_MEM_ADVISE_SET_READ_MOSTLY, true),
-        (UR_USM_ADVICE_FLAG_CLEAR_READ_MOSTLY, CU_MEM_ADVISE_UNSET_READ_MOSTLY, true),
-        (UR_USM_ADVICE_FLAG_SET_PREFERRED_LOCATION, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, true),
-        (UR_USM_ADVICE_FLAG_CLEAR_PREFERRED_LOCATION, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, true),
-        (UR_USM_ADVICE_FLAG_SET_ACCESSED_BY_DEVICE, CU_MEM_ADVISE_SET_ACCESSED_BY, true),
-        (UR_USM_ADVICE_FLAG_CLEAR_ACCESSED_BY_DEVICE, CU_MEM_ADVISE_UNSET_ACCESSED_BY, true),
-        (UR_USM_ADVICE_FLAG_SET_PREFERRED_LOCATION_HOST, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, false),
-        (UR_USM_ADVICE_FLAG_CLEAR_PREFERRED_LOCATION_HOST, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, false),
-        (UR_USM_ADVICE_FLAG_SET_ACCESSED_BY_HOST, CU_MEM_ADVISE_SET_ACCESSED_BY, false),
-        (UR_USM_ADVICE_FLAG_CLEAR_ACCESSED_BY_HOST, CU_MEM_ADVISE_UNSET_ACCESSED_BY, false),
+        (
+            UR_USM_ADVICE_FLAG_SET_READ_MOSTLY,
+            CU_MEM_ADVISE_SET_READ_MOSTLY,
+            true,
+        ),
+        (
+            UR_USM_ADVICE_FLAG_CLEAR_READ_MOSTLY,
+            CU_MEM_ADVISE_UNSET_READ_MOSTLY,
+            true,
+        ),
+        (
+            UR_USM_ADVICE_FLAG_SET_PREFERRED_LOCATION,
+            CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+            true,
+        ),
+        (
+            UR_USM_ADVICE_FLAG_CLEAR_PREFERRED_LOCATION,
+            CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
+            true,
+        ),
+        (
+            UR_USM_ADVICE_FLAG_SET_ACCESSED_BY_DEVICE,
+            CU_MEM_ADVISE_SET_ACCESSED_BY,
+            true,
+        ),
+        (
+            UR_USM_ADVICE_FLAG_CLEAR_ACCESSED_BY_DEVICE,
+            CU_MEM_ADVISE_UNSET_ACCESSED_BY,
+            true,
+        ),
+        (
+            UR_USM_ADVICE_FLAG_SET_PREFERRED_LOCATION_HOST,
+            CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+            false,
+        ),
+        (
+            UR_USM_ADVICE_FLAG_CLEAR_PREFERRED_LOCATION_HOST,
+            CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
+            false,
+        ),
+        (
+            UR_USM_ADVICE_FLAG_SET_ACCESSED_BY_HOST,
+            CU_MEM_ADVISE_SET_ACCESSED_BY,
+            false,
+        ),
+        (
+            UR_USM_ADVICE_FLAG_CLEAR_ACCESSED_BY_HOST,
+            CU_MEM_ADVISE_UNSET_ACCESSED_BY,
+            false,
+        ),
     ];
-    table.iter().filter(|(ur, _, _)| flags & ur.0 != 0).map(|&(_, cu, dev)| (cu, dev)).collect()
+    table
+        .iter()
+        .filter(|(ur, _, _)| flags & ur.0 != 0)
+        .map(|&(_, cu, dev)| (cu, dev))
+        .collect()
 }
 
 /// Nanoseconds from milliseconds as CUDA's event timer reports them.
@@ -82,14 +137,25 @@ mod tests {
 
     #[test]
     fn common_errors_map_to_their_ur_names() {
-        assert_eq!(cu_error(CUresult::CUDA_ERROR_OUT_OF_MEMORY), UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
-        assert_eq!(cu_error(CUresult::CUDA_ERROR_INVALID_PTX), UR_RESULT_ERROR_PROGRAM_BUILD_FAILURE);
-        assert_eq!(cu_error(CUresult::CUDA_ERROR_NOT_FOUND), UR_RESULT_ERROR_INVALID_KERNEL_NAME);
+        assert_eq!(
+            cu_error(CUresult::CUDA_ERROR_OUT_OF_MEMORY),
+            UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY
+        );
+        assert_eq!(
+            cu_error(CUresult::CUDA_ERROR_INVALID_PTX),
+            UR_RESULT_ERROR_PROGRAM_BUILD_FAILURE
+        );
+        assert_eq!(
+            cu_error(CUresult::CUDA_ERROR_NOT_FOUND),
+            UR_RESULT_ERROR_INVALID_KERNEL_NAME
+        );
     }
 
     #[test]
     fn advice_translation_keeps_direction() {
-        let a = usm_advice(UR_USM_ADVICE_FLAG_SET_READ_MOSTLY.0 | UR_USM_ADVICE_FLAG_SET_ACCESSED_BY_HOST.0);
+        let a = usm_advice(
+            UR_USM_ADVICE_FLAG_SET_READ_MOSTLY.0 | UR_USM_ADVICE_FLAG_SET_ACCESSED_BY_HOST.0,
+        );
         assert_eq!(a.len(), 2);
         assert!(a.iter().any(|&(_, dev)| !dev));
     }

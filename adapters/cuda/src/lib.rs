@@ -40,6 +40,7 @@ pub static DDI: ur_dditable_t = {
     d.Platform.pfnGetInfo = Some(platform::urPlatformGetInfo);
     d.Platform.pfnGetApiVersion = Some(platform::urPlatformGetApiVersion);
     d.Platform.pfnGetBackendOption = Some(platform::urPlatformGetBackendOption);
+    d.Platform.pfnGetNativeHandle = Some(platform::urPlatformGetNativeHandle);
 
     d.Device.pfnGet = Some(device::urDeviceGet);
     d.Device.pfnGetInfo = Some(device::urDeviceGetInfo);
@@ -63,6 +64,7 @@ pub static DDI: ur_dditable_t = {
     d.Queue.pfnGetNativeHandle = Some(queue::urQueueGetNativeHandle);
     d.Queue.pfnFinish = Some(queue::urQueueFinish);
     d.Queue.pfnFlush = Some(queue::urQueueFlush);
+    d.QueueExp.pfnIsGraphCaptureEnabledExp = Some(queue::urQueueIsGraphCaptureEnabledExp);
 
     d.Event.pfnGetInfo = Some(event::urEventGetInfo);
     d.Event.pfnGetProfilingInfo = Some(event::urEventGetProfilingInfo);
@@ -70,6 +72,7 @@ pub static DDI: ur_dditable_t = {
     d.Event.pfnRetain = Some(event::urEventRetain);
     d.Event.pfnRelease = Some(event::urEventRelease);
     d.Event.pfnGetNativeHandle = Some(event::urEventGetNativeHandle);
+    d.Event.pfnSetCallback = Some(event::urEventSetCallback);
 
     d.USM.pfnHostAlloc = Some(usm::urUSMHostAlloc);
     d.USM.pfnDeviceAlloc = Some(usm::urUSMDeviceAlloc);

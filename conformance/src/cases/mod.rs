@@ -4,6 +4,7 @@ use crate::harness::Case;
 
 pub mod adapter;
 pub mod context;
+pub mod cuda;
 pub mod device;
 pub mod enqueue;
 pub mod event;
@@ -29,6 +30,7 @@ pub fn all() -> Vec<&'static Case> {
         enqueue::CASES,
         program::CASES,
         kernel::CASES,
+        cuda::CASES,
         unsupported::CASES,
     ]
     .into_iter()

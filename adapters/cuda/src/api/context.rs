@@ -26,7 +26,13 @@ pub unsafe extern "C" fn urContextCreate(
         }
         let devices = slice_arg(phDevices, DeviceCount)?
             .iter()
-            .map(|&d| if d.is_null() { Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE) } else { arc::<Device>(d) })
+            .map(|&d| {
+                if d.is_null() {
+                    Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE)
+                } else {
+                    arc::<Device>(d)
+                }
+            })
             .collect::<UrResult<Vec<_>>>()?;
         let context = Context::new(devices)?;
         *phContext = handle::into_handle(context);
@@ -57,9 +63,17 @@ pub unsafe extern "C" fn urContextGetInfo(
         let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
         match propName {
             UR_CONTEXT_INFO_NUM_DEVICES => out.value(context.devices.len() as u32),
-            UR_CONTEXT_INFO_DEVICES => out.slice(&context.devices.iter().map(|d| d.handle()).collect::<Vec<_>>()),
+            UR_CONTEXT_INFO_DEVICES => out.slice(
+                &context
+                    .devices
+                    .iter()
+                    .map(|d| d.handle())
+                    .collect::<Vec<_>>(),
+            ),
             UR_CONTEXT_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(context)),
-            UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT | UR_CONTEXT_INFO_USM_FILL2D_SUPPORT => out.bool(false),
+            UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT | UR_CONTEXT_INFO_USM_FILL2D_SUPPORT => {
+                out.bool(false)
+            }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     })

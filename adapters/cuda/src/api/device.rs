@@ -5,7 +5,7 @@ use super::borrow;
 use crate::core::device::Device;
 use crate::core::event::now_ns;
 use crate::core::platform::Platform;
-use ur_core::boundary::{ffi_call, slice_arg, write_out, write_optional};
+use ur_core::boundary::{ffi_call, slice_arg, write_optional, write_out};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -18,7 +18,7 @@ pub unsafe extern "C" fn urDeviceGet(
 ) -> ur_result_t {
     ffi_call(|| {
         let platform = borrow::<Platform>(hPlatform)?;
-        if DeviceType.0 > UR_DEVICE_TYPE_VPU.0 || DeviceType.0 == 0 {
+        if DeviceType.0 > UR_DEVICE_TYPE_CUSTOM.0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
         if NumEntries == 0 && !phDevices.is_null() {
@@ -26,6 +26,9 @@ pub unsafe extern "C" fn urDeviceGet(
         }
         if phDevices.is_null() && pNumDevices.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        if phDevices.is_null() && NumEntries > 0 {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
         let matching: &[_] = match DeviceType {
             UR_DEVICE_TYPE_GPU | UR_DEVICE_TYPE_ALL => &platform.devices,
@@ -51,6 +54,9 @@ pub unsafe extern "C" fn urDeviceGetInfo(
 ) -> ur_result_t {
     ffi_call(|| {
         let device = borrow::<Device>(hDevice)?;
+        if propName.0 > UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
         let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
         device.info(propName, out)
     })
@@ -83,7 +89,10 @@ pub unsafe extern "C" fn urDeviceSelectBinary(
             !b.pDeviceTargetSpec.is_null()
                 && std::ffi::CStr::from_ptr(b.pDeviceTargetSpec).to_bytes() == b"nvptx64"
         };
-        let i = binaries.iter().position(nvptx).ok_or(UR_RESULT_ERROR_INVALID_BINARY)?;
+        let i = binaries
+            .iter()
+            .position(nvptx)
+            .ok_or(UR_RESULT_ERROR_INVALID_BINARY)?;
         *pSelectedBinary = i as u32;
         Ok(())
     })

@@ -79,7 +79,8 @@ pub unsafe extern "C" fn urEnqueueUSMFill(
         if pMem.is_null() || pPattern.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
-        if patternSize == 0 || size == 0 || patternSize > size || !size.is_multiple_of(patternSize) {
+        if patternSize == 0 || size == 0 || patternSize > size || !size.is_multiple_of(patternSize)
+        {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         if !patternSize.is_power_of_two() {
@@ -88,7 +89,10 @@ pub unsafe extern "C" fn urEnqueueUSMFill(
         q.context.usm.check_range(pMem as usize, size)?;
         let wait = wait_list(phEventWaitList, numEventsInWaitList)?;
         let pattern = std::slice::from_raw_parts(pPattern as *const u8, patternSize);
-        give_event(phEvent, q.usm_fill(pMem, pattern, size, &wait, !phEvent.is_null())?);
+        give_event(
+            phEvent,
+            q.usm_fill(pMem, pattern, size, &wait, !phEvent.is_null())?,
+        );
         Ok(())
     })
 }
@@ -118,7 +122,10 @@ pub unsafe extern "C" fn urEnqueueUSMMemcpy(
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         let wait = wait_list(phEventWaitList, numEventsInWaitList)?;
-        give_event(phEvent, q.usm_memcpy(blocking, pDst, pSrc, size, &wait, !phEvent.is_null())?);
+        give_event(
+            phEvent,
+            q.usm_memcpy(blocking, pDst, pSrc, size, &wait, !phEvent.is_null())?,
+        );
         Ok(())
     })
 }
@@ -145,7 +152,10 @@ pub unsafe extern "C" fn urEnqueueUSMPrefetch(
         }
         q.context.usm.check_range(pMem as usize, size)?;
         let wait = wait_list(phEventWaitList, numEventsInWaitList)?;
-        give_event(phEvent, q.usm_prefetch(pMem, size, flags, &wait, !phEvent.is_null())?);
+        give_event(
+            phEvent,
+            q.usm_prefetch(pMem, size, flags, &wait, !phEvent.is_null())?,
+        );
         Ok(())
     })
 }
@@ -169,7 +179,10 @@ pub unsafe extern "C" fn urEnqueueUSMAdvise(
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         q.context.usm.check_range(pMem as usize, size)?;
-        give_event(phEvent, q.usm_advise(pMem, size, advice, !phEvent.is_null())?);
+        give_event(
+            phEvent,
+            q.usm_advise(pMem, size, advice, !phEvent.is_null())?,
+        );
         Ok(())
     })
 }
@@ -210,9 +223,11 @@ pub unsafe extern "C" fn urEnqueueKernelLaunchWithArgsExp(
         }
         let n = workDim as usize;
         let range = NdRange {
-            offset: (!pGlobalWorkOffset.is_null()).then(|| std::slice::from_raw_parts(pGlobalWorkOffset, n)),
+            offset: (!pGlobalWorkOffset.is_null())
+                .then(|| std::slice::from_raw_parts(pGlobalWorkOffset, n)),
             global: std::slice::from_raw_parts(pGlobalWorkSize, n),
-            local: (!pLocalWorkSize.is_null()).then(|| std::slice::from_raw_parts(pLocalWorkSize, n)),
+            local: (!pLocalWorkSize.is_null())
+                .then(|| std::slice::from_raw_parts(pLocalWorkSize, n)),
         };
         let mut args = Vec::with_capacity(numArgs as usize);
         for a in slice_arg(pArgs, numArgs)? {
@@ -225,7 +240,11 @@ pub unsafe extern "C" fn urEnqueueKernelLaunchWithArgsExp(
                     if p.is_null() && a.size > 0 {
                         return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
                     }
-                    Arg::Value(if a.size == 0 { Vec::new() } else { std::slice::from_raw_parts(p, a.size).to_vec() })
+                    Arg::Value(if a.size == 0 {
+                        Vec::new()
+                    } else {
+                        std::slice::from_raw_parts(p, a.size).to_vec()
+                    })
                 }
                 UR_EXP_KERNEL_ARG_TYPE_POINTER => Arg::Pointer(a.value.pointer as usize),
                 UR_EXP_KERNEL_ARG_TYPE_LOCAL => Arg::Local(a.size),
@@ -235,7 +254,10 @@ pub unsafe extern "C" fn urEnqueueKernelLaunchWithArgsExp(
             args.push((a.index, arg));
         }
         let wait = wait_list(phEventWaitList, numEventsInWaitList)?;
-        give_event(phEvent, q.launch(kernel, range, &args, cooperative, &wait, !phEvent.is_null())?);
+        give_event(
+            phEvent,
+            q.launch(kernel, range, &args, cooperative, &wait, !phEvent.is_null())?,
+        );
         Ok(())
     })
 }
@@ -258,8 +280,11 @@ unsafe fn alloc_async(
     if ppMem.is_null() {
         return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
     }
-    let pool: Option<Arc<UsmPool>> =
-        if pPool.is_null() { None } else { Some(clone_arc::<UsmPool>(pPool, &crate::DDI)?) };
+    let pool: Option<Arc<UsmPool>> = if pPool.is_null() {
+        None
+    } else {
+        Some(clone_arc::<UsmPool>(pPool, &crate::DDI)?)
+    };
     let wait = wait_list(phEventWaitList, numEventsInWaitList)?;
     let (ptr, event) = q.usm_alloc_async(kind, pool, size, &wait, !phEvent.is_null())?;
     *ppMem = ptr;
@@ -278,7 +303,17 @@ pub unsafe extern "C" fn urEnqueueUSMDeviceAllocExp(
     phEvent: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        alloc_async(UsmKind::Device, hQueue, pPool, size, pProperties, numEventsInWaitList, phEventWaitList, ppMem, phEvent)
+        alloc_async(
+            UsmKind::Device,
+            hQueue,
+            pPool,
+            size,
+            pProperties,
+            numEventsInWaitList,
+            phEventWaitList,
+            ppMem,
+            phEvent,
+        )
     })
 }
 
@@ -293,7 +328,17 @@ pub unsafe extern "C" fn urEnqueueUSMSharedAllocExp(
     phEvent: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        alloc_async(UsmKind::Shared, hQueue, pPool, size, pProperties, numEventsInWaitList, phEventWaitList, ppMem, phEvent)
+        alloc_async(
+            UsmKind::Shared,
+            hQueue,
+            pPool,
+            size,
+            pProperties,
+            numEventsInWaitList,
+            phEventWaitList,
+            ppMem,
+            phEvent,
+        )
     })
 }
 
@@ -308,7 +353,17 @@ pub unsafe extern "C" fn urEnqueueUSMHostAllocExp(
     phEvent: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        alloc_async(UsmKind::Host, hQueue, pPool, size, pProperties, numEventsInWaitList, phEventWaitList, ppMem, phEvent)
+        alloc_async(
+            UsmKind::Host,
+            hQueue,
+            pPool,
+            size,
+            pProperties,
+            numEventsInWaitList,
+            phEventWaitList,
+            ppMem,
+            phEvent,
+        )
     })
 }
 
@@ -325,9 +380,16 @@ pub unsafe extern "C" fn urEnqueueUSMFreeExp(
         if pMem.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
-        let pool = if pPool.is_null() { None } else { Some(borrow::<UsmPool>(pPool)?) };
+        let pool = if pPool.is_null() {
+            None
+        } else {
+            Some(borrow::<UsmPool>(pPool)?)
+        };
         let wait = wait_list(phEventWaitList, numEventsInWaitList)?;
-        give_event(phEvent, q.usm_free_async(pool, pMem, &wait, !phEvent.is_null())?);
+        give_event(
+            phEvent,
+            q.usm_free_async(pool, pMem, &wait, !phEvent.is_null())?,
+        );
         Ok(())
     })
 }

@@ -43,7 +43,10 @@ pub unsafe extern "C" fn urEventGetProfilingInfo(
     })
 }
 
-pub unsafe extern "C" fn urEventWait(numEvents: u32, phEventWaitList: *const ur_event_handle_t) -> ur_result_t {
+pub unsafe extern "C" fn urEventWait(
+    numEvents: u32,
+    phEventWaitList: *const ur_event_handle_t,
+) -> ur_result_t {
     ffi_call(|| {
         if phEventWaitList.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
@@ -75,5 +78,26 @@ pub unsafe extern "C" fn urEventGetNativeHandle(
         let event = borrow::<Event>(hEvent)?;
         let raw = event.cu_event().map_or(std::ptr::null_mut(), |e| e.raw());
         write_out(phNativeEvent, raw as ur_native_handle_t)
+    })
+}
+
+pub unsafe extern "C" fn urEventSetCallback(
+    hEvent: ur_event_handle_t,
+    execStatus: ur_execution_info_t,
+    pfnNotify: ur_event_callback_t,
+    pUserData: *mut core::ffi::c_void,
+) -> ur_result_t {
+    ffi_call(|| {
+        let event = super::arc::<Event>(hEvent)?;
+        if execStatus.0 > UR_EXECUTION_INFO_QUEUED.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        let notify = pfnNotify.ok_or(UR_RESULT_ERROR_INVALID_NULL_POINTER)?;
+        // CUDA tells completion only; the earlier stages have no signal.
+        if execStatus != UR_EXECUTION_INFO_COMPLETE {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
+        }
+        event.on_complete(notify, pUserData);
+        Ok(())
     })
 }

@@ -65,7 +65,11 @@ pub unsafe extern "C" fn urKernelGetGroupInfo(
         if propName.0 > UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE.0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
-        kernel.group_info(device, propName, InfoOut::new(propSize, pPropValue, pPropSizeRet)?)
+        kernel.group_info(
+            device,
+            propName,
+            InfoOut::new(propSize, pPropValue, pPropSizeRet)?,
+        )
     })
 }
 
@@ -83,7 +87,11 @@ pub unsafe extern "C" fn urKernelGetSubGroupInfo(
         if propName.0 > UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL.0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
-        kernel.sub_group_info(device, propName, InfoOut::new(propSize, pPropValue, pPropSizeRet)?)
+        kernel.sub_group_info(
+            device,
+            propName,
+            InfoOut::new(propSize, pPropValue, pPropSizeRet)?,
+        )
     })
 }
 
@@ -94,7 +102,10 @@ pub unsafe extern "C" fn urKernelGetNativeHandle(
     ffi_call(|| {
         let kernel = borrow::<Kernel>(hKernel)?;
         let device = &kernel.program.images[0].device;
-        write_out(phNativeKernel, kernel.native_for(device)? as ur_native_handle_t)
+        write_out(
+            phNativeKernel,
+            kernel.native_for(device)? as ur_native_handle_t,
+        )
     })
 }
 
@@ -116,7 +127,10 @@ pub unsafe extern "C" fn urKernelGetSuggestedLocalWorkSize(
             return Err(UR_RESULT_ERROR_INVALID_WORK_DIMENSION);
         }
         let n = numWorkDim as usize;
-        let local = kernel.suggest_local(&queue.device, std::slice::from_raw_parts(pGlobalWorkSize, n))?;
+        let local = kernel.suggest_local(
+            &queue.device,
+            std::slice::from_raw_parts(pGlobalWorkSize, n),
+        )?;
         std::ptr::copy_nonoverlapping(local.as_ptr(), pSuggestedLocalWorkSize, n);
         Ok(())
     })

@@ -43,7 +43,10 @@ pub unsafe fn arc<T: UrObject>(h: *mut T::Handle) -> UrResult<Arc<T>> {
 /// # Safety
 /// As for [`ur_core::boundary::wait_list_arg`]; every handle must be readable.
 #[inline]
-pub unsafe fn wait_list<'a>(list: *const ur_event_handle_t, count: u32) -> UrResult<Vec<&'a Event>> {
+pub unsafe fn wait_list<'a>(
+    list: *const ur_event_handle_t,
+    count: u32,
+) -> UrResult<Vec<&'a Event>> {
     ur_core::boundary::wait_list_arg(list, count)?
         .iter()
         .map(|&h| borrow::<Event>(h).map_err(|_| UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST))
@@ -71,5 +74,7 @@ pub unsafe fn str_arg<'a>(p: *const core::ffi::c_char) -> UrResult<&'a str> {
     if p.is_null() {
         return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
     }
-    std::ffi::CStr::from_ptr(p).to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)
+    std::ffi::CStr::from_ptr(p)
+        .to_str()
+        .map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)
 }

@@ -3,7 +3,7 @@
 use super::borrow;
 use crate::api::adapter::ADAPTER;
 use crate::core::platform::Platform;
-use ur_core::boundary::{ffi_call, write_out, write_optional};
+use ur_core::boundary::{ffi_call, write_optional, write_out};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -84,11 +84,30 @@ pub unsafe extern "C" fn urPlatformGetBackendOption(
         // The driver JIT takes PTX as it is: optimisation levels and
         // precision hints from the frontend have no backend spelling.
         let mapped: &'static std::ffi::CStr = match option {
-            "-O0" | "-O1" | "-O2" | "-O3" | "-ftarget-compile-fast" | "-foffload-fp32-prec-div"
+            "-O0"
+            | "-O1"
+            | "-O2"
+            | "-O3"
+            | "-ftarget-compile-fast"
+            | "-foffload-fp32-prec-div"
             | "-foffload-fp32-prec-sqrt" => c"",
             _ => return Err(UR_RESULT_ERROR_INVALID_VALUE),
         };
         *ppPlatformOption = mapped.as_ptr();
         Ok(())
+    })
+}
+
+pub unsafe extern "C" fn urPlatformGetNativeHandle(
+    hPlatform: ur_platform_handle_t,
+    phNativePlatform: *mut ur_native_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        borrow::<Platform>(hPlatform)?;
+        if phNativePlatform.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        // The CUDA driver has no platform object to hand out.
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     })
 }

@@ -5,7 +5,7 @@ use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::program::Program;
 use std::ffi::c_void;
-use ur_core::boundary::{ffi_call, slice_arg, write_out, write_optional};
+use ur_core::boundary::{ffi_call, slice_arg, write_optional, write_out};
 use ur_core::handle;
 use ur_core::info::InfoOut;
 use ur_core::*;
@@ -21,7 +21,8 @@ pub unsafe extern "C" fn urProgramCreateWithBinary(
 ) -> ur_result_t {
     ffi_call(|| {
         let context = arc::<Context>(hContext)?;
-        if phDevices.is_null() || pLengths.is_null() || ppBinaries.is_null() || phProgram.is_null() {
+        if phDevices.is_null() || pLengths.is_null() || ppBinaries.is_null() || phProgram.is_null()
+        {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
         if !pProperties.is_null() {
@@ -89,7 +90,11 @@ pub unsafe extern "C" fn urProgramBuildExp(
         let program = borrow::<Program>(hProgram)?;
         for &d in slice_arg(phDevices as *const ur_device_handle_t, numDevices)? {
             let device = borrow::<Device>(d)?;
-            if !program.images.iter().any(|im| std::ptr::eq(&*im.device, device)) {
+            if !program
+                .images
+                .iter()
+                .any(|im| std::ptr::eq(&*im.device, device))
+            {
                 return Err(UR_RESULT_ERROR_INVALID_DEVICE);
             }
         }
@@ -145,7 +150,11 @@ pub unsafe extern "C" fn urProgramGetBuildInfo(
         if propName.0 > UR_PROGRAM_BUILD_INFO_BINARY_TYPE.0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
-        program.build_info(device, propName, InfoOut::new(propSize, pPropValue, pPropSizeRet)?)
+        program.build_info(
+            device,
+            propName,
+            InfoOut::new(propSize, pPropValue, pPropSizeRet)?,
+        )
     })
 }
 
@@ -175,7 +184,10 @@ pub unsafe extern "C" fn urProgramGetNativeHandle(
 ) -> ur_result_t {
     ffi_call(|| {
         let program = borrow::<Program>(hProgram)?;
-        let first = program.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?;
+        let first = program
+            .images
+            .first()
+            .ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?;
         let module = program.module_for(&first.device)?;
         write_out(phNativeProgram, module.raw() as ur_native_handle_t)
     })

@@ -21,13 +21,20 @@ pub unsafe extern "C" fn urQueueCreate(
         if phQueue.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
-        let flags = if pProperties.is_null() { 0 } else { (*pProperties).flags };
+        let flags = if pProperties.is_null() {
+            0
+        } else {
+            (*pProperties).flags
+        };
         if flags & UR_QUEUE_FLAGS_MASK != 0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
         let both = |a: ur_queue_flag_t, b: ur_queue_flag_t| flags & a.0 != 0 && flags & b.0 != 0;
         if both(UR_QUEUE_FLAG_PRIORITY_HIGH, UR_QUEUE_FLAG_PRIORITY_LOW)
-            || both(UR_QUEUE_FLAG_SUBMISSION_BATCHED, UR_QUEUE_FLAG_SUBMISSION_IMMEDIATE)
+            || both(
+                UR_QUEUE_FLAG_SUBMISSION_BATCHED,
+                UR_QUEUE_FLAG_SUBMISSION_IMMEDIATE,
+            )
         {
             return Err(UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES);
         }
@@ -73,7 +80,10 @@ pub unsafe extern "C" fn urQueueGetNativeHandle(
 ) -> ur_result_t {
     ffi_call(|| {
         let queue = borrow::<Queue>(hQueue)?;
-        write_out(phNativeQueue, queue.first_stream().raw() as ur_native_handle_t)
+        write_out(
+            phNativeQueue,
+            queue.first_stream().raw() as ur_native_handle_t,
+        )
     })
 }
 
@@ -84,4 +94,15 @@ pub unsafe extern "C" fn urQueueFinish(hQueue: ur_queue_handle_t) -> ur_result_t
 pub unsafe extern "C" fn urQueueFlush(hQueue: ur_queue_handle_t) -> ur_result_t {
     // CUDA submits work as it is enqueued.
     ffi_call(|| borrow::<Queue>(hQueue).map(drop))
+}
+
+pub unsafe extern "C" fn urQueueIsGraphCaptureEnabledExp(
+    hQueue: ur_queue_handle_t,
+    pResult: *mut bool,
+) -> ur_result_t {
+    // Graph capture is not offered, so no queue is ever capturing.
+    ffi_call(|| {
+        borrow::<Queue>(hQueue)?;
+        write_out(pResult, false)
+    })
 }

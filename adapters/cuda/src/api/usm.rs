@@ -23,11 +23,14 @@ unsafe fn read_desc(desc: *const ur_usm_desc_t) -> UrResult<usize> {
     }
     for_each_in_chain(d.pNext, |stype, p| {
         match stype {
-            UR_STRUCTURE_TYPE_USM_HOST_DESC if (*(p as *const ur_usm_host_desc_t)).flags & UR_USM_HOST_MEM_FLAGS_MASK != 0 => {
+            UR_STRUCTURE_TYPE_USM_HOST_DESC
+                if (*(p as *const ur_usm_host_desc_t)).flags & UR_USM_HOST_MEM_FLAGS_MASK != 0 =>
+            {
                 return Err(UR_RESULT_ERROR_INVALID_ENUMERATION)
             }
             UR_STRUCTURE_TYPE_USM_DEVICE_DESC
-                if (*(p as *const ur_usm_device_desc_t)).flags & UR_USM_DEVICE_MEM_FLAGS_MASK != 0 =>
+                if (*(p as *const ur_usm_device_desc_t)).flags & UR_USM_DEVICE_MEM_FLAGS_MASK
+                    != 0 =>
             {
                 return Err(UR_RESULT_ERROR_INVALID_ENUMERATION)
             }
@@ -61,8 +64,18 @@ unsafe fn alloc(
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
     }
-    let pool: Option<Arc<UsmPool>> = if pool.is_null() { None } else { Some(arc::<UsmPool>(pool)?) };
-    let ptr = context.usm_alloc(AllocRequest { kind, size, align, device: device.as_ref(), pool: pool.as_ref() })?;
+    let pool: Option<Arc<UsmPool>> = if pool.is_null() {
+        None
+    } else {
+        Some(arc::<UsmPool>(pool)?)
+    };
+    let ptr = context.usm_alloc(AllocRequest {
+        kind,
+        size,
+        align,
+        device: device.as_ref(),
+        pool: pool.as_ref(),
+    })?;
     *ppMem = ptr;
     Ok(())
 }
@@ -85,7 +98,17 @@ pub unsafe extern "C" fn urUSMDeviceAlloc(
     size: usize,
     ppMem: *mut *mut c_void,
 ) -> ur_result_t {
-    ffi_call(|| alloc(UsmKind::Device, hContext, Some(hDevice), pUSMDesc, pool, size, ppMem))
+    ffi_call(|| {
+        alloc(
+            UsmKind::Device,
+            hContext,
+            Some(hDevice),
+            pUSMDesc,
+            pool,
+            size,
+            ppMem,
+        )
+    })
 }
 
 pub unsafe extern "C" fn urUSMSharedAlloc(
@@ -96,10 +119,23 @@ pub unsafe extern "C" fn urUSMSharedAlloc(
     size: usize,
     ppMem: *mut *mut c_void,
 ) -> ur_result_t {
-    ffi_call(|| alloc(UsmKind::Shared, hContext, Some(hDevice), pUSMDesc, pool, size, ppMem))
+    ffi_call(|| {
+        alloc(
+            UsmKind::Shared,
+            hContext,
+            Some(hDevice),
+            pUSMDesc,
+            pool,
+            size,
+            ppMem,
+        )
+    })
 }
 
-pub unsafe extern "C" fn urUSMFree(hContext: ur_context_handle_t, pMem: *mut c_void) -> ur_result_t {
+pub unsafe extern "C" fn urUSMFree(
+    hContext: ur_context_handle_t,
+    pMem: *mut c_void,
+) -> ur_result_t {
     ffi_call(|| {
         let context = borrow::<Context>(hContext)?;
         if pMem.is_null() {
@@ -127,7 +163,13 @@ pub unsafe extern "C" fn urUSMGetMemAllocInfo(
         }
         let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
         let found = context.usm.with(pMem as usize, |a| {
-            (a.kind, a.base, a.size, a.device.as_ref().map(|d| d.handle()), a.pool.as_ref().map(|p| p.handle()))
+            (
+                a.kind,
+                a.base,
+                a.size,
+                a.device.as_ref().map(|d| d.handle()),
+                a.pool.as_ref().map(|p| p.handle()),
+            )
         });
         match (propName, found) {
             // Memory that is not ours is "unknown", as UR specifies.
@@ -139,7 +181,9 @@ pub unsafe extern "C" fn urUSMGetMemAllocInfo(
             (UR_USM_ALLOC_INFO_DEVICE, Some((_, _, _, device, _))) => {
                 out.value(device.unwrap_or(std::ptr::null_mut()))
             }
-            (UR_USM_ALLOC_INFO_POOL, Some((.., pool))) => out.value(pool.unwrap_or(std::ptr::null_mut())),
+            (UR_USM_ALLOC_INFO_POOL, Some((.., pool))) => {
+                out.value(pool.unwrap_or(std::ptr::null_mut()))
+            }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     })

@@ -12,7 +12,9 @@ use ur_core::info::InfoOut;
 use ur_core::*;
 
 /// Reads a pool descriptor: its flags and the optional limits in its chain.
-unsafe fn read_pool_desc(desc: *const ur_usm_pool_desc_t) -> UrResult<(ur_usm_pool_flags_t, Option<PoolLimits>)> {
+unsafe fn read_pool_desc(
+    desc: *const ur_usm_pool_desc_t,
+) -> UrResult<(ur_usm_pool_flags_t, Option<PoolLimits>)> {
     if desc.is_null() {
         return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
     }
@@ -24,7 +26,10 @@ unsafe fn read_pool_desc(desc: *const ur_usm_pool_desc_t) -> UrResult<(ur_usm_po
     for_each_in_chain(d.pNext, |stype, p| {
         if stype == UR_STRUCTURE_TYPE_USM_POOL_LIMITS_DESC {
             let l = &*(p as *const ur_usm_pool_limits_desc_t);
-            limits = Some(PoolLimits { max_poolable_size: l.maxPoolableSize, min_driver_alloc_size: l.minDriverAllocSize });
+            limits = Some(PoolLimits {
+                max_poolable_size: l.maxPoolableSize,
+                min_driver_alloc_size: l.minDriverAllocSize,
+            });
         }
         Ok(())
     })?;
@@ -108,9 +113,9 @@ pub unsafe extern "C" fn urUSMPoolDestroyExp(
     hPool: ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, _) = context_and_device(hContext, hDevice)?;
+        let (context, device) = context_and_device(hContext, hDevice)?;
         let pool = borrow::<UsmPool>(hPool)?;
-        if pool.is_default {
+        if pool.is_default || !pool.serves(&context, &device) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         context.forget_pool(pool);
@@ -140,7 +145,7 @@ pub unsafe extern "C" fn urUSMPoolSetDevicePoolExp(
     ffi_call(|| {
         let (context, device) = context_and_device(hContext, hDevice)?;
         let pool = arc::<UsmPool>(hPool)?;
-        if !std::ptr::eq(&*pool.device, &*device) || pool.context_handle() != context.handle() {
+        if !pool.serves(&context, &device) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         context.set_current_pool(&device, pool)
@@ -168,13 +173,19 @@ pub unsafe extern "C" fn urUSMPoolTrimToExp(
     minBytesToKeep: usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        context_and_device(hContext, hDevice)?;
-        borrow::<UsmPool>(hPool)?.trim_to(minBytesToKeep)
+        let (context, device) = context_and_device(hContext, hDevice)?;
+        let pool = borrow::<UsmPool>(hPool)?;
+        if !pool.serves(&context, &device) {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        pool.trim_to(minBytesToKeep)
     })
 }
 
 fn check_pool_prop(prop: ur_usm_pool_info_t) -> UrResult {
-    if prop.0 > UR_USM_POOL_INFO_USED_HIGH_EXP.0 || (prop.0 > UR_USM_POOL_INFO_CONTEXT.0 && prop.0 < 0x2050) {
+    if prop.0 > UR_USM_POOL_INFO_USED_HIGH_EXP.0
+        || (prop.0 > UR_USM_POOL_INFO_CONTEXT.0 && prop.0 < 0x2050)
+    {
         return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
     }
     Ok(())
@@ -203,13 +214,16 @@ pub unsafe extern "C" fn urUSMPoolGetInfoExp(
     ffi_call(|| {
         let pool = borrow::<UsmPool>(hPool)?;
         check_pool_prop(propName)?;
-        // This query has no size argument: the value has its natural size.
-        let natural = match propName {
-            UR_USM_POOL_INFO_REFERENCE_COUNT => std::mem::size_of::<u32>(),
-            UR_USM_POOL_INFO_CONTEXT => std::mem::size_of::<ur_context_handle_t>(),
-            _ => std::mem::size_of::<usize>(),
+        // The object queries belong to urUSMPoolGetInfo; every answer here
+        // is a size_t (the call has no size argument).
+        if propName == UR_USM_POOL_INFO_REFERENCE_COUNT || propName == UR_USM_POOL_INFO_CONTEXT {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
+        }
+        let size = if pPropValue.is_null() {
+            0
+        } else {
+            std::mem::size_of::<usize>()
         };
-        let size = if pPropValue.is_null() { 0 } else { natural };
         pool.info(propName, InfoOut::new(size, pPropValue, pPropSizeRet)?)
     })
 }

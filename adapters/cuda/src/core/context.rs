@@ -2,10 +2,16 @@
 //! the USM allocations made in it, and the pools its devices use by default.
 
 use super::device::Device;
-use super::usm::UsmRegistry;
+use super::engine::CudaMemory;
+use super::queue::Queue;
+use super::usm::{UsmKind, UsmRegistry};
 use super::usm_pool::UsmPool;
+use crate::driver::CuEvent;
 use crate::DDI;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use ur_core::engine::{self, Engine, LaneId, PoolConfig, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::log;
 use ur_core::*;
@@ -30,6 +36,16 @@ pub struct Context {
     pub usm: UsmRegistry,
     pools: Mutex<Vec<DevicePools>>,
     deleters: Mutex<Vec<Deleter>>,
+    /// The async pool engine of this context.
+    pub engine: Engine,
+    /// Set when an engine pool is first used: from then on every command is
+    /// recorded in the engine's graph.
+    tracking: AtomicBool,
+    /// Held while a command is recorded and put on its stream, so that every
+    /// recorded command's work is on its stream before anyone else looks.
+    submit_lock: Mutex<()>,
+    /// The queue behind each lane, to find events covering its commands.
+    lanes: Mutex<HashMap<LaneId, Weak<Queue>>>,
 }
 
 const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
@@ -52,6 +68,10 @@ impl Context {
             usm: UsmRegistry::default(),
             pools: Mutex::new(pools),
             deleters: Mutex::new(Vec::new()),
+            engine: Engine::new(),
+            tracking: AtomicBool::new(false),
+            submit_lock: Mutex::new(()),
+            lanes: Mutex::new(HashMap::new()),
         }))
     }
 
@@ -61,7 +81,10 @@ impl Context {
 
     /// The index of `device` in this context, or `INVALID_DEVICE`.
     pub fn device_index(&self, device: &Device) -> UrResult<usize> {
-        self.devices.iter().position(|d| std::ptr::eq(&**d, device)).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)
+        self.devices
+            .iter()
+            .position(|d| std::ptr::eq(&**d, device))
+            .ok_or(UR_RESULT_ERROR_INVALID_DEVICE)
     }
 
     pub fn has_device(&self, device: &Device) -> bool {
@@ -97,15 +120,88 @@ impl Context {
 
     /// Forgets `pool` as any device's current pool (it is being destroyed).
     pub fn forget_pool(&self, pool: &UsmPool) {
-        for p in self.pools.lock().unwrap_or_else(|e| e.into_inner()).iter_mut() {
+        for p in self
+            .pools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter_mut()
+        {
             if p.current.as_deref().is_some_and(|c| std::ptr::eq(c, pool)) {
                 p.current = None;
             }
         }
     }
 
-    pub fn add_deleter(&self, f: unsafe extern "C" fn(*mut core::ffi::c_void), user_data: *mut core::ffi::c_void) {
-        self.deleters.lock().unwrap_or_else(|e| e.into_inner()).push(Deleter { f, user_data: user_data as usize });
+    /// Whether commands are being recorded for the engine.
+    #[inline]
+    pub fn tracking(&self) -> bool {
+        self.tracking.load(Ordering::Acquire)
+    }
+
+    /// Starts recording commands (before the first engine allocation).
+    pub fn start_tracking(&self) {
+        self.tracking.store(true, Ordering::Release);
+    }
+
+    pub fn submit_lock(&self) -> MutexGuard<'_, ()> {
+        self.submit_lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn register_lane(&self, id: LaneId, queue: Weak<Queue>) {
+        self.lanes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, queue);
+    }
+
+    pub fn unregister_lane(&self, id: LaneId) {
+        self.lanes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+    }
+
+    /// A CUDA event whose completion implies command `s`'s, or `None` when it
+    /// has completed (or its queue is gone, which waited for it). Call with
+    /// the submit lock held.
+    pub fn event_covering(&self, s: Stamp) -> Option<Arc<CuEvent>> {
+        let queue = self
+            .lanes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&s.lane)?
+            .upgrade()?;
+        queue.event_covering(s.seq)
+    }
+
+    /// The engine's default pool of `kind` memory for `device`.
+    pub fn engine_default_pool(
+        &self,
+        device: &Arc<Device>,
+        kind: UsmKind,
+    ) -> UrResult<Arc<engine::Pool>> {
+        let key = self.device_index(device)?;
+        Ok(self.engine.default_pool(key, kind.engine_kind(), || {
+            let source: Arc<dyn engine::MemorySource> = Arc::new(CudaMemory {
+                device: device.clone(),
+                kind,
+            });
+            (source, PoolConfig::new(kind.engine_kind()))
+        }))
+    }
+
+    pub fn add_deleter(
+        &self,
+        f: unsafe extern "C" fn(*mut core::ffi::c_void),
+        user_data: *mut core::ffi::c_void,
+    ) {
+        self.deleters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Deleter {
+                f,
+                user_data: user_data as usize,
+            });
     }
 }
 
@@ -113,15 +209,23 @@ impl Drop for Context {
     fn drop(&mut self) {
         let leftover = self.usm.len();
         if leftover > 0 {
-            log::warning(&format!("context released with {leftover} USM allocation(s) still live; freeing them"));
+            log::warning(&format!(
+                "context released with {leftover} USM allocation(s) still live; freeing them"
+            ));
             for d in &self.devices {
                 if d.activate().is_ok() {
                     let _ = crate::driver::ctx_synchronize();
                 }
             }
-            self.usm.free_all();
+            self.usm.free_all(self.engine.dag());
         }
-        for d in self.deleters.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        self.engine.release_default_pools();
+        for d in self
+            .deleters
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
             // SAFETY: the user registered this deleter for this context.
             unsafe { (d.f)(d.user_data as *mut core::ffi::c_void) };
         }

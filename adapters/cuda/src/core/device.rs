@@ -82,7 +82,9 @@ impl Properties {
             integrated: flag(Attr::CU_DEVICE_ATTRIBUTE_INTEGRATED)?,
             cooperative_launch: flag(Attr::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)?,
             pci_device_id: a(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?,
-            pci_address: driver::device_pci_bus_id(dev).unwrap_or_default().to_lowercase(),
+            pci_address: driver::device_pci_bus_id(dev)
+                .unwrap_or_default()
+                .to_lowercase(),
             uuid: driver::device_uuid(dev).unwrap_or_default(),
         })
     }
@@ -136,7 +138,11 @@ impl Device {
     /// retaining it the first time.
     #[inline]
     pub fn activate(&self) -> UrResult<CUcontext> {
-        let ctx = self.primary.get_or_init(|| driver::primary_ctx_retain(self.cu).map(PrimaryContext)).cu()?.0;
+        let ctx = self
+            .primary
+            .get_or_init(|| driver::primary_ctx_retain(self.cu).map(PrimaryContext))
+            .cu()?
+            .0;
         driver::activate(ctx).cu()?;
         Ok(ctx)
     }
@@ -144,7 +150,10 @@ impl Device {
     /// The GPU's default stream-ordered pool (the one `cudaMallocAsync` uses).
     pub fn default_mem_pool(&self) -> UrResult<Arc<MemPool>> {
         self.activate()?;
-        self.default_pool.get_or_init(|| MemPool::device_default(self.cu).map(Arc::new)).clone().cu()
+        self.default_pool
+            .get_or_init(|| MemPool::device_default(self.cu).map(Arc::new))
+            .clone()
+            .cu()
     }
 
     /// Largest single allocation: the whole memory, as CUDA allows.
@@ -161,18 +170,35 @@ impl Device {
         const ACCESS: u32 = UR_DEVICE_USM_ACCESS_CAPABILITY_FLAG_ACCESS.0;
         const ATOMIC: u32 = UR_DEVICE_USM_ACCESS_CAPABILITY_FLAG_ATOMIC_ACCESS.0;
         const CONCURRENT: u32 = UR_DEVICE_USM_ACCESS_CAPABILITY_FLAG_CONCURRENT_ACCESS.0;
-        const ATOMIC_CONCURRENT: u32 = UR_DEVICE_USM_ACCESS_CAPABILITY_FLAG_ATOMIC_CONCURRENT_ACCESS.0;
+        const ATOMIC_CONCURRENT: u32 =
+            UR_DEVICE_USM_ACCESS_CAPABILITY_FLAG_ATOMIC_CONCURRENT_ACCESS.0;
         let p = &self.props;
-        let host_atomics = if p.host_native_atomics { ATOMIC_CONCURRENT } else { 0 };
-        let host = if p.can_map_host { ACCESS | ATOMIC | CONCURRENT | host_atomics } else { 0 };
+        let host_atomics = if p.host_native_atomics {
+            ATOMIC_CONCURRENT
+        } else {
+            0
+        };
+        let host = if p.can_map_host {
+            ACCESS | ATOMIC | CONCURRENT | host_atomics
+        } else {
+            0
+        };
         let device = ACCESS | ATOMIC | CONCURRENT | ATOMIC_CONCURRENT;
         let single = match (p.managed_memory, p.concurrent_managed) {
             (false, _) => 0,
             (true, false) => ACCESS | ATOMIC,
             (true, true) => ACCESS | ATOMIC | CONCURRENT | host_atomics,
         };
-        let cross = if p.managed_memory && p.concurrent_managed { ACCESS | CONCURRENT } else { 0 };
-        let system = if p.pageable_access { ACCESS | CONCURRENT | host_atomics } else { 0 };
+        let cross = if p.managed_memory && p.concurrent_managed {
+            ACCESS | CONCURRENT
+        } else {
+            0
+        };
+        let system = if p.pageable_access {
+            ACCESS | CONCURRENT | host_atomics
+        } else {
+            0
+        };
         [host, device, single, cross, system]
     }
 
@@ -180,7 +206,8 @@ impl Device {
     pub fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         let p = &self.props;
         let [usm_host, usm_device, usm_single, usm_cross, usm_system] = self.usm_caps();
-        let queue_flags = UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0;
+        let queue_flags =
+            UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0;
         let fp_config = UR_DEVICE_FP_CAPABILITY_FLAG_CORRECTLY_ROUNDED_DIVIDE_SQRT.0
             | UR_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_NEAREST.0
             | UR_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_ZERO.0
@@ -192,15 +219,21 @@ impl Device {
             UR_DEVICE_INFO_TYPE => out.value(UR_DEVICE_TYPE_GPU),
             UR_DEVICE_INFO_VENDOR_ID => out.value(0x10deu32),
             UR_DEVICE_INFO_DEVICE_ID => out.value(p.pci_device_id),
-            UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => out.value(p.multiprocessors),
+            UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => {
+                out.value(p.multiprocessors)
+            }
             UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(3u32),
             UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => out.slice(&p.max_block.map(|v| v as usize)),
             UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(p.max_threads_per_block as usize),
             UR_DEVICE_INFO_MAX_WORK_GROUPS_3D => out.slice(&p.max_grid.map(|v| v as usize)),
             UR_DEVICE_INFO_MAX_WORK_GROUPS => out.value(p.max_grid[0] as usize),
-            UR_DEVICE_INFO_SINGLE_FP_CONFIG | UR_DEVICE_INFO_DOUBLE_FP_CONFIG => out.value(fp_config),
+            UR_DEVICE_INFO_SINGLE_FP_CONFIG | UR_DEVICE_INFO_DOUBLE_FP_CONFIG => {
+                out.value(fp_config)
+            }
             UR_DEVICE_INFO_HALF_FP_CONFIG => out.value(fp_config),
-            UR_DEVICE_INFO_QUEUE_PROPERTIES | UR_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES => out.value(queue_flags),
+            UR_DEVICE_INFO_QUEUE_PROPERTIES | UR_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES => {
+                out.value(queue_flags)
+            }
             UR_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES => out.value(0 as ur_queue_flags_t),
             UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR
             | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT
@@ -216,7 +249,8 @@ impl Device {
             | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG_LONG
             | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT
             | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE => out.value(1u32),
-            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF => out.value(2u32),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF => out.value(2u32),
             UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY => out.value(p.clock_khz / 1000),
             UR_DEVICE_INFO_MEMORY_CLOCK_RATE => out.value(p.memory_clock_khz / 1000),
             UR_DEVICE_INFO_MEMORY_BUS_WIDTH => out.value(p.bus_width),
@@ -231,7 +265,9 @@ impl Device {
                 self.activate()?;
                 out.value(driver::mem_get_info().cu()?.0 as u64)
             }
-            UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => out.value(UR_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE),
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => {
+                out.value(UR_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE)
+            }
             UR_DEVICE_INFO_GLOBAL_MEM_CACHELINE_SIZE => out.value(128u32),
             UR_DEVICE_INFO_GLOBAL_MEM_CACHE_SIZE => out.value(p.l2_bytes as u64),
             UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(p.constant_bytes as u64),
@@ -242,12 +278,16 @@ impl Device {
             UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(4096usize),
             UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value(4096u32),
             UR_DEVICE_INFO_ERROR_CORRECTION_SUPPORT => out.bool(p.ecc),
-            UR_DEVICE_INFO_HOST_UNIFIED_MEMORY | UR_DEVICE_INFO_IS_INTEGRATED_GPU => out.bool(p.integrated),
+            UR_DEVICE_INFO_HOST_UNIFIED_MEMORY | UR_DEVICE_INFO_IS_INTEGRATED_GPU => {
+                out.bool(p.integrated)
+            }
             UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(1000usize),
             UR_DEVICE_INFO_ENDIAN_LITTLE | UR_DEVICE_INFO_AVAILABLE => out.bool(true),
             // PTX and cubin are loaded as they are; there is no compiler or linker.
             UR_DEVICE_INFO_COMPILER_AVAILABLE | UR_DEVICE_INFO_LINKER_AVAILABLE => out.bool(false),
-            UR_DEVICE_INFO_EXECUTION_CAPABILITIES => out.value(UR_DEVICE_EXEC_CAPABILITY_FLAG_KERNEL.0),
+            UR_DEVICE_INFO_EXECUTION_CAPABILITIES => {
+                out.value(UR_DEVICE_EXEC_CAPABILITY_FLAG_KERNEL.0)
+            }
             UR_DEVICE_INFO_BUILT_IN_KERNELS | UR_DEVICE_INFO_EXTENSIONS => out.string(""),
             UR_DEVICE_INFO_PLATFORM => out.value(self.platform.as_ptr() as ur_platform_handle_t),
             UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
@@ -258,14 +298,21 @@ impl Device {
                 out.string(&format!("{}.{}", v / 1000, (v % 1000) / 10))
             }
             UR_DEVICE_INFO_PROFILE => out.string("CUDA"),
-            UR_DEVICE_INFO_VERSION => out.string(&format!("{}.{}", p.compute_capability.0, p.compute_capability.1)),
+            UR_DEVICE_INFO_VERSION => out.string(&format!(
+                "{}.{}",
+                p.compute_capability.0, p.compute_capability.1
+            )),
             UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(1024 * 1024usize),
             UR_DEVICE_INFO_PREFERRED_INTEROP_USER_SYNC => out.bool(true),
             UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
             UR_DEVICE_INFO_SUPPORTED_PARTITIONS | UR_DEVICE_INFO_PARTITION_TYPE => out.bytes(&[]),
             UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES => out.value(0u32),
-            UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(0 as ur_device_affinity_domain_flags_t),
-            UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => out.value(p.max_threads_per_block / p.warp_size.max(1)),
+            UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => {
+                out.value(0 as ur_device_affinity_domain_flags_t)
+            }
+            UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => {
+                out.value(p.max_threads_per_block / p.warp_size.max(1))
+            }
             UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(true),
             UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => out.slice(&[p.warp_size]),
             UR_DEVICE_INFO_USM_HOST_SUPPORT => out.value(usm_host),
@@ -314,27 +361,29 @@ impl Device {
                 out.bool(p.memory_pools)
             }
             UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES => {
-                let coop = if p.cooperative_launch { UR_KERNEL_LAUNCH_PROPERTIES_FLAG_COOPERATIVE.0 } else { 0 };
+                let coop = if p.cooperative_launch {
+                    UR_KERNEL_LAUNCH_PROPERTIES_FLAG_COOPERATIVE.0
+                } else {
+                    0
+                };
                 out.value(coop)
             }
-            UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES | UR_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES => {
-                out.value(
-                    UR_MEMORY_ORDER_CAPABILITY_FLAG_RELAXED.0
-                        | UR_MEMORY_ORDER_CAPABILITY_FLAG_ACQUIRE.0
-                        | UR_MEMORY_ORDER_CAPABILITY_FLAG_RELEASE.0
-                        | UR_MEMORY_ORDER_CAPABILITY_FLAG_ACQ_REL.0
-                        | UR_MEMORY_ORDER_CAPABILITY_FLAG_SEQ_CST.0,
-                )
-            }
-            UR_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES | UR_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES => {
-                out.value(
-                    UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_ITEM.0
-                        | UR_MEMORY_SCOPE_CAPABILITY_FLAG_SUB_GROUP.0
-                        | UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_GROUP.0
-                        | UR_MEMORY_SCOPE_CAPABILITY_FLAG_DEVICE.0
-                        | UR_MEMORY_SCOPE_CAPABILITY_FLAG_SYSTEM.0,
-                )
-            }
+            UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES
+            | UR_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES => out.value(
+                UR_MEMORY_ORDER_CAPABILITY_FLAG_RELAXED.0
+                    | UR_MEMORY_ORDER_CAPABILITY_FLAG_ACQUIRE.0
+                    | UR_MEMORY_ORDER_CAPABILITY_FLAG_RELEASE.0
+                    | UR_MEMORY_ORDER_CAPABILITY_FLAG_ACQ_REL.0
+                    | UR_MEMORY_ORDER_CAPABILITY_FLAG_SEQ_CST.0,
+            ),
+            UR_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES
+            | UR_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES => out.value(
+                UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_ITEM.0
+                    | UR_MEMORY_SCOPE_CAPABILITY_FLAG_SUB_GROUP.0
+                    | UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_GROUP.0
+                    | UR_MEMORY_SCOPE_CAPABILITY_FLAG_DEVICE.0
+                    | UR_MEMORY_SCOPE_CAPABILITY_FLAG_SYSTEM.0,
+            ),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }

@@ -1,8 +1,9 @@
 //! USM commands on a queue: fills, copies, prefetch and advice, and the
 //! asynchronous allocations and frees of the async-alloc extension.
 
+use super::engine::stamps_of;
 use super::event::Event;
-use super::queue::{Queue, Submitted};
+use super::queue::{Node, Queue, Submitted};
 use super::usm::{Allocation, Backing, UsmKind};
 use super::usm_pool::UsmPool;
 use crate::conv::{self, CuExt};
@@ -24,14 +25,20 @@ fn fill(stream: &Stream, dst: usize, pattern: &[u8], size: usize) -> UrResult {
     unsafe {
         match n {
             1 => driver::memset_async(dst as u64, pattern[0] as u32, 1, count, s),
-            2 if dst.is_multiple_of(2) => {
-                driver::memset_async(dst as u64, u16::from_ne_bytes([pattern[0], pattern[1]]) as u32, 2, count, s)
-            }
+            2 if dst.is_multiple_of(2) => driver::memset_async(
+                dst as u64,
+                u16::from_ne_bytes([pattern[0], pattern[1]]) as u32,
+                2,
+                count,
+                s,
+            ),
             4 if dst.is_multiple_of(4) => driver::memset_async(dst as u64, word(0), 4, count, s),
-            _ if n.is_multiple_of(4) && dst.is_multiple_of(4) => (0..n / 4)
-                .try_for_each(|j| driver::memset_2d_async((dst + 4 * j) as u64, n, word(4 * j), 4, 1, count, s)),
-            _ => (0..n)
-                .try_for_each(|j| driver::memset_2d_async((dst + j) as u64, n, pattern[j] as u32, 1, 1, count, s)),
+            _ if n.is_multiple_of(4) && dst.is_multiple_of(4) => (0..n / 4).try_for_each(|j| {
+                driver::memset_2d_async((dst + 4 * j) as u64, n, word(4 * j), 4, 1, count, s)
+            }),
+            _ => (0..n).try_for_each(|j| {
+                driver::memset_2d_async((dst + j) as u64, n, pattern[j] as u32, 1, 1, count, s)
+            }),
         }
         .cu()
     }
@@ -47,7 +54,11 @@ impl Queue {
         wait: &[&Event],
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        Ok(self.submit(UR_COMMAND_USM_FILL, wait, want_event, |s| fill(s, dst as usize, pattern, size))?.event)
+        Ok(self
+            .submit(UR_COMMAND_USM_FILL, wait, want_event, |s| {
+                fill(s, dst as usize, pattern, size)
+            })?
+            .event)
     }
 
     /// `urEnqueueUSMMemcpy`; a blocking copy returns once it has completed.
@@ -60,11 +71,12 @@ impl Queue {
         wait: &[&Event],
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let Submitted { event, .. } = self.submit(UR_COMMAND_USM_MEMCPY, wait, want_event || blocking, |s| {
-            // SAFETY: unified addressing tells the driver where each side is;
-            // the caller vouches for both ranges.
-            unsafe { driver::memcpy_async(dst as u64, src as u64, size, s.raw()) }.cu()
-        })?;
+        let Submitted { event, .. } =
+            self.submit(UR_COMMAND_USM_MEMCPY, wait, want_event || blocking, |s| {
+                // SAFETY: unified addressing tells the driver where each side is;
+                // the caller vouches for both ranges.
+                unsafe { driver::memcpy_async(dst as u64, src as u64, size, s.raw()) }.cu()
+            })?;
         if blocking {
             event.as_ref().map_or(Ok(()), |e| e.wait())?;
         }
@@ -112,7 +124,10 @@ impl Queue {
                 if shared {
                     for (a, to_device) in conv::usm_advice(advice) {
                         // SAFETY: the range is managed memory of this context.
-                        unsafe { driver::mem_advise(ptr as u64, size, a, to_device.then_some(dev)) }.cu()?;
+                        unsafe {
+                            driver::mem_advise(ptr as u64, size, a, to_device.then_some(dev))
+                        }
+                        .cu()?;
                     }
                 }
                 Ok(())
@@ -120,7 +135,9 @@ impl Queue {
             .event)
     }
 
-    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`.
+    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: device memory of a
+    /// native pool comes from `cuMemAllocFromPoolAsync`; everything else
+    /// from the engine.
     pub fn usm_alloc_async(
         self: &Arc<Self>,
         kind: UsmKind,
@@ -131,24 +148,83 @@ impl Queue {
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
         let context = &self.context;
         context.check_alloc(size, 0, Some(&self.device))?;
-        match kind {
-            UsmKind::Device => {
-                let pool = match pool {
-                    Some(p) => p,
-                    None => context.current_pool(&self.device)?,
-                };
-                if !std::ptr::eq(&*pool.device, &*self.device) {
-                    return Err(UR_RESULT_ERROR_INVALID_VALUE);
-                }
-                let command = UR_COMMAND_ENQUEUE_USM_DEVICE_ALLOC_EXP;
-                let done = self.submit(command, wait, want_event, |s| pool.alloc_async(size, s.raw()))?;
-                let p = done.value as usize;
-                let device = Some(self.device.clone());
-                context.usm.insert(Allocation::new(p, p, size, kind, device, Some(pool), Backing::NativePool));
-                Ok((p as *mut c_void, done.event))
-            }
-            UsmKind::Shared | UsmKind::Host => Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE),
+        if kind == UsmKind::Shared && !self.device.props.managed_memory {
+            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
         }
+        let pool = match pool {
+            Some(p) => p,
+            None => context.current_pool(&self.device)?,
+        };
+        if !pool.serves(context, &self.device) {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let device = (kind != UsmKind::Host).then(|| self.device.clone());
+        if kind == UsmKind::Device && pool.is_native() {
+            let command = UR_COMMAND_ENQUEUE_USM_DEVICE_ALLOC_EXP;
+            let alloc = |s: &Stream| pool.alloc_async(size, s.raw());
+            let done = self.submit_node(command, wait, Node::Untracked, want_event, alloc)?;
+            let p = done.value as usize;
+            context.usm.insert(Allocation::new(
+                p,
+                p,
+                size,
+                kind,
+                device,
+                Some(pool),
+                Backing::NativePool,
+            ));
+            return Ok((p as *mut c_void, done.event));
+        }
+        let engine_pool = pool.engine_pool(kind)?;
+        context.start_tracking();
+        let lane = self.lane();
+        let _lock = context.submit_lock();
+        let a = engine_pool.alloc(&lane, &stamps_of(wait), size, 0, want_event)?;
+        let p = a.ptr.as_ptr() as usize;
+        let event = match a.stamp {
+            None => None,
+            Some(stamp) => {
+                let command = match kind {
+                    UsmKind::Device => UR_COMMAND_ENQUEUE_USM_DEVICE_ALLOC_EXP,
+                    UsmKind::Shared => UR_COMMAND_ENQUEUE_USM_SHARED_ALLOC_EXP,
+                    UsmKind::Host => UR_COMMAND_ENQUEUE_USM_HOST_ALLOC_EXP,
+                };
+                let (zero, bytes) = (a.zero, a.size);
+                let node = Node::Given {
+                    stamp,
+                    deps: a.deps.as_slice(),
+                };
+                let run = self.submit_node(command, wait, node, want_event, |s| {
+                    if zero {
+                        // SAFETY: the block is ours and `bytes` long.
+                        unsafe { driver::memset_async(p as u64, 0, 1, bytes, s.raw()) }.cu()?;
+                    }
+                    Ok(())
+                });
+                match run {
+                    Ok(done) => done.event,
+                    Err(e) => {
+                        // Nothing ran: the block goes straight back.
+                        if let Ok(out) = engine_pool.free(&lane, &[], p as *const u8, false) {
+                            if let Some(s) = out.stamp {
+                                context.engine.dag().complete(s);
+                            }
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        context.usm.insert(Allocation::new(
+            p,
+            p,
+            size,
+            kind,
+            device,
+            Some(pool),
+            Backing::Engine(engine_pool),
+        ));
+        Ok((p as *mut c_void, event))
     }
 
     /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
@@ -161,24 +237,57 @@ impl Queue {
         wait: &[&Event],
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let a = self.context.usm.remove_if(ptr as usize, |a| {
-            if a.backing != Backing::NativePool {
-                return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        let context = &self.context;
+        let a = context.usm.remove_if(ptr as usize, |a| {
+            // Memory no pool gave out, or another pool's, is not this free's.
+            if !a.backing.is_pool() {
+                return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
             }
             match (pool, &a.pool) {
-                (Some(p), Some(owner)) if !std::ptr::eq(p, &**owner) => Err(UR_RESULT_ERROR_INVALID_VALUE),
+                (Some(p), Some(owner)) if !std::ptr::eq(p, &**owner) => {
+                    Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+                }
                 _ => Ok(()),
             }
         })?;
-        let result = self.submit(UR_COMMAND_ENQUEUE_USM_FREE_EXP, wait, want_event, |s| {
-            // SAFETY: the registry held this live pool allocation; work that
-            // uses it is ordered before this point of the stream.
-            unsafe { driver::free_async(a.raw() as u64, s.raw()) }.cu()
-        });
+        let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
+        let result = match &a.backing {
+            Backing::Engine(engine_pool) => {
+                context.start_tracking();
+                let lane = self.lane();
+                let _lock = context.submit_lock();
+                match engine_pool.free(&lane, &stamps_of(wait), a.raw() as *const u8, want_event) {
+                    Err(_) => Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT),
+                    Ok(out) => match out.stamp {
+                        // In order, nothing to wait for: the free sits at the
+                        // queue's tail and costs nothing.
+                        None => Ok(None),
+                        Some(stamp) => {
+                            let node = Node::Given {
+                                stamp,
+                                deps: out.deps.as_slice(),
+                            };
+                            // The engine has taken the block back whatever
+                            // happens now; a failure here only loses the event.
+                            return Ok(self
+                                .submit_node(command, wait, node, want_event, |_| Ok(()))?
+                                .event);
+                        }
+                    },
+                }
+            }
+            _ => self
+                .submit_node(command, wait, Node::Untracked, want_event, |s| {
+                    // SAFETY: the registry held this live pool allocation; work
+                    // that uses it is ordered before this point of the stream.
+                    unsafe { driver::free_async(a.raw() as u64, s.raw()) }.cu()
+                })
+                .map(|done| done.event),
+        };
         if result.is_err() {
             // Nothing was freed: the allocation stays valid.
-            self.context.usm.insert(a);
+            context.usm.insert(a);
         }
-        Ok(result?.event)
+        result
     }
 }

@@ -4,10 +4,11 @@
 use super::context::Context;
 use super::queue::Queue;
 use crate::conv::{self, CuExt};
-use crate::driver::{CuEvent, CUstream};
+use crate::driver::{CUstream, CuEvent};
 use crate::DDI;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
+use ur_core::engine::Stamp;
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::info::InfoOut;
 use ur_core::*;
@@ -28,7 +29,10 @@ pub struct Event {
     /// ordered after it without a wait.
     pub stream: usize,
     /// Recorded after the command; `None` for an event complete when made.
-    done: Option<CuEvent>,
+    /// Shared with the queue's completion trackers.
+    done: Option<Arc<CuEvent>>,
+    /// The command in the engine's graph, when the context records them.
+    pub stamp: Option<Stamp>,
     /// Recorded before the command, on profiling queues.
     start: Option<CuEvent>,
     queued_ns: u64,
@@ -47,7 +51,8 @@ impl Event {
         queue: &Arc<Queue>,
         command: ur_command_t,
         stream: CUstream,
-        done: CuEvent,
+        done: Arc<CuEvent>,
+        stamp: Option<Stamp>,
         start: Option<CuEvent>,
         queued_ns: u64,
     ) -> Arc<Event> {
@@ -58,6 +63,7 @@ impl Event {
             command,
             stream: stream as usize,
             done: Some(done),
+            stamp,
             start,
             queued_ns,
         })
@@ -69,17 +75,28 @@ impl Event {
 
     /// The CUDA event later work waits on; `None` when already complete.
     pub fn cu_event(&self) -> Option<&CuEvent> {
-        self.done.as_ref()
+        self.done.as_deref()
+    }
+
+    /// Tells the engine the command has completed.
+    fn report_complete(&self) {
+        if let Some(s) = self.stamp {
+            self.context.engine.dag().complete(s);
+        }
     }
 
     pub fn is_complete(&self) -> UrResult<bool> {
-        match &self.done {
-            None => Ok(true),
+        let done = match &self.done {
+            None => true,
             Some(e) => {
                 self.activate()?;
-                e.is_complete().cu()
+                e.is_complete().cu()?
             }
+        };
+        if done {
+            self.report_complete();
         }
+        Ok(done)
     }
 
     fn activate(&self) -> UrResult {
@@ -95,22 +112,62 @@ impl Event {
             self.activate()?;
             e.synchronize().cu()?;
         }
+        self.report_complete();
         Ok(())
     }
 
     pub fn status(&self) -> UrResult<ur_event_status_t> {
-        Ok(if self.is_complete()? { UR_EVENT_STATUS_COMPLETE } else { UR_EVENT_STATUS_SUBMITTED })
+        Ok(if self.is_complete()? {
+            UR_EVENT_STATUS_COMPLETE
+        } else {
+            UR_EVENT_STATUS_SUBMITTED
+        })
+    }
+
+    /// `urEventSetCallback` for completion: a thread waits for the event and
+    /// then calls `notify` (the event stays alive until it has).
+    pub fn on_complete(
+        self: Arc<Self>,
+        notify: unsafe extern "C" fn(
+            ur_event_handle_t,
+            ur_execution_info_t,
+            *mut core::ffi::c_void,
+        ),
+        user_data: *mut core::ffi::c_void,
+    ) {
+        let user_data = user_data as usize;
+        std::thread::spawn(move || {
+            if let Err(e) = self.wait() {
+                ur_core::log::error(&format!(
+                    "waiting for an event before its callback failed: {e:?}"
+                ));
+            }
+            // SAFETY: the user registered this callback for this event.
+            unsafe {
+                notify(
+                    self.handle(),
+                    UR_EXECUTION_INFO_COMPLETE,
+                    user_data as *mut core::ffi::c_void,
+                )
+            };
+        });
     }
 
     /// `urEventGetInfo`.
     pub fn info(&self, prop: ur_event_info_t, out: InfoOut) -> UrResult {
         match prop {
-            UR_EVENT_INFO_COMMAND_QUEUE => out.value(self.queue.as_ref().map_or(std::ptr::null_mut(), |q| q.handle())),
+            UR_EVENT_INFO_COMMAND_QUEUE => out.value(
+                self.queue
+                    .as_ref()
+                    .map_or(std::ptr::null_mut(), |q| q.handle()),
+            ),
             UR_EVENT_INFO_CONTEXT => out.value(self.context.handle()),
             UR_EVENT_INFO_COMMAND_TYPE => out.value(self.command),
             UR_EVENT_INFO_COMMAND_EXECUTION_STATUS => out.value(self.status()?),
             // SAFETY: `self` lives in an `Arc`.
-            UR_EVENT_INFO_REFERENCE_COUNT => out.value(unsafe { ur_core::handle::ref_count_of(self) }),
+            UR_EVENT_INFO_REFERENCE_COUNT => {
+                out.value(unsafe { ur_core::handle::ref_count_of(self) })
+            }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
@@ -119,14 +176,21 @@ impl Event {
     /// times (placed on the host clock through the queue's base event) for
     /// start and end.
     pub fn profiling(&self, prop: ur_profiling_info_t, out: InfoOut) -> UrResult {
-        let queue = self.queue.as_ref().ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
-        let (base, base_ns) = queue.profiling_base().ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
+        let queue = self
+            .queue
+            .as_ref()
+            .ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
+        let (base, base_ns) = queue
+            .profiling_base()
+            .ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
         let (Some(start), Some(done)) = (&self.start, &self.done) else {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         };
         let device_time = |e: &CuEvent| -> UrResult<u64> {
             queue.device.activate()?;
-            let ms = base.elapsed_ms(e).map_err(|_| UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
+            let ms = base
+                .elapsed_ms(e)
+                .map_err(|_| UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
             Ok(base_ns + conv::ms_to_ns(ms))
         };
         let ns = match prop {
@@ -147,7 +211,9 @@ impl Drop for Event {
         // Untimed events go back to their queue for reuse: creating a CUDA
         // event costs more than recording one.
         if let (Some(q), Some(e)) = (&self.queue, self.done.take()) {
-            q.recycle_event(e);
+            if let Ok(e) = Arc::try_unwrap(e) {
+                q.recycle_event(e);
+            }
         }
     }
 }

@@ -64,12 +64,20 @@ impl Kernel {
             device.activate()?;
             let function = match module.function(&c_name) {
                 Ok(f) => f,
-                Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => return Err(UR_RESULT_ERROR_INVALID_KERNEL_NAME),
+                Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => {
+                    return Err(UR_RESULT_ERROR_INVALID_KERNEL_NAME)
+                }
                 Err(e) => return Err(e).cu(),
             };
-            functions.push(DeviceFunction { device, function, _module: module });
+            functions.push(DeviceFunction {
+                device,
+                function,
+                _module: module,
+            });
         }
-        let first = functions.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE)?;
+        let first = functions
+            .first()
+            .ok_or(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE)?;
         let params = driver::func_params(first.function).cu()?;
         Ok(Arc::new(Kernel {
             header: HandleHeader::new(&DDI, ObjectKind::Kernel),
@@ -115,11 +123,15 @@ impl Kernel {
             UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
             UR_KERNEL_INFO_NUM_ARGS => out.value(self.params.len() as u32),
             // SAFETY: `self` lives in an `Arc`.
-            UR_KERNEL_INFO_REFERENCE_COUNT => out.value(unsafe { ur_core::handle::ref_count_of(self) }),
+            UR_KERNEL_INFO_REFERENCE_COUNT => {
+                out.value(unsafe { ur_core::handle::ref_count_of(self) })
+            }
             UR_KERNEL_INFO_CONTEXT => out.value(self.program.context.handle()),
             UR_KERNEL_INFO_PROGRAM => out.value(self.program.handle()),
             UR_KERNEL_INFO_ATTRIBUTES => out.string(""),
-            UR_KERNEL_INFO_NUM_REGS => out.value(self.attr(first, FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?),
+            UR_KERNEL_INFO_NUM_REGS => {
+                out.value(self.attr(first, FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?)
+            }
             UR_KERNEL_INFO_SPILL_MEM_SIZE => {
                 let per_device: Vec<u32> = self
                     .functions
@@ -133,21 +145,26 @@ impl Kernel {
     }
 
     /// `urKernelGetGroupInfo`.
-    pub fn group_info(&self, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+    pub fn group_info(
+        &self,
+        device: &Device,
+        prop: ur_kernel_group_info_t,
+        out: InfoOut,
+    ) -> UrResult {
         let p = &device.props;
         match prop {
             UR_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE => {
                 out.slice(&[0, 1, 2].map(|i| p.max_grid[i] as usize * p.max_block[i] as usize))
             }
             UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE => out.value(self.max_threads(device)?),
-            UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE | UR_KERNEL_GROUP_INFO_COMPILE_MAX_WORK_GROUP_SIZE => {
-                out.slice(&[0usize; 3])
-            }
+            UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE
+            | UR_KERNEL_GROUP_INFO_COMPILE_MAX_WORK_GROUP_SIZE => out.slice(&[0usize; 3]),
             UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE => out.value(0usize),
-            UR_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE => {
-                out.value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)? as usize)
+            UR_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE => out
+                .value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)? as usize),
+            UR_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
+                out.value(p.warp_size as usize)
             }
-            UR_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => out.value(p.warp_size as usize),
             UR_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE => {
                 out.value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)? as usize)
             }
@@ -156,14 +173,20 @@ impl Kernel {
     }
 
     /// `urKernelGetSubGroupInfo`: sub-groups are warps.
-    pub fn sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+    pub fn sub_group_info(
+        &self,
+        device: &Device,
+        prop: ur_kernel_sub_group_info_t,
+        out: InfoOut,
+    ) -> UrResult {
         let warp = device.props.warp_size;
         match prop {
             UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE => out.value(warp),
-            UR_KERNEL_SUB_GROUP_INFO_MAX_NUM_SUB_GROUPS => out.value(self.max_threads(device)? as u32 / warp.max(1)),
-            UR_KERNEL_SUB_GROUP_INFO_COMPILE_NUM_SUB_GROUPS | UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL => {
-                out.value(0u32)
+            UR_KERNEL_SUB_GROUP_INFO_MAX_NUM_SUB_GROUPS => {
+                out.value(self.max_threads(device)? as u32 / warp.max(1))
             }
+            UR_KERNEL_SUB_GROUP_INFO_COMPILE_NUM_SUB_GROUPS
+            | UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL => out.value(0u32),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
@@ -171,7 +194,10 @@ impl Kernel {
     /// A work-group shape for `global` when the caller gives none: the
     /// largest divisor of the first dimension the kernel allows, 1 elsewhere.
     pub fn suggest_local(&self, device: &Device, global: &[usize]) -> UrResult<[usize; 3]> {
-        let limit = self.max_threads(device)?.min(device.props.max_block[0] as usize).max(1);
+        let limit = self
+            .max_threads(device)?
+            .min(device.props.max_block[0] as usize)
+            .max(1);
         let g = global[0];
         let mut best = 1;
         let mut d = 1;
@@ -195,7 +221,10 @@ impl Kernel {
         let mut shared = 0usize;
         for (index, arg) in args {
             let i = *index as usize;
-            let &(_, size) = self.params.get(i).ok_or(UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX)?;
+            let &(_, size) = self
+                .params
+                .get(i)
+                .ok_or(UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX)?;
             let bytes: Vec<u8> = match arg {
                 Arg::Value(v) => {
                     if v.len() != size {
@@ -222,11 +251,23 @@ impl Kernel {
             };
             let mut words = vec![0u64; size.div_ceil(8).max(1)];
             // SAFETY: `words` has room for `size` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), words.as_mut_ptr().cast::<u8>(), bytes.len()) };
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    words.as_mut_ptr().cast::<u8>(),
+                    bytes.len(),
+                )
+            };
             slots[i] = Some(words);
         }
-        let slots = slots.into_iter().collect::<Option<Vec<_>>>().ok_or(UR_RESULT_ERROR_INVALID_KERNEL_ARGS)?;
-        Ok((slots, u32::try_from(shared).map_err(|_| UR_RESULT_ERROR_OUT_OF_RESOURCES)?))
+        let slots = slots
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or(UR_RESULT_ERROR_INVALID_KERNEL_ARGS)?;
+        Ok((
+            slots,
+            u32::try_from(shared).map_err(|_| UR_RESULT_ERROR_OUT_OF_RESOURCES)?,
+        ))
     }
 }
 
@@ -272,7 +313,11 @@ impl Queue {
         let mut global = [1usize; 3];
         global[..dims].copy_from_slice(range.global);
         let p = &device.props;
-        let mut dims_out = LaunchDims { grid: [1; 3], block: [1; 3], shared_bytes: 0 };
+        let mut dims_out = LaunchDims {
+            grid: [1; 3],
+            block: [1; 3],
+            shared_bytes: 0,
+        };
         for i in 0..3 {
             if !global[i].is_multiple_of(local[i]) {
                 return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
@@ -292,12 +337,16 @@ impl Queue {
         }
         let (mut slots, shared) = kernel.marshal(args)?;
         dims_out.shared_bytes = shared;
-        let mut pointers: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();
+        let mut pointers: Vec<*mut c_void> =
+            slots.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();
         Ok(self
             .submit(UR_COMMAND_KERNEL_LAUNCH, wait, want_event, |s| {
                 // SAFETY: one pointer per parameter, each to a buffer at least
                 // as large as the parameter; the driver copies them.
-                unsafe { driver::launch_kernel(function, &dims_out, s.raw(), &mut pointers, cooperative) }.cu()
+                unsafe {
+                    driver::launch_kernel(function, &dims_out, s.raw(), &mut pointers, cooperative)
+                }
+                .cu()
             })?
             .event)
     }

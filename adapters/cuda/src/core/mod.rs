@@ -2,6 +2,7 @@
 
 pub mod context;
 pub mod device;
+pub mod engine;
 pub mod enqueue;
 pub mod event;
 pub mod kernel;

@@ -45,7 +45,10 @@ impl Platform {
         let count = match driver::device_count() {
             Ok(n) => n,
             Err(e) => {
-                log::info(&format!("cuDeviceGetCount failed: {}", driver::error_name(e)));
+                log::info(&format!(
+                    "cuDeviceGetCount failed: {}",
+                    driver::error_name(e)
+                ));
                 return None;
             }
         };
@@ -64,7 +67,11 @@ impl Platform {
                     }
                 })
                 .collect();
-            Platform { header: HandleHeader::new(&DDI, ObjectKind::Platform), devices, driver_version }
+            Platform {
+                header: HandleHeader::new(&DDI, ObjectKind::Platform),
+                devices,
+                driver_version,
+            }
         });
         (!platform.devices.is_empty()).then_some(platform)
     }
@@ -75,6 +82,10 @@ impl Platform {
 
     /// "CUDA 13.0", from the driver's version number.
     pub fn version(&self) -> String {
-        format!("CUDA {}.{}", self.driver_version / 1000, (self.driver_version % 1000) / 10)
+        format!(
+            "CUDA {}.{}",
+            self.driver_version / 1000,
+            (self.driver_version % 1000) / 10
+        )
     }
 }

@@ -38,8 +38,11 @@ pub fn ptx_entries(ptx: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(ptx);
     let mut names = Vec::new();
     for piece in text.split(".entry").skip(1) {
-        let name: String =
-            piece.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$').collect();
+        let name: String = piece
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+            .collect();
         if !name.is_empty() {
             names.push(name);
         }
@@ -81,14 +84,21 @@ unsafe impl UrObject for Program {
 impl Program {
     /// `urProgramCreateWithBinary`: every image must be PTX, a cubin or a
     /// fatbin, for a device of the context.
-    pub fn with_binaries(context: Arc<Context>, binaries: Vec<(Arc<Device>, Vec<u8>)>) -> UrResult<Arc<Program>> {
+    pub fn with_binaries(
+        context: Arc<Context>,
+        binaries: Vec<(Arc<Device>, Vec<u8>)>,
+    ) -> UrResult<Arc<Program>> {
         let mut images = Vec::with_capacity(binaries.len());
         for (device, bytes) in binaries {
             if !context.has_device(&device) {
                 return Err(UR_RESULT_ERROR_INVALID_DEVICE);
             }
             let kind = ImageKind::detect(&bytes).ok_or(UR_RESULT_ERROR_INVALID_NATIVE_BINARY)?;
-            images.push(Image { device, bytes, kind });
+            images.push(Image {
+                device,
+                bytes,
+                kind,
+            });
         }
         Ok(Arc::new(Program {
             header: HandleHeader::new(&DDI, ObjectKind::Program),
@@ -123,7 +133,11 @@ impl Program {
         let mut log = String::new();
         for image in &self.images {
             image.device.activate()?;
-            let bytes = if image.kind == ImageKind::Ptx { driver::nul_terminated(&image.bytes) } else { image.bytes.clone() };
+            let bytes = if image.kind == ImageKind::Ptx {
+                driver::nul_terminated(&image.bytes)
+            } else {
+                image.bytes.clone()
+            };
             match Module::load(&bytes) {
                 Ok((m, info)) => {
                     log.push_str(&info);
@@ -150,7 +164,11 @@ impl Program {
         if state.status != UR_PROGRAM_BUILD_STATUS_SUCCESS {
             return Err(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE);
         }
-        let i = self.images.iter().position(|im| std::ptr::eq(&*im.device, device)).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+        let i = self
+            .images
+            .iter()
+            .position(|im| std::ptr::eq(&*im.device, device))
+            .ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
         Ok(state.modules[i].clone())
     }
 
@@ -160,7 +178,12 @@ impl Program {
         if state.status != UR_PROGRAM_BUILD_STATUS_SUCCESS {
             return Err(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE);
         }
-        Ok(self.images.iter().map(|im| im.device.clone()).zip(state.modules.iter().cloned()).collect())
+        Ok(self
+            .images
+            .iter()
+            .map(|im| im.device.clone())
+            .zip(state.modules.iter().cloned())
+            .collect())
     }
 
     fn kernel_names(&self) -> UrResult<Vec<String>> {
@@ -184,17 +207,34 @@ impl Program {
 
     /// `urProgramGetInfo`. `binaries` is the caller's array of buffers for
     /// `UR_PROGRAM_INFO_BINARIES`, one per device, when it gave one.
-    pub fn info(&self, prop: ur_program_info_t, out: InfoOut, binaries: Option<&[*mut u8]>) -> UrResult {
+    pub fn info(
+        &self,
+        prop: ur_program_info_t,
+        out: InfoOut,
+        binaries: Option<&[*mut u8]>,
+    ) -> UrResult {
         match prop {
             // SAFETY: `self` lives in an `Arc`.
-            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(unsafe { ur_core::handle::ref_count_of(self) }),
+            UR_PROGRAM_INFO_REFERENCE_COUNT => {
+                out.value(unsafe { ur_core::handle::ref_count_of(self) })
+            }
             UR_PROGRAM_INFO_CONTEXT => out.value(self.context.handle()),
             UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.images.len() as u32),
-            UR_PROGRAM_INFO_DEVICES => {
-                out.slice(&self.images.iter().map(|im| im.device.handle()).collect::<Vec<_>>())
-            }
+            UR_PROGRAM_INFO_DEVICES => out.slice(
+                &self
+                    .images
+                    .iter()
+                    .map(|im| im.device.handle())
+                    .collect::<Vec<_>>(),
+            ),
             UR_PROGRAM_INFO_IL => out.bytes(&[]),
-            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&self.images.iter().map(|im| im.bytes.len()).collect::<Vec<_>>()),
+            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(
+                &self
+                    .images
+                    .iter()
+                    .map(|im| im.bytes.len())
+                    .collect::<Vec<_>>(),
+            ),
             UR_PROGRAM_INFO_BINARIES => {
                 // The value is the caller's array of buffers, one per device,
                 // sized with BINARY_SIZES: fill them, and report the array.
@@ -202,7 +242,13 @@ impl Program {
                     for (im, &dst) in self.images.iter().zip(buffers) {
                         if !dst.is_null() {
                             // SAFETY: the caller sized each buffer from BINARY_SIZES.
-                            unsafe { std::ptr::copy_nonoverlapping(im.bytes.as_ptr(), dst, im.bytes.len()) };
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    im.bytes.as_ptr(),
+                                    dst,
+                                    im.bytes.len(),
+                                )
+                            };
                         }
                     }
                     out.slice(buffers)
@@ -211,11 +257,23 @@ impl Program {
                 }
             }
             UR_PROGRAM_INFO_NUM_KERNELS => {
-                self.module_for(&self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?.device)?;
+                self.module_for(
+                    &self
+                        .images
+                        .first()
+                        .ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?
+                        .device,
+                )?;
                 out.value(self.kernel_names()?.len())
             }
             UR_PROGRAM_INFO_KERNEL_NAMES => {
-                self.module_for(&self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?.device)?;
+                self.module_for(
+                    &self
+                        .images
+                        .first()
+                        .ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?
+                        .device,
+                )?;
                 out.string(&self.kernel_names()?.join(";"))
             }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
@@ -223,8 +281,17 @@ impl Program {
     }
 
     /// `urProgramGetBuildInfo`.
-    pub fn build_info(&self, device: &Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
-        if !self.images.iter().any(|im| std::ptr::eq(&*im.device, device)) {
+    pub fn build_info(
+        &self,
+        device: &Device,
+        prop: ur_program_build_info_t,
+        out: InfoOut,
+    ) -> UrResult {
+        if !self
+            .images
+            .iter()
+            .any(|im| std::ptr::eq(&*im.device, device))
+        {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
         let state = self.state();
@@ -232,11 +299,13 @@ impl Program {
             UR_PROGRAM_BUILD_INFO_STATUS => out.value(state.status),
             UR_PROGRAM_BUILD_INFO_OPTIONS => out.string(&state.options),
             UR_PROGRAM_BUILD_INFO_LOG => out.string(&state.log),
-            UR_PROGRAM_BUILD_INFO_BINARY_TYPE => out.value(if state.status == UR_PROGRAM_BUILD_STATUS_SUCCESS {
-                UR_PROGRAM_BINARY_TYPE_EXECUTABLE
-            } else {
-                UR_PROGRAM_BINARY_TYPE_NONE
-            }),
+            UR_PROGRAM_BUILD_INFO_BINARY_TYPE => {
+                out.value(if state.status == UR_PROGRAM_BUILD_STATUS_SUCCESS {
+                    UR_PROGRAM_BINARY_TYPE_EXECUTABLE
+                } else {
+                    UR_PROGRAM_BINARY_TYPE_NONE
+                })
+            }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
@@ -251,12 +320,18 @@ mod tests {
     #[test]
     fn image_kinds() {
         assert_eq!(ImageKind::detect(PTX), Some(ImageKind::Ptx));
-        assert_eq!(ImageKind::detect(b"\x7fELF\x02\x01"), Some(ImageKind::Cubin));
+        assert_eq!(
+            ImageKind::detect(b"\x7fELF\x02\x01"),
+            Some(ImageKind::Cubin)
+        );
         assert_eq!(ImageKind::detect(b"not a binary"), None);
     }
 
     #[test]
     fn entries_of_a_ptx_image() {
-        assert_eq!(ptx_entries(PTX), vec!["fill_u32".to_string(), "other_k".to_string()]);
+        assert_eq!(
+            ptx_entries(PTX),
+            vec!["fill_u32".to_string(), "other_k".to_string()]
+        );
     }
 }

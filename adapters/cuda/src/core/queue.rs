@@ -3,12 +3,14 @@
 
 use super::context::Context;
 use super::device::Device;
+use super::engine::{stamps_of, Trackers};
 use super::event::{now_ns, Event};
 use crate::conv::CuExt;
 use crate::driver::{CuEvent, Stream};
 use crate::DDI;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::info::InfoOut;
 use ur_core::*;
@@ -29,6 +31,9 @@ pub struct Queue {
     /// A timed event recorded at creation and the host time it completed:
     /// device timestamps are offsets from it.
     profiling_base: Option<(CuEvent, u64)>,
+    /// The queue's lane in the engine's graph and its completion trackers,
+    /// once the context records commands.
+    trackers: Mutex<Option<Trackers>>,
 }
 
 const _: () = assert!(core::mem::offset_of!(Queue, header) == 0);
@@ -45,11 +50,36 @@ pub struct Submitted<T> {
     pub event: Option<Arc<Event>>,
 }
 
+/// How a command enters the engine's graph.
+pub enum Node<'a> {
+    /// Recorded after its wait list (when the context records commands).
+    Command,
+    /// Left out: it touches no engine memory (a native-pool allocation or
+    /// free), so the engine need not order anything after it.
+    Untracked,
+    /// A barrier: later commands of the queue are ordered after it.
+    Barrier,
+    /// Already recorded by the engine (an async allocation or free), with
+    /// extra commands to wait for.
+    Given { stamp: Stamp, deps: &'a [Stamp] },
+}
+
 impl Queue {
-    pub fn new(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
+    pub fn new(
+        context: Arc<Context>,
+        device: Arc<Device>,
+        flags: ur_queue_flags_t,
+    ) -> UrResult<Arc<Queue>> {
         device.activate()?;
-        let count = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 { OUT_OF_ORDER_STREAMS } else { 1 };
-        let streams = (0..count).map(|_| Stream::new()).collect::<Result<Vec<_>, _>>().cu()?;
+        let count = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
+            OUT_OF_ORDER_STREAMS
+        } else {
+            1
+        };
+        let streams = (0..count)
+            .map(|_| Stream::new())
+            .collect::<Result<Vec<_>, _>>()
+            .cu()?;
         let profiling_base = if flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0 {
             let base = CuEvent::new(true).cu()?;
             base.record(streams[0].raw()).cu()?;
@@ -67,6 +97,7 @@ impl Queue {
             next: AtomicUsize::new(0),
             spare: Mutex::new(Vec::new()),
             profiling_base,
+            trackers: Mutex::new(None),
         }))
     }
 
@@ -98,6 +129,13 @@ impl Queue {
         CuEvent::new(self.profiling()).cu()
     }
 
+    /// Recycles a shared event once nobody else holds it.
+    pub fn recycle_shared(&self, e: Arc<CuEvent>) {
+        if let Ok(e) = Arc::try_unwrap(e) {
+            self.recycle_event(e);
+        }
+    }
+
     pub fn recycle_event(&self, e: CuEvent) {
         let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
         if spare.len() < 1024 {
@@ -112,7 +150,10 @@ impl Queue {
         if self.streams.len() == 1 {
             return &self.streams[0];
         }
-        if let Some(s) = wait.iter().find_map(|e| self.streams.iter().find(|s| s.raw() as usize == e.stream)) {
+        if let Some(s) = wait
+            .iter()
+            .find_map(|e| self.streams.iter().find(|s| s.raw() as usize == e.stream))
+        {
             return s;
         }
         &self.streams[self.next.fetch_add(1, Ordering::Relaxed) % self.streams.len()]
@@ -153,6 +194,37 @@ impl Queue {
         Ok(())
     }
 
+    /// The queue's lane and trackers, made when first needed (the context
+    /// records commands from then on).
+    fn trackers(self: &Arc<Self>) -> MutexGuard<'_, Option<Trackers>> {
+        let mut t = self.trackers.lock().unwrap_or_else(|e| e.into_inner());
+        if t.is_none() {
+            let order = if self.is_in_order() {
+                QueueOrder::InOrder
+            } else {
+                QueueOrder::OutOfOrder
+            };
+            let lane = self.context.engine.dag().create_lane(order);
+            self.context.register_lane(lane.id(), Arc::downgrade(self));
+            *t = Some(Trackers::new(lane));
+        }
+        t
+    }
+
+    /// The queue's lane in the engine's graph.
+    pub fn lane(self: &Arc<Self>) -> Arc<Lane> {
+        self.trackers().as_ref().expect("made above").lane.clone()
+    }
+
+    /// An event covering command `seq` of this queue's lane (see
+    /// [`Trackers::event_covering`]). Call with the context's submit lock held.
+    pub fn event_covering(&self, seq: u64) -> Option<Arc<CuEvent>> {
+        let mut t = self.trackers.lock().unwrap_or_else(|e| e.into_inner());
+        let stream = self.streams[0].raw();
+        t.as_mut()?
+            .event_covering(seq, stream, || self.take_event().ok())
+    }
+
     /// Submits one command: picks its stream, orders it after `wait`, runs
     /// `work` to enqueue the CUDA operations, and records an event after it
     /// when the caller wants one.
@@ -163,20 +235,48 @@ impl Queue {
         want_event: bool,
         work: impl FnOnce(&Stream) -> UrResult<T>,
     ) -> UrResult<Submitted<T>> {
-        self.device.activate()?;
-        let stream = self.pick_stream(wait);
-        self.wait_for(stream, wait)?;
-        self.finish_submit(command, stream, want_event, work)
+        let _lock = self.context.tracking().then(|| self.context.submit_lock());
+        self.submit_node(command, wait, Node::Command, want_event, work)
     }
 
-    fn finish_submit<T>(
+    /// [`submit`](Self::submit) for a command whose place in the graph is
+    /// given. The caller holds the context's submit lock when it records.
+    pub fn submit_node<T>(
         self: &Arc<Self>,
         command: ur_command_t,
-        stream: &Stream,
+        wait: &[&Event],
+        node: Node,
         want_event: bool,
         work: impl FnOnce(&Stream) -> UrResult<T>,
     ) -> UrResult<Submitted<T>> {
-        let queued = now_ns();
+        self.device.activate()?;
+        let stream = self.pick_stream(wait);
+        self.wait_for(stream, wait)?;
+        let stamp = match node {
+            Node::Given { stamp, deps } => {
+                for &d in deps {
+                    if let Some(e) = self.context.event_covering(d) {
+                        stream.wait(e.raw()).cu()?;
+                    }
+                }
+                Some(stamp)
+            }
+            Node::Untracked => None,
+            _ if !self.context.tracking() => None,
+            Node::Command => Some(
+                self.context
+                    .engine
+                    .dag()
+                    .record(&self.lane(), &stamps_of(wait)),
+            ),
+            Node::Barrier => Some(
+                self.context
+                    .engine
+                    .dag()
+                    .record_barrier(&self.lane(), &stamps_of(wait)),
+            ),
+        };
+        let queued = if want_event { now_ns() } else { 0 };
         let start = if want_event && self.profiling() {
             let e = CuEvent::new(true).cu()?;
             e.record(stream.raw()).cu()?;
@@ -184,13 +284,51 @@ impl Queue {
         } else {
             None
         };
-        let value = work(stream)?;
-        let event = if want_event {
-            let done = self.take_event()?;
+        let value = match work(stream) {
+            Ok(v) => v,
+            Err(e) => {
+                // Nothing ran. On an out-of-order lane the node completes on
+                // its own; on an in-order one the next tracker settles it.
+                if let (Some(s), false) = (stamp, self.is_in_order()) {
+                    self.context.engine.dag().complete(s);
+                }
+                return Err(e);
+            }
+        };
+        let mut trackers = stamp.map(|_| self.trackers());
+        // On an in-order lane an engine node needs no event of its own: a
+        // later one, or one recorded when another queue must wait for it,
+        // covers it.
+        let track = trackers
+            .as_mut()
+            .and_then(|t| t.as_mut())
+            .is_some_and(|t| t.wants_event());
+        let done = if want_event || (stamp.is_some() && track) {
+            let done = Arc::new(self.take_event()?);
             done.record(stream.raw()).cu()?;
-            Some(Event::recorded(self, command, stream.raw(), done, start, queued))
+            Some(done)
         } else {
             None
+        };
+        if let (Some(s), Some(t), Some(d)) =
+            (stamp, trackers.as_mut().and_then(|t| t.as_mut()), &done)
+        {
+            t.push(s.seq, d.clone());
+            if t.due() {
+                t.poll(|e| self.recycle_shared(e));
+            }
+        }
+        let event = match (want_event, done) {
+            (true, Some(done)) => Some(Event::recorded(
+                self,
+                command,
+                stream.raw(),
+                done,
+                stamp,
+                start,
+                queued,
+            )),
+            _ => None,
         };
         Ok(Submitted { value, event })
     }
@@ -198,21 +336,50 @@ impl Queue {
     /// `urEnqueueEventsWait` (`barrier == false`) and
     /// `urEnqueueEventsWaitWithBarrier`. An empty list means every command
     /// submitted before; a barrier also holds back every command after it.
-    pub fn wait_events(self: &Arc<Self>, wait: &[&Event], barrier: bool, want_event: bool) -> UrResult<Option<Arc<Event>>> {
+    pub fn wait_events(
+        self: &Arc<Self>,
+        wait: &[&Event],
+        barrier: bool,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let _lock = self.context.tracking().then(|| self.context.submit_lock());
         self.device.activate()?;
-        let stream = self.pick_stream(wait);
-        if wait.is_empty() {
-            self.join_other_streams(stream)?;
+        let command = if barrier {
+            UR_COMMAND_EVENTS_WAIT_WITH_BARRIER
         } else {
-            self.wait_for(stream, wait)?;
-        }
-        let command = if barrier { UR_COMMAND_EVENTS_WAIT_WITH_BARRIER } else { UR_COMMAND_EVENTS_WAIT };
+            UR_COMMAND_EVENTS_WAIT
+        };
         // A barrier on several streams needs an event to hold the others back.
-        let need_event = want_event || (barrier && !self.is_in_order());
-        let done = self.finish_submit(command, stream, need_event, |_| Ok(()))?.event;
-        if barrier && !self.is_in_order() {
-            let gate = done.as_ref().and_then(|e| e.cu_event()).ok_or(UR_RESULT_ERROR_UNKNOWN)?;
-            for other in self.streams.iter().filter(|s| s.raw() != stream.raw()) {
+        let spread = barrier && !self.is_in_order();
+        // A plain wait with an empty list follows everything before it but
+        // holds nothing back; the graph can only say less than that, which
+        // is safe (a missed reuse at worst).
+        let node = if barrier {
+            Node::Barrier
+        } else {
+            Node::Command
+        };
+        let joined = |s: &Stream| {
+            if wait.is_empty() {
+                self.join_other_streams(s)
+            } else {
+                Ok(())
+            }
+        };
+        let done = self
+            .submit_node(command, wait, node, want_event || spread, joined)?
+            .event;
+        if spread {
+            let gate = done
+                .as_ref()
+                .and_then(|e| e.cu_event())
+                .ok_or(UR_RESULT_ERROR_UNKNOWN)?;
+            let gate_stream = done.as_ref().map_or(0, |e| e.stream);
+            for other in self
+                .streams
+                .iter()
+                .filter(|s| s.raw() as usize != gate_stream)
+            {
                 other.wait(gate.raw()).cu()?;
             }
         }
@@ -222,8 +389,27 @@ impl Queue {
     /// `urQueueFinish`: waits for every stream.
     pub fn finish(&self) -> UrResult {
         self.device.activate()?;
+        // Only what was recorded (and so, under the submit lock, put on its
+        // stream) before the wait is known to be done after it.
+        let tail = {
+            let _lock = self.context.tracking().then(|| self.context.submit_lock());
+            self.trackers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .map(|t| t.lane.tail().seq)
+        };
         for s in &self.streams {
             s.synchronize().cu()?;
+        }
+        if let (Some(last), Some(t)) = (
+            tail,
+            self.trackers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut(),
+        ) {
+            t.complete_upto(last);
         }
         Ok(())
     }
@@ -235,7 +421,9 @@ impl Queue {
             UR_QUEUE_INFO_DEVICE => out.value(self.device.handle()),
             UR_QUEUE_INFO_FLAGS => out.value(self.flags),
             // SAFETY: `self` lives in an `Arc`.
-            UR_QUEUE_INFO_REFERENCE_COUNT => out.value(unsafe { ur_core::handle::ref_count_of(self) }),
+            UR_QUEUE_INFO_REFERENCE_COUNT => {
+                out.value(unsafe { ur_core::handle::ref_count_of(self) })
+            }
             UR_QUEUE_INFO_EMPTY => {
                 self.device.activate()?;
                 let mut empty = true;
@@ -255,7 +443,20 @@ impl Queue {
 impl Drop for Queue {
     fn drop(&mut self) {
         // Commands still in flight finish on their own; the streams and
-        // events are released once they have.
+        // events are released once they have. A lane of the engine's graph
+        // may only be retired once its commands are done.
         let _ = self.device.activate();
+        if let Some(t) = self
+            .trackers
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            for s in &self.streams {
+                let _ = s.synchronize();
+            }
+            self.context.unregister_lane(t.lane.id());
+            self.context.engine.dag().retire_lane(&t.lane);
+        }
     }
 }

@@ -9,6 +9,7 @@ use crate::conv::CuExt;
 use crate::driver;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use ur_core::engine;
 use ur_core::log;
 use ur_core::*;
 
@@ -30,12 +31,20 @@ impl UsmKind {
 }
 
 /// Where an allocation's memory came from, which decides how it goes back.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone)]
 pub enum Backing {
     /// `cuMemAlloc`, `cuMemAllocManaged` or `cuMemHostAlloc`.
     Driver,
     /// A stream-ordered native pool (`cuMemAllocFromPoolAsync`).
     NativePool,
+    /// A pool of the shared async engine.
+    Engine(Arc<engine::Pool>),
+}
+
+impl Backing {
+    pub fn is_pool(&self) -> bool {
+        !matches!(self, Backing::Driver)
+    }
 }
 
 /// One live allocation.
@@ -61,7 +70,15 @@ impl Allocation {
         pool: Option<Arc<UsmPool>>,
         backing: Backing,
     ) -> Allocation {
-        Allocation { base, raw, size, kind, device, pool, backing }
+        Allocation {
+            base,
+            raw,
+            size,
+            kind,
+            device,
+            pool,
+            backing,
+        }
     }
 
     pub fn raw(&self) -> usize {
@@ -69,25 +86,31 @@ impl Allocation {
     }
 
     pub fn contains(&self, addr: usize, len: usize) -> bool {
-        addr >= self.base && addr.checked_add(len).is_some_and(|end| end <= self.base + self.size)
+        addr >= self.base
+            && addr
+                .checked_add(len)
+                .is_some_and(|end| end <= self.base + self.size)
     }
 
     /// Gives the memory back at once. Work that may still use it must have
-    /// completed (the caller synchronised).
-    fn release_now(&self) -> UrResult {
+    /// completed (the caller synchronised the devices); `dag` learns so.
+    fn release_now(&self, dag: &engine::Dag) -> UrResult {
         if let Some(d) = &self.device {
             d.activate()?;
         }
         // SAFETY: the registry held the only record of this allocation and
         // the caller has waited for the work that could use it.
         unsafe {
-            match (self.backing, self.kind) {
+            match (&self.backing, self.kind) {
                 (Backing::Driver, UsmKind::Host) => driver::mem_free_host(self.raw as *mut _).cu(),
                 (Backing::Driver, _) => driver::mem_free(self.raw as u64).cu(),
                 (Backing::NativePool, _) => {
                     driver::free_async(self.raw as u64, std::ptr::null_mut()).cu()?;
                     driver::ctx_synchronize().cu()
                 }
+                (Backing::Engine(pool), _) => pool
+                    .free_blocking(self.raw as *const u8, |s| dag.complete(s))
+                    .map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT),
             }
         }
     }
@@ -133,11 +156,17 @@ impl UsmRegistry {
     /// interior pointer, a pointer freed already, a foreign one) is
     /// `INVALID_MEM_OBJECT` and changes nothing.
     pub fn remove(&self, base: usize) -> UrResult<Allocation> {
-        self.lock().remove(&base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+        self.lock()
+            .remove(&base)
+            .ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
 
     /// Like [`remove`](Self::remove), but only when `check` accepts it.
-    pub fn remove_if(&self, base: usize, check: impl FnOnce(&Allocation) -> UrResult) -> UrResult<Allocation> {
+    pub fn remove_if(
+        &self,
+        base: usize,
+        check: impl FnOnce(&Allocation) -> UrResult,
+    ) -> UrResult<Allocation> {
         let mut live = self.lock();
         let a = live.get(&base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
         check(a)?;
@@ -153,10 +182,10 @@ impl UsmRegistry {
     }
 
     /// Frees everything (the context is going away; the caller synchronised).
-    pub fn free_all(&self) {
+    pub fn free_all(&self, dag: &engine::Dag) {
         let all = std::mem::take(&mut *self.lock());
         for a in all.values() {
-            if let Err(e) = a.release_now() {
+            if let Err(e) = a.release_now(dag) {
                 log::warning(&format!("freeing a leftover allocation failed: {e:?}"));
             }
         }
@@ -186,7 +215,12 @@ impl Context {
         }
         let max = match device {
             Some(d) => d.max_alloc_size(),
-            None => self.devices.iter().map(|d| d.max_alloc_size()).max().unwrap_or(0),
+            None => self
+                .devices
+                .iter()
+                .map(|d| d.max_alloc_size())
+                .max()
+                .unwrap_or(0),
         };
         if size as u64 > max {
             return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
@@ -198,8 +232,15 @@ impl Context {
     pub fn usm_alloc(&self, req: AllocRequest) -> UrResult<*mut core::ffi::c_void> {
         self.check_alloc(req.size, req.align, req.device.map(|d| &**d))?;
         // Over-allocate only when the driver's own alignment is not enough.
-        let slack = if req.align > NATURAL_ALIGN { req.align } else { 0 };
-        let bytes = req.size.checked_add(slack).ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
+        let slack = if req.align > NATURAL_ALIGN {
+            req.align
+        } else {
+            0
+        };
+        let bytes = req
+            .size
+            .checked_add(slack)
+            .ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
         let device = req.device.or(self.devices.first());
         let native = req.kind == UsmKind::Device && req.pool.is_some_and(|p| p.is_native());
         let raw = match req.kind {
@@ -207,7 +248,8 @@ impl Context {
                 if let Some(d) = device {
                     d.activate()?;
                 }
-                driver::mem_host_alloc(bytes).map_err(|_| UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)? as usize
+                driver::mem_host_alloc(bytes).map_err(|_| UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?
+                    as usize
             }
             UsmKind::Device if native => {
                 let pool = req.pool.expect("checked above");
@@ -232,13 +274,29 @@ impl Context {
                 driver::mem_alloc_managed(bytes).cu()? as usize
             }
         };
-        let base = if slack > 0 { raw.next_multiple_of(req.align) } else { raw };
-        let backing = if native { Backing::NativePool } else { Backing::Driver };
+        let base = if slack > 0 {
+            raw.next_multiple_of(req.align)
+        } else {
+            raw
+        };
+        let backing = if native {
+            Backing::NativePool
+        } else {
+            Backing::Driver
+        };
         let owner = match req.kind {
             UsmKind::Host => None,
             _ => device.cloned(),
         };
-        self.usm.insert(Allocation::new(raw, base, req.size, req.kind, owner, req.pool.cloned(), backing));
+        self.usm.insert(Allocation::new(
+            raw,
+            base,
+            req.size,
+            req.kind,
+            owner,
+            req.pool.cloned(),
+            backing,
+        ));
         Ok(base as *mut _)
     }
 
@@ -251,7 +309,7 @@ impl Context {
             d.activate()?;
             driver::ctx_synchronize().cu()?;
         }
-        a.release_now()
+        a.release_now(self.engine.dag())
     }
 }
 
@@ -260,7 +318,15 @@ mod tests {
     use super::*;
 
     fn alloc(base: usize, size: usize) -> Allocation {
-        Allocation::new(base, base, size, UsmKind::Device, None, None, Backing::Driver)
+        Allocation::new(
+            base,
+            base,
+            size,
+            UsmKind::Device,
+            None,
+            None,
+            Backing::Driver,
+        )
     }
 
     #[test]
@@ -278,17 +344,25 @@ mod tests {
     fn only_the_exact_base_can_be_removed_and_only_once() {
         let r = UsmRegistry::default();
         r.insert(alloc(0x1000, 0x100));
-        assert_eq!(r.remove(0x1008).err(), Some(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
+        assert_eq!(
+            r.remove(0x1008).err(),
+            Some(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+        );
         assert_eq!(r.len(), 1);
         assert!(r.remove(0x1000).is_ok());
-        assert_eq!(r.remove(0x1000).err(), Some(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
+        assert_eq!(
+            r.remove(0x1000).err(),
+            Some(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+        );
     }
 
     #[test]
     fn a_refused_check_keeps_the_allocation() {
         let r = UsmRegistry::default();
         r.insert(alloc(0x1000, 0x100));
-        assert!(r.remove_if(0x1000, |_| Err(UR_RESULT_ERROR_INVALID_VALUE)).is_err());
+        assert!(r
+            .remove_if(0x1000, |_| Err(UR_RESULT_ERROR_INVALID_VALUE))
+            .is_err());
         assert_eq!(r.len(), 1);
     }
 }

@@ -1,15 +1,20 @@
-//! USM pools. Device memory comes from a native stream-ordered CUDA pool:
-//! a new one per pool created with `urUSMPoolCreateExp`, or the GPU's default
-//! pool (the one `cudaMallocAsync` uses) for a context's default device pool.
-//! The pool's statistics, release threshold and trimming are the native
-//! pool's own attributes.
+//! USM pools. Device memory of a pool created with
+//! `UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP` comes from a new native
+//! stream-ordered CUDA pool (`cuMemPoolCreate`); other pools and the default
+//! pools use the shared async engine or CUDA's pools as
+//! [`ENGINE_FOR_DEVICE_POOLS`] says. Shared and host memory always come from
+//! the engine, which has no CUDA counterpart for them. A pool's statistics
+//! add up its native pool's attributes and its engine pools' counters.
 
 use super::context::Context;
 use super::device::Device;
+use super::engine::CudaMemory;
+use super::usm::UsmKind;
 use crate::conv::CuExt;
 use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
 use crate::DDI;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
+use ur_core::engine::{self, PoolConfig};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::info::InfoOut;
 use ur_core::*;
@@ -31,7 +36,27 @@ pub struct UsmPool {
     pub flags: ur_usm_pool_flags_t,
     pub is_default: bool,
     pub limits: Option<PoolLimits>,
-    native: Arc<MemPool>,
+    /// The native pool serving device allocations, when they are native.
+    native: Option<Arc<MemPool>>,
+    /// Engine pools by USM kind (host, device, shared), made on first use.
+    engine: Mutex<[Option<Arc<engine::Pool>>; 3]>,
+    /// The release threshold set through `urUSMPoolSetInfoExp`, applied to
+    /// engine pools made later too.
+    threshold: Mutex<Option<usize>>,
+}
+
+/// Pools made without `UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP`, and
+/// the default pools, serve device memory from the engine when this is set,
+/// else from CUDA's pools (the default pool then being the GPU's own). The
+/// benchmark in `bench/` measures both.
+const ENGINE_FOR_DEVICE_POOLS: bool = true;
+
+fn kind_index(kind: UsmKind) -> usize {
+    match kind {
+        UsmKind::Host => 0,
+        UsmKind::Device => 1,
+        UsmKind::Shared => 2,
+    }
 }
 
 const _: () = assert!(core::mem::offset_of!(UsmPool, header) == 0);
@@ -58,10 +83,20 @@ impl UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             context: Arc::downgrade(context),
             device: device.clone(),
-            flags: UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0,
+            flags: if ENGINE_FOR_DEVICE_POOLS {
+                0
+            } else {
+                UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0
+            },
             is_default: true,
             limits: None,
-            native: device.default_mem_pool()?,
+            native: if ENGINE_FOR_DEVICE_POOLS {
+                None
+            } else {
+                Some(device.default_mem_pool()?)
+            },
+            engine: Mutex::new([None, None, None]),
+            threshold: Mutex::new(None),
         }))
     }
 
@@ -74,7 +109,13 @@ impl UsmPool {
     ) -> UrResult<Arc<UsmPool>> {
         Self::check_device(device)?;
         device.activate()?;
-        let native = Arc::new(MemPool::new(device.cu).cu()?);
+        let wants_native =
+            flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 != 0 || !ENGINE_FOR_DEVICE_POOLS;
+        let native = if wants_native {
+            Some(Arc::new(MemPool::new(device.cu).cu()?))
+        } else {
+            None
+        };
         Ok(Arc::new(UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             context: Arc::downgrade(context),
@@ -83,6 +124,8 @@ impl UsmPool {
             is_default: false,
             limits,
             native,
+            engine: Mutex::new([None, None, None]),
+            threshold: Mutex::new(None),
         }))
     }
 
@@ -98,9 +141,62 @@ impl UsmPool {
         self.context.upgrade()
     }
 
-    /// Whether allocations are served by a native CUDA pool.
+    /// Whether this pool serves `device` in `context`.
+    pub fn serves(&self, context: &Context, device: &Device) -> bool {
+        std::ptr::eq(&*self.device, device) && self.context_handle() == context.handle()
+    }
+
+    /// Whether device allocations are served by a native CUDA pool.
     pub fn is_native(&self) -> bool {
-        true
+        self.native.is_some()
+    }
+
+    fn native(&self) -> UrResult<&MemPool> {
+        self.native
+            .as_deref()
+            .ok_or(UR_RESULT_ERROR_INVALID_OPERATION)
+    }
+
+    /// The engine pool serving `kind` memory, made on first use.
+    pub fn engine_pool(&self, kind: UsmKind) -> UrResult<Arc<engine::Pool>> {
+        let mut pools = self.engine.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = &mut pools[kind_index(kind)];
+        if let Some(p) = slot {
+            return Ok(p.clone());
+        }
+        let context = self.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+        let pool = if self.is_default {
+            context.engine_default_pool(&self.device, kind)?
+        } else {
+            let mut config = PoolConfig::new(kind.engine_kind());
+            config.zero_init = self.zero_initialize();
+            if let Some(l) = self.limits {
+                config.max_poolable_size = l.max_poolable_size;
+                if l.min_driver_alloc_size != 0 {
+                    config.min_slab_size = l.min_driver_alloc_size;
+                }
+            }
+            let source: Arc<dyn engine::MemorySource> = Arc::new(CudaMemory {
+                device: self.device.clone(),
+                kind,
+            });
+            context.engine.create_pool(source, config)
+        };
+        if let Some(t) = *self.threshold.lock().unwrap_or_else(|e| e.into_inner()) {
+            pool.set_release_threshold(t);
+        }
+        *slot = Some(pool.clone());
+        Ok(pool)
+    }
+
+    fn engine_pools(&self) -> Vec<Arc<engine::Pool>> {
+        self.engine
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .flatten()
+            .cloned()
+            .collect()
     }
 
     fn zero_initialize(&self) -> bool {
@@ -109,7 +205,7 @@ impl UsmPool {
 
     /// Stream-ordered allocation: usable by work after this point of `stream`.
     pub fn alloc_async(&self, size: usize, stream: CUstream) -> UrResult<CUdeviceptr> {
-        let p = self.native.alloc_async(size, stream).cu()?;
+        let p = self.native()?.alloc_async(size, stream).cu()?;
         if self.zero_initialize() {
             // SAFETY: the block was just allocated on this stream.
             if let Err(e) = unsafe { driver::memset_async(p, 0, 1, size, stream) } {
@@ -129,9 +225,31 @@ impl UsmPool {
         Ok(p)
     }
 
-    fn stat(&self, attr: PoolAttr) -> UrResult<usize> {
-        self.device.activate()?;
-        Ok(self.native.get_u64(attr).cu()? as usize)
+    /// A statistic over the native pool and the engine pools.
+    fn stat(&self, attr: PoolAttr, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+        let mut total = 0usize;
+        if let Some(native) = &self.native {
+            self.device.activate()?;
+            total += native.get_u64(attr).cu()? as usize;
+        }
+        for p in self.engine_pools() {
+            total = total.saturating_add(p.info(prop)?);
+        }
+        Ok(total)
+    }
+
+    fn release_threshold(&self) -> UrResult<usize> {
+        if let Some(t) = *self.threshold.lock().unwrap_or_else(|e| e.into_inner()) {
+            return Ok(t);
+        }
+        match &self.native {
+            Some(n) => {
+                self.device.activate()?;
+                Ok(n.get_u64(PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+                    .cu()? as usize)
+            }
+            None => Ok(PoolConfig::new(engine::UsmKind::Device).release_threshold),
+        }
     }
 
     /// `urUSMPoolGetInfo` and `urUSMPoolGetInfoExp`.
@@ -142,15 +260,21 @@ impl UsmPool {
                 out.value(unsafe { ur_core::handle::ref_count_of(self) })
             }
             UR_USM_POOL_INFO_CONTEXT => out.value(self.context_handle()),
-            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?),
-            // A native pool has no cap of its own below the GPU's memory.
-            UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => out.value(self.device.props.total_mem),
+            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => out.value(self.release_threshold()?),
+            // A native pool has no cap of its own: 0, the backend's limit only.
+            UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => out.value(0usize),
             UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => {
-                out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?)
+                out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, prop)?)
             }
-            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)?),
-            UR_USM_POOL_INFO_USED_CURRENT_EXP => out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?),
-            UR_USM_POOL_INFO_USED_HIGH_EXP => out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH)?),
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => {
+                out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, prop)?)
+            }
+            UR_USM_POOL_INFO_USED_CURRENT_EXP => {
+                out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT, prop)?)
+            }
+            UR_USM_POOL_INFO_USED_HIGH_EXP => {
+                out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH, prop)?)
+            }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
@@ -168,13 +292,28 @@ impl UsmPool {
             UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
             _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         };
-        self.native.set_u64(attr, value as u64).cu()
+        if prop == UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP {
+            *self.threshold.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
+        }
+        if let Some(native) = &self.native {
+            native.set_u64(attr, value as u64).cu()?;
+        }
+        for p in self.engine_pools() {
+            p.set_info(prop, value)?;
+        }
+        Ok(())
     }
 
     /// `urUSMPoolTrimToExp`: gives unused memory back to the driver, keeping
     /// at least `keep` bytes reserved.
     pub fn trim_to(&self, keep: usize) -> UrResult {
         self.device.activate()?;
-        self.native.trim_to(keep).cu()
+        if let Some(native) = &self.native {
+            native.trim_to(keep).cu()?;
+        }
+        for p in self.engine_pools() {
+            p.trim_to(keep);
+        }
+        Ok(())
     }
 }

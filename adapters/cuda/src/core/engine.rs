@@ -1,0 +1,201 @@
+//! The CUDA side of the shared async pool engine (`ur_core::engine`).
+//!
+//! The engine decides which freed block an asynchronous allocation may take;
+//! it needs raw memory ([`CudaMemory`]), every command of a context recorded
+//! in its graph, and word of their completion. Recording starts the first
+//! time a context uses an engine pool: commands enqueued before that cannot
+//! touch engine memory, so the native-pool path pays nothing until then.
+//!
+//! Completion comes from CUDA events ([`Trackers`]): on an in-order queue a
+//! stream event recorded after command `s` completes every command up to `s`,
+//! so a queue records one every [`TRACK_EVERY`] commands (user events count
+//! too); on an out-of-order queue each command gets its own. When the engine
+//! makes an allocation wait for a command of another queue (a pending free),
+//! the adapter waits on an event covering that command, recording one if
+//! none exists yet.
+
+use super::device::Device;
+use super::usm::UsmKind;
+use crate::driver::{self, CUstream, CuEvent};
+use std::collections::VecDeque;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use ur_core::engine::{self, Lane, MemorySource, OutOfMemory, Seq, Stamp};
+
+/// An in-order queue reports completion to the engine at least this often.
+pub const TRACK_EVERY: u32 = 32;
+
+/// Trackers a queue keeps before it looks which have fired.
+const POLL_AT: usize = 8;
+
+/// Raw memory of one (device, USM kind) for engine pools.
+pub struct CudaMemory {
+    pub device: Arc<Device>,
+    pub kind: UsmKind,
+}
+
+impl CudaMemory {
+    /// The largest alignment the driver gives without asking.
+    fn natural_align(&self) -> usize {
+        match self.kind {
+            UsmKind::Host => 4096,
+            UsmKind::Device | UsmKind::Shared => 256,
+        }
+    }
+}
+
+impl MemorySource for CudaMemory {
+    fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        if align > self.natural_align() || self.device.activate().is_err() {
+            return Err(OutOfMemory);
+        }
+        let p = match self.kind {
+            UsmKind::Device => driver::mem_alloc(size).map_err(|_| OutOfMemory)? as usize,
+            UsmKind::Shared => {
+                // Never ask for more managed memory than the GPU has free.
+                let (free, _) = driver::mem_get_info().map_err(|_| OutOfMemory)?;
+                if size > free {
+                    return Err(OutOfMemory);
+                }
+                driver::mem_alloc_managed(size).map_err(|_| OutOfMemory)? as usize
+            }
+            UsmKind::Host => driver::mem_host_alloc(size).map_err(|_| OutOfMemory)? as usize,
+        };
+        NonNull::new(p as *mut u8).ok_or(OutOfMemory)
+    }
+
+    unsafe fn release(&self, ptr: NonNull<u8>, _size: usize, _align: usize) {
+        if self.device.activate().is_err() {
+            return;
+        }
+        // SAFETY: the engine gives back a slab it took from `allocate` once no
+        // recorded command can still touch it.
+        let _ = match self.kind {
+            UsmKind::Host => driver::mem_free_host(ptr.as_ptr().cast()),
+            UsmKind::Device | UsmKind::Shared => driver::mem_free(ptr.as_ptr() as u64),
+        };
+    }
+}
+
+impl UsmKind {
+    pub fn engine_kind(self) -> engine::UsmKind {
+        match self {
+            UsmKind::Host => engine::UsmKind::Host,
+            UsmKind::Device => engine::UsmKind::Device,
+            UsmKind::Shared => engine::UsmKind::Shared,
+        }
+    }
+}
+
+/// A CUDA event recorded after command `seq` on `stream`.
+struct Tracker {
+    seq: Seq,
+    event: Arc<CuEvent>,
+}
+
+/// One queue's lane and the CUDA events that tell the engine how far it has
+/// completed, oldest first.
+pub struct Trackers {
+    pub lane: Arc<Lane>,
+    pending: VecDeque<Tracker>,
+    since_last: u32,
+}
+
+impl Trackers {
+    pub fn new(lane: Arc<Lane>) -> Self {
+        Trackers {
+            lane,
+            pending: VecDeque::new(),
+            since_last: 0,
+        }
+    }
+
+    /// Whether a command just recorded needs its own event to report its
+    /// completion.
+    pub fn wants_event(&mut self) -> bool {
+        self.since_last += 1;
+        !self.lane.is_in_order() || self.since_last >= TRACK_EVERY
+    }
+
+    /// Keeps `event`, recorded after command `seq`, to report it complete.
+    pub fn push(&mut self, seq: Seq, event: Arc<CuEvent>) {
+        self.since_last = 0;
+        self.pending.push_back(Tracker { seq, event });
+    }
+
+    /// Reports tracked commands whose events have fired, oldest first,
+    /// stopping at the first that has not: querying an event costs a driver
+    /// call, so callers poll now and then, not on every command. Settled
+    /// events go to `recycle`. On an in-order lane the newest fired event
+    /// settles all older ones.
+    pub fn poll(&mut self, mut recycle: impl FnMut(Arc<CuEvent>)) {
+        let fired = self
+            .pending
+            .iter()
+            .take_while(|t| t.event.is_complete().unwrap_or(false))
+            .count();
+        if fired == 0 {
+            return;
+        }
+        if self.lane.is_in_order() {
+            self.lane.complete(self.pending[fired - 1].seq);
+        } else {
+            self.pending
+                .iter()
+                .take(fired)
+                .for_each(|t| self.lane.complete(t.seq));
+        }
+        self.pending.drain(..fired).for_each(|t| recycle(t.event));
+    }
+
+    /// Whether enough events have piled up to be worth a poll.
+    pub fn due(&self) -> bool {
+        self.pending.len() >= POLL_AT
+    }
+
+    /// Every command up to `last` has completed (the host synchronised
+    /// after reading the lane's tail).
+    pub fn complete_upto(&mut self, last: Seq) {
+        self.pending.retain(|t| t.seq > last);
+        if self.lane.is_in_order() {
+            self.lane.complete(last);
+        } else {
+            (self.lane.done_upto() + 1..=last).for_each(|s| self.lane.complete(s));
+        }
+    }
+
+    /// An event whose completion implies that of command `seq`, or `None`
+    /// when the command has completed. On an in-order lane without one, a
+    /// new event is recorded on `stream` now: `seq`'s work is already on the
+    /// stream (the context's submit lock guarantees it). It is filed under
+    /// `seq`, not the lane's tail, whose work may still be being enqueued.
+    pub fn event_covering(
+        &mut self,
+        seq: Seq,
+        stream: CUstream,
+        fresh: impl FnOnce() -> Option<CuEvent>,
+    ) -> Option<Arc<CuEvent>> {
+        if seq == 0 || self.lane.is_complete(seq) {
+            return None;
+        }
+        if self.lane.is_in_order() {
+            if let Some(t) = self.pending.iter().find(|t| t.seq >= seq) {
+                return Some(t.event.clone());
+            }
+            let event = Arc::new(fresh()?);
+            event.record(stream).ok()?;
+            self.push(seq, event.clone());
+            return Some(event);
+        }
+        self.pending
+            .iter()
+            .find(|t| t.seq == seq)
+            .map(|t| t.event.clone())
+    }
+}
+
+/// Converts a wait list's stamps (events recorded before tracking began have
+/// none and are left out: they cannot order engine memory).
+pub fn stamps_of(events: &[&super::event::Event]) -> Vec<Stamp> {
+    events.iter().filter_map(|e| e.stamp).collect()
+}

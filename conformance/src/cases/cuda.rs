@@ -1,0 +1,791 @@
+//! CUDA-only cases: hand-written PTX kernels that read and write memory from
+//! the async-alloc extension, native pool statistics and trimming, reuse
+//! across queues, and program build errors. PTX means nothing to other
+//! backends, so there these cases skip with that reason.
+
+use crate::harness::*;
+use crate::ur::Api;
+use crate::{check, check_eq, expect_result, expect_success, skip};
+use core::ffi::c_void;
+use std::ptr::{null, null_mut};
+use ur_core::abi::*;
+
+pub const CASES: &[Case] = &[
+    Case::device(
+        "urEnqueueKernelLaunchWithArgsExp.cuda_fills_async_device_memory",
+        fills_async_memory,
+    ),
+    Case::device(
+        "urEnqueueKernelLaunchWithArgsExp.cuda_chain_across_queues",
+        chain_across_queues,
+    ),
+    Case::device(
+        "urEnqueueKernelLaunchWithArgsExp.cuda_shared_and_host_async_memory",
+        shared_and_host,
+    ),
+    Case::device("urEnqueueKernelLaunchWithArgsExp.cuda_argument_errors", argument_errors),
+    Case::device(
+        "urEnqueueUSMFreeExp.cuda_same_queue_reuse_keeps_pool_small",
+        same_queue_reuse,
+    ),
+    Case::device(
+        "urEnqueueUSMFreeExp.cuda_cross_queue_reuse_through_events",
+        cross_queue_reuse,
+    ),
+    Case::device("urEnqueueUSMFreeExp.cuda_checked_frees", checked_frees),
+    Case::device(
+        "urUSMPoolCreateExp.cuda_native_pool_stats_threshold_trim",
+        native_pool_stats,
+    ),
+    Case::device("urProgramBuild.cuda_bad_ptx_fails_with_log", bad_ptx),
+    Case::device("urKernelCreate.cuda_unknown_name", unknown_kernel),
+    Case::device("urEventGetProfilingInfo.cuda_kernel_times", kernel_profiling),
+];
+
+/// `fill_u32(out, value, n)`: out[i] = value; `add_u32(dst, src, add, n)`:
+/// dst[i] = src[i] + add. One thread per element.
+const PTX: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry fill_u32(.param .u64 out, .param .u32 value, .param .u32 n)
+{
+    .reg .pred %p;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [value];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r3, %ctaid.x;
+    mov.u32 %r4, %ntid.x;
+    mov.u32 %r5, %tid.x;
+    mad.lo.s32 %r3, %r3, %r4, %r5;
+    setp.ge.u32 %p, %r3, %r2;
+    @%p bra FILL_DONE;
+    cvta.to.global.u64 %rd2, %rd1;
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd2, %rd2, %rd3;
+    st.global.u32 [%rd2], %r1;
+FILL_DONE:
+    ret;
+}
+
+.visible .entry add_u32(.param .u64 dst, .param .u64 src, .param .u32 add, .param .u32 n)
+{
+    .reg .pred %p;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [dst];
+    ld.param.u64 %rd2, [src];
+    ld.param.u32 %r1, [add];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r3, %ctaid.x;
+    mov.u32 %r4, %ntid.x;
+    mov.u32 %r5, %tid.x;
+    mad.lo.s32 %r3, %r3, %r4, %r5;
+    setp.ge.u32 %p, %r3, %r2;
+    @%p bra ADD_DONE;
+    mul.wide.u32 %rd3, %r3, 4;
+    cvta.to.global.u64 %rd4, %rd2;
+    add.s64 %rd4, %rd4, %rd3;
+    ld.global.u32 %r6, [%rd4];
+    add.s32 %r7, %r6, %r1;
+    cvta.to.global.u64 %rd5, %rd1;
+    add.s64 %rd5, %rd5, %rd3;
+    st.global.u32 [%rd5], %r7;
+ADD_DONE:
+    ret;
+}
+"#;
+
+const ELEMENTS: usize = 1 << 16;
+const BYTES: usize = ELEMENTS * 4;
+const MIB: usize = 1 << 20;
+
+type OwnedProgram = Owned<ur_program_handle_t_>;
+type OwnedKernel = Owned<ur_kernel_handle_t_>;
+
+unsafe fn cuda_only(fx: &DeviceFx) -> CaseResult {
+    if fx.backend != UR_BACKEND_CUDA {
+        skip!("PTX kernels and native CUDA pools exist only on CUDA devices");
+    }
+    Ok(())
+}
+
+unsafe fn program(fx: &DeviceFx, source: &str) -> Result<(OwnedProgram, ur_result_t), Outcome> {
+    let mut device = fx.device;
+    let mut length = source.len();
+    let mut binary = source.as_ptr();
+    let mut program = null_mut();
+    expect_success!(fx.api.urProgramCreateWithBinary(
+        fx.context,
+        1,
+        &mut device,
+        &mut length,
+        &mut binary,
+        null(),
+        &mut program
+    ));
+    let program = Owned::new(program, fx.api.fns.urProgramRelease);
+    let built = fx.api.urProgramBuild(fx.context, program.get(), null())?;
+    Ok((program, built))
+}
+
+unsafe fn kernels(fx: &DeviceFx) -> Result<(OwnedProgram, OwnedKernel, OwnedKernel), Outcome> {
+    let (program, built) = program(fx, PTX)?;
+    check_eq!(built, UR_RESULT_SUCCESS);
+    let mut fill = null_mut();
+    expect_success!(fx.api.urKernelCreate(program.get(), c"fill_u32".as_ptr(), &mut fill));
+    let fill = Owned::new(fill, fx.api.fns.urKernelRelease);
+    let mut add = null_mut();
+    expect_success!(fx.api.urKernelCreate(program.get(), c"add_u32".as_ptr(), &mut add));
+    Ok((program, fill, Owned::new(add, fx.api.fns.urKernelRelease)))
+}
+
+fn pointer_arg(index: u32, p: *const c_void) -> ur_exp_kernel_arg_properties_t {
+    ur_exp_kernel_arg_properties_t {
+        stype: UR_STRUCTURE_TYPE_EXP_KERNEL_ARG_PROPERTIES,
+        pNext: null_mut(),
+        r#type: UR_EXP_KERNEL_ARG_TYPE_POINTER,
+        index,
+        size: std::mem::size_of::<*const c_void>(),
+        value: ur_exp_kernel_arg_value_t { pointer: p },
+    }
+}
+
+fn u32_arg(index: u32, v: &u32) -> ur_exp_kernel_arg_properties_t {
+    ur_exp_kernel_arg_properties_t {
+        stype: UR_STRUCTURE_TYPE_EXP_KERNEL_ARG_PROPERTIES,
+        pNext: null_mut(),
+        r#type: UR_EXP_KERNEL_ARG_TYPE_VALUE,
+        index,
+        size: 4,
+        value: ur_exp_kernel_arg_value_t {
+            value: (v as *const u32).cast(),
+        },
+    }
+}
+
+fn list(wait: &[ur_event_handle_t]) -> *const ur_event_handle_t {
+    if wait.is_empty() {
+        null()
+    } else {
+        wait.as_ptr()
+    }
+}
+
+/// Launches `kernel` over `ELEMENTS` work-items in groups of 256.
+unsafe fn launch(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    kernel: ur_kernel_handle_t,
+    args: &[ur_exp_kernel_arg_properties_t],
+    wait: &[ur_event_handle_t],
+) -> Result<ur_result_t, Outcome> {
+    let global = [ELEMENTS];
+    let local = [256usize];
+    let mut event = null_mut();
+    let r = fx.api.urEnqueueKernelLaunchWithArgsExp(
+        queue,
+        kernel,
+        1,
+        null(),
+        global.as_ptr(),
+        local.as_ptr(),
+        args.len() as u32,
+        args.as_ptr(),
+        null(),
+        wait.len() as u32,
+        list(wait),
+        &mut event,
+    )?;
+    if !event.is_null() {
+        fx.own_event(event);
+    }
+    Ok(r)
+}
+
+/// Like [`launch`], keeping the event.
+unsafe fn launch_event(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    kernel: ur_kernel_handle_t,
+    args: &[ur_exp_kernel_arg_properties_t],
+    wait: &[ur_event_handle_t],
+) -> Result<OwnedEvent, Outcome> {
+    let global = [ELEMENTS];
+    let local = [256usize];
+    let mut event = null_mut();
+    expect_success!(fx.api.urEnqueueKernelLaunchWithArgsExp(
+        queue,
+        kernel,
+        1,
+        null(),
+        global.as_ptr(),
+        local.as_ptr(),
+        args.len() as u32,
+        args.as_ptr(),
+        null(),
+        wait.len() as u32,
+        list(wait),
+        &mut event
+    ));
+    Ok(fx.own_event(event))
+}
+
+type AllocFn = unsafe fn(
+    &Api,
+    ur_queue_handle_t,
+    ur_usm_pool_handle_t,
+    usize,
+    *const ur_exp_async_usm_alloc_properties_t,
+    u32,
+    *const ur_event_handle_t,
+    *mut *mut c_void,
+    *mut ur_event_handle_t,
+) -> Result<ur_result_t, String>;
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn device_alloc_fn(
+    api: &Api,
+    q: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    size: usize,
+    props: *const ur_exp_async_usm_alloc_properties_t,
+    n: u32,
+    wait: *const ur_event_handle_t,
+    out: *mut *mut c_void,
+    event: *mut ur_event_handle_t,
+) -> Result<ur_result_t, String> {
+    api.urEnqueueUSMDeviceAllocExp(q, pool, size, props, n, wait, out, event)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn shared_alloc_fn(
+    api: &Api,
+    q: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    size: usize,
+    props: *const ur_exp_async_usm_alloc_properties_t,
+    n: u32,
+    wait: *const ur_event_handle_t,
+    out: *mut *mut c_void,
+    event: *mut ur_event_handle_t,
+) -> Result<ur_result_t, String> {
+    api.urEnqueueUSMSharedAllocExp(q, pool, size, props, n, wait, out, event)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn host_alloc_fn(
+    api: &Api,
+    q: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    size: usize,
+    props: *const ur_exp_async_usm_alloc_properties_t,
+    n: u32,
+    wait: *const ur_event_handle_t,
+    out: *mut *mut c_void,
+    event: *mut ur_event_handle_t,
+) -> Result<ur_result_t, String> {
+    api.urEnqueueUSMHostAllocExp(q, pool, size, props, n, wait, out, event)
+}
+
+/// An async allocation and its event.
+unsafe fn alloc_with(
+    fx: &DeviceFx,
+    alloc: AllocFn,
+    queue: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    size: usize,
+    wait: &[ur_event_handle_t],
+) -> Result<(*mut c_void, OwnedEvent), Outcome> {
+    let mut p = null_mut();
+    let mut e = null_mut();
+    let r = alloc(
+        fx.api,
+        queue,
+        pool,
+        size,
+        null(),
+        wait.len() as u32,
+        list(wait),
+        &mut p,
+        &mut e,
+    )?;
+    check_eq!(r, UR_RESULT_SUCCESS);
+    check!(
+        !p.is_null() && !e.is_null(),
+        "the allocation returned a null pointer or event"
+    );
+    Ok((p, fx.own_event(e)))
+}
+
+unsafe fn alloc_device(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    size: usize,
+    wait: &[ur_event_handle_t],
+) -> Result<(*mut c_void, OwnedEvent), Outcome> {
+    alloc_with(fx, device_alloc_fn, queue, pool, size, wait)
+}
+
+unsafe fn free_async(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    p: *mut c_void,
+    wait: &[ur_event_handle_t],
+) -> Result<OwnedEvent, Outcome> {
+    let mut e = null_mut();
+    expect_success!(fx
+        .api
+        .urEnqueueUSMFreeExp(queue, pool, p, wait.len() as u32, list(wait), &mut e));
+    Ok(fx.own_event(e))
+}
+
+unsafe fn read_u32s(fx: &DeviceFx, queue: ur_queue_handle_t, p: *const c_void) -> Result<Vec<u32>, Outcome> {
+    let bytes = fx.read(queue, p, BYTES)?;
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+fn expect_all(what: &str, got: &[u32], value: u32) -> CaseResult {
+    match got.iter().position(|&v| v != value) {
+        None => Ok(()),
+        Some(i) => Err(format!("{what}: element {i} is 0x{:08x}, expected 0x{value:08x}", got[i]).into()),
+    }
+}
+
+unsafe fn native_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
+    let mut desc = ur_usm_pool_desc_t {
+        stype: UR_STRUCTURE_TYPE_USM_POOL_DESC,
+        pNext: null(),
+        flags: UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0,
+    };
+    let mut pool = null_mut();
+    expect_success!(fx.api.urUSMPoolCreateExp(fx.context, fx.device, &mut desc, &mut pool));
+    Ok(fx.own_pool(pool))
+}
+
+unsafe fn engine_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
+    let mut desc = ur_usm_pool_desc_t {
+        stype: UR_STRUCTURE_TYPE_USM_POOL_DESC,
+        pNext: null(),
+        flags: 0,
+    };
+    let mut pool = null_mut();
+    expect_success!(fx.api.urUSMPoolCreateExp(fx.context, fx.device, &mut desc, &mut pool));
+    Ok(fx.own_pool(pool))
+}
+
+unsafe fn pool_stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, what: ur_usm_pool_info_t) -> Result<usize, Outcome> {
+    let mut v = 0usize;
+    expect_success!(fx
+        .api
+        .urUSMPoolGetInfoExp(pool, what, (&mut v as *mut usize).cast(), null_mut()));
+    Ok(v)
+}
+
+// ---------------------------------------------------------------------------
+
+unsafe fn fills_async_memory(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (_program, fill, _add) = kernels(fx)?;
+    for (label, pool) in [
+        ("default pool", None),
+        ("native pool", Some(native_pool(fx)?)),
+        ("engine pool", Some(engine_pool(fx)?)),
+    ] {
+        let pool_handle = pool.as_ref().map_or(null_mut(), |p| p.get());
+        let (p, allocated) = alloc_device(fx, fx.queue, pool_handle, BYTES, &[])?;
+        let value = 0xC0DE_0001u32;
+        let n = ELEMENTS as u32;
+        let args = [pointer_arg(0, p), u32_arg(1, &value), u32_arg(2, &n)];
+        let filled = launch_event(fx, fx.queue, fill.get(), &args, &[allocated.get()])?;
+        let got = read_u32s(fx, fx.queue, p)?;
+        expect_all(label, &got, value)?;
+        let freed = free_async(fx, fx.queue, pool_handle, p, &[filled.get()])?;
+        fx.wait(freed.get())?;
+    }
+    Ok(())
+}
+
+unsafe fn chain_across_queues(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (_program, fill, add) = kernels(fx)?;
+    let second = fx.create_queue(0)?;
+    let q2 = second.get();
+    let n = ELEMENTS as u32;
+    for pool in [None, Some(engine_pool(fx)?)] {
+        let ph = pool.as_ref().map_or(null_mut(), |p| p.get());
+        let (a, a_ready) = alloc_device(fx, fx.queue, ph, BYTES, &[])?;
+        let seven = 7u32;
+        let filled = launch_event(
+            fx,
+            fx.queue,
+            fill.get(),
+            &[pointer_arg(0, a), u32_arg(1, &seven), u32_arg(2, &n)],
+            &[a_ready.get()],
+        )?;
+        let (b, b_ready) = alloc_device(fx, q2, ph, BYTES, &[filled.get()])?;
+        let five = 5u32;
+        let added = launch_event(
+            fx,
+            q2,
+            add.get(),
+            &[pointer_arg(0, b), pointer_arg(1, a), u32_arg(2, &five), u32_arg(3, &n)],
+            &[b_ready.get()],
+        )?;
+        // The producer queue frees what the consumer read, once it has.
+        let a_freed = free_async(fx, fx.queue, ph, a, &[added.get()])?;
+        let got = read_u32s(fx, q2, b)?;
+        expect_all("b = a + 5 on the second queue", &got, 12)?;
+        let b_freed = free_async(fx, q2, ph, b, &[])?;
+        fx.wait(a_freed.get())?;
+        fx.wait(b_freed.get())?;
+    }
+    expect_success!(fx.api.urQueueFinish(q2));
+    Ok(())
+}
+
+unsafe fn shared_and_host(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (_program, fill, _add) = kernels(fx)?;
+    let n = ELEMENTS as u32;
+    for (label, alloc) in [
+        ("shared", shared_alloc_fn as AllocFn),
+        ("host", host_alloc_fn as AllocFn),
+    ] {
+        let (p, ready) = alloc_with(fx, alloc, fx.queue, null_mut(), BYTES, &[])?;
+        let value = 0x5A5A_0000u32 + label.len() as u32;
+        let done = launch_event(
+            fx,
+            fx.queue,
+            fill.get(),
+            &[pointer_arg(0, p), u32_arg(1, &value), u32_arg(2, &n)],
+            &[ready.get()],
+        )?;
+        fx.wait(done.get())?;
+        // Shared and host memory are readable by the host directly.
+        let got = std::slice::from_raw_parts(p as *const u32, ELEMENTS);
+        expect_all(label, got, value)?;
+        let freed = free_async(fx, fx.queue, null_mut(), p, &[])?;
+        fx.wait(freed.get())?;
+    }
+    Ok(())
+}
+
+unsafe fn argument_errors(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (_program, fill, _add) = kernels(fx)?;
+    let memory = fx.alloc(UsmKind::Device, BYTES)?;
+    let value = 1u32;
+    let n = ELEMENTS as u32;
+    // The last argument is missing.
+    let missing = [pointer_arg(0, memory.ptr), u32_arg(1, &value)];
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_KERNEL_ARGS,
+        launch(fx, fx.queue, fill.get(), &missing, &[])
+    );
+    // A 4-byte parameter given 8 bytes.
+    let mut wide = u32_arg(2, &n);
+    wide.size = 8;
+    let wrong_size = [pointer_arg(0, memory.ptr), u32_arg(1, &value), wide];
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE,
+        launch(fx, fx.queue, fill.get(), &wrong_size, &[])
+    );
+    // An index past the last parameter.
+    let past = [
+        pointer_arg(0, memory.ptr),
+        u32_arg(1, &value),
+        u32_arg(2, &n),
+        u32_arg(3, &n),
+    ];
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
+        launch(fx, fx.queue, fill.get(), &past, &[])
+    );
+    // A global size the work-group size does not divide.
+    let good = [pointer_arg(0, memory.ptr), u32_arg(1, &value), u32_arg(2, &n)];
+    let global = [ELEMENTS + 1];
+    let local = [256usize];
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE,
+        fx.api.urEnqueueKernelLaunchWithArgsExp(
+            fx.queue,
+            fill.get(),
+            1,
+            null(),
+            global.as_ptr(),
+            local.as_ptr(),
+            3,
+            good.as_ptr(),
+            null(),
+            0,
+            null(),
+            null_mut()
+        )
+    );
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_WORK_DIMENSION,
+        fx.api.urEnqueueKernelLaunchWithArgsExp(
+            fx.queue,
+            fill.get(),
+            4,
+            null(),
+            global.as_ptr(),
+            local.as_ptr(),
+            3,
+            good.as_ptr(),
+            null(),
+            0,
+            null(),
+            null_mut()
+        )
+    );
+    Ok(())
+}
+
+/// One 1 MiB allocation and free on `queue` (waiting on `wait`); returns
+/// the free's event.
+unsafe fn cycle(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    wait: &[ur_event_handle_t],
+) -> Result<OwnedEvent, Outcome> {
+    let mut p = null_mut();
+    expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(
+        queue,
+        pool,
+        MIB,
+        null(),
+        wait.len() as u32,
+        list(wait),
+        &mut p,
+        null_mut()
+    ));
+    free_async(fx, queue, pool, p, &[])
+}
+
+/// Allocates and frees `MIB` on one queue many times: the pool reserves no
+/// more than it did for the first cycle (CUDA reserves in large chunks, so
+/// the first cycle sets the mark).
+unsafe fn same_queue_reuse(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    for (label, pool) in [("native", native_pool(fx)?), ("engine", engine_pool(fx)?)] {
+        cycle(fx, fx.queue, pool.get(), &[])?;
+        expect_success!(fx.api.urQueueFinish(fx.queue));
+        let first = pool_stat(fx, pool.get(), UR_USM_POOL_INFO_RESERVED_HIGH_EXP)?;
+        check!(first >= MIB, "{label} pool reserved {first} bytes for a 1 MiB block");
+        for _ in 0..200 {
+            cycle(fx, fx.queue, pool.get(), &[])?;
+        }
+        expect_success!(fx.api.urQueueFinish(fx.queue));
+        let high = pool_stat(fx, pool.get(), UR_USM_POOL_INFO_RESERVED_HIGH_EXP)?;
+        check!(
+            high <= first,
+            "{label} pool grew from {first} to {high} bytes over 200 reuses of one 1 MiB block"
+        );
+        check_eq!(pool_stat(fx, pool.get(), UR_USM_POOL_INFO_USED_CURRENT_EXP)?, 0usize);
+    }
+    Ok(())
+}
+
+/// Hands a block back and forth between two queues through the frees'
+/// events: the allocation that waits on a free reuses it, so the pool
+/// reserves no more than for the first hand-over.
+unsafe fn cross_queue_reuse(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let second = fx.create_queue(0)?;
+    for (label, pool) in [("native", native_pool(fx)?), ("engine", engine_pool(fx)?)] {
+        let handed = cycle(fx, fx.queue, pool.get(), &[])?;
+        let mut handed = cycle(fx, second.get(), pool.get(), &[handed.get()])?;
+        expect_success!(fx.api.urQueueFinish(second.get()));
+        let first = pool_stat(fx, pool.get(), UR_USM_POOL_INFO_RESERVED_HIGH_EXP)?;
+        for i in 0..200 {
+            let q = if i % 2 == 0 { fx.queue } else { second.get() };
+            handed = cycle(fx, q, pool.get(), &[handed.get()])?;
+        }
+        expect_success!(fx.api.urQueueFinish(fx.queue));
+        expect_success!(fx.api.urQueueFinish(second.get()));
+        let high = pool_stat(fx, pool.get(), UR_USM_POOL_INFO_RESERVED_HIGH_EXP)?;
+        check!(
+            high <= first,
+            "{label} pool grew from {first} to {high} bytes handing one 1 MiB block between queues 200 times"
+        );
+    }
+    Ok(())
+}
+
+unsafe fn checked_frees(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    for pool in [None, Some(engine_pool(fx)?)] {
+        let ph = pool.as_ref().map_or(null_mut(), |p| p.get());
+        let (p, ready) = alloc_device(fx, fx.queue, ph, 4096, &[])?;
+        fx.wait(ready.get())?;
+        let interior = (p as *mut u8).wrapping_add(64).cast::<c_void>();
+        expect_result!(
+            UR_RESULT_ERROR_INVALID_MEM_OBJECT,
+            fx.api
+                .urEnqueueUSMFreeExp(fx.queue, ph, interior, 0, null(), null_mut())
+        );
+        // The allocation is still whole: fill and read it.
+        let byte = 0xA5u8;
+        expect_success!(fx.api.urEnqueueUSMFill(
+            fx.queue,
+            p,
+            1,
+            (&byte as *const u8).cast(),
+            4096,
+            0,
+            null(),
+            null_mut()
+        ));
+        let got = fx.read(fx.queue, p, 4096)?;
+        check!(
+            got.iter().all(|&b| b == byte),
+            "the allocation changed after a refused free"
+        );
+        let blocking = fx.alloc(UsmKind::Device, 64)?;
+        expect_result!(
+            UR_RESULT_ERROR_INVALID_MEM_OBJECT,
+            fx.api
+                .urEnqueueUSMFreeExp(fx.queue, ph, blocking.ptr, 0, null(), null_mut())
+        );
+        expect_success!(fx.api.urEnqueueUSMFreeExp(fx.queue, ph, p, 0, null(), null_mut()));
+        expect_result!(
+            UR_RESULT_ERROR_INVALID_MEM_OBJECT,
+            fx.api.urEnqueueUSMFreeExp(fx.queue, ph, p, 0, null(), null_mut())
+        );
+        expect_success!(fx.api.urQueueFinish(fx.queue));
+    }
+    Ok(())
+}
+
+unsafe fn native_pool_stats(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let pool = native_pool(fx)?;
+    let size = 8 * MIB;
+    let (p, ready) = alloc_device(fx, fx.queue, pool.get(), size, &[])?;
+    fx.wait(ready.get())?;
+    let used = pool_stat(fx, pool.get(), UR_USM_POOL_INFO_USED_CURRENT_EXP)?;
+    let reserved = pool_stat(fx, pool.get(), UR_USM_POOL_INFO_RESERVED_CURRENT_EXP)?;
+    check!(used >= size, "USED_CURRENT is {used} with {size} bytes live");
+    check!(
+        reserved >= used,
+        "RESERVED_CURRENT {reserved} is below USED_CURRENT {used}"
+    );
+    check!(
+        pool_stat(fx, pool.get(), UR_USM_POOL_INFO_USED_HIGH_EXP)? >= used,
+        "USED_HIGH below USED_CURRENT"
+    );
+    let freed = free_async(fx, fx.queue, pool.get(), p, &[])?;
+    fx.wait(freed.get())?;
+    expect_success!(fx.api.urQueueFinish(fx.queue));
+    check_eq!(pool_stat(fx, pool.get(), UR_USM_POOL_INFO_USED_CURRENT_EXP)?, 0usize);
+    let threshold = 64 * MIB;
+    expect_success!(fx.api.urUSMPoolSetInfoExp(
+        pool.get(),
+        UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP,
+        (&threshold as *const usize).cast_mut().cast(),
+        std::mem::size_of::<usize>()
+    ));
+    check_eq!(
+        pool_stat(fx, pool.get(), UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP)?,
+        threshold
+    );
+    expect_success!(fx.api.urUSMPoolTrimToExp(fx.context, fx.device, pool.get(), 0));
+    check_eq!(
+        pool_stat(fx, pool.get(), UR_USM_POOL_INFO_RESERVED_CURRENT_EXP)?,
+        0usize
+    );
+    Ok(())
+}
+
+unsafe fn bad_ptx(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (program, built) = program(
+        fx,
+        ".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry broken( { not ptx }\n",
+    )?;
+    check_eq!(built, UR_RESULT_ERROR_PROGRAM_BUILD_FAILURE);
+    let mut size = 0usize;
+    expect_success!(fx.api.urProgramGetBuildInfo(
+        program.get(),
+        fx.device,
+        UR_PROGRAM_BUILD_INFO_LOG,
+        0,
+        null_mut(),
+        &mut size
+    ));
+    check!(size > 1, "the build log of a failed build is empty");
+    let mut status = UR_PROGRAM_BUILD_STATUS_NONE;
+    expect_success!(fx.api.urProgramGetBuildInfo(
+        program.get(),
+        fx.device,
+        UR_PROGRAM_BUILD_INFO_STATUS,
+        std::mem::size_of_val(&status),
+        (&mut status as *mut ur_program_build_status_t).cast(),
+        null_mut()
+    ));
+    check_eq!(status, UR_PROGRAM_BUILD_STATUS_ERROR);
+    Ok(())
+}
+
+unsafe fn unknown_kernel(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (program, built) = program(fx, PTX)?;
+    check_eq!(built, UR_RESULT_SUCCESS);
+    let mut kernel = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_KERNEL_NAME,
+        fx.api
+            .urKernelCreate(program.get(), c"no_such_kernel".as_ptr(), &mut kernel)
+    );
+    Ok(())
+}
+
+unsafe fn kernel_profiling(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (_program, fill, _add) = kernels(fx)?;
+    let queue = fx.create_queue(UR_QUEUE_FLAG_PROFILING_ENABLE.0)?;
+    let memory = fx.alloc(UsmKind::Device, BYTES)?;
+    let value = 3u32;
+    let n = ELEMENTS as u32;
+    let event = launch_event(
+        fx,
+        queue.get(),
+        fill.get(),
+        &[pointer_arg(0, memory.ptr), u32_arg(1, &value), u32_arg(2, &n)],
+        &[],
+    )?;
+    fx.wait(event.get())?;
+    let time = |prop| -> Result<u64, Outcome> {
+        let mut t = 0u64;
+        expect_success!(fx
+            .api
+            .urEventGetProfilingInfo(event.get(), prop, 8, (&mut t as *mut u64).cast(), null_mut()));
+        Ok(t)
+    };
+    let (queued, start, end) = (
+        time(UR_PROFILING_INFO_COMMAND_QUEUED)?,
+        time(UR_PROFILING_INFO_COMMAND_START)?,
+        time(UR_PROFILING_INFO_COMMAND_END)?,
+    );
+    check!(
+        queued <= start && start <= end,
+        "times out of order: queued {queued}, start {start}, end {end}"
+    );
+    check!(
+        end - start < 10_000_000_000,
+        "a 64 Ki-element fill took {} ns",
+        end - start
+    );
+    Ok(())
+}
