@@ -1,0 +1,17 @@
+//! `ur_bench`: stream-ordered USM allocation measured through the C ABI of a
+//! Unified Runtime loader, on every device it finds, each figure beside a
+//! baseline from the same run.
+//!
+//! - `session`: a device's context, queues, pools and events, and the calls;
+//! - `scenarios`: scenarios 1 to 6 and the size sweep of the chart;
+//! - `sycl`: scenario 7, through Intel's libsycl and a SYCL helper program;
+//! - `measure`: warm-up, repetitions, medians; the progress line;
+//! - `report`, `json`, `plot`: the table, `--json` and `--plot`.
+
+pub mod json;
+pub mod measure;
+pub mod plot;
+pub mod report;
+pub mod scenarios;
+pub mod session;
+pub mod sycl;

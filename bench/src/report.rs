@@ -1,0 +1,474 @@
+//! What a run found: one row per scenario and device, printed as a table and
+//! written as JSON.
+
+use crate::json::Json;
+use crate::measure::Stats;
+use std::fmt::Write as _;
+use ur_conformance::names::result_name;
+use ur_conformance::ur::CallError;
+use ur_core::abi::UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
+
+/// What a figure counts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Unit {
+    /// Nanoseconds per operation, named (`pair`, `iteration`, `chain`, ...).
+    NanosPer(&'static str),
+    Bytes,
+    Percent,
+    /// Operations per second, named.
+    PerSecond(&'static str),
+}
+
+impl Unit {
+    pub fn name(&self) -> String {
+        match self {
+            Unit::NanosPer(op) => format!("ns/{op}"),
+            Unit::Bytes => "bytes".into(),
+            Unit::Percent => "%".into(),
+            Unit::PerSecond(op) => format!("{op}/s"),
+        }
+    }
+
+    pub fn format(&self, value: f64) -> String {
+        match self {
+            Unit::NanosPer(_) => format_nanos(value),
+            Unit::Bytes => format_bytes(value),
+            Unit::Percent => format!("{value:.1} %"),
+            Unit::PerSecond(op) => {
+                if value >= 1e6 {
+                    format!("{:.2} M {op}/s", value / 1e6)
+                } else if value >= 1e3 {
+                    format!("{:.1} k {op}/s", value / 1e3)
+                } else {
+                    format!("{value:.0} {op}/s")
+                }
+            }
+        }
+    }
+}
+
+pub fn format_nanos(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{:.2} ms", ns / 1e6)
+    }
+}
+
+pub fn format_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value:.0} B")
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
+}
+
+/// A size as a short label: 64 B, 4 KiB, 1 MiB.
+pub fn size_label(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
+/// A measured figure, or why there is none.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Measured { value: f64, stats: Option<Stats> },
+    /// The device or adapter answered that it does not do this (the UR error
+    /// or the client's message is in the reason).
+    Unsupported(String),
+    /// What the scenario needs is not on this machine (libsycl, a runtime).
+    Unavailable(String),
+    Failed(String),
+}
+
+impl Outcome {
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            Outcome::Measured { value, .. } => Some(*value),
+            _ => None,
+        }
+    }
+
+    /// The outcome of a failed call: "unsupported" when the answer was
+    /// `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`, a failure otherwise.
+    pub fn from_error(e: &CallError) -> Outcome {
+        if e.code == Some(UR_RESULT_ERROR_UNSUPPORTED_FEATURE) {
+            Outcome::Unsupported(format!("unsupported on this device: {e}"))
+        } else {
+            Outcome::Failed(e.to_string())
+        }
+    }
+
+    /// Cost per operation from timing statistics (the median).
+    pub fn cost(result: &Result<Stats, CallError>) -> Outcome {
+        match result {
+            Ok(stats) => Outcome::Measured { value: stats.median_ns, stats: Some(stats.clone()) },
+            Err(e) => Outcome::from_error(e),
+        }
+    }
+
+    /// Operations per second from timing statistics (the median cost).
+    pub fn rate(result: &Result<Stats, CallError>) -> Outcome {
+        match result {
+            Ok(stats) => Outcome::Measured { value: 1e9 / stats.median_ns, stats: Some(stats.clone()) },
+            Err(e) => Outcome::from_error(e),
+        }
+    }
+
+    pub fn plain(value: f64) -> Outcome {
+        Outcome::Measured { value, stats: None }
+    }
+
+    /// The reason a figure is missing, with its kind ("unsupported: ...").
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Measured { value, .. } => format!("measured {value}"),
+            Outcome::Unsupported(r) => r.clone(),
+            other => format!("{}: {}", other.status(), other.reason().unwrap_or_default()),
+        }
+    }
+
+    fn status(&self) -> &'static str {
+        match self {
+            Outcome::Measured { .. } => "ok",
+            Outcome::Unsupported(_) => "unsupported",
+            Outcome::Unavailable(_) => "unavailable",
+            Outcome::Failed(_) => "error",
+        }
+    }
+
+    fn reason(&self) -> Option<&str> {
+        match self {
+            Outcome::Measured { .. } => None,
+            Outcome::Unsupported(r) | Outcome::Unavailable(r) | Outcome::Failed(r) => Some(r),
+        }
+    }
+
+    fn cell(&self, unit: Unit) -> String {
+        match self {
+            Outcome::Measured { value, .. } => unit.format(*value),
+            other => other.status().to_string(),
+        }
+    }
+}
+
+/// How ours and the baseline compare.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RatioKind {
+    /// Baseline cost over ours: how many times faster ours is.
+    Speedup,
+    /// Ours over the baseline (rates, bytes).
+    Quotient,
+    /// No baseline is meaningful (a reuse rate).
+    None,
+}
+
+/// The target a row is judged by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Goal {
+    OursAtMost(f64),
+    OursAtLeast(f64),
+    RatioAtLeast(f64),
+    RatioAtMost(f64),
+}
+
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub device: String,
+    pub scenario: u32,
+    pub name: String,
+    pub unit: Unit,
+    pub ours: Outcome,
+    pub baseline: Outcome,
+    pub ratio_kind: RatioKind,
+    pub goal: Option<Goal>,
+    /// Context a reader needs: reuse counts, pool high-water marks, sizes.
+    pub notes: Vec<String>,
+}
+
+impl Row {
+    pub fn new(device: &str, scenario: u32, name: impl Into<String>, unit: Unit) -> Row {
+        Row {
+            device: device.to_string(),
+            scenario,
+            name: name.into(),
+            unit,
+            ours: Outcome::Unavailable("not measured".into()),
+            baseline: Outcome::Unavailable("not measured".into()),
+            ratio_kind: RatioKind::Speedup,
+            goal: None,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn ratio(&self) -> Option<f64> {
+        let (ours, baseline) = (self.ours.value()?, self.baseline.value()?);
+        let ratio = match self.ratio_kind {
+            RatioKind::Speedup => baseline / ours,
+            RatioKind::Quotient => ours / baseline,
+            RatioKind::None => return None,
+        };
+        ratio.is_finite().then_some(ratio)
+    }
+
+    /// Whether the goal is met; `None` without a goal or a figure to judge.
+    pub fn met(&self) -> Option<bool> {
+        Some(match self.goal? {
+            Goal::OursAtMost(limit) => self.ours.value()? <= limit,
+            Goal::OursAtLeast(limit) => self.ours.value()? >= limit,
+            Goal::RatioAtLeast(limit) => self.ratio()? >= limit,
+            Goal::RatioAtMost(limit) => self.ratio()? <= limit,
+        })
+    }
+
+    fn goal_text(&self) -> String {
+        match self.goal {
+            None => "-".into(),
+            Some(Goal::OursAtMost(v)) => format!("<= {}", self.unit.format(v)),
+            Some(Goal::OursAtLeast(v)) => format!(">= {}", self.unit.format(v)),
+            Some(Goal::RatioAtLeast(v)) => format!("ratio >= {v}"),
+            Some(Goal::RatioAtMost(v)) => format!("ratio <= {v}"),
+        }
+    }
+
+    fn ratio_text(&self) -> String {
+        match (self.ratio(), self.ratio_kind) {
+            (Some(r), RatioKind::Speedup) => format!("{r:.2}x faster"),
+            (Some(r), _) => format!("{r:.2}"),
+            (None, _) => "-".into(),
+        }
+    }
+
+    /// Notes plus the reasons of missing figures, for the last column.
+    fn all_notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(reason) = self.ours.reason() {
+            notes.push(format!("ours: {reason}"));
+        }
+        if let Some(reason) = self.baseline.reason() {
+            if !matches!(self.ratio_kind, RatioKind::None) {
+                notes.push(format!("baseline: {reason}"));
+            }
+        }
+        notes.extend(self.notes.iter().cloned());
+        notes
+    }
+
+    fn to_json(&self) -> Json {
+        let outcome = |o: &Outcome| {
+            let mut pairs = vec![("value", Json::number(o.value())), ("status", Json::string(o.status()))];
+            if let Some(reason) = o.reason() {
+                pairs.push(("reason", Json::string(reason)));
+            }
+            if let Outcome::Measured { stats: Some(stats), .. } = o {
+                pairs.push(("median_ns", Json::number(Some(stats.median_ns))));
+                pairs.push(("min_ns", Json::number(Some(stats.min_ns))));
+                pairs.push(("max_ns", Json::number(Some(stats.max_ns))));
+                pairs.push(("samples_ns", Json::Array(stats.samples_ns.iter().map(|&s| Json::number(Some(s))).collect())));
+                pairs.push(("iterations_per_batch", Json::Number(stats.iterations_per_batch as f64)));
+            }
+            Json::object(pairs)
+        };
+        Json::object([
+            ("device", Json::string(&self.device)),
+            ("scenario", Json::Number(self.scenario as f64)),
+            ("name", Json::string(&self.name)),
+            ("unit", Json::string(self.unit.name())),
+            ("ours", outcome(&self.ours)),
+            ("baseline", outcome(&self.baseline)),
+            (
+                "ratio_kind",
+                Json::string(match self.ratio_kind {
+                    RatioKind::Speedup => "baseline/ours",
+                    RatioKind::Quotient => "ours/baseline",
+                    RatioKind::None => "none",
+                }),
+            ),
+            ("ratio", Json::number(self.ratio())),
+            ("goal", if self.goal.is_some() { Json::string(self.goal_text()) } else { Json::Null }),
+            ("met", self.met().map_or(Json::Null, Json::Bool)),
+            ("notes", Json::Array(self.all_notes().into_iter().map(Json::String).collect())),
+        ])
+    }
+}
+
+/// The table, as text: one line per row, then its notes indented below.
+pub fn table(rows: &[Row]) -> String {
+    let header = ["device", "#", "scenario", "ours", "baseline", "ratio", "goal", "met?"];
+    let cells: Vec<[String; 8]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.device.clone(),
+                r.scenario.to_string(),
+                r.name.clone(),
+                r.ours.cell(r.unit),
+                if matches!(r.ratio_kind, RatioKind::None) { "-".into() } else { r.baseline.cell(r.unit) },
+                r.ratio_text(),
+                r.goal_text(),
+                match r.met() {
+                    Some(true) => "yes".into(),
+                    Some(false) => "NO".into(),
+                    None => "-".into(),
+                },
+            ]
+        })
+        .collect();
+    let mut widths = header.map(|h| h.chars().count());
+    for row in &cells {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+            let pad = width - cell.chars().count();
+            // Figures right-aligned, words left-aligned.
+            if (3..=5).contains(&i) {
+                let _ = write!(out, "{}{cell}  ", " ".repeat(pad));
+            } else {
+                let _ = write!(out, "{cell}{}  ", " ".repeat(pad));
+            }
+        }
+        out.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&header.map(String::from));
+    out += &line(&widths.map(|w| "-".repeat(w)));
+    for (row, cells) in rows.iter().zip(&cells) {
+        out += &line(cells);
+        for note in row.all_notes() {
+            let _ = writeln!(out, "      {note}");
+        }
+    }
+    out
+}
+
+/// Cost per operation at one allocation size, for the chart.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub size: usize,
+    pub ns: Option<f64>,
+}
+
+/// One line of the chart.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// The panel it is drawn in (a device, or the SYCL client).
+    pub panel: String,
+    pub name: String,
+    /// Ours (solid) or a baseline (dashed).
+    pub ours: bool,
+    pub points: Vec<Point>,
+    /// Why points are missing, if they are.
+    pub note: Option<String>,
+}
+
+impl Series {
+    fn to_json(&self) -> Json {
+        Json::object([
+            ("panel", Json::string(&self.panel)),
+            ("name", Json::string(&self.name)),
+            ("ours", Json::Bool(self.ours)),
+            (
+                "points",
+                Json::Array(
+                    self.points
+                        .iter()
+                        .map(|p| Json::object([("size", Json::Number(p.size as f64)), ("ns_per_op", Json::number(p.ns))]))
+                        .collect(),
+                ),
+            ),
+            ("note", self.note.as_ref().map_or(Json::Null, Json::string)),
+        ])
+    }
+}
+
+/// A device the run looked at.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub label: String,
+    pub name: String,
+    /// `UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP`, or why unknown.
+    pub async_claimed: Result<bool, String>,
+}
+
+/// Everything for `--json`.
+pub fn to_json(meta: Vec<(&str, Json)>, devices: &[DeviceInfo], rows: &[Row], series: &[Series]) -> Json {
+    let mut pairs = meta;
+    pairs.push((
+        "devices",
+        Json::Array(
+            devices
+                .iter()
+                .map(|d| {
+                    Json::object([
+                        ("label", Json::string(&d.label)),
+                        ("name", Json::string(&d.name)),
+                        (
+                            "async_usm_allocations_support",
+                            match &d.async_claimed {
+                                Ok(b) => Json::Bool(*b),
+                                Err(_) => Json::Null,
+                            },
+                        ),
+                    ])
+                })
+                .collect(),
+        ),
+    ));
+    pairs.push(("rows", Json::Array(rows.iter().map(Row::to_json).collect())));
+    pairs.push(("sweeps", Json::Array(series.iter().map(Series::to_json).collect())));
+    Json::object(pairs)
+}
+
+/// A UR result code by name, for notes.
+pub fn code_name(code: ur_core::abi::ur_result_t) -> String {
+    result_name(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_and_goal_follow_the_row_kind() {
+        let mut row = Row::new("dev", 1, "pair", Unit::NanosPer("pair"));
+        row.ours = Outcome::plain(100.0);
+        row.baseline = Outcome::plain(1000.0);
+        row.goal = Some(Goal::RatioAtLeast(10.0));
+        assert_eq!(row.ratio(), Some(10.0));
+        assert_eq!(row.met(), Some(true));
+        row.goal = Some(Goal::OursAtMost(99.0));
+        assert_eq!(row.met(), Some(false));
+        row.ratio_kind = RatioKind::Quotient;
+        assert_eq!(row.ratio(), Some(0.1));
+        row.ours = Outcome::Unsupported("unsupported on this device: x".into());
+        assert_eq!(row.ratio(), None);
+        assert_eq!(row.met(), None, "no figure, no verdict");
+        let text = table(&[row]);
+        assert!(text.contains("unsupported") && text.contains("ours: unsupported on this device: x"), "{text}");
+    }
+
+    #[test]
+    fn units_read_well() {
+        assert_eq!(format_nanos(123.4), "123 ns");
+        assert_eq!(format_nanos(33_000.0), "33.00 µs");
+        assert_eq!(format_bytes(4.0 * 1024.0 * 1024.0), "4.00 MiB");
+        assert_eq!(size_label(4096), "4 KiB");
+        assert_eq!(size_label(100), "100 B");
+        assert_eq!(Unit::PerSecond("pair").format(6.5e6), "6.50 M pair/s");
+    }
+}

@@ -1,0 +1,709 @@
+//! Scenarios 1 to 6 on one device, through the loader's C ABI, each timed
+//! beside its blocking baseline in the same run, and the size sweep behind
+//! the chart.
+//!
+//! Scenario bodies are `unsafe fn`s: they are sequences of C calls with raw
+//! USM pointers, under the contract of [`crate::session`] (handles from this
+//! session, pointers allocated by it and not yet freed).
+
+use crate::measure::{measure, timed, Batch, Budget, Progress, Sample};
+use crate::report::{size_label, Goal, Outcome, Point, RatioKind, Row, Series, Unit};
+use crate::session::{Event, Pool, Queue, Session};
+use std::collections::HashSet;
+use std::ffi::c_void;
+use std::sync::Barrier;
+use ur_conformance::ur::CallError;
+
+/// Allocation size of the single-size scenarios.
+pub const SIZE: usize = 1024;
+
+/// Sizes the chart sweeps, 64 B to 4 MiB.
+pub fn sweep_sizes(quick: bool) -> Vec<usize> {
+    if quick {
+        vec![64, 4 << 10, 256 << 10, 4 << 20]
+    } else {
+        (0..9).map(|i| 64usize << (2 * i)).collect()
+    }
+}
+
+/// The release threshold given to the scenarios' own pools, so that their
+/// slabs stay reserved across host synchronisation and an address seen
+/// twice means pooled memory served it.
+const KEEP_RESERVED: usize = 1 << 30;
+
+/// What the scenarios of one device share.
+pub struct DeviceRun<'r, 's> {
+    pub session: &'r Session<'s>,
+    pub label: String,
+    pub native_cpu: bool,
+    pub budget: Budget,
+    pub progress: &'r Progress,
+    /// The device's name, for the chart's panel titles.
+    pub name: String,
+}
+
+impl DeviceRun<'_, '_> {
+    fn row(&self, scenario: u32, name: impl Into<String>, unit: Unit) -> Row {
+        Row::new(&self.label, scenario, name, unit)
+    }
+
+    /// A row that could not even be set up (a context, a queue, a pool).
+    fn setup_failed(&self, scenario: u32, name: &str, unit: Unit, e: &CallError) -> Row {
+        let mut row = self.row(scenario, name, unit);
+        row.ours = Outcome::from_error(e);
+        row.baseline = Outcome::Failed(format!("not run: {e}"));
+        row
+    }
+
+    pub fn run_all(&self) -> Vec<Row> {
+        let mut rows = Vec::new();
+        let steps: [(&str, &dyn Fn(&mut Vec<Row>)); 6] = [
+            ("1 alloc+free pair", &|rows| rows.extend(self.pairs())),
+            ("2 alloc+fill+copy+free", &|rows| rows.extend(self.fill_copy())),
+            ("3 out-of-order chains", &|rows| rows.extend(self.chains())),
+            ("4 cross-queue reuse", &|rows| rows.extend(self.cross_queue())),
+            ("5 mixed sizes", &|rows| rows.extend(self.mixed_sizes())),
+            ("6 two threads", &|rows| rows.extend(self.threads())),
+        ];
+        for (name, step) in steps {
+            self.progress.begin(&format!("{} scenario {name}", self.label));
+            step(&mut rows);
+        }
+        rows
+    }
+
+    // --- 1 ------------------------------------------------------------------
+
+    /// Scenario 1: an async alloc+free pair on an in-order queue, no events,
+    /// against blocking `urUSMDeviceAlloc` + `urUSMFree`.
+    pub fn pairs(&self) -> Vec<Row> {
+        let name = format!("alloc+free pair, {}, in-order, no events", size_label(SIZE));
+        let unit = Unit::NanosPer("pair");
+        let queue = match self.session.queue(false) {
+            Ok(q) => q,
+            Err(e) => return vec![self.setup_failed(1, &name, unit, &e)],
+        };
+        let (ours, baseline) = self.pair_costs(&queue, SIZE, &self.budget, "pairs");
+        let mut row = self.row(1, name, unit);
+        row.ours = Outcome::cost(&ours);
+        row.baseline = Outcome::cost(&baseline);
+        // The brief's target is for the native CPU adapter.
+        row.goal = self.native_cpu.then_some(Goal::OursAtMost(150.0));
+        vec![row]
+    }
+
+    fn pair_costs(
+        &self,
+        queue: &Queue,
+        size: usize,
+        budget: &Budget,
+        what: &str,
+    ) -> (Result<crate::measure::Stats, CallError>, Result<crate::measure::Stats, CallError>) {
+        let session = self.session;
+        // SAFETY (both closures): the queue and session are live; each
+        // pointer freed is the one just allocated.
+        let mut ours = |batch: Batch| unsafe { async_pairs(queue, size, batch.iterations) };
+        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
+            let (elapsed, ()) = timed(|| unsafe {
+                for _ in 0..batch.iterations {
+                    let mem = session.alloc_blocking(size)?;
+                    session.free_blocking(mem)?;
+                }
+                Ok(())
+            })?;
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut results = measure(budget, self.progress, what, &mut [&mut ours, &mut baseline]).into_iter();
+        (results.next().unwrap(), results.next().unwrap())
+    }
+
+    // --- 2 ------------------------------------------------------------------
+
+    /// Scenario 2: alloc + fill + copy + free, all enqueued with one finish
+    /// per batch, against blocking alloc + fill + copy + finish + free.
+    pub fn fill_copy(&self) -> Vec<Row> {
+        let name = format!("alloc+fill+copy+free, {}", size_label(SIZE));
+        let unit = Unit::NanosPer("iteration");
+        let queue = match self.session.queue(false) {
+            Ok(q) => q,
+            Err(e) => return vec![self.setup_failed(2, &name, unit, &e)],
+        };
+        let (ours, baseline) = self.fill_copy_costs(&queue, SIZE, &self.budget.scaled(0.25), "fill+copy");
+        let mut row = self.row(2, name, unit);
+        row.ours = Outcome::cost(&ours);
+        row.baseline = Outcome::cost(&baseline);
+        row.goal = Some(Goal::RatioAtLeast(10.0));
+        vec![row]
+    }
+
+    fn fill_copy_costs(
+        &self,
+        queue: &Queue,
+        size: usize,
+        budget: &Budget,
+        what: &str,
+    ) -> (Result<crate::measure::Stats, CallError>, Result<crate::measure::Stats, CallError>) {
+        let session = self.session;
+        let destination = match session.alloc_blocking(size) {
+            Ok(mem) => mem,
+            Err(e) => return (Err(e.clone()), Err(e)),
+        };
+        // SAFETY (both closures): live queue and session; every command
+        // touches the block just allocated (freed after them, in queue
+        // order) and `destination`, live until the end of this function.
+        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
+            let (elapsed, ()) = timed(|| unsafe {
+                for _ in 0..batch.iterations {
+                    let (mem, _) = queue.alloc_async(None, size, &[], false)?;
+                    queue.fill(mem, size, &[], false)?;
+                    queue.copy(destination, mem, size)?;
+                    queue.free_async(None, mem, &[], false)?;
+                }
+                queue.finish()
+            })?;
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
+            let (elapsed, ()) = timed(|| unsafe {
+                for _ in 0..batch.iterations {
+                    let mem = session.alloc_blocking(size)?;
+                    queue.fill(mem, size, &[], false)?;
+                    queue.copy(destination, mem, size)?;
+                    queue.finish()?;
+                    session.free_blocking(mem)?;
+                }
+                Ok(())
+            })?;
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut results = measure(budget, self.progress, what, &mut [&mut ours, &mut baseline]).into_iter();
+        let results = (results.next().unwrap(), results.next().unwrap());
+        let _ = queue.finish();
+        // SAFETY: allocated above; the queue has finished every command using it.
+        let _ = unsafe { session.free_blocking(destination) };
+        results
+    }
+
+    // --- 3 ------------------------------------------------------------------
+
+    /// Scenario 3: chains on an out-of-order queue ordered only by events:
+    /// alloc -> fill (waits alloc) -> free (waits fill) -> the next alloc
+    /// (waits the free). Reuse is read from the addresses handed out.
+    pub fn chains(&self) -> Vec<Row> {
+        let name = format!("event chains, {}, out-of-order", size_label(SIZE));
+        let unit = Unit::NanosPer("chain");
+        let queue = match self.session.queue(true) {
+            Ok(q) => q,
+            Err(e) => return vec![self.setup_failed(3, &name, unit, &e)],
+        };
+        let (pool, mut pool_notes) = self.own_pool();
+        let mut reuse = ReuseCounter::default();
+        let session = self.session;
+        let budget = self.budget.scaled(0.25);
+        // SAFETY (both closures): live queue, pool and session; each block
+        // is freed once, after the fill that used it.
+        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
+            let mut addresses = Vec::with_capacity(batch.iterations);
+            let (elapsed, ()) = timed(|| unsafe {
+                let mut previous_free: Option<Event> = None;
+                for _ in 0..batch.iterations {
+                    // The previous free, if any, on the stack: no allocation.
+                    let one;
+                    let waits: &[&Event] = match &previous_free {
+                        Some(event) => {
+                            one = [event];
+                            &one
+                        }
+                        None => &[],
+                    };
+                    let (mem, allocated) = queue.alloc_async(pool.as_ref(), SIZE, &waits, true)?;
+                    addresses.push(mem as usize);
+                    let filled = queue.fill(mem, SIZE, &[allocated.as_ref().unwrap()], true)?;
+                    previous_free = queue.free_async(pool.as_ref(), mem, &[filled.as_ref().unwrap()], true)?;
+                }
+                drop(previous_free);
+                queue.finish()
+            })?;
+            reuse.record(&addresses, batch.timed);
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
+            let (elapsed, ()) = timed(|| unsafe {
+                for _ in 0..batch.iterations {
+                    let mem = session.alloc_blocking(SIZE)?;
+                    let filled = queue.fill(mem, SIZE, &[], true)?;
+                    session.wait(&[filled.as_ref().unwrap()])?;
+                    session.free_blocking(mem)?;
+                }
+                Ok(())
+            })?;
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut results = measure(&budget, self.progress, "chains", &mut [&mut ours, &mut baseline]).into_iter();
+        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
+        pool_notes.extend(pool_high_water(pool.as_ref()));
+        self.cost_and_reuse_rows(3, name, unit, ours, baseline, &reuse, pool_notes, "blocking alloc, fill, event wait, free")
+    }
+
+    // --- 4 ------------------------------------------------------------------
+
+    /// Scenario 4: memory handed from queue A back to queue B by events: B
+    /// allocates (waiting on A's last free) and fills; A frees after the
+    /// fill, with an event for B's next allocation.
+    pub fn cross_queue(&self) -> Vec<Row> {
+        let name = format!("free on A -> alloc on B by event, {}", size_label(SIZE));
+        let unit = Unit::NanosPer("handover");
+        let (queue_a, queue_b) = match (self.session.queue(false), self.session.queue(false)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => return vec![self.setup_failed(4, &name, unit, &e)],
+        };
+        let (pool, mut pool_notes) = self.own_pool();
+        let mut reuse = ReuseCounter::default();
+        let session = self.session;
+        let budget = self.budget.scaled(0.25);
+        // SAFETY (both closures): live queues, pool and session; each block
+        // is freed once, on A, after B's fill of it.
+        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
+            let mut addresses = Vec::with_capacity(batch.iterations);
+            let (elapsed, ()) = timed(|| unsafe {
+                let mut previous_free: Option<Event> = None;
+                for _ in 0..batch.iterations {
+                    // The previous free, if any, on the stack: no allocation.
+                    let one;
+                    let waits: &[&Event] = match &previous_free {
+                        Some(event) => {
+                            one = [event];
+                            &one
+                        }
+                        None => &[],
+                    };
+                    let (mem, _) = queue_b.alloc_async(pool.as_ref(), SIZE, &waits, false)?;
+                    addresses.push(mem as usize);
+                    let filled = queue_b.fill(mem, SIZE, &[], true)?;
+                    previous_free = queue_a.free_async(pool.as_ref(), mem, &[filled.as_ref().unwrap()], true)?;
+                }
+                drop(previous_free);
+                queue_a.finish()?;
+                queue_b.finish()
+            })?;
+            reuse.record(&addresses, batch.timed);
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
+            let (elapsed, ()) = timed(|| unsafe {
+                for _ in 0..batch.iterations {
+                    let mem = session.alloc_blocking(SIZE)?;
+                    queue_b.fill(mem, SIZE, &[], false)?;
+                    queue_b.finish()?;
+                    session.free_blocking(mem)?;
+                }
+                Ok(())
+            })?;
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut results = measure(&budget, self.progress, "handovers", &mut [&mut ours, &mut baseline]).into_iter();
+        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
+        pool_notes.extend(pool_high_water(pool.as_ref()));
+        self.cost_and_reuse_rows(4, name, unit, ours, baseline, &reuse, pool_notes, "blocking alloc, fill on B, finish, free")
+    }
+
+    /// A pool of the scenario's own, keeping its slabs, so that its
+    /// statistics and addresses speak for this scenario alone. Without one
+    /// (the call fails) the device's current pool serves, and notes say so.
+    fn own_pool(&self) -> (Option<Pool<'_>>, Vec<String>) {
+        match self.session.pool() {
+            Ok(pool) => {
+                let notes = match pool.set_release_threshold(KEEP_RESERVED) {
+                    Ok(()) => Vec::new(),
+                    Err(e) => vec![format!("release threshold not raised ({e}): reuse by address may count re-reserved memory")],
+                };
+                (Some(pool), notes)
+            }
+            Err(e) => (None, vec![format!("no pool of its own ({e}): the device's current pool served")]),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn cost_and_reuse_rows(
+        &self,
+        scenario: u32,
+        name: String,
+        unit: Unit,
+        ours: Result<crate::measure::Stats, CallError>,
+        baseline: Result<crate::measure::Stats, CallError>,
+        reuse: &ReuseCounter,
+        pool_notes: Vec<String>,
+        baseline_text: &str,
+    ) -> Vec<Row> {
+        let mut cost = self.row(scenario, format!("{name}: cost"), unit);
+        cost.ours = Outcome::cost(&ours);
+        cost.baseline = Outcome::cost(&baseline);
+        cost.notes.push(format!("baseline: {baseline_text}"));
+        let mut rate = self.row(scenario, format!("{name}: reuse"), Unit::Percent);
+        rate.ratio_kind = RatioKind::None;
+        rate.goal = Some(Goal::OursAtLeast(100.0));
+        rate.ours = match (&ours, reuse.rate()) {
+            (Ok(_), Some(percent)) => Outcome::plain(percent),
+            (Ok(_), None) => Outcome::Failed("no timed allocation".into()),
+            (Err(e), _) => Outcome::from_error(e),
+        };
+        if ours.is_ok() {
+            rate.notes.push(format!(
+                "{} of {} timed allocations at an address handed out before (steady state, after warm-up)",
+                reuse.reused, reuse.total
+            ));
+            rate.notes.extend(pool_notes);
+        }
+        vec![cost, rate]
+    }
+
+    // --- 5 ------------------------------------------------------------------
+
+    /// Scenario 5: random sizes (deterministic) under a live-byte budget, on
+    /// a pool of its own; fragmentation is reserved high water over used
+    /// high water. The same sequence runs blocking as the cost baseline.
+    pub fn mixed_sizes(&self) -> Vec<Row> {
+        const LIVE_BUDGET: usize = 8 << 20;
+        let name = format!("random 64 B..256 KiB under {} live", size_label(LIVE_BUDGET));
+        let queue = match self.session.queue(false) {
+            Ok(q) => q,
+            Err(e) => {
+                return vec![
+                    self.setup_failed(5, &format!("{name}: fragmentation"), Unit::Bytes, &e),
+                    self.setup_failed(5, &format!("{name}: cost"), Unit::NanosPer("op"), &e),
+                ]
+            }
+        };
+        // Without a pool of its own the async side cannot run (and has no
+        // statistics to read); the blocking baseline still does.
+        let pool = self.session.pool();
+        let session = self.session;
+        // SAFETY (both closures): live queue, pool and session; the workload
+        // frees only blocks it allocated and still holds, each once.
+        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
+            let pool = pool.as_ref().map_err(Clone::clone)?;
+            let mut live: Vec<(*mut c_void, usize)> = Vec::new();
+            let (elapsed, operations) = timed(|| unsafe {
+                let alloc = |size| Ok(queue.alloc_async(Some(pool), size, &[], false)?.0);
+                let free = |mem| queue.free_async(Some(pool), mem, &[], false).map(drop);
+                let operations = mixed_workload(batch.iterations, LIVE_BUDGET, &mut live, alloc, free)?;
+                queue.finish()?;
+                Ok(operations)
+            })?;
+            Ok(Sample::of(elapsed, operations))
+        };
+        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
+            let mut live: Vec<(*mut c_void, usize)> = Vec::new();
+            let (elapsed, operations) = timed(|| unsafe {
+                mixed_workload(batch.iterations, LIVE_BUDGET, &mut live, |size| session.alloc_blocking(size), |mem| {
+                    session.free_blocking(mem)
+                })
+            })?;
+            Ok(Sample::of(elapsed, operations))
+        };
+        let mut results = measure(&self.budget, self.progress, "mixed sizes", &mut [&mut ours, &mut baseline]).into_iter();
+        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
+
+        let mut fragmentation = self.row(5, format!("{name}: reserved high / used high"), Unit::Bytes);
+        fragmentation.ratio_kind = RatioKind::Quotient;
+        fragmentation.goal = Some(Goal::RatioAtMost(1.25));
+        match (&ours, pool.as_ref().map_err(Clone::clone).and_then(|p| p.high_water())) {
+            (Err(e), _) => {
+                fragmentation.ours = Outcome::from_error(e);
+                fragmentation.baseline = Outcome::Unavailable("no pool statistics without the async side".into());
+            }
+            (Ok(_), Err(e)) => {
+                fragmentation.ours = Outcome::from_error(&e);
+                fragmentation.baseline = Outcome::from_error(&e);
+            }
+            (Ok(_), Ok((reserved, used))) => {
+                fragmentation.ours = Outcome::plain(reserved as f64);
+                fragmentation.baseline = Outcome::plain(used as f64);
+                fragmentation.notes.push("ours: RESERVED_HIGH of the pool; baseline: its USED_HIGH (the ideal)".into());
+            }
+        }
+        let mut cost = self.row(5, format!("{name}: cost"), Unit::NanosPer("op"));
+        cost.ours = Outcome::cost(&ours);
+        cost.baseline = Outcome::cost(&baseline);
+        cost.notes.push("an op is one alloc or one free; baseline: the same sequence blocking".into());
+        vec![fragmentation, cost]
+    }
+
+    // --- 6 ------------------------------------------------------------------
+
+    /// Scenario 6: async pairs from two threads, each on its own in-order
+    /// queue, against one thread: pairs per second.
+    pub fn threads(&self) -> Vec<Row> {
+        let name = format!("2 threads x 2 queues vs 1 thread, pairs of {}", size_label(SIZE));
+        let unit = Unit::PerSecond("pair");
+        let (queue_a, queue_b) = match (self.session.queue(false), self.session.queue(false)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => return vec![self.setup_failed(6, &name, unit, &e)],
+        };
+        // SAFETY (both closures): live queues; each thread uses its own.
+        let mut two = |batch: Batch| -> Result<Sample, CallError> {
+            let start = Barrier::new(2);
+            let shared_b = SendQueue(&queue_b);
+            let (elapsed, ()) = std::thread::scope(|scope| {
+                let other = scope.spawn(|| {
+                    let queue = &shared_b;
+                    start.wait();
+                    unsafe { async_pairs(queue.0, SIZE, batch.iterations) }
+                });
+                start.wait();
+                let mine = timed(|| {
+                    unsafe { async_pairs(&queue_a, SIZE, batch.iterations) }?;
+                    other.join().unwrap_or_else(|_| Err(CallError { call: "the second thread panicked".into(), code: None }))?;
+                    Ok(())
+                });
+                mine
+            })?;
+            Ok(Sample::of(elapsed, 2 * batch.iterations))
+        };
+        let mut one = |batch: Batch| -> Result<Sample, CallError> { unsafe { async_pairs(&queue_a, SIZE, batch.iterations) } };
+        let mut results = measure(&self.budget, self.progress, "threads", &mut [&mut two, &mut one]).into_iter();
+        let (two, one) = (results.next().unwrap(), results.next().unwrap());
+        let mut row = self.row(6, name, unit);
+        row.ours = Outcome::rate(&two);
+        row.baseline = Outcome::rate(&one);
+        row.ratio_kind = RatioKind::Quotient;
+        row.goal = Some(Goal::RatioAtLeast(1.6));
+        row.notes.push(format!("ours: two threads together; baseline: one thread; {} CPUs", cpu_count()));
+        vec![row]
+    }
+
+    // --- the sweep behind the chart ----------------------------------------------
+
+    /// Scenarios 1 and 2 at every size of the sweep: four series.
+    pub fn sweep(&self, sizes: &[usize]) -> Vec<Series> {
+        let panel = format!("{}: {}", self.label, self.name);
+        let mut series = [
+            ("alloc+free: async (ours)", true),
+            ("alloc+free: blocking urUSMDeviceAlloc/urUSMFree", false),
+            ("alloc+fill+copy+free: async, one finish (ours)", true),
+            ("alloc+fill+copy+free: blocking, finish each", false),
+        ]
+        .map(|(name, ours)| Series { panel: panel.clone(), name: name.into(), ours, points: Vec::new(), note: None });
+        let queue = match self.session.queue(false) {
+            Ok(q) => q,
+            Err(e) => {
+                for s in &mut series {
+                    s.note = Some(e.to_string());
+                }
+                return series.into();
+            }
+        };
+        for &size in sizes {
+            // Slower operations at large sizes: fewer iterations, same time.
+            let byte_limit = if self.budget.repetitions <= 3 { 16 << 20 } else { 128 << 20 };
+            let budget = Budget { max_iterations: (byte_limit / size).clamp(self.budget.min_iterations, self.budget.max_iterations), ..self.budget };
+            let label = size_label(size);
+            self.progress.begin(&format!("{} sweep {label}", self.label));
+            let (a, b) = self.pair_costs(&queue, size, &budget, "pairs");
+            let (c, d) = self.fill_copy_costs(&queue, size, &budget, "fill+copy");
+            for (s, result) in series.iter_mut().zip([a, b, c, d]) {
+                match result {
+                    Ok(stats) => s.points.push(Point { size, ns: Some(stats.median_ns) }),
+                    Err(e) => {
+                        s.points.push(Point { size, ns: None });
+                        s.note.get_or_insert_with(|| Outcome::from_error(&e).describe());
+                    }
+                }
+            }
+        }
+        series.into()
+    }
+}
+
+/// `n` async alloc+free pairs on an in-order queue with no events, then a
+/// finish: the cost of scenario 1.
+///
+/// # Safety
+/// `queue` is live.
+unsafe fn async_pairs(queue: &Queue, size: usize, n: usize) -> Result<Sample, CallError> {
+    let (elapsed, ()) = timed(|| {
+        for _ in 0..n {
+            let mem = queue.alloc_async_plain(size)?;
+            queue.free_async_plain(mem)?;
+        }
+        queue.finish()
+    })?;
+    Ok(Sample::of(elapsed, n))
+}
+
+/// The pool's high-water marks as a note (or why they are unknown).
+fn pool_high_water(pool: Option<&Pool>) -> Option<String> {
+    let pool = pool?;
+    Some(match pool.high_water() {
+        Ok((reserved, used)) => format!(
+            "pool high water: reserved {}, used {}",
+            crate::report::format_bytes(reserved as f64),
+            crate::report::format_bytes(used as f64)
+        ),
+        Err(e) => format!("pool high water unknown: {e}"),
+    })
+}
+
+/// A queue handed to a second thread.
+struct SendQueue<'q, 's>(&'q Queue<'s>);
+
+// SAFETY: UR entry points are thread-safe for distinct queues, and the
+// thread that gets this queue is the only one that enqueues on it while it
+// runs; the guard itself is dropped on the creating thread.
+unsafe impl Send for SendQueue<'_, '_> {}
+unsafe impl Sync for SendQueue<'_, '_> {}
+
+fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Counts allocations served at an address already handed out: with a pool
+/// that keeps its slabs, that is memory the pool reused.
+#[derive(Default)]
+struct ReuseCounter {
+    seen: HashSet<usize>,
+    reused: usize,
+    total: usize,
+}
+
+impl ReuseCounter {
+    fn record(&mut self, addresses: &[usize], timed: bool) {
+        for &address in addresses {
+            let before = !self.seen.insert(address);
+            if timed {
+                self.total += 1;
+                self.reused += before as usize;
+            }
+        }
+    }
+
+    fn rate(&self) -> Option<f64> {
+        (self.total > 0).then(|| 100.0 * self.reused as f64 / self.total as f64)
+    }
+}
+
+/// A small deterministic generator (SplitMix64): the same sizes every run.
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Size of scenario 5's allocations: log-uniform over 64 B .. 256 KiB, so
+/// small and large blocks are both common.
+fn mixed_size(rng: &mut SplitMix64) -> usize {
+    let (low, high) = ((64f64).ln(), ((256 << 10) as f64).ln());
+    (low + rng.unit() * (high - low)).exp() as usize
+}
+
+/// Scenario 5's workload: `allocations` allocations of random sizes; before
+/// each, random live blocks are freed until the new one fits the live
+/// budget; at the end everything is freed. Returns the operations done.
+fn mixed_workload(
+    allocations: usize,
+    live_budget: usize,
+    live: &mut Vec<(*mut c_void, usize)>,
+    mut alloc: impl FnMut(usize) -> Result<*mut c_void, CallError>,
+    mut free: impl FnMut(*mut c_void) -> Result<(), CallError>,
+) -> Result<usize, CallError> {
+    let mut rng = SplitMix64::new(0x5eed_0f_a110c);
+    let mut live_bytes = 0usize;
+    let mut operations = 0;
+    for _ in 0..allocations {
+        let size = mixed_size(&mut rng);
+        while live_bytes + size > live_budget {
+            let victim = (rng.next_u64() % live.len() as u64) as usize;
+            let (mem, victim_size) = live.swap_remove(victim);
+            free(mem)?;
+            live_bytes -= victim_size;
+            operations += 1;
+        }
+        live.push((alloc(size)?, size));
+        live_bytes += size;
+        operations += 1;
+    }
+    while let Some((mem, _)) = live.pop() {
+        free(mem)?;
+        operations += 1;
+    }
+    Ok(operations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixed_workload_stays_in_budget_and_frees_everything() {
+        #[derive(Default)]
+        struct Heap {
+            next: usize,
+            live: std::collections::HashMap<usize, usize>,
+            live_bytes: usize,
+            peak: usize,
+        }
+        let budget = 1 << 20;
+        let heap = std::cell::RefCell::new(Heap::default());
+        let mut live = Vec::new();
+        let ops = mixed_workload(
+            2000,
+            budget,
+            &mut live,
+            |size| {
+                let mut h = heap.borrow_mut();
+                h.next += 1 << 20;
+                let address = h.next;
+                h.live.insert(address, size);
+                h.live_bytes += size;
+                h.peak = h.peak.max(h.live_bytes);
+                Ok(address as *mut c_void)
+            },
+            |mem| {
+                let mut h = heap.borrow_mut();
+                let size = h.live.remove(&(mem as usize)).expect("frees a live block, once");
+                h.live_bytes -= size;
+                Ok(())
+            },
+        )
+        .unwrap();
+        let h = heap.into_inner();
+        assert!(h.live.is_empty() && live.is_empty(), "everything freed");
+        assert!(h.peak <= budget && h.peak > budget / 2, "peak {} within the budget and near it", h.peak);
+        assert!(ops >= 4000, "every allocation and every free counted: {ops}");
+    }
+
+    #[test]
+    fn sizes_are_deterministic_and_in_range() {
+        let mut a = SplitMix64::new(7);
+        let mut b = SplitMix64::new(7);
+        for _ in 0..1000 {
+            let size = mixed_size(&mut a);
+            assert_eq!(size, mixed_size(&mut b));
+            assert!((64..=256 << 10).contains(&size));
+        }
+    }
+
+    #[test]
+    fn reuse_counts_only_timed_batches() {
+        let mut counter = ReuseCounter::default();
+        counter.record(&[1, 2, 1], false);
+        assert_eq!(counter.rate(), None);
+        counter.record(&[1, 3, 3], true);
+        assert_eq!((counter.reused, counter.total), (2, 3));
+    }
+}

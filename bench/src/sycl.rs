@@ -1,0 +1,375 @@
+//! Scenario 7: the SYCL client's view. A small SYCL program
+//! (`bench/sycl/async_bench.cpp`, built here with g++ against the headers of
+//! Intel's `intel-sycl-rt` wheel) runs as a child process under Intel's
+//! `libsycl.so.9`, once per configuration, and prints its timings as JSON
+//! lines:
+//!
+//! - ours: `async_malloc` + `memset` + `async_free` on our adapters (forced
+//!   in with `UR_ADAPTERS_FORCE_LOAD`): native CPU, and OpenCL on Intel's CPU
+//!   runtime;
+//! - baseline: `malloc_device` + `memset` + `wait` + `free` on libsycl's own
+//!   built-in OpenCL adapter, on the same CPU through Intel's CPU OpenCL
+//!   runtime (`ONEAPI_DEVICE_SELECTOR=opencl:cpu`).
+
+use crate::json::{self, Json};
+use crate::measure::{Budget, Progress, Stats};
+use crate::report::{size_label, Goal, Outcome, Point, Row, Series, Unit};
+use crate::scenarios::SIZE;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where scenario 7 finds what it needs.
+pub struct SyclSetup {
+    /// Intel's SYCL runtime as `scripts/install_sycl.sh` unpacks it.
+    pub sycl_root: PathBuf,
+    /// The OpenCL vendors folder of `scripts/install_opencl.sh`.
+    pub ocl_vendors: PathBuf,
+    /// The folder holding our `libur_adapter_*.so.0`.
+    pub adapter_dir: PathBuf,
+    pub helper_source: PathBuf,
+    pub helper_binary: PathBuf,
+}
+
+impl SyclSetup {
+    /// The layout of this checkout: `.deps/` beside the bench crate (or
+    /// `$SYCL_ROOT`), and the helper built next to the bench executable.
+    pub fn from_checkout(adapter_dir: &Path) -> SyclSetup {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let sycl_root = std::env::var_os("SYCL_ROOT").map(PathBuf::from).unwrap_or_else(|| repo.join(".deps/sycl"));
+        let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)).unwrap_or_default();
+        SyclSetup {
+            sycl_root,
+            ocl_vendors: repo.join(".deps/ocl-vendors"),
+            adapter_dir: adapter_dir.to_path_buf(),
+            helper_source: Path::new(env!("CARGO_MANIFEST_DIR")).join("sycl/async_bench.cpp"),
+            helper_binary: exe_dir.join("ur_bench-sycl/async_bench"),
+        }
+    }
+
+    fn libsycl(&self) -> PathBuf {
+        self.sycl_root.join("lib/libsycl.so.9")
+    }
+
+    fn intel_icd(&self) -> PathBuf {
+        self.ocl_vendors.join("intel.icd")
+    }
+
+    /// Builds the helper when it is missing or older than its source.
+    fn build_helper(&self) -> Result<(), String> {
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        if let (Some(bin), Some(src)) = (modified(&self.helper_binary), modified(&self.helper_source)) {
+            if bin >= src {
+                return Ok(());
+            }
+        }
+        let folder = self.helper_binary.parent().ok_or("no folder for the SYCL helper")?;
+        std::fs::create_dir_all(folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+        // Built under a temporary name and renamed, so that a concurrent run
+        // never executes a half-written file.
+        let partial = folder.join(format!("async_bench.{}.tmp", std::process::id()));
+        let output = Command::new("g++")
+            .args(["-std=c++17", "-O2", "-Wall", "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING", "-isystem"])
+            .arg(self.sycl_root.join("include"))
+            .arg(&self.helper_source)
+            .arg(format!("-L{}", self.sycl_root.join("lib").display()))
+            .arg("-l:libsycl.so.9")
+            .arg("-o")
+            .arg(&partial)
+            .output()
+            .map_err(|e| format!("cannot run g++: {e}"))?;
+        if !output.status.success() {
+            let _ = std::fs::remove_file(&partial);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let tail: Vec<&str> = stderr.lines().rev().take(6).collect();
+            return Err(format!("g++ failed on {}: {}", self.helper_source.display(), tail.into_iter().rev().collect::<Vec<_>>().join(" | ")));
+        }
+        std::fs::rename(&partial, &self.helper_binary).map_err(|e| format!("cannot place the SYCL helper: {e}"))
+    }
+}
+
+/// One configuration the helper runs in.
+struct Config {
+    /// Row label: `sycl/native_cpu`.
+    label: String,
+    /// Series name in the chart.
+    series: String,
+    mode: &'static str,
+    env: Vec<(&'static str, String)>,
+    /// Whether the configuration can run here, or why not.
+    available: Result<(), String>,
+}
+
+/// What one helper run reported.
+struct HelperRun {
+    device: Option<String>,
+    /// Samples (ns per iteration) by size.
+    samples: BTreeMap<usize, Vec<f64>>,
+    iterations: BTreeMap<usize, usize>,
+    /// Why it stopped early, if it did.
+    error: Option<Outcome>,
+}
+
+impl HelperRun {
+    fn at(&self, size: usize) -> Outcome {
+        match self.samples.get(&size) {
+            Some(samples) if !samples.is_empty() => {
+                let stats = Stats::from_samples(samples.clone(), self.iterations.get(&size).copied().unwrap_or(0));
+                Outcome::Measured { value: stats.median_ns, stats: Some(stats) }
+            }
+            _ => self.error.clone().unwrap_or_else(|| Outcome::Failed(format!("no samples at {}", size_label(size)))),
+        }
+    }
+}
+
+const HELPER_TIME_LIMIT: Duration = Duration::from_secs(300);
+
+fn run_helper(setup: &SyclSetup, config: &Config, sizes: &[usize], budget: &Budget) -> HelperRun {
+    let failed = |reason: String| HelperRun {
+        device: None,
+        samples: BTreeMap::new(),
+        iterations: BTreeMap::new(),
+        error: Some(Outcome::Failed(reason)),
+    };
+    let mut command = Command::new(&setup.helper_binary);
+    command
+        .args(["--mode", config.mode])
+        .args(["--sizes", &sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",")])
+        .args(["--max-iterations", &budget.max_iterations.to_string()])
+        .args(["--min-iterations", &budget.min_iterations.to_string()])
+        .args(["--repetitions", &budget.repetitions.to_string()])
+        .args(["--target-ms", &budget.target_batch.as_millis().to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // A clean slate of the variables that pick adapters and devices; each
+    // configuration sets its own.
+    for name in ["UR_ADAPTERS_FORCE_LOAD", "ONEAPI_DEVICE_SELECTOR", "OCL_ICD_VENDORS", "SYCL_UR_TRACE"] {
+        command.env_remove(name);
+    }
+    let library_path = match std::env::var("LD_LIBRARY_PATH") {
+        Ok(old) if !old.is_empty() => format!("{}:{old}", setup.sycl_root.join("lib").display()),
+        _ => setup.sycl_root.join("lib").display().to_string(),
+    };
+    command.env("LD_LIBRARY_PATH", library_path);
+    for (name, value) in &config.env {
+        command.env(name, value);
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => return failed(format!("cannot start {}: {e}", setup.helper_binary.display())),
+    };
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + HELPER_TIME_LIMIT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break None,
+        }
+    };
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+
+    let mut run = HelperRun { device: None, samples: BTreeMap::new(), iterations: BTreeMap::new(), error: None };
+    for line in stdout.lines().filter(|l| l.starts_with('{')) {
+        let Ok(value) = json::parse(line) else {
+            run.error.get_or_insert(Outcome::Failed(format!("the helper printed a bad line: {line}")));
+            continue;
+        };
+        let text = |key: &str| value.get(key).and_then(Json::as_str).unwrap_or("?").to_string();
+        match value.get("kind").and_then(Json::as_str) {
+            Some("device") => {
+                let aspect = matches!(value.get("async_aspect"), Some(Json::Bool(true)));
+                run.device = Some(format!(
+                    "{} ({}, {}; async alloc aspect {})",
+                    text("name"),
+                    text("platform"),
+                    text("backend"),
+                    if aspect { "yes" } else { "no" }
+                ));
+            }
+            Some("sample") => {
+                let (Some(size), Some(ns)) =
+                    (value.get("size").and_then(Json::as_f64), value.get("ns_per_iteration").and_then(Json::as_f64))
+                else {
+                    continue;
+                };
+                run.samples.entry(size as usize).or_default().push(ns);
+                if let Some(n) = value.get("iterations").and_then(Json::as_f64) {
+                    run.iterations.insert(size as usize, n as usize);
+                }
+            }
+            Some("error") => {
+                let what = text("what");
+                let reason = format!("libsycl: {}: {what}", text("stage"));
+                run.error = Some(if what.contains("UR_RESULT_ERROR_UNSUPPORTED_FEATURE") || what.contains("not supported") {
+                    Outcome::Unsupported(format!("unsupported on this device: {reason}"))
+                } else {
+                    Outcome::Failed(reason)
+                });
+            }
+            _ => {}
+        }
+    }
+    let status_problem = match status {
+        None => Some(format!("the helper ran past {} s and was stopped", HELPER_TIME_LIMIT.as_secs())),
+        Some(s) if !s.success() && run.error.is_none() => {
+            let tail: Vec<&str> = stderr.lines().rev().take(3).collect();
+            Some(format!("the helper exited with {s}: {}", tail.into_iter().rev().collect::<Vec<_>>().join(" | ")))
+        }
+        _ => None,
+    };
+    if let Some(problem) = status_problem {
+        run.error.get_or_insert(Outcome::Failed(problem));
+    }
+    run
+}
+
+/// Scenario 7's rows (one per adapter of ours), and its chart series when
+/// `sweep` sizes are given. `wanted` filters our adapters by name.
+pub fn scenario(
+    setup: &SyclSetup,
+    budget: &Budget,
+    sweep: Option<&[usize]>,
+    progress: &Progress,
+    wanted: &dyn Fn(&str) -> bool,
+) -> (Vec<Row>, Vec<Series>) {
+    let name = format!("SYCL async_malloc+memset+async_free, {}", size_label(SIZE));
+    let intel_icd = setup.intel_icd();
+    let intel_runtime = if intel_icd.exists() {
+        Ok(())
+    } else {
+        Err(format!("Intel's CPU OpenCL runtime is not installed ({} missing; scripts/install_opencl.sh)", intel_icd.display()))
+    };
+    let adapter = |name: &str| setup.adapter_dir.join(format!("libur_adapter_{name}.so.0"));
+    let adapter_present = |name: &str| {
+        let path = adapter(name);
+        if path.exists() {
+            Ok(())
+        } else {
+            Err(format!("{} is not built (scripts/build.sh)", path.display()))
+        }
+    };
+    let ours: Vec<Config> = [
+        ("native_cpu", "our native_cpu adapter", Vec::new()),
+        ("opencl", "our opencl adapter, Intel CPU runtime", vec![("OCL_ICD_VENDORS", intel_icd.display().to_string())]),
+    ]
+    .into_iter()
+    .filter(|(adapter_name, _, _)| wanted(adapter_name))
+    .map(|(adapter_name, text, mut env)| {
+        env.push(("UR_ADAPTERS_FORCE_LOAD", adapter(adapter_name).display().to_string()));
+        let available = adapter_present(adapter_name).and_then(|()| {
+            if adapter_name == "opencl" {
+                intel_runtime.clone()
+            } else {
+                Ok(())
+            }
+        });
+        Config {
+            label: format!("sycl/{adapter_name}"),
+            series: format!("async_malloc+memset+async_free, {text} (ours)"),
+            mode: "async",
+            env,
+            available,
+        }
+    })
+    .collect();
+    if ours.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let baseline = Config {
+        label: "sycl/intel-opencl".into(),
+        series: "malloc_device+memset+wait+free, Intel's OpenCL adapter (baseline)".into(),
+        mode: "blocking",
+        env: vec![("ONEAPI_DEVICE_SELECTOR", "opencl:cpu".into()), ("OCL_ICD_VENDORS", intel_icd.display().to_string())],
+        available: intel_runtime.clone(),
+    };
+
+    // What all configurations need: libsycl and the helper.
+    let common = if !setup.libsycl().exists() {
+        Err(Outcome::Unavailable(format!(
+            "Intel's libsycl is not installed ({} missing; scripts/install_sycl.sh)",
+            setup.libsycl().display()
+        )))
+    } else {
+        progress.begin("scenario 7 SYCL");
+        progress.show("building the SYCL helper");
+        setup.build_helper().map_err(Outcome::Failed)
+    };
+
+    let mut sizes = sweep.map(<[usize]>::to_vec).unwrap_or_default();
+    if !sizes.contains(&SIZE) {
+        sizes.push(SIZE);
+    }
+    sizes.sort_unstable();
+    let run = |config: &Config| -> Result<HelperRun, Outcome> {
+        if let Err(e) = &common {
+            return Err(e.clone());
+        }
+        config.available.clone().map_err(Outcome::Unavailable)?;
+        progress.begin(&format!("scenario 7 {}", config.label));
+        progress.show("running the SYCL helper");
+        Ok(run_helper(setup, config, &sizes, budget))
+    };
+    let baseline_run = run(&baseline);
+    let mut rows = Vec::new();
+    let mut series = Vec::new();
+    let mut add_series = |config: &Config, outcome: &Result<HelperRun, Outcome>, ours: bool| {
+        if sweep.is_none() {
+            return;
+        }
+        let (points, note) = match outcome {
+            Ok(run) => (
+                sizes.iter().map(|&size| Point { size, ns: run.at(size).value() }).collect(),
+                run.error.as_ref().map(Outcome::describe),
+            ),
+            Err(o) => (sizes.iter().map(|&size| Point { size, ns: None }).collect(), Some(o.describe())),
+        };
+        series.push(Series { panel: "SYCL client (Intel libsycl)".into(), name: config.series.clone(), ours, points, note });
+    };
+    add_series(&baseline, &baseline_run, false);
+    for config in &ours {
+        let ours_run = run(config);
+        add_series(config, &ours_run, true);
+        let mut row = Row::new(&config.label, 7, name.clone(), Unit::NanosPer("iteration"));
+        row.goal = Some(Goal::RatioAtLeast(3.0));
+        row.ours = match &ours_run {
+            Ok(r) => r.at(SIZE),
+            Err(o) => o.clone(),
+        };
+        row.baseline = match &baseline_run {
+            Ok(r) => r.at(SIZE),
+            Err(o) => o.clone(),
+        };
+        if let Ok(HelperRun { device: Some(device), .. }) = &ours_run {
+            row.notes.push(format!("ours ran on {device}"));
+        }
+        row.notes.push(match &baseline_run {
+            Ok(HelperRun { device: Some(device), .. }) => {
+                format!("baseline: malloc_device+memset+wait+free through libsycl's own OpenCL adapter on {device}")
+            }
+            _ => "baseline: malloc_device+memset+wait+free through libsycl's own OpenCL adapter, Intel CPU runtime".into(),
+        });
+        rows.push(row);
+    }
+    (rows, series)
+}
