@@ -98,7 +98,11 @@ pub(crate) struct Bins {
 
 impl Bins {
     pub(crate) fn new() -> Self {
-        Bins { heads: Box::new([NIL; CLASSES]), map: [0; CLASSES / 64], len: 0 }
+        Bins {
+            heads: Box::new([NIL; CLASSES]),
+            map: [0; CLASSES / 64],
+            len: 0,
+        }
     }
 
     pub(crate) fn insert(&mut self, blocks: &mut [Block], i: u32, granule: usize) {
@@ -115,7 +119,9 @@ impl Bins {
     }
 
     pub(crate) fn remove(&mut self, blocks: &mut [Block], i: u32, granule: usize) {
-        let Block { prev, next, size, .. } = blocks[i as usize];
+        let Block {
+            prev, next, size, ..
+        } = blocks[i as usize];
         if prev != NIL {
             blocks[prev as usize].next = next;
         } else {
@@ -194,10 +200,12 @@ impl Bins {
     }
 }
 
+#[inline]
 pub(crate) fn align_up(x: usize, align: usize) -> Option<usize> {
     Some(x.checked_add(align - 1)? & !(align - 1))
 }
 
+#[inline]
 pub(crate) fn fits(b: &Block, size: usize, align: usize) -> bool {
     match align_up(b.addr, align) {
         Some(start) => start - b.addr + size <= b.size,
@@ -232,10 +240,12 @@ impl Heap {
         }
     }
 
+    #[inline]
     pub(crate) fn block(&self, i: u32) -> &Block {
         &self.blocks[i as usize]
     }
 
+    #[inline]
     pub(crate) fn block_mut(&mut self, i: u32) -> &mut Block {
         &mut self.blocks[i as usize]
     }
@@ -259,8 +269,21 @@ impl Heap {
     }
 
     /// Adopts a slab from the backend as one block in state `Live` (not filed).
-    pub(crate) fn add_slab(&mut self, addr: usize, size: usize, align: usize, dedicated: bool) -> u32 {
-        let slab = Slab { addr, size, align, dedicated, in_use: true, first: NIL };
+    pub(crate) fn add_slab(
+        &mut self,
+        addr: usize,
+        size: usize,
+        align: usize,
+        dedicated: bool,
+    ) -> u32 {
+        let slab = Slab {
+            addr,
+            size,
+            align,
+            dedicated,
+            in_use: true,
+            first: NIL,
+        };
         let s = match self.vacant_slabs.pop() {
             Some(s) => {
                 self.slabs[s as usize] = slab;
@@ -271,7 +294,14 @@ impl Heap {
                 (self.slabs.len() - 1) as u32
             }
         };
-        let first = self.new_block(Block { addr, size, slab: s, state: State::Live, fresh: true, ..Block::vacant() });
+        let first = self.new_block(Block {
+            addr,
+            size,
+            slab: s,
+            state: State::Live,
+            fresh: true,
+            ..Block::vacant()
+        });
         self.slabs[s as usize].first = first;
         first
     }
@@ -302,7 +332,7 @@ impl Heap {
     /// and copies the state and stamp. Neither is filed anywhere.
     fn split(&mut self, i: u32, offset: usize) -> u32 {
         let b = self.blocks[i as usize];
-        debug_assert!(offset > 0 && offset < b.size && offset % self.granule == 0);
+        debug_assert!(offset > 0 && offset < b.size && offset.is_multiple_of(self.granule));
         let tail = self.new_block(Block {
             addr: b.addr + offset,
             size: b.size - offset,
@@ -326,7 +356,16 @@ impl Heap {
 
     /// Cuts `size` bytes at `align` out of the unfiled block `i`. Returns the
     /// piece and the unfiled leftovers before and after it (same state).
-    pub(crate) fn carve(&mut self, i: u32, size: usize, align: usize) -> (u32, Option<u32>, Option<u32>) {
+    pub(crate) fn carve(
+        &mut self,
+        i: u32,
+        size: usize,
+        align: usize,
+    ) -> (u32, Option<u32>, Option<u32>) {
+        let (addr, whole) = (self.blocks[i as usize].addr, self.blocks[i as usize].size);
+        if whole == size && addr & (align - 1) == 0 {
+            return (i, None, None);
+        }
         let b = self.blocks[i as usize];
         let start = align_up(b.addr, align).expect("fits() checked the alignment");
         let (mut piece, mut before) = (i, None);
@@ -334,14 +373,22 @@ impl Heap {
             piece = self.split(i, start - b.addr);
             before = Some(i);
         }
-        let after = if self.blocks[piece as usize].size > size { Some(self.split(piece, size)) } else { None };
+        let after = if self.blocks[piece as usize].size > size {
+            Some(self.split(piece, size))
+        } else {
+            None
+        };
         (piece, before, after)
     }
 
     /// Merges the unfiled block `i` with `other`, its physical neighbour,
     /// which must already be unfiled too. Returns the merged block.
     pub(crate) fn merge(&mut self, i: u32, other: u32) -> u32 {
-        let (lo, hi) = if self.blocks[other as usize].addr < self.blocks[i as usize].addr { (other, i) } else { (i, other) };
+        let (lo, hi) = if self.blocks[other as usize].addr < self.blocks[i as usize].addr {
+            (other, i)
+        } else {
+            (i, other)
+        };
         debug_assert_eq!(self.blocks[lo as usize].phys_next, hi);
         let h = self.blocks[hi as usize];
         let l = &mut self.blocks[lo as usize];
@@ -360,20 +407,31 @@ impl Heap {
     pub(crate) fn file_ready(&mut self, mut i: u32) -> u32 {
         self.blocks[i as usize].state = State::Ready;
         self.blocks[i as usize].stamp = None;
-        for neighbour in [self.blocks[i as usize].phys_prev, self.blocks[i as usize].phys_next] {
+        for neighbour in [
+            self.blocks[i as usize].phys_prev,
+            self.blocks[i as usize].phys_next,
+        ] {
             if neighbour != NIL && self.blocks[neighbour as usize].state == State::Ready {
                 self.unfile_ready(neighbour);
                 i = self.merge(i, neighbour);
             }
         }
-        let bins = if self.blocks[i as usize].fresh { &mut self.fresh } else { &mut self.ready };
+        let bins = if self.blocks[i as usize].fresh {
+            &mut self.fresh
+        } else {
+            &mut self.ready
+        };
         bins.insert(&mut self.blocks, i, self.granule);
         i
     }
 
     /// Takes the ready block `i` out of its bins.
     pub(crate) fn unfile_ready(&mut self, i: u32) {
-        let bins = if self.blocks[i as usize].fresh { &mut self.fresh } else { &mut self.ready };
+        let bins = if self.blocks[i as usize].fresh {
+            &mut self.fresh
+        } else {
+            &mut self.ready
+        };
         bins.remove(&mut self.blocks, i, self.granule);
     }
 }
@@ -440,8 +498,14 @@ mod tests {
         }
         let found = h.fresh.find(&h.blocks, 5 * 64, 64, 64, |_| true).unwrap();
         assert_eq!(found, b);
-        let found = h.fresh.find(&h.blocks, 64, 64, 64, |blk| blk.size > 5 * 64).unwrap();
+        let found = h
+            .fresh
+            .find(&h.blocks, 64, 64, 64, |blk| blk.size > 5 * 64)
+            .unwrap();
         assert_eq!(found, big);
-        assert!(h.fresh.find(&h.blocks, 64 * 2000, 64, 64, |_| true).is_none());
+        assert!(h
+            .fresh
+            .find(&h.blocks, 64 * 2000, 64, 64, |_| true)
+            .is_none());
     }
 }

@@ -71,7 +71,10 @@ impl HostMemory {
     }
 
     pub fn with_budget(budget: usize) -> Self {
-        HostMemory { budget, taken: AtomicUsize::new(0) }
+        HostMemory {
+            budget,
+            taken: AtomicUsize::new(0),
+        }
     }
 
     /// Bytes currently taken from the global allocator.
@@ -91,8 +94,14 @@ impl MemorySource for HostMemory {
         let layout = Layout::from_size_align(size.max(1), align).map_err(|_| OutOfMemory)?;
         let mut taken = self.taken.load(Relaxed);
         loop {
-            let next = taken.checked_add(layout.size()).filter(|&n| n <= self.budget).ok_or(OutOfMemory)?;
-            match self.taken.compare_exchange_weak(taken, next, AcqRel, Relaxed) {
+            let next = taken
+                .checked_add(layout.size())
+                .filter(|&n| n <= self.budget)
+                .ok_or(OutOfMemory)?;
+            match self
+                .taken
+                .compare_exchange_weak(taken, next, AcqRel, Relaxed)
+            {
                 Ok(_) => break,
                 Err(now) => taken = now,
             }

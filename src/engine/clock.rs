@@ -48,18 +48,30 @@ pub(crate) struct Entry {
 
 impl Entry {
     fn new(lane: LaneId) -> Self {
-        Entry { lane, upto: 0, base: 1, bits: 0 }
+        Entry {
+            lane,
+            upto: 0,
+            base: 1,
+            bits: 0,
+        }
     }
 
     fn covers(&self, seq: Seq) -> bool {
-        seq <= self.upto || (seq >= self.base && seq - self.base < WINDOW && self.bits >> (seq - self.base) & 1 == 1)
+        seq <= self.upto
+            || (seq >= self.base
+                && seq - self.base < WINDOW
+                && self.bits >> (seq - self.base) & 1 == 1)
     }
 
     /// Keeps `base > upto` and folds a run of bits right after `upto` into it.
     fn normalize(&mut self) {
         if self.base <= self.upto {
             let shift = self.upto + 1 - self.base;
-            self.bits = if shift >= WINDOW { 0 } else { self.bits >> shift };
+            self.bits = if shift >= WINDOW {
+                0
+            } else {
+                self.bits >> shift
+            };
             self.base = self.upto + 1;
         }
         if self.bits == 0 {
@@ -98,7 +110,11 @@ impl Entry {
             self.bits = 1;
         } else if seq >= self.base + WINDOW {
             let shift = seq - (self.base + WINDOW - 1);
-            self.bits = if shift >= WINDOW { 0 } else { self.bits >> shift };
+            self.bits = if shift >= WINDOW {
+                0
+            } else {
+                self.bits >> shift
+            };
             self.base += shift;
             self.bits |= 1 << (seq - self.base);
         } else if seq >= self.base {
@@ -128,14 +144,29 @@ impl Entry {
 }
 
 /// A sparse vector clock: entries sorted by lane, at most one per lane.
-#[derive(Clone, Default, Debug, PartialEq, Eq)]
+#[derive(Default, Debug, PartialEq, Eq)]
 pub struct Clock {
     entries: Vec<Entry>,
 }
 
+// By hand: a derived `clone_from` would allocate instead of reusing storage.
+impl Clone for Clock {
+    fn clone(&self) -> Self {
+        Clock {
+            entries: self.entries.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.entries.clone_from(&source.entries);
+    }
+}
+
 impl Clock {
     pub const fn new() -> Self {
-        Clock { entries: Vec::new() }
+        Clock {
+            entries: Vec::new(),
+        }
     }
 
     pub fn clear(&mut self) {
@@ -167,7 +198,10 @@ impl Clock {
 
     /// Is the command `s` ordered before (or equal to) the command this clock describes?
     pub fn covers(&self, s: Stamp) -> bool {
-        s.seq == 0 || self.position(s.lane).map_or(false, |i| self.entries[i].covers(s.seq))
+        s.seq == 0
+            || self
+                .position(s.lane)
+                .is_ok_and(|i| self.entries[i].covers(s.seq))
     }
 
     /// The highest seq of `lane` below which every command is covered.
@@ -200,6 +234,17 @@ impl Clock {
             match self.position(e.lane) {
                 Ok(i) => self.entries[i].join(e),
                 Err(i) => self.entries.insert(i, *e),
+            }
+        }
+    }
+
+    /// [`prune`](Self::prune) for one lane only.
+    pub fn prune_lane(&mut self, lane: LaneId, done_upto: Seq) {
+        if let Ok(i) = self.position(lane) {
+            let e = &mut self.entries[i];
+            e.raise_prefix(done_upto);
+            if e.bits == 0 && e.upto <= done_upto {
+                self.entries.remove(i);
             }
         }
     }

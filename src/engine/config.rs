@@ -96,7 +96,8 @@ mod tests {
         let desc = ur_usm_pool_desc_t {
             stype: UR_STRUCTURE_TYPE_USM_POOL_DESC,
             pNext: &limits as *const _ as *const _,
-            flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0 | UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0,
+            flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0
+                | UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0,
         };
         let c = unsafe { PoolConfig::from_ur_desc(UsmKind::Device, &desc) }.unwrap();
         assert!(c.zero_init && c.native_pool && !c.read_only);
@@ -105,8 +106,15 @@ mod tests {
 
     #[test]
     fn rejects_unknown_flags_and_null() {
-        let desc = ur_usm_pool_desc_t { stype: UR_STRUCTURE_TYPE_USM_POOL_DESC, pNext: std::ptr::null(), flags: 1 << 5 };
-        assert_eq!(unsafe { PoolConfig::from_ur_desc(UsmKind::Host, &desc) }, Err(UR_RESULT_ERROR_INVALID_ENUMERATION));
+        let desc = ur_usm_pool_desc_t {
+            stype: UR_STRUCTURE_TYPE_USM_POOL_DESC,
+            pNext: std::ptr::null(),
+            flags: 1 << 5,
+        };
+        assert_eq!(
+            unsafe { PoolConfig::from_ur_desc(UsmKind::Host, &desc) },
+            Err(UR_RESULT_ERROR_INVALID_ENUMERATION)
+        );
         assert_eq!(
             unsafe { PoolConfig::from_ur_desc(UsmKind::Host, std::ptr::null()) },
             Err(UR_RESULT_ERROR_INVALID_NULL_POINTER)

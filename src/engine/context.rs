@@ -24,7 +24,11 @@ pub struct Engine {
 
 impl Default for Engine {
     fn default() -> Self {
-        Engine { dag: Dag::new(), defaults: Mutex::default(), user_pools: Mutex::default() }
+        Engine {
+            dag: Dag::new(),
+            defaults: Mutex::default(),
+            user_pools: Mutex::default(),
+        }
     }
 }
 
@@ -66,12 +70,21 @@ impl Engine {
 
     /// The pool holding a live allocation based at `ptr`: default pools first.
     pub fn pool_of(&self, ptr: *const u8) -> Option<Arc<Pool>> {
-        let defaults: Vec<Arc<Pool>> =
-            self.defaults.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+        let defaults: Vec<Arc<Pool>> = self
+            .defaults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
         if let Some(p) = defaults.into_iter().find(|p| p.owns(ptr)) {
             return Some(p);
         }
-        let users: Vec<Weak<Pool>> = self.user_pools.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let users: Vec<Weak<Pool>> = self
+            .user_pools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         users.iter().filter_map(Weak::upgrade).find(|p| p.owns(ptr))
     }
 
@@ -87,13 +100,19 @@ impl Engine {
     ) -> UrResult<FreeOutcome> {
         match pool {
             Some(p) => p.free(lane, wait, ptr, want_event),
-            None => self.pool_of(ptr).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?.free(lane, wait, ptr, want_event),
+            None => self
+                .pool_of(ptr)
+                .ok_or(UR_RESULT_ERROR_INVALID_VALUE)?
+                .free(lane, wait, ptr, want_event),
         }
     }
 
     /// Drops the default pools (context release). Their memory goes back
     /// once no recorded command can still touch it.
     pub fn release_default_pools(&self) {
-        self.defaults.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.defaults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }

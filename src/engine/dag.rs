@@ -21,7 +21,7 @@ thread_local! {
 }
 
 /// Runs `f` with a cleared scratch clock (a fresh one if the scratch is busy).
-pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Clock) -> R) -> R {
+fn with_scratch<R>(f: impl FnOnce(&mut Clock) -> R) -> R {
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut c) => {
             c.clear();
@@ -41,7 +41,11 @@ pub struct Dag {
 
 impl Default for Dag {
     fn default() -> Self {
-        Dag { lanes: RwLock::new(HashMap::new()), next_lane: AtomicU32::new(1), graveyard: Arc::default() }
+        Dag {
+            lanes: RwLock::new(HashMap::new()),
+            next_lane: AtomicU32::new(1),
+            graveyard: Arc::default(),
+        }
     }
 }
 
@@ -58,7 +62,10 @@ impl Dag {
     pub fn create_lane(&self, order: QueueOrder) -> Arc<Lane> {
         let id = LaneId(self.next_lane.fetch_add(1, Relaxed));
         let lane = Arc::new(Lane::new(id, order, self.graveyard.clone()));
-        self.lanes.write().unwrap_or_else(|e| e.into_inner()).insert(id, lane.clone());
+        self.lanes
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, lane.clone());
         lane
     }
 
@@ -66,7 +73,10 @@ impl Dag {
     /// queue has drained). Whatever it recorded counts as complete from now on.
     pub fn retire_lane(&self, lane: &Lane) {
         lane.complete_all();
-        self.lanes.write().unwrap_or_else(|e| e.into_inner()).remove(&lane.id());
+        self.lanes
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&lane.id());
         self.graveyard.sweep();
     }
 
@@ -83,7 +93,11 @@ impl Dag {
     /// earlier command of the lane; otherwise after its wait list only. Every
     /// later command of the lane is ordered after it.
     pub fn record_barrier(&self, lane: &Lane, wait: &[Stamp]) -> Stamp {
-        let kind = if wait.is_empty() { NodeKind::BarrierOnAll } else { NodeKind::BarrierOnWaitList };
+        let kind = if wait.is_empty() {
+            NodeKind::BarrierOnAll
+        } else {
+            NodeKind::BarrierOnWaitList
+        };
         with_scratch(|c| self.record_into(lane, wait, &[], kind, c))
     }
 
@@ -110,7 +124,9 @@ impl Dag {
                 }
             }
         }
-        self.join_wait_list(lane.id(), wait.iter().chain(extra), clock);
+        if wait.iter().chain(extra).any(|w| w.lane != lane.id()) {
+            self.join_wait_list(lane.id(), wait.iter().chain(extra), clock);
+        }
         if !spill.is_empty() {
             spill.extend_from_slice(&same_lane[..n_same]);
             return lane.record(clock, &spill, kind);
@@ -120,7 +136,12 @@ impl Dag {
 
     /// Joins the clocks of the stamps that are not on `skip` (their own lane
     /// handles those under its lock), and prunes what has completed.
-    fn join_wait_list<'a>(&self, skip: LaneId, wait: impl Iterator<Item = &'a Stamp>, clock: &mut Clock) {
+    fn join_wait_list<'a>(
+        &self,
+        skip: LaneId,
+        wait: impl Iterator<Item = &'a Stamp>,
+        clock: &mut Clock,
+    ) {
         let reg = self.registry();
         for w in wait {
             if w.lane != skip {
@@ -151,7 +172,11 @@ impl Dag {
 
     /// Has the command completed? Stamps of retired lanes have.
     pub fn is_complete(&self, s: Stamp) -> bool {
-        s.seq == 0 || self.registry().get(&s.lane).map_or(true, |l| l.is_complete(s.seq))
+        s.seq == 0
+            || self
+                .registry()
+                .get(&s.lane)
+                .is_none_or(|l| l.is_complete(s.seq))
     }
 
     /// Blocks until the command has completed.
@@ -167,7 +192,9 @@ impl Dag {
         if self.is_complete(earlier) {
             return true;
         }
-        let Some(l) = self.lane(later.lane) else { return false };
+        let Some(l) = self.lane(later.lane) else {
+            return false;
+        };
         with_scratch(|c| {
             l.join_clock_of(later.seq, c);
             c.covers(earlier)
@@ -211,7 +238,10 @@ mod tests {
         let c1 = dag.record(&c, &[b1]);
         let c2 = dag.record(&c, &[]);
         assert!(dag.is_ordered_before(a1, b1));
-        assert!(dag.is_ordered_before(a1, c2), "transitive, through the in-order lane");
+        assert!(
+            dag.is_ordered_before(a1, c2),
+            "transitive, through the in-order lane"
+        );
         assert!(!dag.is_ordered_before(a2, c2), "a2 is unrelated");
         assert!(!dag.is_ordered_before(c2, c1));
         assert!(dag.is_ordered_before(c1, c2));
@@ -236,7 +266,10 @@ mod tests {
                 dag.complete(t);
                 dag.complete(held.take().unwrap());
             }
-            assert!(dag.in_flight() <= 2, "the DAG holds only the work in flight");
+            assert!(
+                dag.in_flight() <= 2,
+                "the DAG holds only the work in flight"
+            );
         }
         assert_eq!(dag.in_flight(), 0);
         assert_eq!(b.done_upto(), 1000);

@@ -16,7 +16,9 @@ struct Grave {
 
 impl Grave {
     fn ready(&self) -> bool {
-        self.watermarks.iter().all(|(lane, seq)| lane.upgrade().map_or(true, |l| l.done_upto() >= *seq))
+        self.watermarks
+            .iter()
+            .all(|(lane, seq)| lane.upgrade().is_none_or(|l| l.done_upto() >= *seq))
     }
 }
 
@@ -28,8 +30,15 @@ pub(crate) struct Graveyard {
 
 impl Graveyard {
     /// Runs `release` now if the lanes are already past their seqs, else later.
-    pub(crate) fn bury(&self, watermarks: Vec<(Weak<Lane>, Seq)>, release: Box<dyn FnOnce() + Send>) {
-        let grave = Grave { watermarks, release };
+    pub(crate) fn bury(
+        &self,
+        watermarks: Vec<(Weak<Lane>, Seq)>,
+        release: Box<dyn FnOnce() + Send>,
+    ) {
+        let grave = Grave {
+            watermarks,
+            release,
+        };
         if grave.ready() {
             (grave.release)();
             return;
@@ -49,7 +58,9 @@ impl Graveyard {
         }
         let ready: Vec<Grave> = {
             let mut graves = self.graves.lock().unwrap_or_else(|e| e.into_inner());
-            let (ready, waiting) = std::mem::take(&mut *graves).into_iter().partition(Grave::ready);
+            let (ready, waiting) = std::mem::take(&mut *graves)
+                .into_iter()
+                .partition(Grave::ready);
             *graves = waiting;
             self.count.store(graves.len(), Release);
             ready

@@ -105,7 +105,11 @@ impl Lane {
             last: AtomicU64::new(0),
             done_upto: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
-            state: Mutex::new(LaneState { ring: Ring::default(), barrier: Clock::new(), waiters: 0 }),
+            state: Mutex::new(LaneState {
+                ring: Ring::default(),
+                barrier: Clock::new(),
+                waiters: 0,
+            }),
             progress: Condvar::new(),
             graveyard,
         }
@@ -225,12 +229,21 @@ impl Lane {
                 deps.join(&st.ring.get(i).clock);
             }
         }
-        self.join_context_locked(&st, deps);
+        match self.order {
+            // Everything recorded so far, which the new seq's prefix covers.
+            QueueOrder::InOrder if st.ring.len > 0 => {
+                deps.join(&st.ring.get(st.ring.len - 1).clock)
+            }
+            QueueOrder::InOrder => {}
+            QueueOrder::OutOfOrder => deps.join(&st.barrier),
+        }
         match (self.order, kind) {
-            (QueueOrder::InOrder, _) | (_, NodeKind::BarrierOnAll) => deps.insert_prefix(self.id, seq),
+            (QueueOrder::InOrder, _) | (_, NodeKind::BarrierOnAll) => {
+                deps.insert_prefix(self.id, seq)
+            }
             _ => deps.insert(Stamp::new(self.id, seq)),
         }
-        deps.prune(|lane| if lane == self.id { done_upto } else { 0 });
+        deps.prune_lane(self.id, done_upto);
         if self.order == QueueOrder::OutOfOrder && kind != NodeKind::Command {
             st.barrier.clone_from(deps);
         }
@@ -263,7 +276,8 @@ impl Lane {
             self.done_upto.store(upto, Release);
             self.epoch.fetch_add(1, Release);
             if upto > done_upto && st.barrier.prefix(self.id) <= upto {
-                st.barrier.prune(|lane| if lane == self.id { upto } else { 0 });
+                st.barrier
+                    .prune(|lane| if lane == self.id { upto } else { 0 });
             }
             if st.waiters > 0 {
                 self.progress.notify_all();

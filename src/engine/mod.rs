@@ -64,6 +64,7 @@
 //! lookup in C's clock. Completed commands leave the DAG; completion counts
 //! as ordering. Losing information only ever makes the engine more careful.
 
+mod addr_map;
 mod allocator;
 pub mod backend;
 pub mod clock;

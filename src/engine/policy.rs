@@ -23,12 +23,19 @@ pub struct ReusePolicy {
 
 impl Default for ReusePolicy {
     fn default() -> Self {
-        ReusePolicy { follow_event_dependencies: true, allow_opportunistic: true, allow_internal_dependencies: true }
+        ReusePolicy {
+            follow_event_dependencies: true,
+            allow_opportunistic: true,
+            allow_internal_dependencies: true,
+        }
     }
 }
 
 impl ReusePolicy {
     /// Only same-queue reuse and collected frees.
-    pub const STRICT: ReusePolicy =
-        ReusePolicy { follow_event_dependencies: false, allow_opportunistic: false, allow_internal_dependencies: false };
+    pub const STRICT: ReusePolicy = ReusePolicy {
+        follow_event_dependencies: false,
+        allow_opportunistic: false,
+        allow_internal_dependencies: false,
+    };
 }

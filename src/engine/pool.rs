@@ -2,27 +2,31 @@
 //! that decide which freed block an allocation may take without a host wait.
 //!
 //! Every block is in one state (see [`State`]). Ready blocks sit in size
-//! bins, apart from slab space never handed out, which is used last. Pending blocks (freed by a command that may not have completed) sit,
-//! per lane of their free, in size bins and in a list in seq order, so that
-//! completion moves a prefix of that list to the ready bins and a search can
-//! ask for "a block freed on this lane" or "freed before this point".
+//! bins; slab space never handed out has bins of its own and is used last.
+//! Pending blocks (freed by a command that may not have completed) belong
+//! to the lane of their free: its latest few frees stay parked, for the
+//! queue's next allocations to take straight back; the others sit in size
+//! bins and in a list in seq order, so that completion moves a prefix of the
+//! list to the ready bins and a search can ask for "a block freed on this
+//! lane" or "freed before this point".
 
+use super::addr_map::AddrMap;
 use super::allocator::{align_up, Bins, Heap, State, NIL};
 use super::backend::{MemorySource, OutOfMemory};
 use super::clock::{Clock, LaneId, Stamp};
 use super::config::PoolConfig;
-use super::dag::{with_scratch, Dag};
+use super::dag::Dag;
 use super::lane::{Lane, NodeKind};
 use super::stats::PoolStats;
 use crate::abi::*;
 use crate::UrResult;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How many pending blocks of one lane a search for an ordered block looks at.
 const ORDERED_SCAN: usize = 64;
+/// How many recent frees each lane keeps parked.
+const PARKED: usize = 4;
 
 /// Extra dependencies the engine adds to a command (at most one today).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -70,33 +74,20 @@ pub struct FreeOutcome {
     pub deps: Deps,
 }
 
-/// A hasher for block addresses: one multiply, mixed into the low bits.
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 32)
-    }
-}
-
 /// Pending blocks freed on one lane.
 struct PendingLane {
+    id: LaneId,
     lane: Arc<Lane>,
+    /// The latest frees, oldest first, kept out of the bins and the list
+    /// (and out of the ready bins even once complete): on an in-order queue
+    /// the next allocations usually take them straight back.
+    parked: [u32; PARKED],
+    n_parked: usize,
     bins: Bins,
-    /// Seq-ordered list of the blocks.
+    /// Seq-ordered list of the other blocks.
     head: u32,
     tail: u32,
+    /// Blocks, the parked ones included.
     count: usize,
     /// `done_upto` (in-order) or `epoch` (out-of-order) at the last collection.
     seen: u64,
@@ -106,7 +97,7 @@ struct Inner {
     heap: Heap,
     lanes: Vec<PendingLane>,
     /// Address of every live block's base -> block.
-    live: HashMap<usize, u32, BuildHasherDefault<AddrHasher>>,
+    live: AddrMap,
     /// Slabs that were wholly free when last filed (checked again on use).
     idle: Vec<u32>,
     idle_listed: Vec<bool>,
@@ -114,6 +105,8 @@ struct Inner {
     max_size: usize,
     release_threshold: usize,
     scratch: Vec<u32>,
+    /// Clock of the command being allocated or freed, when it is needed.
+    ctx: Clock,
 }
 
 /// A memory pool of one (context, device, USM kind). Thread-safe; one mutex.
@@ -127,20 +120,22 @@ pub struct Pool {
 impl Pool {
     pub fn new(dag: Arc<Dag>, source: Arc<dyn MemorySource>, mut config: PoolConfig) -> Self {
         config.granule = config.granule.max(8).next_power_of_two();
-        config.min_slab_size = align_up(config.min_slab_size.max(config.granule), config.granule).unwrap_or(usize::MAX);
+        config.min_slab_size = align_up(config.min_slab_size.max(config.granule), config.granule)
+            .unwrap_or(usize::MAX);
         Pool {
             dag,
             source,
             inner: Mutex::new(Inner {
                 heap: Heap::new(config.granule),
                 lanes: Vec::new(),
-                live: HashMap::default(),
+                live: AddrMap::new(),
                 idle: Vec::new(),
                 idle_listed: Vec::new(),
                 stats: PoolStats::default(),
                 max_size: config.max_size,
                 release_threshold: config.release_threshold,
                 scratch: Vec::new(),
+                ctx: Clock::new(),
             }),
             config,
         }
@@ -163,7 +158,8 @@ impl Pool {
     /// for a command enqueued on `lane` after `wait`. `want_event` says the
     /// caller needs a stamp for the allocation (its event).
     ///
-    /// Reuse order: a block whose free has completed; a block whose free is
+    /// Reuse order: on an in-order queue, one of its own latest frees (no
+    /// wait needed); a block whose free has completed; a block whose free is
     /// ordered before this command; by policy, a pending block, returned in
     /// `deps`; fresh memory (slab space never handed out, then a new slab up
     /// to the pool's maximum size).
@@ -187,109 +183,181 @@ impl Pool {
         let dedicated = size > self.config.max_poolable_size;
         let policy = self.config.policy;
 
-        with_scratch(|ctx| {
-            let mut context_known = false;
-            let mut inner = self.lock();
-            let inner = &mut *inner;
-            if policy.allow_opportunistic {
-                inner.collect(&*self.source);
-            }
-            // (block, stamp that must complete before the block is surely free, extra dependency)
-            let mut pick: Option<(u32, Option<Stamp>, Option<Stamp>)> = None;
-            if !dedicated {
-                if let Some(i) = inner.heap.ready.find(&inner.heap.blocks, need, align, inner.heap.granule, |_| true) {
-                    inner.heap.unfile_ready(i);
-                    pick = Some((inner.carve_ready(i, need, align), None, None));
-                }
-                if pick.is_none() && lane.is_in_order() {
-                    if let Some(slot) = inner.slot_of(lane.id()) {
-                        pick = inner.take_pending_where(slot, need, align, |_| true).map(|(i, s)| (i, Some(s), None));
-                    }
-                }
-                if pick.is_none() && policy.follow_event_dependencies && inner.has_pending_besides(lane) {
-                    self.dag.context_clock(lane, wait, ctx);
-                    context_known = true;
-                    pick = inner.take_ordered(lane, ctx, need, align).map(|(i, s)| (i, Some(s), None));
-                }
-                if pick.is_none() && policy.allow_internal_dependencies {
-                    pick = inner.take_any_pending(need, align).map(|(i, s)| (i, Some(s), Some(s)));
-                }
-            }
-            let (block, mut guard, dep) = match pick {
-                Some(p) => p,
-                None => (inner.fresh_memory(&*self.source, &self.config, need, align, dedicated).map_err(|_| oom)?, None, None),
+        let mut guard_lock = self.lock();
+        let inner = &mut *guard_lock;
+        if policy.allow_opportunistic {
+            inner.collect(&*self.source, false);
+        }
+        // The command's clock, computed only when a cross-queue search needs it.
+        let mut ctx: Option<Clock> = None;
+        let mut context_known = false;
+        // (block, stamp that must complete before the block is surely free, extra dependency)
+        let mut pick: Option<(u32, Option<Stamp>, Option<Stamp>)> = None;
+        if !dedicated {
+            let own = if lane.is_in_order() {
+                inner.slot_of(lane.id())
+            } else {
+                None
             };
-
-            let needs_node = want_event || !wait.is_empty() || dep.is_some() || self.config.zero_init;
-            let stamp = needs_node.then(|| {
-                let extra = dep.as_slice();
-                if context_known {
-                    self.dag.record_into(lane, &[], extra, NodeKind::Command, ctx)
-                } else {
-                    self.dag.record_into(lane, wait, extra, NodeKind::Command, ctx)
-                }
-            });
-            if stamp.is_some() {
-                guard = stamp; // the allocation is ordered after everything guarded so far
+            // The queue's own latest frees first: like a completed free they need
+            // no wait, and they are the most likely to be in cache.
+            if let Some(slot) = own {
+                pick = inner
+                    .take_parked(slot, need, align)
+                    .map(|(i, s)| (i, Some(s), None));
             }
-            let b = inner.heap.block_mut(block);
-            b.state = State::Live;
-            b.fresh = false;
-            b.stamp = guard.filter(|g| g.seq != 0);
-            let (addr, bytes) = (b.addr, b.size);
-            inner.live.insert(addr, block);
-            inner.stats.use_bytes(bytes);
-            Ok(Allocation {
-                // SAFETY: blocks lie inside slabs from the source, which never returns null.
-                ptr: unsafe { NonNull::new_unchecked(addr as *mut u8) },
-                size: bytes,
-                stamp,
-                deps: Deps(dep),
-                zero: self.config.zero_init,
-            })
+            // 1. A block whose free has completed.
+            if pick.is_none() {
+                pick = inner.take_ready(need, align).map(|i| (i, None, None));
+            }
+            if pick.is_none() && policy.allow_opportunistic {
+                pick = inner
+                    .take_parked_complete(lane, need, align)
+                    .map(|i| (i, None, None));
+            }
+            // 2. Freed earlier on this in-order queue.
+            if let (None, Some(slot)) = (pick, own) {
+                if inner.lanes[slot].count > inner.lanes[slot].n_parked {
+                    pick = inner
+                        .take_pending_where(slot, need, align, |_| true)
+                        .map(|(i, s)| (i, Some(s), None));
+                }
+                if pick.is_none() && inner.lanes[slot].n_parked > 0 {
+                    // File the parked blocks, so that they merge with their neighbours.
+                    inner.unpark_all(slot, &*self.source);
+                    pick = match inner.take_ready(need, align) {
+                        Some(i) => Some((i, None, None)),
+                        None => inner
+                            .take_pending_where(slot, need, align, |_| true)
+                            .map(|(i, s)| (i, Some(s), None)),
+                    };
+                }
+            }
+            // 2. Ordered before this command through wait lists and barriers.
+            if pick.is_none() && policy.follow_event_dependencies && inner.has_pending_besides(lane)
+            {
+                let ctx = ctx.insert(inner.take_ctx());
+                self.dag.context_clock(lane, wait, ctx);
+                context_known = true;
+                pick = inner
+                    .take_ordered(lane, ctx, need, align)
+                    .map(|(i, s)| (i, Some(s), None));
+            }
+            // 3. By policy, a pending block, waited for by the allocation.
+            if pick.is_none() && policy.allow_internal_dependencies {
+                pick = inner
+                    .take_any_pending(need, align)
+                    .map(|(i, s)| (i, Some(s), Some(s)));
+            }
+        }
+        // 4. Fresh memory.
+        let (block, mut guard, dep) = match pick {
+            Some(p) => p,
+            None => match inner.fresh_memory(&*self.source, &self.config, need, align, dedicated) {
+                Ok(b) => (b, None, None),
+                Err(OutOfMemory) => {
+                    if let Some(c) = ctx {
+                        inner.ctx = c;
+                    }
+                    return Err(oom);
+                }
+            },
+        };
+
+        let needs_node = want_event || !wait.is_empty() || dep.is_some() || self.config.zero_init;
+        let stamp = needs_node.then(|| {
+            let w = if context_known { &[][..] } else { wait };
+            let c = ctx.get_or_insert_with(|| inner.take_ctx());
+            self.dag
+                .record_into(lane, w, dep.as_slice(), NodeKind::Command, c)
+        });
+        if let Some(c) = ctx {
+            inner.ctx = c;
+        }
+        if stamp.is_some() {
+            guard = stamp; // the allocation is ordered after everything guarded so far
+        }
+        let b = inner.heap.block_mut(block);
+        b.state = State::Live;
+        b.fresh = false;
+        b.stamp = guard.filter(|g| g.seq != 0);
+        let (addr, bytes) = (b.addr, b.size);
+        inner.live.insert(addr, block);
+        inner.stats.use_bytes(bytes);
+        Ok(Allocation {
+            // SAFETY: blocks lie inside slabs from the source, which never returns null.
+            ptr: unsafe { NonNull::new_unchecked(addr as *mut u8) },
+            size: bytes,
+            stamp,
+            deps: Deps(dep),
+            zero: self.config.zero_init,
         })
     }
 
     /// Frees, on `lane` after `wait`, the allocation based at `ptr`. Only the
     /// exact base of a live allocation of this pool is accepted; anything
     /// else is `UR_RESULT_ERROR_INVALID_VALUE` and changes nothing.
-    pub fn free(&self, lane: &Arc<Lane>, wait: &[Stamp], ptr: *const u8, want_event: bool) -> UrResult<FreeOutcome> {
-        with_scratch(|ctx| {
-            let mut inner = self.lock();
-            let inner = &mut *inner;
-            let addr = ptr as usize;
-            let block = *inner.live.get(&addr).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-            let guard = inner.heap.block(block).stamp;
-            let mut context_known = false;
-            let dep = match guard {
-                None => None,
-                Some(g) if g.lane == lane.id() && (lane.is_in_order() || lane.is_complete(g.seq)) => None,
-                Some(g) if g.lane != lane.id() && self.dag.is_complete(g) => None,
-                Some(g) => {
-                    self.dag.context_clock(lane, wait, ctx);
-                    context_known = true;
-                    (!ctx.covers(g)).then_some(g)
-                }
-            };
-            let needs_node = want_event || !wait.is_empty() || !lane.is_in_order() || dep.is_some();
-            let position = if needs_node {
-                let extra = dep.as_slice();
-                let w = if context_known { &[][..] } else { wait };
-                self.dag.record_into(lane, w, extra, NodeKind::Command, ctx)
-            } else {
-                lane.tail()
-            };
-            inner.live.remove(&addr);
-            let bytes = inner.heap.block(block).size;
-            inner.stats.unuse_bytes(bytes);
-            if position.seq <= lane.done_upto() {
-                inner.retire_block(block, &*self.source);
-                inner.apply_threshold(&*self.source);
-            } else {
-                let slot = inner.slot_for(lane);
-                inner.file_pending(block, position, slot);
+    pub fn free(
+        &self,
+        lane: &Arc<Lane>,
+        wait: &[Stamp],
+        ptr: *const u8,
+        want_event: bool,
+    ) -> UrResult<FreeOutcome> {
+        let mut guard_lock = self.lock();
+        let inner = &mut *guard_lock;
+        let block = inner
+            .live
+            .remove(ptr as usize)
+            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        let guard = inner.heap.block(block).stamp;
+        let mut ctx: Option<Clock> = None;
+        let mut context_known = false;
+        let dep = match guard {
+            None => None,
+            Some(g) if g.lane == lane.id() && (lane.is_in_order() || lane.is_complete(g.seq)) => {
+                None
             }
-            Ok(FreeOutcome { stamp: needs_node.then_some(position), deps: Deps(dep) })
+            Some(g) if g.lane != lane.id() && self.dag.is_complete(g) => None,
+            Some(g) => {
+                let ctx = ctx.insert(inner.take_ctx());
+                self.dag.context_clock(lane, wait, ctx);
+                context_known = true;
+                (!ctx.covers(g)).then_some(g)
+            }
+        };
+        let needs_node = want_event || !wait.is_empty() || !lane.is_in_order() || dep.is_some();
+        let position = if needs_node {
+            let w = if context_known { &[][..] } else { wait };
+            let c = ctx.get_or_insert_with(|| inner.take_ctx());
+            self.dag
+                .record_into(lane, w, dep.as_slice(), NodeKind::Command, c)
+        } else {
+            lane.tail()
+        };
+        if let Some(c) = ctx {
+            inner.ctx = c;
+        }
+        let bytes = inner.heap.block(block).size;
+        inner.stats.unuse_bytes(bytes);
+        if !needs_node
+            && lane.is_in_order()
+            && inner.stats.reserved_current <= inner.release_threshold
+        {
+            // Parked even when already complete: the queue's next allocation
+            // takes it back without a split; collection files it later.
+            let slot = inner.slot_for(lane);
+            inner.park_pending(block, position, slot, &*self.source);
+        } else if position.seq <= lane.done_upto() {
+            inner.retire_block(block, &*self.source);
+            inner.apply_threshold(&*self.source);
+        } else {
+            let slot = inner.slot_for(lane);
+            inner.park_pending(block, position, slot, &*self.source);
+        }
+        Ok(FreeOutcome {
+            stamp: needs_node.then_some(position),
+            deps: Deps(dep),
         })
     }
 
@@ -299,11 +367,18 @@ impl Pool {
     /// block as free.
     pub fn free_blocking(&self, ptr: *const u8, wait_for: impl FnOnce(Stamp)) -> UrResult<()> {
         let mut inner = self.lock();
-        let addr = ptr as usize;
-        let block = inner.live.remove(&addr).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        let block = inner
+            .live
+            .remove(ptr as usize)
+            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
         let bytes = inner.heap.block(block).size;
         inner.stats.unuse_bytes(bytes);
-        if let Some(g) = inner.heap.block(block).stamp.filter(|g| !self.dag.is_complete(*g)) {
+        if let Some(g) = inner
+            .heap
+            .block(block)
+            .stamp
+            .filter(|g| !self.dag.is_complete(*g))
+        {
             inner.heap.block_mut(block).state = State::Freeing;
             drop(inner);
             wait_for(g);
@@ -316,13 +391,13 @@ impl Pool {
 
     /// Is `ptr` the base of a live allocation of this pool?
     pub fn owns(&self, ptr: *const u8) -> bool {
-        self.lock().live.contains_key(&(ptr as usize))
+        self.lock().live.contains(ptr as usize)
     }
 
     /// A synchronisation point: files every block whose free has completed
     /// as ready, then gives back what is above the release threshold.
     pub fn collect(&self) {
-        self.lock().collect(&*self.source);
+        self.lock().collect(&*self.source, true);
     }
 
     /// Gives back free slabs until at most `keep` bytes stay reserved
@@ -330,7 +405,7 @@ impl Pool {
     /// is kept.
     pub fn trim_to(&self, keep: usize) {
         let mut inner = self.lock();
-        inner.collect(&*self.source);
+        inner.collect(&*self.source, true);
         inner.release_idle(&*self.source, keep);
     }
 
@@ -420,7 +495,7 @@ impl Drop for Pool {
     /// once every lane has completed what it had recorded by now.
     fn drop(&mut self) {
         let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
-        inner.collect(&*self.source);
+        inner.collect(&*self.source, true);
         let busy_lanes = self.dag.unfinished_tails();
         let mut later = Vec::new();
         for s in 0..inner.heap.slabs.len() as u32 {
@@ -431,7 +506,10 @@ impl Drop for Pool {
             let (addr, size, align) = (slab.addr, slab.size, slab.align);
             if busy_lanes.is_empty() || inner.slab_idle(s) {
                 // SAFETY: an in-use slab came from this source and is released once.
-                unsafe { self.source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
+                unsafe {
+                    self.source
+                        .release(NonNull::new_unchecked(addr as *mut u8), size, align)
+                };
             } else {
                 later.push((addr, size, align));
             }
@@ -443,7 +521,9 @@ impl Drop for Pool {
                 Box::new(move || {
                     for (addr, size, align) in later {
                         // SAFETY: as above; the pool is gone, so nothing else releases these.
-                        unsafe { source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
+                        unsafe {
+                            source.release(NonNull::new_unchecked(addr as *mut u8), size, align)
+                        };
                     }
                 }),
             );
@@ -452,20 +532,41 @@ impl Drop for Pool {
 }
 
 impl Inner {
-    fn slot_of(&self, lane: LaneId) -> Option<usize> {
-        self.lanes.iter().position(|l| l.lane.id() == lane)
+    /// The scratch clock, cleared (give it back through `self.ctx`).
+    fn take_ctx(&mut self) -> Clock {
+        let mut c = std::mem::take(&mut self.ctx);
+        c.clear();
+        c
     }
 
+    #[inline]
+    fn slot_of(&self, lane: LaneId) -> Option<usize> {
+        self.lanes.iter().position(|l| l.id == lane)
+    }
+
+    #[inline]
     fn slot_for(&mut self, lane: &Arc<Lane>) -> usize {
         if let Some(s) = self.slot_of(lane.id()) {
             return s;
         }
-        self.lanes.push(PendingLane { lane: lane.clone(), bins: Bins::new(), head: NIL, tail: NIL, count: 0, seen: 0 });
+        self.lanes.push(PendingLane {
+            id: lane.id(),
+            lane: lane.clone(),
+            parked: [NIL; PARKED],
+            n_parked: 0,
+            bins: Bins::new(),
+            head: NIL,
+            tail: NIL,
+            count: 0,
+            seen: 0,
+        });
         self.lanes.len() - 1
     }
 
     fn has_pending_besides(&self, lane: &Lane) -> bool {
-        self.lanes.iter().any(|l| l.count > 0 && (l.lane.id() != lane.id() || !lane.is_in_order()))
+        self.lanes
+            .iter()
+            .any(|l| l.count > 0 && (l.id != lane.id() || !lane.is_in_order()))
     }
 
     fn is_dedicated(&self, block: u32) -> bool {
@@ -480,6 +581,60 @@ impl Inner {
         }
         let first = self.heap.slab_first(s);
         self.heap.block(first).state == State::Ready && self.heap.covers_slab(first)
+    }
+
+    /// Parks `block` on lane `slot`, filing the oldest parked block when full.
+    #[inline]
+    fn park_pending(&mut self, block: u32, stamp: Stamp, slot: usize, source: &dyn MemorySource) {
+        if self.is_dedicated(block) {
+            return self.file_pending(block, stamp, slot);
+        }
+        if self.lanes[slot].n_parked == PARKED {
+            self.unpark(slot, 0, source);
+        }
+        let b = self.heap.block_mut(block);
+        b.state = State::Pending;
+        b.stamp = Some(stamp);
+        b.lane_slot = slot as u32;
+        let pl = &mut self.lanes[slot];
+        pl.parked[pl.n_parked] = block;
+        pl.n_parked += 1;
+        pl.count += 1;
+    }
+
+    /// Takes parked entry `k` of lane `slot` out of the parking.
+    fn remove_parked(&mut self, slot: usize, k: usize) -> u32 {
+        let pl = &mut self.lanes[slot];
+        let block = pl.parked[k];
+        for j in k..pl.n_parked - 1 {
+            pl.parked[j] = pl.parked[j + 1];
+        }
+        pl.n_parked -= 1;
+        pl.parked[pl.n_parked] = NIL;
+        pl.count -= 1;
+        block
+    }
+
+    /// Files parked entry `k` of lane `slot` with the other pending blocks,
+    /// or as ready when its free has completed.
+    fn unpark(&mut self, slot: usize, k: usize, source: &dyn MemorySource) {
+        let block = self.remove_parked(slot, k);
+        let stamp = self
+            .heap
+            .block(block)
+            .stamp
+            .expect("pending blocks have a stamp");
+        if stamp.seq <= self.lanes[slot].lane.done_upto() {
+            self.retire_block(block, source);
+        } else {
+            self.file_pending(block, stamp, slot);
+        }
+    }
+
+    fn unpark_all(&mut self, slot: usize, source: &dyn MemorySource) {
+        while self.lanes[slot].n_parked > 0 {
+            self.unpark(slot, 0, source);
+        }
     }
 
     /// Files a pending block of lane `slot`, merged with pending neighbours
@@ -518,7 +673,11 @@ impl Inner {
         while after != NIL && self.heap.block(after).stamp.map_or(0, |s| s.seq) > stamp.seq {
             after = self.heap.block(after).seq_prev;
         }
-        let before = if after == NIL { pl.head } else { self.heap.block(after).seq_next };
+        let before = if after == NIL {
+            pl.head
+        } else {
+            self.heap.block(after).seq_next
+        };
         let b = self.heap.block_mut(block);
         b.seq_prev = after;
         b.seq_next = before;
@@ -536,9 +695,14 @@ impl Inner {
     }
 
     fn unfile_pending(&mut self, block: u32) {
+        debug_assert_eq!(self.heap.block(block).state, State::Pending);
+        let slot = self.heap.block(block).lane_slot as usize;
+        let pl = &self.lanes[slot];
+        if let Some(k) = pl.parked[..pl.n_parked].iter().position(|&p| p == block) {
+            self.remove_parked(slot, k);
+            return;
+        }
         let b = *self.heap.block(block);
-        debug_assert_eq!(b.state, State::Pending);
-        let slot = b.lane_slot as usize;
         let dedicated = self.is_dedicated(block);
         let granule = self.heap.granule;
         let pl = &mut self.lanes[slot];
@@ -561,6 +725,16 @@ impl Inner {
         pl.count -= 1;
     }
 
+    /// A ready block that was freed before (not fresh slab space).
+    fn take_ready(&mut self, size: usize, align: usize) -> Option<u32> {
+        let i = self
+            .heap
+            .ready
+            .find(&self.heap.blocks, size, align, self.heap.granule, |_| true)?;
+        self.heap.unfile_ready(i);
+        Some(self.carve_ready(i, size, align))
+    }
+
     /// Cuts `size` out of the unfiled ready block `i`; the rest stays ready.
     fn carve_ready(&mut self, i: u32, size: usize, align: usize) -> u32 {
         let (piece, before, after) = self.heap.carve(i, size, align);
@@ -581,13 +755,65 @@ impl Inner {
         align: usize,
         accept: impl FnMut(&super::allocator::Block) -> bool,
     ) -> Option<(u32, Stamp)> {
-        let i = self.lanes[slot].bins.find(&self.heap.blocks, size, align, self.heap.granule, accept)?;
+        let i = self.lanes[slot].bins.find(
+            &self.heap.blocks,
+            size,
+            align,
+            self.heap.granule,
+            accept,
+        )?;
         let stamp = self.heap.block(i).stamp?;
         Some((self.take_pending(i, size, align), stamp))
     }
 
+    /// Takes a parked block of lane `slot`: the newest of exactly the right
+    /// size, else the newest that fits without wasting more than half.
+    fn take_parked(&mut self, slot: usize, size: usize, align: usize) -> Option<(u32, Stamp)> {
+        let pl = &self.lanes[slot];
+        let parked = &pl.parked[..pl.n_parked];
+        let exact = parked.iter().rposition(|&p| {
+            let b = self.heap.block(p);
+            b.size == size && b.addr & (align - 1) == 0
+        });
+        let k = exact.or_else(|| {
+            parked.iter().rposition(|&p| {
+                let b = self.heap.block(p);
+                b.size / 2 <= size && super::allocator::fits(b, size, align)
+            })
+        })?;
+        let i = parked[k];
+        let stamp = self.heap.block(i).stamp?;
+        if exact.is_some() {
+            self.remove_parked(slot, k);
+            return Some((i, stamp));
+        }
+        Some((self.take_pending(i, size, align), stamp))
+    }
+
+    /// A completed free parked on another lane (the allocating in-order
+    /// lane's own parked blocks are taken after, whether complete or not).
+    fn take_parked_complete(&mut self, lane: &Lane, size: usize, align: usize) -> Option<u32> {
+        let own = lane.is_in_order().then(|| lane.id());
+        let found = self
+            .lanes
+            .iter()
+            .filter(|pl| pl.n_parked > 0 && Some(pl.id) != own)
+            .find_map(|pl| {
+                let upto = pl.lane.done_upto();
+                pl.parked[..pl.n_parked].iter().copied().find(|&p| {
+                    let b = self.heap.block(p);
+                    b.stamp.map_or(0, |s| s.seq) <= upto && super::allocator::fits(b, size, align)
+                })
+            })?;
+        Some(self.take_pending(found, size, align))
+    }
+
     fn take_pending(&mut self, i: u32, size: usize, align: usize) -> u32 {
-        let stamp = self.heap.block(i).stamp.expect("pending blocks have a stamp");
+        let stamp = self
+            .heap
+            .block(i)
+            .stamp
+            .expect("pending blocks have a stamp");
         let slot = self.heap.block(i).lane_slot as usize;
         self.unfile_pending(i);
         let (piece, before, after) = self.heap.carve(i, size, align);
@@ -600,31 +826,41 @@ impl Inner {
 
     /// The best-fitting pending block whose free `ctx` orders before the new
     /// command (a bounded scan per lane, oldest frees first).
-    fn take_ordered(&mut self, lane: &Lane, ctx: &Clock, size: usize, align: usize) -> Option<(u32, Stamp)> {
+    fn take_ordered(
+        &mut self,
+        lane: &Lane,
+        ctx: &Clock,
+        size: usize,
+        align: usize,
+    ) -> Option<(u32, Stamp)> {
         let mut best: Option<(u32, usize)> = None;
         for pl in &self.lanes {
-            if pl.count == 0 || (pl.lane.id() == lane.id() && lane.is_in_order()) {
+            if pl.count == 0 || (pl.id == lane.id() && lane.is_in_order()) {
                 continue;
             }
-            let bound = pl.lane.is_in_order().then(|| ctx.prefix(pl.lane.id()));
-            let mut i = pl.head;
-            for _ in 0..ORDERED_SCAN {
-                if i == NIL {
-                    break;
-                }
+            let bound = pl.lane.is_in_order().then(|| ctx.prefix(pl.id));
+            let mut consider = |i: u32| {
                 let b = self.heap.block(i);
                 let stamp = b.stamp.expect("pending blocks have a stamp");
-                if bound.is_some_and(|upto| stamp.seq > upto) {
-                    break;
-                }
                 if !self.heap.slabs[b.slab as usize].dedicated
                     && super::allocator::fits(b, size, align)
                     && ctx.covers(stamp)
-                    && best.map_or(true, |(_, s)| b.size < s)
+                    && best.is_none_or(|(_, s)| b.size < s)
                 {
                     best = Some((i, b.size));
                 }
-                i = b.seq_next;
+            };
+            pl.parked[..pl.n_parked].iter().for_each(|&p| consider(p));
+            let mut i = pl.head;
+            for _ in 0..ORDERED_SCAN {
+                if i == NIL
+                    || bound
+                        .is_some_and(|upto| self.heap.block(i).stamp.map_or(0, |s| s.seq) > upto)
+                {
+                    break;
+                }
+                consider(i);
+                i = self.heap.block(i).seq_next;
             }
         }
         let (i, _) = best?;
@@ -640,10 +876,17 @@ impl Inner {
             if pl.count == 0 {
                 continue;
             }
-            if let Some(i) = pl.bins.find(&self.heap.blocks, size, align, self.heap.granule, |_| true) {
+            let parked = pl.parked[..pl.n_parked]
+                .iter()
+                .copied()
+                .filter(|&p| super::allocator::fits(self.heap.block(p), size, align));
+            let found = pl
+                .bins
+                .find(&self.heap.blocks, size, align, self.heap.granule, |_| true);
+            for i in parked.chain(found) {
                 let seq = self.heap.block(i).stamp.map_or(0, |s| s.seq);
                 let lag = seq.saturating_sub(pl.lane.done_upto());
-                if best.map_or(true, |(_, l)| lag < l) {
+                if best.is_none_or(|(_, l)| lag < l) {
                     best = Some((i, lag));
                 }
             }
@@ -663,7 +906,11 @@ impl Inner {
         dedicated: bool,
     ) -> Result<u32, OutOfMemory> {
         if !dedicated {
-            if let Some(i) = self.heap.fresh.find(&self.heap.blocks, need, align, self.heap.granule, |_| true) {
+            if let Some(i) =
+                self.heap
+                    .fresh
+                    .find(&self.heap.blocks, need, align, self.heap.granule, |_| true)
+            {
                 self.heap.unfile_ready(i);
                 return Ok(self.carve_ready(i, need, align));
             }
@@ -691,7 +938,11 @@ impl Inner {
             }
         }
         let headroom = self.max_size - self.stats.reserved_current;
-        let mut size = if dedicated { need } else { need.max(config.min_slab_size) };
+        let mut size = if dedicated {
+            need
+        } else {
+            need.max(config.min_slab_size)
+        };
         if size > headroom {
             size = need.max(headroom & !(granule - 1));
         }
@@ -745,42 +996,81 @@ impl Inner {
     }
 
     /// Files every pending block whose free has completed as ready.
-    fn collect(&mut self, source: &dyn MemorySource) {
-        let mut done = std::mem::take(&mut self.scratch);
+    /// `force` looks at every lane, not only those that made progress since
+    /// the last look (parked blocks may have been complete when parked).
+    #[inline(always)]
+    fn collect(&mut self, source: &dyn MemorySource, force: bool) {
+        let progress = |pl: &PendingLane| {
+            pl.count > 0
+                && (if pl.lane.is_in_order() {
+                    pl.lane.done_upto()
+                } else {
+                    pl.lane.epoch()
+                }) != pl.seen
+        };
+        if force || self.lanes.iter().any(progress) {
+            self.collect_slow(source, force);
+        }
+    }
+
+    fn collect_slow(&mut self, source: &dyn MemorySource, force: bool) {
+        // Parked blocks stay parked between synchronisation points (other
+        // queues can still take them once complete), unless memory is above
+        // the release threshold.
+        let with_parked = force || self.stats.reserved_current > self.release_threshold;
+        let mut done: Option<Vec<u32>> = None;
         for pl in &mut self.lanes {
             if pl.count == 0 {
                 continue;
             }
-            if pl.lane.is_in_order() {
-                let upto = pl.lane.done_upto();
-                if upto == pl.seen {
-                    continue;
+            let in_order = pl.lane.is_in_order();
+            let mark = if in_order {
+                pl.lane.done_upto()
+            } else {
+                pl.lane.epoch()
+            };
+            if mark == pl.seen && !force {
+                continue;
+            }
+            pl.seen = mark;
+            let done = done.get_or_insert_with(|| std::mem::take(&mut self.scratch));
+            let heap = &self.heap;
+            let seq_of = |i: u32| heap.block(i).stamp.map_or(0, |s| s.seq);
+            if in_order {
+                if with_parked {
+                    done.extend(
+                        pl.parked[..pl.n_parked]
+                            .iter()
+                            .copied()
+                            .filter(|&p| seq_of(p) <= mark),
+                    );
                 }
-                pl.seen = upto;
                 let mut i = pl.head;
-                while i != NIL && self.heap.block(i).stamp.map_or(0, |s| s.seq) <= upto {
+                while i != NIL && seq_of(i) <= mark {
                     done.push(i);
-                    i = self.heap.block(i).seq_next;
+                    i = heap.block(i).seq_next;
                 }
             } else {
-                let epoch = pl.lane.epoch();
-                if epoch == pl.seen {
-                    continue;
-                }
-                pl.seen = epoch;
-                let heap = &self.heap;
                 pl.lane.with_completion(|is_done| {
+                    if with_parked {
+                        done.extend(
+                            pl.parked[..pl.n_parked]
+                                .iter()
+                                .copied()
+                                .filter(|&p| is_done(seq_of(p))),
+                        );
+                    }
                     let mut i = pl.head;
                     while i != NIL {
-                        let b = heap.block(i);
-                        if is_done(b.stamp.map_or(0, |s| s.seq)) {
+                        if is_done(seq_of(i)) {
                             done.push(i);
                         }
-                        i = b.seq_next;
+                        i = heap.block(i).seq_next;
                     }
                 });
             }
         }
+        let Some(mut done) = done else { return };
         for &i in &done {
             self.unfile_pending(i);
             self.retire_block(i, source);

@@ -55,7 +55,15 @@ mod tests {
         s.unuse_bytes(80);
         s.reserve(50);
         s.unreserve(120);
-        assert_eq!((s.reserved_current, s.reserved_high, s.used_current, s.used_high), (30, 150, 10, 90));
+        assert_eq!(
+            (
+                s.reserved_current,
+                s.reserved_high,
+                s.used_current,
+                s.used_high
+            ),
+            (30, 150, 10, 90)
+        );
         s.reset_reserved_high();
         s.reset_used_high();
         assert_eq!((s.reserved_high, s.used_high), (30, 10));

@@ -21,10 +21,15 @@ type CmdId = usize;
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Action {
     /// Writes the owner's tag over the block.
-    Alloc { owner: usize },
+    Alloc {
+        owner: usize,
+    },
     /// Checks the owner's tag, or writes it when `init` (the first use of an
     /// allocation that had no command of its own).
-    Use { owner: usize, init: bool },
+    Use {
+        owner: usize,
+        init: bool,
+    },
     Free,
     Other,
 }
@@ -75,7 +80,11 @@ impl Sim {
         let pool = Arc::new(Pool::new(dag.clone(), mem, config));
         let mut lanes = Vec::new();
         for i in 0..in_order + out_of_order {
-            lanes.push(dag.create_lane(if i < in_order { QueueOrder::InOrder } else { QueueOrder::OutOfOrder }));
+            lanes.push(dag.create_lane(if i < in_order {
+                QueueOrder::InOrder
+            } else {
+                QueueOrder::OutOfOrder
+            }));
         }
         let n = lanes.len();
         Sim {
@@ -96,14 +105,26 @@ impl Sim {
     }
 
     /// Adds a command with the dependencies its queue gives it.
-    fn add_cmd(&mut self, lane: usize, stamp: Option<Stamp>, mut deps: Vec<CmdId>, action: Action) -> CmdId {
+    fn add_cmd(
+        &mut self,
+        lane: usize,
+        stamp: Option<Stamp>,
+        mut deps: Vec<CmdId>,
+        action: Action,
+    ) -> CmdId {
         let id = self.cmds.len();
         if self.lanes[lane].is_in_order() {
             deps.extend(self.lane_last[lane]);
         } else {
             deps.extend(self.lane_barrier[lane]);
         }
-        self.cmds.push(Cmd { lane, stamp, deps, action, done: false });
+        self.cmds.push(Cmd {
+            lane,
+            stamp,
+            deps,
+            action,
+            done: false,
+        });
         if let Some(s) = stamp {
             self.by_stamp.insert(s, id);
         }
@@ -180,7 +201,11 @@ impl Sim {
         deps.extend(self.stamps_to_cmds(a.deps.as_slice()));
         // An allocation with no node runs nothing: its first use writes the tag.
         let initialized = a.stamp.is_some();
-        let action = if initialized { Action::Alloc { owner } } else { Action::Other };
+        let action = if initialized {
+            Action::Alloc { owner }
+        } else {
+            Action::Other
+        };
         let id = self.add_cmd(lane, a.stamp, deps, action);
 
         // No earlier owner's pending command may touch these bytes unless it is
@@ -208,13 +233,27 @@ impl Sim {
         let tag = self.next_tag;
         self.next_tag += 1;
         let touches = if initialized { vec![id] } else { vec![] };
-        self.owners.push(Owner { addr, size: a.size, tag, touches, after, uses: Vec::new(), live: true, freed_by: None, initialized });
+        self.owners.push(Owner {
+            addr,
+            size: a.size,
+            tag,
+            touches,
+            after,
+            uses: Vec::new(),
+            live: true,
+            freed_by: None,
+            initialized,
+        });
     }
 
     fn barrier_all(&mut self, lane: usize) -> CmdId {
         let l = self.lanes[lane].clone();
         let s = self.dag.record_barrier(&l, &[]);
-        let deps: Vec<CmdId> = self.lane_cmds[lane].iter().copied().filter(|&c| !self.cmds[c].done).collect();
+        let deps: Vec<CmdId> = self.lane_cmds[lane]
+            .iter()
+            .copied()
+            .filter(|&c| !self.cmds[c].done)
+            .collect();
         let id = self.add_cmd(lane, Some(s), deps, Action::Other);
         if !l.is_in_order() {
             self.lane_barrier[lane] = Some(id);
@@ -247,7 +286,9 @@ impl Sim {
     }
 
     fn live_owner(&mut self) -> Option<usize> {
-        let live: Vec<usize> = (0..self.owners.len()).filter(|&o| self.owners[o].live).collect();
+        let live: Vec<usize> = (0..self.owners.len())
+            .filter(|&o| self.owners[o].live)
+            .collect();
         self.rng.pick(&live).copied()
     }
 
@@ -295,14 +336,22 @@ impl Sim {
         // Every use follows the allocation, so with a use ordered before the
         // free the allocation need not be named.
         if self.owners[o].uses.is_empty() || self.rng.chance(2) {
-            wait.extend(after.into_iter().filter(|s| !wait.contains(s)).collect::<Vec<_>>());
+            wait.extend(
+                after
+                    .into_iter()
+                    .filter(|s| !wait.contains(s))
+                    .collect::<Vec<_>>(),
+            );
         }
         let want_event = self.rng.chance(3);
         let l = self.lanes[lane].clone();
         let ptr = self.owners[o].addr as *const u8;
         // A pointer inside the block is refused.
         let inner = (self.owners[o].addr + 64.min(self.owners[o].size - 1).max(1)) as *const u8;
-        assert_eq!(self.pool.free(&l, &wait, inner, false).unwrap_err(), UR_RESULT_ERROR_INVALID_VALUE);
+        assert_eq!(
+            self.pool.free(&l, &wait, inner, false).unwrap_err(),
+            UR_RESULT_ERROR_INVALID_VALUE
+        );
         let f = self.pool.free(&l, &wait, ptr, want_event).unwrap();
         if want_event || !in_order {
             assert!(f.stamp.is_some());
@@ -312,7 +361,10 @@ impl Sim {
         let fc = self.add_cmd(lane, f.stamp, deps, Action::Free);
         self.owners[o].live = false;
         self.owners[o].freed_by = Some(fc);
-        assert_eq!(self.pool.free(&l, &[], ptr, false).unwrap_err(), UR_RESULT_ERROR_INVALID_VALUE);
+        assert_eq!(
+            self.pool.free(&l, &[], ptr, false).unwrap_err(),
+            UR_RESULT_ERROR_INVALID_VALUE
+        );
     }
 
     fn free_blocking(&mut self) {
@@ -340,7 +392,11 @@ impl Sim {
             out += &format!(
                 "cmd {c}: lane {} ({}) {:?} stamp {:?} deps {:?} done {}\n",
                 x.lane,
-                if self.lanes[x.lane].is_in_order() { "in-order" } else { "out-of-order" },
+                if self.lanes[x.lane].is_in_order() {
+                    "in-order"
+                } else {
+                    "out-of-order"
+                },
                 x.action,
                 x.stamp,
                 x.deps,
@@ -359,19 +415,25 @@ impl Sim {
         match self.cmds[c].action {
             Action::Alloc { owner } => {
                 let o = &self.owners[owner];
-                let words = unsafe { std::slice::from_raw_parts_mut(o.addr as *mut u32, o.size / 4) };
+                let words =
+                    unsafe { std::slice::from_raw_parts_mut(o.addr as *mut u32, o.size / 4) };
                 words.fill(o.tag);
             }
             Action::Use { owner, init: true } => {
                 let o = &self.owners[owner];
-                let words = unsafe { std::slice::from_raw_parts_mut(o.addr as *mut u32, o.size / 4) };
+                let words =
+                    unsafe { std::slice::from_raw_parts_mut(o.addr as *mut u32, o.size / 4) };
                 words.fill(o.tag);
             }
             Action::Use { owner, init: false } => {
                 let o = &self.owners[owner];
                 let words = unsafe { std::slice::from_raw_parts(o.addr as *const u32, o.size / 4) };
                 let bad = words.iter().position(|&w| w != o.tag);
-                assert!(bad.is_none(), "use {c} of owner {owner} found a foreign tag {:?}", bad.map(|i| words[i]));
+                assert!(
+                    bad.is_none(),
+                    "use {c} of owner {owner} found a foreign tag {:?}",
+                    bad.map(|i| words[i])
+                );
             }
             Action::Free | Action::Other => {}
         }
@@ -384,7 +446,12 @@ impl Sim {
 
     /// Runs one random runnable command.
     fn step(&mut self) -> bool {
-        let ready: Vec<CmdId> = self.not_done.iter().copied().filter(|&c| self.runnable(c)).collect();
+        let ready: Vec<CmdId> = self
+            .not_done
+            .iter()
+            .copied()
+            .filter(|&c| self.runnable(c))
+            .collect();
         match self.rng.pick(&ready) {
             Some(&c) => {
                 self.run(c);
@@ -438,8 +505,15 @@ impl Sim {
                 self.run_until(self.owners[o].after);
                 let lane = self.cmds[self.owners[o].after].lane;
                 let l = self.lanes[lane].clone();
-                let uses: Vec<Stamp> = self.owners[o].uses.iter().map(|&u| self.cmds[u].stamp.unwrap()).collect();
-                let f = self.pool.free(&l, &uses, self.owners[o].addr as *const u8, false).unwrap();
+                let uses: Vec<Stamp> = self.owners[o]
+                    .uses
+                    .iter()
+                    .map(|&u| self.cmds[u].stamp.unwrap())
+                    .collect();
+                let f = self
+                    .pool
+                    .free(&l, &uses, self.owners[o].addr as *const u8, false)
+                    .unwrap();
                 let mut deps = self.stamps_to_cmds(&uses);
                 deps.extend(self.stamps_to_cmds(f.deps.as_slice()));
                 self.add_cmd(lane, f.stamp, deps, Action::Free);

@@ -95,9 +95,25 @@ fn produce(shared: &Shared, seed: u64, own: Arc<Lane>, ops: usize) {
                     deps = own_tail.into_iter().collect();
                 }
                 let fill = shared.dag.record(&own, &[]);
-                shared.submit(Some(fill), deps, Work::Fill { addr: a.ptr.as_ptr() as usize, len: a.size, tag });
+                shared.submit(
+                    Some(fill),
+                    deps,
+                    Work::Fill {
+                        addr: a.ptr.as_ptr() as usize,
+                        len: a.size,
+                        tag,
+                    },
+                );
                 let check = shared.dag.record(&own, &[]);
-                shared.submit(Some(check), vec![fill], Work::Check { addr: a.ptr.as_ptr() as usize, len: a.size, tag });
+                shared.submit(
+                    Some(check),
+                    vec![fill],
+                    Work::Check {
+                        addr: a.ptr.as_ptr() as usize,
+                        len: a.size,
+                        tag,
+                    },
+                );
                 own_tail = Some(check);
                 let f = shared.pool.free(&own, &[], a.ptr.as_ptr(), false).unwrap();
                 if let Some(s) = f.stamp {
@@ -117,17 +133,36 @@ fn produce(shared: &Shared, seed: u64, own: Arc<Lane>, ops: usize) {
             let mut deps = wait;
             deps.extend_from_slice(a.deps.as_slice());
             let stamp = a.stamp.expect("an event was asked for");
-            shared.submit(Some(stamp), deps, Work::Fill { addr: a.ptr.as_ptr() as usize, len: a.size, tag });
+            shared.submit(
+                Some(stamp),
+                deps,
+                Work::Fill {
+                    addr: a.ptr.as_ptr() as usize,
+                    len: a.size,
+                    tag,
+                },
+            );
             let mut kernels = Vec::new();
             for _ in 0..1 + rng.below(3) {
                 let kq = shared.queues[rng.below(shared.queues.len() as u64) as usize].clone();
                 let mut wait = shared.random_waits(&mut rng);
                 wait.push(stamp);
                 let k = shared.dag.record(&kq, &wait);
-                shared.submit(Some(k), wait, Work::Check { addr: a.ptr.as_ptr() as usize, len: a.size, tag });
+                shared.submit(
+                    Some(k),
+                    wait,
+                    Work::Check {
+                        addr: a.ptr.as_ptr() as usize,
+                        len: a.size,
+                        tag,
+                    },
+                );
                 kernels.push(k);
             }
-            held.push(Block { addr: a.ptr.as_ptr() as usize, kernels });
+            held.push(Block {
+                addr: a.ptr.as_ptr() as usize,
+                kernels,
+            });
         } else if !held.is_empty() {
             let b = held.swap_remove(rng.below(held.len() as u64) as usize);
             let q = shared.queues[rng.below(shared.queues.len() as u64) as usize].clone();
@@ -135,7 +170,10 @@ fn produce(shared: &Shared, seed: u64, own: Arc<Lane>, ops: usize) {
             wait.extend(shared.random_waits(&mut rng));
             wait.dedup();
             let want_event = rng.chance(2);
-            let f = shared.pool.free(&q, &wait, b.addr as *const u8, want_event).unwrap();
+            let f = shared
+                .pool
+                .free(&q, &wait, b.addr as *const u8, want_event)
+                .unwrap();
             let mut deps = wait;
             deps.extend_from_slice(f.deps.as_slice());
             shared.submit(f.stamp, deps, Work::Nothing);
@@ -143,7 +181,10 @@ fn produce(shared: &Shared, seed: u64, own: Arc<Lane>, ops: usize) {
     }
     for b in held {
         let q = shared.queues[0].clone();
-        let f = shared.pool.free(&q, &b.kernels, b.addr as *const u8, false).unwrap();
+        let f = shared
+            .pool
+            .free(&q, &b.kernels, b.addr as *const u8, false)
+            .unwrap();
         let mut deps = b.kernels.clone();
         deps.extend_from_slice(f.deps.as_slice());
         shared.submit(f.stamp, deps, Work::Nothing);
@@ -164,10 +205,16 @@ fn execute(shared: &Shared, seed: u64) {
                 if let Some(&i) = rng.pick(&ready) {
                     break Some(tasks.swap_remove(i));
                 }
-                if shared.failed.load(Relaxed) || (tasks.is_empty() && shared.producing.load(Acquire) == 0) {
+                if shared.failed.load(Relaxed)
+                    || (tasks.is_empty() && shared.producing.load(Acquire) == 0)
+                {
                     break None;
                 }
-                tasks = shared.ready.wait_timeout(tasks, Duration::from_millis(1)).unwrap().0;
+                tasks = shared
+                    .ready
+                    .wait_timeout(tasks, Duration::from_millis(1))
+                    .unwrap()
+                    .0;
             }
         };
         let Some(task) = task else { return };
@@ -201,7 +248,9 @@ fn threads_on_shared_out_of_order_queues_keep_data_intact() {
     config.min_slab_size = 64 * 1024;
     config.max_size = 1 << 20;
     let pool = Pool::new(dag.clone(), Arc::new(HostMemory::new()), config);
-    let queues = (0..3).map(|_| dag.create_lane(QueueOrder::OutOfOrder)).collect();
+    let queues = (0..3)
+        .map(|_| dag.create_lane(QueueOrder::OutOfOrder))
+        .collect();
     let shared = Arc::new(Shared {
         dag: dag.clone(),
         pool,
@@ -217,7 +266,9 @@ fn threads_on_shared_out_of_order_queues_keep_data_intact() {
     for p in 0..PRODUCERS {
         let s = shared.clone();
         let own = dag.create_lane(QueueOrder::InOrder);
-        threads.push(std::thread::spawn(move || produce(&s, 1000 + p as u64, own, 3000)));
+        threads.push(std::thread::spawn(move || {
+            produce(&s, 1000 + p as u64, own, 3000)
+        }));
     }
     for e in 0..EXECUTORS {
         let s = shared.clone();
