@@ -18,3 +18,7 @@ gcc -std=c11 -Wall -Wextra -I include examples/demo.c \
 target/demo/demo
 
 # === benchmarks: added here (async pool engine against its baseline).
+echo
+echo "=== ur_bench: async allocation on every device, each beside its baseline (build/bench.json, build/bench.svg)"
+{ bash scripts/install_sycl.sh && bash scripts/install_opencl.sh; } >/dev/null || echo "(libsycl or the OpenCL runtimes did not install: ur_bench reports what needs them as unavailable)"
+mkdir -p build && "$lib/ur_bench" --json build/bench.json --plot build/bench.svg
