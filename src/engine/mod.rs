@@ -33,6 +33,14 @@
 //! stamp complete; when `None` there is nothing to run (in-order queue, no
 //! wait list, no event, no dependency).
 //!
+//! Reuse order: on an in-order queue, first one of the few blocks it freed
+//! last (parked; no wait needed, completed or not); then 1. a block whose
+//! free has completed; 2. one freed earlier on the same in-order queue, or
+//! whose free the wait list (or a barrier) orders before the allocation;
+//! 3. by policy ([`ReusePolicy`]), a pending block, its free returned in
+//! `deps`; 4. slab space never handed out, then a new slab, up to the
+//! pool's maximum size.
+//!
 //! **Async free** (`urEnqueueUSMFreeExp`): [`Pool::free`] (or
 //! [`Engine::free`], which finds the owning pool when none is named). Only
 //! the exact base of a live allocation is accepted, else
@@ -73,6 +81,7 @@ pub mod context;
 pub mod dag;
 mod graveyard;
 pub mod lane;
+mod pending;
 pub mod policy;
 pub mod pool;
 pub mod stats;
