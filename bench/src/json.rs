@@ -261,7 +261,10 @@ impl Parser<'_> {
         let text = std::str::from_utf8(&self.bytes[start..self.at]).map_err(|_| self.error("bad number"))?;
         // Rust's float syntax is a superset of JSON's; reject what JSON forbids.
         let digits = text.trim_start_matches('-');
-        if digits.is_empty() || digits.starts_with('.') || (digits.len() > 1 && digits.starts_with('0') && !digits[1..].starts_with(['.', 'e', 'E'])) {
+        if digits.is_empty()
+            || digits.starts_with('.')
+            || (digits.len() > 1 && digits.starts_with('0') && !digits[1..].starts_with(['.', 'e', 'E']))
+        {
             return Err(self.error("bad number"));
         }
         text.parse::<f64>().map(Json::Number).map_err(|_| self.error("bad number"))

@@ -159,7 +159,8 @@ fn main() -> ExitCode {
     for entry in &topology.devices {
         let label = topology.device_label(entry);
         // SAFETY: a live device handle from the loader.
-        let name = unsafe { api.device_info_string(entry.handle, UR_DEVICE_INFO_NAME) }.unwrap_or_else(|e| format!("? ({e})"));
+        let name =
+            unsafe { api.device_info_string(entry.handle, UR_DEVICE_INFO_NAME) }.unwrap_or_else(|e| format!("? ({e})"));
         if !options.wants(&[&label, &name]) {
             continue;
         }
@@ -193,7 +194,8 @@ fn main() -> ExitCode {
     let adapter_dir = api.path.parent().map(Path::to_path_buf).unwrap_or_default();
     let setup = SyclSetup::from_checkout(&adapter_dir);
     let wants_adapter = |adapter: &str| options.wants(&[adapter, &format!("sycl/{adapter}")]);
-    let (sycl_rows, sycl_series) = sycl::scenario(&setup, &budget.scaled(0.25), sweep_sizes.as_deref(), &progress, &wants_adapter);
+    let (sycl_rows, sycl_series) =
+        sycl::scenario(&setup, &budget.scaled(0.25), sweep_sizes.as_deref(), &progress, &wants_adapter);
     rows.extend(sycl_rows);
     series.extend(sycl_series);
     progress.done();

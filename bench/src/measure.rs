@@ -101,7 +101,12 @@ pub type Variant<'a> = &'a mut dyn FnMut(Batch) -> Result<Sample, CallError>;
 /// lasts about `budget.target_batch`, then the timed batches run round-robin
 /// across variants. A variant that fails drops out with its error; the
 /// others go on.
-pub fn measure(budget: &Budget, progress: &Progress, what: &str, variants: &mut [Variant]) -> Vec<Result<Stats, CallError>> {
+pub fn measure(
+    budget: &Budget,
+    progress: &Progress,
+    what: &str,
+    variants: &mut [Variant],
+) -> Vec<Result<Stats, CallError>> {
     let mut state: Vec<Result<(usize, Vec<f64>), CallError>> = Vec::new();
     for variant in variants.iter_mut() {
         progress.show(&format!("{what}: warm-up"));
@@ -196,7 +201,8 @@ mod tests {
 
     #[test]
     fn batches_are_sized_from_the_warm_up_and_a_failing_variant_drops_out() {
-        let budget = Budget { max_iterations: 1000, min_iterations: 4, repetitions: 3, target_batch: Duration::from_millis(1) };
+        let budget =
+            Budget { max_iterations: 1000, min_iterations: 4, repetitions: 3, target_batch: Duration::from_millis(1) };
         let mut seen = Vec::new();
         // Pretends each iteration takes 10 µs: 100 fit the 1 ms target.
         let mut slow = |batch: Batch| -> Result<Sample, CallError> {

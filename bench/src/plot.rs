@@ -62,7 +62,12 @@ pub fn svg(series: &[Series], subtitle: &str) -> String {
         r#"<text x="{}" y="26" font-size="18" font-weight="bold" text-anchor="middle">Cost per operation against allocation size (lower is better)</text>"#,
         WIDTH / 2.0
     );
-    let _ = writeln!(out, r##"<text x="{}" y="46" fill="#555" text-anchor="middle">{}</text>"##, WIDTH / 2.0, escape(subtitle));
+    let _ = writeln!(
+        out,
+        r##"<text x="{}" y="46" fill="#555" text-anchor="middle">{}</text>"##,
+        WIDTH / 2.0,
+        escape(subtitle)
+    );
     let mut top = TITLE_SPACE;
     for (panel, list) in &panels {
         draw_panel(&mut out, panel, list, top);
@@ -77,7 +82,12 @@ fn draw_panel(out: &mut String, panel: &str, list: &[&Series], top: f64) {
     let right = WIDTH - PLOT_RIGHT;
     let plot_top = top + PANEL_TOP;
     let plot_bottom = plot_top + PLOT_HEIGHT;
-    let _ = writeln!(out, r#"<text x="{left}" y="{}" font-size="15" font-weight="bold">{}</text>"#, top + 30.0, escape(panel));
+    let _ = writeln!(
+        out,
+        r#"<text x="{left}" y="{}" font-size="15" font-weight="bold">{}</text>"#,
+        top + 30.0,
+        escape(panel)
+    );
 
     let sizes: Vec<usize> = {
         let mut s: Vec<usize> = list.iter().flat_map(|s| s.points.iter().map(|p| p.size)).collect();
@@ -85,7 +95,8 @@ fn draw_panel(out: &mut String, panel: &str, list: &[&Series], top: f64) {
         s.dedup();
         s
     };
-    let values: Vec<f64> = list.iter().flat_map(|s| s.points.iter().filter_map(|p| p.ns)).filter(|v| *v > 0.0).collect();
+    let values: Vec<f64> =
+        list.iter().flat_map(|s| s.points.iter().filter_map(|p| p.ns)).filter(|v| *v > 0.0).collect();
     let _ = writeln!(
         out,
         r##"<rect x="{left}" y="{plot_top}" width="{}" height="{PLOT_HEIGHT}" fill="#fafafa" stroke="#888"/>"##,
@@ -120,7 +131,8 @@ fn draw_panel(out: &mut String, panel: &str, list: &[&Series], top: f64) {
         let ns = 10f64.powf(decade);
         let y = y_of(ns);
         let _ = writeln!(out, r##"<line x1="{left}" y1="{y:.1}" x2="{right}" y2="{y:.1}" stroke="#ccc"/>"##);
-        let _ = writeln!(out, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, left - 8.0, y + 4.0, nanos_tick(ns));
+        let _ =
+            writeln!(out, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, left - 8.0, y + 4.0, nanos_tick(ns));
         if decade < high {
             for minor in [2.0, 5.0] {
                 let y = y_of(ns * minor);
@@ -131,8 +143,14 @@ fn draw_panel(out: &mut String, panel: &str, list: &[&Series], top: f64) {
     }
     for &size in &sizes {
         let x = x_of(size);
-        let _ = writeln!(out, r##"<line x1="{x:.1}" y1="{plot_top}" x2="{x:.1}" y2="{plot_bottom}" stroke="#e4e4e4"/>"##);
-        let _ = writeln!(out, r#"<text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#, plot_bottom + 18.0, size_label(size));
+        let _ =
+            writeln!(out, r##"<line x1="{x:.1}" y1="{plot_top}" x2="{x:.1}" y2="{plot_bottom}" stroke="#e4e4e4"/>"##);
+        let _ = writeln!(
+            out,
+            r#"<text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            plot_bottom + 18.0,
+            size_label(size)
+        );
     }
     let _ = writeln!(
         out,
@@ -202,7 +220,9 @@ fn style(list: &[&Series], s: &Series) -> (&'static str, &'static str, f64) {
 
 /// A reason short enough for a legend line: the UR code when it names one.
 fn short_reason(note: &str) -> String {
-    if let Some(code) = note.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).find(|w| w.starts_with("UR_RESULT_")) {
+    if let Some(code) =
+        note.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).find(|w| w.starts_with("UR_RESULT_"))
+    {
         return code.to_string();
     }
     if note.chars().count() > 60 {
@@ -249,7 +269,11 @@ mod tests {
                 panel: "native_cpu:0".into(),
                 name: "alloc+free: async (ours)".into(),
                 ours: true,
-                points: vec![Point { size: 64, ns: Some(90.0) }, Point { size: 4096, ns: None }, Point { size: 1 << 20, ns: Some(120.0) }],
+                points: vec![
+                    Point { size: 64, ns: Some(90.0) },
+                    Point { size: 4096, ns: None },
+                    Point { size: 1 << 20, ns: Some(120.0) },
+                ],
                 note: None,
             },
             Series {
@@ -272,7 +296,10 @@ mod tests {
         assert_eq!(text.matches("<path").count(), 2, "one line per series with figures");
         assert!(text.contains("&lt;baseline&gt; &amp; co"), "text is escaped");
         assert!(text.contains("no figures: unsupported"));
-        assert_eq!(short_reason("unsupported: urX returned UR_RESULT_ERROR_UNSUPPORTED_FEATURE"), "UR_RESULT_ERROR_UNSUPPORTED_FEATURE");
+        assert_eq!(
+            short_reason("unsupported: urX returned UR_RESULT_ERROR_UNSUPPORTED_FEATURE"),
+            "UR_RESULT_ERROR_UNSUPPORTED_FEATURE"
+        );
         assert!(text.contains("10 ns") && text.contains("10 µs"), "decade labels span the values");
         // Balanced elements: every opened tag is self-closed or closed.
         assert_eq!(text.matches("<text").count(), text.matches("</text>").count());

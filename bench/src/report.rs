@@ -84,7 +84,10 @@ pub fn size_label(bytes: usize) -> String {
 /// A measured figure, or why there is none.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    Measured { value: f64, stats: Option<Stats> },
+    Measured {
+        value: f64,
+        stats: Option<Stats>,
+    },
     /// The device or adapter answered that it does not do this (the UR error
     /// or the client's message is in the reason).
     Unsupported(String),
@@ -276,7 +279,10 @@ impl Row {
                 pairs.push(("median_ns", Json::number(Some(stats.median_ns))));
                 pairs.push(("min_ns", Json::number(Some(stats.min_ns))));
                 pairs.push(("max_ns", Json::number(Some(stats.max_ns))));
-                pairs.push(("samples_ns", Json::Array(stats.samples_ns.iter().map(|&s| Json::number(Some(s))).collect())));
+                pairs.push((
+                    "samples_ns",
+                    Json::Array(stats.samples_ns.iter().map(|&s| Json::number(Some(s))).collect()),
+                ));
                 pairs.push(("iterations_per_batch", Json::Number(stats.iterations_per_batch as f64)));
             }
             Json::object(pairs)
@@ -387,7 +393,9 @@ impl Series {
                 Json::Array(
                     self.points
                         .iter()
-                        .map(|p| Json::object([("size", Json::Number(p.size as f64)), ("ns_per_op", Json::number(p.ns))]))
+                        .map(|p| {
+                            Json::object([("size", Json::Number(p.size as f64)), ("ns_per_op", Json::number(p.ns))])
+                        })
                         .collect(),
                 ),
             ),

@@ -57,18 +57,19 @@ impl DeviceRun<'_, '_> {
 
     pub fn run_all(&self) -> Vec<Row> {
         let mut rows = Vec::new();
-        let steps: [(&str, &dyn Fn(&mut Vec<Row>)); 6] = [
-            ("1 alloc+free pair", &|rows| rows.extend(self.pairs())),
-            ("2 alloc+fill+copy+free", &|rows| rows.extend(self.fill_copy())),
-            ("3 out-of-order chains", &|rows| rows.extend(self.chains())),
-            ("4 cross-queue reuse", &|rows| rows.extend(self.cross_queue())),
-            ("5 mixed sizes", &|rows| rows.extend(self.mixed_sizes())),
-            ("6 two threads", &|rows| rows.extend(self.threads())),
-        ];
-        for (name, step) in steps {
-            self.progress.begin(&format!("{} scenario {name}", self.label));
-            step(&mut rows);
-        }
+        let step = |name: &str| self.progress.begin(&format!("{} scenario {name}", self.label));
+        step("1 alloc+free pair");
+        rows.extend(self.pairs());
+        step("2 alloc+fill+copy+free");
+        rows.extend(self.fill_copy());
+        step("3 out-of-order chains");
+        rows.extend(self.chains());
+        step("4 cross-queue reuse");
+        rows.extend(self.cross_queue());
+        step("5 mixed sizes");
+        rows.extend(self.mixed_sizes());
+        step("6 two threads");
+        rows.extend(self.threads());
         rows
     }
 
@@ -216,7 +217,7 @@ impl DeviceRun<'_, '_> {
                         }
                         None => &[],
                     };
-                    let (mem, allocated) = queue.alloc_async(pool.as_ref(), SIZE, &waits, true)?;
+                    let (mem, allocated) = queue.alloc_async(pool.as_ref(), SIZE, waits, true)?;
                     addresses.push(mem as usize);
                     let filled = queue.fill(mem, SIZE, &[allocated.as_ref().unwrap()], true)?;
                     previous_free = queue.free_async(pool.as_ref(), mem, &[filled.as_ref().unwrap()], true)?;
@@ -242,7 +243,16 @@ impl DeviceRun<'_, '_> {
         let mut results = measure(&budget, self.progress, "chains", &mut [&mut ours, &mut baseline]).into_iter();
         let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
         pool_notes.extend(pool_high_water(pool.as_ref()));
-        self.cost_and_reuse_rows(3, name, unit, ours, baseline, &reuse, pool_notes, "blocking alloc, fill, event wait, free")
+        self.cost_and_reuse_rows(
+            3,
+            name,
+            unit,
+            ours,
+            baseline,
+            &reuse,
+            pool_notes,
+            "blocking alloc, fill, event wait, free",
+        )
     }
 
     // --- 4 ------------------------------------------------------------------
@@ -277,7 +287,7 @@ impl DeviceRun<'_, '_> {
                         }
                         None => &[],
                     };
-                    let (mem, _) = queue_b.alloc_async(pool.as_ref(), SIZE, &waits, false)?;
+                    let (mem, _) = queue_b.alloc_async(pool.as_ref(), SIZE, waits, false)?;
                     addresses.push(mem as usize);
                     let filled = queue_b.fill(mem, SIZE, &[], true)?;
                     previous_free = queue_a.free_async(pool.as_ref(), mem, &[filled.as_ref().unwrap()], true)?;
@@ -304,7 +314,16 @@ impl DeviceRun<'_, '_> {
         let mut results = measure(&budget, self.progress, "handovers", &mut [&mut ours, &mut baseline]).into_iter();
         let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
         pool_notes.extend(pool_high_water(pool.as_ref()));
-        self.cost_and_reuse_rows(4, name, unit, ours, baseline, &reuse, pool_notes, "blocking alloc, fill on B, finish, free")
+        self.cost_and_reuse_rows(
+            4,
+            name,
+            unit,
+            ours,
+            baseline,
+            &reuse,
+            pool_notes,
+            "blocking alloc, fill on B, finish, free",
+        )
     }
 
     /// A pool of the scenario's own, keeping its slabs, so that its
@@ -315,7 +334,9 @@ impl DeviceRun<'_, '_> {
             Ok(pool) => {
                 let notes = match pool.set_release_threshold(KEEP_RESERVED) {
                     Ok(()) => Vec::new(),
-                    Err(e) => vec![format!("release threshold not raised ({e}): reuse by address may count re-reserved memory")],
+                    Err(e) => vec![format!(
+                        "release threshold not raised ({e}): reuse by address may count re-reserved memory"
+                    )],
                 };
                 (Some(pool), notes)
             }
@@ -395,13 +416,18 @@ impl DeviceRun<'_, '_> {
         let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
             let mut live: Vec<(*mut c_void, usize)> = Vec::new();
             let (elapsed, operations) = timed(|| unsafe {
-                mixed_workload(batch.iterations, LIVE_BUDGET, &mut live, |size| session.alloc_blocking(size), |mem| {
-                    session.free_blocking(mem)
-                })
+                mixed_workload(
+                    batch.iterations,
+                    LIVE_BUDGET,
+                    &mut live,
+                    |size| session.alloc_blocking(size),
+                    |mem| session.free_blocking(mem),
+                )
             })?;
             Ok(Sample::of(elapsed, operations))
         };
-        let mut results = measure(&self.budget, self.progress, "mixed sizes", &mut [&mut ours, &mut baseline]).into_iter();
+        let mut results =
+            measure(&self.budget, self.progress, "mixed sizes", &mut [&mut ours, &mut baseline]).into_iter();
         let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
 
         let mut fragmentation = self.row(5, format!("{name}: reserved high / used high"), Unit::Bytes);
@@ -451,16 +477,18 @@ impl DeviceRun<'_, '_> {
                     unsafe { async_pairs(queue.0, SIZE, batch.iterations) }
                 });
                 start.wait();
-                let mine = timed(|| {
+                timed(|| {
                     unsafe { async_pairs(&queue_a, SIZE, batch.iterations) }?;
-                    other.join().unwrap_or_else(|_| Err(CallError { call: "the second thread panicked".into(), code: None }))?;
+                    other
+                        .join()
+                        .unwrap_or_else(|_| Err(CallError { call: "the second thread panicked".into(), code: None }))?;
                     Ok(())
-                });
-                mine
+                })
             })?;
             Ok(Sample::of(elapsed, 2 * batch.iterations))
         };
-        let mut one = |batch: Batch| -> Result<Sample, CallError> { unsafe { async_pairs(&queue_a, SIZE, batch.iterations) } };
+        let mut one =
+            |batch: Batch| -> Result<Sample, CallError> { unsafe { async_pairs(&queue_a, SIZE, batch.iterations) } };
         let mut results = measure(&self.budget, self.progress, "threads", &mut [&mut two, &mut one]).into_iter();
         let (two, one) = (results.next().unwrap(), results.next().unwrap());
         let mut row = self.row(6, name, unit);
@@ -483,7 +511,13 @@ impl DeviceRun<'_, '_> {
             ("alloc+fill+copy+free: async, one finish (ours)", true),
             ("alloc+fill+copy+free: blocking, finish each", false),
         ]
-        .map(|(name, ours)| Series { panel: panel.clone(), name: name.into(), ours, points: Vec::new(), note: None });
+        .map(|(name, ours)| Series {
+            panel: panel.clone(),
+            name: name.into(),
+            ours,
+            points: Vec::new(),
+            note: None,
+        });
         let queue = match self.session.queue(false) {
             Ok(q) => q,
             Err(e) => {
@@ -496,7 +530,10 @@ impl DeviceRun<'_, '_> {
         for &size in sizes {
             // Slower operations at large sizes: fewer iterations, same time.
             let byte_limit = if self.budget.repetitions <= 3 { 16 << 20 } else { 128 << 20 };
-            let budget = Budget { max_iterations: (byte_limit / size).clamp(self.budget.min_iterations, self.budget.max_iterations), ..self.budget };
+            let budget = Budget {
+                max_iterations: (byte_limit / size).clamp(self.budget.min_iterations, self.budget.max_iterations),
+                ..self.budget
+            };
             let label = size_label(size);
             self.progress.begin(&format!("{} sweep {label}", self.label));
             let (a, b) = self.pair_costs(&queue, size, &budget, "pairs");
@@ -621,7 +658,7 @@ fn mixed_workload(
     mut alloc: impl FnMut(usize) -> Result<*mut c_void, CallError>,
     mut free: impl FnMut(*mut c_void) -> Result<(), CallError>,
 ) -> Result<usize, CallError> {
-    let mut rng = SplitMix64::new(0x5eed_0f_a110c);
+    let mut rng = SplitMix64::new(0x05ee_d0fa_110c);
     let mut live_bytes = 0usize;
     let mut operations = 0;
     for _ in 0..allocations {

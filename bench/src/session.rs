@@ -38,7 +38,9 @@ impl<'a> Session<'a> {
         };
         let mut handle = null_mut();
         // SAFETY: live context and device; the properties and out pointer are local.
-        success("urQueueCreate", unsafe { self.api.urQueueCreate(self.context, self.device, &properties, &mut handle) })?;
+        success("urQueueCreate", unsafe {
+            self.api.urQueueCreate(self.context, self.device, &properties, &mut handle)
+        })?;
         Ok(Queue { session: self, handle })
     }
 
@@ -208,7 +210,16 @@ impl<'s> Queue<'s> {
         let mut mem = null_mut();
         success(
             "urEnqueueUSMDeviceAllocExp",
-            self.api().urEnqueueUSMDeviceAllocExp(self.handle, null_mut(), size, null(), 0, null(), &mut mem, null_mut()),
+            self.api().urEnqueueUSMDeviceAllocExp(
+                self.handle,
+                null_mut(),
+                size,
+                null(),
+                0,
+                null(),
+                &mut mem,
+                null_mut(),
+            ),
         )?;
         Ok(mem)
     }
@@ -219,7 +230,10 @@ impl<'s> Queue<'s> {
     /// See the module docs.
     #[inline]
     pub unsafe fn free_async_plain(&self, mem: *mut c_void) -> Result<(), CallError> {
-        success("urEnqueueUSMFreeExp", self.api().urEnqueueUSMFreeExp(self.handle, null_mut(), mem, 0, null(), null_mut()))
+        success(
+            "urEnqueueUSMFreeExp",
+            self.api().urEnqueueUSMFreeExp(self.handle, null_mut(), mem, 0, null(), null_mut()),
+        )
     }
 
     /// `urEnqueueUSMFreeExp` back to `pool` (null: found from the pointer).
@@ -313,7 +327,7 @@ impl Pool<'_> {
     pub fn stat(&self, prop: ur_usm_pool_info_t) -> Result<usize, CallError> {
         let mut value = 0usize;
         // SAFETY: live pool; the answer is one `size_t`, written into a local.
-        success(&format!("urUSMPoolGetInfoExp({prop:?})"), unsafe {
+        success(format!("urUSMPoolGetInfoExp({prop:?})"), unsafe {
             self.session.api.urUSMPoolGetInfoExp(self.handle, prop, (&mut value as *mut usize).cast(), null_mut())
         })?;
         Ok(value)

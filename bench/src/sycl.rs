@@ -84,7 +84,11 @@ impl SyclSetup {
             let _ = std::fs::remove_file(&partial);
             let stderr = String::from_utf8_lossy(&output.stderr);
             let tail: Vec<&str> = stderr.lines().rev().take(6).collect();
-            return Err(format!("g++ failed on {}: {}", self.helper_source.display(), tail.into_iter().rev().collect::<Vec<_>>().join(" | ")));
+            return Err(format!(
+                "g++ failed on {}: {}",
+                self.helper_source.display(),
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            ));
         }
         std::fs::rename(&partial, &self.helper_binary).map_err(|e| format!("cannot place the SYCL helper: {e}"))
     }
@@ -221,11 +225,12 @@ fn run_helper(setup: &SyclSetup, config: &Config, sizes: &[usize], budget: &Budg
             Some("error") => {
                 let what = text("what");
                 let reason = format!("libsycl: {}: {what}", text("stage"));
-                run.error = Some(if what.contains("UR_RESULT_ERROR_UNSUPPORTED_FEATURE") || what.contains("not supported") {
-                    Outcome::Unsupported(format!("unsupported on this device: {reason}"))
-                } else {
-                    Outcome::Failed(reason)
-                });
+                run.error =
+                    Some(if what.contains("UR_RESULT_ERROR_UNSUPPORTED_FEATURE") || what.contains("not supported") {
+                        Outcome::Unsupported(format!("unsupported on this device: {reason}"))
+                    } else {
+                        Outcome::Failed(reason)
+                    });
             }
             _ => {}
         }
@@ -258,7 +263,10 @@ pub fn scenario(
     let intel_runtime = if intel_icd.exists() {
         Ok(())
     } else {
-        Err(format!("Intel's CPU OpenCL runtime is not installed ({} missing; scripts/install_opencl.sh)", intel_icd.display()))
+        Err(format!(
+            "Intel's CPU OpenCL runtime is not installed ({} missing; scripts/install_opencl.sh)",
+            intel_icd.display()
+        ))
     };
     let adapter = |name: &str| setup.adapter_dir.join(format!("libur_adapter_{name}.so.0"));
     let adapter_present = |name: &str| {
@@ -271,7 +279,7 @@ pub fn scenario(
     };
     let ours: Vec<Config> = [
         ("native_cpu", "our native_cpu adapter", Vec::new()),
-        ("opencl", "our opencl adapter, Intel CPU runtime", vec![("OCL_ICD_VENDORS", intel_icd.display().to_string())]),
+        ("opencl", "our opencl adapter, Intel CPU OpenCL", vec![("OCL_ICD_VENDORS", intel_icd.display().to_string())]),
     ]
     .into_iter()
     .filter(|(adapter_name, _, _)| wanted(adapter_name))
@@ -286,7 +294,7 @@ pub fn scenario(
         });
         Config {
             label: format!("sycl/{adapter_name}"),
-            series: format!("async_malloc+memset+async_free, {text} (ours)"),
+            series: format!("async_malloc+memset+async_free on {text} (ours)"),
             mode: "async",
             env,
             available,
@@ -298,9 +306,12 @@ pub fn scenario(
     }
     let baseline = Config {
         label: "sycl/intel-opencl".into(),
-        series: "malloc_device+memset+wait+free, Intel's OpenCL adapter (baseline)".into(),
+        series: "malloc_device+memset+wait+free on Intel's OpenCL adapter (baseline)".into(),
         mode: "blocking",
-        env: vec![("ONEAPI_DEVICE_SELECTOR", "opencl:cpu".into()), ("OCL_ICD_VENDORS", intel_icd.display().to_string())],
+        env: vec![
+            ("ONEAPI_DEVICE_SELECTOR", "opencl:cpu".into()),
+            ("OCL_ICD_VENDORS", intel_icd.display().to_string()),
+        ],
         available: intel_runtime.clone(),
     };
 
@@ -344,7 +355,13 @@ pub fn scenario(
             ),
             Err(o) => (sizes.iter().map(|&size| Point { size, ns: None }).collect(), Some(o.describe())),
         };
-        series.push(Series { panel: "SYCL client (Intel libsycl)".into(), name: config.series.clone(), ours, points, note });
+        series.push(Series {
+            panel: "SYCL client (Intel libsycl.so.9), one iteration: allocate + memset + free".into(),
+            name: config.series.clone(),
+            ours,
+            points,
+            note,
+        });
     };
     add_series(&baseline, &baseline_run, false);
     for config in &ours {
@@ -367,7 +384,8 @@ pub fn scenario(
             Ok(HelperRun { device: Some(device), .. }) => {
                 format!("baseline: malloc_device+memset+wait+free through libsycl's own OpenCL adapter on {device}")
             }
-            _ => "baseline: malloc_device+memset+wait+free through libsycl's own OpenCL adapter, Intel CPU runtime".into(),
+            _ => "baseline: malloc_device+memset+wait+free through libsycl's own OpenCL adapter, Intel CPU runtime"
+                .into(),
         });
         rows.push(row);
     }
