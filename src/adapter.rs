@@ -194,3 +194,89 @@ fn logger_level(level: ur_logger_level_t) -> UrResult<log::Level> {
         _ => return Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
     })
 }
+
+/// A backend's marker type: it names the backend's adapter slot, and what
+/// the backend does when the last reference to its adapter goes.
+pub trait Backend: 'static {
+    fn slot() -> &'static AdapterSlot;
+
+    /// Runs after the last `urAdapterRelease` (e.g. to join worker threads,
+    /// so that a loader may unload the library).
+    fn on_last_release() {}
+}
+
+/// The backend's `urAdapter*` table: every adapter answers these seven the
+/// same way, through its [`AdapterSlot`].
+pub const fn adapter_table<B: Backend>() -> ur_adapter_dditable_t {
+    ur_adapter_dditable_t {
+        pfnGet: Some(entry::get::<B>),
+        pfnRelease: Some(entry::release::<B>),
+        pfnRetain: Some(entry::retain::<B>),
+        pfnGetLastError: Some(entry::get_last_error::<B>),
+        pfnGetInfo: Some(entry::get_info::<B>),
+        pfnSetLoggerCallback: Some(entry::set_logger_callback::<B>),
+        pfnSetLoggerCallbackLevel: Some(entry::set_logger_callback_level::<B>),
+    }
+}
+
+/// The seven entry points, generic over the backend.
+mod entry {
+    use super::Backend;
+    use crate::abi::*;
+    use crate::boundary::ffi_call;
+    use crate::handle;
+    use core::ffi::{c_char, c_void};
+
+    pub unsafe extern "C" fn get<B: Backend>(n: u32, ph: *mut ur_adapter_handle_t, pn: *mut u32) -> ur_result_t {
+        ffi_call(|| B::slot().get(n, ph, pn))
+    }
+
+    pub unsafe extern "C" fn retain<B: Backend>(h: ur_adapter_handle_t) -> ur_result_t {
+        ffi_call(|| B::slot().retain(h))
+    }
+
+    pub unsafe extern "C" fn release<B: Backend>(h: ur_adapter_handle_t) -> ur_result_t {
+        ffi_call(|| {
+            let last = handle::ref_count_of(B::slot().borrow(h)?) == 1;
+            B::slot().release(h)?;
+            if last {
+                B::on_last_release();
+            }
+            Ok(())
+        })
+    }
+
+    pub unsafe extern "C" fn get_last_error<B: Backend>(
+        h: ur_adapter_handle_t,
+        message: *mut *const c_char,
+        error: *mut i32,
+    ) -> ur_result_t {
+        ffi_call(|| B::slot().get_last_error(h, message, error))
+    }
+
+    pub unsafe extern "C" fn get_info<B: Backend>(
+        h: ur_adapter_handle_t,
+        prop: ur_adapter_info_t,
+        size: usize,
+        value: *mut c_void,
+        size_ret: *mut usize,
+    ) -> ur_result_t {
+        ffi_call(|| B::slot().get_info(h, prop, size, value, size_ret))
+    }
+
+    pub unsafe extern "C" fn set_logger_callback<B: Backend>(
+        h: ur_adapter_handle_t,
+        callback: ur_logger_callback_t,
+        user_data: *mut c_void,
+        level: ur_logger_level_t,
+    ) -> ur_result_t {
+        ffi_call(|| B::slot().set_logger_callback(h, callback, user_data, level))
+    }
+
+    pub unsafe extern "C" fn set_logger_callback_level<B: Backend>(
+        h: ur_adapter_handle_t,
+        level: ur_logger_level_t,
+    ) -> ur_result_t {
+        ffi_call(|| B::slot().set_logger_callback_level(h, level))
+    }
+}

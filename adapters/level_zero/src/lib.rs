@@ -17,13 +17,7 @@ use ur_core::abi::ur_dditable_t;
 
 pub static DDI: ur_dditable_t = {
     let mut d = ur_core::ddi::UNSUPPORTED_DDI;
-    d.Adapter.pfnGet = Some(api::adapter::urAdapterGet);
-    d.Adapter.pfnRetain = Some(api::adapter::urAdapterRetain);
-    d.Adapter.pfnRelease = Some(api::adapter::urAdapterRelease);
-    d.Adapter.pfnGetInfo = Some(api::adapter::urAdapterGetInfo);
-    d.Adapter.pfnGetLastError = Some(api::adapter::urAdapterGetLastError);
-    d.Adapter.pfnSetLoggerCallback = Some(api::adapter::urAdapterSetLoggerCallback);
-    d.Adapter.pfnSetLoggerCallbackLevel = Some(api::adapter::urAdapterSetLoggerCallbackLevel);
+    d.Adapter = ur_core::adapter::adapter_table::<api::adapter::LevelZero>();
     d.Platform.pfnGet = Some(api::platform::urPlatformGet);
     d
 };
