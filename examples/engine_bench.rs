@@ -1,10 +1,14 @@
 //! Micro-benchmark of the async pool engine: nanoseconds per allocation +
-//! free pair, beside baselines measured in the same run.
+//! free pair, beside baselines measured in the same run; two threads on two
+//! lanes of one pool beside one thread and the global allocator; and the
+//! mixed-size workload of the benchmark's scenario 5 (reserved high water
+//! over used high water).
 //!
 //! `cargo run --release -p ur_core --example engine_bench`
+//! (`ENGINE_BENCH_PAIRS` sets the pairs per case, default 2 000 000).
 
 use std::hint::black_box;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 use ur_core::engine::*;
 
@@ -22,7 +26,11 @@ fn per_pair(pairs: usize, f: impl FnOnce()) -> f64 {
 }
 
 fn report(name: &str, ns: f64) {
-    println!("{name:<58} {ns:>8.1} ns/pair");
+    println!("{name:<62} {ns:>8.1} ns/pair");
+}
+
+fn section(name: &str) {
+    println!("\n-- {name}");
 }
 
 fn pool(dag: &Arc<Dag>) -> Pool {
@@ -33,27 +41,56 @@ fn pool(dag: &Arc<Dag>) -> Pool {
     )
 }
 
-fn main() {
-    #[allow(non_snake_case)]
-    let PAIRS = pairs();
-    let sizes = [64usize, 1000, 4096];
+const SIZES: [usize; 3] = [64, 1000, 4096];
 
-    // Baselines.
-    let ns = per_pair(PAIRS, || {
-        for i in 0..PAIRS {
-            let layout = std::alloc::Layout::from_size_align(sizes[i % 3], 64).unwrap();
-            // SAFETY: non-zero size; freed with the same layout.
-            unsafe {
-                let p = std::alloc::alloc(layout);
-                black_box(p);
-                std::alloc::dealloc(p, layout);
-            }
+fn malloc_pairs(n: usize, size_of: impl Fn(usize) -> usize) {
+    for i in 0..n {
+        let layout = std::alloc::Layout::from_size_align(size_of(i), 64).unwrap();
+        // SAFETY: non-zero size; freed with the same layout.
+        unsafe {
+            let p = std::alloc::alloc(layout);
+            black_box(p);
+            std::alloc::dealloc(p, layout);
         }
-    });
-    report("baseline: global allocator alloc+dealloc", ns);
+    }
+}
+
+fn engine_pairs(p: &Pool, q: &Arc<Lane>, n: usize, size_of: impl Fn(usize) -> usize) {
+    for i in 0..n {
+        let a = p.alloc(q, &[], size_of(i), 0, false).unwrap();
+        p.free(q, &[], black_box(a.ptr.as_ptr()), false).unwrap();
+    }
+}
+
+/// Wall time of `threads` threads each running `body(thread)`, started together.
+fn wall_of_threads(threads: usize, body: impl Fn(usize) + Sync) -> std::time::Duration {
+    let start = Barrier::new(threads + 1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (start, body) = (&start, &body);
+                s.spawn(move || {
+                    start.wait();
+                    body(t)
+                })
+            })
+            .collect();
+        start.wait();
+        let t0 = Instant::now();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        t0.elapsed()
+    })
+}
+
+fn fast_path(pairs: usize) {
+    section("one thread, in-order queue");
+    report(
+        "baseline: global allocator alloc+dealloc, 3 sizes",
+        per_pair(pairs, || malloc_pairs(pairs, |i| SIZES[i % 3])),
+    );
     let m = Mutex::new(0u64);
-    let ns = per_pair(PAIRS, || {
-        for _ in 0..PAIRS {
+    let ns = per_pair(pairs, || {
+        for _ in 0..pairs {
             *m.lock().unwrap() += 1;
             *m.lock().unwrap() += 1;
         }
@@ -65,34 +102,18 @@ fn main() {
     let p = pool(&dag);
     let q = dag.create_lane(QueueOrder::InOrder);
     let kernel = dag.record(&q, &[]);
-    let ns = per_pair(PAIRS, || {
-        for _ in 0..PAIRS {
-            let a = p.alloc(&q, &[], 256, 0, false).unwrap();
-            p.free(&q, &[], black_box(a.ptr.as_ptr()), false).unwrap();
-        }
-    });
+    let ns = per_pair(pairs, || engine_pairs(&p, &q, pairs, |_| 256));
     report("engine: in-order, no events, kernel pending, one size", ns);
-    let ns = per_pair(PAIRS, || {
-        for i in 0..PAIRS {
-            let a = p.alloc(&q, &[], sizes[i % 3], 0, false).unwrap();
-            p.free(&q, &[], black_box(a.ptr.as_ptr()), false).unwrap();
-        }
-    });
+    let ns = per_pair(pairs, || engine_pairs(&p, &q, pairs, |i| SIZES[i % 3]));
     report("engine: in-order, no events, kernel pending, 3 sizes", ns);
     dag.complete(kernel);
-
-    let ns = per_pair(PAIRS, || {
-        for i in 0..PAIRS {
-            let a = p.alloc(&q, &[], sizes[i % 3], 0, false).unwrap();
-            p.free(&q, &[], black_box(a.ptr.as_ptr()), false).unwrap();
-        }
-    });
+    let ns = per_pair(pairs, || engine_pairs(&p, &q, pairs, |i| SIZES[i % 3]));
     report("engine: in-order, no events, queue idle, 3 sizes", ns);
 
     // Interleaved kernels that complete: nodes come and go.
-    let ns = per_pair(PAIRS, || {
-        for i in 0..PAIRS {
-            let a = p.alloc(&q, &[], sizes[i % 3], 0, false).unwrap();
+    let ns = per_pair(pairs, || {
+        for i in 0..pairs {
+            let a = p.alloc(&q, &[], SIZES[i % 3], 0, false).unwrap();
             let k = dag.record(&q, &[]);
             p.free(&q, &[], a.ptr.as_ptr(), false).unwrap();
             if i % 8 == 7 {
@@ -105,12 +126,12 @@ fn main() {
     // Events and cross-queue wait lists on out-of-order queues.
     let q1 = dag.create_lane(QueueOrder::OutOfOrder);
     let q2 = dag.create_lane(QueueOrder::OutOfOrder);
-    let pairs = PAIRS / 4;
+    let pairs = pairs / 4;
     let ns = per_pair(pairs, || {
         let mut last = None;
         for i in 0..pairs {
             let wait: Vec<Stamp> = last.into_iter().collect();
-            let a = p.alloc(&q1, &wait, sizes[i % 3], 0, true).unwrap();
+            let a = p.alloc(&q1, &wait, SIZES[i % 3], 0, true).unwrap();
             let s = a.stamp.unwrap();
             let f = p.free(&q2, &[s], a.ptr.as_ptr(), true).unwrap();
             dag.complete(s);
@@ -121,24 +142,159 @@ fn main() {
         }
     });
     report("engine: out-of-order, events and wait lists on both", ns);
-
-    // Two threads, one in-order queue each, one shared pool.
-    let shared = Arc::new(pool(&dag));
-    let ns = per_pair(PAIRS, || {
-        let threads: Vec<_> = (0..2)
-            .map(|_| {
-                let p = shared.clone();
-                let q = dag.create_lane(QueueOrder::InOrder);
-                std::thread::spawn(move || {
-                    for i in 0..PAIRS / 2 {
-                        let a = p.alloc(&q, &[], sizes[i % 3], 0, false).unwrap();
-                        p.free(&q, &[], black_box(a.ptr.as_ptr()), false).unwrap();
-                    }
-                })
-            })
-            .collect();
-        threads.into_iter().for_each(|t| t.join().unwrap());
-    });
-    report("engine: 2 threads x in-order, one pool (wall / total)", ns);
     println!("in flight at the end: {} nodes", dag.in_flight());
+}
+
+/// Scenario 6 in the small: two threads, each on its own in-order lane of one
+/// shared pool, against the same loop on one thread. Figures are wall time
+/// over all pairs, so perfect scaling halves them.
+fn two_threads(pairs: usize) {
+    for (label, size_of) in [
+        ("1 KiB", (|_| 1024) as fn(usize) -> usize),
+        ("3 sizes", |i| SIZES[i % 3]),
+    ] {
+        section(&format!("2 threads, 2 lanes, one pool, {label} (wall / all pairs)"));
+        let malloc_one = per_pair(pairs, || malloc_pairs(pairs, size_of));
+        let malloc_two = wall_of_threads(2, |_| malloc_pairs(pairs / 2, size_of)).as_nanos() as f64
+            / (pairs / 2 * 2) as f64;
+        report("baseline: global allocator, 1 thread", malloc_one);
+        report("baseline: global allocator, 2 threads", malloc_two);
+
+        let dag = Dag::new();
+        let p = pool(&dag);
+        let lanes: Vec<Arc<Lane>> = (0..2)
+            .map(|_| dag.create_lane(QueueOrder::InOrder))
+            .collect();
+        // Warm both lanes up, so both runs start from the same pool state.
+        for q in &lanes {
+            engine_pairs(&p, q, 1000, size_of);
+        }
+        let one = per_pair(pairs, || engine_pairs(&p, &lanes[0], pairs, size_of));
+        let two = wall_of_threads(2, |t| engine_pairs(&p, &lanes[t], pairs / 2, size_of))
+            .as_nanos() as f64
+            / (pairs / 2 * 2) as f64;
+        report("engine: 1 thread, 1 lane", one);
+        report("engine: 2 threads, 2 lanes, one pool", two);
+        println!(
+            "{:<62} {:>8.2}x   (global allocator: {:.2}x; goal >= 1.6x)",
+            "pairs per second, 2 threads over 1",
+            one / two,
+            malloc_one / malloc_two
+        );
+        let s = p.stats();
+        println!(
+            "{:<62} {:>8} B used high, {} B reserved",
+            "pool after the runs", s.used_high, s.reserved_current
+        );
+    }
+}
+
+/// SplitMix64, as the benchmark's scenario 5 uses it.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Scenario 5's workload (`bench/src/scenarios.rs`, `mixed_workload`): random
+/// log-uniform sizes 64 B..256 KiB; before each allocation, random live
+/// blocks are freed until it fits an 8 MiB live budget; then everything is
+/// freed. Returns the operations (allocations + frees).
+fn mixed_workload(
+    allocations: usize,
+    mut alloc: impl FnMut(usize) -> usize,
+    mut free: impl FnMut(usize, usize),
+) -> usize {
+    const LIVE_BUDGET: usize = 8 << 20;
+    let mut rng = SplitMix64(0x05ee_d0fa_110c);
+    let (low, high) = ((64f64).ln(), ((256 << 10) as f64).ln());
+    let mut live: Vec<(usize, usize)> = Vec::new();
+    let (mut live_bytes, mut operations) = (0, 0);
+    for _ in 0..allocations {
+        let size = (low + rng.unit() * (high - low)).exp() as usize;
+        while live_bytes + size > LIVE_BUDGET {
+            let victim = (rng.next_u64() % live.len() as u64) as usize;
+            let (mem, victim_size) = live.swap_remove(victim);
+            free(mem, victim_size);
+            live_bytes -= victim_size;
+            operations += 1;
+        }
+        live.push((alloc(size), size));
+        live_bytes += size;
+        operations += 1;
+    }
+    while let Some((mem, size)) = live.pop() {
+        free(mem, size);
+        operations += 1;
+    }
+    operations
+}
+
+/// Scenario 5 as the benchmark runs it on a pool of its own: a warm-up batch
+/// and timed batches that each replay the sequence from its start, with a
+/// host synchronisation (the queue drains) after each.
+fn mixed_sizes(allocations: usize) {
+    section("scenario 5: random 64 B..256 KiB under 8 MiB live, in-order, no events");
+    let batches = [512, allocations, allocations, allocations];
+    let total_ops = |f: &mut dyn FnMut(usize) -> usize| batches.iter().map(|&n| f(n)).sum::<usize>();
+
+    let t_malloc = {
+        let layout = |size| std::alloc::Layout::from_size_align(size, 64).unwrap();
+        let t0 = Instant::now();
+        let ops = total_ops(&mut |n| {
+            mixed_workload(
+                n,
+                // SAFETY: non-zero size; freed below with the same layout, once.
+                |size| unsafe { std::alloc::alloc(layout(size)) } as usize,
+                |p, size| unsafe { std::alloc::dealloc(p as *mut u8, layout(size)) },
+            )
+        });
+        t0.elapsed().as_nanos() as f64 / ops as f64
+    };
+
+    let dag = Dag::new();
+    let p = pool(&dag);
+    let q = dag.create_lane(QueueOrder::InOrder);
+    let t0 = Instant::now();
+    let ops = total_ops(&mut |n| {
+        let ops = mixed_workload(
+            n,
+            |size| p.alloc(&q, &[], size, 0, false).unwrap().ptr.as_ptr() as usize,
+            |mem, _| {
+                p.free(&q, &[], mem as *const u8, false).unwrap();
+            },
+        );
+        // The queue drains and the host synchronises (urQueueFinish).
+        dag.complete(q.tail());
+        p.collect();
+        ops
+    });
+    let ns = t0.elapsed().as_nanos() as f64 / ops as f64;
+    let s = p.stats();
+    println!("{:<62} {:>8.1} ns/op", "baseline: global allocator (+ a size map)", t_malloc);
+    println!("{:<62} {:>8.1} ns/op", "engine", ns);
+    println!(
+        "{:<62} {:>8.3}    (reserved high {} KiB / used high {} KiB; goal <= 1.25)",
+        "engine: reserved high / used high",
+        s.reserved_high as f64 / s.used_high as f64,
+        s.reserved_high >> 10,
+        s.used_high >> 10
+    );
+}
+
+fn main() {
+    let pairs = pairs();
+    fast_path(pairs);
+    two_threads(pairs);
+    mixed_sizes(20_000);
 }
