@@ -49,6 +49,12 @@ impl AddrMap {
         self.len
     }
 
+    /// The value stored under `key`.
+    #[inline]
+    pub(crate) fn get(&self, key: usize) -> Option<u32> {
+        self.find(key).map(|i| self.slots[i].1)
+    }
+
     #[inline]
     pub(crate) fn contains(&self, key: usize) -> bool {
         self.find(key).is_some()

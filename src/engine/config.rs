@@ -22,9 +22,11 @@ pub struct PoolConfig {
     pub min_slab_size: usize,
     /// The pool never reserves more than this (`UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP`).
     pub max_size: usize,
-    /// Reserved memory above this goes back to the backend as soon as whole
-    /// slabs are free and no pending command can touch them
-    /// (`UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP`). The default keeps everything.
+    /// At each synchronisation point ([`Pool::collect`](super::Pool::collect),
+    /// a blocking free, setting the threshold), reserved memory above this
+    /// goes back to the backend, in whole slabs that are free and that no
+    /// pending command can touch (`UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP`).
+    /// Never on completion alone. The default keeps everything.
     pub release_threshold: usize,
     /// Hand every block out zeroed (`UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK`).
     pub zero_init: bool,

@@ -57,8 +57,10 @@
 //! **Pool queries**: [`Pool::info`] / [`Pool::set_info`] answer the size
 //! properties of `urUSMPoolGetInfoExp` / `urUSMPoolSetInfoExp`;
 //! [`Pool::stats`], [`Pool::trim_to`] (`urUSMPoolTrimToExp`),
-//! [`Pool::collect`] (call it at host synchronisation points). Read a user
-//! pool's settings with [`PoolConfig::from_ur_desc`].
+//! [`Pool::collect`] (call it at host synchronisation points: it is where
+//! memory above the release threshold goes back, never on completion
+//! alone). Read a user pool's settings with [`PoolConfig::from_ur_desc`].
+//! [`Pool::live_block_containing`] finds the allocation behind any address.
 //!
 //! **Destruction**: dropping a [`Pool`] gives back what no recorded command
 //! can touch; the rest goes back when every lane has completed what it had

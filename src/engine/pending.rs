@@ -448,13 +448,18 @@ impl Inner {
                 });
             }
         }
-        let Some(mut done) = done else { return };
-        for &i in &done {
-            self.unfile_pending(i);
-            self.retire_block(i, source);
+        if let Some(mut done) = done {
+            for &i in &done {
+                self.unfile_pending(i);
+                self.retire_block(i, source);
+            }
+            done.clear();
+            self.scratch = done;
         }
-        done.clear();
-        self.scratch = done;
-        self.apply_threshold(source);
+        // Memory above the release threshold goes back at synchronisation
+        // points only (`force`), never as a side effect of an allocation.
+        if force {
+            self.apply_threshold(source);
+        }
     }
 }

@@ -322,8 +322,8 @@ impl Pool {
             let slot = inner.slot_for(lane);
             inner.park_pending(block, position, slot, &*self.source);
         } else if position.seq <= lane.done_upto() {
+            // Ready now; the release threshold waits for a synchronisation point.
             inner.retire_block(block, &*self.source);
-            inner.apply_threshold(&*self.source);
         } else {
             let slot = inner.slot_for(lane);
             inner.park_pending(block, position, slot, &*self.source);
@@ -365,6 +365,33 @@ impl Pool {
     /// Is `ptr` the base of a live allocation of this pool?
     pub fn owns(&self, ptr: *const u8) -> bool {
         self.lock().live.contains(ptr as usize)
+    }
+
+    /// The live allocation holding `addr` (its base or any byte inside),
+    /// as `(base, size)`; `size` is the block's, the request rounded up to
+    /// the granule. A base is one lookup; an interior address walks the
+    /// blocks of its slab.
+    pub fn live_block_containing(&self, addr: usize) -> Option<(usize, usize)> {
+        let inner = self.lock();
+        if let Some(i) = inner.live.get(addr) {
+            let b = inner.heap.block(i);
+            return Some((b.addr, b.size));
+        }
+        let s = inner
+            .heap
+            .slabs
+            .iter()
+            .position(|s| s.in_use && addr >= s.addr && addr - s.addr < s.size)?;
+        let mut i = inner.heap.slab_first(s as u32);
+        while i != super::allocator::NIL {
+            let b = inner.heap.block(i);
+            if addr >= b.addr && addr - b.addr < b.size {
+                return (b.state == State::Live && inner.live.contains(b.addr))
+                    .then_some((b.addr, b.size));
+            }
+            i = b.phys_next;
+        }
+        None
     }
 
     /// A synchronisation point: files every block whose free has completed

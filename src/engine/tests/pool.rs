@@ -545,3 +545,40 @@ fn engine_finds_the_owner_and_keeps_one_default_pool_per_kind() {
         UR_RESULT_ERROR_INVALID_VALUE
     );
 }
+
+#[test]
+fn the_release_threshold_applies_at_synchronisation_points_only() {
+    let (dag, mem, pool) = setup(small_slabs(UsmKind::Device));
+    pool.set_release_threshold(0);
+    let q = dag.create_lane(QueueOrder::InOrder);
+    let k = dag.record(&q, &[]);
+    let a = pool.alloc(&q, &[], 64 * KIB, 0, false).unwrap();
+    pool.free(&q, &[], a.ptr.as_ptr(), false).unwrap();
+    dag.complete(k);
+    // Completion seen by an allocation and by a free does not give memory back.
+    let b = pool.alloc(&q, &[], 64 * KIB, 0, false).unwrap();
+    assert_eq!(b.ptr, a.ptr, "the completed block is reused");
+    pool.free(&q, &[], b.ptr.as_ptr(), false).unwrap();
+    assert_eq!(mem.taken(), 64 * KIB);
+    assert_eq!(pool.stats().reserved_current, 64 * KIB);
+    pool.collect();
+    assert_eq!((mem.taken(), pool.stats().reserved_current), (0, 0));
+}
+
+#[test]
+fn live_blocks_are_found_from_any_address_inside() {
+    let (dag, _, pool) = setup(small_slabs(UsmKind::Host));
+    let q = dag.create_lane(QueueOrder::InOrder);
+    let a = pool.alloc(&q, &[], 1000, 0, false).unwrap();
+    let b = pool.alloc(&q, &[], 3000, 0, false).unwrap();
+    let (a0, b0) = (a.ptr.as_ptr() as usize, b.ptr.as_ptr() as usize);
+    assert_eq!(pool.live_block_containing(a0), Some((a0, a.size)));
+    assert_eq!(pool.live_block_containing(b0 + 2999), Some((b0, b.size)));
+    assert_eq!(
+        pool.live_block_containing(a0 + a.size - 1),
+        Some((a0, a.size))
+    );
+    pool.free(&q, &[], b.ptr.as_ptr(), false).unwrap();
+    assert_eq!(pool.live_block_containing(b0 + 8), None, "freed");
+    assert_eq!(pool.live_block_containing(1), None, "not the pool's memory");
+}
