@@ -2,7 +2,8 @@
 //!
 //! No backend lives here. The crate holds the C ABI (`abi`), the pieces every
 //! adapter shares at the C boundary (`handle`, `info`, `boundary`, `ddi`), the
-//! logger, and the asynchronous pool engine (`engine`).
+//! logger, the asynchronous pool engine (`engine`) and what adapters share
+//! around it at the C boundary (`usm_async`).
 
 pub mod abi;
 pub mod adapter;
@@ -13,6 +14,8 @@ pub mod engine;
 pub mod handle;
 pub mod info;
 pub mod log;
+/// cbindgen:ignore
+pub mod usm_async;
 
 pub use abi::*;
 
