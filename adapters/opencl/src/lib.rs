@@ -78,6 +78,10 @@ pub static DDI: ur_dditable_t = {
     d.Enqueue.pfnUSMFill2D = Some(enqueue::urEnqueueUSMFill2D);
     d.Enqueue.pfnUSMMemcpy2D = Some(enqueue::urEnqueueUSMMemcpy2D);
     d.EnqueueExp.pfnKernelLaunchWithArgsExp = Some(enqueue::urEnqueueKernelLaunchWithArgsExp);
+    d.EnqueueExp.pfnUSMDeviceAllocExp = Some(usm_exp::urEnqueueUSMDeviceAllocExp);
+    d.EnqueueExp.pfnUSMSharedAllocExp = Some(usm_exp::urEnqueueUSMSharedAllocExp);
+    d.EnqueueExp.pfnUSMHostAllocExp = Some(usm_exp::urEnqueueUSMHostAllocExp);
+    d.EnqueueExp.pfnUSMFreeExp = Some(usm_exp::urEnqueueUSMFreeExp);
 
     d.USM.pfnHostAlloc = Some(usm::urUSMHostAlloc);
     d.USM.pfnDeviceAlloc = Some(usm::urUSMDeviceAlloc);
@@ -88,6 +92,14 @@ pub static DDI: ur_dditable_t = {
     d.USM.pfnPoolRetain = Some(usm::urUSMPoolRetain);
     d.USM.pfnPoolRelease = Some(usm::urUSMPoolRelease);
     d.USM.pfnPoolGetInfo = Some(usm::urUSMPoolGetInfo);
+    d.USMExp.pfnPoolCreateExp = Some(usm_exp::urUSMPoolCreateExp);
+    d.USMExp.pfnPoolDestroyExp = Some(usm_exp::urUSMPoolDestroyExp);
+    d.USMExp.pfnPoolGetDefaultDevicePoolExp = Some(usm_exp::urUSMPoolGetDefaultDevicePoolExp);
+    d.USMExp.pfnPoolSetDevicePoolExp = Some(usm_exp::urUSMPoolSetDevicePoolExp);
+    d.USMExp.pfnPoolGetDevicePoolExp = Some(usm_exp::urUSMPoolGetDevicePoolExp);
+    d.USMExp.pfnPoolTrimToExp = Some(usm_exp::urUSMPoolTrimToExp);
+    d.USMExp.pfnPoolGetInfoExp = Some(usm_exp::urUSMPoolGetInfoExp);
+    d.USMExp.pfnPoolSetInfoExp = Some(usm_exp::urUSMPoolSetInfoExp);
 
     d.Program.pfnCreateWithIL = Some(program::urProgramCreateWithIL);
     d.Program.pfnCreateWithBinary = Some(program::urProgramCreateWithBinary);

@@ -5,7 +5,7 @@ use crate::cl::{call, wait_list_ptr};
 use crate::conv::check;
 use crate::core::context::Context;
 use crate::core::kernel::{Arg, Kernel, NdRange};
-use crate::core::queue::Queue;
+use crate::core::queue::{Node, Queue};
 use crate::core::usm;
 use cl3::ext as sys;
 use std::ffi::c_void;
@@ -34,11 +34,13 @@ unsafe fn events_wait(
     let q = arc::<Queue>(h_queue)?;
     let waits = wait_list_arg(ph_wait_list, num_events)?;
     let command = if barrier { UR_COMMAND_EVENTS_WAIT_WITH_BARRIER } else { UR_COMMAND_EVENTS_WAIT };
-    // With an empty list both wait for everything enqueued before. On an
+    // With an empty list both wait for everything enqueued before (which the
+    // engine's graph records only for a barrier: knowing less is safe). On an
     // in-order queue every command already waits for the one before it, so
     // a barrier is a marker there.
+    let node = if barrier { Node::Barrier } else { Node::Command };
     let barrier = barrier && q.out_of_order;
-    q.submit(command, waits, ph_event, |w, ev| marker(q.cl.get(), barrier, w, ev))?;
+    q.submit_node(command, node, waits, ph_event, |w, ev| marker(q.cl.get(), barrier, w, ev))?;
     Ok(())
 }
 

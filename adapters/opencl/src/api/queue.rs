@@ -76,8 +76,9 @@ pub unsafe extern "C" fn urQueueGetInfo(
             UR_QUEUE_INFO_DEVICE => out.value(q.device.handle()),
             UR_QUEUE_INFO_FLAGS => out.value(q.flags),
             UR_QUEUE_INFO_REFERENCE_COUNT => out.value(q.refs.get()),
+            UR_QUEUE_INFO_EMPTY => out.bool(q.is_empty()),
             // DEVICE_DEFAULT and SIZE concern device-side queues, which are
-            // not offered; EMPTY would need a wait to answer truthfully.
+            // not offered.
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     })
@@ -92,7 +93,7 @@ pub unsafe extern "C" fn urQueueGetNativeHandle(
 }
 
 pub unsafe extern "C" fn urQueueFinish(h: ur_queue_handle_t) -> ur_result_t {
-    ffi_call(|| obj::<Queue>(h)?.cl.finish().ur())
+    ffi_call(|| obj::<Queue>(h)?.finish())
 }
 
 pub unsafe extern "C" fn urQueueFlush(h: ur_queue_handle_t) -> ur_result_t {

@@ -9,6 +9,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use ur_core::boundary::{ffi_call, for_each_in_chain, write_out};
 use ur_core::info::InfoOut;
+use ur_core::usm_async::{self, PoolApi};
 use ur_core::*;
 
 /// Reads an allocation descriptor and its chain into `req`.
@@ -150,26 +151,25 @@ pub unsafe extern "C" fn urUSMPoolCreate(
 ) -> ur_result_t {
     ffi_call(|| {
         let ctx = arc::<Context>(h_context)?;
-        if p_pool_desc.is_null() || pp_pool.is_null() {
+        if pp_pool.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
-        let flags = (*p_pool_desc).flags;
-        if flags & UR_USM_POOL_FLAGS_MASK != 0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
-        // Limits (ur_usm_pool_limits_desc_t) shape sub-allocation, which
-        // this pool does not do: every allocation is the runtime's own.
-        let pool: Arc<UsmPool> = UsmPool::new(ctx, flags)?;
+        // The limits shape the engine's slabs for async allocations; a
+        // blocking allocation is the runtime's own.
+        let desc = usm_async::read_pool_desc(p_pool_desc)?;
+        let pool: Arc<UsmPool> = UsmPool::new(ctx, None, desc, PoolApi::Classic)?;
         write_out(pp_pool, refcount::into_handle(pool))
     })
 }
 
+/// A device's default pool belongs to its context: the user's retain and
+/// release leave it alone.
 pub unsafe extern "C" fn urUSMPoolRetain(h: ur_usm_pool_handle_t) -> ur_result_t {
-    ffi_call(|| refcount::retain::<UsmPool>(h))
+    ffi_call(|| if obj::<UsmPool>(h)?.is_default { Ok(()) } else { refcount::retain::<UsmPool>(h) })
 }
 
 pub unsafe extern "C" fn urUSMPoolRelease(h: ur_usm_pool_handle_t) -> ur_result_t {
-    ffi_call(|| refcount::release::<UsmPool>(h))
+    ffi_call(|| if obj::<UsmPool>(h)?.is_default { Ok(()) } else { refcount::release::<UsmPool>(h) })
 }
 
 pub unsafe extern "C" fn urUSMPoolGetInfo(
@@ -181,18 +181,12 @@ pub unsafe extern "C" fn urUSMPoolGetInfo(
 ) -> ur_result_t {
     ffi_call(|| {
         let pool = obj::<UsmPool>(h)?;
-        if prop.0 > UR_USM_POOL_INFO_USED_HIGH_EXP.0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
+        usm_async::check_pool_prop(prop)?;
         let out = InfoOut::new(size, value, size_ret)?;
-        let (used, used_high) = pool.usage();
         match prop {
             UR_USM_POOL_INFO_REFERENCE_COUNT => out.value(pool.refs.get()),
-            UR_USM_POOL_INFO_CONTEXT => out.value(refcount::handle_of(&pool.context)),
-            // Without sub-allocation, reserved memory is the memory in use.
-            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP | UR_USM_POOL_INFO_USED_CURRENT_EXP => out.value(used),
-            UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP => out.value(used_high),
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+            UR_USM_POOL_INFO_CONTEXT => out.value(pool.context_handle()),
+            _ => out.value(pool.size_info(prop)?),
         }
     })
 }

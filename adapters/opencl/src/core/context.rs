@@ -1,18 +1,37 @@
-//! Contexts: an OpenCL context over devices of one platform, and the table
-//! of the USM allocations made in it.
+//! Contexts: an OpenCL context over devices of one platform, the table of
+//! the USM allocations made in it, and its async pool engine: the graph of
+//! its queues' commands, its devices' default pools and current pools.
 
 use super::device::{Device, UsmPath};
+use super::engine::RawUsm;
 use super::platform::Platform;
 use super::queue::Queue;
 use super::refcount::{Counted, UserRefs};
-use super::usm::Allocation;
+use super::usm::{Allocation, UsmPool};
 use crate::conv::ClResultExt;
 use crate::DDI;
 use cl3::ext as sys;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use ur_core::engine::{Engine, LaneId, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
+
+/// The pools of a context, by device (keyed by the device's address).
+#[derive(Default)]
+struct Pools {
+    /// Made on first use; they live as long as the context.
+    defaults: Vec<(usize, Arc<UsmPool>)>,
+    /// Set by `urUSMPoolSetDevicePoolExp`; weak, so that a pool goes when
+    /// its user releases it (the default serves again).
+    current: Vec<(usize, Weak<UsmPool>)>,
+    /// Every user pool, for synchronisation points.
+    users: Vec<Weak<UsmPool>>,
+}
+
+fn device_key(device: &Device) -> usize {
+    device as *const Device as usize
+}
 
 #[repr(C)]
 pub struct Context {
@@ -31,6 +50,15 @@ pub struct Context {
     /// Keyed by the device's address.
     internal_queues: Mutex<Vec<(usize, Arc<opencl3::command_queue::CommandQueue>)>>,
     extended_deleter: Mutex<Option<(ur_context_extended_deleter_t, usize)>>,
+    /// The async pool engine: every queue of this context is a lane of its
+    /// graph.
+    pub engine: Engine,
+    /// Held while an asynchronous allocation or free is decided and
+    /// enqueued (after the queue's own submission lock): the engine may
+    /// hand out a block whose free another queue is still enqueueing, and
+    /// the event of that free must exist before anyone waits for it.
+    engine_lock: Mutex<()>,
+    pools: Mutex<Pools>,
 }
 
 const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
@@ -68,6 +96,9 @@ impl Context {
             queues: Mutex::new(Vec::new()),
             internal_queues: Mutex::new(Vec::new()),
             extended_deleter: Mutex::new(None),
+            engine: Engine::new(),
+            engine_lock: Mutex::new(()),
+            pools: Mutex::new(Pools::default()),
         }))
     }
 
@@ -84,6 +115,16 @@ impl Context {
     /// share one path.
     pub fn usm_path(&self) -> UsmPath {
         self.devices[0].usm_path
+    }
+
+    /// The runtime's USM allocation entry points for this context.
+    pub fn raw_usm(&self) -> RawUsm {
+        RawUsm {
+            cl: self.cl.get(),
+            platform: self.platform,
+            path: self.usm_path(),
+            svm_atomics: self.devices.iter().all(|d| d.svm & sys::CL_DEVICE_SVM_ATOMICS != 0),
+        }
     }
 
     pub(crate) fn allocations(&self) -> MutexGuard<'_, BTreeMap<usize, Allocation>> {
@@ -103,14 +144,99 @@ impl Context {
         queues.push(Arc::downgrade(q));
     }
 
+    fn live_queues(&self) -> Vec<Arc<Queue>> {
+        self.queues.lock().unwrap_or_else(|e| e.into_inner()).iter().filter_map(Weak::upgrade).collect()
+    }
+
     /// Waits for every command of every live queue of this context.
     pub(crate) fn finish_all_queues(&self) -> UrResult {
-        let queues: Vec<Arc<Queue>> =
-            self.queues.lock().unwrap_or_else(|e| e.into_inner()).iter().filter_map(Weak::upgrade).collect();
-        for q in queues {
-            q.cl.finish().ur()?;
+        for q in self.live_queues() {
+            q.finish()?;
         }
         Ok(())
+    }
+
+    /// The live queue whose lane is `lane`.
+    pub(crate) fn queue_of_lane(&self, lane: LaneId) -> Option<Arc<Queue>> {
+        self.live_queues().into_iter().find(|q| q.lane.id() == lane)
+    }
+
+    /// Blocks until the command `stamp` has completed, and tells the engine.
+    pub(crate) fn wait_for_stamp(&self, stamp: Stamp) {
+        let dag = self.engine.dag();
+        if dag.is_complete(stamp) {
+            return;
+        }
+        // A queue that is gone has drained, and its lane is retired.
+        if let Some(q) = self.queue_of_lane(stamp.lane) {
+            match q.event_covering(stamp.seq) {
+                Ok(Some(e)) => {
+                    let _ = e.wait();
+                    dag.complete(stamp);
+                }
+                Ok(None) => {}
+                Err(()) => {
+                    let _ = q.finish();
+                }
+            }
+        }
+    }
+
+    /// Held by asynchronous allocations and frees (see `engine_lock`).
+    pub(crate) fn engine_lock(&self) -> MutexGuard<'_, ()> {
+        self.engine_lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pools(&self) -> MutexGuard<'_, Pools> {
+        self.pools.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The default pool of `device` (a device of this context).
+    pub fn default_pool(self: &Arc<Self>, device: &'static Device) -> Arc<UsmPool> {
+        let mut pools = self.pools();
+        let key = device_key(device);
+        if let Some((_, p)) = pools.defaults.iter().find(|(k, _)| *k == key) {
+            return p.clone();
+        }
+        let pool = UsmPool::device_default(self, device);
+        pools.defaults.push((key, pool.clone()));
+        pool
+    }
+
+    /// The pool that async allocations on `device` use when none is named.
+    pub fn current_pool(self: &Arc<Self>, device: &'static Device) -> Arc<UsmPool> {
+        let key = device_key(device);
+        let current = self.pools().current.iter().find(|(k, _)| *k == key).and_then(|(_, p)| p.upgrade());
+        current.unwrap_or_else(|| self.default_pool(device))
+    }
+
+    pub fn set_current_pool(&self, device: &Device, pool: &Arc<UsmPool>) {
+        let key = device_key(device);
+        let mut pools = self.pools();
+        pools.current.retain(|(k, _)| *k != key);
+        pools.current.push((key, Arc::downgrade(pool)));
+    }
+
+    /// A pool being destroyed stops being any device's current pool.
+    pub fn forget_pool(&self, pool: &UsmPool) {
+        self.pools().current.retain(|(_, p)| !std::ptr::eq(p.as_ptr(), pool));
+    }
+
+    pub(crate) fn register_pool(&self, pool: &Arc<UsmPool>) {
+        let mut pools = self.pools();
+        pools.users.retain(|p| p.strong_count() > 0);
+        pools.users.push(Arc::downgrade(pool));
+    }
+
+    /// A host synchronisation point: every pool files the blocks whose
+    /// frees have completed and gives back what is above its release
+    /// threshold.
+    pub(crate) fn collect_pools(&self) {
+        let pools: Vec<Arc<UsmPool>> = {
+            let pools = self.pools();
+            pools.defaults.iter().map(|(_, p)| p.clone()).chain(pools.users.iter().filter_map(Weak::upgrade)).collect()
+        };
+        pools.iter().for_each(|p| p.engine.collect());
     }
 
     /// The adapter's own in-order queue on `device`.

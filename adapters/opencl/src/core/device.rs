@@ -406,11 +406,12 @@ impl Device {
             | UR_DEVICE_INFO_USM_HOST_ALLOC_REGISTER_SUPPORT_EXP
             | UR_DEVICE_INFO_GRAPH_RECORD_AND_REPLAY_SUPPORT_EXP
             | UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP => out.bool(false),
-            // Pools are offered: allocations carry their pool, and pools
-            // free what they still hold when released.
-            UR_DEVICE_INFO_USM_POOL_SUPPORT => out.bool(self.usm_path != UsmPath::None),
-            // False until the async pool engine serves urEnqueueUSM*AllocExp.
-            UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(crate::api::usm_exp::ASYNC_ALLOCATIONS),
+            // Pools are offered wherever USM is: the async pool engine
+            // sub-allocates for urEnqueueUSM*AllocExp, and blocking
+            // allocations carry their pool.
+            UR_DEVICE_INFO_USM_POOL_SUPPORT | UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => {
+                out.bool(self.usm_path != UsmPath::None)
+            }
             UR_DEVICE_INFO_USE_NATIVE_ASSERT => out.bool(self.has_extension("cl_intel_devicelib_assert")),
             UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES => out.value(0 as ur_kernel_launch_properties_flags_t),
             UR_DEVICE_INFO_COMMAND_BUFFER_UPDATE_CAPABILITIES_EXP => {

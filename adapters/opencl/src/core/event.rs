@@ -1,7 +1,8 @@
 //! Events: a UR event wraps the `cl_event` of its command. Completion is
 //! observed by status polling (`status`) or by a callback
-//! (`on_status`, over `clSetEventCallback`), which is how the async pool
-//! engine learns that a command finished.
+//! (`on_status`, over `clSetEventCallback`). Waiting for an event is a host
+//! synchronisation point: the async pool engine hears that its command
+//! completed, and the context's pools give back what their thresholds say.
 
 use super::context::Context;
 use super::queue::Queue;
@@ -14,6 +15,7 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use sys::{cl_event, cl_int};
+use ur_core::engine::Stamp;
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
@@ -27,6 +29,8 @@ pub struct Event {
     pub queue: Option<Arc<Queue>>,
     pub context: Arc<Context>,
     pub command: ur_command_t,
+    /// The command's node in the context's engine graph.
+    pub stamp: Option<Stamp>,
 }
 
 const _: () = assert!(core::mem::offset_of!(Event, header) == 0);
@@ -56,7 +60,13 @@ extern "C" fn run_status_callback(_event: cl_event, status: cl_int, user_data: *
 
 impl Event {
     /// Wraps a `cl_event` this adapter owns one reference of.
-    pub fn new(cl: cl_event, queue: Option<Arc<Queue>>, context: Arc<Context>, command: ur_command_t) -> Arc<Event> {
+    pub fn new(
+        cl: cl_event,
+        queue: Option<Arc<Queue>>,
+        context: Arc<Context>,
+        command: ur_command_t,
+        stamp: Option<Stamp>,
+    ) -> Arc<Event> {
         Arc::new(Event {
             header: HandleHeader::new(&DDI, ObjectKind::Event),
             refs: UserRefs::one(),
@@ -64,6 +74,7 @@ impl Event {
             queue,
             context,
             command,
+            stamp,
         })
     }
 
@@ -85,18 +96,31 @@ impl Event {
 
     /// Waits on the host for this event.
     pub fn wait(&self) -> UrResult {
-        wait_result(cl3::event::wait_for_events(&[self.cl.get()]))
+        wait_result(cl3::event::wait_for_events(&[self.cl.get()]))?;
+        self.report_complete();
+        Ok(())
     }
 
-    /// Waits for many events, one `clWaitForEvents` per context (OpenCL
-    /// waits only for events of one context at a time).
+    /// Tells the engine that this event's command has completed.
+    fn report_complete(&self) {
+        if let Some(s) = self.stamp {
+            self.context.engine.dag().complete(s);
+        }
+    }
+
+    /// `urEventWait`: waits for many events, one `clWaitForEvents` per
+    /// context (OpenCL waits only for events of one context at a time);
+    /// then each context's pools collect what has become free.
     pub fn wait_all(events: &[Arc<Event>]) -> UrResult {
-        let mut contexts: Vec<sys::cl_context> = events.iter().map(|e| e.context.cl.get()).collect();
-        contexts.sort();
-        contexts.dedup();
+        let mut contexts: Vec<&Arc<Context>> = events.iter().map(|e| &e.context).collect();
+        contexts.sort_by_key(|c| Arc::as_ptr(c));
+        contexts.dedup_by_key(|c| Arc::as_ptr(c));
         for c in contexts {
-            let list: Vec<cl_event> = events.iter().filter(|e| e.context.cl.get() == c).map(|e| e.cl.get()).collect();
+            let mine = || events.iter().filter(|e| Arc::ptr_eq(&e.context, c));
+            let list: Vec<cl_event> = mine().map(|e| e.cl.get()).collect();
             wait_result(cl3::event::wait_for_events(&list))?;
+            mine().for_each(|e| e.report_complete());
+            c.collect_pools();
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 
 pub mod context;
 pub mod device;
+pub mod engine;
 pub mod event;
 pub mod kernel;
 pub mod platform;
@@ -9,3 +10,4 @@ pub mod program;
 pub mod queue;
 pub mod refcount;
 pub mod usm;
+pub mod usm_exp;

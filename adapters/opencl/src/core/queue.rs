@@ -1,18 +1,40 @@
 //! Queues, and `Queue::submit`: the one place every command passes, where
-//! its wait list is translated and its event made.
+//! its wait list is translated, its event made and its node recorded in the
+//! context's async pool engine.
 
 use super::context::Context;
 use super::device::Device;
+use super::engine::{self, Trackers};
 use super::event::Event;
 use super::refcount::{self, Counted, UserRefs};
 use crate::conv::{self, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
 use opencl3::command_queue::CommandQueue;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use sys::{cl_event, cl_int};
+use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
+
+/// How a command orders in the engine's graph.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Node {
+    /// After its wait list (and, in order, the queue's previous command).
+    Command,
+    /// Also before every later command of the queue.
+    Barrier,
+}
+
+/// A wait list translated for this queue.
+pub struct Waits {
+    /// What OpenCL waits for.
+    pub cl: Vec<cl_event>,
+    /// The engine's view of the same commands.
+    pub stamps: Vec<Stamp>,
+    /// Events kept alive while their `cl_event`s are in `cl`.
+    _held: Vec<Arc<Event>>,
+}
 
 #[repr(C)]
 pub struct Queue {
@@ -26,6 +48,14 @@ pub struct Queue {
     /// Whether the OpenCL queue runs out of order (the device may not
     /// offer it, and an in-order queue satisfies every out-of-order one).
     pub out_of_order: bool,
+    /// This queue in the engine's graph (in order exactly when the OpenCL
+    /// queue is).
+    pub lane: Arc<Lane>,
+    /// Held from a command's node to its enqueue, so that the engine's
+    /// sequence numbers follow the OpenCL queue's order.
+    order: Mutex<()>,
+    /// The events that report this queue's progress to the engine.
+    trackers: Mutex<Trackers>,
 }
 
 const _: () = assert!(core::mem::offset_of!(Queue, header) == 0);
@@ -61,6 +91,7 @@ impl Queue {
         }
         // SAFETY: the device belongs to the context (checked above).
         let cl = unsafe { CommandQueue::create_with_properties(&context.cl, device.id, properties, 0) }.ur()?;
+        let lane = context.engine.dag().create_lane(if out_of_order { QueueOrder::OutOfOrder } else { QueueOrder::InOrder });
         let queue = Arc::new(Queue {
             header: HandleHeader::new(&DDI, ObjectKind::Queue),
             refs: UserRefs::one(),
@@ -69,6 +100,9 @@ impl Queue {
             device,
             flags,
             out_of_order,
+            trackers: Mutex::new(Trackers::new(lane.clone())),
+            lane,
+            order: Mutex::new(()),
         });
         queue.context.add_queue(&queue);
         Ok(queue)
@@ -80,14 +114,12 @@ impl Queue {
 
     /// Enqueues one command.
     ///
-    /// `enqueue` receives the OpenCL wait list and the event out-pointer
-    /// (null when the caller wants no event, so that OpenCL makes none).
+    /// `enqueue` receives the OpenCL wait list and the event out-pointer.
     /// Events of other contexts, which OpenCL cannot wait for on this queue,
-    /// are waited for on the host first. When the caller asked for an
-    /// event, the new UR event wraps the command's `cl_event`.
-    ///
-    /// The async pool engine attaches its node for the command here: the
-    /// wait list and the completion event of every command pass this point.
+    /// are waited for on the host first. The command is recorded in the
+    /// engine's graph and its event kept to report its completion; when the
+    /// caller asked for an event, the new UR event wraps the same
+    /// `cl_event`.
     ///
     /// # Safety
     /// `wait_list` must hold live event handles (checked for kind and
@@ -99,24 +131,106 @@ impl Queue {
         ph_event: *mut ur_event_handle_t,
         enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
     ) -> UrResult<Option<Arc<Event>>> {
+        self.submit_node(command, Node::Command, wait_list, ph_event, enqueue)
+    }
+
+    /// [`submit`](Self::submit) with the command's kind of node.
+    ///
+    /// # Safety
+    /// As for [`Queue::submit`].
+    pub unsafe fn submit_node(
+        self: &Arc<Self>,
+        command: ur_command_t,
+        node: Node,
+        wait_list: &[ur_event_handle_t],
+        ph_event: *mut ur_event_handle_t,
+        enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
+    ) -> UrResult<Option<Arc<Event>>> {
         let waits = self.translate_wait_list(wait_list)?;
+        let _order = self.order_lock();
         let mut event: cl_event = std::ptr::null_mut();
-        let event_out = if ph_event.is_null() { std::ptr::null_mut() } else { &mut event as *mut cl_event };
-        enqueue(&waits, event_out).ur()?;
-        if ph_event.is_null() {
-            return Ok(None);
+        enqueue(&waits.cl, &mut event).ur()?;
+        // Recorded once enqueued: a command that failed has no node.
+        let dag = self.context.engine.dag();
+        let stamp = match node {
+            Node::Command => dag.record(&self.lane, &waits.stamps),
+            Node::Barrier => dag.record_barrier(&self.lane, &waits.stamps),
+        };
+        Ok(self.track(command, stamp, event, ph_event))
+    }
+
+    /// Keeps the event of command `stamp` (one reference of `event`, which
+    /// this takes) to report its completion, and hands the caller a UR
+    /// event for it when asked. Call it with the order lock held.
+    ///
+    /// # Safety
+    /// `ph_event`, when not null, must be writable.
+    pub(crate) unsafe fn track(
+        self: &Arc<Self>,
+        command: ur_command_t,
+        stamp: Stamp,
+        event: cl_event,
+        ph_event: *mut ur_event_handle_t,
+    ) -> Option<Arc<Event>> {
+        if event.is_null() {
+            return None;
         }
-        let event = Event::new(event, Some(self.clone()), self.context.clone(), command);
+        let tracker = if ph_event.is_null() { opencl3::event::Event::new(event) } else { engine::retained(event) };
+        self.trackers().push(stamp.seq, tracker);
+        if ph_event.is_null() {
+            return None;
+        }
+        let event = Event::new(event, Some(self.clone()), self.context.clone(), command, Some(stamp));
         *ph_event = refcount::into_handle(event.clone());
-        Ok(Some(event))
+        Some(event)
+    }
+
+    /// Serialises this queue's submissions (see `order`).
+    pub(crate) fn order_lock(&self) -> MutexGuard<'_, ()> {
+        self.order.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn trackers(&self) -> MutexGuard<'_, Trackers> {
+        self.trackers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An event whose completion implies that of this queue's command
+    /// `seq`, or `None` when it has completed. `Err` when none is known.
+    pub(crate) fn event_covering(&self, seq: Seq) -> Result<Option<opencl3::event::Event>, ()> {
+        self.trackers().event_covering(seq)
+    }
+
+    /// `urQueueFinish`: waits for every command enqueued so far, and tells
+    /// the engine; a host synchronisation point for the context's pools.
+    pub fn finish(&self) -> UrResult {
+        // Read under the order lock: every command recorded by then is enqueued.
+        let last = {
+            let _order = self.order_lock();
+            self.lane.tail().seq
+        };
+        self.cl.finish().ur()?;
+        self.trackers().complete_upto(last);
+        self.context.collect_pools();
+        Ok(())
+    }
+
+    /// `UR_QUEUE_INFO_EMPTY`: whether every command enqueued so far has
+    /// finished, from the events of the newest ones (no wait).
+    pub fn is_empty(&self) -> bool {
+        self.trackers().all_finished()
+    }
+
+    /// Looks, without waiting, which of this queue's commands have finished.
+    pub(crate) fn poll(&self) {
+        self.trackers().poll();
     }
 
     /// The `cl_event`s of a UR wait list that this queue can wait for.
     ///
     /// # Safety
     /// As for [`Queue::submit`].
-    pub unsafe fn translate_wait_list(&self, wait_list: &[ur_event_handle_t]) -> UrResult<Vec<cl_event>> {
-        let mut waits = Vec::with_capacity(wait_list.len());
+    pub unsafe fn translate_wait_list(&self, wait_list: &[ur_event_handle_t]) -> UrResult<Waits> {
+        let mut waits = Waits { cl: Vec::with_capacity(wait_list.len()), stamps: Vec::new(), _held: Vec::new() };
         for &h in wait_list {
             let e = Event::from_handle(h).map_err(|_| UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST)?;
             if e.context.cl.get() == self.context.cl.get() {
@@ -125,11 +239,24 @@ impl Queue {
                 if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), self)) {
                     q.cl.flush().ur()?;
                 }
-                waits.push(e.cl.get());
+                waits.cl.push(e.cl.get());
+                waits.stamps.extend(e.stamp);
+                waits._held.push(e);
             } else {
                 e.wait()?;
             }
         }
         Ok(waits)
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // The engine may count what this queue recorded as complete only once
+        // it has run.
+        if let Err(e) = self.cl.finish() {
+            log::warning(&format!("clFinish of a released queue failed: {e}"));
+        }
+        self.context.engine.dag().retire_lane(&self.lane);
     }
 }

@@ -1,10 +1,13 @@
 //! USM on OpenCL: allocations through `cl_intel_unified_shared_memory` where
 //! the platform has it, else through SVM; the table that lets any pointer
 //! into an allocation find it; fills, copies and kernel pointer arguments
-//! for either path; and USM pools. A pool here tags its allocations (for
-//! `UR_USM_ALLOC_INFO_POOL`), zeroes them when asked and counts their bytes;
-//! keeping freed blocks for reuse is the async pool engine's part. Releasing
-//! a pool leaves its live allocations valid until they are freed.
+//! for either path; and USM pools. A pool serves asynchronous allocations
+//! (`urEnqueueUSM*AllocExp`) from engine pools (`ur_core::engine`) that it
+//! makes per USM kind and device on first use; a blocking allocation with a
+//! pool is the runtime's own, tagged with the pool (for
+//! `UR_USM_ALLOC_INFO_POOL`), zeroed when asked and counted in its
+//! statistics. Releasing a pool leaves its live allocations valid until
+//! they are freed.
 //!
 //! On the SVM path, device memory is a coarse-grained SVM buffer (only the
 //! device and the copy/fill commands touch it), while host and shared memory
@@ -15,27 +18,53 @@
 
 use super::context::Context;
 use super::device::{Device, UsmPath};
+use super::engine::ClMemory;
 use super::refcount::{Counted, UserRefs};
 use crate::cl::{call, wait_list_ptr};
 use crate::conv::{self, check, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use sys::{cl_event, cl_int};
+use ur_core::engine::{self, PoolConfig, UsmKind};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
 use ur_core::*;
 
 /// One live USM allocation of a context.
 #[derive(Clone)]
 pub struct Allocation {
+    /// The address the user got.
     pub base: usize,
     pub size: usize,
     pub kind: ur_usm_type_t,
     /// `None` for host memory.
     pub device: Option<&'static Device>,
     pub pool: Option<Weak<UsmPool>>,
+    /// Where the memory came from, and how it goes back.
+    pub backing: Backing,
 }
+
+#[derive(Clone)]
+pub enum Backing {
+    /// The runtime's own allocation at this address (below `base` when the
+    /// runtime could not align it as asked and the adapter over-allocated).
+    Runtime(usize),
+    /// A block of an engine pool (an asynchronous allocation).
+    Engine(Arc<engine::Pool>),
+}
+
+/// The largest alignment every OpenCL device gives on its own: that of its
+/// largest data type (`long16`, 128 bytes). Larger ones are honoured by
+/// over-allocating where the runtime refuses them (SVM).
+const NATIVE_ALIGN: u32 = 128;
+
+/// Least slab an engine pool takes from the runtime, unless the pool's
+/// descriptor names one: several blocks of a few MiB fit in one, so that a
+/// queue alternating between two live blocks reserves one slab, not two.
+/// The devices here take host memory, committed only as it is touched.
+const SLAB_SIZE: usize = 8 << 20;
 
 /// What a `urUSM*Alloc` asks for, after argument checks.
 pub struct AllocRequest {
@@ -58,7 +87,8 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
     }
     if let Some(pool) = &req.pool {
-        if !std::ptr::eq(Arc::as_ptr(&pool.context), ctx) {
+        let other_device = matches!((pool.device, req.device), (Some(p), Some(d)) if !std::ptr::eq(p, d));
+        if !pool.belongs_to(ctx) || other_device {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
     }
@@ -83,9 +113,24 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
         return Err(UR_RESULT_ERROR_INVALID_OPERATION);
     }
 
-    let ptr = match ctx.usm_path() {
-        UsmPath::Intel => intel_alloc(ctx, &req)?,
-        UsmPath::Svm => svm_alloc(ctx, &req)?,
+    let (ptr, raw) = match ctx.usm_path() {
+        UsmPath::Intel => {
+            let p = runtime_alloc(ctx, &req, req.size, req.align)?;
+            (p, p)
+        }
+        // SVM runtimes refuse alignments past their largest data type:
+        // take more and align inside, keeping the runtime's address to free.
+        UsmPath::Svm if req.align > NATIVE_ALIGN => {
+            let extra = (req.align - NATIVE_ALIGN) as usize;
+            let size = req.size.checked_add(extra).ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
+            let raw = runtime_alloc(ctx, &req, size, NATIVE_ALIGN)?;
+            let align = req.align as usize;
+            ((raw as usize).next_multiple_of(align) as *mut c_void, raw)
+        }
+        UsmPath::Svm => {
+            let p = runtime_alloc(ctx, &req, req.size, req.align)?;
+            (p, p)
+        }
         UsmPath::None => return Err(UR_RESULT_ERROR_INVALID_OPERATION),
     };
     let allocation = Allocation {
@@ -94,6 +139,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
         kind: req.kind,
         device: req.device,
         pool: req.pool.as_ref().map(Arc::downgrade),
+        backing: Backing::Runtime(raw as usize),
     };
     if let Some(pool) = &req.pool {
         if pool.zero_init {
@@ -108,49 +154,17 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
     Ok(ptr)
 }
 
-fn intel_alloc(ctx: &Context, req: &AllocRequest) -> UrResult<*mut c_void> {
-    let usm = ctx.platform.intel_usm.as_ref().ok_or(UR_RESULT_ERROR_INVALID_OPERATION)?;
+/// The runtime's allocation for `req`, `size` bytes aligned to `align`.
+fn runtime_alloc(ctx: &Context, req: &AllocRequest, size: usize, align: u32) -> UrResult<*mut c_void> {
     let flags = conv::usm_alloc_flags(req.host_flags, req.device_flags);
-    let props: [sys::cl_mem_properties_intel; 3] = [sys::CL_MEM_ALLOC_FLAGS_INTEL, flags, 0];
-    let props_ptr = if flags != 0 { props.as_ptr() } else { std::ptr::null() };
-    let mut err: cl_int = sys::CL_SUCCESS;
-    let cl_ctx = ctx.cl.get();
-    // SAFETY: entry points of this context's platform, called with a live
-    // context, a device of it, a zero-terminated property list and an error
-    // out-pointer we own.
-    let ptr = unsafe {
-        match (req.kind, req.device) {
-            (UR_USM_TYPE_HOST, _) => (usm.host_alloc)(cl_ctx, props_ptr, req.size, req.align, &mut err),
-            (UR_USM_TYPE_DEVICE, Some(d)) => (usm.device_alloc)(cl_ctx, d.id, props_ptr, req.size, req.align, &mut err),
-            (_, d) => {
-                let id = d.map_or(std::ptr::null_mut(), |d| d.id);
-                (usm.shared_alloc)(cl_ctx, id, props_ptr, req.size, req.align, &mut err)
-            }
+    match ctx.raw_usm().alloc(req.kind, req.device, size, align, flags) {
+        Ok(p) => Ok(p.as_ptr()),
+        Err(sys::CL_OUT_OF_RESOURCES | sys::CL_MEM_OBJECT_ALLOCATION_FAILURE | sys::CL_OUT_OF_HOST_MEMORY) => {
+            Err(out_of_memory(req.kind))
         }
-    };
-    if ptr.is_null() {
-        return Err(match err {
-            sys::CL_SUCCESS | sys::CL_OUT_OF_RESOURCES | sys::CL_MEM_OBJECT_ALLOCATION_FAILURE => {
-                out_of_memory(req.kind)
-            }
-            sys::CL_INVALID_BUFFER_SIZE => UR_RESULT_ERROR_INVALID_USM_SIZE,
-            e => conv::result(e),
-        });
+        Err(sys::CL_INVALID_BUFFER_SIZE) => Err(UR_RESULT_ERROR_INVALID_USM_SIZE),
+        Err(e) => Err(conv::result(e)),
     }
-    Ok(ptr)
-}
-
-fn svm_alloc(ctx: &Context, req: &AllocRequest) -> UrResult<*mut c_void> {
-    let mut flags = sys::CL_MEM_READ_WRITE;
-    if req.kind != UR_USM_TYPE_DEVICE {
-        // Host-visible at all times, without map/unmap.
-        flags |= sys::CL_MEM_SVM_FINE_GRAIN_BUFFER;
-        if ctx.devices.iter().all(|d| d.svm & sys::CL_DEVICE_SVM_ATOMICS != 0) {
-            flags |= sys::CL_MEM_SVM_ATOMICS;
-        }
-    }
-    // SAFETY: a live context and flags OpenCL defines for clSVMAlloc.
-    unsafe { cl3::memory::svm_alloc(ctx.cl.get(), flags, req.size, req.align) }.map_err(|_| out_of_memory(req.kind))
 }
 
 fn out_of_memory(kind: ur_usm_type_t) -> ur_result_t {
@@ -174,6 +188,13 @@ fn zero(ctx: &Context, a: &Allocation) -> UrResult {
 /// still using the memory finish first.
 pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
     let a = ctx.allocations().remove(&(ptr as usize)).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+    if let Backing::Engine(pool) = &a.backing {
+        // The block goes back to its pool once the commands that may use it
+        // (as far as the engine knows) have finished.
+        return pool.free_blocking(ptr as *const u8, |stamp| ctx.wait_for_stamp(stamp)).inspect_err(|_| {
+            ctx.allocations().insert(a.base, a.clone());
+        });
+    }
     if ctx.usm_path() == UsmPath::Svm {
         // clSVMFree does not wait for commands that use the memory.
         if let Err(e) = ctx.finish_all_queues() {
@@ -187,25 +208,13 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
 
 /// Returns an allocation's memory to the runtime, and its bytes to its pool.
 /// The Intel path waits for commands using it; callers of the SVM path
-/// make sure none are left.
+/// make sure none are left. A block of an engine pool goes back with the
+/// pool.
 pub(crate) fn release_backing(ctx: &Context, a: &Allocation) {
-    match ctx.usm_path() {
-        UsmPath::Intel => {
-            if let Some(usm) = &ctx.platform.intel_usm {
-                // SAFETY: `a.base` came from this platform's allocator in this
-                // context and was removed from the table, so it is freed once.
-                let status = unsafe { (usm.blocking_free)(ctx.cl.get(), a.base as *mut c_void) };
-                if status != sys::CL_SUCCESS {
-                    log::warning(&format!("clMemBlockingFreeINTEL failed: {status}"));
-                }
-            }
-        }
-        UsmPath::Svm => {
-            // SAFETY: as above, from clSVMAlloc in this context.
-            let _ = unsafe { cl3::memory::svm_free(ctx.cl.get(), a.base as *mut c_void) };
-        }
-        UsmPath::None => {}
-    }
+    let Backing::Runtime(raw) = a.backing else { return };
+    // SAFETY: `raw` came from this context's allocator and its allocation
+    // was removed from the table, so it is freed once.
+    unsafe { ctx.raw_usm().free(raw as *mut c_void) };
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
         pool.account(-(a.size as isize));
     }
@@ -381,9 +390,26 @@ pub fn set_kernel_arg_pointer(
 pub struct UsmPool {
     header: HandleHeader,
     pub refs: UserRefs,
-    pub context: Arc<Context>,
+    /// Weak: a context keeps its default pools, which must not keep it.
+    context: Weak<Context>,
+    /// A user's pool keeps its context alive, as its handle does.
+    _owner: Option<Arc<Context>>,
+    /// The device a pool of `urUSMPoolCreateExp` (or a default pool)
+    /// serves; `None` for one of `urUSMPoolCreate`, which serves every
+    /// device of its context.
+    pub device: Option<&'static Device>,
+    /// A device's default pool: it lives as long as its context, keeps what
+    /// it reserves until trimmed, and its handle carries no reference.
+    pub is_default: bool,
     pub zero_init: bool,
-    /// Bytes of live allocations, and their high-water mark.
+    desc: PoolDesc,
+    api: PoolApi,
+    /// The engine pools (one per USM kind) that serve async allocations.
+    pub engine: PoolSet,
+    /// The device whose memory the engine pools of a device-less pool hold:
+    /// the first one an async allocation asked for.
+    bound_device: OnceLock<&'static Device>,
+    /// Blocking allocations' bytes in use, and their high-water mark.
     usage: Mutex<(usize, usize)>,
 }
 
@@ -402,17 +428,96 @@ impl Counted for UsmPool {
 }
 
 impl UsmPool {
-    pub fn new(context: Arc<Context>, flags: ur_usm_pool_flags_t) -> UrResult<Arc<UsmPool>> {
+    /// A user's pool: of `urUSMPoolCreate` when `device` is `None` (`api`
+    /// Classic), else of `urUSMPoolCreateExp` (`api` Exp).
+    pub fn new(
+        context: Arc<Context>,
+        device: Option<&'static Device>,
+        desc: PoolDesc,
+        api: PoolApi,
+    ) -> UrResult<Arc<UsmPool>> {
         if context.usm_path() == UsmPath::None {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
-        Ok(Arc::new(UsmPool {
+        // The threshold and maximum size do not depend on the kind.
+        let config = desc.engine_config(UsmKind::Device, api);
+        let pool = Arc::new(UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             refs: UserRefs::one(),
-            context,
-            zero_init: flags & UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0 != 0,
+            context: Arc::downgrade(&context),
+            _owner: Some(context.clone()),
+            device,
+            is_default: false,
+            zero_init: desc.zero_init(),
+            desc,
+            api,
+            engine: PoolSet::from_config(&config),
+            bound_device: OnceLock::new(),
             usage: Mutex::new((0, 0)),
-        }))
+        });
+        context.register_pool(&pool);
+        Ok(pool)
+    }
+
+    /// The default pool of `device` in `context` (made once by the context).
+    pub fn device_default(context: &Arc<Context>, device: &'static Device) -> Arc<UsmPool> {
+        let config = PoolConfig::new(UsmKind::Device);
+        Arc::new(UsmPool {
+            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
+            refs: UserRefs::one(),
+            context: Arc::downgrade(context),
+            _owner: None,
+            device: Some(device),
+            is_default: true,
+            zero_init: false,
+            desc: PoolDesc::default(),
+            api: PoolApi::Exp,
+            engine: PoolSet::from_config(&config),
+            bound_device: OnceLock::new(),
+            usage: Mutex::new((0, 0)),
+        })
+    }
+
+    pub fn handle(&self) -> ur_usm_pool_handle_t {
+        self as *const UsmPool as ur_usm_pool_handle_t
+    }
+
+    pub fn context_handle(&self) -> ur_context_handle_t {
+        self.context.as_ptr() as ur_context_handle_t
+    }
+
+    pub fn belongs_to(&self, context: &Context) -> bool {
+        std::ptr::eq(self.context.as_ptr(), context)
+    }
+
+    /// Whether this pool serves `device` in `context`.
+    pub fn serves(&self, context: &Context, device: &Device) -> bool {
+        self.belongs_to(context) && self.device.is_none_or(|d| std::ptr::eq(d, device))
+    }
+
+    /// The engine pool serving `kind` memory of `device`, made on first
+    /// use. A pool of `urUSMPoolCreate` holds one device's memory: another
+    /// device's async allocations from it are `UR_RESULT_ERROR_INVALID_VALUE`.
+    pub fn engine_pool(&self, kind: UsmKind, device: &'static Device) -> UrResult<&Arc<engine::Pool>> {
+        let bound = *self.bound_device.get_or_init(|| self.device.unwrap_or(device));
+        if kind != UsmKind::Host && !std::ptr::eq(bound, device) {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        if let Some(p) = self.engine.get(kind) {
+            return Ok(p);
+        }
+        self.engine.get_or_make(kind, || {
+            let context = self.context.upgrade().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+            let mut config =
+                if self.is_default { PoolConfig::new(kind) } else { self.desc.engine_config(kind, self.api) };
+            if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
+                config.min_slab_size = SLAB_SIZE;
+            }
+            // Host memory belongs to no device.
+            let device = (kind != UsmKind::Host).then_some(bound);
+            let source: Arc<dyn engine::MemorySource> = Arc::new(ClMemory::new(context.raw_usm(), kind, device));
+            Ok(Arc::new(engine::Pool::new(context.engine.dag().clone(), source, config)))
+        })
     }
 
     fn account(&self, delta: isize) {
@@ -421,9 +526,26 @@ impl UsmPool {
         u.1 = u.1.max(u.0);
     }
 
-    /// Bytes in use now, and at most so far. Each allocation is its own
-    /// runtime allocation, so reserved equals used.
-    pub fn usage(&self) -> (usize, usize) {
-        *self.usage.lock().unwrap_or_else(|e| e.into_inner())
+    /// The size queries of `urUSMPoolGetInfo(Exp)`: the engine pools'
+    /// counters, plus the blocking allocations made with this pool (their
+    /// memory is reserved exactly while it is used).
+    pub fn size_info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+        let engine = self.engine.info(prop)?;
+        let (used, used_high) = *self.usage.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(match prop {
+            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP | UR_USM_POOL_INFO_USED_CURRENT_EXP => engine + used,
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP => engine + used_high,
+            _ => engine,
+        })
+    }
+
+    /// `urUSMPoolSetInfoExp` (see [`PoolSet::set_info`]).
+    pub fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+        self.engine.set_info(prop, value)?;
+        if prop == UR_USM_POOL_INFO_RESERVED_HIGH_EXP || prop == UR_USM_POOL_INFO_USED_HIGH_EXP {
+            let mut u = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+            u.1 = u.0;
+        }
+        Ok(())
     }
 }

@@ -1,0 +1,297 @@
+//! The OpenCL side of the shared async pool engine (`ur_core::engine`).
+//!
+//! The engine decides which freed block an asynchronous allocation may take.
+//! From this adapter it needs raw memory ([`ClMemory`], over the same Intel
+//! USM or SVM calls as `urUSM*Alloc`), every command of a context recorded
+//! in its graph (`Queue::submit` records each one), and word of their
+//! completion, which comes from the commands' `cl_event`s ([`Trackers`]):
+//! polled now and then as commands are submitted, and settled at host
+//! synchronisation points (`urQueueFinish`, `urEventWait`). Completion is
+//! never reported from a runtime callback thread, so the engine's releases
+//! (blocking frees among them) always run on a user thread.
+//!
+//! Every submitted command asks OpenCL for an event, whether or not the
+//! caller wants one: it costs nothing measurable on the runtimes here, and
+//! it is what lets `UR_QUEUE_INFO_EMPTY` and the engine's extra
+//! dependencies be answered without a host wait.
+
+use super::device::{Device, UsmPath};
+use super::platform::Platform;
+use crate::cl::call;
+use crate::conv;
+use cl3::ext as sys;
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use sys::{cl_event, cl_int};
+use ur_core::engine::{Lane, MemorySource, OutOfMemory, Seq, UsmKind};
+use ur_core::*;
+
+/// An in-order queue keeps the event of every this-many-th command (and of
+/// its last one), so that the engine hears of completion in steps.
+const TRACK_EVERY: u32 = 32;
+
+/// Trackers a queue holds before it looks which have fired.
+const POLL_AT: usize = 8;
+
+/// The runtime allocation entry points of one context, shared by
+/// `urUSM*Alloc` and the engine's slabs.
+#[derive(Clone, Copy)]
+pub struct RawUsm {
+    pub cl: sys::cl_context,
+    pub platform: &'static Platform,
+    pub path: UsmPath,
+    /// SVM path: host and shared memory may carry `CL_MEM_SVM_ATOMICS`.
+    pub svm_atomics: bool,
+}
+
+// SAFETY: OpenCL contexts are thread-safe; the rest is plain data.
+unsafe impl Send for RawUsm {}
+unsafe impl Sync for RawUsm {}
+
+impl RawUsm {
+    /// `size` bytes of `kind` memory aligned to `align` (0: the runtime's
+    /// default), with Intel allocation properties `flags`; `None` when the
+    /// runtime refuses (`Some(error)` for an error other than exhaustion).
+    pub fn alloc(
+        &self,
+        kind: ur_usm_type_t,
+        device: Option<&Device>,
+        size: usize,
+        align: u32,
+        flags: sys::cl_bitfield,
+    ) -> Result<NonNull<c_void>, cl_int> {
+        let ptr = match self.path {
+            UsmPath::Intel => {
+                let usm = self.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
+                let props: [sys::cl_mem_properties_intel; 3] = [sys::CL_MEM_ALLOC_FLAGS_INTEL, flags, 0];
+                let props_ptr = if flags != 0 { props.as_ptr() } else { std::ptr::null() };
+                let mut err: cl_int = sys::CL_SUCCESS;
+                // SAFETY: entry points of this context's platform, called with
+                // a live context, a device of it, a zero-terminated property
+                // list and an error out-pointer we own.
+                let p = unsafe {
+                    match (kind, device) {
+                        (UR_USM_TYPE_HOST, _) => (usm.host_alloc)(self.cl, props_ptr, size, align, &mut err),
+                        (UR_USM_TYPE_DEVICE, Some(d)) => {
+                            (usm.device_alloc)(self.cl, d.id, props_ptr, size, align, &mut err)
+                        }
+                        (_, d) => {
+                            let id = d.map_or(std::ptr::null_mut(), |d| d.id);
+                            (usm.shared_alloc)(self.cl, id, props_ptr, size, align, &mut err)
+                        }
+                    }
+                };
+                if p.is_null() && err == sys::CL_SUCCESS {
+                    err = sys::CL_OUT_OF_RESOURCES;
+                }
+                NonNull::new(p).ok_or(err)?
+            }
+            UsmPath::Svm => {
+                let mut svm_flags = sys::CL_MEM_READ_WRITE;
+                if kind != UR_USM_TYPE_DEVICE {
+                    // Host-visible at all times, without map/unmap.
+                    svm_flags |= sys::CL_MEM_SVM_FINE_GRAIN_BUFFER;
+                    if self.svm_atomics {
+                        svm_flags |= sys::CL_MEM_SVM_ATOMICS;
+                    }
+                }
+                // SAFETY: a live context and flags OpenCL defines for clSVMAlloc.
+                let p = unsafe { cl3::memory::svm_alloc(self.cl, svm_flags, size, align) }
+                    .map_err(|_| sys::CL_OUT_OF_RESOURCES)?;
+                NonNull::new(p).ok_or(sys::CL_OUT_OF_RESOURCES)?
+            }
+            UsmPath::None => return Err(sys::CL_INVALID_OPERATION),
+        };
+        Ok(ptr)
+    }
+
+    /// Gives memory from [`alloc`](Self::alloc) back. The Intel path waits
+    /// for commands still using it; on the SVM path the caller makes sure
+    /// that none are left.
+    ///
+    /// # Safety
+    /// `ptr` came from `alloc` on this context and is released once.
+    pub unsafe fn free(&self, ptr: *mut c_void) {
+        match self.path {
+            UsmPath::Intel => {
+                if let Some(usm) = &self.platform.intel_usm {
+                    let status = (usm.blocking_free)(self.cl, ptr);
+                    if status != sys::CL_SUCCESS {
+                        log::warning(&format!("clMemBlockingFreeINTEL failed: {status}"));
+                    }
+                }
+            }
+            UsmPath::Svm => {
+                let _ = cl3::memory::svm_free(self.cl, ptr);
+            }
+            UsmPath::None => {}
+        }
+    }
+}
+
+/// Raw memory of one (context, device, USM kind) for engine pools. It holds
+/// its own reference to the OpenCL context, so that slabs can go back after
+/// the UR context is gone (a destroyed pool's slabs wait for the queues that
+/// may still use them).
+pub struct ClMemory {
+    raw: RawUsm,
+    kind: UsmKind,
+    device: Option<&'static Device>,
+}
+
+impl ClMemory {
+    pub fn new(raw: RawUsm, kind: UsmKind, device: Option<&'static Device>) -> ClMemory {
+        // SAFETY: a live context; released once in Drop.
+        let _ = unsafe { cl3::context::retain_context(raw.cl) };
+        ClMemory { raw, kind, device }
+    }
+}
+
+impl Drop for ClMemory {
+    fn drop(&mut self) {
+        // SAFETY: the reference taken in `new`.
+        let _ = unsafe { cl3::context::release_context(self.raw.cl) };
+    }
+}
+
+impl MemorySource for ClMemory {
+    fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        let align = u32::try_from(align).map_err(|_| OutOfMemory)?;
+        let device = if self.kind == UsmKind::Host { None } else { self.device };
+        self.raw.alloc(self.kind.to_ur(), device, size, align, 0).map(NonNull::cast).map_err(|_| OutOfMemory)
+    }
+
+    unsafe fn release(&self, ptr: NonNull<u8>, _size: usize, _align: usize) {
+        // SAFETY: the engine gives back a slab it took from `allocate`, once
+        // no recorded command can still touch it.
+        self.raw.free(ptr.as_ptr().cast());
+    }
+}
+
+/// Whether a command's event has finished (completed or failed).
+fn has_finished(event: &opencl3::event::Event) -> bool {
+    match crate::cl::value::<cl_int>(cl3::event::get_event_data(event.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)) {
+        Ok(status) => status <= sys::CL_COMPLETE,
+        // An event the runtime cannot describe is not waited for again.
+        Err(_) => true,
+    }
+}
+
+/// A new reference to a `cl_event`.
+pub fn retained(event: cl_event) -> opencl3::event::Event {
+    // SAFETY: a live event; the new reference is owned by the wrapper.
+    let _ = unsafe { cl3::event::retain_event(event) };
+    opencl3::event::Event::new(event)
+}
+
+/// One queue's lane and the events that tell the engine how far its
+/// commands have completed, oldest first.
+pub struct Trackers {
+    pub lane: Arc<Lane>,
+    pending: VecDeque<(Seq, opencl3::event::Event)>,
+    /// In-order lanes: whether the newest tracker stays when the next comes
+    /// (otherwise the next replaces it: it covers it).
+    back_kept: bool,
+    since_kept: u32,
+    poll_at: usize,
+}
+
+impl Trackers {
+    pub fn new(lane: Arc<Lane>) -> Self {
+        Trackers { lane, pending: VecDeque::new(), back_kept: true, since_kept: 0, poll_at: POLL_AT }
+    }
+
+    /// Keeps `event`, of command `seq` just submitted, to report its
+    /// completion; looks at the older ones now and then.
+    pub fn push(&mut self, seq: Seq, event: opencl3::event::Event) {
+        if self.lane.is_in_order() {
+            if !self.back_kept {
+                self.pending.pop_back();
+            }
+            self.since_kept += 1;
+            self.back_kept = self.since_kept >= TRACK_EVERY;
+            if self.back_kept {
+                self.since_kept = 0;
+            }
+        }
+        self.pending.push_back((seq, event));
+        if self.pending.len() >= self.poll_at {
+            self.poll();
+            // Out-of-order lanes finish in any order: poll again only once
+            // the list has doubled, so polling stays linear overall.
+            self.poll_at = (2 * self.pending.len()).max(POLL_AT);
+        }
+    }
+
+    /// Reports the commands whose events have finished.
+    pub fn poll(&mut self) {
+        if self.lane.is_in_order() {
+            // The newest finished means all have (in order).
+            if self.pending.back().is_some_and(|(_, e)| has_finished(e)) {
+                let (seq, _) = self.pending.back().expect("checked above");
+                self.lane.complete(*seq);
+                self.pending.clear();
+                return;
+            }
+            let done = self.pending.iter().take_while(|(_, e)| has_finished(e)).count();
+            if done > 0 {
+                self.lane.complete(self.pending[done - 1].0);
+                self.pending.drain(..done);
+            }
+        } else {
+            let lane = &self.lane;
+            self.pending.retain(|(seq, e)| {
+                let finished = has_finished(e);
+                if finished {
+                    lane.complete(*seq);
+                }
+                !finished
+            });
+        }
+    }
+
+    /// Whether every command this queue submitted has finished, looking
+    /// (without waiting) at the events of the newest ones.
+    pub fn all_finished(&mut self) -> bool {
+        self.poll();
+        self.pending.is_empty()
+    }
+
+    /// Every command up to `last` has completed (the host synchronised
+    /// after reading the lane's tail).
+    pub fn complete_upto(&mut self, last: Seq) {
+        if self.lane.is_in_order() {
+            self.lane.complete(last);
+        } else {
+            (self.lane.done_upto() + 1..=last).for_each(|s| self.lane.complete(s));
+        }
+        self.pending.retain(|(seq, _)| *seq > last);
+    }
+
+    /// An event whose completion implies that of command `seq`, or `None`
+    /// when it has completed. `Err` when no event of it is known (the
+    /// caller then waits on the host).
+    pub fn event_covering(&self, seq: Seq) -> Result<Option<opencl3::event::Event>, ()> {
+        if self.lane.is_complete(seq) {
+            return Ok(None);
+        }
+        let found = if self.lane.is_in_order() {
+            self.pending.iter().find(|(s, _)| *s >= seq)
+        } else {
+            self.pending.iter().find(|(s, _)| *s == seq)
+        };
+        found.map(|(_, e)| Some(retained(e.get()))).ok_or(())
+    }
+}
+
+/// A marker behind `waits` on `queue`, with an event out-pointer.
+pub fn marker(queue: sys::cl_command_queue, waits: &[cl_event], event: *mut cl_event) -> Result<(), cl_int> {
+    conv::check(call!(clEnqueueMarkerWithWaitList(
+        queue,
+        waits.len() as sys::cl_uint,
+        crate::cl::wait_list_ptr(waits),
+        event
+    )))
+}

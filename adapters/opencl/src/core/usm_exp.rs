@@ -1,0 +1,203 @@
+//! Stream-ordered USM (`urEnqueueUSM{Device,Shared,Host}AllocExp`,
+//! `urEnqueueUSMFreeExp`) through the shared async pool engine.
+//!
+//! The engine picks the block and says what the command must wait for; the
+//! adapter turns that into OpenCL commands: none when the allocation or free
+//! needs nothing run (in order, no wait list, no event), else a marker (a
+//! zeroing fill for zero-initialising pools) behind the wait list and the
+//! engine's extra dependencies, whose event is the command's. Deciding and
+//! enqueueing happen under the queue's order lock and the context's engine
+//! lock, so that a block's pending free has its event before anyone else
+//! can be told to wait for it.
+
+use super::context::Context;
+use super::engine;
+use super::event::Event;
+use super::queue::{Queue, Waits};
+use super::usm::{self, Allocation, Backing, UsmPool};
+use crate::conv::ClResultExt;
+use cl3::ext as sys;
+use std::ffi::c_void;
+use std::sync::Arc;
+use sys::{cl_event, cl_int};
+use ur_core::engine::{Stamp, UsmKind};
+use ur_core::usm_async::alloc_command;
+use ur_core::*;
+
+/// Adds to `waits` an event for each of the engine's extra dependencies
+/// that has not completed; their queues are flushed, as OpenCL needs for
+/// progress across queues. A dependency whose event is unknown is waited
+/// for on the host.
+fn add_dependencies(ctx: &Context, queue: &Queue, deps: &[Stamp], waits: &mut Vec<cl_event>) -> UrResult<Vec<opencl3::event::Event>> {
+    let mut held = Vec::new();
+    for &d in deps {
+        let Some(owner) = ctx.queue_of_lane(d.lane) else { continue };
+        match owner.event_covering(d.seq) {
+            Ok(Some(e)) => {
+                if !std::ptr::eq(Arc::as_ptr(&owner), queue) {
+                    owner.cl.flush().ur()?;
+                }
+                waits.push(e.get());
+                held.push(e);
+            }
+            Ok(None) => {}
+            Err(()) => ctx.wait_for_stamp(d),
+        }
+    }
+    Ok(held)
+}
+
+/// The command of an allocation or free that the engine gave a node: a
+/// zeroing fill of `zero` bytes at `ptr`, or a marker.
+fn enqueue_command(
+    ctx: &Context,
+    queue: &Queue,
+    ptr: *mut c_void,
+    zero: Option<usize>,
+    waits: &[cl_event],
+    event: *mut cl_event,
+) -> Result<(), cl_int> {
+    match zero {
+        Some(bytes) => usm::enqueue_fill(ctx, queue.cl.get(), ptr, &[0u8], bytes, waits, event),
+        None => engine::marker(queue.cl.get(), waits, event),
+    }
+}
+
+impl Queue {
+    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
+    /// device's current pool when `None`) for commands ordered after this
+    /// one.
+    ///
+    /// # Safety
+    /// As for [`Queue::submit`].
+    pub unsafe fn usm_alloc_async(
+        self: &Arc<Self>,
+        kind: UsmKind,
+        pool: Option<Arc<UsmPool>>,
+        size: usize,
+        wait_list: &[ur_event_handle_t],
+        ph_event: *mut ur_event_handle_t,
+    ) -> UrResult<*mut c_void> {
+        let ctx = &self.context;
+        if size == 0 || size as u64 > self.device.max_mem_alloc {
+            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+        }
+        let supported = match kind {
+            UsmKind::Host => self.device.usm_host != 0,
+            UsmKind::Device => self.device.usm_device != 0,
+            UsmKind::Shared => self.device.usm_single_shared | self.device.usm_cross_shared != 0,
+        };
+        if !supported {
+            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+        }
+        let pool = match pool {
+            Some(p) => p,
+            None => ctx.current_pool(self.device),
+        };
+        if !pool.serves(ctx, self.device) {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let engine_pool = pool.engine_pool(kind, self.device)?.clone();
+        let Waits { cl: mut waits, stamps, .. } = self.translate_wait_list(wait_list)?;
+        let _order = self.order_lock();
+        let _engine = ctx.engine_lock();
+        // What has finished on this queue may be reused at once.
+        self.poll();
+        let a = engine_pool.alloc(&self.lane, &stamps, size, 0, !ph_event.is_null())?;
+        let ptr = a.ptr.as_ptr() as *mut c_void;
+        if let Some(stamp) = a.stamp {
+            let enqueued = add_dependencies(ctx, self, a.deps.as_slice(), &mut waits).and_then(|_held| {
+                let mut cl_event: cl_event = std::ptr::null_mut();
+                enqueue_command(ctx, self, ptr, a.zero.then_some(a.size), &waits, &mut cl_event).ur()?;
+                Ok(cl_event)
+            });
+            match enqueued {
+                Ok(cl_event) => {
+                    self.track(alloc_command(kind), stamp, cl_event, ph_event);
+                }
+                Err(e) => {
+                    // Nothing ran: the block goes straight back, and the node
+                    // counts as done (on an in-order queue the next command
+                    // settles it).
+                    if let Ok(out) = engine_pool.free(&self.lane, &[], ptr as *const u8, false) {
+                        out.stamp.into_iter().for_each(|s| ctx.engine.dag().complete(s));
+                    }
+                    if !self.lane.is_in_order() {
+                        ctx.engine.dag().complete(stamp);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        ctx.allocations().insert(
+            ptr as usize,
+            Allocation {
+                base: ptr as usize,
+                size,
+                kind: kind.to_ur(),
+                device: (kind != UsmKind::Host).then_some(self.device),
+                pool: Some(Arc::downgrade(&pool)),
+                backing: Backing::Engine(engine_pool),
+            },
+        );
+        Ok(ptr)
+    }
+
+    /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
+    /// allocation (of `pool`, when one is named) is accepted, else
+    /// `UR_RESULT_ERROR_INVALID_VALUE` and nothing changes. The block goes
+    /// back to its pool once the commands before this point are done.
+    ///
+    /// # Safety
+    /// As for [`Queue::submit`].
+    pub unsafe fn usm_free_async(
+        self: &Arc<Self>,
+        pool: Option<&UsmPool>,
+        ptr: *mut c_void,
+        wait_list: &[ur_event_handle_t],
+        ph_event: *mut ur_event_handle_t,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let ctx = &self.context;
+        let Waits { cl: mut waits, stamps, .. } = self.translate_wait_list(wait_list)?;
+        let _order = self.order_lock();
+        let _engine = ctx.engine_lock();
+        let engine_pool = {
+            let table = ctx.allocations();
+            let a = table.get(&(ptr as usize)).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+            let Backing::Engine(engine_pool) = &a.backing else {
+                return Err(UR_RESULT_ERROR_INVALID_VALUE);
+            };
+            let owner = a.pool.as_ref().map(|p| p.as_ptr());
+            if pool.is_some_and(|p| owner != Some(p as *const UsmPool)) {
+                return Err(UR_RESULT_ERROR_INVALID_VALUE);
+            }
+            engine_pool.clone()
+        };
+        let out = engine_pool.free(&self.lane, &stamps, ptr as *const u8, !ph_event.is_null())?;
+        ctx.allocations().remove(&(ptr as usize));
+        let Some(stamp) = out.stamp else {
+            // In order with nothing to wait for: the free sits at the queue's
+            // tail and costs nothing.
+            return Ok(None);
+        };
+        let enqueued = add_dependencies(ctx, self, out.deps.as_slice(), &mut waits).and_then(|_held| {
+            let mut cl_event: cl_event = std::ptr::null_mut();
+            enqueue_command(ctx, self, ptr, None, &waits, &mut cl_event).ur()?;
+            Ok(cl_event)
+        });
+        match enqueued {
+            Ok(cl_event) => Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cl_event, ph_event)),
+            Err(e) => {
+                // The engine has taken the block back: make sure that what
+                // the free was to wait for is done before it is reused.
+                if !waits.is_empty() {
+                    let _ = cl3::event::wait_for_events(&waits);
+                }
+                if !self.lane.is_in_order() {
+                    ctx.engine.dag().complete(stamp);
+                }
+                Err(e)
+            }
+        }
+    }
+}
