@@ -7,23 +7,24 @@
 //! [`DDI`] is the one table that names every entry point this adapter
 //! implements; every other slot answers `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`.
 //!
-//! # Where the async pool engine plugs in
+//! # How the async pool engine plugs in
 //!
-//! - Every command goes through [`core::queue::Queue::submit`], which numbers
-//!   it on its queue (`seq`, with the queue's `id`: its lane) and returns its
-//!   event when one was asked for; [`core::event::Event::position`] gives
-//!   `(queue id, seq)` of any event of a wait list.
+//! - Each context has one engine graph ([`core::context::Context::dag`]);
+//!   each queue is a lane of it ([`core::queue::QueueShared::lane`]).
+//! - Every command goes through [`core::queue::Queue::submit`], which records
+//!   it on the lane under the queue's lock (its `seq` is its lane seq) and
+//!   returns its event when one was asked for;
+//!   [`core::event::Event::stamp`] names any event's command in the graph.
+//!   Async allocations and frees go through
+//!   [`core::queue::Queue::submit_engine`], where the engine records the
+//!   command itself (or decides none is needed) under the same lock.
 //! - Every command, with or without an event, completes in
-//!   `core::event::complete_command`, on the worker that ran it: the place
-//!   to tell the engine that a node is done.
-//! - [`core::enqueue::Command::Host`] runs any closure in queue order, for
-//!   allocation and free commands; `Submission::deps` adds the extra waits
-//!   the engine asks for.
-//! - Per-context engine state belongs in [`core::context::Context`], per-queue
-//!   state (a lane) in [`core::queue::QueueShared`], pool state in
-//!   [`core::usm::Pool`]; `core::device::{USM_POOL_SUPPORT,
-//!   ASYNC_USM_ALLOCATIONS_SUPPORT}` switch the device queries and the pool
-//!   entry points on.
+//!   `core::event::complete_command`, on the worker that ran it: the engine
+//!   hears of it there first.
+//! - Pools ([`core::usm_pool::Pool`]) are the engine's; blocking allocations
+//!   from a pool run on the context's host lane. Host synchronisation points
+//!   (`urQueueFinish`, `urEventWait`, blocking commands, queue release) call
+//!   [`core::context::Context::collect_pools`].
 
 mod api;
 pub mod core;
@@ -99,6 +100,19 @@ pub static DDI: ur_dditable_t = {
     d.USM.pfnPoolRetain = Some(usm::urUSMPoolRetain);
     d.USM.pfnPoolRelease = Some(usm::urUSMPoolRelease);
     d.USM.pfnPoolGetInfo = Some(usm::urUSMPoolGetInfo);
+
+    d.EnqueueExp.pfnUSMDeviceAllocExp = Some(usm_exp::urEnqueueUSMDeviceAllocExp);
+    d.EnqueueExp.pfnUSMSharedAllocExp = Some(usm_exp::urEnqueueUSMSharedAllocExp);
+    d.EnqueueExp.pfnUSMHostAllocExp = Some(usm_exp::urEnqueueUSMHostAllocExp);
+    d.EnqueueExp.pfnUSMFreeExp = Some(usm_exp::urEnqueueUSMFreeExp);
+    d.USMExp.pfnPoolCreateExp = Some(usm_exp::urUSMPoolCreateExp);
+    d.USMExp.pfnPoolDestroyExp = Some(usm_exp::urUSMPoolDestroyExp);
+    d.USMExp.pfnPoolGetDefaultDevicePoolExp = Some(usm_exp::urUSMPoolGetDefaultDevicePoolExp);
+    d.USMExp.pfnPoolSetDevicePoolExp = Some(usm_exp::urUSMPoolSetDevicePoolExp);
+    d.USMExp.pfnPoolGetDevicePoolExp = Some(usm_exp::urUSMPoolGetDevicePoolExp);
+    d.USMExp.pfnPoolTrimToExp = Some(usm_exp::urUSMPoolTrimToExp);
+    d.USMExp.pfnPoolGetInfoExp = Some(usm_exp::urUSMPoolGetInfoExp);
+    d.USMExp.pfnPoolSetInfoExp = Some(usm_exp::urUSMPoolSetInfoExp);
 
     d
 };

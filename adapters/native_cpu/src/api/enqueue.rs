@@ -30,7 +30,12 @@ unsafe fn submit(
     let want_event = blocking || !ph_event.is_null();
     let done = queue.submit(Submission { command_type, command, deps, order, want_event, blocking })?;
     let outcome = match (&done.event, blocking) {
-        (Some(event), true) => event.outcome(),
+        (Some(event), true) => {
+            let outcome = event.outcome();
+            // A host synchronisation point, as for urQueueFinish.
+            queue.shared.context.collect_pools();
+            outcome
+        }
         _ => Ok(()),
     };
     // A failed blocking command returns its error and no event.

@@ -1,6 +1,7 @@
 //! `urEvent*`.
 
 use super::{arc, obj, release_counted, retain_counted};
+use crate::core::context::Context;
 use crate::core::event::{Callback, Event};
 use crate::core::refcount::Counted;
 use std::ffi::c_void;
@@ -64,8 +65,17 @@ pub unsafe extern "C" fn urEventWait(numEvents: u32, phEventWaitList: *const ur_
         let events = handles.iter().map(|&h| obj::<Event>(h)).collect::<UrResult<Vec<_>>>()?;
         // Wait for all of them, then report a failure among them.
         let mut result = Ok(());
-        for e in events {
+        for e in &events {
             result = result.and(e.wait());
+        }
+        // A host synchronisation point for the pools of each context waited on.
+        let mut contexts: Vec<&Context> = Vec::new();
+        for e in &events {
+            let context = &*e.queue().shared.context;
+            if !contexts.iter().any(|c| std::ptr::eq(*c, context)) {
+                contexts.push(context);
+                context.collect_pools();
+            }
         }
         result
     })

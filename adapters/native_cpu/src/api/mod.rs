@@ -12,6 +12,7 @@ pub mod event;
 pub mod platform;
 pub mod queue;
 pub mod usm;
+pub mod usm_exp;
 
 use crate::core::event::Event;
 use crate::core::refcount::Counted;

@@ -107,8 +107,15 @@ pub unsafe extern "C" fn urQueueGetNativeHandle(
     })
 }
 
+/// A host synchronisation point: the context's pools take back what the
+/// finished work freed, and give back what is above their thresholds.
 pub unsafe extern "C" fn urQueueFinish(hQueue: ur_queue_handle_t) -> ur_result_t {
-    ffi_call(|| obj::<Queue>(hQueue)?.finish())
+    ffi_call(|| {
+        let queue = obj::<Queue>(hQueue)?;
+        let outcome = queue.finish();
+        queue.shared.context.collect_pools();
+        outcome
+    })
 }
 
 /// Commands reach the workers as they are enqueued: nothing to flush.

@@ -1,19 +1,22 @@
 //! `urUSM*`: blocking allocation, free, queries, and pools.
 //!
-//! Pools are served only where the device reports `USM_POOL_SUPPORT`; until
-//! then the pool entry points check their arguments and answer
+//! Pools are served only where the device reports `USM_POOL_SUPPORT`; when
+//! it does not, the pool entry points check their arguments and answer
 //! `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`, as does a non-null `pool` argument.
+//! The pool entry points of the async-alloc extension are in `usm_exp.rs`.
 
 use super::{obj, release_counted, retain_counted};
 use crate::core::context::Context;
 use crate::core::device::{Device, USM_POOL_SUPPORT};
 use crate::core::refcount::Counted;
-use crate::core::usm::{AllocRequest, Pool, PoolLimits, UsmKind};
+use crate::core::usm::{AllocRequest, UsmKind};
+use crate::core::usm_pool::Pool;
 use std::ffi::c_void;
 use std::sync::Arc;
 use ur_core::boundary::{ffi_call, for_each_in_chain, non_null, write_out};
 use ur_core::handle::{clone_arc, into_handle};
 use ur_core::info::InfoOut;
+use ur_core::usm_async::{check_pool_prop, read_pool_desc, PoolApi};
 use ur_core::*;
 
 /// Reads the common part of the three allocation entry points, in the order
@@ -47,7 +50,12 @@ unsafe fn alloc(
     } else {
         Some(clone_arc::<Pool>(pool, &crate::DDI)?)
     };
-    if pool.as_ref().is_some_and(|p| !std::ptr::eq(Arc::as_ptr(&p.context), ctx)) {
+    if let (Some(pool), Some(device)) = (&pool, &device) {
+        if !pool.serves(ctx, device) {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+    }
+    if pool.as_ref().is_some_and(|p| !p.belongs_to(ctx)) {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
     }
     let align = desc.map_or(0, |d| d.align as usize);
@@ -107,7 +115,9 @@ pub unsafe extern "C" fn urUSMSharedAlloc(
 }
 
 /// Frees at once for the caller; commands still pending on the memory keep
-/// it until they finished.
+/// it until they finished. A pool block (async allocations included) goes
+/// back to its pool once the context's queues have finished what was
+/// enqueued before the call.
 pub unsafe extern "C" fn urUSMFree(hContext: ur_context_handle_t, pMem: *mut c_void) -> ur_result_t {
     ffi_call(|| {
         let ctx = obj::<Context>(hContext)?;
@@ -131,7 +141,19 @@ pub unsafe extern "C" fn urUSMGetMemAllocInfo(
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
         let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
-        let Some(alloc) = ctx.usm.find(pMem as usize) else {
+        let addr = pMem as usize;
+        if let Some(alloc) = ctx.usm.find(addr) {
+            let device = alloc.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
+            return match propName {
+                UR_USM_ALLOC_INFO_TYPE => out.value(alloc.kind.to_ur()),
+                UR_USM_ALLOC_INFO_BASE_PTR => out.value(alloc.base() as *mut c_void),
+                UR_USM_ALLOC_INFO_SIZE => out.value(alloc.size()),
+                UR_USM_ALLOC_INFO_DEVICE => out.value(device),
+                UR_USM_ALLOC_INFO_POOL => out.value(std::ptr::null_mut::<ur_usm_pool_handle_t_>()),
+                _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+            };
+        }
+        let Some(block) = ctx.pool_block(addr) else {
             // Memory this context did not allocate: UR calls its type unknown
             // and has nothing else to say about it.
             return match propName {
@@ -139,12 +161,19 @@ pub unsafe extern "C" fn urUSMGetMemAllocInfo(
                 _ => Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT),
             };
         };
+        // Host memory belongs to no device; a context-wide pool's other
+        // kinds serve the context's (only) device.
+        let device = match (block.kind, &block.pool.device) {
+            (UsmKind::Host, _) => std::ptr::null_mut(),
+            (_, Some(d)) => d.handle(),
+            (_, None) => ctx.devices.first().map_or(std::ptr::null_mut(), |d| d.handle()),
+        };
         match propName {
-            UR_USM_ALLOC_INFO_TYPE => out.value(alloc.kind.as_ur()),
-            UR_USM_ALLOC_INFO_BASE_PTR => out.value(alloc.base() as *mut c_void),
-            UR_USM_ALLOC_INFO_SIZE => out.value(alloc.size()),
-            UR_USM_ALLOC_INFO_DEVICE => out.value(alloc.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle())),
-            UR_USM_ALLOC_INFO_POOL => out.value(alloc.pool_handle()),
+            UR_USM_ALLOC_INFO_TYPE => out.value(block.kind.to_ur()),
+            UR_USM_ALLOC_INFO_BASE_PTR => out.value(block.base as *mut c_void),
+            UR_USM_ALLOC_INFO_SIZE => out.value(block.size),
+            UR_USM_ALLOC_INFO_DEVICE => out.value(device),
+            UR_USM_ALLOC_INFO_POOL => out.value(block.pool.handle()),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     })
@@ -157,33 +186,23 @@ pub unsafe extern "C" fn urUSMPoolCreate(
 ) -> ur_result_t {
     ffi_call(|| {
         let ctx = super::arc::<Context>(hContext)?;
-        non_null(pPoolDesc)?;
+        let desc = read_pool_desc(pPoolDesc)?;
         non_null(ppPool)?;
-        let desc = &*pPoolDesc;
-        if desc.flags & UR_USM_POOL_FLAGS_MASK != 0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
-        let mut limits = None;
-        for_each_in_chain(desc.pNext, |stype, link| {
-            if stype == UR_STRUCTURE_TYPE_USM_POOL_LIMITS_DESC {
-                let l = &*(link as *const ur_usm_pool_limits_desc_t);
-                limits = Some(PoolLimits {
-                    max_poolable_size: l.maxPoolableSize,
-                    min_driver_alloc_size: l.minDriverAllocSize,
-                });
-            }
-            Ok(())
-        })?;
         if !USM_POOL_SUPPORT {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
-        write_out(ppPool, into_handle(Pool::new(ctx, desc.flags, limits)))
+        write_out(ppPool, into_handle(Pool::create(&ctx, None, desc, PoolApi::Classic)))
     })
 }
 
+/// A default pool belongs to its context: the user's retain and release
+/// leave it alone.
 pub unsafe extern "C" fn urUSMPoolRetain(pPool: ur_usm_pool_handle_t) -> ur_result_t {
     ffi_call(|| {
         pools_supported(pPool)?;
+        if obj::<Pool>(pPool)?.is_default {
+            return Ok(());
+        }
         retain_counted::<Pool>(pPool)
     })
 }
@@ -191,12 +210,15 @@ pub unsafe extern "C" fn urUSMPoolRetain(pPool: ur_usm_pool_handle_t) -> ur_resu
 pub unsafe extern "C" fn urUSMPoolRelease(pPool: ur_usm_pool_handle_t) -> ur_result_t {
     ffi_call(|| {
         pools_supported(pPool)?;
+        if obj::<Pool>(pPool)?.is_default {
+            return Ok(());
+        }
         release_counted::<Pool>(pPool)
     })
 }
 
 /// With pools off no pool handle exists: a null one is still named as such.
-fn pools_supported(pool: ur_usm_pool_handle_t) -> UrResult {
+pub(crate) fn pools_supported(pool: ur_usm_pool_handle_t) -> UrResult {
     if pool.is_null() {
         Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE)
     } else if !USM_POOL_SUPPORT {
@@ -216,15 +238,13 @@ pub unsafe extern "C" fn urUSMPoolGetInfo(
     ffi_call(|| {
         pools_supported(hPool)?;
         let pool = obj::<Pool>(hPool)?;
-        if propName.0 > UR_USM_POOL_INFO_USED_HIGH_EXP.0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
+        check_pool_prop(propName)?;
         let out = InfoOut::new(propSize, pPropValue, pPropSizeRet)?;
         match propName {
             UR_USM_POOL_INFO_REFERENCE_COUNT => out.value(pool.user_refs().get()),
-            UR_USM_POOL_INFO_CONTEXT => out.value(pool.context.handle()),
-            // Threshold, size and usage figures come with the async pool engine.
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+            UR_USM_POOL_INFO_CONTEXT => out.value(pool.context_handle()),
+            // The size figures, as urUSMPoolGetInfoExp gives them.
+            _ => out.value(pool.engine.info(propName)?),
         }
     })
 }

@@ -1,11 +1,17 @@
-//! A context: the devices it spans and the USM allocations made in it.
+//! A context: the devices it spans, the USM allocations made in it, and its
+//! share of the async pool engine: the graph of every queue's commands, the
+//! pools, and who waits for which command.
 
 use super::device::Device;
+use super::queue::QueueShared;
 use super::refcount::{Counted, UserRefs};
 use super::usm::UsmRegistry;
+use super::usm_pool::{Pool, SlabMap};
 use crate::DDI;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use ur_core::engine::{Dag, Lane, QueueOrder, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
@@ -18,6 +24,26 @@ pub struct Context {
     /// pending command still holds.
     pub usm: UsmRegistry,
     deleter: Mutex<Option<ExtendedDeleter>>,
+    /// Every command of every queue of this context, as the engine sees it.
+    pub dag: Arc<Dag>,
+    /// Blocking allocations from a pool are made on this lane, which runs
+    /// no commands: it stands for the host.
+    pub host_lane: Arc<Lane>,
+    /// Which pool owns each slab of pool memory.
+    pub slabs: Arc<SlabMap>,
+    /// Per device (same index as `devices`): its default pool, made on first use.
+    default_pools: Vec<OnceLock<Arc<Pool>>>,
+    /// Per device: the pool `urUSMPoolSetDevicePoolExp` chose, if any.
+    current_pools: Mutex<Vec<Option<Arc<Pool>>>>,
+    /// Whether any device has a current pool other than its default (so the
+    /// common case reads no lock).
+    custom_current: AtomicBool,
+    user_pools: Mutex<Vec<Weak<Pool>>>,
+    queues: Mutex<Vec<Weak<QueueShared>>>,
+    /// Queues with a command that waits for an engine stamp; woken, once,
+    /// when any command of the context completes.
+    stamp_watchers: Mutex<Vec<Weak<QueueShared>>>,
+    has_stamp_watchers: AtomicBool,
 }
 
 const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
@@ -43,14 +69,30 @@ struct ExtendedDeleter {
 // SAFETY: the user data is opaque to us; UR lets the deleter run on any thread.
 unsafe impl Send for ExtendedDeleter {}
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Context {
     pub fn new(devices: Vec<Arc<Device>>) -> Arc<Context> {
+        let dag = Dag::new();
+        let host_lane = dag.create_lane(QueueOrder::InOrder);
         Arc::new(Context {
             header: HandleHeader::new(&DDI, ObjectKind::Context),
             refs: UserRefs::one(),
+            default_pools: devices.iter().map(|_| OnceLock::new()).collect(),
+            current_pools: Mutex::new(devices.iter().map(|_| None).collect()),
             devices,
             usm: UsmRegistry::default(),
             deleter: Mutex::new(None),
+            dag,
+            host_lane,
+            slabs: Arc::default(),
+            custom_current: AtomicBool::new(false),
+            user_pools: Mutex::default(),
+            queues: Mutex::default(),
+            stamp_watchers: Mutex::default(),
+            has_stamp_watchers: AtomicBool::new(false),
         })
     }
 
@@ -59,18 +101,152 @@ impl Context {
     }
 
     pub fn has_device(&self, device: &Device) -> bool {
-        self.devices.iter().any(|d| std::ptr::eq(Arc::as_ptr(d), device))
+        self.device_index(device).is_some()
+    }
+
+    fn device_index(&self, device: &Device) -> Option<usize> {
+        self.devices.iter().position(|d| std::ptr::eq(Arc::as_ptr(d), device))
     }
 
     /// Installs the callback that runs once the context is destroyed; a
     /// later call replaces an earlier one.
     pub fn set_extended_deleter(&self, callback: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void) {
-        *self.deleter.lock().unwrap_or_else(|e| e.into_inner()) = Some(ExtendedDeleter { callback, user_data });
+        *lock(&self.deleter) = Some(ExtendedDeleter { callback, user_data });
+    }
+
+    // -- pools --------------------------------------------------------------
+
+    /// The default pool of `device`, or `INVALID_DEVICE` for a device
+    /// outside the context.
+    pub fn default_pool(self: &Arc<Self>, device: &Arc<Device>) -> UrResult<&Arc<Pool>> {
+        let i = self.device_index(device).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+        Ok(self.default_pools[i].get_or_init(|| Pool::default_for(self, device.clone())))
+    }
+
+    /// Runs `f` with the pool async allocations on `device` use when none is
+    /// named: the one set with `urUSMPoolSetDevicePoolExp`, else the default.
+    #[inline]
+    pub fn with_current_pool<R>(
+        self: &Arc<Self>,
+        device: &Arc<Device>,
+        f: impl FnOnce(&Arc<Pool>) -> R,
+    ) -> UrResult<R> {
+        if self.custom_current.load(Ordering::Acquire) {
+            let i = self.device_index(device).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+            if let Some(p) = lock(&self.current_pools)[i].clone() {
+                return Ok(f(&p));
+            }
+        }
+        Ok(f(self.default_pool(device)?))
+    }
+
+    pub fn set_current_pool(&self, device: &Device, pool: Arc<Pool>) -> UrResult {
+        let i = self.device_index(device).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+        let mut current = lock(&self.current_pools);
+        current[i] = (!pool.is_default).then_some(pool);
+        self.custom_current.store(current.iter().any(Option::is_some), Ordering::Release);
+        Ok(())
+    }
+
+    /// Forgets `pool` as any device's current pool (it is being destroyed);
+    /// those devices go back to their default pool.
+    pub fn forget_pool(&self, pool: &Pool) {
+        let mut current = lock(&self.current_pools);
+        for slot in current.iter_mut() {
+            if slot.as_deref().is_some_and(|c| std::ptr::eq(c, pool)) {
+                *slot = None;
+            }
+        }
+        self.custom_current.store(current.iter().any(Option::is_some), Ordering::Release);
+    }
+
+    pub(crate) fn add_user_pool(&self, pool: &Arc<Pool>) {
+        let mut pools = lock(&self.user_pools);
+        pools.retain(|p| p.strong_count() > 0);
+        pools.push(Arc::downgrade(pool));
+    }
+
+    /// Every pool of the context that exists now.
+    pub fn pools(&self) -> Vec<Arc<Pool>> {
+        let mut all: Vec<Arc<Pool>> = self.default_pools.iter().filter_map(|p| p.get().cloned()).collect();
+        all.extend(lock(&self.user_pools).iter().filter_map(Weak::upgrade));
+        all
+    }
+
+    /// A host synchronisation point: frees that have completed become
+    /// reusable, and each pool gives back what is above its release threshold.
+    pub fn collect_pools(&self) {
+        for pool in self.pools() {
+            pool.engine.collect();
+        }
+    }
+
+    // -- queues -------------------------------------------------------------
+
+    pub(crate) fn register_queue(&self, queue: &Arc<QueueShared>) {
+        let mut queues = lock(&self.queues);
+        queues.retain(|q| q.strong_count() > 0);
+        queues.push(Arc::downgrade(queue));
+    }
+
+    pub(crate) fn unregister_queue(&self, id: u64) {
+        lock(&self.queues).retain(|q| q.upgrade().is_some_and(|q| q.id != id));
+    }
+
+    /// Blocks until every command enqueued so far on the context's queues
+    /// has finished (a queue's own worker does not wait for its queue).
+    pub fn wait_all_queues(&self) {
+        let queues: Vec<Arc<QueueShared>> = lock(&self.queues).iter().filter_map(Weak::upgrade).collect();
+        for q in queues {
+            q.wait_idle();
+        }
+    }
+
+    /// Whether command `s` has completed. When it has not, `queue` is woken
+    /// at the next completion in the context, when it may have. (The watcher
+    /// is registered before the check, and completion is published before
+    /// watchers are read, so no completion falls between the two.)
+    pub(crate) fn watch_stamp(&self, queue: &Arc<QueueShared>, s: Stamp) -> bool {
+        if self.dag.is_complete(s) {
+            return true;
+        }
+        {
+            let mut watchers = lock(&self.stamp_watchers);
+            if !watchers.iter().any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(queue))) {
+                watchers.push(Arc::downgrade(queue));
+            }
+            self.has_stamp_watchers.store(true, Ordering::SeqCst);
+        }
+        fence(Ordering::SeqCst);
+        self.dag.is_complete(s)
+    }
+
+    /// A command completed: wakes the queues waiting for an engine stamp.
+    pub(crate) fn wake_stamp_watchers(&self) {
+        fence(Ordering::SeqCst);
+        if !self.has_stamp_watchers.load(Ordering::SeqCst) {
+            return;
+        }
+        let watchers = {
+            let mut w = lock(&self.stamp_watchers);
+            self.has_stamp_watchers.store(false, Ordering::SeqCst);
+            std::mem::take(&mut *w)
+        };
+        for q in watchers.iter().filter_map(Weak::upgrade) {
+            q.wake_workers();
+        }
     }
 }
 
 impl Drop for Context {
     fn drop(&mut self) {
+        // Every queue is gone (each held the context), so no command can
+        // touch pool memory: the pools give all of it back now, before the
+        // user hears that the context is destroyed.
+        for p in &mut self.default_pools {
+            p.take();
+        }
+        lock(&self.current_pools).clear();
         let deleter = self.deleter.get_mut().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(d) = deleter {
             // SAFETY: the user registered this callback for this moment.

@@ -23,12 +23,12 @@ unsafe impl UrObject for Device {
 }
 
 /// Whether the device serves USM pools through the `pool` argument and the
-/// `urUSMPool*` entry points, as `UR_DEVICE_INFO_USM_POOL_SUPPORT` reports.
-/// Off until the async pool engine backs pools.
-pub const USM_POOL_SUPPORT: bool = false;
-/// `UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP`: the async pool engine
-/// turns this on when it implements `urEnqueueUSM*AllocExp`/`FreeExp`.
-pub const ASYNC_USM_ALLOCATIONS_SUPPORT: bool = false;
+/// `urUSMPool*` entry points, as `UR_DEVICE_INFO_USM_POOL_SUPPORT` reports:
+/// the async pool engine backs them.
+pub const USM_POOL_SUPPORT: bool = true;
+/// `UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP`: `urEnqueueUSM*AllocExp`
+/// and `urEnqueueUSMFreeExp` are served by the async pool engine.
+pub const ASYNC_USM_ALLOCATIONS_SUPPORT: bool = true;
 
 /// Alignment of a USM allocation that asks for none: the largest OpenCL C
 /// type (`long16`, `double16`).

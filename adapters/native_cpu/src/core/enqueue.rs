@@ -35,12 +35,18 @@ impl UsmPtr {
 /// Finds the allocation of `ctx` that `[addr, addr + len)` starts in. A
 /// range that runs past the end of its allocation is `INVALID_SIZE`;
 /// memory that is no USM allocation of `ctx` (the host's own, which a CPU
-/// device reaches as system-shared USM) gives `None`.
+/// device reaches as system-shared USM) gives `None`. So does a block of
+/// pool memory, which no command needs to hold: the engine never hands it
+/// to a new owner, nor gives it back, while a command ordered before its
+/// free may still run, and a blocking free waits for the queues.
 pub fn resolve(ctx: &Context, addr: *const u8, len: usize) -> UrResult<Option<Arc<Allocation>>> {
     match ctx.usm.find(addr as usize) {
         Some(alloc) if alloc.contains(addr as usize, len) => Ok(Some(alloc)),
         Some(_) => Err(UR_RESULT_ERROR_INVALID_SIZE),
-        None => Ok(None),
+        None => match ctx.pool_block(addr as usize) {
+            Some(block) if !block.contains(addr as usize, len) => Err(UR_RESULT_ERROR_INVALID_SIZE),
+            _ => Ok(None),
+        },
     }
 }
 

@@ -13,6 +13,7 @@ use crate::DDI;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use ur_core::engine::Stamp;
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
@@ -24,7 +25,7 @@ pub struct Event {
     /// event lives, as OpenCL events keep their queue.
     queue: Arc<Queue>,
     command_type: ur_command_t,
-    /// The command's place in its queue's order.
+    /// The command's place in its queue's order (its seq on the queue's lane).
     seq: u64,
     /// A `ur_event_status_t` value.
     status: AtomicU32,
@@ -105,10 +106,10 @@ impl Event {
         self.command_type
     }
 
-    /// The queue and position of the command: enough to order it against
-    /// any other command.
-    pub fn position(&self) -> (u64, u64) {
-        (self.queue.shared.id, self.seq)
+    /// The command in the context's engine graph: its queue's lane and its
+    /// seq there.
+    pub fn stamp(&self) -> Stamp {
+        Stamp::new(self.queue.shared.lane.id(), self.seq)
     }
 
     pub fn status(&self) -> ur_event_status_t {
@@ -272,13 +273,17 @@ fn take_due(callbacks: &mut Vec<Callback>, status: ur_event_status_t) -> Vec<Cal
 /// Finishes command `seq` of `queue`: every command, with or without an
 /// event, ends here, on the worker that ran it, with no lock held.
 ///
-/// The order matters: the event is complete before the queue forgets the
-/// command (so `urQueueFinish` never returns with an event still running),
-/// and user callbacks run last (so a callback may wait on the queue).
+/// The order matters: the engine learns first (so that an event seen
+/// complete is complete in the engine's graph too, and a wait list holding
+/// it orders reuse); the event is complete before the queue forgets the
+/// command (so `urQueueFinish` never returns with an event still running);
+/// user callbacks run last (so a callback may wait on the queue).
 pub(crate) fn complete_command(queue: &QueueShared, seq: u64, event: Option<Arc<Event>>, outcome: UrResult) {
+    // A failed command is over too: it touches no memory any more.
+    queue.lane.complete(seq);
     let callbacks = event.as_ref().map(|e| e.signal(outcome)).unwrap_or_default();
-    // Hook for the async pool engine: the node of (queue.id, seq) is done.
     queue.retire(seq, outcome);
+    queue.context.wake_stamp_watchers();
     if let Some(e) = &event {
         e.run_callbacks(callbacks);
     }

@@ -9,3 +9,5 @@ pub mod platform;
 pub mod queue;
 pub mod refcount;
 pub mod usm;
+pub mod usm_exp;
+pub mod usm_pool;

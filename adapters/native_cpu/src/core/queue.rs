@@ -12,6 +12,13 @@
 //! The last release of a queue closes it and waits until what was enqueued
 //! has run; then its workers leave and are joined. Commands hold the USM
 //! allocations they touch, so nothing they use is freed early.
+//!
+//! Every command is also a node of the context's async pool engine graph:
+//! the queue is a lane, a command's `seq` is its seq on that lane, and it is
+//! recorded under the queue's lock as it is queued, so that the two orders
+//! agree. Async allocations and frees are recorded by the engine itself
+//! ([`Queue::submit_engine`]), under the same lock; the engine may make one
+//! wait for a command of any queue of the context by its stamp.
 
 use super::context::Context;
 use super::device::Device;
@@ -23,6 +30,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
+use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
@@ -50,6 +58,8 @@ pub struct QueueShared {
     pub context: Arc<Context>,
     pub device: Arc<Device>,
     pub flags: ur_queue_flags_t,
+    /// The queue in the engine's graph; command seqs are its seqs.
+    pub lane: Arc<Lane>,
     in_order: bool,
     max_workers: usize,
     state: Mutex<State>,
@@ -87,11 +97,24 @@ pub struct Submitted {
     pub event: Option<Arc<Event>>,
 }
 
+/// A command the engine has already recorded on the queue's lane (an async
+/// allocation or free), for [`Queue::submit_engine`] to queue.
+pub struct EngineCommand {
+    pub stamp: Stamp,
+    pub command_type: ur_command_t,
+    pub command: Command,
+    /// A command of any queue of the context that must complete first (the
+    /// pending free of a reused block, or a block's allocation).
+    pub after: Option<Stamp>,
+    pub want_event: bool,
+}
+
 struct Task {
     seq: u64,
     order: Order,
     command: Command,
     deps: Vec<Arc<Event>>,
+    after: Option<Stamp>,
     event: Option<Arc<Event>>,
 }
 
@@ -102,6 +125,7 @@ struct Running {
 
 #[derive(Default)]
 struct State {
+    /// The seq the next command gets: one past the lane's tail.
     next_seq: u64,
     /// Not started, in `seq` order.
     pending: VecDeque<Task>,
@@ -122,21 +146,22 @@ impl Queue {
     pub fn new(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_flags_t) -> Arc<Queue> {
         let in_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 == 0;
         let max_workers = if in_order { 1 } else { (device.host.compute_units as usize).clamp(2, 4) };
-        Arc::new(Queue {
-            header: HandleHeader::new(&DDI, ObjectKind::Queue),
-            refs: UserRefs::one(),
-            shared: Arc::new(QueueShared {
-                id: NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed),
-                context,
-                device,
-                flags,
-                in_order,
-                max_workers,
-                state: Mutex::new(State::default()),
-                work: Condvar::new(),
-                retired: Condvar::new(),
-            }),
-        })
+        let order = if in_order { QueueOrder::InOrder } else { QueueOrder::OutOfOrder };
+        let lane = context.dag.create_lane(order);
+        let shared = Arc::new(QueueShared {
+            id: NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed),
+            context,
+            device,
+            flags,
+            state: Mutex::new(State { next_seq: lane.tail().seq + 1, ..State::default() }),
+            lane,
+            in_order,
+            max_workers,
+            work: Condvar::new(),
+            retired: Condvar::new(),
+        });
+        shared.context.register_queue(&shared);
+        Arc::new(Queue { header: HandleHeader::new(&DDI, ObjectKind::Queue), refs: UserRefs::one(), shared })
     }
 
     pub fn handle(self: &Arc<Self>) -> ur_queue_handle_t {
@@ -168,11 +193,10 @@ impl Queue {
         if !inline {
             q.ensure_worker(&mut st)?;
         }
-        let seq = st.next_seq;
-        st.next_seq += 1;
+        let seq = q.record(&mut st, &sub.deps, sub.order);
         let event = sub.want_event.then(|| Event::new(self.this(), sub.command_type, seq));
         let mut deps = sub.deps;
-        let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, event: event.clone() };
+        let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, after: None, event: event.clone() };
         if inline {
             st.running.push(Running { seq, fence: sub.order.fence });
             drop(st);
@@ -187,17 +211,51 @@ impl Queue {
         Ok(Submitted { seq, event })
     }
 
+    /// Runs an engine operation (an async allocation or free) under the
+    /// queue's lock, so that a node it records on the lane is the queue's
+    /// next command, and queues the command it asks for, after `deps` (the
+    /// pending events of its wait list) and its `after` stamp. `op` gets the
+    /// lane and the wait list as stamps. Returns `op`'s value and the
+    /// command's event when one was asked for.
+    pub fn submit_engine<T>(
+        &self,
+        deps: Vec<Arc<Event>>,
+        op: impl FnOnce(&Arc<Lane>, &[Stamp]) -> UrResult<(T, Option<EngineCommand>)>,
+    ) -> UrResult<(T, Option<Arc<Event>>)> {
+        let q = &self.shared;
+        let mut st = q.lock();
+        if st.closed {
+            return Err(UR_RESULT_ERROR_INVALID_QUEUE);
+        }
+        // Before the engine records anything: queuing must not fail after.
+        q.ensure_worker(&mut st)?;
+        let stamps = q.stamps_of(&deps);
+        let (value, command) = op(&q.lane, &stamps)?;
+        let Some(c) = command else { return Ok((value, None)) };
+        debug_assert_eq!(c.stamp, Stamp::new(q.lane.id(), st.next_seq), "the engine recorded the queue's next command");
+        let seq = c.stamp.seq;
+        st.next_seq = seq + 1;
+        let event = c.want_event.then(|| Event::new(self.this(), c.command_type, seq));
+        let mut deps = deps;
+        deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
+        if let Some(s) = c.after {
+            q.context.watch_stamp(q, s);
+        }
+        let order = Order::default();
+        st.pending.push_back(Task { seq, order, command: c.command, deps, after: c.after, event: event.clone() });
+        if st.idle_workers > 0 {
+            q.work.notify_one();
+        }
+        Ok((value, event))
+    }
+
     /// `urQueueFinish`: blocks until everything enqueued so far finished,
     /// then reports the first of them that failed since the last finish.
     pub fn finish(&self) -> UrResult {
         let q = &self.shared;
         let mut st = q.lock();
         let last = st.next_seq;
-        while st.pending.front().is_some_and(|t| t.seq < last) || st.running.iter().any(|r| r.seq < last) {
-            st.finishers += 1;
-            st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
-            st.finishers -= 1;
-        }
+        st = q.wait_before(st, last);
         match st.unreported_failure.take_if(|(seq, _)| *seq < last) {
             Some((_, code)) => Err(code),
             None => Ok(()),
@@ -235,12 +293,15 @@ impl Counted for Queue {
 
     /// Closes the queue and, unless called from one of its own workers (a
     /// callback), waits for its commands and joins its workers: when the
-    /// release returns, everything enqueued has completed.
+    /// release returns, everything enqueued has completed, and what it freed
+    /// asynchronously is free in its pools.
     fn last_user_release(&self) {
         self.close();
         if WORKER_OF.get() != self.shared.id {
             self.drain();
             join_workers_of(&self.shared);
+            self.shared.retire_lane();
+            self.shared.context.collect_pools();
         }
     }
 }
@@ -248,6 +309,13 @@ impl Counted for Queue {
 impl Drop for Queue {
     fn drop(&mut self) {
         self.shared.close();
+    }
+}
+
+impl Drop for QueueShared {
+    /// No worker is left, so nothing the queue recorded can still run.
+    fn drop(&mut self) {
+        self.retire_lane();
     }
 }
 
@@ -273,6 +341,59 @@ impl QueueShared {
 
     fn is_closed(&self) -> bool {
         self.lock().closed
+    }
+
+    /// Forgets the lane once nothing on it can run any more.
+    fn retire_lane(&self) {
+        self.context.dag.retire_lane(&self.lane);
+        self.context.unregister_queue(self.id);
+    }
+
+    /// The stamps of the events of a wait list that the engine can order:
+    /// those of this context (another context's lanes are another graph).
+    fn stamps_of(&self, deps: &[Arc<Event>]) -> Vec<Stamp> {
+        deps.iter().filter(|e| Arc::ptr_eq(&e.queue().shared.context, &self.context)).map(|e| e.stamp()).collect()
+    }
+
+    /// Records the next command on the lane, after the wait list `deps`, and
+    /// returns its seq. A barrier that waits for everything earlier orders
+    /// later commands after it; one with a wait list, after its list. Other
+    /// commands, an event wait with an empty list included, are recorded as
+    /// ordered after their list only: the engine may know less than the
+    /// queue enforces, never more.
+    fn record(&self, st: &mut State, deps: &[Arc<Event>], order: Order) -> u64 {
+        let stamps = self.stamps_of(deps);
+        let dag = &self.context.dag;
+        let stamp = match (order.fence, order.after_all) {
+            (true, true) => dag.record_barrier(&self.lane, &[]),
+            (true, false) if !stamps.is_empty() => dag.record_barrier(&self.lane, &stamps),
+            _ => dag.record(&self.lane, &stamps),
+        };
+        debug_assert_eq!(stamp.seq, st.next_seq);
+        st.next_seq = stamp.seq + 1;
+        stamp.seq
+    }
+
+    /// Blocks until no command numbered below `end` is pending or running.
+    fn wait_before<'a>(&'a self, mut st: MutexGuard<'a, State>, end: u64) -> MutexGuard<'a, State> {
+        while st.pending.front().is_some_and(|t| t.seq < end) || st.running.iter().any(|r| r.seq < end) {
+            st.finishers += 1;
+            st = self.retired.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.finishers -= 1;
+        }
+        st
+    }
+
+    /// Blocks until every command enqueued so far has finished (failures
+    /// stay for `urQueueFinish` to report). Returns at once on one of the
+    /// queue's own workers, whose command is running.
+    pub(crate) fn wait_idle(&self) {
+        if WORKER_OF.get() == self.id {
+            return;
+        }
+        let st = self.lock();
+        let end = st.next_seq;
+        drop(self.wait_before(st, end));
     }
 
     /// A dependency finished: let the workers look again.
@@ -319,25 +440,25 @@ impl QueueShared {
 
 impl State {
     /// Takes the next command that may start, and marks it running.
-    fn take_ready(&mut self, in_order: bool) -> Option<Task> {
-        let index = if in_order { self.ready_in_order() } else { self.ready_out_of_order() }?;
+    fn take_ready(&mut self, q: &Arc<QueueShared>) -> Option<Task> {
+        let index = if q.in_order { self.ready_in_order(q) } else { self.ready_out_of_order(q) }?;
         let task = self.pending.remove(index)?;
         self.running.push(Running { seq: task.seq, fence: task.order.fence });
         Some(task)
     }
 
-    fn ready_in_order(&self) -> Option<usize> {
+    fn ready_in_order(&self, q: &Arc<QueueShared>) -> Option<usize> {
         let head = self.pending.front()?;
-        (self.running.is_empty() && deps_done(head)).then_some(0)
+        (self.running.is_empty() && deps_done(head, q)).then_some(0)
     }
 
-    fn ready_out_of_order(&self) -> Option<usize> {
+    fn ready_out_of_order(&self, q: &Arc<QueueShared>) -> Option<usize> {
         if self.running.iter().any(|r| r.fence) {
             return None;
         }
         for (i, task) in self.pending.iter().enumerate() {
             let earlier_unfinished = i > 0 || self.running.iter().any(|r| r.seq < task.seq);
-            let ready = deps_done(task) && !(task.order.after_all && earlier_unfinished);
+            let ready = !(task.order.after_all && earlier_unfinished) && deps_done(task, q);
             if ready {
                 return Some(i);
             }
@@ -350,8 +471,10 @@ impl State {
     }
 }
 
-fn deps_done(task: &Task) -> bool {
-    task.deps.iter().all(|d| d.is_done())
+/// Whether a task's events have finished and its engine dependency has
+/// completed; when that one has not, the queue is woken when it may have.
+fn deps_done(task: &Task, q: &Arc<QueueShared>) -> bool {
+    task.deps.iter().all(|d| d.is_done()) && task.after.is_none_or(|s| q.context.watch_stamp(q, s))
 }
 
 thread_local! {
@@ -363,7 +486,7 @@ fn worker_main(q: Arc<QueueShared>) {
     WORKER_OF.set(q.id);
     let mut st = q.lock();
     loop {
-        if let Some(task) = st.take_ready(q.in_order) {
+        if let Some(task) = st.take_ready(&q) {
             drop(st);
             execute(&q, task);
             st = q.lock();
@@ -381,6 +504,8 @@ fn worker_main(q: Arc<QueueShared>) {
 
 fn execute(q: &QueueShared, task: Task) {
     let Task { seq, command, deps, event, .. } = task;
+    // An engine dependency is a command that completed (`deps_done`); it
+    // cannot fail the way an event of the wait list can.
     if let Some(e) = &event {
         e.mark_running();
     }

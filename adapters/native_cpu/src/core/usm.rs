@@ -1,36 +1,25 @@
-//! USM on the host: every kind of allocation is host memory. A context keeps
-//! its live allocations in an interval map, so that any pointer into one
-//! (not only its base) finds it. Commands hold an `Arc` to the allocations
-//! they touch, so a free while they are pending cannot release the memory
-//! under them: it is released when the last of them finishes.
+//! USM on the host: every kind of allocation is host memory.
+//!
+//! A blocking allocation without a pool is its own block from the global
+//! allocator, kept in the context's interval map so that any pointer into
+//! it (not only its base) finds it; commands hold an `Arc` to the
+//! allocations they touch, so a free while they are pending cannot release
+//! the memory under them: it goes when the last of them finishes.
+//!
+//! Memory from a pool (blocking allocations with a pool, and every async
+//! allocation) is a block of the async pool engine; the context's slab map
+//! finds its pool from any address inside. A blocking free of such a block
+//! first waits for the work of the context's queues enqueued before it.
 
 use super::context::Context;
 use super::device::{Device, DEFAULT_USM_ALIGNMENT};
-use super::refcount::{Counted, UserRefs};
-use crate::DDI;
+use super::usm_pool::Pool;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::{Arc, RwLock, Weak};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use std::sync::{Arc, RwLock};
+pub use ur_core::engine::UsmKind;
 use ur_core::*;
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum UsmKind {
-    Host,
-    Device,
-    Shared,
-}
-
-impl UsmKind {
-    pub fn as_ur(self) -> ur_usm_type_t {
-        match self {
-            UsmKind::Host => UR_USM_TYPE_HOST,
-            UsmKind::Device => UR_USM_TYPE_DEVICE,
-            UsmKind::Shared => UR_USM_TYPE_SHARED,
-        }
-    }
-}
 
 /// One live USM allocation. Dropping it returns the memory.
 pub struct Allocation {
@@ -41,8 +30,6 @@ pub struct Allocation {
     pub kind: UsmKind,
     /// `None` for host allocations, which belong to no device.
     pub device: Option<Arc<Device>>,
-    /// Weak: a pool's reference count is its users' business.
-    pub pool: Option<Weak<Pool>>,
 }
 
 // SAFETY: the record owns its memory block exclusively; the bytes inside are
@@ -64,18 +51,11 @@ impl Allocation {
         let start = self.base.as_ptr() as usize;
         addr >= start && addr.checked_add(len).is_some_and(|end| end <= start + self.size)
     }
-
-    pub fn pool_handle(&self) -> ur_usm_pool_handle_t {
-        match &self.pool {
-            Some(p) if p.strong_count() > 0 => p.as_ptr() as ur_usm_pool_handle_t,
-            _ => std::ptr::null_mut(),
-        }
-    }
 }
 
 impl Drop for Allocation {
     fn drop(&mut self) {
-        // SAFETY: allocated in `allocate` with exactly this layout.
+        // SAFETY: allocated in `usm_alloc` with exactly this layout.
         unsafe { std::alloc::dealloc(self.base.as_ptr(), self.layout) };
     }
 }
@@ -125,13 +105,18 @@ pub struct AllocRequest<'a> {
     pub pool: Option<&'a Arc<Pool>>,
 }
 
-fn page_size() -> usize {
-    // SAFETY: `sysconf` only reads a system constant.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 {
-        n as usize
-    } else {
-        4096
+/// A live block of pool memory, as found from an address inside it.
+pub struct PoolBlock {
+    pub pool: Arc<Pool>,
+    pub kind: UsmKind,
+    pub base: usize,
+    /// The block's size: the request rounded up to the pool's granule.
+    pub size: usize,
+}
+
+impl PoolBlock {
+    pub fn contains(&self, addr: usize, len: usize) -> bool {
+        addr >= self.base && addr.checked_add(len).is_some_and(|end| end <= self.base + self.size)
     }
 }
 
@@ -148,25 +133,13 @@ impl Context {
         if req.align != 0 && !req.align.is_power_of_two() {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        let mut align = req.align.max(DEFAULT_USM_ALIGNMENT);
-        let mut bytes = req.size;
-        let mut zeroed = false;
         if let Some(pool) = req.pool {
-            // UR keeps allocations of different pools off each other's pages.
-            let page = page_size();
-            align = align.max(page);
-            bytes = bytes.checked_next_multiple_of(page).ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
-            zeroed = pool.zero_initialize();
+            return self.pool_alloc(pool, req.kind, req.size, req.align);
         }
-        let layout = Layout::from_size_align(bytes, align).map_err(|_| UR_RESULT_ERROR_INVALID_USM_SIZE)?;
+        let align = req.align.max(DEFAULT_USM_ALIGNMENT);
+        let layout = Layout::from_size_align(req.size, align).map_err(|_| UR_RESULT_ERROR_INVALID_USM_SIZE)?;
         // SAFETY: the layout has a non-zero size.
-        let raw = unsafe {
-            if zeroed {
-                std::alloc::alloc_zeroed(layout)
-            } else {
-                std::alloc::alloc(layout)
-            }
-        };
+        let raw = unsafe { std::alloc::alloc(layout) };
         let base = NonNull::new(raw).ok_or(UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
         self.usm.insert(Arc::new(Allocation {
             base,
@@ -174,63 +147,51 @@ impl Context {
             size: req.size,
             kind: req.kind,
             device: req.device.cloned(),
-            pool: req.pool.map(Arc::downgrade),
         }));
         Ok(base.as_ptr())
     }
 
-    /// `urUSMFree`: forgets the allocation now; its memory goes once no
-    /// pending command holds it.
+    /// A blocking allocation from `pool`, made on the host lane: when the
+    /// engine hands out a block whose earlier owner's free is still pending,
+    /// this waits for that free.
+    fn pool_alloc(&self, pool: &Pool, kind: UsmKind, size: usize, align: usize) -> UrResult<*mut u8> {
+        let engine = pool.engine_pool(kind)?;
+        let a = engine.alloc(&self.host_lane, &[], size, align, false)?;
+        if let Some(stamp) = a.stamp {
+            for &dep in a.deps.as_slice() {
+                self.dag.wait(dep);
+            }
+            if a.zero {
+                // SAFETY: the block is ours, `a.size` bytes, and nothing else uses it yet.
+                unsafe { a.ptr.as_ptr().write_bytes(0, a.size) };
+            }
+            self.dag.complete(stamp);
+        }
+        Ok(a.ptr.as_ptr())
+    }
+
+    /// The live block of pool memory that holds `addr`, if any.
+    pub fn pool_block(&self, addr: usize) -> Option<PoolBlock> {
+        let (pool, kind) = self.slabs.owner_of(addr)?;
+        let (base, size) = pool.engine.get(kind)?.live_block_containing(addr)?;
+        Some(PoolBlock { pool, kind, base, size })
+    }
+
+    /// `urUSMFree`. A plain allocation is forgotten now; its memory goes
+    /// once no pending command holds it. A pool block goes back to its pool
+    /// once every command enqueued so far on the context's queues has
+    /// finished (any of them may use it). Anything but the base of a live
+    /// allocation is `INVALID_MEM_OBJECT`.
     pub fn usm_free(&self, ptr: *mut u8) -> UrResult {
-        self.usm.remove(ptr as usize).map(drop)
-    }
-}
-
-/// Sizes from a `ur_usm_pool_limits_desc_t`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PoolLimits {
-    pub max_poolable_size: usize,
-    pub min_driver_alloc_size: usize,
-}
-
-/// A USM pool (`urUSMPoolCreate`). Allocations made through it are tagged
-/// with it; the async pool engine extends it with reuse.
-#[repr(C)]
-pub struct Pool {
-    header: HandleHeader,
-    pub refs: UserRefs,
-    pub context: Arc<Context>,
-    pub flags: ur_usm_pool_flags_t,
-    pub limits: Option<PoolLimits>,
-}
-
-const _: () = assert!(core::mem::offset_of!(Pool, header) == 0);
-
-impl Counted for Pool {
-    fn user_refs(&self) -> &UserRefs {
-        &self.refs
-    }
-}
-
-// SAFETY: `Pool` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Pool {
-    const KIND: ObjectKind = ObjectKind::UsmPool;
-    type Handle = ur_usm_pool_handle_t_;
-}
-
-impl Pool {
-    pub fn new(context: Arc<Context>, flags: ur_usm_pool_flags_t, limits: Option<PoolLimits>) -> Arc<Pool> {
-        Arc::new(Pool {
-            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            refs: UserRefs::one(),
-            context,
-            flags,
-            limits,
-        })
-    }
-
-    pub fn zero_initialize(&self) -> bool {
-        self.flags & UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0 != 0
+        let addr = ptr as usize;
+        if let Ok(alloc) = self.usm.remove(addr) {
+            drop(alloc);
+            return Ok(());
+        }
+        let block = self.pool_block(addr).filter(|b| b.base == addr).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+        let engine = block.pool.engine.get(block.kind).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+        self.wait_all_queues();
+        engine.free_blocking(ptr, |s| self.dag.wait(s)).map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
 }
 
@@ -238,6 +199,8 @@ impl Pool {
 mod tests {
     use super::*;
     use crate::core::platform::Platform;
+    use std::sync::Weak;
+    use ur_core::usm_async::{PoolApi, PoolDesc};
 
     fn context() -> Arc<Context> {
         Context::new(Platform::new(Weak::new()).devices.clone())
@@ -292,16 +255,28 @@ mod tests {
     }
 
     #[test]
-    fn pool_allocations_are_page_isolated_and_zeroed_on_request() {
+    fn pool_allocations_come_from_the_engine_zeroed_on_request() {
         let ctx = context();
-        let pool = Pool::new(ctx.clone(), UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, None);
-        let req = AllocRequest { kind: UsmKind::Host, size: 100, align: 0, device: None, pool: Some(&pool) };
+        let desc = PoolDesc { flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, limits: None };
+        let pool = Pool::create(&ctx, None, desc, PoolApi::Classic);
+        let req = AllocRequest { kind: UsmKind::Host, size: 100, align: 4096, device: None, pool: Some(&pool) };
         let p = ctx.usm_alloc(req).unwrap();
-        assert_eq!(p as usize % page_size(), 0);
+        assert_eq!(p as usize % 4096, 0);
         // SAFETY: 100 bytes were just allocated.
         assert!(unsafe { std::slice::from_raw_parts(p, 100) }.iter().all(|&b| b == 0));
-        assert_eq!(ctx.usm.find(p as usize).unwrap().pool_handle(), Arc::as_ptr(&pool) as ur_usm_pool_handle_t);
-        drop(pool);
-        assert!(ctx.usm.find(p as usize).unwrap().pool_handle().is_null());
+        assert!(ctx.usm.find(p as usize).is_none(), "pool blocks are the engine's, not the registry's");
+        let block = ctx.pool_block(p as usize + 99).unwrap();
+        assert!(Arc::ptr_eq(&block.pool, &pool) && block.base == p as usize && block.kind == UsmKind::Host);
+        // SAFETY: the block is live and 100 bytes long.
+        unsafe { p.write_bytes(0xee, 100) };
+        assert_eq!(ctx.usm_free(p.wrapping_add(8)), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
+        assert_eq!(ctx.usm_free(p), Ok(()));
+        assert_eq!(ctx.usm_free(p), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT), "double free");
+        let again =
+            ctx.usm_alloc(AllocRequest { kind: UsmKind::Host, size: 100, align: 0, device: None, pool: Some(&pool) });
+        let again = again.unwrap();
+        // SAFETY: as above.
+        assert!(unsafe { std::slice::from_raw_parts(again, 100) }.iter().all(|&b| b == 0), "zeroed again on reuse");
+        ctx.usm_free(again).unwrap();
     }
 }

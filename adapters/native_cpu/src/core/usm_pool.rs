@@ -1,0 +1,209 @@
+//! USM pools. A pool handle stands for the async pool engine's pools of one
+//! context (one per USM kind, made on first use), which take slabs of host
+//! memory and sub-allocate them; reuse, statistics, the release threshold
+//! and trimming are the engine's. Every slab is entered in the context's
+//! [`SlabMap`], so that any address inside pool memory finds its pool.
+
+use super::context::Context;
+use super::device::{Device, DEFAULT_USM_ALIGNMENT};
+use super::refcount::{Counted, UserRefs};
+use crate::DDI;
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::{Arc, RwLock, Weak};
+use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, UsmKind};
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
+use ur_core::*;
+
+/// Which pool, and which of its kinds, owns each slab of a context.
+#[derive(Default)]
+pub struct SlabMap {
+    slabs: RwLock<BTreeMap<usize, SlabOwner>>,
+}
+
+#[derive(Clone)]
+struct SlabOwner {
+    end: usize,
+    pool: Weak<Pool>,
+    kind: UsmKind,
+}
+
+impl SlabMap {
+    fn insert(&self, addr: usize, size: usize, pool: Weak<Pool>, kind: UsmKind) {
+        let owner = SlabOwner { end: addr + size, pool, kind };
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, owner);
+    }
+
+    fn remove(&self, addr: usize) {
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(&addr);
+    }
+
+    /// The pool and USM kind of the slab that holds `addr`, while that pool lives.
+    pub fn owner_of(&self, addr: usize) -> Option<(Arc<Pool>, UsmKind)> {
+        let slabs = self.slabs.read().unwrap_or_else(|e| e.into_inner());
+        let (_, owner) = slabs.range(..=addr).next_back()?;
+        if addr >= owner.end {
+            return None;
+        }
+        Some((owner.pool.upgrade()?, owner.kind))
+    }
+}
+
+/// Host memory for one USM kind of one pool. The kinds of a pool share one
+/// [`HostMemory`], whose budget is the pool's maximum size.
+struct PoolMemory {
+    host: Arc<HostMemory>,
+    slabs: Arc<SlabMap>,
+    pool: Weak<Pool>,
+    kind: UsmKind,
+}
+
+impl MemorySource for PoolMemory {
+    fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        let p = self.host.allocate(size, align)?;
+        self.slabs.insert(p.as_ptr() as usize, size, self.pool.clone(), self.kind);
+        Ok(p)
+    }
+
+    unsafe fn release(&self, ptr: NonNull<u8>, size: usize, align: usize) {
+        self.slabs.remove(ptr.as_ptr() as usize);
+        // SAFETY: the engine gives back, once, a slab this source took.
+        self.host.release(ptr, size, align)
+    }
+}
+
+/// A USM pool handle: `urUSMPoolCreate`, `urUSMPoolCreateExp`, or a
+/// device's default pool.
+#[repr(C)]
+pub struct Pool {
+    header: HandleHeader,
+    pub refs: UserRefs,
+    /// Weak: a context keeps its default pools, which must not keep it.
+    context: Weak<Context>,
+    /// Pools the user made keep their context alive, as other handles do.
+    _user_context: Option<Arc<Context>>,
+    /// The device an Exp pool (or a default pool) serves; `None` for a
+    /// `urUSMPoolCreate` pool, which serves every device of its context.
+    pub device: Option<Arc<Device>>,
+    pub is_default: bool,
+    desc: PoolDesc,
+    api: PoolApi,
+    pub engine: PoolSet,
+    host: Arc<HostMemory>,
+    slabs: Arc<SlabMap>,
+    me: Weak<Pool>,
+}
+
+const _: () = assert!(core::mem::offset_of!(Pool, header) == 0);
+
+// SAFETY: `Pool` is `#[repr(C)]` with its header at offset 0.
+unsafe impl UrObject for Pool {
+    const KIND: ObjectKind = ObjectKind::UsmPool;
+    type Handle = ur_usm_pool_handle_t_;
+}
+
+impl Counted for Pool {
+    fn user_refs(&self) -> &UserRefs {
+        &self.refs
+    }
+
+    /// A pool the user gave up is nobody's current pool any more.
+    fn last_user_release(&self) {
+        if let Some(context) = self.context.upgrade() {
+            context.forget_pool(self);
+        }
+    }
+}
+
+/// Least alignment of every pool block, as of every USM allocation.
+fn engine_config(mut config: PoolConfig) -> PoolConfig {
+    config.granule = DEFAULT_USM_ALIGNMENT;
+    config
+}
+
+impl Pool {
+    /// A pool the user asked for: `device` for `urUSMPoolCreateExp`, none
+    /// for `urUSMPoolCreate`.
+    pub fn create(context: &Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<Pool> {
+        // The threshold and maximum size do not depend on the kind.
+        let config = desc.engine_config(UsmKind::Device, api);
+        let host = Arc::new(HostMemory::with_budget(config.max_size));
+        let pool = Arc::new_cyclic(|me| Pool {
+            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
+            refs: UserRefs::one(),
+            context: Arc::downgrade(context),
+            _user_context: Some(context.clone()),
+            device,
+            is_default: false,
+            desc,
+            api,
+            engine: PoolSet::from_config(&config),
+            host,
+            slabs: context.slabs.clone(),
+            me: me.clone(),
+        });
+        context.add_user_pool(&pool);
+        pool
+    }
+
+    /// The default pool of `device` in `context`: it keeps everything it
+    /// reserves (threshold `SIZE_MAX`) until trimmed or the context goes.
+    pub fn default_for(context: &Arc<Context>, device: Arc<Device>) -> Arc<Pool> {
+        let config = PoolConfig::new(UsmKind::Device);
+        Arc::new_cyclic(|me| Pool {
+            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
+            refs: UserRefs::one(),
+            context: Arc::downgrade(context),
+            _user_context: None,
+            device: Some(device),
+            is_default: true,
+            desc: PoolDesc::default(),
+            api: PoolApi::Exp,
+            engine: PoolSet::from_config(&config),
+            host: Arc::new(HostMemory::new()),
+            slabs: context.slabs.clone(),
+            me: me.clone(),
+        })
+    }
+
+    pub fn handle(&self) -> ur_usm_pool_handle_t {
+        self as *const Pool as ur_usm_pool_handle_t
+    }
+
+    pub fn context_handle(&self) -> ur_context_handle_t {
+        self.context.as_ptr() as ur_context_handle_t
+    }
+
+    pub fn belongs_to(&self, context: &Context) -> bool {
+        std::ptr::eq(self.context.as_ptr(), context)
+    }
+
+    /// Whether allocations for `device` in `context` may come from this pool.
+    pub fn serves(&self, context: &Context, device: &Device) -> bool {
+        self.belongs_to(context) && self.device.as_ref().is_none_or(|d| std::ptr::eq(Arc::as_ptr(d), device))
+    }
+
+    pub fn zero_initialize(&self) -> bool {
+        self.desc.zero_init()
+    }
+
+    /// The engine pool serving `kind` memory, made on first use.
+    #[inline]
+    pub fn engine_pool(&self, kind: UsmKind) -> UrResult<&Arc<engine::Pool>> {
+        if let Some(p) = self.engine.get(kind) {
+            return Ok(p);
+        }
+        self.engine.get_or_make(kind, || {
+            let context = self.context.upgrade().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+            let config = if self.is_default { PoolConfig::new(kind) } else { self.desc.engine_config(kind, self.api) };
+            let source: Arc<dyn MemorySource> = Arc::new(PoolMemory {
+                host: self.host.clone(),
+                slabs: self.slabs.clone(),
+                pool: self.me.clone(),
+                kind,
+            });
+            Ok(Arc::new(engine::Pool::new(context.dag.clone(), source, engine_config(config))))
+        })
+    }
+}
