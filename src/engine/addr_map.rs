@@ -1,20 +1,21 @@
-//! Address -> block index: open addressing with linear probing and
+//! Address -> value (a block index, or a lane cache's record of a block):
+//! open addressing with linear probing and
 //! backward-shift deletion, no tombstones. Address 0 marks an empty slot
 //! (no block starts at address 0).
 
 const EMPTY: usize = 0;
 
-pub(crate) struct AddrMap {
-    slots: Vec<(usize, u32)>,
+pub(crate) struct AddrMap<V: Copy + Default = u32> {
+    slots: Vec<(usize, V)>,
     len: usize,
     /// 64 - log2(capacity): Fibonacci hashing keeps the top bits.
     shift: u32,
 }
 
-impl AddrMap {
+impl<V: Copy + Default> AddrMap<V> {
     pub(crate) fn new() -> Self {
         AddrMap {
-            slots: vec![(EMPTY, 0); 16],
+            slots: vec![(EMPTY, V::default()); 16],
             len: 0,
             shift: 64 - 4,
         }
@@ -51,7 +52,7 @@ impl AddrMap {
 
     /// The value stored under `key`.
     #[inline]
-    pub(crate) fn get(&self, key: usize) -> Option<u32> {
+    pub(crate) fn get(&self, key: usize) -> Option<V> {
         self.find(key).map(|i| self.slots[i].1)
     }
 
@@ -62,7 +63,7 @@ impl AddrMap {
 
     /// Inserts a key that is not present.
     #[inline]
-    pub(crate) fn insert(&mut self, key: usize, value: u32) {
+    pub(crate) fn insert(&mut self, key: usize, value: V) {
         debug_assert!(key != EMPTY && !self.contains(key));
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
@@ -76,7 +77,7 @@ impl AddrMap {
     }
 
     #[inline]
-    pub(crate) fn remove(&mut self, key: usize) -> Option<u32> {
+    pub(crate) fn remove(&mut self, key: usize) -> Option<V> {
         let found = self.find(key)?;
         let value = self.slots[found].1;
         let mask = self.mask();
@@ -91,13 +92,18 @@ impl AddrMap {
             }
             j = (j + 1) & mask;
         }
-        self.slots[hole] = (EMPTY, 0);
+        self.slots[hole] = (EMPTY, V::default());
         self.len -= 1;
         Some(value)
     }
 
+    /// Every entry, in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, V)> + '_ {
+        self.slots.iter().copied().filter(|&(k, _)| k != EMPTY)
+    }
+
     fn grow(&mut self) {
-        let doubled = vec![(EMPTY, 0); self.slots.len() * 2];
+        let doubled = vec![(EMPTY, V::default()); self.slots.len() * 2];
         let old = std::mem::replace(&mut self.slots, doubled);
         self.shift -= 1;
         self.len = 0;

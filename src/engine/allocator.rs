@@ -24,6 +24,8 @@ pub(crate) enum State {
     Live,
     /// Being freed by a blocking free that waits for `stamp`.
     Freeing,
+    /// Held by a lane cache, parked or live; the cache keeps its stamps.
+    Cached,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -173,26 +175,43 @@ impl Bins {
             return None;
         }
         let c = class_of(size / granule);
+        // Best fit: the smallest accepted block of the request's own class
+        // (a short scan), else of the first bigger class that has one.
+        let mut best: Option<(u32, usize)> = None;
         let mut i = self.heads[c];
         for _ in 0..EXACT_CLASS_SCAN {
             if i == NIL {
                 break;
             }
             let b = &blocks[i as usize];
-            if fits(b, size, align) && accept(b) {
-                return Some(i);
+            if fits(b, size, align) && best.is_none_or(|(_, s)| b.size < s) && accept(b) {
+                if b.size == size {
+                    return Some(i);
+                }
+                best = Some((i, b.size));
             }
             i = b.next;
+        }
+        if let Some((i, _)) = best {
+            return Some(i);
         }
         let mut class = c + 1;
         while let Some(k) = self.next_class(class) {
             let mut i = self.heads[k];
+            let mut n = 0;
             while i != NIL {
                 let b = &blocks[i as usize];
-                if fits(b, size, align) && accept(b) {
-                    return Some(i);
+                if fits(b, size, align) && best.is_none_or(|(_, s)| b.size < s) && accept(b) {
+                    best = Some((i, b.size));
+                }
+                n += 1;
+                if n >= EXACT_CLASS_SCAN && best.is_some() {
+                    break;
                 }
                 i = b.next;
+            }
+            if let Some((i, _)) = best {
+                return Some(i);
             }
             class = k + 1;
         }

@@ -66,6 +66,18 @@
 //! can touch; the rest goes back when every lane has completed what it had
 //! recorded at that moment.
 //!
+//! # Threads
+//!
+//! A pool has one lock, and a lane cache per in-order queue behind a lock
+//! of its own (`cache.rs`): an allocation on an in-order queue with no wait
+//! list and no event that finds, among the few blocks the queue freed last,
+//! one of exactly its size, and a free (same conditions) of a block handed
+//! out on that queue, take only the cache's lock. Queues driven from
+//! different threads thus share no lock in steady state. Parked blocks count
+//! as reserved, not used; the pool's counters stay exact (each cache may
+//! use up to an allowance that the pool keeps within the used high-water
+//! mark, and the mark moves only under every lock).
+//!
 //! # Ordering
 //!
 //! Each in-flight command has a sparse vector clock ([`clock`]): per lane, a
@@ -77,6 +89,7 @@
 mod addr_map;
 mod allocator;
 pub mod backend;
+mod cache;
 pub mod clock;
 pub mod config;
 pub mod context;

@@ -1,10 +1,11 @@
-//! Pending blocks of a pool, per lane of their free: the few latest frees
-//! parked for the queue to take straight back, the others in size bins and
-//! in a list in seq order; collection of those whose free has completed; and
-//! the searches of reuse steps 2 and 3.
+//! Pending blocks of a pool, per lane of their free, in size bins and in a
+//! list in seq order; collection of those whose free has completed; moving
+//! blocks between the pool and the lane caches (`cache.rs`); and the
+//! searches of reuse steps 2 and 3.
 
 use super::allocator::{fits, Bins, Block, State, NIL};
 use super::backend::MemorySource;
+use super::cache::{Parked, ShardLocks};
 use super::clock::{Clock, LaneId, Stamp};
 use super::lane::Lane;
 use super::pool::Inner;
@@ -12,26 +13,29 @@ use std::sync::Arc;
 
 /// How many pending blocks of one lane a search for an ordered block looks at.
 const ORDERED_SCAN: usize = 64;
-/// How many recent frees each lane keeps parked.
-const PARKED: usize = 4;
 
 /// Pending blocks freed on one lane.
 pub(super) struct PendingLane {
     pub(super) id: LaneId,
     pub(super) lane: Arc<Lane>,
-    /// The latest frees, oldest first, kept out of the bins and the list
-    /// (and out of the ready bins even once complete): on an in-order queue
-    /// the next allocations usually take them straight back.
-    parked: [u32; PARKED],
-    pub(super) n_parked: usize,
     bins: Bins,
-    /// Seq-ordered list of the other blocks.
+    /// Seq-ordered list of the blocks.
     head: u32,
     tail: u32,
-    /// Blocks, the parked ones included.
     pub(super) count: usize,
     /// `done_upto` (in-order) or `epoch` (out-of-order) at the last collection.
     seen: u64,
+    /// The lane has a cache in this pool (in-order lanes only).
+    pub(super) cached: bool,
+}
+
+/// Which parked blocks a flush hands back to the pool.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flush {
+    /// Only those whose free has completed (they become ready).
+    Complete,
+    /// All of them (the others become pending on their lane).
+    All,
 }
 
 impl Inner {
@@ -48,13 +52,12 @@ impl Inner {
         self.lanes.push(PendingLane {
             id: lane.id(),
             lane: lane.clone(),
-            parked: [NIL; PARKED],
-            n_parked: 0,
             bins: Bins::new(),
             head: NIL,
             tail: NIL,
             count: 0,
             seen: 0,
+            cached: false,
         });
         self.lanes.len() - 1
     }
@@ -65,64 +68,145 @@ impl Inner {
             .any(|l| l.count > 0 && (l.id != lane.id() || !lane.is_in_order()))
     }
 
-    /// Parks `block` on lane `slot`, filing the oldest parked block when full.
-    #[inline]
-    pub(super) fn park_pending(
+    /// The cache of `lane` (made on first use), with its lane registered.
+    pub(super) fn cache_for<'l>(
+        &mut self,
+        locks: &'l mut ShardLocks<'_>,
+        lane: &Arc<Lane>,
+    ) -> &'l mut super::cache::LaneCache {
+        let slot = self.slot_for(lane);
+        self.lanes[slot].cached = true;
+        locks.cache_or_new(lane.id())
+    }
+
+    /// Parks `block`, freed at `stamp` on the in-order `lane`, in the lane's
+    /// cache; the oldest parked block goes back to the pool when it is full.
+    pub(super) fn park(
+        &mut self,
+        locks: &mut ShardLocks<'_>,
+        lane: &Arc<Lane>,
+        block: u32,
+        stamp: Stamp,
+        source: &dyn MemorySource,
+    ) {
+        debug_assert!(lane.is_in_order() && !self.is_dedicated(block));
+        let b = self.heap.block_mut(block);
+        b.state = State::Cached;
+        b.stamp = None;
+        let (addr, size) = (b.addr, b.size);
+        let cache = self.cache_for(locks, lane);
+        let evicted = cache.is_full().then(|| cache.remove_parked(0));
+        cache.push_parked(Parked {
+            block,
+            addr,
+            size,
+            stamp,
+        });
+        if let Some(p) = evicted {
+            self.unpark(p.block, p.stamp, lane, source);
+        }
+    }
+
+    /// Hands a block parked by `lane` (freed at `stamp`) back to the pool:
+    /// ready when its free has completed, else pending on the lane.
+    pub(super) fn unpark(
         &mut self,
         block: u32,
         stamp: Stamp,
-        slot: usize,
+        lane: &Arc<Lane>,
         source: &dyn MemorySource,
     ) {
-        if self.is_dedicated(block) {
-            return self.file_pending(block, stamp, slot);
-        }
-        if self.lanes[slot].n_parked == PARKED {
-            self.unpark(slot, 0, source);
-        }
-        let b = self.heap.block_mut(block);
-        b.state = State::Pending;
-        b.stamp = Some(stamp);
-        b.lane_slot = slot as u32;
-        let pl = &mut self.lanes[slot];
-        pl.parked[pl.n_parked] = block;
-        pl.n_parked += 1;
-        pl.count += 1;
-    }
-
-    /// Takes parked entry `k` of lane `slot` out of the parking.
-    pub(super) fn remove_parked(&mut self, slot: usize, k: usize) -> u32 {
-        let pl = &mut self.lanes[slot];
-        let block = pl.parked[k];
-        for j in k..pl.n_parked - 1 {
-            pl.parked[j] = pl.parked[j + 1];
-        }
-        pl.n_parked -= 1;
-        pl.parked[pl.n_parked] = NIL;
-        pl.count -= 1;
-        block
-    }
-
-    /// Files parked entry `k` of lane `slot` with the other pending blocks,
-    /// or as ready when its free has completed.
-    pub(super) fn unpark(&mut self, slot: usize, k: usize, source: &dyn MemorySource) {
-        let block = self.remove_parked(slot, k);
-        let stamp = self
-            .heap
-            .block(block)
-            .stamp
-            .expect("pending blocks have a stamp");
-        if stamp.seq <= self.lanes[slot].lane.done_upto() {
+        if stamp.seq <= lane.done_upto() {
             self.retire_block(block, source);
         } else {
+            let slot = self.slot_for(lane);
             self.file_pending(block, stamp, slot);
         }
     }
 
-    pub(super) fn unpark_all(&mut self, slot: usize, source: &dyn MemorySource) {
-        while self.lanes[slot].n_parked > 0 {
-            self.unpark(slot, 0, source);
+    /// Hands parked blocks of lane `slot`'s cache back to the pool. Returns
+    /// whether any went.
+    pub(super) fn flush_cache(
+        &mut self,
+        locks: &mut ShardLocks<'_>,
+        slot: usize,
+        what: Flush,
+        source: &dyn MemorySource,
+    ) -> bool {
+        if !self.lanes[slot].cached {
+            return false;
         }
+        let lane = self.lanes[slot].lane.clone();
+        let Some(cache) = locks.cache(lane.id()) else {
+            return false;
+        };
+        let done_upto = lane.done_upto();
+        let mut taken = [None; super::cache::PARKED];
+        let mut n = 0;
+        let mut k = 0;
+        while k < cache.parked().len() {
+            if what == Flush::All || cache.parked()[k].stamp.seq <= done_upto {
+                taken[n] = Some(cache.remove_parked(k));
+                n += 1;
+            } else {
+                k += 1;
+            }
+        }
+        for p in taken.into_iter().flatten() {
+            self.unpark(p.block, p.stamp, &lane, source);
+        }
+        n > 0
+    }
+
+    /// Flushes the caches of every lane but `except`. Returns whether any
+    /// block went back.
+    pub(super) fn flush_caches(
+        &mut self,
+        locks: &mut ShardLocks<'_>,
+        except: Option<LaneId>,
+        what: Flush,
+        source: &dyn MemorySource,
+    ) -> bool {
+        let mut any = false;
+        for slot in 0..self.lanes.len() {
+            if Some(self.lanes[slot].id) != except {
+                any |= self.flush_cache(locks, slot, what, source);
+            }
+        }
+        any
+    }
+
+    /// Takes one of the blocks `lane` parked: the newest of exactly the right
+    /// size, else the newest that fits without wasting more than half (the
+    /// rest goes back to the pool). Returns the block and its free position.
+    pub(super) fn take_parked(
+        &mut self,
+        locks: &mut ShardLocks<'_>,
+        lane: &Arc<Lane>,
+        size: usize,
+        align: usize,
+        source: &dyn MemorySource,
+    ) -> Option<(u32, Stamp)> {
+        let cache = locks.cache(lane.id())?;
+        let parked = cache.parked();
+        let exact = parked
+            .iter()
+            .rposition(|p| p.size == size && p.addr & (align - 1) == 0);
+        let k = exact.or_else(|| {
+            parked
+                .iter()
+                .rposition(|p| p.size / 2 <= size && fits(self.heap.block(p.block), size, align))
+        })?;
+        let p = cache.remove_parked(k);
+        self.heap.block_mut(p.block).state = State::Live;
+        if exact.is_some() {
+            return Some((p.block, p.stamp));
+        }
+        let (piece, before, after) = self.heap.carve(p.block, size, align);
+        for rest in [before, after].into_iter().flatten() {
+            self.unpark(rest, p.stamp, lane, source);
+        }
+        Some((piece, p.stamp))
     }
 
     /// Files a pending block of lane `slot`, merged with pending neighbours
@@ -185,11 +269,6 @@ impl Inner {
     pub(super) fn unfile_pending(&mut self, block: u32) {
         debug_assert_eq!(self.heap.block(block).state, State::Pending);
         let slot = self.heap.block(block).lane_slot as usize;
-        let pl = &self.lanes[slot];
-        if let Some(k) = pl.parked[..pl.n_parked].iter().position(|&p| p == block) {
-            self.remove_parked(slot, k);
-            return;
-        }
         let b = *self.heap.block(block);
         let dedicated = self.is_dedicated(block);
         let granule = self.heap.granule;
@@ -233,58 +312,6 @@ impl Inner {
         Some((self.take_pending(i, size, align), stamp))
     }
 
-    /// Takes a parked block of lane `slot`: the newest of exactly the right
-    /// size, else the newest that fits without wasting more than half.
-    pub(super) fn take_parked(
-        &mut self,
-        slot: usize,
-        size: usize,
-        align: usize,
-    ) -> Option<(u32, Stamp)> {
-        let pl = &self.lanes[slot];
-        let parked = &pl.parked[..pl.n_parked];
-        let exact = parked.iter().rposition(|&p| {
-            let b = self.heap.block(p);
-            b.size == size && b.addr & (align - 1) == 0
-        });
-        let k = exact.or_else(|| {
-            parked.iter().rposition(|&p| {
-                let b = self.heap.block(p);
-                b.size / 2 <= size && fits(b, size, align)
-            })
-        })?;
-        let i = parked[k];
-        let stamp = self.heap.block(i).stamp?;
-        if exact.is_some() {
-            self.remove_parked(slot, k);
-            return Some((i, stamp));
-        }
-        Some((self.take_pending(i, size, align), stamp))
-    }
-
-    /// A completed free parked on another lane (the allocating in-order
-    /// lane's own parked blocks are taken after, whether complete or not).
-    pub(super) fn take_parked_complete(
-        &mut self,
-        lane: &Lane,
-        size: usize,
-        align: usize,
-    ) -> Option<u32> {
-        let own = lane.is_in_order().then(|| lane.id());
-        let found = self
-            .lanes
-            .iter()
-            .filter(|pl| pl.n_parked > 0 && Some(pl.id) != own)
-            .find_map(|pl| {
-                let upto = pl.lane.done_upto();
-                pl.parked[..pl.n_parked].iter().copied().find(|&p| {
-                    let b = self.heap.block(p);
-                    b.stamp.map_or(0, |s| s.seq) <= upto && fits(b, size, align)
-                })
-            })?;
-        Some(self.take_pending(found, size, align))
-    }
-
     pub(super) fn take_pending(&mut self, i: u32, size: usize, align: usize) -> u32 {
         let stamp = self
             .heap
@@ -295,8 +322,15 @@ impl Inner {
         self.unfile_pending(i);
         let (piece, before, after) = self.heap.carve(i, size, align);
         self.heap.block_mut(piece).state = State::Live;
+        // What is left of a block whose free has completed is ready, so that
+        // it merges with its ready neighbours.
+        let complete = self.lanes[slot].lane.is_complete(stamp.seq);
         for rest in [before, after].into_iter().flatten() {
-            self.file_pending(rest, stamp, slot);
+            if complete {
+                self.ready_block(rest);
+            } else {
+                self.file_pending(rest, stamp, slot);
+            }
         }
         piece
     }
@@ -327,7 +361,6 @@ impl Inner {
                     best = Some((i, b.size));
                 }
             };
-            pl.parked[..pl.n_parked].iter().for_each(|&p| consider(p));
             let mut i = pl.head;
             for _ in 0..ORDERED_SCAN {
                 if i == NIL
@@ -353,14 +386,10 @@ impl Inner {
             if pl.count == 0 {
                 continue;
             }
-            let parked = pl.parked[..pl.n_parked]
-                .iter()
-                .copied()
-                .filter(|&p| fits(self.heap.block(p), size, align));
             let found = pl
                 .bins
                 .find(&self.heap.blocks, size, align, self.heap.granule, |_| true);
-            for i in parked.chain(found) {
+            if let Some(i) = found {
                 let seq = self.heap.block(i).stamp.map_or(0, |s| s.seq);
                 let lag = seq.saturating_sub(pl.lane.done_upto());
                 if best.is_none_or(|(_, l)| lag < l) {
@@ -374,10 +403,16 @@ impl Inner {
     }
 
     /// Files every pending block whose free has completed as ready.
-    /// `force` looks at every lane, not only those that made progress since
-    /// the last look (parked blocks may have been complete when parked).
+    /// `force` (a synchronisation point) looks at every lane, not only those
+    /// that made progress since the last look, hands completed parked blocks
+    /// back to the pool and applies the release threshold.
     #[inline(always)]
-    pub(super) fn collect(&mut self, source: &dyn MemorySource, force: bool) {
+    pub(super) fn collect(
+        &mut self,
+        locks: &mut ShardLocks<'_>,
+        source: &dyn MemorySource,
+        force: bool,
+    ) {
         let progress = |pl: &PendingLane| {
             pl.count > 0
                 && (if pl.lane.is_in_order() {
@@ -387,15 +422,16 @@ impl Inner {
                 }) != pl.seen
         };
         if force || self.lanes.iter().any(progress) {
-            self.collect_slow(source, force);
+            self.collect_slow(locks, source, force);
         }
     }
 
-    pub(super) fn collect_slow(&mut self, source: &dyn MemorySource, force: bool) {
-        // Parked blocks stay parked between synchronisation points (other
-        // queues can still take them once complete), unless memory is above
-        // the release threshold.
-        let with_parked = force || self.stats.reserved_current > self.release_threshold;
+    pub(super) fn collect_slow(
+        &mut self,
+        locks: &mut ShardLocks<'_>,
+        source: &dyn MemorySource,
+        force: bool,
+    ) {
         let mut done: Option<Vec<u32>> = None;
         for pl in &mut self.lanes {
             if pl.count == 0 {
@@ -415,14 +451,6 @@ impl Inner {
             let heap = &self.heap;
             let seq_of = |i: u32| heap.block(i).stamp.map_or(0, |s| s.seq);
             if in_order {
-                if with_parked {
-                    done.extend(
-                        pl.parked[..pl.n_parked]
-                            .iter()
-                            .copied()
-                            .filter(|&p| seq_of(p) <= mark),
-                    );
-                }
                 let mut i = pl.head;
                 while i != NIL && seq_of(i) <= mark {
                     done.push(i);
@@ -430,14 +458,6 @@ impl Inner {
                 }
             } else {
                 pl.lane.with_completion(|is_done| {
-                    if with_parked {
-                        done.extend(
-                            pl.parked[..pl.n_parked]
-                                .iter()
-                                .copied()
-                                .filter(|&p| is_done(seq_of(p))),
-                        );
-                    }
                     let mut i = pl.head;
                     while i != NIL {
                         if is_done(seq_of(i)) {
@@ -455,6 +475,12 @@ impl Inner {
             }
             done.clear();
             self.scratch = done;
+        }
+        // Parked blocks stay in their caches between synchronisation points
+        // (their lanes take them back without a lock), unless memory is above
+        // the release threshold.
+        if force || self.stats.reserved_current > self.release_threshold {
+            self.flush_caches(locks, None, Flush::Complete, source);
         }
         // Memory above the release threshold goes back at synchronisation
         // points only (`force`), never as a side effect of an allocation.

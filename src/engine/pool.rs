@@ -1,23 +1,26 @@
 //! A pool: slabs from a [`MemorySource`], sub-allocated, and the reuse rules
 //! that decide which freed block an allocation may take without a host wait.
 //!
-//! Every block is in one state (ready, pending, live). Ready blocks sit in size
-//! bins; slab space never handed out has bins of its own and is used last.
-//! Pending blocks (freed by a command that may not have completed) belong to
-//! the lane of their free (`pending.rs`).
+//! Every block is in one state (ready, pending, live, cached). Ready blocks
+//! sit in size bins; slab space never handed out has bins of its own and is
+//! used last. Pending blocks (freed by a command that may not have
+//! completed) belong to the lane of their free (`pending.rs`). Cached blocks
+//! belong to an in-order lane's cache, parked or live (`cache.rs`).
 
 use super::addr_map::AddrMap;
 use super::allocator::{align_up, Heap, State};
 use super::backend::{MemorySource, OutOfMemory};
-use super::clock::{Clock, Stamp};
+use super::cache::{self, shard_of, CachedLive, Shard, ShardLocks, SHARDS};
+use super::clock::{Clock, LaneId, Stamp};
 use super::config::PoolConfig;
 use super::dag::Dag;
 use super::lane::{Lane, NodeKind};
-use super::pending::PendingLane;
+use super::pending::{Flush, PendingLane};
 use super::stats::PoolStats;
 use crate::abi::*;
 use crate::UrResult;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Extra dependencies the engine adds to a command (at most one today).
@@ -69,12 +72,17 @@ pub struct FreeOutcome {
 pub(super) struct Inner {
     pub(super) heap: Heap,
     pub(super) lanes: Vec<PendingLane>,
-    /// Address of every live block's base -> block.
+    /// Address of every live block's base -> block, except the blocks of
+    /// lane caches' live sets (`cache.rs`).
     pub(super) live: AddrMap,
     /// Slabs that were wholly free when last filed (checked again on use).
     pub(super) idle: Vec<u32>,
     pub(super) idle_listed: Vec<bool>,
+    /// `used_current` counts the blocks of `live` only; `used_high` is the
+    /// pool's mark, which also covers every cache's allowance (`cache.rs`).
     pub(super) stats: PoolStats,
+    /// Sum of the lane caches' allowances.
+    pub(super) allowances: usize,
     pub(super) max_size: usize,
     pub(super) release_threshold: usize,
     pub(super) scratch: Vec<u32>,
@@ -82,12 +90,38 @@ pub(super) struct Inner {
     pub(super) ctx: Clock,
 }
 
-/// A memory pool of one (context, device, USM kind). Thread-safe; one mutex.
+/// A memory pool of one (context, device, USM kind). Thread-safe: one lock
+/// for the pool, and lane caches behind locks of their own for the
+/// in-order fast path (`cache.rs`).
 pub struct Pool {
     dag: Arc<Dag>,
     source: Arc<dyn MemorySource>,
     config: PoolConfig,
     inner: Mutex<Inner>,
+    shards: Box<[Shard]>,
+    /// Frees may park blocks in lane caches: reserved memory is within the
+    /// release threshold. Written under the pool lock, read by the fast path.
+    parking: AtomicBool,
+}
+
+/// The pool lock, with the shard locks taken under it.
+struct Locked<'p> {
+    inner: MutexGuard<'p, Inner>,
+    shards: ShardLocks<'p>,
+    parking: &'p AtomicBool,
+}
+
+impl<'p> Locked<'p> {
+    fn parts(&mut self) -> (&mut Inner, &mut ShardLocks<'p>) {
+        (&mut self.inner, &mut self.shards)
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let within = self.inner.stats.reserved_current <= self.inner.release_threshold;
+        self.parking.store(within, Relaxed);
+    }
 }
 
 impl Pool {
@@ -105,18 +139,25 @@ impl Pool {
                 idle: Vec::new(),
                 idle_listed: Vec::new(),
                 stats: PoolStats::default(),
+                allowances: 0,
                 max_size: config.max_size,
                 release_threshold: config.release_threshold,
                 scratch: Vec::new(),
                 ctx: Clock::new(),
             }),
+            shards: (0..SHARDS).map(|_| Shard::new()).collect(),
+            parking: AtomicBool::new(true),
             config,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        // Every mutation keeps the structure consistent before it can panic.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> Locked<'_> {
+        Locked {
+            // Every mutation keeps the structure consistent before it can panic.
+            inner: self.inner.lock().unwrap_or_else(|e| e.into_inner()),
+            shards: ShardLocks::new(&self.shards),
+            parking: &self.parking,
+        }
     }
 
     pub fn config(&self) -> &PoolConfig {
@@ -154,12 +195,52 @@ impl Pool {
         let oom = self.config.kind.out_of_memory();
         let need = align_up(size, self.config.granule).ok_or(oom)?;
         let dedicated = size > self.config.max_poolable_size;
-        let policy = self.config.policy;
+        // The fast path: a block the queue parked, of exactly this size.
+        if lane.is_in_order()
+            && wait.is_empty()
+            && !want_event
+            && !dedicated
+            && !self.config.zero_init
+        {
+            let mut caches = self.shards[shard_of(lane.id())].lock();
+            if let Some(addr) = cache::find(&mut caches, lane.id())
+                .and_then(|c| c.alloc_exact(need, align, lane.done_upto()))
+            {
+                return Ok(Allocation {
+                    // SAFETY: parked blocks lie inside slabs, never at address 0.
+                    ptr: unsafe { NonNull::new_unchecked(addr as *mut u8) },
+                    size: need,
+                    stamp: None,
+                    deps: Deps(None),
+                    zero: false,
+                });
+            }
+        }
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        self.alloc_locked(inner, locks, lane, wait, need, align, want_event, dedicated)
+    }
 
-        let mut guard_lock = self.lock();
-        let inner = &mut *guard_lock;
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_locked(
+        &self,
+        inner: &mut Inner,
+        locks: &mut ShardLocks<'_>,
+        lane: &Arc<Lane>,
+        wait: &[Stamp],
+        need: usize,
+        align: usize,
+        want_event: bool,
+        dedicated: bool,
+    ) -> UrResult<Allocation> {
+        let policy = self.config.policy;
+        let source = &*self.source;
+        let in_order = lane.is_in_order();
+        // The lane whose cache an in-order allocation searches first, and
+        // whose cache flushes of the others leave alone.
+        let own = in_order.then(|| lane.id());
         if policy.allow_opportunistic {
-            inner.collect(&*self.source, false);
+            inner.collect(locks, source, false);
         }
         // The command's clock, computed only when a cross-queue search needs it.
         let mut ctx: Option<Clock> = None;
@@ -167,37 +248,32 @@ impl Pool {
         // (block, stamp that must complete before the block is surely free, extra dependency)
         let mut pick: Option<(u32, Option<Stamp>, Option<Stamp>)> = None;
         if !dedicated {
-            let own = if lane.is_in_order() {
-                inner.slot_of(lane.id())
-            } else {
-                None
-            };
             // The queue's own latest frees first: like a completed free they need
             // no wait, and they are the most likely to be in cache.
-            if let Some(slot) = own {
+            if in_order {
                 pick = inner
-                    .take_parked(slot, need, align)
+                    .take_parked(locks, lane, need, align, source)
                     .map(|(i, s)| (i, Some(s), None));
             }
-            // 1. A block whose free has completed.
+            // 1. A block whose free has completed (parked ones included).
             if pick.is_none() {
                 pick = inner.take_ready(need, align).map(|i| (i, None, None));
             }
-            if pick.is_none() && policy.allow_opportunistic {
-                pick = inner
-                    .take_parked_complete(lane, need, align)
-                    .map(|i| (i, None, None));
+            if pick.is_none()
+                && policy.allow_opportunistic
+                && inner.flush_caches(locks, own, Flush::Complete, source)
+            {
+                pick = inner.take_ready(need, align).map(|i| (i, None, None));
             }
-            // 2. Freed earlier on this in-order queue.
-            if let (None, Some(slot)) = (pick, own) {
-                if inner.lanes[slot].count > inner.lanes[slot].n_parked {
+            // 2. Freed earlier on this in-order queue: pending, then parked
+            // (handed back first, so that they merge with their neighbours).
+            if let (None, Some(slot)) = (pick, own.and_then(|l| inner.slot_of(l))) {
+                if inner.lanes[slot].count > 0 {
                     pick = inner
                         .take_pending_where(slot, need, align, |_| true)
                         .map(|(i, s)| (i, Some(s), None));
                 }
-                if pick.is_none() && inner.lanes[slot].n_parked > 0 {
-                    // File the parked blocks, so that they merge with their neighbours.
-                    inner.unpark_all(slot, &*self.source);
+                if pick.is_none() && inner.flush_cache(locks, slot, Flush::All, source) {
                     pick = match inner.take_ready(need, align) {
                         Some(i) => Some((i, None, None)),
                         None => inner
@@ -205,6 +281,14 @@ impl Pool {
                             .map(|(i, s)| (i, Some(s), None)),
                     };
                 }
+            }
+            // Other queues' parked blocks join their pending ones for steps 2 and 3.
+            if pick.is_none()
+                && (policy.follow_event_dependencies || policy.allow_internal_dependencies)
+                && inner.flush_caches(locks, own, Flush::All, source)
+                && policy.allow_opportunistic
+            {
+                pick = inner.take_ready(need, align).map(|i| (i, None, None));
             }
             // 2. Ordered before this command through wait lists and barriers.
             if pick.is_none() && policy.follow_event_dependencies && inner.has_pending_besides(lane)
@@ -226,13 +310,13 @@ impl Pool {
         // 4. Fresh memory.
         let (block, mut guard, dep) = match pick {
             Some(p) => p,
-            None => match inner.fresh_memory(&*self.source, &self.config, need, align, dedicated) {
+            None => match inner.fresh_memory(source, &self.config, need, align, dedicated) {
                 Ok(b) => (b, None, None),
                 Err(OutOfMemory) => {
                     if let Some(c) = ctx {
                         inner.ctx = c;
                     }
-                    return Err(oom);
+                    return Err(self.config.kind.out_of_memory());
                 }
             },
         };
@@ -250,13 +334,33 @@ impl Pool {
         if stamp.is_some() {
             guard = stamp; // the allocation is ordered after everything guarded so far
         }
+        let guard = guard.filter(|g| g.seq != 0);
         let b = inner.heap.block_mut(block);
-        b.state = State::Live;
         b.fresh = false;
-        b.stamp = guard.filter(|g| g.seq != 0);
         let (addr, bytes) = (b.addr, b.size);
-        inner.live.insert(addr, block);
-        inner.stats.use_bytes(bytes);
+        // A later free on this in-order queue is ordered after the guard: it
+        // may park the block without the pool lock.
+        if in_order && !dedicated && guard.is_none_or(|g| g.lane == lane.id()) {
+            b.state = State::Cached;
+            b.stamp = None;
+            inner.cache_for(locks, lane);
+            inner.make_room(locks, Some(lane.id()), bytes);
+            let cache = locks.cache(lane.id()).expect("made above");
+            cache.add_live(
+                addr,
+                CachedLive {
+                    block,
+                    size: bytes,
+                    guard,
+                },
+            );
+        } else {
+            b.state = State::Live;
+            b.stamp = guard;
+            inner.make_room(locks, None, bytes);
+            inner.live.insert(addr, block);
+            inner.stats.use_bytes(bytes);
+        }
         Ok(Allocation {
             // SAFETY: blocks lie inside slabs from the source, which never returns null.
             ptr: unsafe { NonNull::new_unchecked(addr as *mut u8) },
@@ -277,12 +381,22 @@ impl Pool {
         ptr: *const u8,
         want_event: bool,
     ) -> UrResult<FreeOutcome> {
-        let mut guard_lock = self.lock();
-        let inner = &mut *guard_lock;
-        let block = inner
-            .live
-            .remove(ptr as usize)
-            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        // The fast path: a block of the queue's live set, parked in its cache.
+        if lane.is_in_order() && wait.is_empty() && !want_event && self.parking.load(Relaxed) {
+            let mut caches = self.shards[shard_of(lane.id())].lock();
+            if cache::find(&mut caches, lane.id())
+                .and_then(|c| c.free_live(ptr as usize, lane.tail()))
+                .is_some()
+            {
+                return Ok(FreeOutcome {
+                    stamp: None,
+                    deps: Deps(None),
+                });
+            }
+        }
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        let block = inner.take_live(locks, lane.id(), ptr as usize)?;
         let guard = inner.heap.block(block).stamp;
         let mut ctx: Option<Clock> = None;
         let mut context_known = false;
@@ -311,22 +425,21 @@ impl Pool {
         if let Some(c) = ctx {
             inner.ctx = c;
         }
-        let bytes = inner.heap.block(block).size;
-        inner.stats.unuse_bytes(bytes);
-        if !needs_node
-            && lane.is_in_order()
+        let complete = position.seq <= lane.done_upto();
+        if lane.is_in_order()
+            && !inner.is_dedicated(block)
             && inner.stats.reserved_current <= inner.release_threshold
+            && (!needs_node || !complete)
         {
             // Parked even when already complete: the queue's next allocation
             // takes it back without a split; collection files it later.
-            let slot = inner.slot_for(lane);
-            inner.park_pending(block, position, slot, &*self.source);
-        } else if position.seq <= lane.done_upto() {
+            inner.park(locks, lane, block, position, &*self.source);
+        } else if complete {
             // Ready now; the release threshold waits for a synchronisation point.
             inner.retire_block(block, &*self.source);
         } else {
             let slot = inner.slot_for(lane);
-            inner.park_pending(block, position, slot, &*self.source);
+            inner.file_pending(block, position, slot);
         }
         Ok(FreeOutcome {
             stamp: needs_node.then_some(position),
@@ -339,13 +452,9 @@ impl Pool {
     /// the stamp to wait on (without holding the pool lock), then files the
     /// block as free.
     pub fn free_blocking(&self, ptr: *const u8, wait_for: impl FnOnce(Stamp)) -> UrResult<()> {
-        let mut inner = self.lock();
-        let block = inner
-            .live
-            .remove(ptr as usize)
-            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-        let bytes = inner.heap.block(block).size;
-        inner.stats.unuse_bytes(bytes);
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        let block = inner.take_live(locks, None, ptr as usize)?;
         if let Some(g) = inner
             .heap
             .block(block)
@@ -353,10 +462,11 @@ impl Pool {
             .filter(|g| !self.dag.is_complete(*g))
         {
             inner.heap.block_mut(block).state = State::Freeing;
-            drop(inner);
+            drop(locked);
             wait_for(g);
-            inner = self.lock();
+            locked = self.lock();
         }
+        let (inner, _) = locked.parts();
         inner.retire_block(block, &*self.source);
         inner.apply_threshold(&*self.source);
         Ok(())
@@ -364,7 +474,9 @@ impl Pool {
 
     /// Is `ptr` the base of a live allocation of this pool?
     pub fn owns(&self, ptr: *const u8) -> bool {
-        self.lock().live.contains(ptr as usize)
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        inner.live.contains(ptr as usize) || inner.cached_live(locks, ptr as usize).is_some()
     }
 
     /// The live allocation holding `addr` (its base or any byte inside),
@@ -372,10 +484,17 @@ impl Pool {
     /// the granule. A base is one lookup; an interior address walks the
     /// blocks of its slab.
     pub fn live_block_containing(&self, addr: usize) -> Option<(usize, usize)> {
-        let inner = self.lock();
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        let is_live = |inner: &Inner, locks: &mut ShardLocks<'_>, base: usize| {
+            inner.live.contains(base) || inner.cached_live(locks, base).is_some()
+        };
         if let Some(i) = inner.live.get(addr) {
             let b = inner.heap.block(i);
             return Some((b.addr, b.size));
+        }
+        if let Some(e) = inner.cached_live(locks, addr) {
+            return Some((addr, e.size));
         }
         let s = inner
             .heap
@@ -384,10 +503,11 @@ impl Pool {
             .position(|s| s.in_use && addr >= s.addr && addr - s.addr < s.size)?;
         let mut i = inner.heap.slab_first(s as u32);
         while i != super::allocator::NIL {
-            let b = inner.heap.block(i);
+            let b = *inner.heap.block(i);
             if addr >= b.addr && addr - b.addr < b.size {
-                return (b.state == State::Live && inner.live.contains(b.addr))
-                    .then_some((b.addr, b.size));
+                let live =
+                    matches!(b.state, State::Live | State::Cached) && is_live(inner, locks, b.addr);
+                return live.then_some((b.addr, b.size));
             }
             i = b.phys_next;
         }
@@ -397,47 +517,68 @@ impl Pool {
     /// A synchronisation point: files every block whose free has completed
     /// as ready, then gives back what is above the release threshold.
     pub fn collect(&self) {
-        self.lock().collect(&*self.source, true);
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        inner.drop_retired_caches(locks, &self.dag, &*self.source);
+        inner.collect(locks, &*self.source, true);
     }
 
     /// Gives back free slabs until at most `keep` bytes stay reserved
     /// (`urUSMPoolTrimToExp`). Memory that pending commands may still touch
     /// is kept.
     pub fn trim_to(&self, keep: usize) {
-        let mut inner = self.lock();
-        inner.collect(&*self.source, true);
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        inner.collect(locks, &*self.source, true);
         inner.release_idle(&*self.source, keep);
     }
 
+    /// The counters, the lane caches' used bytes included.
     pub fn stats(&self) -> PoolStats {
-        self.lock().stats
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        inner.stats_with_caches(locks)
     }
 
     pub fn release_threshold(&self) -> usize {
-        self.lock().release_threshold
+        self.lock().inner.release_threshold
     }
 
     pub fn set_release_threshold(&self, bytes: usize) {
-        let mut inner = self.lock();
-        inner.release_threshold = bytes;
-        inner.apply_threshold(&*self.source);
+        let mut locked = self.lock();
+        locked.inner.release_threshold = bytes;
+        locked.inner.apply_threshold(&*self.source);
     }
 
     pub fn max_size(&self) -> usize {
-        self.lock().max_size
+        self.lock().inner.max_size
     }
 
     /// Limits future growth; what is reserved already stays.
     pub fn set_max_size(&self, bytes: usize) {
-        self.lock().max_size = bytes;
+        self.lock().inner.max_size = bytes;
     }
 
     pub fn reset_reserved_high(&self) {
-        self.lock().stats.reset_reserved_high();
+        self.lock().inner.stats.reset_reserved_high();
     }
 
+    /// Restarts the used high-water mark from the current used bytes; every
+    /// lane cache's allowance shrinks to what it uses.
     pub fn reset_used_high(&self) {
-        self.lock().stats.reset_used_high();
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        let used = inner.stats_with_caches(locks).used_current;
+        inner.stats.used_high = used;
+        inner.allowances = 0;
+        for slot in 0..inner.lanes.len() {
+            if inner.lanes[slot].cached {
+                if let Some(c) = locks.cache(inner.lanes[slot].id) {
+                    c.allowance = c.used;
+                    inner.allowances += c.used;
+                }
+            }
+        }
     }
 
     /// The pool's answer to `urUSMPoolGetInfoExp` for the size queries.
@@ -446,8 +587,9 @@ impl Pool {
         if prop.0 > UR_USM_POOL_INFO_USED_HIGH_EXP.0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
-        let inner = self.lock();
-        let s = inner.stats;
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        let s = inner.stats_with_caches(locks);
         Ok(match prop {
             UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => inner.release_threshold,
             UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => inner.max_size,
@@ -479,14 +621,31 @@ impl Pool {
         Ok(())
     }
 
-    /// Blocks freed by commands that have not been seen to complete.
+    /// Blocks freed by commands that have not been seen to complete, and
+    /// blocks parked in lane caches (complete or not).
     pub fn pending_blocks(&self) -> usize {
-        self.lock().lanes.iter().map(|l| l.count).sum()
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        let parked: usize = inner
+            .lanes
+            .iter()
+            .filter(|l| l.cached)
+            .filter_map(|l| locks.cache(l.id).map(|c| c.parked().len()))
+            .sum();
+        inner.lanes.iter().map(|l| l.count).sum::<usize>() + parked
     }
 
     /// Allocations handed out and not freed.
     pub fn live_blocks(&self) -> usize {
-        self.lock().live.len()
+        let mut locked = self.lock();
+        let (inner, locks) = locked.parts();
+        let cached: usize = inner
+            .lanes
+            .iter()
+            .filter(|l| l.cached)
+            .filter_map(|l| locks.cache(l.id).map(|c| c.live_len()))
+            .sum();
+        inner.live.len() + cached
     }
 }
 
@@ -495,7 +654,10 @@ impl Drop for Pool {
     /// once every lane has completed what it had recorded by now.
     fn drop(&mut self) {
         let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
-        inner.collect(&*self.source, true);
+        let mut locks = ShardLocks::new(&self.shards);
+        inner.collect(&mut locks, &*self.source, true);
+        inner.flush_caches(&mut locks, None, Flush::All, &*self.source);
+        drop(locks);
         let busy_lanes = self.dag.unfinished_tails();
         let mut later = Vec::new();
         for s in 0..inner.heap.slabs.len() as u32 {
@@ -532,6 +694,140 @@ impl Drop for Pool {
 }
 
 impl Inner {
+    /// Takes the live block based at `addr` out of the live map or out of a
+    /// lane cache's live set (`lane`'s first), uncounts its bytes, and
+    /// returns it as `Live` with its guard.
+    fn take_live(
+        &mut self,
+        locks: &mut ShardLocks<'_>,
+        lane: impl Into<Option<LaneId>>,
+        addr: usize,
+    ) -> UrResult<u32> {
+        if let Some(block) = self.live.remove(addr) {
+            let bytes = self.heap.block(block).size;
+            self.stats.unuse_bytes(bytes);
+            return Ok(block);
+        }
+        let lane = lane.into();
+        let mut found = lane.and_then(|l| locks.cache(l)?.take_live(addr));
+        for slot in 0..self.lanes.len() {
+            if found.is_some() {
+                break;
+            }
+            let pl = &self.lanes[slot];
+            if pl.cached && Some(pl.id) != lane {
+                found = locks.cache(pl.id).and_then(|c| c.take_live(addr));
+            }
+        }
+        let e = found.ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        let b = self.heap.block_mut(e.block);
+        b.state = State::Live;
+        b.stamp = e.guard;
+        Ok(e.block)
+    }
+
+    /// The lane-cache record of the live block based at `addr`, if any.
+    fn cached_live(&self, locks: &mut ShardLocks<'_>, addr: usize) -> Option<CachedLive> {
+        self.lanes
+            .iter()
+            .filter(|pl| pl.cached)
+            .find_map(|pl| locks.cache(pl.id)?.get_live(addr))
+    }
+
+    /// The counters with the lane caches' used bytes added.
+    fn stats_with_caches(&self, locks: &mut ShardLocks<'_>) -> PoolStats {
+        let mut s = self.stats;
+        for pl in self.lanes.iter().filter(|pl| pl.cached) {
+            if let Some(c) = locks.cache(pl.id) {
+                s.used_current += c.used;
+            }
+        }
+        debug_assert!(s.used_current <= s.used_high);
+        s
+    }
+
+    /// Makes room for `bytes` more used bytes in `lane`'s cache, or in the
+    /// pool's own count when `lane` is `None`, keeping the used high-water
+    /// mark exact: the pool's used bytes plus every allowance stay within
+    /// the mark, which rises only here, with every lock held, to the total
+    /// in use once this allocation counts.
+    pub(super) fn make_room(
+        &mut self,
+        locks: &mut ShardLocks<'_>,
+        lane: Option<LaneId>,
+        bytes: usize,
+    ) {
+        let fits = match lane.and_then(|l| locks.cache(l)) {
+            Some(c) => {
+                c.demand = c.demand.max(c.used + bytes);
+                c.used + bytes <= c.allowance
+            }
+            None => self.stats.used_current + bytes + self.allowances <= self.stats.used_high,
+        };
+        if fits {
+            return;
+        }
+        let mut total = self.stats.used_current + bytes;
+        for pl in self.lanes.iter().filter(|pl| pl.cached) {
+            total += locks.cache(pl.id).map_or(0, |c| c.used);
+        }
+        self.stats.used_high = self.stats.used_high.max(total);
+        // Share the headroom out again: the asking cache first, then each
+        // other up to what it has needed before.
+        let mut slack = self.stats.used_high - total;
+        let mut allowances = 0;
+        if let Some(c) = lane.and_then(|l| locks.cache(l)) {
+            let give = slack.min(c.demand - (c.used + bytes));
+            c.allowance = c.used + bytes + give;
+            slack -= give;
+            allowances += c.allowance;
+        }
+        for pl in self
+            .lanes
+            .iter()
+            .filter(|pl| pl.cached && Some(pl.id) != lane)
+        {
+            if let Some(c) = locks.cache(pl.id) {
+                let give = slack.min(c.demand.saturating_sub(c.used));
+                c.allowance = c.used + give;
+                slack -= give;
+                allowances += c.allowance;
+            }
+        }
+        self.allowances = allowances;
+    }
+
+    /// Removes the caches of lanes that no longer exist (their queues are
+    /// gone, so everything they recorded has completed): parked blocks
+    /// become ready, and live ones move to the pool's live map.
+    fn drop_retired_caches(
+        &mut self,
+        locks: &mut ShardLocks<'_>,
+        dag: &Dag,
+        source: &dyn MemorySource,
+    ) {
+        for slot in 0..self.lanes.len() {
+            let id = self.lanes[slot].id;
+            if !self.lanes[slot].cached || dag.lane(id).is_some() {
+                continue;
+            }
+            self.flush_cache(locks, slot, Flush::All, source);
+            let Some(cache) = locks.remove(id) else {
+                continue;
+            };
+            self.lanes[slot].cached = false;
+            self.allowances -= cache.allowance;
+            for (addr, e) in cache.live_entries() {
+                let b = self.heap.block_mut(e.block);
+                b.state = State::Live;
+                b.stamp = e.guard;
+                self.live.insert(addr, e.block);
+            }
+            // Its used bytes were within its allowance, now given up.
+            self.stats.used_current += cache.used;
+        }
+    }
+
     /// The scratch clock, cleared (give it back through `self.ctx`).
     pub(super) fn take_ctx(&mut self) -> Clock {
         let mut c = std::mem::take(&mut self.ctx);
@@ -544,7 +840,7 @@ impl Inner {
     }
 
     /// Is slab `s` wholly free (one ready block)?
-    fn slab_idle(&self, s: u32) -> bool {
+    pub(super) fn slab_idle(&self, s: u32) -> bool {
         let slab = &self.heap.slabs[s as usize];
         if !slab.in_use || slab.dedicated {
             return false;
@@ -663,6 +959,12 @@ impl Inner {
             unsafe { source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
             return;
         }
+        self.ready_block(block);
+    }
+
+    /// Files a (non-dedicated) block nobody can touch any more as ready,
+    /// merged with its ready neighbours.
+    pub(super) fn ready_block(&mut self, block: u32) {
         let merged = self.heap.file_ready(block);
         if self.heap.covers_slab(merged) {
             let s = self.heap.block(merged).slab as usize;
@@ -680,7 +982,7 @@ impl Inner {
     }
 
     /// Gives back wholly free slabs while more than `keep` bytes are reserved.
-    fn release_idle(&mut self, source: &dyn MemorySource, keep: usize) {
+    pub(super) fn release_idle(&mut self, source: &dyn MemorySource, keep: usize) {
         while self.stats.reserved_current > keep {
             let Some(s) = self.idle.pop() else { break };
             self.idle_listed[s as usize] = false;

@@ -36,10 +36,6 @@ impl PoolStats {
     pub(crate) fn reset_reserved_high(&mut self) {
         self.reserved_high = self.reserved_current;
     }
-
-    pub(crate) fn reset_used_high(&mut self) {
-        self.used_high = self.used_current;
-    }
 }
 
 #[cfg(test)]
@@ -65,7 +61,6 @@ mod tests {
             (30, 150, 10, 90)
         );
         s.reset_reserved_high();
-        s.reset_used_high();
-        assert_eq!((s.reserved_high, s.used_high), (30, 10));
+        assert_eq!((s.reserved_high, s.used_high), (30, 90));
     }
 }
