@@ -1,12 +1,14 @@
 //! urKernel* and urEnqueueKernelLaunchWithArgsExp: kernels of
 //! `conformance/kernels/usm_kernels.cl` (built by `program.rs`) write and
 //! read USM of every kind the device offers, and the results are checked
-//! word by word.
+//! word by word. The last cases run those kernels on memory of
+//! `urEnqueueUSM*AllocExp` while other blocks are freed and reused around
+//! it, on devices that report async allocation support (OpenCL here).
 
 use super::program::{built_program, require_programs, OwnedProgram};
 use crate::harness::*;
 use crate::ur::{info_string, info_value};
-use crate::{check, check_eq, expect_result, expect_success};
+use crate::{check, check_eq, expect_result, expect_success, skip};
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
@@ -25,6 +27,8 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueKernelLaunchWithArgsExp.invalid_work_dimension", launch_bad_dims),
     Case::device("urEnqueueKernelLaunchWithArgsExp.invalid_arguments", launch_bad_args),
     Case::device("urEnqueueKernelLaunchWithArgsExp.null_global_size", launch_null_global),
+    Case::device("urEnqueueUSMDeviceAllocExp.kernel_data_intact_while_blocks_reused_around_it", async_reuse_around),
+    Case::device("urEnqueueUSMFreeExp.kernel_hands_blocks_between_queues", async_handover),
 ];
 
 type OwnedKernel = Owned<ur_kernel_handle_t_>;
@@ -346,5 +350,234 @@ unsafe fn launch_null_global(fx: &DeviceFx) -> CaseResult {
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
         fx.api.urEnqueueKernelLaunchWithArgsExp(fx.queue, null_mut(), 1, null(), [N].as_ptr(), null(), 0, null(), null(), 0, null(), null_mut())
     );
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Kernels on asynchronously allocated memory
+
+/// Reuse rounds of the async cases.
+const ROUNDS: usize = 8;
+
+/// Skips a device that does not report async allocation support; the device
+/// USM kind the cases use (device, else shared).
+unsafe fn require_async(fx: &DeviceFx) -> Result<UsmKind, Outcome> {
+    if fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP)? == 0 {
+        skip!("the device reports no async USM allocation support");
+    }
+    Ok(if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared })
+}
+
+fn wait_ptr(waits: &[ur_event_handle_t]) -> *const ur_event_handle_t {
+    if waits.is_empty() { null() } else { waits.as_ptr() }
+}
+
+/// A pool of the case's own (`urUSMPoolCreateExp`), so that which block is
+/// reused depends on this case's frees alone.
+unsafe fn own_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
+    let mut desc = ur_usm_pool_desc_t { stype: UR_STRUCTURE_TYPE_USM_POOL_DESC, pNext: null(), flags: 0 };
+    let mut pool = null_mut();
+    expect_success!(fx.api.urUSMPoolCreateExp(fx.context, fx.device, &mut desc, &mut pool));
+    Ok(fx.own_pool(pool))
+}
+
+/// `urEnqueueUSM{Device,Shared}AllocExp` of `N` words from `pool` after
+/// `waits`; with `event`, its event too.
+unsafe fn alloc_async(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    pool: &OwnedPool,
+    kind: UsmKind,
+    waits: &[ur_event_handle_t],
+    event: bool,
+) -> Result<(*mut c_void, Option<OwnedEvent>), Outcome> {
+    let mut p = null_mut();
+    let mut e: ur_event_handle_t = null_mut();
+    let out_event = if event { &mut e as *mut ur_event_handle_t } else { null_mut() };
+    let n = waits.len() as u32;
+    let code = match kind {
+        UsmKind::Shared => fx.api.urEnqueueUSMSharedAllocExp(queue, pool.get(), N * 4, null(), n, wait_ptr(waits), &mut p, out_event)?,
+        _ => fx.api.urEnqueueUSMDeviceAllocExp(queue, pool.get(), N * 4, null(), n, wait_ptr(waits), &mut p, out_event)?,
+    };
+    expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSM*AllocExp")?;
+    check!(!p.is_null(), "the async allocation returned a null pointer");
+    check!(!event || !e.is_null(), "the async allocation returned no event");
+    Ok((p, event.then(|| fx.own_event(e))))
+}
+
+/// `urEnqueueUSMFreeExp` of `p` after `waits`; with `event`, its event.
+unsafe fn free_async(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    pool: &OwnedPool,
+    p: *mut c_void,
+    waits: &[ur_event_handle_t],
+    event: bool,
+) -> Result<Option<OwnedEvent>, Outcome> {
+    let mut e: ur_event_handle_t = null_mut();
+    let out_event = if event { &mut e as *mut ur_event_handle_t } else { null_mut() };
+    expect_success!(fx.api.urEnqueueUSMFreeExp(queue, pool.get(), p, waits.len() as u32, wait_ptr(waits), out_event));
+    check!(!event || !e.is_null(), "urEnqueueUSMFreeExp returned no event");
+    Ok(event.then(|| fx.own_event(e)))
+}
+
+/// Reads `N` words at `p` with a blocking copy after `waits`.
+unsafe fn read_words(fx: &DeviceFx, queue: ur_queue_handle_t, p: *const c_void, waits: &[ur_event_handle_t]) -> Result<Vec<u32>, Outcome> {
+    let mut out = vec![0u8; N * 4];
+    expect_success!(fx.api.urEnqueueUSMMemcpy(queue, true, out.as_mut_ptr().cast(), p, N * 4, waits.len() as u32, wait_ptr(waits), null_mut()));
+    Ok(words(&out))
+}
+
+/// A launch whose event is kept.
+unsafe fn launch_event(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    k: ur_kernel_handle_t,
+    local: Option<usize>,
+    args: &[ur_exp_kernel_arg_properties_t],
+    waits: &[ur_event_handle_t],
+) -> Result<OwnedEvent, Outcome> {
+    let mut e = null_mut();
+    expect_success!(launch(fx, queue, k, N, local, args, waits, &mut e));
+    Ok(fx.own_event(e))
+}
+
+/// Whether `[a, a + len)` and `[b, b + len)` overlap.
+fn overlaps(a: *const c_void, b: *const c_void, len: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a < b + len && b < a + len
+}
+
+/// `scale_add(in, out, 3)` with work-groups of 64, as `launch_local` checks it.
+fn scaled(input: impl Fn(usize) -> u32) -> impl Fn(usize) -> u32 {
+    const LOCAL: usize = 64;
+    move |i| input(i - i % LOCAL + (LOCAL - 1 - i % LOCAL)) * 3 + 1
+}
+
+/// A long-lived block A is written by one kernel and read by another at the
+/// end, while round after round a scratch block is allocated, written by a
+/// kernel and freed around it. Freed blocks are reused (an address comes
+/// back; the pool's used high water stays at the three blocks live at once),
+/// no scratch block overlaps A, and A's data, a scratch block's data and the
+/// reader's result are intact. In-order: no events at all (allocations and
+/// frees that need no command); out-of-order: every step ordered by events.
+unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
+    let kind = require_async(fx)?;
+    let program = built_program(fx)?;
+    let fill = kernel(fx, &program, c"fill_index")?;
+    let scale = kernel(fx, &program, c"scale_add")?;
+    on_each_queue_kind(fx, |queue, label| {
+        let in_order = queue == fx.queue;
+        let use_events = !in_order;
+        let pool = own_pool(fx)?;
+        let base = 7u32;
+        let (a, a_alloc) = alloc_async(fx, queue, &pool, kind, &[], use_events)?;
+        let a_waits: Vec<_> = a_alloc.iter().map(|e| e.get()).collect();
+        let a_written = launch_event(fx, queue, fill.get(), None, &[pointer_arg(0, a), value_arg(1, &base)], &a_waits)?;
+        let mut seen: Vec<usize> = Vec::new();
+        let mut reused = 0;
+        let mut last_free: Option<OwnedEvent> = None;
+        for round in 0..ROUNDS {
+            let waits: Vec<_> = last_free.iter().map(|e| e.get()).collect();
+            let (s, s_alloc) = alloc_async(fx, queue, &pool, kind, &waits, use_events)?;
+            check!(!overlaps(s, a, N * 4), "{label}: round {round}: scratch block {s:?} overlaps the live block {a:?}");
+            if seen.contains(&(s as usize)) {
+                reused += 1;
+            }
+            seen.push(s as usize);
+            let stamp = 1000 * (round as u32 + 1);
+            let s_waits: Vec<_> = s_alloc.iter().map(|e| e.get()).collect();
+            let s_written = launch_event(fx, queue, fill.get(), None, &[pointer_arg(0, s), value_arg(1, &stamp)], &s_waits)?;
+            if round == ROUNDS / 2 {
+                // A scratch block's own data, read while A is still live.
+                let got = read_words(fx, queue, s, &[s_written.get()])?;
+                check_words(&format!("{label}: scratch block of round {round}"), &got, |i| stamp + i as u32)?;
+            }
+            let free_waits = if use_events { vec![s_written.get()] } else { Vec::new() };
+            last_free = free_async(fx, queue, &pool, s, &free_waits, use_events)?;
+        }
+        // Which free space the pool hands out is its choice; that freed
+        // blocks come back is the point.
+        check!(reused > 0, "{label}: no scratch allocation reused a block freed before it (addresses {seen:x?})");
+        let waits: Vec<_> = last_free.iter().map(|e| e.get()).collect();
+        let (out, out_alloc) = alloc_async(fx, queue, &pool, kind, &waits, use_events)?;
+        check!(!overlaps(out, a, N * 4), "{label}: the output block overlaps the live block");
+        let mut read_waits = vec![a_written.get()];
+        read_waits.extend(out_alloc.iter().map(|e| e.get()));
+        let factor = 3u32;
+        let args = [pointer_arg(0, a), pointer_arg(1, out), value_arg(2, &factor), local_arg(3, 64 * 4)];
+        let done = launch_event(fx, queue, scale.get(), Some(64), &args, &read_waits)?;
+        let got = read_words(fx, queue, out, &[done.get()])?;
+        check_words(&format!("{label}: scale_add of the live block"), &got, scaled(|i| base + i as u32))?;
+        let got = read_words(fx, queue, a, &[done.get()])?;
+        check_words(&format!("{label}: the live block after {ROUNDS} reuse rounds around it"), &got, |i| base + i as u32)?;
+        let after_read = if use_events { vec![done.get()] } else { Vec::new() };
+        free_async(fx, queue, &pool, out, &after_read, false)?;
+        free_async(fx, queue, &pool, a, &after_read, false)?;
+        expect_success!(fx.api.urQueueFinish(queue));
+        let mut used_high = 0usize;
+        expect_success!(fx.api.urUSMPoolGetInfoExp(pool.get(), UR_USM_POOL_INFO_USED_HIGH_EXP, (&mut used_high as *mut usize).cast(), null_mut()));
+        // A, one scratch block and the output were live at once at most
+        // (a block may be rounded up by a few bytes).
+        check!(
+            used_high >= 2 * N * 4 && used_high < 4 * N * 4,
+            "{label}: the pool's used high water is {used_high} bytes for at most three live blocks of {}",
+            N * 4
+        );
+        Ok(())
+    })
+}
+
+/// Blocks handed between queues by events: queue 1 allocates a block (after
+/// the previous round's free) and a kernel writes it; a kernel on queue 2
+/// reads it into a result buffer and queue 2 frees it. Every allocation
+/// after the first reuses the block, the events carry their command types,
+/// and every round's result is right.
+unsafe fn async_handover(fx: &DeviceFx) -> CaseResult {
+    let kind = require_async(fx)?;
+    let program = built_program(fx)?;
+    let fill = kernel(fx, &program, c"fill_index")?;
+    let scale = kernel(fx, &program, c"scale_add")?;
+    let other = fx.create_queue(0)?;
+    let pool = own_pool(fx)?;
+    let results = (0..ROUNDS).map(|_| fx.alloc(kind, N * 4)).collect::<Result<Vec<_>, _>>()?;
+    let mut addresses = Vec::new();
+    let mut last_free: Option<OwnedEvent> = None;
+    let mut reads = Vec::new();
+    for (round, result) in results.iter().enumerate() {
+        let waits: Vec<_> = last_free.iter().map(|e| e.get()).collect();
+        let (block, allocated) = alloc_async(fx, fx.queue, &pool, kind, &waits, true)?;
+        let allocated = allocated.expect("asked for");
+        let command = fx.api.event_info::<ur_command_t>(allocated.get(), UR_EVENT_INFO_COMMAND_TYPE)?;
+        let expected = if kind == UsmKind::Device {
+            UR_COMMAND_ENQUEUE_USM_DEVICE_ALLOC_EXP
+        } else {
+            UR_COMMAND_ENQUEUE_USM_SHARED_ALLOC_EXP
+        };
+        check_eq!(command, expected);
+        addresses.push(block as usize);
+        let base = 100 * round as u32;
+        let written = launch_event(fx, fx.queue, fill.get(), None, &[pointer_arg(0, block), value_arg(1, &base)], &[allocated.get()])?;
+        let factor = 3u32;
+        let args = [pointer_arg(0, block), pointer_arg(1, result.ptr), value_arg(2, &factor), local_arg(3, 64 * 4)];
+        let read = launch_event(fx, other.get(), scale.get(), Some(64), &args, &[written.get()])?;
+        let freed = free_async(fx, other.get(), &pool, block, &[read.get()], true)?.expect("asked for");
+        let command = fx.api.event_info::<ur_command_t>(freed.get(), UR_EVENT_INFO_COMMAND_TYPE)?;
+        check_eq!(command, UR_COMMAND_ENQUEUE_USM_FREE_EXP);
+        reads.push(read);
+        last_free = Some(freed);
+    }
+    let last = last_free.expect("ROUNDS > 0");
+    fx.wait(last.get())?;
+    for (round, result) in results.iter().enumerate() {
+        let got = read_words(fx, fx.queue, result.ptr, &[reads[round].get()])?;
+        let base = 100 * round as u32;
+        check_words(&format!("round {round}: queue 2's kernel read of queue 1's block"), &got, scaled(|i| base + i as u32))?;
+    }
+    check!(
+        addresses.iter().all(|&a| a == addresses[0]),
+        "each allocation waiting on the previous free's event should reuse its block: {addresses:x?}"
+    );
+    expect_success!(fx.api.urQueueFinish(other.get()));
     Ok(())
 }
