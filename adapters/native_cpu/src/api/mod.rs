@@ -68,7 +68,15 @@ pub(crate) unsafe fn release_counted<T: Counted>(h: *mut T::Handle) -> UrResult 
 ///
 /// # Safety
 /// `list` points at `count` handles when `count > 0`.
+#[inline]
 pub(crate) unsafe fn pending_events(count: u32, list: *const ur_event_handle_t) -> UrResult<Vec<Arc<Event>>> {
+    if count == 0 && list.is_null() {
+        return Ok(Vec::new());
+    }
+    pending_events_of(count, list)
+}
+
+unsafe fn pending_events_of(count: u32, list: *const ur_event_handle_t) -> UrResult<Vec<Arc<Event>>> {
     let handles = wait_list_arg(list, count)?;
     let mut pending = Vec::new();
     for &h in handles {

@@ -43,8 +43,8 @@ unsafe fn alloc(
     if !ASYNC_USM_ALLOCATIONS_SUPPORT {
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
-    let pool = if p_pool.is_null() { None } else { Some(arc::<Pool>(p_pool)?) };
-    let (ptr, event) = queue.alloc_async(kind, pool.as_ref(), size, deps, !ph_event.is_null())?;
+    let pool = if p_pool.is_null() { None } else { Some(obj::<Pool>(p_pool)?) };
+    let (ptr, event) = queue.alloc_async(kind, pool, size, deps, !ph_event.is_null())?;
     pp_mem.write(ptr as *mut c_void);
     if let Some(e) = event {
         ph_event.write(into_handle(e));
@@ -117,8 +117,8 @@ pub unsafe extern "C" fn urEnqueueUSMFreeExp(
         if !ASYNC_USM_ALLOCATIONS_SUPPORT {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
-        let pool = if pPool.is_null() { None } else { Some(arc::<Pool>(pPool)?) };
-        if let Some(e) = queue.free_async(pool.as_ref(), pMem as *mut u8, deps, !phEvent.is_null())? {
+        let pool = if pPool.is_null() { None } else { Some(obj::<Pool>(pPool)?) };
+        if let Some(e) = queue.free_async(pool, pMem as *mut u8, deps, !phEvent.is_null())? {
             phEvent.write(into_handle(e));
         }
         Ok(())

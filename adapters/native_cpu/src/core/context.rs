@@ -140,6 +140,17 @@ impl Context {
         Ok(f(self.default_pool(device)?))
     }
 
+    /// The device's default pool when it is also its current one and has
+    /// been made: the common case, read without a lock.
+    #[inline]
+    pub fn current_default_pool(&self, device: &Device) -> Option<&Arc<Pool>> {
+        if self.custom_current.load(Ordering::Acquire) {
+            return None;
+        }
+        let i = if std::ptr::eq(Arc::as_ptr(self.devices.first()?), device) { 0 } else { self.device_index(device)? };
+        self.default_pools[i].get()
+    }
+
     pub fn set_current_pool(&self, device: &Device, pool: Arc<Pool>) -> UrResult {
         let i = self.device_index(device).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
         let mut current = lock(&self.current_pools);

@@ -14,11 +14,15 @@
 //! allocations they touch, so nothing they use is freed early.
 //!
 //! Every command is also a node of the context's async pool engine graph:
-//! the queue is a lane, a command's `seq` is its seq on that lane, and it is
-//! recorded under the queue's lock as it is queued, so that the two orders
-//! agree. Async allocations and frees are recorded by the engine itself
-//! ([`Queue::submit_engine`]), under the same lock; the engine may make one
-//! wait for a command of any queue of the context by its stamp.
+//! the queue is a lane, and a command's `seq` is its seq on that lane.
+//! Commands are recorded and queued under the queue's lock. Async
+//! allocations and frees are recorded by the engine itself
+//! ([`Queue::submit_engine`]); on an in-order queue without the queue's
+//! lock (that is what keeps the common alloc/free pair cheap), so a command
+//! may be queued after one with a higher seq: pending commands are kept in
+//! seq order, and an in-order queue starts seq `n` only after `n - 1`. The
+//! engine may make a command wait for a command of any queue of the context
+//! by its stamp.
 
 use super::context::Context;
 use super::device::Device;
@@ -27,7 +31,7 @@ use super::event::{complete_command, Event};
 use super::refcount::{Counted, UserRefs};
 use crate::DDI;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use ur_core::engine::{Lane, QueueOrder, Stamp};
@@ -60,6 +64,9 @@ pub struct QueueShared {
     pub flags: ur_queue_flags_t,
     /// The queue in the engine's graph; command seqs are its seqs.
     pub lane: Arc<Lane>,
+    /// A worker exists (set once, before the first is started): commands
+    /// queued without the lock will run.
+    has_worker: AtomicBool,
     in_order: bool,
     max_workers: usize,
     state: Mutex<State>,
@@ -98,11 +105,13 @@ pub struct Submitted {
 }
 
 /// A command the engine has already recorded on the queue's lane (an async
-/// allocation or free), for [`Queue::submit_engine`] to queue.
+/// allocation or free), for [`Queue::submit_engine`] to queue. Small on
+/// purpose: it is returned through the hot path.
 pub struct EngineCommand {
     pub stamp: Stamp,
     pub command_type: ur_command_t,
-    pub command: Command,
+    /// `(address, bytes)` to fill with zeros when the command runs.
+    pub zero: Option<(usize, usize)>,
     /// A command of any queue of the context that must complete first (the
     /// pending free of a reused block, or a block's allocation).
     pub after: Option<Stamp>,
@@ -125,8 +134,8 @@ struct Running {
 
 #[derive(Default)]
 struct State {
-    /// The seq the next command gets: one past the lane's tail.
-    next_seq: u64,
+    /// In-order queues: the seq of the next command to start.
+    next_start: u64,
     /// Not started, in `seq` order.
     pending: VecDeque<Task>,
     running: Vec<Running>,
@@ -142,6 +151,16 @@ struct State {
 
 static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Fills a new block with zeros, as its allocation command.
+fn zero_block(addr: usize, bytes: usize) -> Command {
+    Command::Host(Box::new(move || {
+        // SAFETY: the engine gave this block to the allocation being run;
+        // no command ordered after it has started yet.
+        unsafe { (addr as *mut u8).write_bytes(0, bytes) };
+        Ok(())
+    }))
+}
+
 impl Queue {
     pub fn new(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_flags_t) -> Arc<Queue> {
         let in_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 == 0;
@@ -153,8 +172,9 @@ impl Queue {
             context,
             device,
             flags,
-            state: Mutex::new(State { next_seq: lane.tail().seq + 1, ..State::default() }),
+            state: Mutex::new(State { next_start: lane.tail().seq + 1, ..State::default() }),
             lane,
+            has_worker: AtomicBool::new(false),
             in_order,
             max_workers,
             work: Condvar::new(),
@@ -188,41 +208,56 @@ impl Queue {
         if st.closed {
             return Err(UR_RESULT_ERROR_INVALID_QUEUE);
         }
-        let inline =
+        let may_inline =
             sub.blocking && st.pending.is_empty() && st.running.is_empty() && sub.deps.iter().all(|d| d.is_done());
-        if !inline {
+        if !may_inline {
             q.ensure_worker(&mut st)?;
         }
-        let seq = q.record(&mut st, &sub.deps, sub.order);
+        let seq = q.record(&sub.deps, sub.order);
+        // An in-order queue may have an engine command recorded and not
+        // queued yet (which implies it has a worker): this one waits for it.
+        let inline = may_inline && (!q.in_order || seq == st.next_start);
+        debug_assert!(inline || !may_inline || st.workers > 0);
         let event = sub.want_event.then(|| Event::new(self.this(), sub.command_type, seq));
         let mut deps = sub.deps;
         let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, after: None, event: event.clone() };
         if inline {
             st.running.push(Running { seq, fence: sub.order.fence });
+            st.next_start = seq + 1;
             drop(st);
             execute(q, task(deps));
         } else {
             deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
-            st.pending.push_back(task(deps));
-            if st.idle_workers > 0 {
-                q.work.notify_one();
-            }
+            q.enqueue(&mut st, task(deps));
         }
         Ok(Submitted { seq, event })
     }
 
-    /// Runs an engine operation (an async allocation or free) under the
-    /// queue's lock, so that a node it records on the lane is the queue's
-    /// next command, and queues the command it asks for, after `deps` (the
-    /// pending events of its wait list) and its `after` stamp. `op` gets the
-    /// lane and the wait list as stamps. Returns `op`'s value and the
-    /// command's event when one was asked for.
+    /// Runs an engine operation (an async allocation or free) and queues
+    /// the command it asks for, after `deps` (the pending events of its wait
+    /// list) and its `after` stamp. `op` gets the lane and the wait list as
+    /// stamps. Returns `op`'s value and the command's event when one was
+    /// asked for.
+    ///
+    /// On an in-order queue that has its worker, `op` runs without the
+    /// queue's lock: usually the engine needs no command at all, and when it
+    /// records one, the queue starts it in seq order wherever it lands in
+    /// the queue. Elsewhere `op` runs under the lock, so that a command it
+    /// records is queued before any later one (an out-of-order queue's
+    /// barriers order by what is queued).
     pub fn submit_engine<T>(
         &self,
         deps: Vec<Arc<Event>>,
         op: impl FnOnce(&Arc<Lane>, &[Stamp]) -> UrResult<(T, Option<EngineCommand>)>,
     ) -> UrResult<(T, Option<Arc<Event>>)> {
         let q = &self.shared;
+        if q.in_order && q.has_worker.load(Ordering::Acquire) {
+            let stamps = q.stamps_of(&deps);
+            let (value, command) = op(&q.lane, &stamps)?;
+            let Some(c) = command else { return Ok((value, None)) };
+            let mut st = q.lock();
+            return Ok((value, self.enqueue_engine(&mut st, deps, c)));
+        }
         let mut st = q.lock();
         if st.closed {
             return Err(UR_RESULT_ERROR_INVALID_QUEUE);
@@ -232,21 +267,42 @@ impl Queue {
         let stamps = q.stamps_of(&deps);
         let (value, command) = op(&q.lane, &stamps)?;
         let Some(c) = command else { return Ok((value, None)) };
-        debug_assert_eq!(c.stamp, Stamp::new(q.lane.id(), st.next_seq), "the engine recorded the queue's next command");
+        Ok((value, self.enqueue_engine(&mut st, deps, c)))
+    }
+
+    /// Whether an engine operation with no wait list may run without the
+    /// queue's lock (see [`submit_engine`](Self::submit_engine)); the caller
+    /// then hands what the engine recorded, if anything, to
+    /// [`enqueue_recorded`](Self::enqueue_recorded).
+    #[inline]
+    pub fn engine_fast_path(&self) -> bool {
+        self.shared.in_order && self.shared.has_worker.load(Ordering::Acquire)
+    }
+
+    /// Queues a command the engine recorded on the fast path.
+    #[cold]
+    pub fn enqueue_recorded(&self, c: EngineCommand) -> Option<Arc<Event>> {
+        let mut st = self.shared.lock();
+        self.enqueue_engine(&mut st, Vec::new(), c)
+    }
+
+    fn enqueue_engine(&self, st: &mut State, deps: Vec<Arc<Event>>, c: EngineCommand) -> Option<Arc<Event>> {
+        let q = &self.shared;
         let seq = c.stamp.seq;
-        st.next_seq = seq + 1;
+        debug_assert_eq!(c.stamp.lane, q.lane.id(), "the engine recorded on the queue's lane");
         let event = c.want_event.then(|| Event::new(self.this(), c.command_type, seq));
         let mut deps = deps;
         deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
         if let Some(s) = c.after {
             q.context.watch_stamp(q, s);
         }
+        let command = match c.zero {
+            Some((addr, bytes)) => zero_block(addr, bytes),
+            None => Command::Marker,
+        };
         let order = Order::default();
-        st.pending.push_back(Task { seq, order, command: c.command, deps, after: c.after, event: event.clone() });
-        if st.idle_workers > 0 {
-            q.work.notify_one();
-        }
-        Ok((value, event))
+        q.enqueue(st, Task { seq, order, command, deps, after: c.after, event: event.clone() });
+        event
     }
 
     /// `urQueueFinish`: blocks until everything enqueued so far finished,
@@ -254,7 +310,7 @@ impl Queue {
     pub fn finish(&self) -> UrResult {
         let q = &self.shared;
         let mut st = q.lock();
-        let last = st.next_seq;
+        let last = q.lane.tail().seq + 1;
         st = q.wait_before(st, last);
         match st.unreported_failure.take_if(|(seq, _)| *seq < last) {
             Some((_, code)) => Err(code),
@@ -352,6 +408,9 @@ impl QueueShared {
     /// The stamps of the events of a wait list that the engine can order:
     /// those of this context (another context's lanes are another graph).
     fn stamps_of(&self, deps: &[Arc<Event>]) -> Vec<Stamp> {
+        if deps.is_empty() {
+            return Vec::new();
+        }
         deps.iter().filter(|e| Arc::ptr_eq(&e.queue().shared.context, &self.context)).map(|e| e.stamp()).collect()
     }
 
@@ -360,8 +419,8 @@ impl QueueShared {
     /// later commands after it; one with a wait list, after its list. Other
     /// commands, an event wait with an empty list included, are recorded as
     /// ordered after their list only: the engine may know less than the
-    /// queue enforces, never more.
-    fn record(&self, st: &mut State, deps: &[Arc<Event>], order: Order) -> u64 {
+    /// queue enforces, never more. Call with the queue's lock held.
+    fn record(&self, deps: &[Arc<Event>], order: Order) -> u64 {
         let stamps = self.stamps_of(deps);
         let dag = &self.context.dag;
         let stamp = match (order.fence, order.after_all) {
@@ -369,9 +428,21 @@ impl QueueShared {
             (true, false) if !stamps.is_empty() => dag.record_barrier(&self.lane, &stamps),
             _ => dag.record(&self.lane, &stamps),
         };
-        debug_assert_eq!(stamp.seq, st.next_seq);
-        st.next_seq = stamp.seq + 1;
         stamp.seq
+    }
+
+    /// Queues a task in seq order (almost always at the back) and wakes a
+    /// worker.
+    fn enqueue(&self, st: &mut State, task: Task) {
+        let at = st.pending.iter().rposition(|t| t.seq < task.seq).map_or(0, |i| i + 1);
+        st.pending.insert(at, task);
+        if st.idle_workers > 0 {
+            if self.in_order {
+                self.work.notify_one();
+            } else {
+                self.work.notify_all();
+            }
+        }
     }
 
     /// Blocks until no command numbered below `end` is pending or running.
@@ -392,7 +463,7 @@ impl QueueShared {
             return;
         }
         let st = self.lock();
-        let end = st.next_seq;
+        let end = self.lane.tail().seq + 1;
         drop(self.wait_before(st, end));
     }
 
@@ -411,7 +482,10 @@ impl QueueShared {
             return Ok(());
         }
         match spawn_worker(self) {
-            Ok(()) => st.workers += 1,
+            Ok(()) => {
+                st.workers += 1;
+                self.has_worker.store(true, Ordering::Release);
+            }
             Err(_) if st.workers == 0 => return Err(UR_RESULT_ERROR_OUT_OF_RESOURCES),
             Err(_) => {}
         }
@@ -447,9 +521,14 @@ impl State {
         Some(task)
     }
 
-    fn ready_in_order(&self, q: &Arc<QueueShared>) -> Option<usize> {
+    fn ready_in_order(&mut self, q: &Arc<QueueShared>) -> Option<usize> {
         let head = self.pending.front()?;
-        (self.running.is_empty() && deps_done(head, q)).then_some(0)
+        // Seq `next_start` may be recorded and not queued yet: wait for it.
+        let ready = self.running.is_empty() && head.seq == self.next_start && deps_done(head, q);
+        if ready {
+            self.next_start = head.seq + 1;
+        }
+        ready.then_some(0)
     }
 
     fn ready_out_of_order(&self, q: &Arc<QueueShared>) -> Option<usize> {

@@ -7,7 +7,6 @@
 //! needs no command: the call costs a pool lookup and the engine's work,
 //! nothing is queued and no event exists.
 
-use super::enqueue::Command;
 use super::event::Event;
 use super::queue::{EngineCommand, Queue};
 use super::usm::UsmKind;
@@ -17,17 +16,6 @@ use ur_core::engine;
 use ur_core::usm_async::alloc_command;
 use ur_core::*;
 
-/// Fills a new block with zeros, as its allocation command.
-fn zero_block(ptr: *mut u8, size: usize) -> Command {
-    let addr = ptr as usize;
-    Command::Host(Box::new(move || {
-        // SAFETY: the engine gave this block to the allocation being run;
-        // no command ordered after it has started yet.
-        unsafe { (addr as *mut u8).write_bytes(0, size) };
-        Ok(())
-    }))
-}
-
 impl Queue {
     /// `urEnqueueUSM{Device,Shared,Host}AllocExp` from `pool`, or from the
     /// device's current pool when none is named. `deps` is the wait list,
@@ -35,7 +23,7 @@ impl Queue {
     pub fn alloc_async(
         &self,
         kind: UsmKind,
-        pool: Option<&Arc<Pool>>,
+        pool: Option<&Pool>,
         size: usize,
         deps: Vec<Arc<Event>>,
         want_event: bool,
@@ -44,26 +32,46 @@ impl Queue {
         if size == 0 || size as u64 > q.device.max_alloc_size() {
             return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
         }
-        let context = &q.context;
-        let engine = match pool {
-            Some(p) if !p.serves(context, &q.device) => return Err(UR_RESULT_ERROR_INVALID_VALUE),
-            Some(p) => p.engine_pool(kind)?.clone(),
-            None => context.with_current_pool(&q.device, |p| p.engine_pool(kind).cloned())??,
-        };
+        // The hot path: in order, nothing to wait for, no event, the
+        // default pool. Usually the engine needs no command at all.
+        if deps.is_empty() && !want_event && pool.is_none() && self.engine_fast_path() {
+            if let Some(engine) = q.context.current_default_pool(&q.device).and_then(|p| p.engine.get(kind)) {
+                let a = engine.alloc(&q.lane, &[], size, 0, false)?;
+                let event = match a.stamp {
+                    None => None,
+                    Some(stamp) => self.enqueue_recorded(EngineCommand {
+                        stamp,
+                        command_type: alloc_command(kind),
+                        zero: a.zero.then_some((a.ptr.as_ptr() as usize, a.size)),
+                        after: a.deps.as_slice().first().copied(),
+                        want_event,
+                    }),
+                };
+                return Ok((a.ptr.as_ptr(), event));
+            }
+        }
         // A pending event of another context orders nothing in this one's
         // graph, but the allocation must still wait for it: that needs a command.
         let want_node = want_event || !deps.is_empty();
-        self.submit_engine(deps, |lane, wait| {
-            let a = engine.alloc(lane, wait, size, 0, want_node)?;
-            let command = a.stamp.map(|stamp| EngineCommand {
-                stamp,
-                command_type: alloc_command(kind),
-                command: if a.zero { zero_block(a.ptr.as_ptr(), a.size) } else { Command::Marker },
-                after: a.deps.as_slice().first().copied(),
-                want_event,
-            });
-            Ok((a.ptr.as_ptr(), command))
-        })
+        let run = |engine: &engine::Pool| {
+            self.submit_engine(deps, |lane, wait| {
+                let a = engine.alloc(lane, wait, size, 0, want_node)?;
+                let command = a.stamp.map(|stamp| EngineCommand {
+                    stamp,
+                    command_type: alloc_command(kind),
+                    zero: a.zero.then_some((a.ptr.as_ptr() as usize, a.size)),
+                    after: a.deps.as_slice().first().copied(),
+                    want_event,
+                });
+                Ok((a.ptr.as_ptr(), command))
+            })
+        };
+        let context = &q.context;
+        match pool {
+            Some(p) if !p.serves(context, &q.device) => Err(UR_RESULT_ERROR_INVALID_VALUE),
+            Some(p) => run(p.engine_pool(kind)?),
+            None => context.with_current_pool(&q.device, |p| run(p.engine_pool(kind)?))?,
+        }
     }
 
     /// `urEnqueueUSMFreeExp`. Only the exact base of a live block of `pool`
@@ -71,42 +79,60 @@ impl Queue {
     /// anything else is `INVALID_VALUE` and releases nothing.
     pub fn free_async(
         &self,
-        pool: Option<&Arc<Pool>>,
+        pool: Option<&Pool>,
         ptr: *mut u8,
         deps: Vec<Arc<Event>>,
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
         let q = &self.shared;
         let context = &q.context;
+        // The hot path, as for allocations: device memory of the default pool.
+        if deps.is_empty() && !want_event && pool.is_none() && self.engine_fast_path() {
+            let engine = context.current_default_pool(&q.device).and_then(|p| p.engine.get(UsmKind::Device));
+            if let Some(Ok(out)) = engine.map(|e| e.free(&q.lane, &[], ptr, false)) {
+                return Ok(out.stamp.and_then(|stamp| {
+                    self.enqueue_recorded(EngineCommand {
+                        stamp,
+                        command_type: UR_COMMAND_ENQUEUE_USM_FREE_EXP,
+                        zero: None,
+                        after: out.deps.as_slice().first().copied(),
+                        want_event,
+                    })
+                }));
+            }
+        }
         if pool.is_some_and(|p| !p.belongs_to(context)) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        // The likeliest owner first: device memory of the device's current pool.
-        let first: Option<Arc<engine::Pool>> = match pool {
-            Some(p) => p.engine.get(UsmKind::Device).cloned(),
-            None => context.with_current_pool(&q.device, |p| p.engine.get(UsmKind::Device).cloned())?,
-        };
         let want_node = want_event || !deps.is_empty();
-        let ((), event) = self.submit_engine(deps, |lane, wait| {
-            let free = |e: &engine::Pool| e.free(lane, wait, ptr, want_node);
-            let out = match first.as_deref().map(free) {
-                Some(Ok(out)) => out,
-                _ => {
-                    let owner =
-                        context.slabs.owner_of(ptr as usize).filter(|(p, _)| pool.is_none_or(|n| Arc::ptr_eq(p, n)));
-                    let (owner, kind) = owner.ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-                    free(owner.engine.get(kind).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?)?
-                }
-            };
-            let command = out.stamp.map(|stamp| EngineCommand {
-                stamp,
-                command_type: UR_COMMAND_ENQUEUE_USM_FREE_EXP,
-                command: Command::Marker,
-                after: out.deps.as_slice().first().copied(),
-                want_event,
-            });
-            Ok(((), command))
-        })?;
+        // The likeliest owner is tried first (device memory of the named
+        // pool, or of the device's current pool), then the slab's owner.
+        let run = |first: Option<&engine::Pool>| {
+            self.submit_engine(deps, |lane, wait| {
+                let free = |e: &engine::Pool| e.free(lane, wait, ptr, want_node);
+                let out = match first.map(free) {
+                    Some(Ok(out)) => out,
+                    _ => {
+                        let owner = context.slabs.owner_of(ptr as usize);
+                        let owner = owner.filter(|(p, _)| pool.is_none_or(|n| std::ptr::eq(&**p, n)));
+                        let (owner, kind) = owner.ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+                        free(owner.engine.get(kind).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?)?
+                    }
+                };
+                let command = out.stamp.map(|stamp| EngineCommand {
+                    stamp,
+                    command_type: UR_COMMAND_ENQUEUE_USM_FREE_EXP,
+                    zero: None,
+                    after: out.deps.as_slice().first().copied(),
+                    want_event,
+                });
+                Ok(((), command))
+            })
+        };
+        let ((), event) = match pool {
+            Some(p) => run(p.engine.get(UsmKind::Device).map(|e| &**e))?,
+            None => context.with_current_pool(&q.device, |p| run(p.engine.get(UsmKind::Device).map(|e| &**e)))??,
+        };
         Ok(event)
     }
 }
