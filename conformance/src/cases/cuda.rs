@@ -631,7 +631,7 @@ unsafe fn checked_frees(fx: &DeviceFx) -> CaseResult {
         fx.wait(ready.get())?;
         let interior = (p as *mut u8).wrapping_add(64).cast::<c_void>();
         expect_result!(
-            UR_RESULT_ERROR_INVALID_MEM_OBJECT,
+            UR_RESULT_ERROR_INVALID_VALUE,
             fx.api
                 .urEnqueueUSMFreeExp(fx.queue, ph, interior, 0, null(), null_mut())
         );
@@ -654,13 +654,13 @@ unsafe fn checked_frees(fx: &DeviceFx) -> CaseResult {
         );
         let blocking = fx.alloc(UsmKind::Device, 64)?;
         expect_result!(
-            UR_RESULT_ERROR_INVALID_MEM_OBJECT,
+            UR_RESULT_ERROR_INVALID_VALUE,
             fx.api
                 .urEnqueueUSMFreeExp(fx.queue, ph, blocking.ptr, 0, null(), null_mut())
         );
         expect_success!(fx.api.urEnqueueUSMFreeExp(fx.queue, ph, p, 0, null(), null_mut()));
         expect_result!(
-            UR_RESULT_ERROR_INVALID_MEM_OBJECT,
+            UR_RESULT_ERROR_INVALID_VALUE,
             fx.api.urEnqueueUSMFreeExp(fx.queue, ph, p, 0, null(), null_mut())
         );
         expect_success!(fx.api.urQueueFinish(fx.queue));

@@ -228,8 +228,9 @@ impl Queue {
     }
 
     /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
-    /// allocation (of `pool`, when one is named) is accepted; the memory
-    /// goes back once the work before this point of the queue is done.
+    /// allocation (of `pool`, when one is named) is accepted, anything else
+    /// is `INVALID_VALUE` and releases nothing; the memory goes back once
+    /// the work before this point of the queue is done.
     pub fn usm_free_async(
         self: &Arc<Self>,
         pool: Option<&UsmPool>,
@@ -238,18 +239,22 @@ impl Queue {
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
         let context = &self.context;
-        let a = context.usm.remove_if(ptr as usize, |a| {
-            // Memory no pool gave out, or another pool's, is not this free's.
-            if !a.backing.is_pool() {
-                return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
-            }
-            match (pool, &a.pool) {
-                (Some(p), Some(owner)) if !std::ptr::eq(p, &**owner) => {
-                    Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+        let a = context
+            .usm
+            .remove_if(ptr as usize, |a| {
+                // Memory no pool gave out, or another pool's, is not this free's.
+                if !a.backing.is_pool() {
+                    return Err(UR_RESULT_ERROR_INVALID_VALUE);
                 }
-                _ => Ok(()),
-            }
-        })?;
+                match (pool, &a.pool) {
+                    (Some(p), Some(owner)) if !std::ptr::eq(p, &**owner) => {
+                        Err(UR_RESULT_ERROR_INVALID_VALUE)
+                    }
+                    _ => Ok(()),
+                }
+            })
+            // An interior, freed or foreign pointer: spec/usm_async.md.
+            .map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
         let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
         let result = match &a.backing {
             Backing::Engine(engine_pool) => {
@@ -257,7 +262,7 @@ impl Queue {
                 let lane = self.lane();
                 let _lock = context.submit_lock();
                 match engine_pool.free(&lane, &stamps_of(wait), a.raw() as *const u8, want_event) {
-                    Err(_) => Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT),
+                    Err(_) => Err(UR_RESULT_ERROR_INVALID_VALUE),
                     Ok(out) => match out.stamp {
                         // In order, nothing to wait for: the free sits at the
                         // queue's tail and costs nothing.
