@@ -99,6 +99,8 @@ pub struct IntelUsm {
         *mut cl_int,
     ) -> *mut c_void,
     pub blocking_free: unsafe extern "C" fn(sys::cl_context, *mut c_void) -> cl_int,
+    /// Frees at once: the caller knows that no command uses the memory.
+    pub free: unsafe extern "C" fn(sys::cl_context, *mut c_void) -> cl_int,
     pub get_alloc_info: unsafe extern "C" fn(
         sys::cl_context,
         *const c_void,
@@ -131,7 +133,7 @@ pub struct IntelUsm {
 }
 
 impl IntelUsm {
-    /// All eight entry points of the platform, or `None` if any is missing.
+    /// All nine entry points of the platform, or `None` if any is missing.
     // Each transmute's target is the type of the field it initialises.
     #[allow(clippy::missing_transmute_annotations)]
     pub fn load(platform: cl_platform_id) -> Option<IntelUsm> {
@@ -149,6 +151,7 @@ impl IntelUsm {
             device_alloc: entry!("clDeviceMemAllocINTEL"),
             shared_alloc: entry!("clSharedMemAllocINTEL"),
             blocking_free: entry!("clMemBlockingFreeINTEL"),
+            free: entry!("clMemFreeINTEL"),
             get_alloc_info: entry!("clGetMemAllocInfoINTEL"),
             enqueue_fill: entry!("clEnqueueMemFillINTEL"),
             enqueue_copy: entry!("clEnqueueMemcpyINTEL"),

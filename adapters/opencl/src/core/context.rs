@@ -3,7 +3,7 @@
 //! its queues' commands, its devices' default pools and current pools.
 
 use super::device::{Device, UsmPath};
-use super::engine::RawUsm;
+use super::engine::{RawUsm, Trackers};
 use super::platform::Platform;
 use super::queue::Queue;
 use super::refcount::{Counted, UserRefs};
@@ -59,6 +59,22 @@ pub struct Context {
     /// the event of that free must exist before anyone waits for it.
     engine_lock: Mutex<()>,
     pools: Mutex<Pools>,
+    /// Progress trackers of released queues whose commands had not all
+    /// finished: their lanes retire once they have (released queues are
+    /// not waited for, since the last release may come on a runtime
+    /// callback thread, where OpenCL forbids blocking).
+    orphans: Mutex<Vec<Trackers>>,
+}
+
+/// What stands on the OpenCL side for a command of the engine's graph.
+pub(crate) enum Covering {
+    /// It has completed, or its queue has drained.
+    Done,
+    /// An event whose completion implies the command's, and the command's
+    /// queue when it is still live (to flush before another queue waits).
+    Event(opencl3::event::Event, Option<Arc<Queue>>),
+    /// No event of it is known: its live queue must be waited for.
+    Unknown(Arc<Queue>),
 }
 
 const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
@@ -99,6 +115,7 @@ impl Context {
             engine: Engine::new(),
             engine_lock: Mutex::new(()),
             pools: Mutex::new(Pools::default()),
+            orphans: Mutex::new(Vec::new()),
         }))
     }
 
@@ -161,25 +178,67 @@ impl Context {
         self.live_queues().into_iter().find(|q| q.lane.id() == lane)
     }
 
+    /// What covers the command `stamp` on the OpenCL side.
+    pub(crate) fn covering(&self, stamp: Stamp) -> Covering {
+        let dag = self.engine.dag();
+        loop {
+            if dag.is_complete(stamp) {
+                return Covering::Done;
+            }
+            if let Some(q) = self.queue_of_lane(stamp.lane) {
+                return match q.event_covering(stamp.seq) {
+                    Ok(Some(e)) => Covering::Event(e, Some(q)),
+                    Ok(None) => Covering::Done,
+                    Err(()) => Covering::Unknown(q),
+                };
+            }
+            if let Some(t) = self.orphans().iter().find(|t| t.lane.id() == stamp.lane) {
+                // An orphan's events cover everything its queue ran.
+                return match t.event_covering(stamp.seq) {
+                    Ok(Some(e)) => Covering::Event(e, None),
+                    _ => Covering::Done,
+                };
+            }
+            // The queue is being dropped: its trackers are on their way to
+            // the orphans, or its lane to retirement.
+            std::thread::yield_now();
+        }
+    }
+
     /// Blocks until the command `stamp` has completed, and tells the engine.
     pub(crate) fn wait_for_stamp(&self, stamp: Stamp) {
-        let dag = self.engine.dag();
-        if dag.is_complete(stamp) {
-            return;
-        }
-        // A queue that is gone has drained, and its lane is retired.
-        if let Some(q) = self.queue_of_lane(stamp.lane) {
-            match q.event_covering(stamp.seq) {
-                Ok(Some(e)) => {
-                    let _ = e.wait();
-                    dag.complete(stamp);
-                }
-                Ok(None) => {}
-                Err(()) => {
-                    let _ = q.finish();
-                }
+        match self.covering(stamp) {
+            Covering::Done => {}
+            Covering::Event(e, _) => {
+                let _ = e.wait();
+                self.engine.dag().complete(stamp);
+            }
+            Covering::Unknown(q) => {
+                let _ = q.finish();
             }
         }
+    }
+
+    fn orphans(&self) -> MutexGuard<'_, Vec<Trackers>> {
+        self.orphans.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the trackers of a released queue whose commands have not all
+    /// finished (see `orphans`).
+    pub(crate) fn adopt(&self, trackers: Trackers) {
+        self.orphans().push(trackers);
+    }
+
+    /// Retires the lanes of released queues whose commands have finished.
+    fn reap_orphans(&self) {
+        let dag = self.engine.dag();
+        self.orphans().retain_mut(|t| {
+            let finished = t.all_finished();
+            if finished {
+                dag.retire_lane(&t.lane);
+            }
+            !finished
+        });
     }
 
     /// Held by asynchronous allocations and frees (see `engine_lock`).
@@ -232,6 +291,7 @@ impl Context {
     /// frees have completed and gives back what is above its release
     /// threshold.
     pub(crate) fn collect_pools(&self) {
+        self.reap_orphans();
         let pools: Vec<Arc<UsmPool>> = {
             let pools = self.pools();
             pools.defaults.iter().map(|(_, p)| p.clone()).chain(pools.users.iter().filter_map(Weak::upgrade)).collect()
@@ -261,6 +321,12 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
+        // Released queues' last commands run before their memory goes back.
+        let dag = self.engine.dag().clone();
+        for mut t in std::mem::take(&mut *self.orphans()) {
+            t.wait_all();
+            dag.retire_lane(&t.lane);
+        }
         // Every queue holds its context, so none is left: what the user did
         // not free can go back now without waiting.
         let leftovers = std::mem::take(&mut *self.allocations());

@@ -107,19 +107,19 @@ impl RawUsm {
         Ok(ptr)
     }
 
-    /// Gives memory from [`alloc`](Self::alloc) back. The Intel path waits
-    /// for commands still using it; on the SVM path the caller makes sure
-    /// that none are left.
+    /// Gives memory from [`alloc`](Self::alloc) back. With `blocking`, the
+    /// Intel path waits for commands still using it; otherwise (and always
+    /// on the SVM path) the caller makes sure that none are left.
     ///
     /// # Safety
     /// `ptr` came from `alloc` on this context and is released once.
-    pub unsafe fn free(&self, ptr: *mut c_void) {
+    pub unsafe fn free(&self, ptr: *mut c_void, blocking: bool) {
         match self.path {
             UsmPath::Intel => {
                 if let Some(usm) = &self.platform.intel_usm {
-                    let status = (usm.blocking_free)(self.cl, ptr);
+                    let status = if blocking { (usm.blocking_free)(self.cl, ptr) } else { (usm.free)(self.cl, ptr) };
                     if status != sys::CL_SUCCESS {
-                        log::warning(&format!("clMemBlockingFreeINTEL failed: {status}"));
+                        log::warning(&format!("clMem(Blocking)FreeINTEL failed: {status}"));
                     }
                 }
             }
@@ -165,8 +165,9 @@ impl MemorySource for ClMemory {
 
     unsafe fn release(&self, ptr: NonNull<u8>, _size: usize, _align: usize) {
         // SAFETY: the engine gives back a slab it took from `allocate`, once
-        // no recorded command can still touch it.
-        self.raw.free(ptr.as_ptr().cast());
+        // no recorded command can still touch it: nothing to wait for (and
+        // this may run where OpenCL forbids blocking, see `Queue`'s Drop).
+        self.raw.free(ptr.as_ptr().cast(), false);
     }
 }
 
@@ -250,6 +251,15 @@ impl Trackers {
                 !finished
             });
         }
+    }
+
+    /// Waits on the host for every event still held (their commands all
+    /// run, whatever happens to their queue).
+    pub fn wait_all(&mut self) {
+        for (_, e) in &self.pending {
+            let _ = e.wait();
+        }
+        self.poll();
     }
 
     /// Whether every command this queue submitted has finished, looking

@@ -251,12 +251,17 @@ impl Queue {
 }
 
 impl Drop for Queue {
+    /// The engine may count what this queue recorded as complete only once
+    /// it has run. Nothing waits here (the last release may come on a
+    /// runtime callback thread): a queue with commands still running leaves
+    /// its trackers to the context, which retires the lane once they finish.
     fn drop(&mut self) {
-        // The engine may count what this queue recorded as complete only once
-        // it has run.
-        if let Err(e) = self.cl.finish() {
-            log::warning(&format!("clFinish of a released queue failed: {e}"));
+        let mut trackers = std::mem::replace(self.trackers.get_mut().unwrap_or_else(|e| e.into_inner()), Trackers::new(self.lane.clone()));
+        if trackers.all_finished() {
+            self.context.engine.dag().retire_lane(&self.lane);
+        } else {
+            // Releasing the OpenCL queue flushes it, so its commands run.
+            self.context.adopt(trackers);
         }
-        self.context.engine.dag().retire_lane(&self.lane);
     }
 }

@@ -214,7 +214,7 @@ pub(crate) fn release_backing(ctx: &Context, a: &Allocation) {
     let Backing::Runtime(raw) = a.backing else { return };
     // SAFETY: `raw` came from this context's allocator and its allocation
     // was removed from the table, so it is freed once.
-    unsafe { ctx.raw_usm().free(raw as *mut c_void) };
+    unsafe { ctx.raw_usm().free(raw as *mut c_void, true) };
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
         pool.account(-(a.size as isize));
     }

@@ -10,7 +10,7 @@
 //! lock, so that a block's pending free has its event before anyone else
 //! can be told to wait for it.
 
-use super::context::Context;
+use super::context::{Context, Covering};
 use super::engine;
 use super::event::Event;
 use super::queue::{Queue, Waits};
@@ -31,17 +31,16 @@ use ur_core::*;
 fn add_dependencies(ctx: &Context, queue: &Queue, deps: &[Stamp], waits: &mut Vec<cl_event>) -> UrResult<Vec<opencl3::event::Event>> {
     let mut held = Vec::new();
     for &d in deps {
-        let Some(owner) = ctx.queue_of_lane(d.lane) else { continue };
-        match owner.event_covering(d.seq) {
-            Ok(Some(e)) => {
-                if !std::ptr::eq(Arc::as_ptr(&owner), queue) {
+        match ctx.covering(d) {
+            Covering::Event(e, owner) => {
+                if let Some(owner) = owner.filter(|o| !std::ptr::eq(Arc::as_ptr(o), queue)) {
                     owner.cl.flush().ur()?;
                 }
                 waits.push(e.get());
                 held.push(e);
             }
-            Ok(None) => {}
-            Err(()) => ctx.wait_for_stamp(d),
+            Covering::Done => {}
+            Covering::Unknown(_) => ctx.wait_for_stamp(d),
         }
     }
     Ok(held)
