@@ -3,7 +3,7 @@
 //! its queues' commands, its devices' default pools and current pools.
 
 use super::device::{Device, UsmPath};
-use super::engine::{RawUsm, Trackers};
+use super::engine::{RawUsm, SlabMap, Trackers};
 use super::platform::Platform;
 use super::queue::Queue;
 use super::refcount::{Counted, UserRefs};
@@ -12,7 +12,7 @@ use crate::conv::ClResultExt;
 use crate::DDI;
 use cl3::ext as sys;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use ur_core::engine::{Engine, LaneId, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
@@ -53,17 +53,16 @@ pub struct Context {
     /// The async pool engine: every queue of this context is a lane of its
     /// graph.
     pub engine: Engine,
-    /// Held while an asynchronous allocation or free is decided and
-    /// enqueued (after the queue's own submission lock): the engine may
-    /// hand out a block whose free another queue is still enqueueing, and
-    /// the event of that free must exist before anyone waits for it.
-    engine_lock: Mutex<()>,
-    pools: Mutex<Pools>,
+    /// The slabs of every engine pool of this context, by address.
+    pub slabs: Arc<SlabMap>,
+    pools: RwLock<Pools>,
     /// Progress trackers of released queues whose commands had not all
     /// finished: their lanes retire once they have (released queues are
     /// not waited for, since the last release may come on a runtime
     /// callback thread, where OpenCL forbids blocking).
     orphans: Mutex<Vec<Trackers>>,
+    /// Engine pools of released UR pools that still have live blocks.
+    kept_pools: Mutex<Vec<Arc<ur_core::engine::Pool>>>,
 }
 
 /// What stands on the OpenCL side for a command of the engine's graph.
@@ -113,9 +112,10 @@ impl Context {
             internal_queues: Mutex::new(Vec::new()),
             extended_deleter: Mutex::new(None),
             engine: Engine::new(),
-            engine_lock: Mutex::new(()),
-            pools: Mutex::new(Pools::default()),
+            slabs: Arc::default(),
+            pools: RwLock::new(Pools::default()),
             orphans: Mutex::new(Vec::new()),
+            kept_pools: Mutex::new(Vec::new()),
         }))
     }
 
@@ -241,19 +241,21 @@ impl Context {
         });
     }
 
-    /// Held by asynchronous allocations and frees (see `engine_lock`).
-    pub(crate) fn engine_lock(&self) -> MutexGuard<'_, ()> {
-        self.engine_lock.lock().unwrap_or_else(|e| e.into_inner())
+    fn pools(&self) -> std::sync::RwLockReadGuard<'_, Pools> {
+        self.pools.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn pools(&self) -> MutexGuard<'_, Pools> {
-        self.pools.lock().unwrap_or_else(|e| e.into_inner())
+    fn pools_mut(&self) -> std::sync::RwLockWriteGuard<'_, Pools> {
+        self.pools.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The default pool of `device` (a device of this context).
     pub fn default_pool(self: &Arc<Self>, device: &'static Device) -> Arc<UsmPool> {
-        let mut pools = self.pools();
         let key = device_key(device);
+        if let Some((_, p)) = self.pools().defaults.iter().find(|(k, _)| *k == key) {
+            return p.clone();
+        }
+        let mut pools = self.pools_mut();
         if let Some((_, p)) = pools.defaults.iter().find(|(k, _)| *k == key) {
             return p.clone();
         }
@@ -271,18 +273,18 @@ impl Context {
 
     pub fn set_current_pool(&self, device: &Device, pool: &Arc<UsmPool>) {
         let key = device_key(device);
-        let mut pools = self.pools();
+        let mut pools = self.pools_mut();
         pools.current.retain(|(k, _)| *k != key);
         pools.current.push((key, Arc::downgrade(pool)));
     }
 
     /// A pool being destroyed stops being any device's current pool.
     pub fn forget_pool(&self, pool: &UsmPool) {
-        self.pools().current.retain(|(_, p)| !std::ptr::eq(p.as_ptr(), pool));
+        self.pools_mut().current.retain(|(_, p)| !std::ptr::eq(p.as_ptr(), pool));
     }
 
     pub(crate) fn register_pool(&self, pool: &Arc<UsmPool>) {
-        let mut pools = self.pools();
+        let mut pools = self.pools_mut();
         pools.users.retain(|p| p.strong_count() > 0);
         pools.users.push(Arc::downgrade(pool));
     }
@@ -290,8 +292,14 @@ impl Context {
     /// A host synchronisation point: every pool files the blocks whose
     /// frees have completed and gives back what is above its release
     /// threshold.
+    /// Keeps the engine pool of a released UR pool while blocks of it live.
+    pub(crate) fn keep_pool(&self, pool: Arc<ur_core::engine::Pool>) {
+        self.kept_pools.lock().unwrap_or_else(|e| e.into_inner()).push(pool);
+    }
+
     pub(crate) fn collect_pools(&self) {
         self.reap_orphans();
+        self.kept_pools.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p.live_blocks() > 0);
         let pools: Vec<Arc<UsmPool>> = {
             let pools = self.pools();
             pools.defaults.iter().map(|(_, p)| p.clone()).chain(pools.users.iter().filter_map(Weak::upgrade)).collect()

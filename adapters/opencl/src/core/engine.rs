@@ -17,15 +17,16 @@
 
 use super::device::{Device, UsmPath};
 use super::platform::Platform;
+use super::usm::UsmPool;
 use crate::cl::call;
 use crate::conv;
 use cl3::ext as sys;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, Weak};
 use sys::{cl_event, cl_int};
-use ur_core::engine::{Lane, MemorySource, OutOfMemory, Seq, UsmKind};
+use ur_core::engine::{self, Lane, MemorySource, OutOfMemory, Seq, UsmKind};
 use ur_core::*;
 
 /// An in-order queue keeps the event of every this-many-th command (and of
@@ -131,21 +132,68 @@ impl RawUsm {
     }
 }
 
-/// Raw memory of one (context, device, USM kind) for engine pools. It holds
-/// its own reference to the OpenCL context, so that slabs can go back after
-/// the UR context is gone (a destroyed pool's slabs wait for the queues that
-/// may still use them).
+/// Whose an engine slab is: what any address inside pool memory reports.
+#[derive(Clone)]
+pub struct SlabOwner {
+    /// The engine pool that sub-allocates the slab.
+    pub pool: Weak<engine::Pool>,
+    /// The UR pool that pool serves.
+    pub usm_pool: Weak<UsmPool>,
+    pub kind: UsmKind,
+    /// `None` for host memory.
+    pub device: Option<&'static Device>,
+}
+
+/// The engine slabs of one context by address, so that a pointer finds its
+/// pool without a table entry per allocation: asynchronous allocations and
+/// frees touch no shared table, and the pool itself knows its live blocks.
+#[derive(Default)]
+pub struct SlabMap {
+    slabs: RwLock<BTreeMap<usize, (usize, SlabOwner)>>,
+}
+
+impl SlabMap {
+    fn insert(&self, addr: usize, size: usize, owner: SlabOwner) {
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, (addr + size, owner));
+    }
+
+    fn remove(&self, addr: usize) {
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(&addr);
+    }
+
+    /// The owner of the slab holding `addr`, when there is one.
+    pub fn owner_of(&self, addr: usize) -> Option<SlabOwner> {
+        self.with_owner(addr, SlabOwner::clone)
+    }
+
+    /// The engine pool whose slab holds `addr`, while it lives.
+    pub fn pool_of(&self, addr: usize) -> Option<Arc<engine::Pool>> {
+        self.with_owner(addr, |o| o.pool.upgrade()).flatten()
+    }
+
+    fn with_owner<R>(&self, addr: usize, f: impl FnOnce(&SlabOwner) -> R) -> Option<R> {
+        let slabs = self.slabs.read().unwrap_or_else(|e| e.into_inner());
+        let (_, (end, owner)) = slabs.range(..=addr).next_back()?;
+        (addr < *end).then(|| f(owner))
+    }
+}
+
+/// Raw memory of one (context, device, USM kind) for engine pools; each
+/// slab is entered in the context's [`SlabMap`]. It holds its own reference
+/// to the OpenCL context, so that slabs can go back after the UR context is
+/// gone (a destroyed pool's slabs wait for the queues that may still use
+/// them).
 pub struct ClMemory {
     raw: RawUsm,
-    kind: UsmKind,
-    device: Option<&'static Device>,
+    slabs: Arc<SlabMap>,
+    owner: SlabOwner,
 }
 
 impl ClMemory {
-    pub fn new(raw: RawUsm, kind: UsmKind, device: Option<&'static Device>) -> ClMemory {
+    pub fn new(raw: RawUsm, slabs: Arc<SlabMap>, owner: SlabOwner) -> ClMemory {
         // SAFETY: a live context; released once in Drop.
         let _ = unsafe { cl3::context::retain_context(raw.cl) };
-        ClMemory { raw, kind, device }
+        ClMemory { raw, slabs, owner }
     }
 }
 
@@ -159,11 +207,14 @@ impl Drop for ClMemory {
 impl MemorySource for ClMemory {
     fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
         let align = u32::try_from(align).map_err(|_| OutOfMemory)?;
-        let device = if self.kind == UsmKind::Host { None } else { self.device };
-        self.raw.alloc(self.kind.to_ur(), device, size, align, 0).map(NonNull::cast).map_err(|_| OutOfMemory)
+        let o = &self.owner;
+        let p = self.raw.alloc(o.kind.to_ur(), o.device, size, align, 0).map_err(|_| OutOfMemory)?;
+        self.slabs.insert(p.as_ptr() as usize, size, self.owner.clone());
+        Ok(p.cast())
     }
 
     unsafe fn release(&self, ptr: NonNull<u8>, _size: usize, _align: usize) {
+        self.slabs.remove(ptr.as_ptr() as usize);
         // SAFETY: the engine gives back a slab it took from `allocate`, once
         // no recorded command can still touch it: nothing to wait for (and
         // this may run where OpenCL forbids blocking, see `Queue`'s Drop).

@@ -220,11 +220,6 @@ impl Queue {
         self.trackers().all_finished()
     }
 
-    /// Looks, without waiting, which of this queue's commands have finished.
-    pub(crate) fn poll(&self) {
-        self.trackers().poll();
-    }
-
     /// The `cl_event`s of a UR wait list that this queue can wait for.
     ///
     /// # Safety

@@ -18,7 +18,7 @@
 
 use super::context::Context;
 use super::device::{Device, UsmPath};
-use super::engine::ClMemory;
+use super::engine::{ClMemory, SlabOwner};
 use super::refcount::{Counted, UserRefs};
 use crate::cl::{call, wait_list_ptr};
 use crate::conv::{self, check, ClResultExt};
@@ -42,17 +42,9 @@ pub struct Allocation {
     /// `None` for host memory.
     pub device: Option<&'static Device>,
     pub pool: Option<Weak<UsmPool>>,
-    /// Where the memory came from, and how it goes back.
-    pub backing: Backing,
-}
-
-#[derive(Clone)]
-pub enum Backing {
-    /// The runtime's own allocation at this address (below `base` when the
-    /// runtime could not align it as asked and the adapter over-allocated).
-    Runtime(usize),
-    /// A block of an engine pool (an asynchronous allocation).
-    Engine(Arc<engine::Pool>),
+    /// The runtime's address of the memory, to free: below `base` when the
+    /// runtime could not align it as asked and the adapter over-allocated.
+    pub raw: usize,
 }
 
 /// The largest alignment every OpenCL device gives on its own: that of its
@@ -61,10 +53,10 @@ pub enum Backing {
 const NATIVE_ALIGN: u32 = 128;
 
 /// Least slab an engine pool takes from the runtime, unless the pool's
-/// descriptor names one: several blocks of a few MiB fit in one, so that a
-/// queue alternating between two live blocks reserves one slab, not two.
-/// The devices here take host memory, committed only as it is touched.
-const SLAB_SIZE: usize = 8 << 20;
+/// descriptor names one: twice the engine's default, so that a queue
+/// alternating between two live blocks of up to 2 MiB reserves one slab,
+/// not two, while small blocks still pack closely.
+const SLAB_SIZE: usize = 4 << 20;
 
 /// What a `urUSM*Alloc` asks for, after argument checks.
 pub struct AllocRequest {
@@ -139,7 +131,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
         kind: req.kind,
         device: req.device,
         pool: req.pool.as_ref().map(Arc::downgrade),
-        backing: Backing::Runtime(raw as usize),
+        raw: raw as usize,
     };
     if let Some(pool) = &req.pool {
         if pool.zero_init {
@@ -187,14 +179,19 @@ fn zero(ctx: &Context, a: &Allocation) -> UrResult {
 /// `urUSMFree`: only the base of a live allocation may be freed. Commands
 /// still using the memory finish first.
 pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
-    let a = ctx.allocations().remove(&(ptr as usize)).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-    if let Backing::Engine(pool) = &a.backing {
-        // The block goes back to its pool once the commands that may use it
-        // (as far as the engine knows) have finished.
-        return pool.free_blocking(ptr as *const u8, |stamp| ctx.wait_for_stamp(stamp)).inspect_err(|_| {
-            ctx.allocations().insert(a.base, a.clone());
-        });
-    }
+    let Some(a) = ctx.allocations().remove(&(ptr as usize)) else {
+        // A block of an engine pool: any command of the context may still
+        // use it (the engine knows only its allocation), so they all finish
+        // first; then it goes back to its pool.
+        let pool = ctx.slabs.pool_of(ptr as usize).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+        if pool.live_block_containing(ptr as usize).is_none_or(|(base, _)| base != ptr as usize) {
+            return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
+        }
+        ctx.finish_all_queues()?;
+        return pool
+            .free_blocking(ptr as *const u8, |stamp| ctx.wait_for_stamp(stamp))
+            .map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT);
+    };
     if ctx.usm_path() == UsmPath::Svm {
         // clSVMFree does not wait for commands that use the memory.
         if let Err(e) = ctx.finish_all_queues() {
@@ -208,13 +205,11 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
 
 /// Returns an allocation's memory to the runtime, and its bytes to its pool.
 /// The Intel path waits for commands using it; callers of the SVM path
-/// make sure none are left. A block of an engine pool goes back with the
-/// pool.
+/// make sure none are left.
 pub(crate) fn release_backing(ctx: &Context, a: &Allocation) {
-    let Backing::Runtime(raw) = a.backing else { return };
     // SAFETY: `raw` came from this context's allocator and its allocation
     // was removed from the table, so it is freed once.
-    unsafe { ctx.raw_usm().free(raw as *mut c_void, true) };
+    unsafe { ctx.raw_usm().free(a.raw as *mut c_void, true) };
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
         pool.account(-(a.size as isize));
     }
@@ -247,6 +242,18 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
                 .map_or(std::ptr::null_mut(), |p| Weak::as_ptr(p) as ur_usm_pool_handle_t),
         });
     }
+    // Memory of an engine pool: the pool knows its live blocks (a block's
+    // size is the request rounded up to the pool's granule).
+    if let Some(owner) = ctx.slabs.owner_of(ptr as usize) {
+        let (base, size) = owner.pool.upgrade()?.live_block_containing(ptr as usize)?;
+        return Some(PointerInfo {
+            kind: owner.kind.to_ur(),
+            base,
+            size,
+            device: owner.device,
+            pool: owner.usm_pool.upgrade().map_or(std::ptr::null_mut(), |p| p.handle()),
+        });
+    }
     let usm = ctx.platform.intel_usm.as_ref()?;
     let query = |param: sys::cl_mem_info_intel, out: *mut c_void, size: usize| {
         // SAFETY: the runtime writes at most `size` bytes to `out`.
@@ -274,12 +281,18 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
 /// pointer is one of this context's (other pointers are the runtime's to
 /// judge).
 pub fn check_bounds(ctx: &Context, ptr: *const c_void, len: usize) -> UrResult {
-    match ctx.find_allocation(ptr as usize) {
-        Some((a, offset)) if offset.checked_add(len).is_none_or(|end| end > a.size) => {
-            Err(UR_RESULT_ERROR_INVALID_SIZE)
-        }
-        _ => Ok(()),
+    let addr = ptr as usize;
+    let (base, size) = match ctx.find_allocation(addr) {
+        Some((a, _)) => (a.base, a.size),
+        None => match ctx.slabs.pool_of(addr).and_then(|p| p.live_block_containing(addr)) {
+            Some(block) => block,
+            None => return Ok(()),
+        },
+    };
+    if (addr - base).checked_add(len).is_none_or(|end| end > size) {
+        return Err(UR_RESULT_ERROR_INVALID_SIZE);
     }
+    Ok(())
 }
 
 /// The largest fill pattern OpenCL takes (a `long16`/`double16`).
@@ -411,6 +424,8 @@ pub struct UsmPool {
     bound_device: OnceLock<&'static Device>,
     /// Blocking allocations' bytes in use, and their high-water mark.
     usage: Mutex<(usize, usize)>,
+    /// This pool, for the slabs of its engine pools to name their owner.
+    me: Weak<UsmPool>,
 }
 
 const _: () = assert!(core::mem::offset_of!(UsmPool, header) == 0);
@@ -441,7 +456,7 @@ impl UsmPool {
         }
         // The threshold and maximum size do not depend on the kind.
         let config = desc.engine_config(UsmKind::Device, api);
-        let pool = Arc::new(UsmPool {
+        let pool = Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             refs: UserRefs::one(),
             context: Arc::downgrade(&context),
@@ -454,6 +469,7 @@ impl UsmPool {
             engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
             usage: Mutex::new((0, 0)),
+            me: me.clone(),
         });
         context.register_pool(&pool);
         Ok(pool)
@@ -462,7 +478,7 @@ impl UsmPool {
     /// The default pool of `device` in `context` (made once by the context).
     pub fn device_default(context: &Arc<Context>, device: &'static Device) -> Arc<UsmPool> {
         let config = PoolConfig::new(UsmKind::Device);
-        Arc::new(UsmPool {
+        Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             refs: UserRefs::one(),
             context: Arc::downgrade(context),
@@ -475,6 +491,7 @@ impl UsmPool {
             engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
             usage: Mutex::new((0, 0)),
+            me: me.clone(),
         })
     }
 
@@ -513,10 +530,19 @@ impl UsmPool {
             if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
                 config.min_slab_size = SLAB_SIZE;
             }
-            // Host memory belongs to no device.
-            let device = (kind != UsmKind::Host).then_some(bound);
-            let source: Arc<dyn engine::MemorySource> = Arc::new(ClMemory::new(context.raw_usm(), kind, device));
-            Ok(Arc::new(engine::Pool::new(context.engine.dag().clone(), source, config)))
+            let raw = context.raw_usm();
+            let dag = context.engine.dag().clone();
+            Ok(Arc::new_cyclic(|pool| {
+                let owner = SlabOwner {
+                    pool: pool.clone(),
+                    usm_pool: self.me.clone(),
+                    kind,
+                    // Host memory belongs to no device.
+                    device: (kind != UsmKind::Host).then_some(bound),
+                };
+                let source: Arc<dyn engine::MemorySource> = Arc::new(ClMemory::new(raw, context.slabs.clone(), owner));
+                engine::Pool::new(dag, source, config)
+            }))
         })
     }
 
@@ -547,5 +573,15 @@ impl UsmPool {
             u.1 = u.0;
         }
         Ok(())
+    }
+}
+
+impl Drop for UsmPool {
+    /// Blocks still live keep their engine pool: the context holds it until
+    /// they are freed.
+    fn drop(&mut self) {
+        if let Some(context) = self.context.upgrade() {
+            self.engine.made().filter(|p| p.live_blocks() > 0).for_each(|p| context.keep_pool(p.clone()));
+        }
     }
 }

@@ -6,15 +6,20 @@
 //! needs nothing run (in order, no wait list, no event), else a marker (a
 //! zeroing fill for zero-initialising pools) behind the wait list and the
 //! engine's extra dependencies, whose event is the command's. Deciding and
-//! enqueueing happen under the queue's order lock and the context's engine
-//! lock, so that a block's pending free has its event before anyone else
-//! can be told to wait for it.
+//! enqueueing happen under the queue's order lock, so that the engine's
+//! sequence numbers follow the OpenCL queue. A block whose free another
+//! queue is still enqueueing may be handed out with that free as a
+//! dependency before its event exists: waiting for that queue (whose order
+//! lock its enqueuer holds) covers it.
+//!
+//! No table entry is made per allocation: the context's slab map finds the
+//! pool behind any pointer, and the pool knows its live blocks.
 
 use super::context::{Context, Covering};
 use super::engine;
 use super::event::Event;
 use super::queue::{Queue, Waits};
-use super::usm::{self, Allocation, Backing, UsmPool};
+use super::usm::{self, UsmPool};
 use crate::conv::ClResultExt;
 use cl3::ext as sys;
 use std::ffi::c_void;
@@ -40,6 +45,9 @@ fn add_dependencies(ctx: &Context, queue: &Queue, deps: &[Stamp], waits: &mut Ve
                 held.push(e);
             }
             Covering::Done => {}
+            // This queue's own commands all have their events (its order
+            // lock is held); another queue's is being enqueued right now.
+            Covering::Unknown(owner) if std::ptr::eq(Arc::as_ptr(&owner), queue) => {}
             Covering::Unknown(_) => ctx.wait_for_stamp(d),
         }
     }
@@ -96,12 +104,9 @@ impl Queue {
         if !pool.serves(ctx, self.device) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        let engine_pool = pool.engine_pool(kind, self.device)?.clone();
+        let engine_pool = pool.engine_pool(kind, self.device)?;
         let Waits { cl: mut waits, stamps, .. } = self.translate_wait_list(wait_list)?;
         let _order = self.order_lock();
-        let _engine = ctx.engine_lock();
-        // What has finished on this queue may be reused at once.
-        self.poll();
         let a = engine_pool.alloc(&self.lane, &stamps, size, 0, !ph_event.is_null())?;
         let ptr = a.ptr.as_ptr() as *mut c_void;
         if let Some(stamp) = a.stamp {
@@ -128,17 +133,6 @@ impl Queue {
                 }
             }
         }
-        ctx.allocations().insert(
-            ptr as usize,
-            Allocation {
-                base: ptr as usize,
-                size,
-                kind: kind.to_ur(),
-                device: (kind != UsmKind::Host).then_some(self.device),
-                pool: Some(Arc::downgrade(&pool)),
-                backing: Backing::Engine(engine_pool),
-            },
-        );
         Ok(ptr)
     }
 
@@ -157,23 +151,16 @@ impl Queue {
         ph_event: *mut ur_event_handle_t,
     ) -> UrResult<Option<Arc<Event>>> {
         let ctx = &self.context;
+        // Memory no engine pool of this context holds, or another pool's
+        // than the one named, is not this free's.
+        let engine_pool = ctx.slabs.pool_of(ptr as usize).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        if pool.is_some_and(|p| !p.engine.holds(&engine_pool)) {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
         let Waits { cl: mut waits, stamps, .. } = self.translate_wait_list(wait_list)?;
         let _order = self.order_lock();
-        let _engine = ctx.engine_lock();
-        let engine_pool = {
-            let table = ctx.allocations();
-            let a = table.get(&(ptr as usize)).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-            let Backing::Engine(engine_pool) = &a.backing else {
-                return Err(UR_RESULT_ERROR_INVALID_VALUE);
-            };
-            let owner = a.pool.as_ref().map(|p| p.as_ptr());
-            if pool.is_some_and(|p| owner != Some(p as *const UsmPool)) {
-                return Err(UR_RESULT_ERROR_INVALID_VALUE);
-            }
-            engine_pool.clone()
-        };
+        // Only the exact base of a live block is accepted.
         let out = engine_pool.free(&self.lane, &stamps, ptr as *const u8, !ph_event.is_null())?;
-        ctx.allocations().remove(&(ptr as usize));
         let Some(stamp) = out.stamp else {
             // In order with nothing to wait for: the free sits at the queue's
             // tail and costs nothing.
