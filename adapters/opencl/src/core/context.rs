@@ -63,6 +63,9 @@ pub struct Context {
     orphans: Mutex<Vec<Trackers>>,
     /// Engine pools of released UR pools that still have live blocks.
     kept_pools: Mutex<Vec<Arc<ur_core::engine::Pool>>>,
+    /// A word of USM that commands standing in for markers write (see
+    /// `core/usm_exp.rs`); null when it could not be allocated.
+    scratch: std::sync::OnceLock<usize>,
 }
 
 /// What stands on the OpenCL side for a command of the engine's graph.
@@ -116,6 +119,7 @@ impl Context {
             pools: RwLock::new(Pools::default()),
             orphans: Mutex::new(Vec::new()),
             kept_pools: Mutex::new(Vec::new()),
+            scratch: std::sync::OnceLock::new(),
         }))
     }
 
@@ -292,6 +296,17 @@ impl Context {
     /// A host synchronisation point: every pool files the blocks whose
     /// frees have completed and gives back what is above its release
     /// threshold.
+    /// The context's scratch word: host USM on the Intel path (any device
+    /// reaches it), a coarse-grained SVM word otherwise; `None` when the
+    /// runtime refused it.
+    pub(crate) fn scratch(&self) -> Option<*mut core::ffi::c_void> {
+        let word = *self.scratch.get_or_init(|| {
+            let kind = if self.usm_path() == UsmPath::Intel { UR_USM_TYPE_HOST } else { UR_USM_TYPE_DEVICE };
+            self.raw_usm().alloc(kind, None, 64, 0, 0).map_or(0, |p| p.as_ptr() as usize)
+        });
+        (word != 0).then_some(word as *mut core::ffi::c_void)
+    }
+
     /// Keeps the engine pool of a released UR pool while blocks of it live.
     pub(crate) fn keep_pool(&self, pool: Arc<ur_core::engine::Pool>) {
         self.kept_pools.lock().unwrap_or_else(|e| e.into_inner()).push(pool);
@@ -340,6 +355,10 @@ impl Drop for Context {
         let leftovers = std::mem::take(&mut *self.allocations());
         for a in leftovers.into_values() {
             super::usm::release_backing(self, &a);
+        }
+        if let Some(&word) = self.scratch.get().filter(|&&w| w != 0) {
+            // SAFETY: allocated once by `scratch`; no queue is left to use it.
+            unsafe { self.raw_usm().free(word as *mut core::ffi::c_void, true) };
         }
         if let Some((Some(f), user_data)) = self.extended_deleter.get_mut().unwrap_or_else(|e| e.into_inner()).take()
         {
