@@ -582,3 +582,188 @@ fn live_blocks_are_found_from_any_address_inside() {
     assert_eq!(pool.live_block_containing(b0 + 8), None, "freed");
     assert_eq!(pool.live_block_containing(1), None, "not the pool's memory");
 }
+
+#[test]
+fn lane_caches_keep_used_bytes_and_high_water_exact() {
+    let (dag, mem, pool) = setup(small_slabs(UsmKind::Device));
+    let q1 = dag.create_lane(QueueOrder::InOrder);
+    let q2 = dag.create_lane(QueueOrder::InOrder);
+    let used = |p: &Pool| (p.stats().used_current, p.stats().used_high);
+    let a = pool.alloc(&q1, &[], 1000, 0, false).unwrap();
+    let b = pool.alloc(&q2, &[], 3000, 0, false).unwrap();
+    assert_eq!(used(&pool), (1024 + 3008, 1024 + 3008));
+    pool.free(&q1, &[], a.ptr.as_ptr(), false).unwrap();
+    pool.free(&q2, &[], b.ptr.as_ptr(), false).unwrap();
+    assert_eq!(used(&pool), (0, 4032));
+    assert_eq!(pool.pending_blocks(), 2, "parked in their queues' caches");
+    assert_eq!(
+        pool.stats().reserved_current,
+        mem.taken(),
+        "parked blocks stay reserved"
+    );
+    // Taken back from the caches: the same blocks, counted again.
+    let a2 = pool.alloc(&q1, &[], 1000, 0, false).unwrap();
+    assert_eq!(a2.ptr, a.ptr);
+    assert_eq!(used(&pool), (1024, 4032));
+    // More at once than ever before: the mark follows exactly.
+    let b2 = pool.alloc(&q2, &[], 3000, 0, false).unwrap();
+    let c = pool.alloc(&q2, &[], 64, 0, false).unwrap();
+    assert_eq!(b2.ptr, b.ptr);
+    assert_eq!(used(&pool), (1024 + 3008 + 64, 1024 + 3008 + 64));
+    pool.free(&q2, &[], c.ptr.as_ptr(), false).unwrap();
+    pool.free(&q1, &[], a2.ptr.as_ptr(), false).unwrap();
+    assert_eq!(used(&pool), (3008, 4096));
+    // Restarting the mark shrinks every allowance to what is in use.
+    pool.set_info(UR_USM_POOL_INFO_USED_HIGH_EXP, 0).unwrap();
+    assert_eq!(used(&pool), (3008, 3008));
+    let a3 = pool.alloc(&q1, &[], 1000, 0, false).unwrap();
+    assert_eq!(a3.ptr, a.ptr, "from q1's cache");
+    assert_eq!(used(&pool), (3008 + 1024, 3008 + 1024));
+    assert_eq!(pool.info(UR_USM_POOL_INFO_USED_CURRENT_EXP), Ok(4032));
+    assert_eq!(pool.info(UR_USM_POOL_INFO_USED_HIGH_EXP), Ok(4032));
+    pool.free(&q1, &[], a3.ptr.as_ptr(), false).unwrap();
+    pool.free(&q2, &[], b2.ptr.as_ptr(), false).unwrap();
+    assert_eq!(used(&pool), (0, 4032));
+    assert_eq!(pool.live_blocks(), 0);
+}
+
+#[test]
+fn a_block_of_one_queue_freed_on_another_waits_for_its_guard() {
+    let (dag, _, pool) = setup(small_slabs(UsmKind::Device));
+    let q1 = dag.create_lane(QueueOrder::InOrder);
+    let q2 = dag.create_lane(QueueOrder::InOrder);
+    let k = dag.record(&q1, &[]);
+    let a = pool.alloc(&q1, &[], 1000, 0, false).unwrap();
+    pool.free(&q1, &[], a.ptr.as_ptr(), false).unwrap();
+    // Taken back from q1's cache while k may still use it: k guards it.
+    let b = pool.alloc(&q1, &[], 1000, 0, false).unwrap();
+    assert_eq!(b.ptr, a.ptr);
+    assert!(pool.owns(b.ptr.as_ptr()));
+    let f = pool.free(&q2, &[], b.ptr.as_ptr(), false).unwrap();
+    assert_eq!(f.deps.as_slice(), &[k]);
+    assert!(dag.is_ordered_before(k, f.stamp.unwrap()));
+    assert!(!pool.owns(b.ptr.as_ptr()));
+    // Parked in q2's cache now: q2 takes it back with no wait.
+    let c = pool.alloc(&q2, &[], 1000, 0, false).unwrap();
+    assert_eq!(c.ptr, a.ptr);
+    assert!(c.deps.is_empty() && c.stamp.is_none());
+    // Parked on q2 again, behind f: q1 gets it only by waiting for f.
+    pool.free(&q2, &[], c.ptr.as_ptr(), false).unwrap();
+    let d = pool.alloc(&q1, &[], 1000, 0, false).unwrap();
+    assert_eq!(d.ptr, a.ptr, "no ready block: an internal dependency");
+    assert_eq!(d.deps.as_slice(), &[f.stamp.unwrap()]);
+    assert!(dag.is_ordered_before(f.stamp.unwrap(), d.stamp.unwrap()));
+    pool.free(&q1, &[], d.ptr.as_ptr(), false).unwrap();
+}
+
+#[test]
+fn bad_frees_of_cached_blocks_are_rejected() {
+    let (dag, _, pool) = setup(small_slabs(UsmKind::Host));
+    let other = Pool::new(
+        dag.clone(),
+        Arc::new(HostMemory::new()),
+        small_slabs(UsmKind::Host),
+    );
+    let q = dag.create_lane(QueueOrder::InOrder);
+    let q2 = dag.create_lane(QueueOrder::InOrder);
+    let a = pool.alloc(&q, &[], 256, 0, false).unwrap();
+    pool.free(&q, &[], a.ptr.as_ptr(), false).unwrap();
+    let a = pool.alloc(&q, &[], 256, 0, false).unwrap(); // from the cache
+    let foreign = other.alloc(&q, &[], 256, 0, false).unwrap();
+    let stats = pool.stats();
+    let interior = unsafe { a.ptr.as_ptr().add(64) };
+    for lane in [&q, &q2] {
+        for bad in [interior, foreign.ptr.as_ptr(), std::ptr::null_mut()] {
+            assert_eq!(
+                pool.free(lane, &[], bad, false).unwrap_err(),
+                UR_RESULT_ERROR_INVALID_VALUE
+            );
+        }
+    }
+    assert_eq!(pool.stats(), stats);
+    pool.free(&q, &[], a.ptr.as_ptr(), false).unwrap();
+    for lane in [&q, &q2] {
+        assert_eq!(
+            pool.free(lane, &[], a.ptr.as_ptr(), false).unwrap_err(),
+            UR_RESULT_ERROR_INVALID_VALUE,
+            "double free of a parked block"
+        );
+    }
+    assert_eq!(
+        pool.free_blocking(a.ptr.as_ptr(), |_| ()).unwrap_err(),
+        UR_RESULT_ERROR_INVALID_VALUE
+    );
+    assert_eq!(
+        other.free(&q, &[], a.ptr.as_ptr(), false).unwrap_err(),
+        UR_RESULT_ERROR_INVALID_VALUE,
+        "another pool's cached block"
+    );
+    assert_eq!(pool.stats().used_current, 0);
+    other.free(&q, &[], foreign.ptr.as_ptr(), false).unwrap();
+}
+
+#[test]
+fn cached_blocks_are_found_and_freed_like_any_other() {
+    let (dag, _, pool) = setup(small_slabs(UsmKind::Host));
+    let q = dag.create_lane(QueueOrder::InOrder);
+    let a = pool.alloc(&q, &[], 1000, 0, false).unwrap();
+    let base = a.ptr.as_ptr() as usize;
+    assert_eq!(pool.live_block_containing(base + 999), Some((base, a.size)));
+    assert_eq!(pool.live_block_containing(base), Some((base, a.size)));
+    assert_eq!(pool.live_blocks(), 1);
+    let k = dag.record(&q, &[]);
+    pool.free(&q, &[], a.ptr.as_ptr(), false).unwrap();
+    assert_eq!(pool.live_block_containing(base + 8), None, "parked");
+    let b = pool.alloc(&q, &[], 1000, 0, false).unwrap();
+    let mut waited = None;
+    pool.free_blocking(b.ptr.as_ptr(), |s| {
+        waited = Some(s);
+        dag.complete(s);
+    })
+    .unwrap();
+    assert_eq!(waited, Some(k), "the blocking free waits for the kernel");
+    assert_eq!((pool.live_blocks(), pool.stats().used_current), (0, 0));
+}
+
+#[test]
+fn above_the_threshold_frees_park_nothing_and_collect_gives_memory_back() {
+    let (dag, mem, pool) = setup(small_slabs(UsmKind::Device));
+    let q = dag.create_lane(QueueOrder::InOrder);
+    let a = pool.alloc(&q, &[], 64 * KIB, 0, false).unwrap();
+    let b = pool.alloc(&q, &[], 1000, 0, false).unwrap();
+    pool.free(&q, &[], b.ptr.as_ptr(), false).unwrap();
+    assert_eq!(pool.pending_blocks(), 1, "parked within the threshold");
+    pool.set_release_threshold(0);
+    pool.free(&q, &[], a.ptr.as_ptr(), false).unwrap();
+    assert_eq!(pool.pending_blocks(), 1, "not parked above it");
+    assert_eq!(mem.taken(), 128 * KIB);
+    pool.collect();
+    assert_eq!(pool.pending_blocks(), 0);
+    assert_eq!((mem.taken(), pool.stats().reserved_current), (0, 0));
+}
+
+#[test]
+fn a_retired_queue_leaves_no_cache_behind() {
+    let (dag, mem, pool) = setup(small_slabs(UsmKind::Device));
+    let q1 = dag.create_lane(QueueOrder::InOrder);
+    let q2 = dag.create_lane(QueueOrder::InOrder);
+    let k = dag.record(&q1, &[]);
+    let a = pool.alloc(&q1, &[], 1000, 0, false).unwrap();
+    let b = pool.alloc(&q1, &[], 2000, 0, false).unwrap();
+    pool.free(&q1, &[], a.ptr.as_ptr(), false).unwrap();
+    let held = pool.alloc(&q1, &[], 1000, 0, false).unwrap();
+    pool.free(&q1, &[], b.ptr.as_ptr(), false).unwrap();
+    dag.complete(k);
+    dag.retire_lane(&q1);
+    pool.collect();
+    assert_eq!(pool.pending_blocks(), 0, "q1's parked block is ready");
+    assert_eq!(pool.live_blocks(), 1);
+    assert_eq!(pool.stats().used_current, 1024);
+    // Its live block is still known, and freed on another queue.
+    assert!(pool.owns(held.ptr.as_ptr()));
+    let f = pool.free(&q2, &[], held.ptr.as_ptr(), false).unwrap();
+    assert!(f.deps.is_empty(), "q1's work has completed");
+    pool.collect();
+    pool.trim_to(0);
+    assert_eq!((mem.taken(), pool.stats().used_current), (0, 0));
+}

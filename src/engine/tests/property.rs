@@ -61,6 +61,10 @@ struct Sim {
     rng: Rng,
     dag: Arc<Dag>,
     pool: Arc<Pool>,
+    mem: Arc<HostMemory>,
+    /// Bytes of live owners, and their high-water mark since the last reset.
+    used: usize,
+    used_high: usize,
     lanes: Vec<Arc<Lane>>,
     cmds: Vec<Cmd>,
     by_stamp: HashMap<Stamp, CmdId>,
@@ -77,7 +81,7 @@ impl Sim {
     fn new(seed: u64, config: PoolConfig, in_order: usize, out_of_order: usize) -> Self {
         let dag = Dag::new();
         let mem = Arc::new(HostMemory::new());
-        let pool = Arc::new(Pool::new(dag.clone(), mem, config));
+        let pool = Arc::new(Pool::new(dag.clone(), mem.clone(), config));
         let mut lanes = Vec::new();
         for i in 0..in_order + out_of_order {
             lanes.push(dag.create_lane(if i < in_order {
@@ -91,6 +95,9 @@ impl Sim {
             rng: Rng::new(seed),
             dag,
             pool,
+            mem,
+            used: 0,
+            used_high: 0,
             lanes,
             cmds: Vec::new(),
             by_stamp: HashMap::new(),
@@ -195,6 +202,7 @@ impl Sim {
         if !a.deps.is_empty() {
             self.reused_with_dep += 1;
         }
+        self.count_used(a.size as isize);
         let (addr, end) = (a.ptr.as_ptr() as usize, a.ptr.as_ptr() as usize + a.size);
         let owner = self.owners.len();
         let mut deps = self.stamps_to_cmds(&wait);
@@ -361,6 +369,7 @@ impl Sim {
         let fc = self.add_cmd(lane, f.stamp, deps, Action::Free);
         self.owners[o].live = false;
         self.owners[o].freed_by = Some(fc);
+        self.count_used(-(self.owners[o].size as isize));
         assert_eq!(
             self.pool.free(&l, &[], ptr, false).unwrap_err(),
             UR_RESULT_ERROR_INVALID_VALUE
@@ -383,6 +392,34 @@ impl Sim {
             self.run_until(c);
         })
         .unwrap();
+        self.count_used(-(self.owners[o].size as isize));
+    }
+
+    /// Follows the used bytes, and checks the pool's counters against them
+    /// and its reserved bytes against the memory it holds.
+    fn count_used(&mut self, delta: isize) {
+        self.used = self.used.checked_add_signed(delta).unwrap();
+        self.used_high = self.used_high.max(self.used);
+        self.check_stats();
+    }
+
+    fn check_stats(&self) {
+        let s = self.pool.stats();
+        assert_eq!(
+            (s.used_current, s.used_high),
+            (self.used, self.used_high),
+            "used bytes (current, high)"
+        );
+        assert_eq!(s.reserved_current, self.mem.taken(), "reserved bytes");
+        assert!(s.reserved_high >= s.reserved_current);
+    }
+
+    fn reset_used_high(&mut self) {
+        self.pool
+            .set_info(UR_USM_POOL_INFO_USED_HIGH_EXP, 0)
+            .unwrap();
+        self.used_high = self.used;
+        self.check_stats();
     }
 
     fn explain(&self, cmds: &[CmdId], free: Option<CmdId>) -> String {
@@ -487,6 +524,7 @@ impl Sim {
                 72..=76 => self.other(),
                 77 => self.pool.collect(),
                 78 => self.pool.trim_to(self.rng.below(256 * 1024) as usize),
+                79 => self.reset_used_high(),
                 _ => {
                     for _ in 0..1 + self.rng.below(3) {
                         self.step();
@@ -518,6 +556,7 @@ impl Sim {
                 deps.extend(self.stamps_to_cmds(f.deps.as_slice()));
                 self.add_cmd(lane, f.stamp, deps, Action::Free);
                 self.owners[o].live = false;
+                self.count_used(-(self.owners[o].size as isize));
             }
         }
         self.drain();
