@@ -176,37 +176,25 @@ impl Inner {
         any
     }
 
-    /// Takes one of the blocks `lane` parked: the newest of exactly the right
-    /// size, else the newest that fits without wasting more than half (the
-    /// rest goes back to the pool). Returns the block and its free position.
+    /// Takes the newest block `lane` parked of exactly `size` bytes at
+    /// `align`; returns it with its free position. (Cutting a bigger parked
+    /// block would pass over a better fit elsewhere: those go back to the
+    /// pool, merged, before the pool grows.)
     pub(super) fn take_parked(
         &mut self,
         locks: &mut ShardLocks<'_>,
-        lane: &Arc<Lane>,
+        lane: &Lane,
         size: usize,
         align: usize,
-        source: &dyn MemorySource,
     ) -> Option<(u32, Stamp)> {
         let cache = locks.cache(lane.id())?;
-        let parked = cache.parked();
-        let exact = parked
+        let k = cache
+            .parked()
             .iter()
-            .rposition(|p| p.size == size && p.addr & (align - 1) == 0);
-        let k = exact.or_else(|| {
-            parked
-                .iter()
-                .rposition(|p| p.size / 2 <= size && fits(self.heap.block(p.block), size, align))
-        })?;
+            .rposition(|p| p.size == size && p.addr & (align - 1) == 0)?;
         let p = cache.remove_parked(k);
         self.heap.block_mut(p.block).state = State::Live;
-        if exact.is_some() {
-            return Some((p.block, p.stamp));
-        }
-        let (piece, before, after) = self.heap.carve(p.block, size, align);
-        for rest in [before, after].into_iter().flatten() {
-            self.unpark(rest, p.stamp, lane, source);
-        }
-        Some((piece, p.stamp))
+        Some((p.block, p.stamp))
     }
 
     /// Files a pending block of lane `slot`, merged with pending neighbours

@@ -252,7 +252,7 @@ impl Pool {
             // no wait, and they are the most likely to be in cache.
             if in_order {
                 pick = inner
-                    .take_parked(locks, lane, need, align, source)
+                    .take_parked(locks, lane, need, align)
                     .map(|(i, s)| (i, Some(s), None));
             }
             // 1. A block whose free has completed (parked ones included).
