@@ -37,13 +37,7 @@ use ur_core::abi::ur_dditable_t;
 pub static DDI: ur_dditable_t = {
     let mut d = ur_core::ddi::UNSUPPORTED_DDI;
 
-    d.Adapter.pfnGet = Some(adapter::urAdapterGet);
-    d.Adapter.pfnRetain = Some(adapter::urAdapterRetain);
-    d.Adapter.pfnRelease = Some(adapter::urAdapterRelease);
-    d.Adapter.pfnGetLastError = Some(adapter::urAdapterGetLastError);
-    d.Adapter.pfnGetInfo = Some(adapter::urAdapterGetInfo);
-    d.Adapter.pfnSetLoggerCallback = Some(adapter::urAdapterSetLoggerCallback);
-    d.Adapter.pfnSetLoggerCallbackLevel = Some(adapter::urAdapterSetLoggerCallbackLevel);
+    d.Adapter = ur_core::adapter::adapter_table::<adapter::NativeCpu>();
 
     d.Platform.pfnGet = Some(platform::urPlatformGet);
     d.Platform.pfnGetInfo = Some(platform::urPlatformGetInfo);
