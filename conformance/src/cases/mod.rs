@@ -15,6 +15,7 @@ pub mod program;
 pub mod queue;
 pub mod unsupported;
 pub mod usm;
+pub mod usm_exp;
 
 /// All cases, in the order they run.
 pub fn all() -> Vec<&'static Case> {
@@ -27,6 +28,7 @@ pub fn all() -> Vec<&'static Case> {
         queue::CASES,
         event::CASES,
         usm::CASES,
+        usm_exp::CASES,
         enqueue::CASES,
         program::CASES,
         kernel::CASES,
@@ -65,6 +67,9 @@ mod tests {
         "urUSMPoolCreate", "urUSMPoolRetain", "urUSMPoolRelease", "urUSMPoolGetInfo",
         "urEnqueueUSMFill", "urEnqueueUSMMemcpy", "urEnqueueUSMFill2D", "urEnqueueUSMMemcpy2D",
         "urEnqueueUSMPrefetch", "urEnqueueUSMAdvise",
+        "urEnqueueUSMDeviceAllocExp", "urEnqueueUSMSharedAllocExp", "urEnqueueUSMHostAllocExp", "urEnqueueUSMFreeExp",
+        "urUSMPoolCreateExp", "urUSMPoolDestroyExp", "urUSMPoolGetDefaultDevicePoolExp", "urUSMPoolSetDevicePoolExp",
+        "urUSMPoolGetDevicePoolExp", "urUSMPoolTrimToExp", "urUSMPoolGetInfoExp", "urUSMPoolSetInfoExp",
     ];
 
     /// Words in case names that mark an error path.

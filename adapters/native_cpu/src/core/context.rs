@@ -39,6 +39,9 @@ pub struct Context {
     /// common case reads no lock).
     custom_current: AtomicBool,
     user_pools: Mutex<Vec<Weak<Pool>>>,
+    /// Pools the user released while some of their allocations were live:
+    /// kept until those are freed.
+    orphan_pools: Mutex<Vec<Arc<Pool>>>,
     queues: Mutex<Vec<Weak<QueueShared>>>,
     /// Queues with a command that waits for an engine stamp; woken, once,
     /// when any command of the context completes.
@@ -90,6 +93,7 @@ impl Context {
             slabs: Arc::default(),
             custom_current: AtomicBool::new(false),
             user_pools: Mutex::default(),
+            orphan_pools: Mutex::default(),
             queues: Mutex::default(),
             stamp_watchers: Mutex::default(),
             has_stamp_watchers: AtomicBool::new(false),
@@ -184,12 +188,24 @@ impl Context {
         all
     }
 
+    pub(crate) fn keep_until_freed(&self, pool: Arc<Pool>) {
+        lock(&self.orphan_pools).push(pool);
+    }
+
     /// A host synchronisation point: frees that have completed become
-    /// reusable, and each pool gives back what is above its release threshold.
+    /// reusable, and each pool gives back what is above its release
+    /// threshold. Released pools whose last allocation was freed go.
     pub fn collect_pools(&self) {
         for pool in self.pools() {
             pool.engine.collect();
         }
+        let done: Vec<Arc<Pool>> = {
+            let mut orphans = lock(&self.orphan_pools);
+            let (done, keep) = std::mem::take(&mut *orphans).into_iter().partition(|p| p.live_blocks() == 0);
+            *orphans = keep;
+            done
+        };
+        drop(done);
     }
 
     // -- queues -------------------------------------------------------------
@@ -257,6 +273,7 @@ impl Drop for Context {
         for p in &mut self.default_pools {
             p.take();
         }
+        self.orphan_pools.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
         lock(&self.current_pools).clear();
         let deleter = self.deleter.get_mut().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(d) = deleter {

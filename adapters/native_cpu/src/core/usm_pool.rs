@@ -10,7 +10,7 @@ use super::refcount::{Counted, UserRefs};
 use crate::DDI;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, UsmKind};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
@@ -81,8 +81,9 @@ pub struct Pool {
     pub refs: UserRefs,
     /// Weak: a context keeps its default pools, which must not keep it.
     context: Weak<Context>,
-    /// Pools the user made keep their context alive, as other handles do.
-    _user_context: Option<Arc<Context>>,
+    /// Pools the user made keep their context alive, as other handles do,
+    /// until their last user reference goes.
+    user_context: Mutex<Option<Arc<Context>>>,
     /// The device an Exp pool (or a default pool) serves; `None` for a
     /// `urUSMPoolCreate` pool, which serves every device of its context.
     pub device: Option<Arc<Device>>,
@@ -108,11 +109,20 @@ impl Counted for Pool {
         &self.refs
     }
 
-    /// A pool the user gave up is nobody's current pool any more.
+    /// A pool the user gave up is nobody's current pool any more. Its
+    /// allocations still live stay valid: the context keeps the pool until
+    /// they are freed (and the pool no longer keeps the context).
     fn last_user_release(&self) {
+        let held = self.user_context.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(context) = self.context.upgrade() {
             context.forget_pool(self);
+            if self.live_blocks() > 0 {
+                if let Some(me) = self.me.upgrade() {
+                    context.keep_until_freed(me);
+                }
+            }
         }
+        drop(held);
     }
 }
 
@@ -133,7 +143,7 @@ impl Pool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             refs: UserRefs::one(),
             context: Arc::downgrade(context),
-            _user_context: Some(context.clone()),
+            user_context: Mutex::new(Some(context.clone())),
             device,
             is_default: false,
             desc,
@@ -155,7 +165,7 @@ impl Pool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             refs: UserRefs::one(),
             context: Arc::downgrade(context),
-            _user_context: None,
+            user_context: Mutex::new(None),
             device: Some(device),
             is_default: true,
             desc: PoolDesc::default(),
@@ -186,6 +196,11 @@ impl Pool {
 
     pub fn zero_initialize(&self) -> bool {
         self.desc.zero_init()
+    }
+
+    /// Allocations of the pool, of every kind, handed out and not freed.
+    pub fn live_blocks(&self) -> usize {
+        self.engine.made().map(|p| p.live_blocks()).sum()
     }
 
     /// The engine pool serving `kind` memory, made on first use.
