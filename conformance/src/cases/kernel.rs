@@ -39,7 +39,12 @@ unsafe fn kernel(fx: &DeviceFx, program: &OwnedProgram, name: &std::ffi::CStr) -
     Ok(Owned::new(k, fx.api.fns.urKernelRelease))
 }
 
-fn arg(kind: ur_exp_kernel_arg_type_t, index: u32, size: usize, value: ur_exp_kernel_arg_value_t) -> ur_exp_kernel_arg_properties_t {
+fn arg(
+    kind: ur_exp_kernel_arg_type_t,
+    index: u32,
+    size: usize,
+    value: ur_exp_kernel_arg_value_t,
+) -> ur_exp_kernel_arg_properties_t {
     ur_exp_kernel_arg_properties_t {
         stype: UR_STRUCTURE_TYPE_EXP_KERNEL_ARG_PROPERTIES,
         pNext: null_mut(),
@@ -51,7 +56,12 @@ fn arg(kind: ur_exp_kernel_arg_type_t, index: u32, size: usize, value: ur_exp_ke
 }
 
 fn value_arg<T>(index: u32, v: &T) -> ur_exp_kernel_arg_properties_t {
-    arg(UR_EXP_KERNEL_ARG_TYPE_VALUE, index, size_of::<T>(), ur_exp_kernel_arg_value_t { value: (v as *const T).cast() })
+    arg(
+        UR_EXP_KERNEL_ARG_TYPE_VALUE,
+        index,
+        size_of::<T>(),
+        ur_exp_kernel_arg_value_t { value: (v as *const T).cast() },
+    )
 }
 
 fn pointer_arg(index: u32, p: *const c_void) -> ur_exp_kernel_arg_properties_t {
@@ -121,7 +131,16 @@ pub unsafe fn run_fill_index(fx: &DeviceFx, program: ur_program_handle_t, base: 
         .find(|&kind| fx.supports(kind).unwrap_or(false))
         .ok_or("the device supports no USM")?;
     let out = fx.alloc(kind, N * 4)?;
-    expect_success!(launch(fx, fx.queue, k.get(), N, None, &[pointer_arg(0, out.ptr), value_arg(1, &base)], &[], null_mut()));
+    expect_success!(launch(
+        fx,
+        fx.queue,
+        k.get(),
+        N,
+        None,
+        &[pointer_arg(0, out.ptr), value_arg(1, &base)],
+        &[],
+        null_mut()
+    ));
     let got = words(&fx.read(fx.queue, out.ptr, N * 4)?);
     check_words(&format!("fill_index into {kind:?} USM"), &got, |i| base + i as u32)
 }
@@ -134,9 +153,11 @@ unsafe fn create_and_query(fx: &DeviceFx) -> CaseResult {
     let info = |prop| info_value::<u32, _, _>(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), prop);
     check_eq!(info(UR_KERNEL_INFO_NUM_ARGS)?, 4);
     check_eq!(info(UR_KERNEL_INFO_REFERENCE_COUNT)?, 1);
-    let context: ur_context_handle_t = info_value(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_CONTEXT)?;
+    let context: ur_context_handle_t =
+        info_value(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_CONTEXT)?;
     check_eq!(context, fx.context);
-    let owner: ur_program_handle_t = info_value(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_PROGRAM)?;
+    let owner: ur_program_handle_t =
+        info_value(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_PROGRAM)?;
     check_eq!(owner, program.get());
     Ok(())
 }
@@ -144,7 +165,10 @@ unsafe fn create_and_query(fx: &DeviceFx) -> CaseResult {
 unsafe fn create_invalid_name(fx: &DeviceFx) -> CaseResult {
     let program = built_program(fx)?;
     let mut k = null_mut();
-    expect_result!(UR_RESULT_ERROR_INVALID_KERNEL_NAME, fx.api.urKernelCreate(program.get(), c"no_such_kernel".as_ptr(), &mut k));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_KERNEL_NAME,
+        fx.api.urKernelCreate(program.get(), c"no_such_kernel".as_ptr(), &mut k)
+    );
     Ok(())
 }
 
@@ -152,15 +176,23 @@ unsafe fn create_null(fx: &DeviceFx) -> CaseResult {
     let program = built_program(fx)?;
     let mut k = null_mut();
     expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urKernelCreate(program.get(), null(), &mut k));
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urKernelCreate(program.get(), c"fill_index".as_ptr(), null_mut()));
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urKernelCreate(null_mut(), c"fill_index".as_ptr(), &mut k));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urKernelCreate(program.get(), c"fill_index".as_ptr(), null_mut())
+    );
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urKernelCreate(null_mut(), c"fill_index".as_ptr(), &mut k)
+    );
     Ok(())
 }
 
 unsafe fn retain_release(fx: &DeviceFx) -> CaseResult {
     let program = built_program(fx)?;
     let k = kernel(fx, &program, c"fill_index")?;
-    let count = || info_value::<u32, _, _>(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_REFERENCE_COUNT);
+    let count = || {
+        info_value::<u32, _, _>(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_REFERENCE_COUNT)
+    };
     expect_success!(fx.api.urKernelRetain(k.get()));
     check_eq!(count()?, 2);
     expect_success!(fx.api.urKernelRelease(k.get()));
@@ -242,7 +274,16 @@ unsafe fn launch_writes(fx: &DeviceFx) -> CaseResult {
         let out = fx.alloc(kind, N * 4)?;
         let base = 40u32 + ran;
         let mut event = null_mut();
-        expect_success!(launch(fx, fx.queue, k.get(), N, None, &[pointer_arg(0, out.ptr), value_arg(1, &base)], &[], &mut event));
+        expect_success!(launch(
+            fx,
+            fx.queue,
+            k.get(),
+            N,
+            None,
+            &[pointer_arg(0, out.ptr), value_arg(1, &base)],
+            &[],
+            &mut event
+        ));
         let event = fx.own_event(event);
         fx.wait(event.get())?;
         let got = if kind == UsmKind::Device {
@@ -287,7 +328,16 @@ unsafe fn launch_chain(fx: &DeviceFx) -> CaseResult {
     on_each_queue_kind(fx, |queue, label| {
         let base = 5u32;
         let mut first = null_mut();
-        expect_success!(launch(fx, queue, fill.get(), N, None, &[pointer_arg(0, a.ptr), value_arg(1, &base)], &[], &mut first));
+        expect_success!(launch(
+            fx,
+            queue,
+            fill.get(),
+            N,
+            None,
+            &[pointer_arg(0, a.ptr), value_arg(1, &base)],
+            &[],
+            &mut first
+        ));
         let first = fx.own_event(first);
         let factor = 2u32;
         let args = [pointer_arg(0, a.ptr), pointer_arg(1, b.ptr), value_arg(2, &factor), local_arg(3, 4)];
@@ -296,8 +346,19 @@ unsafe fn launch_chain(fx: &DeviceFx) -> CaseResult {
         let second = fx.own_event(second);
         let mut out = vec![0u8; N * 4];
         let waits = [second.get()];
-        expect_success!(fx.api.urEnqueueUSMMemcpy(queue, true, out.as_mut_ptr().cast(), b.ptr, N * 4, 1, waits.as_ptr(), null_mut()));
-        check_words(&format!("fill_index then scale_add on the {label}"), &words(&out), |i| (base + i as u32) * factor + 1)
+        expect_success!(fx.api.urEnqueueUSMMemcpy(
+            queue,
+            true,
+            out.as_mut_ptr().cast(),
+            b.ptr,
+            N * 4,
+            1,
+            waits.as_ptr(),
+            null_mut()
+        ));
+        check_words(&format!("fill_index then scale_add on the {label}"), &words(&out), |i| {
+            (base + i as u32) * factor + 1
+        })
     })
 }
 
@@ -311,11 +372,30 @@ unsafe fn launch_bad_dims(fx: &DeviceFx) -> CaseResult {
     for dims in [0u32, 4] {
         expect_result!(
             UR_RESULT_ERROR_INVALID_WORK_DIMENSION,
-            fx.api.urEnqueueKernelLaunchWithArgsExp(fx.queue, k.get(), dims, null(), global.as_ptr(), null(), 2, args.as_ptr(), null(), 0, null(), null_mut())
+            fx.api.urEnqueueKernelLaunchWithArgsExp(
+                fx.queue,
+                k.get(),
+                dims,
+                null(),
+                global.as_ptr(),
+                null(),
+                2,
+                args.as_ptr(),
+                null(),
+                0,
+                null(),
+                null_mut()
+            )
         );
     }
-    expect_result!(UR_RESULT_ERROR_INVALID_WORK_DIMENSION, launch(fx, fx.queue, k.get(), 0, None, &args, &[], null_mut()));
-    expect_result!(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE, launch(fx, fx.queue, k.get(), N, Some(0), &args, &[], null_mut()));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_WORK_DIMENSION,
+        launch(fx, fx.queue, k.get(), 0, None, &args, &[], null_mut())
+    );
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE,
+        launch(fx, fx.queue, k.get(), N, Some(0), &args, &[], null_mut())
+    );
     Ok(())
 }
 
@@ -326,14 +406,30 @@ unsafe fn launch_bad_args(fx: &DeviceFx) -> CaseResult {
     let base = 1u32;
     let mut bad_type = pointer_arg(0, out.ptr);
     bad_type.r#type = ur_exp_kernel_arg_type_t(UR_EXP_KERNEL_ARG_TYPE_SAMPLER.0 + 1);
-    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, launch(fx, fx.queue, k.get(), N, None, &[bad_type, value_arg(1, &base)], &[], null_mut()));
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        launch(fx, fx.queue, k.get(), N, None, &[bad_type, value_arg(1, &base)], &[], null_mut())
+    );
     expect_result!(
         UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
         launch(fx, fx.queue, k.get(), N, None, &[pointer_arg(0, out.ptr), value_arg(7, &base)], &[], null_mut())
     );
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(fx.queue, k.get(), 1, null(), [N].as_ptr(), null(), 2, null(), null(), 0, null(), null_mut())
+        fx.api.urEnqueueKernelLaunchWithArgsExp(
+            fx.queue,
+            k.get(),
+            1,
+            null(),
+            [N].as_ptr(),
+            null(),
+            2,
+            null(),
+            null(),
+            0,
+            null(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -344,11 +440,37 @@ unsafe fn launch_null_global(fx: &DeviceFx) -> CaseResult {
     let k = kernel(fx, &program, c"fill_index")?;
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(fx.queue, k.get(), 1, null(), null(), null(), 0, null(), null(), 0, null(), null_mut())
+        fx.api.urEnqueueKernelLaunchWithArgsExp(
+            fx.queue,
+            k.get(),
+            1,
+            null(),
+            null(),
+            null(),
+            0,
+            null(),
+            null(),
+            0,
+            null(),
+            null_mut()
+        )
     );
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(fx.queue, null_mut(), 1, null(), [N].as_ptr(), null(), 0, null(), null(), 0, null(), null_mut())
+        fx.api.urEnqueueKernelLaunchWithArgsExp(
+            fx.queue,
+            null_mut(),
+            1,
+            null(),
+            [N].as_ptr(),
+            null(),
+            0,
+            null(),
+            null(),
+            0,
+            null(),
+            null_mut()
+        )
     );
     Ok(())
 }
@@ -369,7 +491,11 @@ unsafe fn require_async(fx: &DeviceFx) -> Result<UsmKind, Outcome> {
 }
 
 fn wait_ptr(waits: &[ur_event_handle_t]) -> *const ur_event_handle_t {
-    if waits.is_empty() { null() } else { waits.as_ptr() }
+    if waits.is_empty() {
+        null()
+    } else {
+        waits.as_ptr()
+    }
 }
 
 /// A pool of the case's own (`urUSMPoolCreateExp`), so that which block is
@@ -396,8 +522,26 @@ unsafe fn alloc_async(
     let out_event = if event { &mut e as *mut ur_event_handle_t } else { null_mut() };
     let n = waits.len() as u32;
     let code = match kind {
-        UsmKind::Shared => fx.api.urEnqueueUSMSharedAllocExp(queue, pool.get(), N * 4, null(), n, wait_ptr(waits), &mut p, out_event)?,
-        _ => fx.api.urEnqueueUSMDeviceAllocExp(queue, pool.get(), N * 4, null(), n, wait_ptr(waits), &mut p, out_event)?,
+        UsmKind::Shared => fx.api.urEnqueueUSMSharedAllocExp(
+            queue,
+            pool.get(),
+            N * 4,
+            null(),
+            n,
+            wait_ptr(waits),
+            &mut p,
+            out_event,
+        )?,
+        _ => fx.api.urEnqueueUSMDeviceAllocExp(
+            queue,
+            pool.get(),
+            N * 4,
+            null(),
+            n,
+            wait_ptr(waits),
+            &mut p,
+            out_event,
+        )?,
     };
     expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSM*AllocExp")?;
     check!(!p.is_null(), "the async allocation returned a null pointer");
@@ -422,9 +566,23 @@ unsafe fn free_async(
 }
 
 /// Reads `N` words at `p` with a blocking copy after `waits`.
-unsafe fn read_words(fx: &DeviceFx, queue: ur_queue_handle_t, p: *const c_void, waits: &[ur_event_handle_t]) -> Result<Vec<u32>, Outcome> {
+unsafe fn read_words(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    p: *const c_void,
+    waits: &[ur_event_handle_t],
+) -> Result<Vec<u32>, Outcome> {
     let mut out = vec![0u8; N * 4];
-    expect_success!(fx.api.urEnqueueUSMMemcpy(queue, true, out.as_mut_ptr().cast(), p, N * 4, waits.len() as u32, wait_ptr(waits), null_mut()));
+    expect_success!(fx.api.urEnqueueUSMMemcpy(
+        queue,
+        true,
+        out.as_mut_ptr().cast(),
+        p,
+        N * 4,
+        waits.len() as u32,
+        wait_ptr(waits),
+        null_mut()
+    ));
     Ok(words(&out))
 }
 
@@ -487,7 +645,8 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
             seen.push(s as usize);
             let stamp = 1000 * (round as u32 + 1);
             let s_waits: Vec<_> = s_alloc.iter().map(|e| e.get()).collect();
-            let s_written = launch_event(fx, queue, fill.get(), None, &[pointer_arg(0, s), value_arg(1, &stamp)], &s_waits)?;
+            let s_written =
+                launch_event(fx, queue, fill.get(), None, &[pointer_arg(0, s), value_arg(1, &stamp)], &s_waits)?;
             if round == ROUNDS / 2 {
                 // A scratch block's own data, read while A is still live.
                 let got = read_words(fx, queue, s, &[s_written.get()])?;
@@ -510,17 +669,24 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
         let got = read_words(fx, queue, out, &[done.get()])?;
         check_words(&format!("{label}: scale_add of the live block"), &got, scaled(|i| base + i as u32))?;
         let got = read_words(fx, queue, a, &[done.get()])?;
-        check_words(&format!("{label}: the live block after {ROUNDS} reuse rounds around it"), &got, |i| base + i as u32)?;
+        check_words(&format!("{label}: the live block after {ROUNDS} reuse rounds around it"), &got, |i| {
+            base + i as u32
+        })?;
         let after_read = if use_events { vec![done.get()] } else { Vec::new() };
         free_async(fx, queue, &pool, out, &after_read, false)?;
         free_async(fx, queue, &pool, a, &after_read, false)?;
         expect_success!(fx.api.urQueueFinish(queue));
         let mut used_high = 0usize;
-        expect_success!(fx.api.urUSMPoolGetInfoExp(pool.get(), UR_USM_POOL_INFO_USED_HIGH_EXP, (&mut used_high as *mut usize).cast(), null_mut()));
+        expect_success!(fx.api.urUSMPoolGetInfoExp(
+            pool.get(),
+            UR_USM_POOL_INFO_USED_HIGH_EXP,
+            (&mut used_high as *mut usize).cast(),
+            null_mut()
+        ));
         // A, one scratch block and the output were live at once at most
         // (a block may be rounded up by a few bytes).
         check!(
-            used_high >= 2 * N * 4 && used_high < 4 * N * 4,
+            (2 * N * 4..4 * N * 4).contains(&used_high),
             "{label}: the pool's used high water is {used_high} bytes for at most three live blocks of {}",
             N * 4
         );
@@ -557,7 +723,14 @@ unsafe fn async_handover(fx: &DeviceFx) -> CaseResult {
         check_eq!(command, expected);
         addresses.push(block as usize);
         let base = 100 * round as u32;
-        let written = launch_event(fx, fx.queue, fill.get(), None, &[pointer_arg(0, block), value_arg(1, &base)], &[allocated.get()])?;
+        let written = launch_event(
+            fx,
+            fx.queue,
+            fill.get(),
+            None,
+            &[pointer_arg(0, block), value_arg(1, &base)],
+            &[allocated.get()],
+        )?;
         let factor = 3u32;
         let args = [pointer_arg(0, block), pointer_arg(1, result.ptr), value_arg(2, &factor), local_arg(3, 64 * 4)];
         let read = launch_event(fx, other.get(), scale.get(), Some(64), &args, &[written.get()])?;
@@ -572,7 +745,11 @@ unsafe fn async_handover(fx: &DeviceFx) -> CaseResult {
     for (round, result) in results.iter().enumerate() {
         let got = read_words(fx, fx.queue, result.ptr, &[reads[round].get()])?;
         let base = 100 * round as u32;
-        check_words(&format!("round {round}: queue 2's kernel read of queue 1's block"), &got, scaled(|i| base + i as u32))?;
+        check_words(
+            &format!("round {round}: queue 2's kernel read of queue 1's block"),
+            &got,
+            scaled(|i| base + i as u32),
+        )?;
     }
     check!(
         addresses.iter().all(|&a| a == addresses[0]),

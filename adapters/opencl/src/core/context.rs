@@ -271,8 +271,16 @@ impl Context {
     /// The pool that async allocations on `device` use when none is named.
     pub fn current_pool(self: &Arc<Self>, device: &'static Device) -> Arc<UsmPool> {
         let key = device_key(device);
-        let current = self.pools().current.iter().find(|(k, _)| *k == key).and_then(|(_, p)| p.upgrade());
-        current.unwrap_or_else(|| self.default_pool(device))
+        {
+            let pools = self.pools();
+            if let Some(p) = pools.current.iter().find(|(k, _)| *k == key).and_then(|(_, p)| p.upgrade()) {
+                return p;
+            }
+            if let Some((_, p)) = pools.defaults.iter().find(|(k, _)| *k == key) {
+                return p.clone();
+            }
+        }
+        self.default_pool(device)
     }
 
     pub fn set_current_pool(&self, device: &Device, pool: &Arc<UsmPool>) {
