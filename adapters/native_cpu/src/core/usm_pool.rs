@@ -126,9 +126,19 @@ impl Counted for Pool {
     }
 }
 
-/// Least alignment of every pool block, as of every USM allocation.
-fn engine_config(mut config: PoolConfig) -> PoolConfig {
+/// Slabs taken from the host when the pool's creator names no size: large
+/// enough that a second block of a few MiB fits beside a first one, so that
+/// alternating large allocations do not each cost a trip to the allocator.
+const SLAB_SIZE: usize = 4 << 20;
+
+/// Every pool block is aligned as every USM allocation; slabs are
+/// [`SLAB_SIZE`] unless a `urUSMPoolCreate` descriptor chose.
+fn engine_config(mut config: PoolConfig, desc: &PoolDesc, api: PoolApi) -> PoolConfig {
     config.granule = DEFAULT_USM_ALIGNMENT;
+    let chosen = api == PoolApi::Classic && desc.limits.is_some_and(|(_, min_driver)| min_driver != 0);
+    if !chosen {
+        config.min_slab_size = SLAB_SIZE;
+    }
     config
 }
 
@@ -218,7 +228,8 @@ impl Pool {
                 pool: self.me.clone(),
                 kind,
             });
-            Ok(Arc::new(engine::Pool::new(context.dag.clone(), source, engine_config(config))))
+            let config = engine_config(config, &self.desc, self.api);
+            Ok(Arc::new(engine::Pool::new(context.dag.clone(), source, config)))
         })
     }
 }
