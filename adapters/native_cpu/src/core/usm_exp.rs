@@ -136,3 +136,145 @@ impl Queue {
         Ok(event)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::context::Context;
+    use crate::core::enqueue::Command;
+    use crate::core::platform::Platform;
+    use crate::core::queue::{Order, Submission};
+    use std::sync::{Condvar, Mutex, Weak};
+    use std::time::Duration;
+    use ur_core::usm_async::{PoolApi, PoolDesc};
+
+    fn setup() -> (Arc<Context>, Arc<crate::core::device::Device>) {
+        let device = Platform::new(Weak::new()).devices[0].clone();
+        (Context::new(vec![device.clone()]), device)
+    }
+
+    /// A command that blocks its worker until the returned gate opens.
+    fn gate(q: &Queue) -> (Arc<(Mutex<bool>, Condvar)>, Arc<Event>) {
+        let g = Arc::new((Mutex::new(false), Condvar::new()));
+        let g2 = g.clone();
+        let command = Command::Host(Box::new(move || {
+            let mut open = g2.0.lock().unwrap();
+            while !*open {
+                open = g2.1.wait(open).unwrap();
+            }
+            Ok(())
+        }));
+        let sub = Submission {
+            command_type: UR_COMMAND_EVENTS_WAIT,
+            command,
+            deps: vec![],
+            order: Order::default(),
+            want_event: true,
+            blocking: false,
+        };
+        (g, q.submit(sub).unwrap().event.unwrap())
+    }
+
+    fn open(g: &(Mutex<bool>, Condvar)) {
+        *g.0.lock().unwrap() = true;
+        g.1.notify_all();
+    }
+
+    #[test]
+    fn in_order_pairs_queue_nothing_and_reuse_the_block() {
+        let (ctx, device) = setup();
+        let q = Queue::new(ctx.clone(), device, 0);
+        let (g, blocker) = gate(&q);
+        let (first, e) = q.alloc_async(UsmKind::Device, None, 1000, vec![], false).unwrap();
+        assert!(e.is_none());
+        q.free_async(None, first, vec![], false).unwrap();
+        for _ in 0..100 {
+            let (p, e) = q.alloc_async(UsmKind::Device, None, 1000, vec![], false).unwrap();
+            assert!(e.is_none() && p == first, "the block freed last comes back at once");
+            q.free_async(None, p, vec![], false).unwrap();
+        }
+        assert_eq!(ctx.dag.in_flight(), 1, "only the blocked command is a node");
+        open(&g);
+        blocker.wait().unwrap();
+        q.finish().unwrap();
+    }
+
+    /// A block freed on an out-of-order queue behind a closed gate, taken by
+    /// an allocation on another queue that nothing orders after the free:
+    /// the allocation waits for the free (woken when it completes), and so
+    /// does the command after it on its in-order queue.
+    #[test]
+    fn a_pending_block_taken_across_queues_waits_for_its_free() {
+        let (ctx, device) = setup();
+        let pool = Pool::create(&ctx, Some(device.clone()), PoolDesc::default(), PoolApi::Exp);
+        let owner = Queue::new(ctx.clone(), device.clone(), UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
+        let taker = Queue::new(ctx.clone(), device, 0);
+        let (a, ready) = owner.alloc_async(UsmKind::Device, Some(&pool), 4096, vec![], true).unwrap();
+        ready.unwrap().wait().unwrap();
+        let (g, blocker) = gate(&owner);
+        let freed = owner.free_async(Some(&pool), a, vec![blocker.clone()], true).unwrap().unwrap();
+        let (b, alloc_event) = taker.alloc_async(UsmKind::Device, Some(&pool), 4096, vec![], true).unwrap();
+        assert_eq!(b, a, "the only free block is the pending one");
+        let alloc_event = alloc_event.unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(!alloc_event.is_done() && !freed.is_done(), "the allocation waits for the free");
+        open(&g);
+        alloc_event.wait().unwrap();
+        assert!(freed.is_done());
+        taker.free_async(Some(&pool), b, vec![], false).unwrap();
+        taker.finish().unwrap();
+        owner.finish().unwrap();
+        assert_eq!(pool.live_blocks(), 0);
+    }
+
+    /// Two threads drive one in-order queue: one allocates from a
+    /// zero-initialising pool (every allocation is a command the engine
+    /// records without the queue's lock), the other enqueues ordinary
+    /// commands. Every command runs, once, in seq order.
+    #[test]
+    fn commands_recorded_without_the_lock_run_in_seq_order() {
+        let (ctx, device) = setup();
+        let desc = PoolDesc { flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, limits: None };
+        let pool = Pool::create(&ctx, None, desc, PoolApi::Classic);
+        let q = Queue::new(ctx.clone(), device, 0);
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        q.finish().unwrap();
+        let (g, blocker) = gate(&q); // starts the worker
+        std::thread::scope(|s| {
+            let q2 = &q;
+            let pool = &pool;
+            s.spawn(move || {
+                for _ in 0..500 {
+                    let (p, e) = q2.alloc_async(UsmKind::Host, Some(pool), 256, vec![], false).unwrap();
+                    assert!(e.is_none());
+                    q2.free_async(Some(pool), p, vec![], false).unwrap();
+                }
+            });
+            let ran = ran.clone();
+            let q3 = &q;
+            s.spawn(move || {
+                for i in 0..500 {
+                    let r = ran.clone();
+                    let command = Command::Host(Box::new(move || {
+                        r.lock().unwrap().push(i);
+                        Ok(())
+                    }));
+                    let sub = Submission {
+                        command_type: UR_COMMAND_EVENTS_WAIT,
+                        command,
+                        deps: vec![],
+                        order: Order::default(),
+                        want_event: false,
+                        blocking: false,
+                    };
+                    q3.submit(sub).unwrap();
+                }
+            });
+        });
+        open(&g);
+        blocker.wait().unwrap();
+        q.finish().unwrap();
+        assert_eq!(*ran.lock().unwrap(), (0..500).collect::<Vec<_>>());
+        assert_eq!(q.shared.lane.done_upto(), q.shared.lane.tail().seq, "every recorded command completed");
+    }
+}
