@@ -331,6 +331,15 @@ impl Trackers {
         self.pending.retain(|(seq, _)| *seq > last);
     }
 
+    /// In order: the event of the newest command, while it has not been
+    /// seen to finish (its completion implies that of every command so far).
+    pub fn newest(&self) -> Option<opencl3::event::Event> {
+        if !self.lane.is_in_order() {
+            return None;
+        }
+        self.pending.back().map(|(_, e)| retained(e.get()))
+    }
+
     /// An event whose completion implies that of command `seq`, or `None`
     /// when it has completed. `Err` when no event of it is known (the
     /// caller then waits on the host).

@@ -200,6 +200,11 @@ impl Queue {
         self.trackers().event_covering(seq)
     }
 
+    /// In order: the event of the newest command not yet seen to finish.
+    pub(crate) fn newest_event(&self) -> Option<opencl3::event::Event> {
+        self.trackers().newest()
+    }
+
     /// `urQueueFinish`: waits for every command enqueued so far, and tells
     /// the engine; a host synchronisation point for the context's pools.
     pub fn finish(&self) -> UrResult {

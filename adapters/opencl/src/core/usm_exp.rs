@@ -78,6 +78,29 @@ fn enqueue_command(
     }
 }
 
+/// An allocation or free with nothing to run on an in-order queue, whose
+/// wait list and extra dependencies name only this queue's earlier commands
+/// (or finished ones), is complete as soon as the queue's newest command is:
+/// that command's event serves as its own, so no marker is enqueued. This
+/// is what libsycl asks for on an in-order queue (an event, waiting on the
+/// previous command's), and a marker costs the runtime a command.
+fn shared_event(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[Stamp]) -> Option<opencl3::event::Event> {
+    let own = |s: &Stamp| s.lane == queue.lane.id();
+    let waits_own = waits.cl.len() == waits.stamps.len() && waits.stamps.iter().all(own);
+    let deps_own = deps.iter().all(|d| own(d) || matches!(ctx.covering(*d), Covering::Done));
+    if !queue.lane.is_in_order() || !waits_own || !deps_own {
+        return None;
+    }
+    queue.newest_event()
+}
+
+/// The one reference of `event` that [`Queue::track`] takes over.
+fn into_raw(event: opencl3::event::Event) -> cl_event {
+    let raw = event.get();
+    std::mem::forget(event);
+    raw
+}
+
 impl Queue {
     /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
     /// device's current pool when `None`) for commands ordered after this
@@ -113,11 +136,18 @@ impl Queue {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         let engine_pool = pool.engine_pool(kind, self.device)?;
-        let Waits { cl: mut waits, stamps, .. } = self.translate_wait_list(wait_list)?;
+        let translated = self.translate_wait_list(wait_list)?;
         let _order = self.order_lock();
-        let a = engine_pool.alloc(&self.lane, &stamps, size, 0, !ph_event.is_null())?;
+        let a = engine_pool.alloc(&self.lane, &translated.stamps, size, 0, !ph_event.is_null())?;
         let ptr = a.ptr.as_ptr() as *mut c_void;
         if let Some(stamp) = a.stamp {
+            if !a.zero {
+                if let Some(e) = shared_event(ctx, self, &translated, a.deps.as_slice()) {
+                    self.track(alloc_command(kind), stamp, into_raw(e), ph_event);
+                    return Ok(ptr);
+                }
+            }
+            let mut waits = translated.cl;
             let enqueued = add_dependencies(ctx, self, a.deps.as_slice(), &mut waits).and_then(|_held| {
                 let mut cl_event: cl_event = std::ptr::null_mut();
                 enqueue_command(ctx, self, ptr, a.zero.then_some(a.size), &waits, &mut cl_event).ur()?;
@@ -165,15 +195,19 @@ impl Queue {
         if pool.is_some_and(|p| !p.engine.holds(&engine_pool)) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        let Waits { cl: mut waits, stamps, .. } = self.translate_wait_list(wait_list)?;
+        let translated = self.translate_wait_list(wait_list)?;
         let _order = self.order_lock();
         // Only the exact base of a live block is accepted.
-        let out = engine_pool.free(&self.lane, &stamps, ptr as *const u8, !ph_event.is_null())?;
+        let out = engine_pool.free(&self.lane, &translated.stamps, ptr as *const u8, !ph_event.is_null())?;
         let Some(stamp) = out.stamp else {
             // In order with nothing to wait for: the free sits at the queue's
             // tail and costs nothing.
             return Ok(None);
         };
+        if let Some(e) = shared_event(ctx, self, &translated, out.deps.as_slice()) {
+            return Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, into_raw(e), ph_event));
+        }
+        let mut waits = translated.cl;
         let enqueued = add_dependencies(ctx, self, out.deps.as_slice(), &mut waits).and_then(|_held| {
             let mut cl_event: cl_event = std::ptr::null_mut();
             enqueue_command(ctx, self, ptr, None, &waits, &mut cl_event).ur()?;
