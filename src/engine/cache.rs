@@ -10,10 +10,12 @@
 //! allocation that finds a parked block of its size, and a free of a block
 //! of the lane's live set, take their shard's lock and nothing else.
 //!
-//! **Locking.** The fast path holds one shard lock and takes nothing else
-//! while holding it. Everything else takes the pool's lock first and then
-//! the shard locks it needs ([`ShardLocks`]), in any order: only the holder
-//! of the pool lock ever holds more than one, so no cycle can form.
+//! **Locking.** The fast path holds one shard lock and waits for nothing
+//! else while holding it (when it cannot finish, it takes the pool lock only
+//! if that is free at once, else lets its shard go first). Everything else
+//! takes the pool's lock first and then the shard locks it needs
+//! ([`ShardLocks`]), in any order: only the holder of the pool lock ever
+//! holds more than one, so no cycle can form.
 //!
 //! **Blocks.** The pool's heap marks every cached block `Cached` and leaves
 //! it alone (no merging, no reuse) until it takes the block back under both
@@ -218,8 +220,13 @@ pub(super) fn find(caches: &mut [LaneCache], lane: LaneId) -> Option<&mut LaneCa
 /// all are released together when this is dropped.
 pub(super) struct ShardLocks<'a> {
     shards: &'a [Shard],
-    held: [Option<MutexGuard<'a, Vec<LaneCache>>>; SHARDS],
+    /// `(shard, guard)`: one or two in the common case, kept inline.
+    first: Option<(usize, ShardGuard<'a>)>,
+    second: Option<(usize, ShardGuard<'a>)>,
+    rest: Vec<(usize, ShardGuard<'a>)>,
 }
+
+pub(super) type ShardGuard<'a> = MutexGuard<'a, Vec<LaneCache>>;
 
 impl<'a> ShardLocks<'a> {
     /// The caller holds the pool lock (see the module docs).
@@ -227,13 +234,46 @@ impl<'a> ShardLocks<'a> {
         debug_assert_eq!(shards.len(), SHARDS);
         ShardLocks {
             shards,
-            held: [const { None }; SHARDS],
+            first: None,
+            second: None,
+            rest: Vec::new(),
         }
+    }
+
+    /// Like [`new`](Self::new), with the shard of `lane` already locked.
+    pub(super) fn holding(shards: &'a [Shard], lane: LaneId, guard: ShardGuard<'a>) -> Self {
+        let mut locks = Self::new(shards);
+        locks.first = Some((shard_of(lane), guard));
+        locks
     }
 
     fn shard(&mut self, lane: LaneId) -> &mut Vec<LaneCache> {
         let i = shard_of(lane);
-        self.held[i].get_or_insert_with(|| self.shards[i].lock())
+        let is = |held: &Option<(usize, ShardGuard<'a>)>| held.as_ref().is_some_and(|h| h.0 == i);
+        let at = if is(&self.first) {
+            0
+        } else if is(&self.second) {
+            1
+        } else if let Some(k) = self.rest.iter().position(|h| h.0 == i) {
+            2 + k
+        } else {
+            let held = (i, self.shards[i].lock());
+            if self.first.is_none() {
+                self.first = Some(held);
+                0
+            } else if self.second.is_none() {
+                self.second = Some(held);
+                1
+            } else {
+                self.rest.push(held);
+                1 + self.rest.len()
+            }
+        };
+        match at {
+            0 => &mut self.first.as_mut().expect("held").1,
+            1 => &mut self.second.as_mut().expect("held").1,
+            k => &mut self.rest[k - 2].1,
+        }
     }
 
     pub(super) fn cache(&mut self, lane: LaneId) -> Option<&mut LaneCache> {

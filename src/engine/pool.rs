@@ -10,7 +10,7 @@
 use super::addr_map::AddrMap;
 use super::allocator::{align_up, Heap, State};
 use super::backend::{MemorySource, OutOfMemory};
-use super::cache::{self, shard_of, CachedLive, Shard, ShardLocks, SHARDS};
+use super::cache::{self, shard_of, CachedLive, Shard, ShardGuard, ShardLocks, SHARDS};
 use super::clock::{Clock, LaneId, Stamp};
 use super::config::PoolConfig;
 use super::dag::Dag;
@@ -21,7 +21,7 @@ use crate::abi::*;
 use crate::UrResult;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 /// Extra dependencies the engine adds to a command (at most one today).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -160,6 +160,26 @@ impl Pool {
         }
     }
 
+    /// The pool lock, for a fast path that holds `shard` (of `lane`) and
+    /// could not finish: when the pool lock is free right now the shard's
+    /// lock is kept (taking it without waiting cannot deadlock), else it is
+    /// let go first, as the lock order wants.
+    fn lock_after<'p>(&'p self, lane: LaneId, shard: ShardGuard<'p>) -> Locked<'p> {
+        let inner = match self.inner.try_lock() {
+            Ok(inner) => inner,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                drop(shard);
+                return self.lock();
+            }
+        };
+        Locked {
+            inner,
+            shards: ShardLocks::holding(&self.shards, lane, shard),
+            parking: &self.parking,
+        }
+    }
+
     pub fn config(&self) -> &PoolConfig {
         &self.config
     }
@@ -215,6 +235,9 @@ impl Pool {
                     zero: false,
                 });
             }
+            let mut locked = self.lock_after(lane.id(), caches);
+            let (inner, locks) = locked.parts();
+            return self.alloc_locked(inner, locks, lane, wait, need, align, want_event, dedicated);
         }
         let mut locked = self.lock();
         let (inner, locks) = locked.parts();
@@ -382,19 +405,22 @@ impl Pool {
         want_event: bool,
     ) -> UrResult<FreeOutcome> {
         // The fast path: a block of the queue's live set, parked in its cache.
-        if lane.is_in_order() && wait.is_empty() && !want_event && self.parking.load(Relaxed) {
-            let mut caches = self.shards[shard_of(lane.id())].lock();
-            if cache::find(&mut caches, lane.id())
-                .and_then(|c| c.free_live(ptr as usize, lane.tail()))
-                .is_some()
-            {
-                return Ok(FreeOutcome {
-                    stamp: None,
-                    deps: Deps(None),
-                });
-            }
-        }
-        let mut locked = self.lock();
+        let mut locked =
+            if lane.is_in_order() && wait.is_empty() && !want_event && self.parking.load(Relaxed) {
+                let mut caches = self.shards[shard_of(lane.id())].lock();
+                if cache::find(&mut caches, lane.id())
+                    .and_then(|c| c.free_live(ptr as usize, lane.tail()))
+                    .is_some()
+                {
+                    return Ok(FreeOutcome {
+                        stamp: None,
+                        deps: Deps(None),
+                    });
+                }
+                self.lock_after(lane.id(), caches)
+            } else {
+                self.lock()
+            };
         let (inner, locks) = locked.parts();
         let block = inner.take_live(locks, lane.id(), ptr as usize)?;
         let guard = inner.heap.block(block).stamp;
