@@ -3,9 +3,12 @@
 //!
 //! The engine picks the block and says what the command must wait for; the
 //! adapter turns that into OpenCL commands: none when the allocation or free
-//! needs nothing run (in order, no wait list, no event), else a marker (a
-//! zeroing fill for zero-initialising pools) behind the wait list and the
-//! engine's extra dependencies, whose event is the command's. Deciding and
+//! needs nothing run (in order, no wait list, no event); none either when,
+//! on an in-order queue, it waits only on that queue's own commands (the
+//! newest command's event is its event, see `shared_event`); else a marker
+//! (a one-byte fill on out-of-order queues, see `enqueue_command`; a zeroing
+//! fill for zero-initialising pools) behind the wait list and the engine's
+//! extra dependencies, whose event is the command's. Deciding and
 //! enqueueing happen under the queue's order lock, so that the engine's
 //! sequence numbers follow the OpenCL queue. A block whose free another
 //! queue is still enqueueing may be handed out with that free as a
