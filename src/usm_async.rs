@@ -161,6 +161,7 @@ pub unsafe fn read_set_info_value(value: *const core::ffi::c_void, size: usize) 
 ///
 /// # Safety
 /// `props` is null or valid for reads.
+#[inline]
 pub unsafe fn check_async_alloc_properties(
     props: *const ur_exp_async_usm_alloc_properties_t,
 ) -> UrResult {

@@ -39,6 +39,13 @@ unsafe fn alloc(
     let queue = obj::<Queue>(h_queue)?;
     check_async_alloc_properties(properties)?;
     non_null(pp_mem)?;
+    if num_events == 0 && wait_list.is_null() && ph_event.is_null() && p_pool.is_null() && ASYNC_USM_ALLOCATIONS_SUPPORT
+    {
+        if let Some(done) = queue.alloc_async_hot(kind, size) {
+            pp_mem.write(done? as *mut c_void);
+            return Ok(());
+        }
+    }
     let deps = pending_events(num_events, wait_list)?;
     if !ASYNC_USM_ALLOCATIONS_SUPPORT {
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
@@ -113,6 +120,10 @@ pub unsafe extern "C" fn urEnqueueUSMFreeExp(
     ffi_call(|| {
         let queue = obj::<Queue>(hQueue)?;
         non_null(pMem)?;
+        let hot = numEventsInWaitList == 0 && phEventWaitList.is_null() && phEvent.is_null() && pPool.is_null();
+        if hot && ASYNC_USM_ALLOCATIONS_SUPPORT && queue.free_async_hot(pMem as *mut u8) {
+            return Ok(());
+        }
         let deps = pending_events(numEventsInWaitList, phEventWaitList)?;
         if !ASYNC_USM_ALLOCATIONS_SUPPORT {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);

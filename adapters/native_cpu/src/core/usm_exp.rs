@@ -17,6 +17,56 @@ use ur_core::usm_async::alloc_command;
 use ur_core::*;
 
 impl Queue {
+    /// The hot path of an async allocation: an in-order queue, nothing to
+    /// wait for, no event, the device's default pool. Usually the engine
+    /// needs no command at all. `None` when the path does not apply; then
+    /// nothing has changed.
+    #[inline]
+    pub fn alloc_async_hot(&self, kind: UsmKind, size: usize) -> Option<UrResult<*mut u8>> {
+        let q = &self.shared;
+        if !self.engine_fast_path() || size == 0 || size as u64 > q.device.max_alloc_size() {
+            return None;
+        }
+        let engine = q.context.current_default_pool(&q.device)?.engine.get(kind)?;
+        Some(engine.alloc(&q.lane, &[], size, 0, false).map(|a| {
+            if let Some(stamp) = a.stamp {
+                self.enqueue_recorded(EngineCommand {
+                    stamp,
+                    command_type: alloc_command(kind),
+                    zero: a.zero.then_some((a.ptr.as_ptr() as usize, a.size)),
+                    after: a.deps.as_slice().first().copied(),
+                    want_event: false,
+                });
+            }
+            a.ptr.as_ptr()
+        }))
+    }
+
+    /// The hot path of an async free, as for allocations: device memory of
+    /// the default pool. `false` when it does not apply (the pointer is not
+    /// such a block, for one); then nothing has changed.
+    #[inline]
+    pub fn free_async_hot(&self, ptr: *mut u8) -> bool {
+        let q = &self.shared;
+        if !self.engine_fast_path() {
+            return false;
+        }
+        let Some(engine) = q.context.current_default_pool(&q.device).and_then(|p| p.engine.get(UsmKind::Device)) else {
+            return false;
+        };
+        let Ok(out) = engine.free(&q.lane, &[], ptr, false) else { return false };
+        if let Some(stamp) = out.stamp {
+            self.enqueue_recorded(EngineCommand {
+                stamp,
+                command_type: UR_COMMAND_ENQUEUE_USM_FREE_EXP,
+                zero: None,
+                after: out.deps.as_slice().first().copied(),
+                want_event: false,
+            });
+        }
+        true
+    }
+
     /// `urEnqueueUSM{Device,Shared,Host}AllocExp` from `pool`, or from the
     /// device's current pool when none is named. `deps` is the wait list,
     /// reduced to its pending events.
@@ -32,22 +82,9 @@ impl Queue {
         if size == 0 || size as u64 > q.device.max_alloc_size() {
             return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
         }
-        // The hot path: in order, nothing to wait for, no event, the
-        // default pool. Usually the engine needs no command at all.
-        if deps.is_empty() && !want_event && pool.is_none() && self.engine_fast_path() {
-            if let Some(engine) = q.context.current_default_pool(&q.device).and_then(|p| p.engine.get(kind)) {
-                let a = engine.alloc(&q.lane, &[], size, 0, false)?;
-                let event = match a.stamp {
-                    None => None,
-                    Some(stamp) => self.enqueue_recorded(EngineCommand {
-                        stamp,
-                        command_type: alloc_command(kind),
-                        zero: a.zero.then_some((a.ptr.as_ptr() as usize, a.size)),
-                        after: a.deps.as_slice().first().copied(),
-                        want_event,
-                    }),
-                };
-                return Ok((a.ptr.as_ptr(), event));
+        if deps.is_empty() && !want_event && pool.is_none() {
+            if let Some(done) = self.alloc_async_hot(kind, size) {
+                return done.map(|p| (p, None));
             }
         }
         // A pending event of another context orders nothing in this one's
@@ -86,20 +123,8 @@ impl Queue {
     ) -> UrResult<Option<Arc<Event>>> {
         let q = &self.shared;
         let context = &q.context;
-        // The hot path, as for allocations: device memory of the default pool.
-        if deps.is_empty() && !want_event && pool.is_none() && self.engine_fast_path() {
-            let engine = context.current_default_pool(&q.device).and_then(|p| p.engine.get(UsmKind::Device));
-            if let Some(Ok(out)) = engine.map(|e| e.free(&q.lane, &[], ptr, false)) {
-                return Ok(out.stamp.and_then(|stamp| {
-                    self.enqueue_recorded(EngineCommand {
-                        stamp,
-                        command_type: UR_COMMAND_ENQUEUE_USM_FREE_EXP,
-                        zero: None,
-                        after: out.deps.as_slice().first().copied(),
-                        want_event,
-                    })
-                }));
-            }
+        if deps.is_empty() && !want_event && pool.is_none() && self.free_async_hot(ptr) {
+            return Ok(None);
         }
         if pool.is_some_and(|p| !p.belongs_to(context)) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
