@@ -437,11 +437,7 @@ impl QueueShared {
         let at = st.pending.iter().rposition(|t| t.seq < task.seq).map_or(0, |i| i + 1);
         st.pending.insert(at, task);
         if st.idle_workers > 0 {
-            if self.in_order {
-                self.work.notify_one();
-            } else {
-                self.work.notify_all();
-            }
+            self.work.notify_one();
         }
     }
 
