@@ -42,7 +42,9 @@ pub struct Context {
     /// Pools the user released while some of their allocations were live:
     /// kept until those are freed.
     orphan_pools: Mutex<Vec<Arc<Pool>>>,
-    queues: Mutex<Vec<Weak<QueueShared>>>,
+    /// Every live queue, by id. Never upgraded under the lock: the last
+    /// reference of a queue dropping there would come back for it.
+    queues: Mutex<Vec<(u64, Weak<QueueShared>)>>,
     /// Queues with a command that waits for an engine stamp; woken, once,
     /// when any command of the context completes.
     stamp_watchers: Mutex<Vec<Weak<QueueShared>>>,
@@ -212,19 +214,19 @@ impl Context {
 
     pub(crate) fn register_queue(&self, queue: &Arc<QueueShared>) {
         let mut queues = lock(&self.queues);
-        queues.retain(|q| q.strong_count() > 0);
-        queues.push(Arc::downgrade(queue));
+        queues.retain(|(_, q)| q.strong_count() > 0);
+        queues.push((queue.id, Arc::downgrade(queue)));
     }
 
     pub(crate) fn unregister_queue(&self, id: u64) {
-        lock(&self.queues).retain(|q| q.upgrade().is_some_and(|q| q.id != id));
+        lock(&self.queues).retain(|(q, w)| *q != id && w.strong_count() > 0);
     }
 
     /// Blocks until every command enqueued so far on the context's queues
     /// has finished (a queue's own worker does not wait for its queue).
     pub fn wait_all_queues(&self) {
-        let queues: Vec<Arc<QueueShared>> = lock(&self.queues).iter().filter_map(Weak::upgrade).collect();
-        for q in queues {
+        let weak: Vec<Weak<QueueShared>> = lock(&self.queues).iter().map(|(_, q)| q.clone()).collect();
+        for q in weak.iter().filter_map(Weak::upgrade) {
             q.wait_idle();
         }
     }
