@@ -2,6 +2,10 @@
 //! open addressing with linear probing and
 //! backward-shift deletion, no tombstones. Address 0 marks an empty slot
 //! (no block starts at address 0).
+//!
+//! The slots are padded with 128 unused bytes at each end, so that maps
+//! written by different threads (lane caches) never share a cache line with
+//! each other or with anything allocated next to them.
 
 const EMPTY: usize = 0;
 
@@ -13,12 +17,30 @@ pub(crate) struct AddrMap<V: Copy + Default = u32> {
 }
 
 impl<V: Copy + Default> AddrMap<V> {
+    /// Unused slots at each end.
+    const PAD: usize = 128usize.div_ceil(std::mem::size_of::<(usize, V)>());
+
     pub(crate) fn new() -> Self {
         AddrMap {
-            slots: vec![(EMPTY, V::default()); 16],
+            slots: vec![(EMPTY, V::default()); 16 + 2 * Self::PAD],
             len: 0,
             shift: 64 - 4,
         }
+    }
+
+    #[inline]
+    fn capacity(&self) -> usize {
+        self.slots.len() - 2 * Self::PAD
+    }
+
+    #[inline]
+    fn at(&self, i: usize) -> &(usize, V) {
+        &self.slots[Self::PAD + i]
+    }
+
+    #[inline]
+    fn at_mut(&mut self, i: usize) -> &mut (usize, V) {
+        &mut self.slots[Self::PAD + i]
     }
 
     #[inline]
@@ -28,7 +50,7 @@ impl<V: Copy + Default> AddrMap<V> {
 
     #[inline]
     fn mask(&self) -> usize {
-        self.slots.len() - 1
+        self.capacity() - 1
     }
 
     #[inline]
@@ -38,7 +60,7 @@ impl<V: Copy + Default> AddrMap<V> {
         }
         let mut i = self.home(key);
         loop {
-            match self.slots[i].0 {
+            match self.at(i).0 {
                 EMPTY => return None,
                 k if k == key => return Some(i),
                 _ => i = (i + 1) & self.mask(),
@@ -53,7 +75,7 @@ impl<V: Copy + Default> AddrMap<V> {
     /// The value stored under `key`.
     #[inline]
     pub(crate) fn get(&self, key: usize) -> Option<V> {
-        self.find(key).map(|i| self.slots[i].1)
+        self.find(key).map(|i| self.at(i).1)
     }
 
     #[inline]
@@ -65,34 +87,34 @@ impl<V: Copy + Default> AddrMap<V> {
     #[inline]
     pub(crate) fn insert(&mut self, key: usize, value: V) {
         debug_assert!(key != EMPTY && !self.contains(key));
-        if (self.len + 1) * 2 > self.slots.len() {
+        if (self.len + 1) * 2 > self.capacity() {
             self.grow();
         }
         let mut i = self.home(key);
-        while self.slots[i].0 != EMPTY {
+        while self.at(i).0 != EMPTY {
             i = (i + 1) & self.mask();
         }
-        self.slots[i] = (key, value);
+        *self.at_mut(i) = (key, value);
         self.len += 1;
     }
 
     #[inline]
     pub(crate) fn remove(&mut self, key: usize) -> Option<V> {
         let found = self.find(key)?;
-        let value = self.slots[found].1;
+        let value = self.at(found).1;
         let mask = self.mask();
         let mut hole = found;
         let mut j = (found + 1) & mask;
-        while self.slots[j].0 != EMPTY {
-            let home = self.home(self.slots[j].0);
+        while self.at(j).0 != EMPTY {
+            let home = self.home(self.at(j).0);
             // Move the entry back when its home is not between the hole and it.
             if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
-                self.slots[hole] = self.slots[j];
+                *self.at_mut(hole) = *self.at(j);
                 hole = j;
             }
             j = (j + 1) & mask;
         }
-        self.slots[hole] = (EMPTY, V::default());
+        *self.at_mut(hole) = (EMPTY, V::default());
         self.len -= 1;
         Some(value)
     }
@@ -103,7 +125,7 @@ impl<V: Copy + Default> AddrMap<V> {
     }
 
     fn grow(&mut self) {
-        let doubled = vec![(EMPTY, V::default()); self.slots.len() * 2];
+        let doubled = vec![(EMPTY, V::default()); self.capacity() * 2 + 2 * Self::PAD];
         let old = std::mem::replace(&mut self.slots, doubled);
         self.shift -= 1;
         self.len = 0;

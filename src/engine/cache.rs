@@ -67,6 +67,9 @@ pub(super) struct CachedLive {
     pub(super) guard: Option<Stamp>,
 }
 
+/// Aligned so that two lanes' caches never share a cache line, wherever
+/// their shards' vectors happen to be allocated.
+#[repr(align(128))]
 pub(super) struct LaneCache {
     pub(super) lane: LaneId,
     /// Oldest first.

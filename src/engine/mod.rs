@@ -33,13 +33,15 @@
 //! stamp complete; when `None` there is nothing to run (in-order queue, no
 //! wait list, no event, no dependency).
 //!
-//! Reuse order: on an in-order queue, first one of the few blocks it freed
-//! last (parked; no wait needed, completed or not); then 1. a block whose
-//! free has completed; 2. one freed earlier on the same in-order queue, or
-//! whose free the wait list (or a barrier) orders before the allocation;
-//! 3. by policy ([`ReusePolicy`]), a pending block, its free returned in
-//! `deps`; 4. slab space never handed out, then a new slab, up to the
-//! pool's maximum size.
+//! Reuse order: on an in-order queue, first one of exactly the right size
+//! among the few blocks it freed last (parked in its lane cache; no wait
+//! needed, completed or not); then 1. a block whose free has completed;
+//! 2. one freed earlier on the same in-order queue, or whose free the wait
+//! list (or a barrier) orders before the allocation; 3. by policy
+//! ([`ReusePolicy`]), a pending block, its free returned in `deps`; 4. slab
+//! space never handed out, then a new slab, up to the pool's maximum size.
+//! Before a new slab, every parked block that step 1 or 2 may take has gone
+//! back to the pool, merged with its free neighbours.
 //!
 //! **Async free** (`urEnqueueUSMFreeExp`): [`Pool::free`] (or
 //! [`Engine::free`], which finds the owning pool when none is named). Only

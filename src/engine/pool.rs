@@ -192,8 +192,8 @@ impl Pool {
     /// for a command enqueued on `lane` after `wait`. `want_event` says the
     /// caller needs a stamp for the allocation (its event).
     ///
-    /// Reuse order: on an in-order queue, one of its own latest frees (no
-    /// wait needed); a block whose free has completed; a block whose free is
+    /// Reuse order: on an in-order queue, one of its own latest frees of
+    /// exactly this size (no wait needed); a block whose free has completed; a block whose free is
     /// ordered before this command; by policy, a pending block, returned in
     /// `deps`; fresh memory (slab space never handed out, then a new slab up
     /// to the pool's maximum size).
