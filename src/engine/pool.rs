@@ -120,7 +120,10 @@ impl<'p> Locked<'p> {
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
         let within = self.inner.stats.reserved_current <= self.inner.release_threshold;
-        self.parking.store(within, Relaxed);
+        // Written only on change: fast paths on other cores read it.
+        if self.parking.load(Relaxed) != within {
+            self.parking.store(within, Relaxed);
+        }
     }
 }
 
