@@ -321,6 +321,14 @@ fn mixed_sizes(allocations: usize) {
         "baseline: global allocator (+ a size map)", t_malloc
     );
     println!("{:<62} {:>8.1} ns/op", "engine", ns);
+    let (arena_high, used_high) = first_fit_arena(&batches, p.config().granule);
+    println!(
+        "{:<62} {:>8.3}    (arena high {} KiB / used high {} KiB)",
+        "baseline: first fit in one unbounded arena, high / used high",
+        arena_high as f64 / used_high as f64,
+        arena_high >> 10,
+        used_high >> 10
+    );
     println!(
         "{:<62} {:>8.3}    (reserved high {} KiB / used high {} KiB; goal <= 1.25)",
         "engine: reserved high / used high",
@@ -328,6 +336,91 @@ fn mixed_sizes(allocations: usize) {
         s.reserved_high >> 10,
         s.used_high >> 10
     );
+}
+
+/// The same batches placed by address-ordered first fit in one contiguous
+/// arena that grows at its top as needed: no slabs, free neighbours merged
+/// at once, a free block at the top given back. What placement alone can
+/// do on this sequence (without moving blocks): returns the arena's high
+/// water and the used high water, in bytes.
+fn first_fit_arena(batches: &[usize], granule: usize) -> (usize, usize) {
+    use std::collections::BTreeMap;
+    struct Arena {
+        holes: BTreeMap<usize, usize>,
+        top: usize,
+        top_high: usize,
+        sizes: std::collections::HashMap<usize, usize>,
+        used: usize,
+        used_high: usize,
+    }
+    let arena = std::cell::RefCell::new(Arena {
+        holes: BTreeMap::new(),
+        top: 0,
+        top_high: 0,
+        sizes: Default::default(),
+        used: 0,
+        used_high: 0,
+    });
+    let alloc = |size: usize| {
+        let a = &mut *arena.borrow_mut();
+        let need = size.div_ceil(granule) * granule;
+        let hole = a
+            .holes
+            .iter()
+            .find(|(_, &len)| len >= need)
+            .map(|(&at, &len)| (at, len));
+        let at = match hole {
+            Some((at, len)) => {
+                a.holes.remove(&at);
+                if len > need {
+                    a.holes.insert(at + need, len - need);
+                }
+                at
+            }
+            None => {
+                // Grow at the top, starting in a free block that ends there.
+                let start = match a.holes.last_key_value() {
+                    Some((&at, &len)) if at + len == a.top => {
+                        a.holes.remove(&at);
+                        at
+                    }
+                    _ => a.top,
+                };
+                a.top = start + need;
+                a.top_high = a.top_high.max(a.top);
+                start
+            }
+        };
+        a.sizes.insert(at + 1, need); // + 1: address 0 is a real block here
+        a.used += need;
+        a.used_high = a.used_high.max(a.used);
+        at + 1
+    };
+    let free = |mem: usize, _| {
+        let a = &mut *arena.borrow_mut();
+        let need = a.sizes.remove(&mem).expect("a live block");
+        a.used -= need;
+        let (mut at, mut len) = (mem - 1, need);
+        if let Some(next) = a.holes.remove(&(at + len)) {
+            len += next;
+        }
+        if let Some((&prev, &prev_len)) = a.holes.range(..at).next_back() {
+            if prev + prev_len == at {
+                a.holes.remove(&prev);
+                (at, len) = (prev, prev_len + len);
+            }
+        }
+        if at + len == a.top {
+            a.top = at;
+        } else {
+            a.holes.insert(at, len);
+        }
+    };
+    for &n in batches {
+        mixed_workload(n, alloc, free);
+    }
+    let a = arena.into_inner();
+    (a.top_high, a.used_high)
 }
 
 fn main() {
