@@ -107,6 +107,27 @@ impl Engine {
         }
     }
 
+    /// A host synchronisation point for every pool of the context: see
+    /// [`Pool::collect`].
+    pub fn collect_all(&self) {
+        let mut pools: Vec<Arc<Pool>> = self
+            .defaults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let users: Vec<Weak<Pool>> = self
+            .user_pools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        pools.extend(users.iter().filter_map(Weak::upgrade));
+        for p in pools {
+            p.collect();
+        }
+    }
+
     /// Drops the default pools (context release). Their memory goes back
     /// once no recorded command can still touch it.
     pub fn release_default_pools(&self) {
