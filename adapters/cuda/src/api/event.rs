@@ -2,6 +2,7 @@
 
 use super::borrow;
 use crate::core::event::Event;
+use std::sync::Arc;
 use ur_core::boundary::{ffi_call, slice_arg, write_out};
 use ur_core::handle;
 use ur_core::info::InfoOut;
@@ -58,7 +59,17 @@ pub unsafe extern "C" fn urEventWait(
             .iter()
             .map(|&h| borrow::<Event>(h))
             .collect::<UrResult<Vec<_>>>()?;
-        events.iter().try_for_each(|e| e.wait())
+        let waited = events.iter().try_for_each(|e| e.wait());
+        // A host synchronisation point for the pools of each context.
+        let mut seen: Vec<*const crate::core::context::Context> = Vec::new();
+        for e in &events {
+            let context = Arc::as_ptr(&e.context);
+            if !seen.contains(&context) {
+                seen.push(context);
+                e.context.engine.collect_all();
+            }
+        }
+        waited
     })
 }
 

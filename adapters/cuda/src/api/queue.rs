@@ -87,8 +87,15 @@ pub unsafe extern "C" fn urQueueGetNativeHandle(
     })
 }
 
+/// A host synchronisation point: the context's pools take back what the
+/// finished work freed, and give back what is above their thresholds.
 pub unsafe extern "C" fn urQueueFinish(hQueue: ur_queue_handle_t) -> ur_result_t {
-    ffi_call(|| borrow::<Queue>(hQueue)?.finish())
+    ffi_call(|| {
+        let queue = borrow::<Queue>(hQueue)?;
+        let outcome = queue.finish();
+        queue.context.engine.collect_all();
+        outcome
+    })
 }
 
 pub unsafe extern "C" fn urQueueFlush(hQueue: ur_queue_handle_t) -> ur_result_t {

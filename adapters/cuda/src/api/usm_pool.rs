@@ -3,38 +3,16 @@
 use super::{arc, borrow};
 use crate::core::context::Context;
 use crate::core::device::Device;
-use crate::core::usm_pool::{PoolLimits, UsmPool};
+use crate::core::usm_pool::UsmPool;
 use std::ffi::c_void;
 use std::sync::Arc;
-use ur_core::boundary::{ffi_call, for_each_in_chain, write_out};
+use ur_core::boundary::{ffi_call, write_out};
 use ur_core::handle;
 use ur_core::info::InfoOut;
+use ur_core::usm_async::{
+    check_exp_prop, check_pool_prop, read_pool_desc, read_set_info_value, PoolApi,
+};
 use ur_core::*;
-
-/// Reads a pool descriptor: its flags and the optional limits in its chain.
-unsafe fn read_pool_desc(
-    desc: *const ur_usm_pool_desc_t,
-) -> UrResult<(ur_usm_pool_flags_t, Option<PoolLimits>)> {
-    if desc.is_null() {
-        return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
-    }
-    let d = &*desc;
-    if d.flags & UR_USM_POOL_FLAGS_MASK != 0 {
-        return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-    }
-    let mut limits = None;
-    for_each_in_chain(d.pNext, |stype, p| {
-        if stype == UR_STRUCTURE_TYPE_USM_POOL_LIMITS_DESC {
-            let l = &*(p as *const ur_usm_pool_limits_desc_t);
-            limits = Some(PoolLimits {
-                max_poolable_size: l.maxPoolableSize,
-                min_driver_alloc_size: l.minDriverAllocSize,
-            });
-        }
-        Ok(())
-    })?;
-    Ok((d.flags, limits))
-}
 
 /// The context and device of an `Exp` pool call, checked together.
 unsafe fn context_and_device(
@@ -56,7 +34,7 @@ pub unsafe extern "C" fn urUSMPoolCreate(
 ) -> ur_result_t {
     ffi_call(|| {
         let context = arc::<Context>(hContext)?;
-        let (flags, limits) = read_pool_desc(pPoolDesc)?;
+        let desc = read_pool_desc(pPoolDesc)?;
         if ppPool.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
@@ -64,7 +42,7 @@ pub unsafe extern "C" fn urUSMPoolCreate(
         let [device] = context.devices.as_slice() else {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         };
-        *ppPool = handle::into_handle(UsmPool::create(&context, device, flags, limits)?);
+        *ppPool = handle::into_handle(UsmPool::create(&context, device, desc, PoolApi::Classic)?);
         Ok(())
     })
 }
@@ -77,11 +55,11 @@ pub unsafe extern "C" fn urUSMPoolCreateExp(
 ) -> ur_result_t {
     ffi_call(|| {
         let (context, device) = context_and_device(hContext, hDevice)?;
-        let (flags, limits) = read_pool_desc(pPoolDesc)?;
+        let desc = read_pool_desc(pPoolDesc)?;
         if pPool.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
-        *pPool = handle::into_handle(UsmPool::create(&context, &device, flags, limits)?);
+        *pPool = handle::into_handle(UsmPool::create(&context, &device, desc, PoolApi::Exp)?);
         Ok(())
     })
 }
@@ -182,15 +160,6 @@ pub unsafe extern "C" fn urUSMPoolTrimToExp(
     })
 }
 
-fn check_pool_prop(prop: ur_usm_pool_info_t) -> UrResult {
-    if prop.0 > UR_USM_POOL_INFO_USED_HIGH_EXP.0
-        || (prop.0 > UR_USM_POOL_INFO_CONTEXT.0 && prop.0 < 0x2050)
-    {
-        return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-    }
-    Ok(())
-}
-
 pub unsafe extern "C" fn urUSMPoolGetInfo(
     hPool: ur_usm_pool_handle_t,
     propName: ur_usm_pool_info_t,
@@ -213,12 +182,9 @@ pub unsafe extern "C" fn urUSMPoolGetInfoExp(
 ) -> ur_result_t {
     ffi_call(|| {
         let pool = borrow::<UsmPool>(hPool)?;
-        check_pool_prop(propName)?;
         // The object queries belong to urUSMPoolGetInfo; every answer here
         // is a size_t (the call has no size argument).
-        if propName == UR_USM_POOL_INFO_REFERENCE_COUNT || propName == UR_USM_POOL_INFO_CONTEXT {
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
-        }
+        check_exp_prop(propName)?;
         let size = if pPropValue.is_null() {
             0
         } else {
@@ -237,12 +203,8 @@ pub unsafe extern "C" fn urUSMPoolSetInfoExp(
     ffi_call(|| {
         let pool = borrow::<UsmPool>(hPool)?;
         check_pool_prop(propName)?;
-        if pPropValue.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
-        }
-        if propSize != std::mem::size_of::<usize>() {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
-        }
-        pool.set_info(propName, (pPropValue as *const usize).read_unaligned())
+        let value = read_set_info_value(pPropValue, propSize)?;
+        check_exp_prop(propName)?;
+        pool.set_info(propName, value)
     })
 }

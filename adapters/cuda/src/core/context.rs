@@ -10,8 +10,8 @@ use crate::driver::CuEvent;
 use crate::DDI;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use ur_core::engine::{self, Engine, LaneId, PoolConfig, Stamp};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use ur_core::engine::{self, Engine, Lane, LaneId, PoolConfig, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::log;
 use ur_core::*;
@@ -46,6 +46,9 @@ pub struct Context {
     submit_lock: Mutex<()>,
     /// The queue behind each lane, to find events covering its commands.
     lanes: Mutex<HashMap<LaneId, Weak<Queue>>>,
+    /// The lane blocking allocations from engine pools are made on: it
+    /// stands for the host and runs no commands.
+    host_lane: OnceLock<Arc<Lane>>,
 }
 
 const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
@@ -72,6 +75,7 @@ impl Context {
             tracking: AtomicBool::new(false),
             submit_lock: Mutex::new(()),
             lanes: Mutex::new(HashMap::new()),
+            host_lane: OnceLock::new(),
         }))
     }
 
@@ -136,6 +140,12 @@ impl Context {
     #[inline]
     pub fn tracking(&self) -> bool {
         self.tracking.load(Ordering::Acquire)
+    }
+
+    /// The lane of blocking allocations from engine pools.
+    pub fn host_lane(&self) -> &Arc<Lane> {
+        self.host_lane
+            .get_or_init(|| self.engine.dag().create_lane(engine::QueueOrder::InOrder))
     }
 
     /// Starts recording commands (before the first engine allocation).

@@ -243,6 +243,9 @@ impl Context {
             .ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
         let device = req.device.or(self.devices.first());
         let native = req.kind == UsmKind::Device && req.pool.is_some_and(|p| p.is_native());
+        if let Some(pool) = req.pool.filter(|_| !native && req.align <= NATURAL_ALIGN) {
+            return self.engine_alloc(pool, &req, device);
+        }
         let raw = match req.kind {
             UsmKind::Host => {
                 if let Some(d) = device {
@@ -298,6 +301,55 @@ impl Context {
             backing,
         ));
         Ok(base as *mut _)
+    }
+
+    /// A blocking allocation from a pool served by the engine, made on the
+    /// host lane. A block whose earlier owner's free may still be pending
+    /// is waited for (the devices synchronise) before it is handed out.
+    fn engine_alloc(
+        &self,
+        pool: &Arc<UsmPool>,
+        req: &AllocRequest,
+        device: Option<&Arc<Device>>,
+    ) -> UrResult<*mut core::ffi::c_void> {
+        let engine_pool = pool.engine_pool(req.kind)?;
+        self.start_tracking();
+        let a = engine_pool.alloc(self.host_lane(), &[], req.size, req.align, false)?;
+        let p = a.ptr.as_ptr() as usize;
+        if let Some(stamp) = a.stamp {
+            let ready = (|| -> UrResult {
+                for d in &self.devices {
+                    d.activate()?;
+                    driver::ctx_synchronize().cu()?;
+                }
+                if a.zero {
+                    // SAFETY: the block is ours and `a.size` long.
+                    unsafe { driver::memset_async(p as u64, 0, 1, a.size, std::ptr::null_mut()) }
+                        .cu()?;
+                    driver::ctx_synchronize().cu()?;
+                }
+                Ok(())
+            })();
+            self.engine.dag().complete(stamp);
+            if let Err(e) = ready {
+                let _ = engine_pool.free_blocking(p as *const u8, |_| {});
+                return Err(e);
+            }
+        }
+        let owner = match req.kind {
+            UsmKind::Host => None,
+            _ => device.cloned(),
+        };
+        self.usm.insert(Allocation::new(
+            p,
+            p,
+            req.size,
+            req.kind,
+            owner,
+            Some(pool.clone()),
+            Backing::Engine(engine_pool),
+        ));
+        Ok(p as *mut _)
     }
 
     /// `urUSMFree`: waits for the devices' pending work, then frees.

@@ -5,6 +5,11 @@
 //! [`ENGINE_FOR_DEVICE_POOLS`] says. Shared and host memory always come from
 //! the engine, which has no CUDA counterpart for them. A pool's statistics
 //! add up its native pool's attributes and its engine pools' counters.
+//!
+//! A pool's descriptor is read by `ur_core::usm_async`: for a pool made by
+//! `urUSMPoolCreateExp` its limits are a maximum size and an initial release
+//! threshold (as libsycl passes them), for `urUSMPoolCreate` UR's pooled
+//! size and slab size. Pools the user makes start at threshold 0.
 
 use super::context::Context;
 use super::device::Device;
@@ -17,15 +22,8 @@ use std::sync::{Arc, Mutex, Weak};
 use ur_core::engine::{self, PoolConfig};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::info::InfoOut;
+use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::*;
-
-/// `ur_usm_pool_limits_desc_t`, kept for reference: a native pool sizes its
-/// own driver requests.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PoolLimits {
-    pub max_poolable_size: usize,
-    pub min_driver_alloc_size: usize,
-}
 
 #[repr(C)]
 pub struct UsmPool {
@@ -35,7 +33,11 @@ pub struct UsmPool {
     pub device: Arc<Device>,
     pub flags: ur_usm_pool_flags_t,
     pub is_default: bool,
-    pub limits: Option<PoolLimits>,
+    desc: PoolDesc,
+    api: PoolApi,
+    /// The most the pool may hold (`UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP`);
+    /// 0: no limit but the driver's.
+    max_size: usize,
     /// The native pool serving device allocations, when they are native.
     native: Option<Arc<MemPool>>,
     /// Engine pools by USM kind (host, device, shared), made on first use.
@@ -89,7 +91,9 @@ impl UsmPool {
                 UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0
             },
             is_default: true,
-            limits: None,
+            desc: PoolDesc::default(),
+            api: PoolApi::Exp,
+            max_size: 0,
             native: if ENGINE_FOR_DEVICE_POOLS {
                 None
             } else {
@@ -104,15 +108,23 @@ impl UsmPool {
     pub fn create(
         context: &Arc<Context>,
         device: &Arc<Device>,
-        flags: ur_usm_pool_flags_t,
-        limits: Option<PoolLimits>,
+        desc: PoolDesc,
+        api: PoolApi,
     ) -> UrResult<Arc<UsmPool>> {
         Self::check_device(device)?;
         device.activate()?;
+        let flags = desc.flags;
+        let config = desc.engine_config(engine::UsmKind::Device, api);
         let wants_native =
             flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 != 0 || !ENGINE_FOR_DEVICE_POOLS;
         let native = if wants_native {
-            Some(Arc::new(MemPool::new(device.cu).cu()?))
+            let pool = MemPool::new(device.cu).cu()?;
+            pool.set_u64(
+                PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                config.release_threshold as u64,
+            )
+            .cu()?;
+            Some(Arc::new(pool))
         } else {
             None
         };
@@ -122,10 +134,16 @@ impl UsmPool {
             device: device.clone(),
             flags,
             is_default: false,
-            limits,
+            desc,
+            api,
+            max_size: if config.max_size == usize::MAX {
+                0
+            } else {
+                config.max_size
+            },
             native,
             engine: Mutex::new([None, None, None]),
-            threshold: Mutex::new(None),
+            threshold: Mutex::new(Some(config.release_threshold)),
         }))
     }
 
@@ -168,14 +186,7 @@ impl UsmPool {
         let pool = if self.is_default {
             context.engine_default_pool(&self.device, kind)?
         } else {
-            let mut config = PoolConfig::new(kind.engine_kind());
-            config.zero_init = self.zero_initialize();
-            if let Some(l) = self.limits {
-                config.max_poolable_size = l.max_poolable_size;
-                if l.min_driver_alloc_size != 0 {
-                    config.min_slab_size = l.min_driver_alloc_size;
-                }
-            }
+            let config = self.desc.engine_config(kind.engine_kind(), self.api);
             let source: Arc<dyn engine::MemorySource> = Arc::new(CudaMemory {
                 device: self.device.clone(),
                 kind,
@@ -203,9 +214,28 @@ impl UsmPool {
         self.flags & UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0 != 0
     }
 
+    /// A host synchronisation point: completed frees of the engine pools
+    /// become reusable and memory above the threshold goes back.
+    pub fn collect(&self) {
+        for p in self.engine_pools() {
+            p.collect();
+        }
+    }
+
     /// Stream-ordered allocation: usable by work after this point of `stream`.
+    /// A native pool with a maximum size refuses what would take its
+    /// memory in use past it.
     pub fn alloc_async(&self, size: usize, stream: CUstream) -> UrResult<CUdeviceptr> {
-        let p = self.native()?.alloc_async(size, stream).cu()?;
+        let native = self.native()?;
+        if self.max_size != 0 {
+            let used = native
+                .get_u64(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+                .cu()? as usize;
+            if used.saturating_add(size) > self.max_size {
+                return Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
+            }
+        }
+        let p = native.alloc_async(size, stream).cu()?;
         if self.zero_initialize() {
             // SAFETY: the block was just allocated on this stream.
             if let Err(e) = unsafe { driver::memset_async(p, 0, 1, size, stream) } {
@@ -261,8 +291,7 @@ impl UsmPool {
             }
             UR_USM_POOL_INFO_CONTEXT => out.value(self.context_handle()),
             UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => out.value(self.release_threshold()?),
-            // A native pool has no cap of its own: 0, the backend's limit only.
-            UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => out.value(0usize),
+            UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => out.value(self.max_size),
             UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => {
                 out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, prop)?)
             }
