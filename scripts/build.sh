@@ -4,7 +4,8 @@
 # Prints the folder that holds them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --workspace --quiet "$@"
+# Cargo reports its progress on stderr; stdout carries only the folder.
+cargo build --release --workspace "$@"
 out=target/release
 for lib in "$out"/libur_loader.so "$out"/libur_adapter_*.so; do
   [ -e "$lib" ] || continue

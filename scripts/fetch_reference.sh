@@ -7,6 +7,7 @@
 # download the wheel again when it is already in .deps/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 
 version=2026.2.0
 deps=.deps
@@ -18,11 +19,12 @@ if [ -f "$dest/ur_api.h" ] && [ -f "$dest/ur_ddi.h" ]; then
 fi
 
 mkdir -p "$deps"
-wheel=$(ls "$deps"/intel_sycl_rt-"$version"-*.whl 2>/dev/null | head -n 1 || true)
+wheel=$(first_existing "$deps"/intel_sycl_rt-"$version"-*.whl || true)
 if [ -z "$wheel" ]; then
   python3 -m pip download --quiet --no-deps --only-binary=:all: \
     --dest "$deps" "intel-sycl-rt==$version"
-  wheel=$(ls "$deps"/intel_sycl_rt-"$version"-*.whl | head -n 1)
+  wheel=$(first_existing "$deps"/intel_sycl_rt-"$version"-*.whl) ||
+    { echo "fetch_reference: pip downloaded no intel_sycl_rt-$version wheel into $deps" >&2; exit 1; }
 fi
 
 # Unpack into a scratch folder first so that an interrupted run never leaves
@@ -37,7 +39,7 @@ with zipfile.ZipFile(wheel) as z:
     members = [m for m in z.namelist() if "/include/unified-runtime/" in m and not m.endswith("/")]
     z.extractall(scratch, members)
 PY
-found=$(find "$scratch" -type d -path "*/include/unified-runtime" | head -n 1)
+found=$(find "$scratch" -type d -path "*/include/unified-runtime" -print -quit)
 [ -n "$found" ] && [ -f "$found/ur_api.h" ] || {
   echo "error: $wheel holds no include/unified-runtime/ur_api.h" >&2
   exit 1

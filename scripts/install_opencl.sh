@@ -11,21 +11,14 @@
 # scripts/opencl_env.sh for the environment that selects it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 root=$PWD
 deps=$root/.deps
 intel=$deps/intel-ocl
 vendors=$deps/ocl-vendors
 
 # Debian: ICD loader, PoCL, clinfo, and clang + llvm-spirv of one LLVM version.
-need_apt=()
-for pkg in ocl-icd-libopencl1 pocl-opencl-icd clinfo clang-14 llvm-spirv-14; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
-done
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "install_opencl: apt-get install ${need_apt[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
+apt_install_missing ocl-icd-libopencl1 pocl-opencl-icd clinfo clang-14 llvm-spirv-14
 
 # PyPI: Intel's OpenCL CPU runtime and the libraries it loads, in a prefix of
 # our own so nothing outside the checkout changes.
@@ -42,8 +35,14 @@ fi
 
 libintelocl=$intel/lib/libintelocl.so
 [ -f "$libintelocl" ] || { echo "install_opencl: libintelocl.so not found under $intel" >&2; exit 1; }
-libpocl=$(ldconfig -p | awk '/libpocl\.so\.2 /{print $NF; exit}')
-[ -n "$libpocl" ] || { echo "install_opencl: libpocl.so.2 not found" >&2; exit 1; }
+# The cache is read whole before it is searched: a reader that stops at the
+# first match (awk '{...; exit}', head, grep -m) would leave ldconfig writing
+# into a closed pipe, and under pipefail its SIGPIPE (exit 141) would end
+# this script at random.
+ld_cache=$(ldconfig -p)
+libpocl=$(awk '/libpocl\.so\.2 /{print $NF}' <<<"$ld_cache")
+libpocl=${libpocl%%$'\n'*}
+[ -n "$libpocl" ] || { echo "install_opencl: libpocl.so.2 is not in the linker cache (ldconfig -p) after installing pocl-opencl-icd" >&2; exit 1; }
 
 mkdir -p "$vendors"
 echo "$libintelocl" > "$vendors/intel.icd"

@@ -16,6 +16,7 @@
 # scripts/sycl_env.sh sets the environment that uses this folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 
 version=2026.2.0
 deps=.deps
@@ -47,12 +48,13 @@ fi
 wheel_of() {
   local package=$1 stem=${1//-/_}
   local wheel
-  wheel=$(ls "$deps/$stem-$version"-*.whl 2>/dev/null | head -n 1 || true)
+  wheel=$(first_existing "$deps/$stem-$version"-*.whl || true)
   if [ -z "$wheel" ]; then
     echo "install_sycl: pip download $package==$version" >&2
     python3 -m pip download --quiet --disable-pip-version-check --no-deps \
       --only-binary=:all: --dest "$deps" "$package==$version" >&2
-    wheel=$(ls "$deps/$stem-$version"-*.whl | head -n 1)
+    wheel=$(first_existing "$deps/$stem-$version"-*.whl) ||
+      { echo "install_sycl: pip downloaded no $stem-$version wheel into $deps" >&2; return 1; }
   fi
   echo "$wheel"
 }

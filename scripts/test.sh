@@ -32,18 +32,8 @@ step() {
   fi
 }
 
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
-}
-
-apt_updated=0
-apt_install() {
-  if [ "$apt_updated" = 0 ]; then
-    as_root apt-get update -qq || return 1
-    apt_updated=1
-  fi
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "$@"
-}
+# as_root, apt_install_missing, first_existing; and the rule on pipelines.
+source scripts/lib.sh
 
 # --- installs: one function per component -----------------------------------
 
@@ -54,7 +44,7 @@ install_toolchain() {
   command -v gcc >/dev/null || missing+=(gcc)
   command -v g++ >/dev/null || missing+=(g++)
   command -v nm >/dev/null || missing+=(binutils)
-  [ ${#missing[@]} = 0 ] || apt_install "${missing[@]}"
+  [ ${#missing[@]} = 0 ] || apt_install_missing "${missing[@]}"
 }
 
 # The reference UR 0.12 headers (PyPI wheel intel-sycl-rt) in .deps/reference.

@@ -96,7 +96,8 @@ for name in "${programs[@]}"; do
   # no "loaded adapter" line), so the adapter count it got from its loader
   # is checked too.
   loaded=$(grep -E '^<LOADER>\[INFO\]: loaded adapter ' "$trace" || true)
-  count=$(sed -n -E 's/^ *<--- urAdapterGet\(\.NumEntries = 0, .*\.pNumAdapters = 0x[0-9a-f]+ \(([0-9]+)\)\) -> UR_RESULT_SUCCESS;$/\1/p' "$trace" | head -n 1)
+  count=$(sed -n -E 's/^ *<--- urAdapterGet\(\.NumEntries = 0, .*\.pNumAdapters = 0x[0-9a-f]+ \(([0-9]+)\)\) -> UR_RESULT_SUCCESS;$/\1/p' "$trace")
+  count=${count%%$'\n'*}
   if [ "$(grep -c . <<<"$loaded")" != 1 ] || ! grep -qF "($adapter)" <<<"$loaded" || [ "$count" != 1 ]; then
     echo "FAIL $name: libsycl did not load exactly $adapter (urAdapterGet count: ${count:-none}); it reported:"
     echo "${loaded:-  (no adapter loaded from a file)}"
