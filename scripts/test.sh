@@ -3,8 +3,10 @@
 #
 # Steps run in order and each one is counted; a failing step does not stop
 # the later ones, so that one run reports everything. The last line is
-# `N passed, N failed` over the steps; the exit status is non-zero when any
-# step failed.
+# `N passed, N failed` over the steps (CI reads it); the line before it sums
+# the tests inside the steps (cargo's test results and the suites' own
+# `N passed, N failed` lines). The exit status is non-zero when any step
+# failed.
 #
 # Layout: one install function per component, then build, then the test
 # steps. A new backend adds its install function and calls it from
@@ -15,14 +17,24 @@ cd "$(dirname "$0")/.."
 passed=0
 failed=0
 failed_steps=()
+# The tests inside the steps, summed from each step's output (count_tests).
+tests_passed=0
+tests_failed=0
+tests_skipped=0
+step_logs=$(mktemp -d)
+trap 'rm -rf -- "$step_logs"' EXIT
 
 step() {
-  local name=$1
+  local name=$1 log=$step_logs/step.$((passed + failed)) status counts p f s
   shift
   echo
   echo "=== $name"
   local start=$SECONDS
-  if "$@"; then
+  # The step's output is shown as it comes and kept, to count its tests.
+  # tee reads to the end, so the pipeline cannot end the step early.
+  "$@" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  if [ "$status" = 0 ]; then
     passed=$((passed + 1))
     echo "=== $name: ok ($((SECONDS - start)) s)"
   else
@@ -30,6 +42,26 @@ step() {
     failed_steps+=("$name")
     echo "=== $name: FAILED ($((SECONDS - start)) s)"
   fi
+  counts=$(count_tests "$log")
+  read -r p f s <<<"$counts"
+  tests_passed=$((tests_passed + p))
+  tests_failed=$((tests_failed + f))
+  tests_skipped=$((tests_skipped + s))
+}
+
+# Prints "passed failed skipped" for the tests in one step's log: cargo's
+# `test result:` lines (ignored tests count as skipped), plus each suite's
+# final `N passed, N failed[, N skipped]` line. A step may run a suite once
+# per OpenCL runtime; the `--- OpenCL runtime:` lines this script prints
+# separate those runs, and the last summary line of each run is its total
+# (a suite may echo its programs' own summaries before its total).
+count_tests() {
+  awk '
+    /^test result: / { passed += $4; failed += $6; skipped += $8; next }
+    /^--- OpenCL runtime: / { if (have) { passed += p; failed += f; skipped += s }; have = 0; next }
+    /^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ { p = $1; f = $3; s = ($5 == "") ? 0 : $5; have = 1 }
+    END { if (have) { passed += p; failed += f; skipped += s }; print passed + 0, failed + 0, skipped + 0 }
+  ' "$1"
 }
 
 # as_root, apt_install_missing, first_existing; and the rule on pipelines.
@@ -78,6 +110,18 @@ cargo_tests() {
 conformance_native_cpu() {
   UR_ADAPTERS_FORCE_LOAD="$PWD/target/release/libur_adapter_native_cpu.so.0" \
     target/release/ur_conformance --backend native_cpu
+}
+
+# --- the installed layout ------------------------------------------------------
+# scripts/install.sh PREFIX, then examples/demo.c built against the prefix
+# with pkg-config and with a CMake project (find_package), and bad input.
+install_packaging_tools() {
+  apt_install_missing cmake pkg-config
+}
+
+install_layout() {
+  install_packaging_tools || return 1
+  bash tests/install.sh
 }
 
 # --- OpenCL adapter ------------------------------------------------------------
@@ -161,6 +205,7 @@ step "install test dependencies" install_all
 step "build (scripts/build.sh)" build
 step "cargo test --release --workspace" cargo_tests
 step "conformance: native CPU" conformance_native_cpu
+step "install layout (scripts/install.sh; demo via pkg-config and CMake)" install_layout
 step "conformance: OpenCL (Intel CPU runtime, PoCL)" conformance_opencl
 step "SYCL suite (Intel's libsycl): native CPU" sycl_native_cpu
 step "SYCL suite (Intel's libsycl): OpenCL (Intel CPU runtime, PoCL)" sycl_opencl
@@ -172,5 +217,7 @@ if [ "$failed" -gt 0 ]; then
   echo "failed steps:"
   printf '  %s\n' "${failed_steps[@]}"
 fi
+echo "the tests inside the steps: $tests_passed passed, $tests_failed failed, $tests_skipped skipped or ignored"
+echo "the steps (a step fails when a test in it fails or it cannot run), as CI reads them:"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
