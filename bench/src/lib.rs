@@ -15,3 +15,14 @@ pub mod report;
 pub mod scenarios;
 pub mod session;
 pub mod sycl;
+
+use std::path::{Path, PathBuf};
+
+/// The checkout this benchmark was built in (the workspace root, parent of
+/// the bench crate), where `.deps/` is looked for: a clean absolute path,
+/// for messages that name files in it.
+pub fn checkout_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest.parent().unwrap_or(manifest);
+    root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
+}

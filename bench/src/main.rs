@@ -29,6 +29,12 @@ beside a baseline from the same run, and prints a table:
 
 Entry points a device does not serve show as \"unsupported\" with the UR error.
 
+Each row shows ours, its baseline, the ratio (for costs \"Nx faster\", or
+\"Nx slower\" when ours takes longer), a goal and whether it is met. Goals are
+targets, not tests: a \"NO\" leaves the exit status 0, which is non-zero only
+when the loader cannot be used, an option is wrong or a file cannot be
+written. bench/README.md explains every scenario and column.
+
 options:
   --quick               short run (tests, CI): fewer iterations and repetitions
   --iterations N        most iterations per timed batch (default 100000, quick 5000)
@@ -116,7 +122,7 @@ fn default_opencl_vendors() {
     if std::env::var_os("OCL_ICD_VENDORS").is_some() {
         return;
     }
-    let vendors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.deps/ocl-vendors");
+    let vendors = ur_bench::checkout_root().join(".deps/ocl-vendors");
     if vendors.is_dir() {
         if let Ok(path) = vendors.canonicalize() {
             // No other thread exists yet.
@@ -220,7 +226,11 @@ fn main() -> ExitCode {
         println!("  no device matched");
     }
     println!("  {how}{}", if options.quick { " (--quick)" } else { "" });
-    println!("  ratio: for costs, baseline time / ours (how many times faster); otherwise ours / baseline");
+    println!(
+        "  ratio: for costs, how many times faster ours is (baseline time / ours), or slower (ours / baseline time); \
+         otherwise ours / baseline"
+    );
+    println!("  goal and met?: targets the figures are compared with, not tests; a NO does not fail the run");
     println!();
     print!("{}", report::table(&rows));
 

@@ -72,6 +72,16 @@ pub fn format_bytes(bytes: f64) -> String {
     }
 }
 
+/// A speed-up (baseline time over ours) in words: `r` times faster when `r`
+/// is at least 1, else `1/r` times slower.
+pub fn speed_text(r: f64) -> String {
+    if r >= 1.0 {
+        format!("{r:.2}x faster")
+    } else {
+        format!("{:.2}x slower", 1.0 / r)
+    }
+}
+
 /// A size as a short label: 64 B, 4 KiB, 1 MiB.
 pub fn size_label(bytes: usize) -> String {
     match bytes {
@@ -237,18 +247,24 @@ impl Row {
     }
 
     fn goal_text(&self) -> String {
+        let speedup = matches!(self.ratio_kind, RatioKind::Speedup);
         match self.goal {
             None => "-".into(),
             Some(Goal::OursAtMost(v)) => format!("<= {}", self.unit.format(v)),
             Some(Goal::OursAtLeast(v)) => format!(">= {}", self.unit.format(v)),
+            Some(Goal::RatioAtLeast(v)) if speedup => format!(">= {v}x faster"),
+            Some(Goal::RatioAtMost(v)) if speedup => format!("<= {v}x faster"),
             Some(Goal::RatioAtLeast(v)) => format!("ratio >= {v}"),
             Some(Goal::RatioAtMost(v)) => format!("ratio <= {v}"),
         }
     }
 
-    fn ratio_text(&self) -> String {
+    /// The ratio as a reader says it: for costs, "3.17x faster", or, when
+    /// ours takes longer, "1.45x slower" (the inverse, never "0.69x
+    /// faster"); for other figures the plain quotient.
+    pub fn ratio_text(&self) -> String {
         match (self.ratio(), self.ratio_kind) {
-            (Some(r), RatioKind::Speedup) => format!("{r:.2}x faster"),
+            (Some(r), RatioKind::Speedup) => speed_text(r),
             (Some(r), _) => format!("{r:.2}"),
             (None, _) => "-".into(),
         }
@@ -468,6 +484,23 @@ mod tests {
         assert_eq!(row.met(), None, "no figure, no verdict");
         let text = table(&[row]);
         assert!(text.contains("unsupported") && text.contains("ours: unsupported on this device: x"), "{text}");
+    }
+
+    #[test]
+    fn a_slowdown_reads_as_slower() {
+        assert_eq!(speed_text(3.17), "3.17x faster");
+        assert_eq!(speed_text(1.0), "1.00x faster");
+        assert_eq!(speed_text(1.0 / 1.45), "1.45x slower");
+        assert_eq!(speed_text(0.25), "4.00x slower");
+        let mut row = Row::new("dev", 4, "handover", Unit::NanosPer("handover"));
+        row.ours = Outcome::plain(85.92);
+        row.baseline = Outcome::plain(21.80);
+        row.goal = Some(Goal::RatioAtLeast(3.0));
+        assert_eq!(row.ratio_text(), "3.94x slower");
+        assert_eq!(row.met(), Some(false));
+        let text = table(&[row]);
+        assert!(text.contains("3.94x slower") && text.contains(">= 3x faster"), "{text}");
+        assert!(!text.contains("0.25x"), "{text}");
     }
 
     #[test]

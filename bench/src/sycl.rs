@@ -37,7 +37,7 @@ impl SyclSetup {
     /// The layout of this checkout: `.deps/` beside the bench crate (or
     /// `$SYCL_ROOT`), and the helper built next to the bench executable.
     pub fn from_checkout(adapter_dir: &Path) -> SyclSetup {
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let repo = crate::checkout_root();
         let sycl_root = std::env::var_os("SYCL_ROOT").map(PathBuf::from).unwrap_or_else(|| repo.join(".deps/sycl"));
         let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)).unwrap_or_default();
         SyclSetup {
@@ -390,4 +390,27 @@ pub fn scenario(
         rows.push(row);
     }
     (rows, series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Component;
+
+    #[test]
+    fn paths_in_messages_are_clean_and_absolute() {
+        let setup = SyclSetup::from_checkout(Path::new("/adapters"));
+        let mut paths = vec![setup.ocl_vendors.clone(), setup.intel_icd(), setup.helper_source.clone()];
+        if std::env::var_os("SYCL_ROOT").is_none() {
+            paths.push(setup.libsycl());
+        }
+        for path in paths {
+            assert!(
+                path.is_absolute() && !path.components().any(|c| c == Component::ParentDir),
+                "{} is not a clean absolute path",
+                path.display()
+            );
+        }
+        assert!(setup.ocl_vendors.ends_with(".deps/ocl-vendors"));
+    }
 }

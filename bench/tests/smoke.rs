@@ -37,6 +37,18 @@ fn quick_run_reports_every_scenario_as_valid_json() {
     }
     assert!(rows.iter().any(|l| l.starts_with("native_cpu:0 ")), "rows for the native CPU device:\n{stdout}");
 
+    // Ratios of costs read "N.NNx faster" with N.NN >= 1, or "N.NNx slower";
+    // never "0.69x faster".
+    let words: Vec<&str> = stdout.split_whitespace().collect();
+    for pair in words.windows(2) {
+        let factor = pair[0].strip_suffix('x').and_then(|n| n.parse::<f64>().ok());
+        if let (Some(factor), "faster" | "slower") = (factor, pair[1]) {
+            assert!(factor >= 1.0, "a ratio reads \"{} {}\":\n{stdout}", pair[0], pair[1]);
+        }
+    }
+    // Paths in messages are normalised.
+    assert!(!stdout.contains("/../") && !stderr.contains("/../"), "an unnormalised path:\n{stdout}\n{stderr}");
+
     // The JSON: valid by an independent parser, with the same scenarios.
     let check = Command::new("python3")
         .arg("-c")
