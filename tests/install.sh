@@ -9,7 +9,7 @@
 # is written under a temporary folder, removed at the end. The last line is
 # `N passed, N failed`; the exit status is non-zero when a test failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 version=0.12.0
 libraries=(libur_loader libur_adapter_native_cpu libur_adapter_opencl libur_adapter_cuda libur_adapter_level_zero)
@@ -100,14 +100,18 @@ test_install() {
 }
 
 test_layout() {
-  local lib status=0 target
+  local lib link status=0 target
   for lib in "${libraries[@]}"; do
-    [ -f "$prefix/lib/$lib.so.$version" ] && [ ! -L "$prefix/lib/$lib.so.$version" ] ||
-      { echo "not a file: $prefix/lib/$lib.so.$version"; status=1; }
+    if ! [ -f "$prefix/lib/$lib.so.$version" ] || [ -L "$prefix/lib/$lib.so.$version" ]; then
+      echo "not a file: $prefix/lib/$lib.so.$version"
+      status=1
+    fi
     for link in "$lib.so.0" "$lib.so"; do
       target=$(readlink -f "$prefix/lib/$link")
-      [ -L "$prefix/lib/$link" ] && [ "$target" = "$prefix/lib/$lib.so.$version" ] ||
-        { echo "$prefix/lib/$link is not a link to $lib.so.$version (it resolves to '$target')"; status=1; }
+      if ! [ -L "$prefix/lib/$link" ] || [ "$target" != "$prefix/lib/$lib.so.$version" ]; then
+        echo "$prefix/lib/$link is not a link to $lib.so.$version (it resolves to '$target')"
+        status=1
+      fi
     done
   done
   for header in ur_api.h ur_ddi.h; do
