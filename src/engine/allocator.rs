@@ -421,19 +421,33 @@ impl Heap {
         lo
     }
 
-    /// Files the unfiled block `i` as ready, merged with ready neighbours
-    /// (the result is fresh only if every part was). Returns the filed block.
+    /// Files the unfiled block `i` as ready, merged with ready neighbours of
+    /// its own kind: space freed before merges with space freed before, and
+    /// never-handed-out space with its like, so that placement can rank
+    /// reuse before fresh space. Once the slab is wholly free its parts
+    /// become one block again, counted as fresh: nothing in it is in use.
+    /// Returns the filed block.
     pub(crate) fn file_ready(&mut self, mut i: u32) -> u32 {
         self.blocks[i as usize].state = State::Ready;
         self.blocks[i as usize].stamp = None;
-        for neighbour in [
-            self.blocks[i as usize].phys_prev,
-            self.blocks[i as usize].phys_next,
-        ] {
-            if neighbour != NIL && self.blocks[neighbour as usize].state == State::Ready {
+        let ready = |blocks: &[Block], n: u32| n != NIL && blocks[n as usize].state == State::Ready;
+        for neighbour in [self.blocks[i as usize].phys_prev, self.blocks[i as usize].phys_next] {
+            if ready(&self.blocks, neighbour) && self.blocks[neighbour as usize].fresh == self.blocks[i as usize].fresh {
                 self.unfile_ready(neighbour);
                 i = self.merge(i, neighbour);
             }
+        }
+        let (prev, next) = (self.blocks[i as usize].phys_prev, self.blocks[i as usize].phys_next);
+        let prev_ends = prev == NIL || (ready(&self.blocks, prev) && self.blocks[prev as usize].phys_prev == NIL);
+        let next_ends = next == NIL || (ready(&self.blocks, next) && self.blocks[next as usize].phys_next == NIL);
+        if prev_ends && next_ends {
+            for n in [prev, next] {
+                if n != NIL {
+                    self.unfile_ready(n);
+                    i = self.merge(i, n);
+                }
+            }
+            self.blocks[i as usize].fresh = true;
         }
         let bins = if self.blocks[i as usize].fresh {
             &mut self.fresh
@@ -500,6 +514,30 @@ mod tests {
         assert!(h.covers_slab(last));
         assert_eq!(h.block(last).size, 6400);
         assert_eq!(h.ready.len + h.fresh.len, 1);
+    }
+
+    #[test]
+    fn used_space_stays_apart_from_fresh_space_until_the_slab_is_free() {
+        let mut h = Heap::new(64);
+        let whole = h.add_slab(0, 64 * 100, 64, false);
+        let (used, _, rest) = h.carve(whole, 64 * 10, 64);
+        let (live, _, rest) = h.carve(rest.unwrap(), 64, 64);
+        let rest = h.file_ready(rest.unwrap());
+        assert!(h.block(rest).fresh);
+        // Ten units handed out, then freed, one still live, the rest never
+        // handed out: the freed block is ready, apart from the fresh rest,
+        // so that placement can rank it first.
+        h.block_mut(used).fresh = false;
+        h.block_mut(live).fresh = false;
+        let freed = h.file_ready(used);
+        assert!(!h.block(freed).fresh);
+        assert_eq!((h.ready.len, h.fresh.len), (1, 1));
+        assert_eq!(h.block(freed).size, 640);
+        // Once the live block comes back, the slab is wholly free: one block
+        // again, as good as new.
+        let last = h.file_ready(live);
+        assert!(h.covers_slab(last) && h.block(last).fresh);
+        assert_eq!((h.ready.len, h.fresh.len), (0, 1));
     }
 
     #[test]

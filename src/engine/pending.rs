@@ -280,24 +280,13 @@ impl Inner {
         pl.count -= 1;
     }
 
-    /// Takes a block of lane `slot` that `accept` allows; the rest of it stays
-    /// pending with the same free position.
-    pub(super) fn take_pending_where(
-        &mut self,
-        slot: usize,
-        size: usize,
-        align: usize,
-        accept: impl FnMut(&Block) -> bool,
-    ) -> Option<(u32, Stamp)> {
-        let i = self.lanes[slot].bins.find(
-            &self.heap.blocks,
-            size,
-            align,
-            self.heap.granule,
-            accept,
-        )?;
-        let stamp = self.heap.block(i).stamp?;
-        Some((self.take_pending(i, size, align), stamp))
+    /// The best-fitting pending block of lane `slot`, with its size.
+    pub(super) fn find_pending_of(&self, slot: usize, size: usize, align: usize) -> Option<(u32, usize)> {
+        if self.lanes[slot].count == 0 {
+            return None;
+        }
+        let i = self.lanes[slot].bins.find(&self.heap.blocks, size, align, self.heap.granule, |_| true)?;
+        Some((i, self.heap.block(i).size))
     }
 
     pub(super) fn take_pending(&mut self, i: u32, size: usize, align: usize) -> u32 {
@@ -324,31 +313,26 @@ impl Inner {
     }
 
     /// The best-fitting pending block whose free `ctx` orders before the new
-    /// command (a bounded scan per lane, oldest frees first).
-    pub(super) fn take_ordered(
-        &mut self,
+    /// command (a bounded scan per lane, oldest frees first), with its size.
+    ///
+    /// The clock leaves out completed commands, so a free that has completed
+    /// but was not collected yet (no opportunistic reuse) counts as ordered
+    /// when `wait` names it: directly, or through a later command of its
+    /// in-order queue.
+    pub(super) fn find_ordered(
+        &self,
         lane: &Lane,
         ctx: &Clock,
+        wait: &[Stamp],
         size: usize,
         align: usize,
-    ) -> Option<(u32, Stamp)> {
+    ) -> Option<(u32, usize)> {
         let mut best: Option<(u32, usize)> = None;
         for pl in &self.lanes {
             if pl.count == 0 || (pl.id == lane.id() && lane.is_in_order()) {
                 continue;
             }
             let bound = pl.lane.is_in_order().then(|| ctx.prefix(pl.id));
-            let mut consider = |i: u32| {
-                let b = self.heap.block(i);
-                let stamp = b.stamp.expect("pending blocks have a stamp");
-                if !self.heap.slabs[b.slab as usize].dedicated
-                    && fits(b, size, align)
-                    && ctx.covers(stamp)
-                    && best.is_none_or(|(_, s)| b.size < s)
-                {
-                    best = Some((i, b.size));
-                }
-            };
             let mut i = pl.head;
             for _ in 0..ORDERED_SCAN {
                 if i == NIL
@@ -357,17 +341,26 @@ impl Inner {
                 {
                     break;
                 }
-                consider(i);
-                i = self.heap.block(i).seq_next;
+                let b = self.heap.block(i);
+                let stamp = b.stamp.expect("pending blocks have a stamp");
+                if !self.heap.slabs[b.slab as usize].dedicated
+                    && fits(b, size, align)
+                    && (ctx.covers(stamp)
+                        || (pl.lane.is_complete(stamp.seq)
+                            && wait.iter().any(|w| {
+                                w.lane == stamp.lane
+                                    && (w.seq == stamp.seq || (pl.lane.is_in_order() && w.seq > stamp.seq))
+                            })))
+                    && best.is_none_or(|(_, s)| b.size < s)
+                {
+                    best = Some((i, b.size));
+                }
+                i = b.seq_next;
             }
         }
-        let (i, _) = best?;
-        let stamp = self.heap.block(i).stamp?;
-        Some((self.take_pending(i, size, align), stamp))
+        best
     }
 
-    /// Any pending block that fits: of each lane's best fit, the one whose
-    /// free is fewest commands away from its lane's completed prefix.
     pub(super) fn take_any_pending(&mut self, size: usize, align: usize) -> Option<(u32, Stamp)> {
         let mut best: Option<(u32, u64)> = None;
         for pl in &self.lanes {

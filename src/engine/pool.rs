@@ -274,66 +274,48 @@ impl Pool {
         // (block, stamp that must complete before the block is surely free, extra dependency)
         let mut pick: Option<(u32, Option<Stamp>, Option<Stamp>)> = None;
         if !dedicated {
-            // The queue's own latest frees first: like a completed free they need
-            // no wait, and they are the most likely to be in cache.
+            // The queue's own latest frees of exactly this size first: no
+            // wait, no split, and the best fit there is.
             if in_order {
                 pick = inner
                     .take_parked(locks, lane, need, align)
                     .map(|(i, s)| (i, Some(s), None));
             }
-            // 1. A block whose free has completed (parked ones included).
-            if pick.is_none() {
-                pick = inner.take_ready(need, align).map(|i| (i, None, None));
-            }
-            if pick.is_none()
-                && policy.allow_opportunistic
-                && inner.flush_caches(locks, own, Flush::Complete, source)
-            {
-                pick = inner.take_ready(need, align).map(|i| (i, None, None));
-            }
-            // 2. Freed earlier on this in-order queue: pending, then parked
-            // (handed back first, so that they merge with their neighbours).
-            if let (None, Some(slot)) = (pick, own.and_then(|l| inner.slot_of(l))) {
-                if inner.lanes[slot].count > 0 {
-                    pick = inner
-                        .take_pending_where(slot, need, align, |_| true)
-                        .map(|(i, s)| (i, Some(s), None));
+            // 1. Among the blocks the allocation may take with no host wait
+            // (completed frees, frees earlier on this in-order queue, frees
+            // its wait list or a barrier orders before it), the best fit.
+            // Parked blocks join them only when nothing fits: completed ones
+            // of other queues, then this queue's, then every other queue's.
+            let mut flushes = [Flush::Complete, Flush::All, Flush::All].into_iter().enumerate();
+            while pick.is_none() {
+                pick = inner.take_best_without_wait(&self.dag, policy, lane, own, wait, need, align, &mut ctx);
+                if pick.is_some() {
+                    break;
                 }
-                if pick.is_none() && inner.flush_cache(locks, slot, Flush::All, source) {
-                    pick = match inner.take_ready(need, align) {
-                        Some(i) => Some((i, None, None)),
-                        None => inner
-                            .take_pending_where(slot, need, align, |_| true)
-                            .map(|(i, s)| (i, Some(s), None)),
-                    };
+                let flushed = match flushes.next() {
+                    Some((0, what)) => policy.allow_opportunistic && inner.flush_caches(locks, own, what, source),
+                    Some((1, what)) => {
+                        own.and_then(|l| inner.slot_of(l)).is_some_and(|slot| inner.flush_cache(locks, slot, what, source))
+                    }
+                    Some((_, what)) => {
+                        (policy.follow_event_dependencies || policy.allow_internal_dependencies)
+                            && inner.flush_caches(locks, own, what, source)
+                    }
+                    None => break,
+                };
+                if !flushed && flushes.len() == 0 {
+                    break;
                 }
             }
-            // Other queues' parked blocks join their pending ones for steps 2 and 3.
-            if pick.is_none()
-                && (policy.follow_event_dependencies || policy.allow_internal_dependencies)
-                && inner.flush_caches(locks, own, Flush::All, source)
-                && policy.allow_opportunistic
-            {
-                pick = inner.take_ready(need, align).map(|i| (i, None, None));
-            }
-            // 2. Ordered before this command through wait lists and barriers.
-            if pick.is_none() && policy.follow_event_dependencies && inner.has_pending_besides(lane)
-            {
-                let ctx = ctx.insert(inner.take_ctx());
-                self.dag.context_clock(lane, wait, ctx);
-                context_known = true;
-                pick = inner
-                    .take_ordered(lane, ctx, need, align)
-                    .map(|(i, s)| (i, Some(s), None));
-            }
-            // 3. By policy, a pending block, waited for by the allocation.
+            context_known = ctx.is_some();
+            // 2. By policy, a pending block, waited for by the allocation.
             if pick.is_none() && policy.allow_internal_dependencies {
                 pick = inner
                     .take_any_pending(need, align)
                     .map(|(i, s)| (i, Some(s), Some(s)));
             }
         }
-        // 4. Fresh memory.
+        // 3. Fresh memory: slab space never handed out, then a new slab.
         let (block, mut guard, dep) = match pick {
             Some(p) => p,
             None => match inner.fresh_memory(source, &self.config, need, align, dedicated) {
@@ -878,14 +860,55 @@ impl Inner {
         self.heap.block(first).state == State::Ready && self.heap.covers_slab(first)
     }
 
-    /// A ready block that was freed before (not fresh slab space).
-    fn take_ready(&mut self, size: usize, align: usize) -> Option<u32> {
-        let i = self
-            .heap
-            .ready
-            .find(&self.heap.blocks, size, align, self.heap.granule, |_| true)?;
-        self.heap.unfile_ready(i);
-        Some(self.carve_ready(i, size, align))
+    /// Takes the best-fitting block that an allocation on `lane` after
+    /// `wait` may use with no host wait: a ready block (its free completed),
+    /// one freed earlier on this in-order queue, or one whose free the
+    /// command's clock orders before it. Returns it with the stamp of its
+    /// free (none for a ready block). The clock is computed into `ctx` on
+    /// first need and kept for the caller.
+    #[allow(clippy::too_many_arguments)]
+    fn take_best_without_wait(
+        &mut self,
+        dag: &Dag,
+        policy: super::ReusePolicy,
+        lane: &Arc<Lane>,
+        own: Option<LaneId>,
+        wait: &[Stamp],
+        size: usize,
+        align: usize,
+        ctx: &mut Option<Clock>,
+    ) -> Option<(u32, Option<Stamp>, Option<Stamp>)> {
+        let granule = self.heap.granule;
+        let mut best: Option<(u32, usize, bool)> = None; // (block, size, pending)
+        let consider = |best: &mut Option<(u32, usize, bool)>, found: Option<(u32, usize)>, pending: bool| {
+            if let Some((i, bytes)) = found {
+                if best.is_none_or(|(_, s, _)| bytes < s) {
+                    *best = Some((i, bytes, pending));
+                }
+            }
+        };
+        let ready = self.heap.ready.find(&self.heap.blocks, size, align, granule, |_| true);
+        consider(&mut best, ready.map(|i| (i, self.heap.block(i).size)), false);
+        if let Some(slot) = own.and_then(|l| self.slot_of(l)) {
+            consider(&mut best, self.find_pending_of(slot, size, align), true);
+        }
+        // An exact fit needs no further search (nor the clock).
+        if policy.follow_event_dependencies && self.has_pending_besides(lane) && best.is_none_or(|(_, s, _)| s > size) {
+            if ctx.is_none() {
+                let c = ctx.insert(self.take_ctx());
+                dag.context_clock(lane, wait, c);
+            }
+            let c = ctx.as_ref().expect("set above");
+            consider(&mut best, self.find_ordered(lane, c, wait, size, align), true);
+        }
+        let (i, _, pending) = best?;
+        if pending {
+            let stamp = self.heap.block(i).stamp.expect("pending blocks have a stamp");
+            Some((self.take_pending(i, size, align), Some(stamp), None))
+        } else {
+            self.heap.unfile_ready(i);
+            Some((self.carve_ready(i, size, align), None, None))
+        }
     }
 
     /// Cuts `size` out of the unfiled ready block `i`; the rest stays ready.

@@ -75,6 +75,12 @@ struct Sim {
     not_done: Vec<CmdId>,
     next_tag: u32,
     reused_with_dep: usize,
+    /// Owners freed before this index may have had their memory given back
+    /// (a collection, trim or blocking free since): placement is not checked
+    /// against them.
+    reusable_from: usize,
+    /// Allocations checked against a fitting block ordered before them.
+    placement_checks: usize,
 }
 
 impl Sim {
@@ -108,6 +114,8 @@ impl Sim {
             not_done: Vec::new(),
             next_tag: 1,
             reused_with_dep: 0,
+            reusable_from: 0,
+            placement_checks: 0,
         }
     }
 
@@ -189,6 +197,7 @@ impl Sim {
         };
         let want_event = self.rng.chance(2);
         let l = self.lanes[lane].clone();
+        let reserved_before = self.mem.taken();
         let a = match self.pool.alloc(&l, &wait, size, 0, want_event) {
             Ok(a) => a,
             Err(e) => {
@@ -233,6 +242,11 @@ impl Sim {
             }
         }
 
+        if self.mem.taken() < reserved_before {
+            self.reusable_from = self.owners.len(); // growth gave idle slabs back first
+        }
+        self.check_placement(owner, addr, a.size, id);
+
         let mut after = id;
         if a.stamp.is_none() && !l.is_in_order() {
             // Nothing orders later commands after it but a barrier on its queue.
@@ -252,6 +266,53 @@ impl Sim {
             freed_by: None,
             initialized,
         });
+    }
+
+    /// Placement order: an allocation in space no earlier owner ever had
+    /// (fresh) is wrong while a freed block that fits is ordered before it:
+    /// its free and every use completed (and collected or named), or its
+    /// free is an ancestor of the allocation. Checked where the engine
+    /// promises it: it follows event dependencies, the block is pooled, and
+    /// its bounded search of pending frees sees every one.
+    fn check_placement(&mut self, owner: usize, addr: usize, size: usize, id: CmdId) {
+        let config = self.pool.config();
+        if !config.policy.follow_event_dependencies
+            || size > config.max_poolable_size
+            || self.pool.pending_blocks() > 32
+        {
+            return;
+        }
+        let end = addr + size;
+        let fresh = self.owners[..owner].iter().all(|o| o.addr >= end || addr >= o.addr + o.size);
+        let deps = self.cmds[id].deps.clone();
+        let ordered = |sim: &Sim, c: CmdId| {
+            if sim.cmds[c].done {
+                config.policy.allow_opportunistic || deps.contains(&c)
+            } else {
+                sim.is_ancestor(c, &deps)
+            }
+        };
+        self.placement_checks += 1;
+        for (n, o) in self.owners.iter().enumerate().take(owner).skip(self.reusable_from) {
+            let Some(freed_by) = o.freed_by else { continue };
+            let untouched_since = self.owners[n + 1..owner]
+                .iter()
+                .all(|p| p.addr >= o.addr + o.size || o.addr >= p.addr + p.size);
+            if o.size >= size
+                && o.size <= config.max_poolable_size
+                && untouched_since
+                && ordered(self, freed_by)
+                && o.touches.iter().all(|&t| self.cmds[t].done || self.is_ancestor(t, &deps))
+            {
+                assert!(
+                    !fresh,
+                    "allocation {owner} ({size} bytes) took fresh space although the block of owner {n} \
+                     ({} bytes) was freed by a command ordered before it\n{}",
+                    o.size,
+                    self.explain(&[id], Some(freed_by))
+                );
+            }
+        }
     }
 
     fn barrier_all(&mut self, lane: usize) -> CmdId {
@@ -386,6 +447,7 @@ impl Sim {
         let after = self.owners[o].after;
         self.run_until(after);
         self.owners[o].live = false;
+        self.reusable_from = self.owners.len();
         let pool = self.pool.clone();
         pool.free_blocking(self.owners[o].addr as *const u8, |s| {
             let c = self.by_stamp[&s];
@@ -522,8 +584,14 @@ impl Sim {
                     self.barrier_on(lane);
                 }
                 72..=76 => self.other(),
-                77 => self.pool.collect(),
-                78 => self.pool.trim_to(self.rng.below(256 * 1024) as usize),
+                77 => {
+                    self.pool.collect();
+                    self.reusable_from = self.owners.len();
+                }
+                78 => {
+                    self.pool.trim_to(self.rng.below(256 * 1024) as usize);
+                    self.reusable_from = self.owners.len();
+                }
                 79 => self.reset_used_high(),
                 _ => {
                     for _ in 0..1 + self.rng.below(3) {
@@ -600,15 +668,18 @@ fn config(policy: ReusePolicy, variant: u64) -> PoolConfig {
 #[test]
 fn random_graphs_never_hand_out_memory_in_use() {
     let mut with_dep = 0;
+    let mut checks = 0;
     for (p, policy) in policies().into_iter().enumerate() {
         for seed in 0..6u64 {
             let s = seed * 8 + p as u64;
             let mut sim = Sim::new(s, config(policy, seed), 1 + (seed % 2) as usize, 2);
             sim.play(1500);
             with_dep += sim.reused_with_dep;
+            checks += sim.placement_checks;
         }
     }
     assert!(with_dep > 0, "internal dependencies were exercised");
+    assert!(checks > 1000, "placement was checked ({checks} allocations)");
 }
 
 #[test]
