@@ -15,6 +15,8 @@ pub mod handle;
 pub mod info;
 pub mod log;
 /// cbindgen:ignore
+pub mod partition;
+/// cbindgen:ignore
 pub mod usm_async;
 
 pub use abi::*;
