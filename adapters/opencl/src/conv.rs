@@ -208,16 +208,32 @@ pub fn atomic_order_capabilities(c: cl_bitfield) -> ur_memory_order_capability_f
     )
 }
 
+/// OpenCL 3.0 atomic scopes as UR memory-scope flags. Scopes nest (work-item
+/// in sub-group in work-group in device in system), and what holds for all
+/// work-items of a scope holds for those of every scope inside it, so each
+/// scope brings the narrower ones along; OpenCL has no sub-group bit at all.
 pub fn atomic_scope_capabilities(c: cl_bitfield) -> ur_memory_scope_capability_flags_t {
-    map_bits(
-        c,
-        &[
-            (cl::CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM, UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_ITEM.0),
-            (cl::CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP, UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_GROUP.0),
-            (cl::CL_DEVICE_ATOMIC_SCOPE_DEVICE, UR_MEMORY_SCOPE_CAPABILITY_FLAG_DEVICE.0),
-            (cl::CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES, UR_MEMORY_SCOPE_CAPABILITY_FLAG_SYSTEM.0),
-        ],
-    )
+    let nested = [
+        (cl::CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM, UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_ITEM.0),
+        (0, UR_MEMORY_SCOPE_CAPABILITY_FLAG_SUB_GROUP.0),
+        (cl::CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP, UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_GROUP.0),
+        (cl::CL_DEVICE_ATOMIC_SCOPE_DEVICE, UR_MEMORY_SCOPE_CAPABILITY_FLAG_DEVICE.0),
+        (cl::CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES, UR_MEMORY_SCOPE_CAPABILITY_FLAG_SYSTEM.0),
+    ];
+    match nested.iter().rposition(|(from, _)| c & from != 0) {
+        Some(widest) => nested[..=widest].iter().fold(0, |acc, (_, to)| acc | to),
+        None => 0,
+    }
+}
+
+/// The `cl_khr_kernel_clock` scope bit a UR clock query asks about.
+pub fn kernel_clock_scope(prop: ur_device_info_t) -> cl_bitfield {
+    match prop {
+        UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP => cl::CL_DEVICE_KERNEL_CLOCK_SCOPE_SUB_GROUP_KHR,
+        UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP => cl::CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR,
+        UR_DEVICE_INFO_CLOCK_DEVICE_SUPPORT_EXP => cl::CL_DEVICE_KERNEL_CLOCK_SCOPE_DEVICE_KHR,
+        _ => 0,
+    }
 }
 
 /// `cl_intel_unified_shared_memory` capabilities: the extension's four bits
@@ -372,6 +388,26 @@ mod tests {
         assert_eq!(c.device, UR_DEVICE_USM_ACCESS_CAPABILITY_FLAG_ACCESS.0);
         let f = svm_usm_capabilities(cl::CL_DEVICE_SVM_COARSE_GRAIN_BUFFER | cl::CL_DEVICE_SVM_FINE_GRAIN_BUFFER);
         assert_ne!(f.host & UR_DEVICE_USM_ACCESS_CAPABILITY_FLAG_CONCURRENT_ACCESS.0, 0);
+    }
+
+    #[test]
+    fn atomic_scopes_bring_the_narrower_ones() {
+        let wi = UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_ITEM.0;
+        let sg = UR_MEMORY_SCOPE_CAPABILITY_FLAG_SUB_GROUP.0;
+        let wg = UR_MEMORY_SCOPE_CAPABILITY_FLAG_WORK_GROUP.0;
+        let dev = UR_MEMORY_SCOPE_CAPABILITY_FLAG_DEVICE.0;
+        let sys = UR_MEMORY_SCOPE_CAPABILITY_FLAG_SYSTEM.0;
+        // PoCL's memory and fence scopes.
+        let mem = cl::CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+            | cl::CL_DEVICE_ATOMIC_SCOPE_DEVICE
+            | cl::CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES;
+        assert_eq!(atomic_scope_capabilities(mem), wi | sg | wg | dev | sys);
+        let fence = cl::CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM
+            | cl::CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+            | cl::CL_DEVICE_ATOMIC_SCOPE_DEVICE;
+        assert_eq!(atomic_scope_capabilities(fence), wi | sg | wg | dev);
+        assert_eq!(atomic_scope_capabilities(cl::CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM), wi);
+        assert_eq!(atomic_scope_capabilities(0), 0);
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub struct Device {
     /// A profiling queue for reading the device clock where OpenCL 2.1's
     /// timer query is missing; made on first use.
     clock: std::sync::OnceLock<Option<DeviceClock>>,
+    /// Whether the runtime offers sRGB image formats; asked on first use.
+    srgb: std::sync::OnceLock<bool>,
 }
 
 /// A context and profiling queue of one device, whose marker timestamps
@@ -136,6 +138,7 @@ impl Device {
             max_mem_alloc: cl::value(data(sys::CL_DEVICE_MAX_MEM_ALLOC_SIZE))?,
             max_work_group_size: cl::value(data(sys::CL_DEVICE_MAX_WORK_GROUP_SIZE))?,
             clock: std::sync::OnceLock::new(),
+            srgb: std::sync::OnceLock::new(),
             out_of_order_queues: true,
         };
         let device_type = device.device_type;
@@ -213,6 +216,54 @@ impl Device {
     /// Queue properties of host queues, as UR flags.
     pub fn queue_properties(&self) -> UrResult<ur_queue_flags_t> {
         Ok(conv::queue_properties_to_ur(self.u64(sys::CL_DEVICE_QUEUE_ON_HOST_PROPERTIES)?))
+    }
+
+    /// SYCL counts at least one sub-group per work-group; OpenCL answers 0
+    /// (or, before 2.1, nothing) for a device without sub-groups of its own,
+    /// whose work-items then each form a sub-group of one.
+    fn max_num_sub_groups(&self) -> u32 {
+        let n = if self.version >= (2, 1) { self.u32(sys::CL_DEVICE_MAX_NUM_SUB_GROUPS).unwrap_or(0) } else { 0 };
+        n.max(1)
+    }
+
+    /// The sub-group sizes kernels may ask for: the runtime's list where it
+    /// has `cl_intel_required_subgroup_size`, otherwise sub-groups of one
+    /// work-item (see [`Self::max_num_sub_groups`]).
+    fn sub_group_sizes(&self) -> UrResult<Vec<u32>> {
+        if !self.has_extension("cl_intel_required_subgroup_size") {
+            return Ok(vec![1]);
+        }
+        let sizes = cl::array::<usize>(self.data(sys::CL_DEVICE_SUB_GROUP_SIZES_INTEL)).ur()?;
+        Ok(sizes.iter().map(|&s| s as u32).collect())
+    }
+
+    /// `cl_khr_kernel_clock` scopes the device can sample; none without it.
+    fn kernel_clock_capabilities(&self) -> sys::cl_bitfield {
+        if !self.has_extension("cl_khr_kernel_clock") {
+            return 0;
+        }
+        cl::value::<sys::cl_bitfield>(self.data(sys::CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR)).unwrap_or(0)
+    }
+
+    /// Whether the device reads sRGB images: the runtime lists an sRGB
+    /// channel order among the 2D image formats of a context of the device.
+    /// Asked once; a runtime without images, or whose context fails, has none.
+    fn srgb_images(&self) -> bool {
+        *self.srgb.get_or_init(|| {
+            if !self.flag(sys::CL_DEVICE_IMAGE_SUPPORT).unwrap_or(false) {
+                return false;
+            }
+            let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.id as isize, 0];
+            let Ok(context) =
+                opencl3::context::Context::from_devices(&[self.id], &properties, None, std::ptr::null_mut())
+            else {
+                return false;
+            };
+            let srgb = [sys::CL_sRGB, sys::CL_sRGBx, sys::CL_sRGBA, sys::CL_sBGRA];
+            cl3::memory::get_supported_image_formats(context.get(), sys::CL_MEM_READ_ONLY, sys::CL_MEM_OBJECT_IMAGE2D)
+                .map(|formats| formats.iter().any(|f| srgb.contains(&f.image_channel_order)))
+                .unwrap_or(false)
+        })
     }
 
     fn atomic_capabilities(&self, param: cl_uint) -> sys::cl_bitfield {
@@ -334,19 +385,11 @@ impl Device {
             UR_DEVICE_INFO_SUPPORTED_PARTITIONS | UR_DEVICE_INFO_PARTITION_TYPE => out.bytes(&[]),
             UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES => out.value(0u32),
             UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(0 as ur_device_affinity_domain_flags_t),
-            UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => {
-                out.value(if self.version >= (2, 1) { self.u32(CL_DEVICE_MAX_NUM_SUB_GROUPS).unwrap_or(0) } else { 0 })
-            }
+            UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => out.value(self.max_num_sub_groups()),
             UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(
                 self.version >= (2, 1) && self.flag(CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS).unwrap_or(false),
             ),
-            UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => {
-                if !self.has_extension("cl_intel_required_subgroup_size") {
-                    return unsupported;
-                }
-                let sizes = cl::array::<usize>(self.data(CL_DEVICE_SUB_GROUP_SIZES_INTEL)).ur()?;
-                out.slice(&sizes.iter().map(|&s| s as u32).collect::<Vec<u32>>())
-            }
+            UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => out.slice(&self.sub_group_sizes()?),
             UR_DEVICE_INFO_USM_HOST_SUPPORT => out.value(self.usm_host),
             UR_DEVICE_INFO_USM_DEVICE_SUPPORT => out.value(self.usm_device),
             UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT => out.value(self.usm_single_shared),
@@ -358,7 +401,7 @@ impl Device {
                 }
                 out.bytes(&cl::value::<[u8; 16]>(self.data(CL_DEVICE_UUID_KHR)).ur()?)
             }
-            UR_DEVICE_INFO_IMAGE_SRGB => out.bool(self.has_extension("cl_khr_srgb_image_writes")),
+            UR_DEVICE_INFO_IMAGE_SRGB => out.bool(self.srgb_images()),
             UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
             UR_DEVICE_INFO_ATOMIC_64 => out.bool(self.has_extension("cl_khr_int64_base_atomics")),
             UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES => {
@@ -381,9 +424,46 @@ impl Device {
                 out.bool(self.version >= (2, 2) && !self.il_version.is_empty())
             }
             // OpenCL puts no limit on the number of work-groups beyond the
-            // index range the ND-range can express.
-            UR_DEVICE_INFO_MAX_WORK_GROUPS_3D => out.slice(&[i32::MAX as usize; 3]),
-            UR_DEVICE_INFO_MAX_WORK_GROUPS => out.value(i32::MAX as usize),
+            // index range of the ND-range, whose sizes are `size_t`.
+            UR_DEVICE_INFO_MAX_WORK_GROUPS_3D => out.slice(&[usize::MAX; 3]),
+            UR_DEVICE_INFO_MAX_WORK_GROUPS => out.value(usize::MAX),
+            // cl_intel_device_attribute_query: the runtime's own description
+            // of its hardware.
+            UR_DEVICE_INFO_IP_VERSION
+            | UR_DEVICE_INFO_GPU_EU_SLICES
+            | UR_DEVICE_INFO_GPU_SUBSLICES_PER_SLICE
+            | UR_DEVICE_INFO_GPU_EU_COUNT_PER_SUBSLICE
+            | UR_DEVICE_INFO_GPU_HW_THREADS_PER_EU => {
+                let param = match prop {
+                    UR_DEVICE_INFO_IP_VERSION => CL_DEVICE_IP_VERSION_INTEL,
+                    UR_DEVICE_INFO_GPU_EU_SLICES => CL_DEVICE_NUM_SLICES_INTEL,
+                    UR_DEVICE_INFO_GPU_SUBSLICES_PER_SLICE => CL_DEVICE_NUM_SUB_SLICES_PER_SLICE_INTEL,
+                    UR_DEVICE_INFO_GPU_EU_COUNT_PER_SUBSLICE => CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL,
+                    _ => CL_DEVICE_NUM_THREADS_PER_EU_INTEL,
+                };
+                match self.u32(param) {
+                    Ok(v) if self.has_extension("cl_intel_device_attribute_query") => out.value(v),
+                    _ => unsupported,
+                }
+            }
+            // cl_khr_device_uuid also carries the Windows LUID and node mask;
+            // the LUID only where the runtime says it is valid.
+            UR_DEVICE_INFO_NODE_MASK if self.has_extension("cl_khr_device_uuid") => {
+                out.value(self.u32(CL_DEVICE_NODE_MASK_KHR)?)
+            }
+            UR_DEVICE_INFO_LUID
+                if self.has_extension("cl_khr_device_uuid") && self.flag(CL_DEVICE_LUID_VALID_KHR).unwrap_or(false) =>
+            {
+                out.bytes(&cl::value::<[u8; 8]>(self.data(CL_DEVICE_LUID_KHR)).ur()?)
+            }
+            UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP
+            | UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP
+            | UR_DEVICE_INFO_CLOCK_DEVICE_SUPPORT_EXP => {
+                out.bool(conv::kernel_clock_scope(prop) & self.kernel_clock_capabilities() != 0)
+            }
+            UR_DEVICE_INFO_2D_BLOCK_ARRAY_CAPABILITIES_EXP => {
+                out.value(0 as ur_exp_device_2d_block_array_capability_flags_t)
+            }
             UR_DEVICE_INFO_ASYNC_BARRIER
             | UR_DEVICE_INFO_MEM_CHANNEL_SUPPORT
             | UR_DEVICE_INFO_HOST_PIPE_READ_WRITE_SUPPORT
@@ -405,7 +485,34 @@ impl Device {
             | UR_DEVICE_INFO_MULTI_DEVICE_COMPILE_SUPPORT_EXP
             | UR_DEVICE_INFO_USM_HOST_ALLOC_REGISTER_SUPPORT_EXP
             | UR_DEVICE_INFO_GRAPH_RECORD_AND_REPLAY_SUPPORT_EXP
-            | UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP => out.bool(false),
+            | UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP
+            // Bindless images, external memory and IPC: no entry points here.
+            | UR_DEVICE_INFO_MIPMAP_ANISOTROPY_SUPPORT_EXP
+            | UR_DEVICE_INFO_MIPMAP_LEVEL_REFERENCE_SUPPORT_EXP
+            | UR_DEVICE_INFO_EXTERNAL_MEMORY_IMPORT_SUPPORT_EXP
+            | UR_DEVICE_INFO_EXTERNAL_SEMAPHORE_IMPORT_SUPPORT_EXP
+            | UR_DEVICE_INFO_CUBEMAP_SUPPORT_EXP
+            | UR_DEVICE_INFO_CUBEMAP_SEAMLESS_FILTERING_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_SAMPLED_IMAGE_FETCH_1D_USM_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_SAMPLED_IMAGE_FETCH_1D_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_SAMPLED_IMAGE_FETCH_2D_USM_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_SAMPLED_IMAGE_FETCH_2D_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_SAMPLED_IMAGE_FETCH_3D_SUPPORT_EXP
+            | UR_DEVICE_INFO_IMAGE_ARRAY_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_UNIQUE_ADDRESSING_PER_DIM_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_SAMPLE_1D_USM_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_SAMPLE_2D_USM_SUPPORT_EXP
+            | UR_DEVICE_INFO_BINDLESS_IMAGES_GATHER_SUPPORT_EXP
+            | UR_DEVICE_INFO_MEMORY_EXPORT_EXPORTABLE_DEVICE_MEM_EXP
+            | UR_DEVICE_INFO_IPC_MEMORY_SUPPORT_EXP
+            | UR_DEVICE_INFO_IPC_PHYSICAL_MEMORY_SUPPORT_EXP
+            | UR_DEVICE_INFO_IPC_EVENT_SUPPORT_EXP
+            // Experimental event, wait, link and copy features not offered.
+            | UR_DEVICE_INFO_REUSABLE_EVENTS_SUPPORT_EXP
+            | UR_DEVICE_INFO_PER_EVENT_PROFILING_SUPPORT_EXP
+            | UR_DEVICE_INFO_DEVICE_WAIT_SUPPORT_EXP
+            | UR_DEVICE_INFO_DYNAMIC_LINK_SUPPORT_EXP
+            | UR_DEVICE_INFO_USM_CONTEXT_MEMCPY_SUPPORT_EXP => out.bool(false),
             // Pools are offered wherever USM is: the async pool engine
             // sub-allocates for urEnqueueUSM*AllocExp, and blocking
             // allocations carry their pool.
