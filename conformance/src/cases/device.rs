@@ -22,6 +22,11 @@ pub const CASES: &[Case] = &[
     Case::platform("urDeviceGetSelected.invalid_value", selected_invalid_value),
     Case::device("urDeviceGetInfo.identity", info_identity),
     Case::device("urDeviceGetInfo.limits", info_limits),
+    Case::device("urDeviceGetInfo.work_group_limits", info_work_groups),
+    Case::device("urDeviceGetInfo.sub_groups", info_sub_groups),
+    Case::device("urDeviceGetInfo.local_memory", info_local_memory),
+    Case::device("urDeviceGetInfo.kernel_argument_limits", info_argument_limits),
+    Case::device("urDeviceGetInfo.fp_extensions", info_fp_extensions),
     Case::device("urDeviceGetInfo.usm_capabilities", info_usm),
     Case::device("urDeviceGetInfo.pool_support", info_pools),
     Case::device("urDeviceGetInfo.size_protocol", info_protocol),
@@ -248,6 +253,111 @@ unsafe fn info_limits(fx: &DeviceFx) -> CaseResult {
     check!(max_alloc > 0 && max_alloc <= global, "MAX_MEM_ALLOC_SIZE {max_alloc} against GLOBAL_MEM_SIZE {global}");
     let queue_flags = api.device_info::<ur_queue_flags_t>(fx.device, UR_DEVICE_INFO_QUEUE_PROPERTIES)?;
     check!(queue_flags & UR_QUEUE_FLAGS_MASK == 0, "QUEUE_PROPERTIES 0x{queue_flags:x} has undefined bits");
+    Ok(())
+}
+
+/// An array answer of `urDeviceGetInfo`, with the two-call protocol.
+unsafe fn device_info_array<T: Copy>(fx: &DeviceFx, prop: ur_device_info_t) -> Result<Vec<T>, Outcome> {
+    let bytes = info_bytes(fx.api.fns.urDeviceGetInfo, "urDeviceGetInfo", fx.device, prop)?;
+    check!(
+        bytes.len() % size_of::<T>() == 0,
+        "{prop:?} answered {} bytes, not whole elements of {}",
+        bytes.len(),
+        size_of::<T>()
+    );
+    Ok(bytes.chunks_exact(size_of::<T>()).map(|c| std::ptr::read_unaligned(c.as_ptr().cast::<T>())).collect())
+}
+
+/// The ND-range limits SYCL reads for every device (`device::get_info` has
+/// no fallback when one is missing).
+unsafe fn info_work_groups(fx: &DeviceFx) -> CaseResult {
+    let dims = fx.api.device_info::<u32>(fx.device, UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS)?;
+    // SYCL's ranges have three dimensions and reads that many sizes.
+    check!(dims >= 3, "MAX_WORK_ITEM_DIMENSIONS is {dims}");
+    let sizes = device_info_array::<usize>(fx, UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES)?;
+    check_eq!(sizes.len(), dims as usize);
+    let group = fx.api.device_info::<usize>(fx.device, UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE)?;
+    check!(group >= 1, "MAX_WORK_GROUP_SIZE is 0");
+    for (i, &size) in sizes.iter().enumerate() {
+        check!(size >= 1, "MAX_WORK_ITEM_SIZES[{i}] is 0");
+        // A group of `size` work-items along one dimension is a group.
+        check!(size <= group, "MAX_WORK_ITEM_SIZES[{i}] {size} exceeds MAX_WORK_GROUP_SIZE {group}");
+    }
+    let groups = device_info_array::<usize>(fx, UR_DEVICE_INFO_MAX_WORK_GROUPS_3D)?;
+    check_eq!(groups.len(), 3);
+    check!(groups.iter().all(|&g| g >= 1), "MAX_WORK_GROUPS_3D {groups:?} has a 0");
+    let total = fx.api.device_info::<usize>(fx.device, UR_DEVICE_INFO_MAX_WORK_GROUPS)?;
+    check!(total >= 1, "MAX_WORK_GROUPS is 0");
+    Ok(())
+}
+
+unsafe fn info_sub_groups(fx: &DeviceFx) -> CaseResult {
+    let group = fx.api.device_info::<usize>(fx.device, UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE)?;
+    let count = fx.api.device_info::<u32>(fx.device, UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS)?;
+    // SYCL counts at least one sub-group per work-group, never more
+    // sub-groups than work-items.
+    check!(count >= 1, "MAX_NUM_SUB_GROUPS is 0");
+    check!(count as usize <= group, "MAX_NUM_SUB_GROUPS {count} exceeds MAX_WORK_GROUP_SIZE {group}");
+    let sizes = device_info_array::<u32>(fx, UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL)?;
+    check!(!sizes.is_empty(), "SUB_GROUP_SIZES_INTEL is empty");
+    for &size in &sizes {
+        check!(size >= 1 && size as usize <= group, "sub-group size {size} against MAX_WORK_GROUP_SIZE {group}");
+    }
+    let progress = fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS)?;
+    check!(progress <= 1, "SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS is {progress}, not a ur_bool_t");
+    Ok(())
+}
+
+unsafe fn info_local_memory(fx: &DeviceFx) -> CaseResult {
+    let kind = fx.api.device_info::<ur_device_local_mem_type_t>(fx.device, UR_DEVICE_INFO_LOCAL_MEM_TYPE)?;
+    check!(
+        [UR_DEVICE_LOCAL_MEM_TYPE_NONE, UR_DEVICE_LOCAL_MEM_TYPE_LOCAL, UR_DEVICE_LOCAL_MEM_TYPE_GLOBAL].contains(&kind),
+        "LOCAL_MEM_TYPE {kind:?} is no ur_device_local_mem_type_t"
+    );
+    let size = fx.api.device_info::<u64>(fx.device, UR_DEVICE_INFO_LOCAL_MEM_SIZE)?;
+    let device_type = fx.api.device_info::<ur_device_type_t>(fx.device, UR_DEVICE_INFO_TYPE)?;
+    if device_type != UR_DEVICE_TYPE_CUSTOM {
+        // SYCL's minimum for every device that is not custom.
+        check!(size >= 32 * 1024, "LOCAL_MEM_SIZE {size} is below 32 KiB");
+        check!(kind != UR_DEVICE_LOCAL_MEM_TYPE_NONE, "a device that is not custom reports no local memory");
+    }
+    let global = fx.api.device_info::<u64>(fx.device, UR_DEVICE_INFO_GLOBAL_MEM_SIZE)?;
+    check!(size <= global, "LOCAL_MEM_SIZE {size} exceeds GLOBAL_MEM_SIZE {global}");
+    Ok(())
+}
+
+/// Kernel argument limits, against OpenCL's minimums for a full-profile
+/// device (SYCL's deprecated descriptors read them unchanged).
+unsafe fn info_argument_limits(fx: &DeviceFx) -> CaseResult {
+    let params = fx.api.device_info::<usize>(fx.device, UR_DEVICE_INFO_MAX_PARAMETER_SIZE)?;
+    check!(params >= 1024, "MAX_PARAMETER_SIZE {params} is below 1024 bytes");
+    let constant = fx.api.device_info::<u64>(fx.device, UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE)?;
+    let global = fx.api.device_info::<u64>(fx.device, UR_DEVICE_INFO_GLOBAL_MEM_SIZE)?;
+    check!(
+        constant >= 64 * 1024 && constant <= global,
+        "MAX_CONSTANT_BUFFER_SIZE {constant} against 64 KiB and GLOBAL_MEM_SIZE {global}"
+    );
+    let args = fx.api.device_info::<u32>(fx.device, UR_DEVICE_INFO_MAX_CONSTANT_ARGS)?;
+    check!(args >= 8, "MAX_CONSTANT_ARGS {args} is below 8");
+    let printf = fx.api.device_info::<usize>(fx.device, UR_DEVICE_INFO_PRINTF_BUFFER_SIZE)?;
+    check!(printf >= 1024 * 1024, "PRINTF_BUFFER_SIZE {printf} is below 1 MiB");
+    Ok(())
+}
+
+/// SYCL derives `aspect::fp64` and `aspect::fp16` from the OpenCL names in
+/// `UR_DEVICE_INFO_EXTENSIONS`, so a device with double or half arithmetic
+/// must name it there, and one that names it must describe it.
+unsafe fn info_fp_extensions(fx: &DeviceFx) -> CaseResult {
+    let extensions = fx.api.device_info_string(fx.device, UR_DEVICE_INFO_EXTENSIONS)?;
+    let names: Vec<&str> = extensions.split_ascii_whitespace().collect();
+    for (prop, name) in [(UR_DEVICE_INFO_DOUBLE_FP_CONFIG, "cl_khr_fp64"), (UR_DEVICE_INFO_HALF_FP_CONFIG, "cl_khr_fp16")] {
+        let config = fx.api.device_info::<ur_device_fp_capability_flags_t>(fx.device, prop)?;
+        check!(
+            (config != 0) == names.contains(&name),
+            "{prop:?} is 0x{config:x} but EXTENSIONS {} {name}",
+            if names.contains(&name) { "names" } else { "does not name" }
+        );
+    }
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! `urDevice*`.
 
 use super::{obj, write_handles};
-use crate::core::device::{self, Device};
+use crate::core::device::{self, kernel_limits, Device};
 use crate::core::host;
 use crate::core::platform::Platform;
 use std::ffi::c_void;
@@ -191,8 +191,7 @@ fn device_info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResul
             let v = UR_API_VERSION_IMPLEMENTED.0;
             out.string(&format!("{}.{}", v >> 16, v & 0xffff))
         }
-        // No backend extensions: this adapter compiles nothing.
-        UR_DEVICE_INFO_EXTENSIONS => out.string(""),
+        UR_DEVICE_INFO_EXTENSIONS => out.string(&device.extensions()),
         // Not partitionable: no parent, no partitions.
         UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
         UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice::<ur_device_partition_t>(&[]),
@@ -222,6 +221,27 @@ fn device_info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResul
         UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES
         | UR_DEVICE_INFO_COMMAND_BUFFER_UPDATE_CAPABILITIES_EXP
         | UR_DEVICE_INFO_2D_BLOCK_ARRAY_CAPABILITIES_EXP => out.value(0u32),
+        // Kernel limits: see `device::kernel_limits`.
+        UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(kernel_limits::WORK_ITEM_DIMENSIONS),
+        UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => {
+            out.slice(&[kernel_limits::WORK_GROUP_SIZE; kernel_limits::WORK_ITEM_DIMENSIONS as usize])
+        }
+        UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(kernel_limits::WORK_GROUP_SIZE),
+        UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => out.value(kernel_limits::NUM_SUB_GROUPS),
+        UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => out.slice(&kernel_limits::SUB_GROUP_SIZES),
+        UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(false),
+        UR_DEVICE_INFO_MAX_WORK_GROUPS_3D => {
+            out.slice(&[kernel_limits::WORK_GROUPS; kernel_limits::WORK_ITEM_DIMENSIONS as usize])
+        }
+        UR_DEVICE_INFO_MAX_WORK_GROUPS => out.value(kernel_limits::WORK_GROUPS),
+        // Local memory is host memory, like everything else.
+        UR_DEVICE_INFO_LOCAL_MEM_TYPE => out.value(UR_DEVICE_LOCAL_MEM_TYPE_GLOBAL),
+        UR_DEVICE_INFO_LOCAL_MEM_SIZE => out.value(kernel_limits::LOCAL_MEM_SIZE),
+        UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(kernel_limits::PARAMETER_SIZE),
+        UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(kernel_limits::CONSTANT_ARGS),
+        // Constant memory is host memory too: any allocation can hold it.
+        UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(device.max_alloc_size()),
+        UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(kernel_limits::PRINTF_BUFFER_SIZE),
         UR_DEVICE_INFO_USM_POOL_SUPPORT => out.bool(device::USM_POOL_SUPPORT),
         UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(device::ASYNC_USM_ALLOCATIONS_SUPPORT),
         // Features this adapter does not offer.
@@ -284,8 +304,8 @@ fn device_info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResul
         UR_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH_EXP
         | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_HEIGHT_EXP
         | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_PITCH_EXP => out.value(0usize),
-        // Kernel limits (this adapter runs no kernels), GPU facts, PCI and
-        // power data, IL: nothing true to answer.
+        // GPU facts, PCI and power data, device ids, IL (this adapter takes
+        // no device code), registers: nothing true to answer.
         _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
     }
 }

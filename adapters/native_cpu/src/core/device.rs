@@ -34,6 +34,44 @@ pub const ASYNC_USM_ALLOCATIONS_SUPPORT: bool = true;
 /// type (`long16`, `double16`).
 pub const DEFAULT_USM_ALIGNMENT: usize = 128;
 
+/// The kernel execution model this device describes, and the limits it
+/// reports (`urDeviceGetInfo`). The adapter launches no kernels yet
+/// (`urEnqueueKernelLaunch` is not offered), so nothing can exceed them; they
+/// are the limits a launch would be held to.
+///
+/// A work-group runs on one worker thread, its work-items one after the
+/// other, and its local memory is an arena of ordinary host memory. Nothing
+/// in hardware bounds a group; the sizes are those Intel's CPU OpenCL
+/// runtime reports on the same x86 hosts, so that work-group heuristics of
+/// SYCL clients choose the same shapes on either CPU device.
+pub mod kernel_limits {
+    /// Index dimensions of an ND-range, as in SYCL.
+    pub const WORK_ITEM_DIMENSIONS: u32 = 3;
+    /// Work-items of one group, in total and in each dimension.
+    pub const WORK_GROUP_SIZE: usize = 8192;
+    /// Sub-groups are single work-items: the work-items of a group run one
+    /// after the other, so no two of them ever run in lockstep. The only
+    /// size is 1, and a group holds as many sub-groups as work-items; none
+    /// makes progress while another of its group runs.
+    pub const SUB_GROUP_SIZES: [u32; 1] = [1];
+    pub const NUM_SUB_GROUPS: u32 = WORK_GROUP_SIZE as u32;
+    /// Bytes of the local-memory arena of one work-group (SYCL asks at
+    /// least 32 KiB of a device that is not custom).
+    pub const LOCAL_MEM_SIZE: u64 = 256 * 1024;
+    /// Bytes of kernel arguments: one 4 KiB page of argument block.
+    pub const PARAMETER_SIZE: usize = 4096;
+    /// `__constant` arguments: any argument may be one (they are plain
+    /// pointers into host memory).
+    pub const CONSTANT_ARGS: u32 = (PARAMETER_SIZE / std::mem::size_of::<usize>()) as u32;
+    /// Bytes of `printf` output a kernel may produce before it is seen: the
+    /// output goes to the host's stdout directly, so this is a lower bound,
+    /// the 1 MiB OpenCL's full profile asks for.
+    pub const PRINTF_BUFFER_SIZE: usize = 1 << 20;
+    /// Work-groups of a launch, in total and per dimension: only the
+    /// `size_t` range of the ND-range bounds them.
+    pub const WORK_GROUPS: usize = usize::MAX;
+}
+
 impl Device {
     pub fn new_root(platform: Weak<Platform>) -> Arc<Device> {
         Arc::new(Device { header: HandleHeader::new(&DDI, ObjectKind::Device), platform, host: HostFacts::probe() })
@@ -55,6 +93,18 @@ impl Device {
     /// The largest single allocation: all of physical memory.
     pub fn max_alloc_size(&self) -> u64 {
         self.host.total_memory
+    }
+
+    /// The OpenCL extension names of what the device's arithmetic offers,
+    /// space-separated: SYCL derives `aspect::fp64`, `aspect::fp16` and the
+    /// 64-bit atomics from these names, so they must agree with the FP
+    /// configurations and `UR_DEVICE_INFO_ATOMIC_64` this device reports.
+    pub fn extensions(&self) -> String {
+        let mut names = vec!["cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"];
+        if self.host.has_fp16 {
+            names.push("cl_khr_fp16");
+        }
+        names.join(" ")
     }
 
     /// Preferred (and native) vector width, in elements of `elem_bytes`.
