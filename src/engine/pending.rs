@@ -3,7 +3,7 @@
 //! blocks between the pool and the lane caches (`cache.rs`); and the
 //! searches of reuse steps 2 and 3.
 
-use super::allocator::{fits, Bins, Block, State, NIL};
+use super::allocator::{fits, Bins, State, NIL};
 use super::backend::MemorySource;
 use super::cache::{Parked, ShardLocks};
 use super::clock::{Clock, LaneId, Stamp};

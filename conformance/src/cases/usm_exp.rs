@@ -31,6 +31,8 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueUSMHostAllocExp.out_of_host_memory_past_maximum_size", host_out_of_memory),
     Case::device("urEnqueueUSMHostAllocExp.zero_size", host_zero_size),
     Case::device("urEnqueueUSMFreeExp.cross_queue_reuse_through_events", cross_queue_reuse),
+    Case::device("urEnqueueUSMDeviceAllocExp.free_ordered_by_the_wait_list_before_fresh_space", ordered_free_before_fresh_space),
+    Case::device("urEnqueueUSMFreeExp.hand_over_between_queues_keeps_one_address", hand_over_one_address),
     Case::device("urEnqueueUSMFreeExp.command_types_and_order", free_command_types),
     Case::device("urEnqueueUSMFreeExp.interior_pointer", free_interior),
     Case::device("urEnqueueUSMFreeExp.foreign_pointer", free_foreign),
@@ -601,6 +603,69 @@ unsafe fn device_foreign_pool(fx: &DeviceFx) -> CaseResult {
 /// the same block, and the pool never grows. (The block is large enough to
 /// have its memory to itself: free space beside it, which a pool may prefer
 /// when the free has completed, would make the address a matter of timing.)
+/// The smallest out-of-order case: a = alloc, a fill of a after it, free a
+/// after the fill, b = alloc after the free. The free is ordered before b,
+/// so b takes a's memory, not fresh space beside it (the default pool of a
+/// new context, so no other block competes).
+unsafe fn ordered_free_before_fresh_space(fx: &DeviceFx) -> CaseResult {
+    require_async(fx)?;
+    let ooo = fx.out_of_order_queue()?;
+    let q = ooo.get();
+    let size = MIB;
+    let (a, a_ready) = alloc(fx, q, UsmKind::Device, null_mut(), size, &[], true)?;
+    let filled = fill(fx, q, a, 0x5a, size, &[a_ready.expect("asked for").get()])?;
+    let freed = free(fx, q, null_mut(), a, &[filled.get()], true)?.expect("asked for");
+    let (b, b_ready) = alloc(fx, q, UsmKind::Device, null_mut(), size, &[freed.get()], true)?;
+    let b_ready = b_ready.expect("asked for");
+    // b is usable as usual, whatever its address.
+    let written = fill(fx, q, b, 0xa5, size, &[b_ready.get()])?;
+    all_are("b after its fill", &read(fx, q, b, size, &[written.get()])?, 0xa5)?;
+    free(fx, q, null_mut(), b, &[written.get()], false)?;
+    finish(fx, q)?;
+    check!(b == a, "b is at {b:?}, a was at {a:?}: the allocation ordered after a's free took other memory");
+    Ok(())
+}
+
+/// Free on queue A, alloc on queue B after the free's event, and back, for
+/// 24 rounds: one address throughout, as CUDA's own pools give. On two
+/// in-order queues, and on two out-of-order queues where the device has them.
+unsafe fn hand_over_one_address(fx: &DeviceFx) -> CaseResult {
+    require_pools(fx)?;
+    let ooo_supported =
+        fx.api.device_info::<ur_queue_flags_t>(fx.device, UR_DEVICE_INFO_QUEUE_PROPERTIES)? & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0;
+    let mut shapes = vec![("in-order", 0)];
+    if ooo_supported {
+        shapes.push(("out-of-order", UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0));
+    }
+    for (shape, flags) in shapes {
+        let (qa, qb) = (fx.create_queue(flags)?, fx.create_queue(flags)?);
+        let (a, b) = (qa.get(), qb.get());
+        let pool = keeping_pool(fx)?;
+        let size = 64 * KIB;
+        let mut addresses = std::collections::BTreeSet::new();
+        let mut last_free: Option<OwnedEvent> = None;
+        for round in 0..24u8 {
+            let waits: Vec<ur_event_handle_t> = last_free.iter().map(|e| e.get()).collect();
+            let (x, x_ready) = alloc(fx, a, UsmKind::Device, pool.get(), size, &waits, true)?;
+            let used_x = fill(fx, a, x, round, size, &[x_ready.expect("asked for").get()])?;
+            let freed_x = free(fx, a, pool.get(), x, &[used_x.get()], true)?.expect("asked for");
+            let (y, y_ready) = alloc(fx, b, UsmKind::Device, pool.get(), size, &[freed_x.get()], true)?;
+            let used_y = fill(fx, b, y, round ^ 0xff, size, &[y_ready.expect("asked for").get()])?;
+            if round % 8 == 7 {
+                all_are(&format!("{shape} round {round}"), &read(fx, b, y, size, &[used_y.get()])?, round ^ 0xff)?;
+            }
+            last_free = free(fx, b, pool.get(), y, &[used_y.get()], true)?;
+            addresses.insert(x as usize);
+            addresses.insert(y as usize);
+        }
+        finish(fx, a)?;
+        finish(fx, b)?;
+        check_eq!(stat(fx, pool.get(), UR_USM_POOL_INFO_USED_CURRENT_EXP)?, 0usize);
+        check!(addresses.len() == 1, "{shape} queues: the block handed between them lived at {} addresses", addresses.len());
+    }
+    Ok(())
+}
+
 unsafe fn cross_queue_reuse(fx: &DeviceFx) -> CaseResult {
     require_pools(fx)?;
     let other = fx.create_queue(0)?;
