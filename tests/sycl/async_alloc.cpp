@@ -27,6 +27,7 @@
 #include <sycl/ext/oneapi/experimental/async_alloc/memory_pool.hpp>
 
 #include <cstdint>
+#include <sstream>
 #include <vector>
 
 namespace syclex = sycl::ext::oneapi::experimental;
@@ -124,6 +125,46 @@ int main() {
     check(freed.get_info<sycl::info::event::command_execution_status>() ==
               sycl::info::event_command_status::complete,
           "async_free(h) event completes");
+  });
+
+  // The engine's smallest placement case through libsycl: alloc, memset
+  // after it, free after the memset, and an allocation that depends on the
+  // free takes the freed block rather than fresh space beside it. A new
+  // context, so that its default pool holds nothing else.
+  section("async_malloc(handler) after async_free(handler) takes the freed block", [&] {
+    sycl::context fresh_ctx{dev};
+    sycl::queue ooo{fresh_ctx, dev};
+    constexpr size_t n = 1 * kMiB;
+    void *a = nullptr;
+    auto alloc = ooo.submit([&](sycl::handler &h) { a = syclex::async_malloc(h, sycl::usm::alloc::device, n); });
+    auto set = ooo.submit([&](sycl::handler &h) {
+      h.depends_on(alloc);
+      h.memset(a, 0x11, n);
+    });
+    auto freed = ooo.submit([&](sycl::handler &h) {
+      h.depends_on(set);
+      syclex::async_free(h, a);
+    });
+    void *b = nullptr;
+    auto again = ooo.submit([&](sycl::handler &h) {
+      h.depends_on(freed);
+      b = syclex::async_malloc(h, sycl::usm::alloc::device, n);
+    });
+    auto set_b = ooo.submit([&](sycl::handler &h) {
+      h.depends_on(again);
+      h.memset(b, 0x22, n);
+    });
+    std::vector<unsigned char> host(n);
+    ooo.submit([&](sycl::handler &h) {
+      h.depends_on(set_b);
+      h.memcpy(host.data(), b, n);
+    }).wait();
+    check_all(host.data(), n, (unsigned char)0x22, "the allocation after the free holds its own data");
+    std::ostringstream why;
+    why << "a at " << a << ", b at " << b;
+    check(a == b, "an allocation depending on the free of a block gets that block", why.str());
+    syclex::async_free(ooo, b);
+    ooo.wait();
   });
 
   section("memory_pool basics", [&] {
