@@ -91,13 +91,19 @@ pub unsafe fn wait_list_arg<'a>(
     Ok(events)
 }
 
+/// The most links a `pNext` chain may have. UR's chains are a few
+/// extension structures long; a longer one is a cycle or garbage.
+pub const MAX_CHAIN_LINKS: usize = 32;
+
 /// Walks a `pNext` chain of UR descriptors, yielding each `(stype, pointer)`.
+/// A chain longer than [`MAX_CHAIN_LINKS`] (a cycle among them) is
+/// `INVALID_VALUE`, found before `f` sees any link, so nothing is half done.
 ///
 /// # Safety
 /// Every link of the chain must be a valid UR descriptor (they all start with
 /// `stype` and `pNext`).
 pub unsafe fn for_each_in_chain(
-    mut next: *const core::ffi::c_void,
+    first: *const core::ffi::c_void,
     mut f: impl FnMut(ur_structure_type_t, *const core::ffi::c_void) -> UrResult,
 ) -> UrResult {
     #[repr(C)]
@@ -105,10 +111,104 @@ pub unsafe fn for_each_in_chain(
         stype: ur_structure_type_t,
         p_next: *const core::ffi::c_void,
     }
+    let next_of = |p: *const core::ffi::c_void| (*(p as *const Link)).p_next;
+    let mut next = first;
+    for _ in 0..MAX_CHAIN_LINKS {
+        if next.is_null() {
+            break;
+        }
+        next = next_of(next);
+    }
+    if !next.is_null() {
+        return Err(UR_RESULT_ERROR_INVALID_VALUE);
+    }
+    next = first;
     while !next.is_null() {
         let link = &*(next as *const Link);
         f(link.stype, next)?;
         next = link.p_next;
     }
     Ok(())
+}
+
+/// `urDeviceSelectBinary`, written once: checks the arguments, then picks
+/// the first image whose target is earliest in `preferred` (best first).
+/// No image for any preferred target is `INVALID_BINARY`, the code SYCL
+/// runtimes take as "this device runs none of these images".
+///
+/// # Safety
+/// `binaries` is null or points at `count` descriptors whose target
+/// strings are null or NUL-terminated; `selected` is null or writable.
+pub unsafe fn select_binary(
+    binaries: *const ur_device_binary_t,
+    count: u32,
+    selected: *mut u32,
+    preferred: &[&[u8]],
+) -> UrResult {
+    if binaries.is_null() || selected.is_null() {
+        return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+    }
+    if count == 0 {
+        return Err(UR_RESULT_ERROR_INVALID_SIZE);
+    }
+    let binaries = slice_arg(binaries, count)?;
+    let target = |b: &ur_device_binary_t| {
+        if b.pDeviceTargetSpec.is_null() {
+            &[][..]
+        } else {
+            core::ffi::CStr::from_ptr(b.pDeviceTargetSpec).to_bytes()
+        }
+    };
+    for wanted in preferred {
+        if let Some(i) = binaries.iter().position(|b| target(b) == *wanted) {
+            selected.write(i as u32);
+            return Ok(());
+        }
+    }
+    Err(UR_RESULT_ERROR_INVALID_BINARY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+
+    #[repr(C)]
+    struct Link {
+        stype: ur_structure_type_t,
+        p_next: *const core::ffi::c_void,
+    }
+
+    fn chain(n: usize) -> Vec<Link> {
+        (0..n).map(|_| Link { stype: UR_STRUCTURE_TYPE_USM_POOL_LIMITS_DESC, p_next: core::ptr::null() }).collect()
+    }
+
+    fn link(links: &mut [Link]) {
+        for i in 0..links.len() - 1 {
+            links[i].p_next = &links[i + 1] as *const Link as *const _;
+        }
+    }
+
+    #[test]
+    fn chains_are_bounded_and_cycles_refused() {
+        let mut seen = 0;
+        let mut ok = chain(MAX_CHAIN_LINKS);
+        link(&mut ok);
+        // SAFETY: every link is a live local with a null or valid p_next.
+        unsafe {
+            assert_eq!(for_each_in_chain(ok.as_ptr().cast(), |_, _| { seen += 1; Ok(()) }), Ok(()));
+            assert_eq!(seen, MAX_CHAIN_LINKS);
+            let mut long = chain(MAX_CHAIN_LINKS + 1);
+            link(&mut long);
+            assert_eq!(for_each_in_chain(long.as_ptr().cast(), |_, _| unreachable!()), Err(UR_RESULT_ERROR_INVALID_VALUE));
+            // A link pointing back into its own chain.
+            let mut cycle = chain(3);
+            link(&mut cycle);
+            cycle[2].p_next = &cycle[1] as *const Link as *const _;
+            assert_eq!(for_each_in_chain(cycle.as_ptr().cast(), |_, _| unreachable!()), Err(UR_RESULT_ERROR_INVALID_VALUE));
+            let mut itself = chain(1);
+            itself[0].p_next = &itself[0] as *const Link as *const _;
+            assert_eq!(for_each_in_chain(itself.as_ptr().cast(), |_, _| unreachable!()), Err(UR_RESULT_ERROR_INVALID_VALUE));
+        }
+    }
 }

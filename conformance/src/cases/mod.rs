@@ -3,6 +3,7 @@
 use crate::harness::Case;
 
 pub mod adapter;
+pub mod chains;
 pub mod context;
 pub mod cuda;
 pub mod device;
@@ -10,6 +11,7 @@ pub mod enqueue;
 pub mod event;
 pub mod kernel;
 pub mod loader;
+pub mod partition;
 pub mod platform;
 pub mod program;
 pub mod queue;
@@ -24,6 +26,7 @@ pub fn all() -> Vec<&'static Case> {
         adapter::CASES,
         platform::CASES,
         device::CASES,
+        partition::CASES,
         context::CASES,
         queue::CASES,
         event::CASES,
@@ -33,6 +36,7 @@ pub fn all() -> Vec<&'static Case> {
         program::CASES,
         kernel::CASES,
         cuda::CASES,
+        chains::CASES,
         unsupported::CASES,
     ]
     .into_iter()

@@ -61,6 +61,38 @@ pub unsafe extern "C" fn urDeviceGetNativeHandle(
     })
 }
 
+/// The host device offers no partition kind (`SUPPORTED_PARTITIONS` is
+/// empty): a well-formed request is `INVALID_VALUE`, a malformed one gets
+/// the code the shared decoder gives it.
+pub unsafe extern "C" fn urDevicePartition(
+    hDevice: ur_device_handle_t,
+    pProperties: *const ur_device_partition_properties_t,
+    _NumDevices: u32,
+    _phSubDevices: *mut ur_device_handle_t,
+    _pNumDevicesRet: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        obj::<Device>(hDevice)?;
+        let request = ur_core::partition::PartitionRequest::decode(pProperties)?;
+        request.check_against(&[], 0, 0, 0)
+    })
+}
+
+/// Only images built for native CPU fit: this adapter runs no SPIR-V or
+/// other device code, so for every other image it answers INVALID_BINARY,
+/// which SYCL device selection reads as "not this device's images".
+pub unsafe extern "C" fn urDeviceSelectBinary(
+    hDevice: ur_device_handle_t,
+    pBinaries: *const ur_device_binary_t,
+    NumBinaries: u32,
+    pSelectedBinary: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        obj::<Device>(hDevice)?;
+        ur_core::boundary::select_binary(pBinaries, NumBinaries, pSelectedBinary, &[b"native_cpu"])
+    })
+}
+
 /// Device and host share one clock, the one of profiling timestamps.
 pub unsafe extern "C" fn urDeviceGetGlobalTimestamps(
     hDevice: ur_device_handle_t,
