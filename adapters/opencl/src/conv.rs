@@ -6,6 +6,15 @@ use cl3::error_codes::{DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED
 use cl::{cl_bitfield, cl_int, cl_uint, cl_ulong};
 use ur_core::*;
 
+/// The UR code for a `clCreateSubDevices` error.
+pub fn partition_result(e: cl_int) -> ur_result_t {
+    match e {
+        cl::CL_DEVICE_PARTITION_FAILED => UR_RESULT_ERROR_DEVICE_PARTITION_FAILED,
+        cl::CL_INVALID_DEVICE_PARTITION_COUNT => UR_RESULT_ERROR_INVALID_DEVICE_PARTITION_COUNT,
+        e => result(e),
+    }
+}
+
 /// The UR code for an OpenCL error returned by a call that has no more
 /// specific mapping of its own.
 pub fn result(e: cl_int) -> ur_result_t {

@@ -37,6 +37,7 @@ pub static DDI: ur_dditable_t = {
     d.Device.pfnGetNativeHandle = Some(device::urDeviceGetNativeHandle);
     d.Device.pfnGetGlobalTimestamps = Some(device::urDeviceGetGlobalTimestamps);
     d.Device.pfnSelectBinary = Some(device::urDeviceSelectBinary);
+    d.Device.pfnPartition = Some(device::urDevicePartition);
 
     d.Context.pfnCreate = Some(context::urContextCreate);
     d.Context.pfnRetain = Some(context::urContextRetain);

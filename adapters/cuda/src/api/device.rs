@@ -5,7 +5,7 @@ use super::borrow;
 use crate::core::device::Device;
 use crate::core::event::now_ns;
 use crate::core::platform::Platform;
-use ur_core::boundary::{ffi_call, slice_arg, write_optional, write_out};
+use ur_core::boundary::{ffi_call, write_optional, write_out};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -78,23 +78,7 @@ pub unsafe extern "C" fn urDeviceSelectBinary(
 ) -> ur_result_t {
     ffi_call(|| {
         borrow::<Device>(hDevice)?;
-        if NumBinaries == 0 {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
-        }
-        let binaries = slice_arg(pBinaries, NumBinaries)?;
-        if pSelectedBinary.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
-        }
-        let nvptx = |b: &ur_device_binary_t| {
-            !b.pDeviceTargetSpec.is_null()
-                && std::ffi::CStr::from_ptr(b.pDeviceTargetSpec).to_bytes() == b"nvptx64"
-        };
-        let i = binaries
-            .iter()
-            .position(nvptx)
-            .ok_or(UR_RESULT_ERROR_INVALID_BINARY)?;
-        *pSelectedBinary = i as u32;
-        Ok(())
+        ur_core::boundary::select_binary(pBinaries, NumBinaries, pSelectedBinary, &[b"nvptx64"])
     })
 }
 

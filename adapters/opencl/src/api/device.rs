@@ -3,9 +3,10 @@
 use crate::conv;
 use crate::core::device::Device;
 use crate::core::platform::Platform;
-use std::ffi::{c_void, CStr};
-use ur_core::boundary::{ffi_call, slice_arg, write_optional, write_out};
+use std::ffi::c_void;
+use ur_core::boundary::{ffi_call, write_optional, write_out};
 use ur_core::info::InfoOut;
+use ur_core::partition::{write_sub_devices, PartitionRequest};
 use ur_core::*;
 
 pub unsafe extern "C" fn urDeviceGet(
@@ -57,14 +58,37 @@ pub unsafe extern "C" fn urDeviceGetInfo(
     })
 }
 
-/// Root devices live as long as the process: retain and release only check
-/// the handle.
+/// Devices live as long as the process (sub-devices with their parent):
+/// retain and release count a sub-device's user references and free nothing.
 pub unsafe extern "C" fn urDeviceRetain(h: ur_device_handle_t) -> ur_result_t {
-    ffi_call(|| Device::from_handle(h).map(|_| ()))
+    ffi_call(|| Device::from_handle(h)?.retain())
 }
 
 pub unsafe extern "C" fn urDeviceRelease(h: ur_device_handle_t) -> ur_result_t {
-    ffi_call(|| Device::from_handle(h).map(|_| ()))
+    ffi_call(|| Device::from_handle(h)?.release())
+}
+
+pub unsafe extern "C" fn urDevicePartition(
+    h: ur_device_handle_t,
+    p_properties: *const ur_device_partition_properties_t,
+    num_devices: u32,
+    ph_sub_devices: *mut ur_device_handle_t,
+    p_num_devices_ret: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        let d = Device::from_handle(h)?;
+        let request = PartitionRequest::decode(p_properties)?;
+        let subs = d.partition(&request)?;
+        if !ph_sub_devices.is_null() {
+            // Each handle given out is one user reference.
+            for sub in subs.iter().take(num_devices as usize) {
+                sub.retain()?;
+            }
+        }
+        let handles: Vec<ur_device_handle_t> = subs.into_iter().map(Device::handle).collect();
+        write_sub_devices(&handles, num_devices, ph_sub_devices, p_num_devices_ret);
+        Ok(())
+    })
 }
 
 pub unsafe extern "C" fn urDeviceGetNativeHandle(h: ur_device_handle_t, ph_native: *mut ur_native_handle_t) -> ur_result_t {
@@ -103,26 +127,7 @@ pub unsafe extern "C" fn urDeviceSelectBinary(
 ) -> ur_result_t {
     ffi_call(|| {
         let d = Device::from_handle(h)?;
-        if p_binaries.is_null() || p_selected.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
-        }
-        if num_binaries == 0 {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
-        }
-        let binaries = slice_arg(p_binaries, num_binaries)?;
-        let target = |b: &ur_device_binary_t| {
-            if b.pDeviceTargetSpec.is_null() {
-                &[][..]
-            } else {
-                CStr::from_ptr(b.pDeviceTargetSpec).to_bytes()
-            }
-        };
-        for wanted in preferred_targets(d) {
-            if let Some(i) = binaries.iter().position(|b| target(b) == *wanted) {
-                *p_selected = i as u32;
-                return Ok(());
-            }
-        }
-        Err(UR_RESULT_ERROR_INVALID_BINARY)
+        ur_core::boundary::select_binary(p_binaries, num_binaries, p_selected, preferred_targets(d))
     })
 }
+

@@ -8,7 +8,10 @@ use crate::DDI;
 use cl3::ext as sys;
 use sys::{cl_bool, cl_device_id, cl_int, cl_uint, cl_ulong};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 use ur_core::info::InfoOut;
+use ur_core::partition::PartitionRequest;
 use ur_core::*;
 
 /// How USM allocations of a device's platform reach the runtime.
@@ -54,6 +57,17 @@ pub struct Device {
     clock: std::sync::OnceLock<Option<DeviceClock>>,
     /// Whether the runtime offers sRGB image formats; asked on first use.
     srgb: std::sync::OnceLock<bool>,
+    /// The device this one was partitioned from, and the request that made
+    /// it; `None` for a root device.
+    pub parent: Option<(&'static Device, PartitionRequest)>,
+    /// Sub-devices made from this device, per request. UR asks that the
+    /// same request give the same devices in the same order, so they are
+    /// made once and kept as long as the device, which is what keeps the
+    /// `&'static Device` every other object holds sound.
+    sub_devices: Mutex<Vec<(PartitionRequest, Vec<&'static Device>)>>,
+    /// The user's references to a sub-device (retain/release): counted,
+    /// checked, never below zero; the device itself stays with its parent.
+    user_refs: AtomicU32,
 }
 
 /// A context and profiling queue of one device, whose marker timestamps
@@ -94,7 +108,7 @@ impl Device {
             }
         };
         ids.into_iter()
-            .filter_map(|id| match Device::new(id, platform) {
+            .filter_map(|id| match Device::new(id, platform, None) {
                 Ok(d) => {
                     log::info(&format!("{}: {} (USM through {:?})", platform.name, d.name, d.usm_path));
                     Some(&*Box::leak(Box::new(d)))
@@ -107,7 +121,7 @@ impl Device {
             .collect()
     }
 
-    fn new(id: cl_device_id, platform: &'static Platform) -> Result<Device, cl_int> {
+    fn new(id: cl_device_id, platform: &'static Platform, parent: Option<(&'static Device, PartitionRequest)>) -> Result<Device, cl_int> {
         let data = |p| cl3::device::get_device_data(id, p);
         let extensions = cl::string(data(sys::CL_DEVICE_EXTENSIONS))?;
         let version = parse_version(&cl::string(data(sys::CL_DEVICE_VERSION))?);
@@ -140,6 +154,9 @@ impl Device {
             clock: std::sync::OnceLock::new(),
             srgb: std::sync::OnceLock::new(),
             out_of_order_queues: true,
+            parent,
+            sub_devices: Mutex::new(Vec::new()),
+            user_refs: AtomicU32::new(0),
         };
         let device_type = device.device_type;
         device.out_of_order_queues =
@@ -173,8 +190,94 @@ impl Device {
     /// As for [`ur_core::handle::borrow`].
     pub unsafe fn from_handle(h: ur_device_handle_t) -> UrResult<&'static Device> {
         let d = ur_core::handle::borrow::<Device>(h, &DDI)?;
-        // Only discovered root devices exist, and they are never freed.
+        // Root devices and sub-devices alike are never freed (sub-devices
+        // are kept by their parent, see `sub_devices`).
         Ok(&*(d as *const Device))
+    }
+
+    /// The partition kinds the device offers (OpenCL's and UR's values are
+    /// the same numbers).
+    fn supported_partitions(&self) -> Vec<ur_device_partition_t> {
+        let kinds = cl::array::<sys::cl_device_partition_property>(self.data(sys::CL_DEVICE_PARTITION_PROPERTIES))
+            .unwrap_or_default();
+        kinds
+            .into_iter()
+            .filter_map(|k| match k as u32 {
+                0 => None,
+                k => Some(ur_device_partition_t(k)),
+            })
+            .collect()
+    }
+
+    fn affinity_domains(&self) -> ur_device_affinity_domain_flags_t {
+        cl::value::<sys::cl_device_affinity_domain>(self.data(sys::CL_DEVICE_PARTITION_AFFINITY_DOMAIN))
+            .map(|d| d as u32 & !UR_DEVICE_AFFINITY_DOMAIN_FLAGS_MASK)
+            .unwrap_or(0)
+    }
+
+    /// `urDevicePartition`: the sub-devices of `request`, made by
+    /// `clCreateSubDevices` on the first call and the same ones after.
+    pub fn partition(&'static self, request: &PartitionRequest) -> UrResult<Vec<&'static Device>> {
+        request.check_against(
+            &self.supported_partitions(),
+            self.u32(sys::CL_DEVICE_MAX_COMPUTE_UNITS)?,
+            self.u32(sys::CL_DEVICE_PARTITION_MAX_SUB_DEVICES)?,
+            self.affinity_domains(),
+        )?;
+        let mut made = self.sub_devices.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, devices)) = made.iter().find(|(r, _)| r == request) {
+            return Ok(devices.clone());
+        }
+        let properties: Vec<sys::cl_device_partition_property> = match request {
+            PartitionRequest::Equally(n) => vec![sys::CL_DEVICE_PARTITION_EQUALLY as isize, *n as isize, 0],
+            PartitionRequest::ByCounts(counts) => std::iter::once(sys::CL_DEVICE_PARTITION_BY_COUNTS as isize)
+                .chain(counts.iter().map(|&c| c as isize))
+                .chain([sys::CL_DEVICE_PARTITION_BY_COUNTS_LIST_END as isize, 0])
+                .collect(),
+            PartitionRequest::ByAffinityDomain(d) => {
+                vec![sys::CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN as isize, *d as isize, 0]
+            }
+        };
+        let ids = cl3::device::create_sub_devices(self.id, &properties).map_err(conv::partition_result)?;
+        let mut devices = Vec::with_capacity(ids.len());
+        for id in &ids {
+            match Device::new(*id, self.platform, Some((self, request.clone()))) {
+                Ok(d) => devices.push(d),
+                Err(e) => {
+                    // Nothing half-made is kept: every id of this call goes back.
+                    for id in &ids {
+                        // SAFETY: each id came from clCreateSubDevices above
+                        // and is released once.
+                        let _ = unsafe { cl3::device::release_device(*id) };
+                    }
+                    return Err(conv::result(e));
+                }
+            }
+        }
+        let devices: Vec<&'static Device> = devices.into_iter().map(|d| &*Box::leak(Box::new(d))).collect();
+        log::info(&format!("{}: partitioned into {} sub-devices ({request:?})", self.name, devices.len()));
+        made.push((request.clone(), devices.clone()));
+        Ok(devices)
+    }
+
+    /// `urDeviceRetain`, and each handle `urDevicePartition` hands out: a
+    /// root device is never freed and counts nothing.
+    pub fn retain(&self) -> UrResult {
+        if self.parent.is_some() {
+            self.user_refs.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// `urDeviceRelease`: a release past the user's references is refused.
+    pub fn release(&self) -> UrResult {
+        if self.parent.is_none() {
+            return Ok(());
+        }
+        self.user_refs
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .map(drop)
+            .map_err(|_| UR_RESULT_ERROR_INVALID_DEVICE)
     }
 
     pub fn has_extension(&self, ext: &str) -> bool {
@@ -369,7 +472,9 @@ impl Device {
             UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(&self.string(CL_DEVICE_BUILT_IN_KERNELS)?),
             UR_DEVICE_INFO_PLATFORM => out.value(self.platform.handle()),
             // Root devices are never freed; their count stays at one.
-            UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
+            UR_DEVICE_INFO_REFERENCE_COUNT => {
+                out.value(if self.parent.is_some() { self.user_refs.load(Ordering::Relaxed) } else { 1 })
+            }
             UR_DEVICE_INFO_IL_VERSION => out.string(&self.il_version),
             UR_DEVICE_INFO_NAME => out.string(&self.name),
             UR_DEVICE_INFO_VENDOR => out.string(&self.string(CL_DEVICE_VENDOR)?),
@@ -380,11 +485,19 @@ impl Device {
             UR_DEVICE_INFO_EXTENSIONS => out.string(&self.extensions),
             UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(self.usize(CL_DEVICE_PRINTF_BUFFER_SIZE)?),
             UR_DEVICE_INFO_PREFERRED_INTEROP_USER_SYNC => out.bool(self.flag(CL_DEVICE_PREFERRED_INTEROP_USER_SYNC)?),
-            UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
-            // urDevicePartition is not offered, so no partition either.
-            UR_DEVICE_INFO_SUPPORTED_PARTITIONS | UR_DEVICE_INFO_PARTITION_TYPE => out.bytes(&[]),
-            UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES => out.value(0u32),
-            UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(0 as ur_device_affinity_domain_flags_t),
+            UR_DEVICE_INFO_PARENT_DEVICE => {
+                out.value(self.parent.as_ref().map_or(std::ptr::null_mut(), |(p, _)| p.handle()))
+            }
+            UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice(&self.supported_partitions()),
+            // The properties given to urDevicePartition; none for a root.
+            UR_DEVICE_INFO_PARTITION_TYPE => match &self.parent {
+                Some((_, request)) => out.slice(&request.properties()),
+                None => out.bytes(&[]),
+            },
+            UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES => {
+                out.value(self.u32(CL_DEVICE_PARTITION_MAX_SUB_DEVICES).unwrap_or(0))
+            }
+            UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(self.affinity_domains()),
             UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => out.value(self.max_num_sub_groups()),
             UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(
                 self.version >= (2, 1) && self.flag(CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS).unwrap_or(false),
