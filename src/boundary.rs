@@ -168,10 +168,94 @@ pub unsafe fn select_binary(
     Err(UR_RESULT_ERROR_INVALID_BINARY)
 }
 
+/// Who releases the native object behind a UR object that a
+/// `ur*CreateWithNativeHandle` made (`isNativeHandleOwned`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum NativeOwnership {
+    /// The caller handed over its reference: the UR object releases the
+    /// native object when it goes.
+    Owned,
+    /// The caller keeps its object: after the UR object goes, the native
+    /// object is exactly as alive as before it came.
+    Borrowed,
+}
+
+/// The `ur_*_native_properties_t` structures: one layout (`stype`, `pNext`,
+/// `isNativeHandleOwned`), each with its own structure type.
+pub trait NativeProperties {
+    const STYPE: ur_structure_type_t;
+    fn stype(&self) -> ur_structure_type_t;
+    fn next(&self) -> *const core::ffi::c_void;
+    fn owned(&self) -> bool;
+}
+
+macro_rules! native_properties {
+    ($($t:ident => $stype:ident;)*) => {$(
+        impl NativeProperties for $t {
+            const STYPE: ur_structure_type_t = $stype;
+            fn stype(&self) -> ur_structure_type_t {
+                self.stype
+            }
+            fn next(&self) -> *const core::ffi::c_void {
+                self.pNext
+            }
+            fn owned(&self) -> bool {
+                self.isNativeHandleOwned
+            }
+        }
+    )*};
+}
+
+native_properties! {
+    ur_platform_native_properties_t => UR_STRUCTURE_TYPE_PLATFORM_NATIVE_PROPERTIES;
+    ur_device_native_properties_t => UR_STRUCTURE_TYPE_DEVICE_NATIVE_PROPERTIES;
+    ur_context_native_properties_t => UR_STRUCTURE_TYPE_CONTEXT_NATIVE_PROPERTIES;
+    ur_queue_native_properties_t => UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES;
+    ur_event_native_properties_t => UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES;
+    ur_program_native_properties_t => UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES;
+    ur_kernel_native_properties_t => UR_STRUCTURE_TYPE_KERNEL_NATIVE_PROPERTIES;
+    ur_mem_native_properties_t => UR_STRUCTURE_TYPE_MEM_NATIVE_PROPERTIES;
+    ur_sampler_native_properties_t => UR_STRUCTURE_TYPE_SAMPLER_NATIVE_PROPERTIES;
+}
+
+/// The arguments every `ur*CreateWithNativeHandle` shares, checked: the
+/// native handle (null is `INVALID_NULL_HANDLE`, unless `null_is_valid`:
+/// a CUDA device's native handle is its ordinal-like `CUdevice`, and 0 is
+/// one), the optional properties (a structure of another type is
+/// `INVALID_VALUE`; none means the caller keeps ownership) and the out
+/// pointer (`INVALID_NULL_POINTER`). The caller checks its owning adapter or
+/// context handle first, as the spec lists that error first.
+///
+/// Returns the ownership and the properties' `pNext` chain (null when
+/// there are no properties).
+///
+/// # Safety
+/// `properties`, when not null, must point at a readable `P`.
+pub unsafe fn native_args<P: NativeProperties, Out>(
+    native: ur_native_handle_t,
+    null_is_valid: bool,
+    properties: *const P,
+    out: *mut Out,
+) -> UrResult<(NativeOwnership, *const core::ffi::c_void)> {
+    if native == 0 && !null_is_valid {
+        return Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE);
+    }
+    if out.is_null() {
+        return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+    }
+    let Some(p) = properties.as_ref() else {
+        return Ok((NativeOwnership::Borrowed, core::ptr::null()));
+    };
+    if p.stype() != P::STYPE {
+        return Err(UR_RESULT_ERROR_INVALID_VALUE);
+    }
+    let ownership = if p.owned() { NativeOwnership::Owned } else { NativeOwnership::Borrowed };
+    Ok((ownership, p.next()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     #[repr(C)]
     struct Link {
@@ -209,6 +293,30 @@ mod tests {
             let mut itself = chain(1);
             itself[0].p_next = &itself[0] as *const Link as *const _;
             assert_eq!(for_each_in_chain(itself.as_ptr().cast(), |_, _| unreachable!()), Err(UR_RESULT_ERROR_INVALID_VALUE));
+        }
+    }
+
+    fn props(stype: ur_structure_type_t, owned: bool) -> ur_queue_native_properties_t {
+        ur_queue_native_properties_t { stype, pNext: core::ptr::null_mut(), isNativeHandleOwned: owned }
+    }
+
+    #[test]
+    fn native_arguments_are_checked_in_the_spec_order() {
+        let mut out: usize = 0;
+        let none: *const ur_queue_native_properties_t = core::ptr::null();
+        // SAFETY: every pointer is null or points at a live local.
+        unsafe {
+            assert_eq!(native_args(0, false, none, &mut out).err(), Some(UR_RESULT_ERROR_INVALID_NULL_HANDLE));
+            assert!(native_args(0, true, none, &mut out).is_ok(), "0 is a valid CUdevice");
+            assert_eq!(
+                native_args(1, false, none, core::ptr::null_mut::<usize>()).err(),
+                Some(UR_RESULT_ERROR_INVALID_NULL_POINTER)
+            );
+            assert_eq!(native_args(1, false, none, &mut out).unwrap().0, NativeOwnership::Borrowed);
+            let owned = props(UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, true);
+            assert_eq!(native_args(1, false, &owned, &mut out).unwrap().0, NativeOwnership::Owned);
+            let wrong = props(UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES, true);
+            assert_eq!(native_args(1, false, &wrong, &mut out).err(), Some(UR_RESULT_ERROR_INVALID_VALUE));
         }
     }
 }

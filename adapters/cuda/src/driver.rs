@@ -77,6 +77,10 @@ pub const SYMBOLS: &[&str] = &[
     "cuFuncGetParamInfo",
     "cuLaunchKernel",
     "cuLaunchCooperativeKernel",
+    "cuStreamGetCtx",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuFuncGetModule",
+    "cuFuncGetName",
 ];
 
 #[inline]
@@ -208,6 +212,13 @@ pub fn primary_ctx_retain(dev: CUdevice) -> CuResult<CUcontext> {
     Ok(ctx)
 }
 
+/// Gives back one reference of the device's primary context (one the user
+/// handed over with a native context it owned).
+pub fn primary_ctx_release(dev: CUdevice) -> CuResult {
+    // SAFETY: releases a reference the caller holds.
+    check(unsafe { sys::cuDevicePrimaryCtxRelease_v2(dev) })
+}
+
 /// Makes `ctx` current on this thread unless it already is. Callers of the
 /// adapter may switch contexts between our calls, so ask the driver (about
 /// 8 ns on an H200) rather than remember.
@@ -222,6 +233,14 @@ pub fn activate(ctx: CUcontext) -> CuResult {
         }
     }
     Ok(())
+}
+
+/// The calling thread's current context (null when none is).
+pub fn current_context() -> CuResult<CUcontext> {
+    let mut current = null_mut();
+    // SAFETY: one out handle.
+    check(unsafe { sys::cuCtxGetCurrent(&mut current) })?;
+    Ok(current)
 }
 
 /// Waits for all work of the current context.
@@ -240,8 +259,11 @@ pub fn mem_get_info() -> CuResult<(usize, usize)> {
 
 // --- streams and events -----------------------------------------------------
 
-/// A stream of the current context, destroyed on drop.
-pub struct Stream(CUstream);
+/// A stream of the current context, destroyed on drop unless borrowed.
+pub struct Stream {
+    raw: CUstream,
+    owned: bool,
+}
 
 // SAFETY: CUDA streams may be used from any thread.
 unsafe impl Send for Stream {}
@@ -258,34 +280,54 @@ impl Stream {
                 sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint,
             )
         })?;
-        Ok(Stream(s))
+        Ok(Stream { raw: s, owned: true })
+    }
+
+    /// A stream the caller made (a native handle): destroyed on drop only
+    /// when `owned` (CUDA streams have no reference count, so a borrowed
+    /// one is left to its owner).
+    pub fn from_raw(raw: CUstream, owned: bool) -> Stream {
+        Stream { raw, owned }
     }
 
     pub fn raw(&self) -> CUstream {
-        self.0
+        self.raw
+    }
+
+    /// The context the stream belongs to.
+    pub fn context(&self) -> CuResult<CUcontext> {
+        let mut ctx = null_mut();
+        // SAFETY: a live stream, one out handle.
+        check(unsafe { sys::cuStreamGetCtx(self.raw, &mut ctx) })?;
+        Ok(ctx)
     }
 
     pub fn synchronize(&self) -> CuResult {
         // SAFETY: a live stream.
-        check(unsafe { sys::cuStreamSynchronize(self.0) })
+        check(unsafe { sys::cuStreamSynchronize(self.raw) })
     }
 
     /// Makes later work on this stream wait for `event`'s last record.
     pub fn wait(&self, event: CUevent) -> CuResult {
         // SAFETY: a live stream and a live event.
-        check(unsafe { sys::cuStreamWaitEvent(self.0, event, 0) })
+        check(unsafe { sys::cuStreamWaitEvent(self.raw, event, 0) })
     }
 }
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        // SAFETY: we own the stream; pending work still completes.
-        unsafe { sys::cuStreamDestroy_v2(self.0) };
+        if self.owned {
+            // SAFETY: we own the stream; pending work still completes.
+            unsafe { sys::cuStreamDestroy_v2(self.raw) };
+        }
     }
 }
 
-/// A CUDA event, destroyed on drop.
-pub struct CuEvent(CUevent);
+/// A CUDA event, destroyed on drop unless borrowed.
+pub struct CuEvent {
+    raw: CUevent,
+    owned: bool,
+}
 
 // SAFETY: CUDA events may be used from any thread.
 unsafe impl Send for CuEvent {}
@@ -302,22 +344,28 @@ impl CuEvent {
         let mut e = null_mut();
         // SAFETY: one out handle.
         check(unsafe { sys::cuEventCreate(&mut e, flags as c_uint) })?;
-        Ok(CuEvent(e))
+        Ok(CuEvent { raw: e, owned: true })
+    }
+
+    /// An event the caller made (a native handle): destroyed on drop only
+    /// when `owned` (CUDA events have no reference count).
+    pub fn from_raw(raw: CUevent, owned: bool) -> CuEvent {
+        CuEvent { raw, owned }
     }
 
     pub fn raw(&self) -> CUevent {
-        self.0
+        self.raw
     }
 
     pub fn record(&self, stream: CUstream) -> CuResult {
         // SAFETY: a live event and stream of the same context.
-        check(unsafe { sys::cuEventRecord(self.0, stream) })
+        check(unsafe { sys::cuEventRecord(self.raw, stream) })
     }
 
     /// Whether the work before the last record has completed.
     pub fn is_complete(&self) -> CuResult<bool> {
         // SAFETY: a live event.
-        match unsafe { sys::cuEventQuery(self.0) } {
+        match unsafe { sys::cuEventQuery(self.raw) } {
             CUresult::CUDA_SUCCESS => Ok(true),
             CUresult::CUDA_ERROR_NOT_READY => Ok(false),
             e => Err(e),
@@ -326,22 +374,24 @@ impl CuEvent {
 
     pub fn synchronize(&self) -> CuResult {
         // SAFETY: a live event.
-        check(unsafe { sys::cuEventSynchronize(self.0) })
+        check(unsafe { sys::cuEventSynchronize(self.raw) })
     }
 
     /// Milliseconds from `self` to `end` (both recorded with timing).
     pub fn elapsed_ms(&self, end: &CuEvent) -> CuResult<f32> {
         let mut ms = 0.0f32;
         // SAFETY: two live timing events.
-        check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.0, end.0) })?;
+        check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.raw, end.raw) })?;
         Ok(ms)
     }
 }
 
 impl Drop for CuEvent {
     fn drop(&mut self) {
-        // SAFETY: we own the event.
-        unsafe { sys::cuEventDestroy_v2(self.0) };
+        if self.owned {
+            // SAFETY: we own the event.
+            unsafe { sys::cuEventDestroy_v2(self.raw) };
+        }
     }
 }
 
@@ -576,8 +626,11 @@ impl Drop for MemPool {
 
 // --- modules and kernels -----------------------------------------------------
 
-/// A loaded module (PTX or cubin), unloaded on drop.
-pub struct Module(CUmodule);
+/// A loaded module (PTX or cubin), unloaded on drop unless borrowed.
+pub struct Module {
+    raw: CUmodule,
+    owned: bool,
+}
 
 // SAFETY: CUDA modules may be used from any thread.
 unsafe impl Send for Module {}
@@ -620,16 +673,22 @@ impl Module {
             String::from_utf8_lossy(&buf[..end]).into_owned()
         };
         match check(r) {
-            Ok(()) => Ok((Module(m), text(&info))),
+            Ok(()) => Ok((Module { raw: m, owned: true }, text(&info))),
             Err(e) => Err((e, text(&error))),
         }
+    }
+
+    /// A module the caller loaded (a native handle): unloaded on drop only
+    /// when `owned`.
+    pub fn from_raw(raw: CUmodule, owned: bool) -> Module {
+        Module { raw, owned }
     }
 
     /// The kernel called `name`; `CUDA_ERROR_NOT_FOUND` when there is none.
     pub fn function(&self, name: &CStr) -> CuResult<CUfunction> {
         let mut f = null_mut();
         // SAFETY: a live module and a NUL-terminated name.
-        check(unsafe { sys::cuModuleGetFunction(&mut f, self.0, name.as_ptr()) })?;
+        check(unsafe { sys::cuModuleGetFunction(&mut f, self.raw, name.as_ptr()) })?;
         Ok(f)
     }
 
@@ -637,19 +696,21 @@ impl Module {
     pub fn global(&self, name: &CStr) -> CuResult<(CUdeviceptr, usize)> {
         let (mut p, mut size) = (0, 0);
         // SAFETY: a live module and a NUL-terminated name.
-        check(unsafe { sys::cuModuleGetGlobal_v2(&mut p, &mut size, self.0, name.as_ptr()) })?;
+        check(unsafe { sys::cuModuleGetGlobal_v2(&mut p, &mut size, self.raw, name.as_ptr()) })?;
         Ok((p, size))
     }
 
     pub fn raw(&self) -> CUmodule {
-        self.0
+        self.raw
     }
 }
 
 impl Drop for Module {
     fn drop(&mut self) {
-        // SAFETY: we own the module; kernels made from it are gone.
-        unsafe { sys::cuModuleUnload(self.0) };
+        if self.owned {
+            // SAFETY: we own the module; kernels made from it are gone.
+            unsafe { sys::cuModuleUnload(self.raw) };
+        }
     }
 }
 
@@ -660,6 +721,27 @@ pub fn func_attribute(f: CUfunction, attr: FuncAttr) -> CuResult<i32> {
     // SAFETY: a live function, one out int.
     check(unsafe { sys::cuFuncGetAttribute(&mut v, attr, f) })?;
     Ok(v)
+}
+
+/// The module a kernel belongs to.
+pub fn func_module(f: CUfunction) -> CuResult<CUmodule> {
+    let mut m = null_mut();
+    // SAFETY: a live function, one out handle.
+    check(unsafe { sys::cuFuncGetModule(&mut m, f) })?;
+    Ok(m)
+}
+
+/// A kernel's name.
+pub fn func_name(f: CUfunction) -> CuResult<String> {
+    let mut name: *const c_char = std::ptr::null();
+    // SAFETY: a live function; the driver writes a pointer to a string it
+    // keeps as long as the function.
+    check(unsafe { sys::cuFuncGetName(&mut name, f) })?;
+    if name.is_null() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: a NUL-terminated string of the driver's.
+    Ok(unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned())
 }
 
 /// `(offset, size)` in bytes of each parameter of a kernel, in order.

@@ -42,6 +42,7 @@ pub static DDI: ur_dditable_t = {
     d.Device.pfnRelease = Some(device::urDeviceRelease);
     d.Device.pfnSelectBinary = Some(device::urDeviceSelectBinary);
     d.Device.pfnGetNativeHandle = Some(device::urDeviceGetNativeHandle);
+    d.Device.pfnCreateWithNativeHandle = Some(device::urDeviceCreateWithNativeHandle);
     d.Device.pfnGetGlobalTimestamps = Some(device::urDeviceGetGlobalTimestamps);
 
     d.Context.pfnCreate = Some(context::urContextCreate);
@@ -49,6 +50,7 @@ pub static DDI: ur_dditable_t = {
     d.Context.pfnRelease = Some(context::urContextRelease);
     d.Context.pfnGetInfo = Some(context::urContextGetInfo);
     d.Context.pfnGetNativeHandle = Some(context::urContextGetNativeHandle);
+    d.Context.pfnCreateWithNativeHandle = Some(context::urContextCreateWithNativeHandle);
     d.Context.pfnSetExtendedDeleter = Some(context::urContextSetExtendedDeleter);
 
     d.Queue.pfnCreate = Some(queue::urQueueCreate);
@@ -56,6 +58,7 @@ pub static DDI: ur_dditable_t = {
     d.Queue.pfnRelease = Some(queue::urQueueRelease);
     d.Queue.pfnGetInfo = Some(queue::urQueueGetInfo);
     d.Queue.pfnGetNativeHandle = Some(queue::urQueueGetNativeHandle);
+    d.Queue.pfnCreateWithNativeHandle = Some(queue::urQueueCreateWithNativeHandle);
     d.Queue.pfnFinish = Some(queue::urQueueFinish);
     d.Queue.pfnFlush = Some(queue::urQueueFlush);
     d.QueueExp.pfnIsGraphCaptureEnabledExp = Some(queue::urQueueIsGraphCaptureEnabledExp);
@@ -66,6 +69,7 @@ pub static DDI: ur_dditable_t = {
     d.Event.pfnRetain = Some(event::urEventRetain);
     d.Event.pfnRelease = Some(event::urEventRelease);
     d.Event.pfnGetNativeHandle = Some(event::urEventGetNativeHandle);
+    d.Event.pfnCreateWithNativeHandle = Some(event::urEventCreateWithNativeHandle);
     d.Event.pfnSetCallback = Some(event::urEventSetCallback);
 
     d.USM.pfnHostAlloc = Some(usm::urUSMHostAlloc);
@@ -109,6 +113,7 @@ pub static DDI: ur_dditable_t = {
     d.Program.pfnGetBuildInfo = Some(program::urProgramGetBuildInfo);
     d.Program.pfnGetGlobalVariablePointer = Some(program::urProgramGetGlobalVariablePointer);
     d.Program.pfnGetNativeHandle = Some(program::urProgramGetNativeHandle);
+    d.Program.pfnCreateWithNativeHandle = Some(program::urProgramCreateWithNativeHandle);
     d.ProgramExp.pfnBuildExp = Some(program::urProgramBuildExp);
 
     d.Kernel.pfnCreate = Some(kernel::urKernelCreate);
@@ -118,6 +123,7 @@ pub static DDI: ur_dditable_t = {
     d.Kernel.pfnGetGroupInfo = Some(kernel::urKernelGetGroupInfo);
     d.Kernel.pfnGetSubGroupInfo = Some(kernel::urKernelGetSubGroupInfo);
     d.Kernel.pfnGetNativeHandle = Some(kernel::urKernelGetNativeHandle);
+    d.Kernel.pfnCreateWithNativeHandle = Some(kernel::urKernelCreateWithNativeHandle);
     d.Kernel.pfnGetSuggestedLocalWorkSize = Some(kernel::urKernelGetSuggestedLocalWorkSize);
     d.Kernel.pfnSetExecInfo = Some(kernel::urKernelSetExecInfo);
 

@@ -28,6 +28,7 @@ pub static DDI: ur_dditable_t = {
     d.Platform.pfnGetInfo = Some(platform::urPlatformGetInfo);
     d.Platform.pfnGetApiVersion = Some(platform::urPlatformGetApiVersion);
     d.Platform.pfnGetNativeHandle = Some(platform::urPlatformGetNativeHandle);
+    d.Platform.pfnCreateWithNativeHandle = Some(platform::urPlatformCreateWithNativeHandle);
     d.Platform.pfnGetBackendOption = Some(platform::urPlatformGetBackendOption);
 
     d.Device.pfnGet = Some(device::urDeviceGet);
@@ -35,6 +36,7 @@ pub static DDI: ur_dditable_t = {
     d.Device.pfnRetain = Some(device::urDeviceRetain);
     d.Device.pfnRelease = Some(device::urDeviceRelease);
     d.Device.pfnGetNativeHandle = Some(device::urDeviceGetNativeHandle);
+    d.Device.pfnCreateWithNativeHandle = Some(device::urDeviceCreateWithNativeHandle);
     d.Device.pfnGetGlobalTimestamps = Some(device::urDeviceGetGlobalTimestamps);
     d.Device.pfnSelectBinary = Some(device::urDeviceSelectBinary);
     d.Device.pfnPartition = Some(device::urDevicePartition);
@@ -44,6 +46,7 @@ pub static DDI: ur_dditable_t = {
     d.Context.pfnRelease = Some(context::urContextRelease);
     d.Context.pfnGetInfo = Some(context::urContextGetInfo);
     d.Context.pfnGetNativeHandle = Some(context::urContextGetNativeHandle);
+    d.Context.pfnCreateWithNativeHandle = Some(context::urContextCreateWithNativeHandle);
     d.Context.pfnSetExtendedDeleter = Some(context::urContextSetExtendedDeleter);
 
     d.Queue.pfnCreate = Some(queue::urQueueCreate);
@@ -51,6 +54,7 @@ pub static DDI: ur_dditable_t = {
     d.Queue.pfnRelease = Some(queue::urQueueRelease);
     d.Queue.pfnGetInfo = Some(queue::urQueueGetInfo);
     d.Queue.pfnGetNativeHandle = Some(queue::urQueueGetNativeHandle);
+    d.Queue.pfnCreateWithNativeHandle = Some(queue::urQueueCreateWithNativeHandle);
     d.Queue.pfnFinish = Some(queue::urQueueFinish);
     d.Queue.pfnFlush = Some(queue::urQueueFlush);
     d.QueueExp.pfnIsGraphCaptureEnabledExp = Some(queue::urQueueIsGraphCaptureEnabledExp);
@@ -61,6 +65,7 @@ pub static DDI: ur_dditable_t = {
     d.Event.pfnRetain = Some(event::urEventRetain);
     d.Event.pfnRelease = Some(event::urEventRelease);
     d.Event.pfnGetNativeHandle = Some(event::urEventGetNativeHandle);
+    d.Event.pfnCreateWithNativeHandle = Some(event::urEventCreateWithNativeHandle);
     d.Event.pfnSetCallback = Some(event::urEventSetCallback);
 
     d.Enqueue.pfnEventsWait = Some(enqueue::urEnqueueEventsWait);
@@ -107,6 +112,7 @@ pub static DDI: ur_dditable_t = {
     d.Program.pfnGetBuildInfo = Some(program::urProgramGetBuildInfo);
     d.Program.pfnSetSpecializationConstants = Some(program::urProgramSetSpecializationConstants);
     d.Program.pfnGetNativeHandle = Some(program::urProgramGetNativeHandle);
+    d.Program.pfnCreateWithNativeHandle = Some(program::urProgramCreateWithNativeHandle);
     d.ProgramExp.pfnBuildExp = Some(program::urProgramBuildExp);
     d.ProgramExp.pfnCompileExp = Some(program::urProgramCompileExp);
     d.ProgramExp.pfnLinkExp = Some(program::urProgramLinkExp);
@@ -119,6 +125,7 @@ pub static DDI: ur_dditable_t = {
     d.Kernel.pfnGetSubGroupInfo = Some(kernel::urKernelGetSubGroupInfo);
     d.Kernel.pfnSetExecInfo = Some(kernel::urKernelSetExecInfo);
     d.Kernel.pfnGetNativeHandle = Some(kernel::urKernelGetNativeHandle);
+    d.Kernel.pfnCreateWithNativeHandle = Some(kernel::urKernelCreateWithNativeHandle);
 
     d
 };

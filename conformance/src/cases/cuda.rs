@@ -40,6 +40,31 @@ pub const CASES: &[Case] = &[
     Case::device("urProgramBuild.cuda_bad_ptx_fails_with_log", bad_ptx),
     Case::device("urKernelCreate.cuda_unknown_name", unknown_kernel),
     Case::device("urEventGetProfilingInfo.cuda_kernel_times", kernel_profiling),
+    Case::device(
+        "urProgramCreateWithNativeHandle.cuda_module_round_trip_and_launch",
+        native_module,
+    ),
+    Case::device(
+        "urKernelCreateWithNativeHandle.cuda_function_round_trip_and_launch",
+        native_function,
+    ),
+    Case::device("urKernelCreateWithNativeHandle.cuda_null_program", native_function_null_program),
+    Case::device(
+        "urKernelCreateWithNativeHandle.cuda_foreign_program",
+        native_function_foreign_program,
+    ),
+    Case::device(
+        "urQueueCreateWithNativeHandle.cuda_streams_borrowed_and_owned",
+        native_streams,
+    ),
+    Case::device(
+        "urEventCreateWithNativeHandle.cuda_events_borrowed_and_owned",
+        native_events,
+    ),
+    Case::device(
+        "urContextCreateWithNativeHandle.cuda_owned_primary_context",
+        native_owned_context,
+    ),
 ];
 
 /// `fill_u32(out, value, n)`: out[i] = value; `add_u32(dst, src, add, n)`:
@@ -788,4 +813,276 @@ unsafe fn kernel_profiling(fx: &DeviceFx) -> CaseResult {
         end - start
     );
     Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Native handles: CUDA modules, functions, streams, events and primary
+// contexts. Streams and events of the case's own come from the driver
+// (`libcuda.so.1`, the library the adapter uses), so that a borrowed one
+// can be checked to outlive its UR object.
+
+type CuResultCode = i32;
+type CuPtr = *mut c_void;
+
+/// The driver entry points the native-handle cases call.
+struct CudaDriver {
+    ctx_set_current: unsafe extern "C" fn(CuPtr) -> CuResultCode,
+    device_primary_ctx_retain: unsafe extern "C" fn(*mut CuPtr, i32) -> CuResultCode,
+    stream_create: unsafe extern "C" fn(*mut CuPtr, u32) -> CuResultCode,
+    stream_synchronize: unsafe extern "C" fn(CuPtr) -> CuResultCode,
+    stream_destroy: unsafe extern "C" fn(CuPtr) -> CuResultCode,
+    event_create: unsafe extern "C" fn(*mut CuPtr, u32) -> CuResultCode,
+    event_record: unsafe extern "C" fn(CuPtr, CuPtr) -> CuResultCode,
+    event_query: unsafe extern "C" fn(CuPtr) -> CuResultCode,
+    event_destroy: unsafe extern "C" fn(CuPtr) -> CuResultCode,
+}
+
+impl CudaDriver {
+    fn load() -> Result<CudaDriver, String> {
+        // SAFETY: opening the CUDA driver, which the adapter has opened too.
+        let lib = unsafe { libloading::Library::new("libcuda.so.1") }
+            .map_err(|e| format!("cannot open libcuda.so.1: {e}"))?;
+        let lib: &'static libloading::Library = Box::leak(Box::new(lib));
+        macro_rules! sym {
+            ($name:literal) => {
+                // SAFETY: the driver entry point of that name has the C type
+                // of the field it is stored in.
+                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|e| format!("libcuda.so.1 lacks {}: {e}", $name))?
+            };
+        }
+        Ok(CudaDriver {
+            ctx_set_current: sym!("cuCtxSetCurrent"),
+            device_primary_ctx_retain: sym!("cuDevicePrimaryCtxRetain"),
+            stream_create: sym!("cuStreamCreate"),
+            stream_synchronize: sym!("cuStreamSynchronize"),
+            stream_destroy: sym!("cuStreamDestroy_v2"),
+            event_create: sym!("cuEventCreate"),
+            event_record: sym!("cuEventRecord"),
+            event_query: sym!("cuEventQuery"),
+            event_destroy: sym!("cuEventDestroy_v2"),
+        })
+    }
+}
+
+/// The driver, with the device's primary context (the fixture context's
+/// native handle) current on this thread.
+unsafe fn cuda_driver(fx: &DeviceFx) -> Result<&'static CudaDriver, Outcome> {
+    cuda_only(fx)?;
+    static DRIVER: std::sync::OnceLock<Result<CudaDriver, String>> = std::sync::OnceLock::new();
+    let cu = DRIVER
+        .get_or_init(CudaDriver::load)
+        .as_ref()
+        .map_err(|e| Outcome::Fail(e.clone()))?;
+    let mut ctx = 0;
+    expect_success!(fx.api.urContextGetNativeHandle(fx.context, &mut ctx));
+    check_eq!((cu.ctx_set_current)(ctx as CuPtr), 0);
+    Ok(cu)
+}
+
+/// Fills device memory with `value` through `kernel` on `queue` and checks
+/// it, reading back through the fixture's queue.
+unsafe fn fill_and_check(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    kernel: ur_kernel_handle_t,
+    value: u32,
+    what: &str,
+) -> CaseResult {
+    let out = fx.alloc(UsmKind::Device, BYTES)?;
+    let n = ELEMENTS as u32;
+    let filled = launch_event(
+        fx,
+        queue,
+        kernel,
+        &[pointer_arg(0, out.ptr), u32_arg(1, &value), u32_arg(2, &n)],
+        &[],
+    )?;
+    fx.wait(filled.get())?;
+    let got = read_u32s(fx, fx.queue, out.ptr)?;
+    expect_all(what, &got, value)
+}
+
+unsafe fn native_module(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (original, fill, _add) = kernels(fx)?;
+    let mut module = 0;
+    expect_success!(fx.api.urProgramGetNativeHandle(original.get(), &mut module));
+    check!(module != 0, "the built program's native module is null");
+    let properties = ur_program_native_properties_t {
+        stype: UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES,
+        pNext: null_mut(),
+        isNativeHandleOwned: false,
+    };
+    let mut program = null_mut();
+    expect_success!(fx.api.urProgramCreateWithNativeHandle(module, fx.context, &properties, &mut program));
+    let program: OwnedProgram = Owned::new(program, fx.api.fns.urProgramRelease);
+    let mut again = 0;
+    expect_success!(fx.api.urProgramGetNativeHandle(program.get(), &mut again));
+    check_eq!(again, module);
+    let mut kernel = null_mut();
+    expect_success!(fx.api.urKernelCreate(program.get(), c"fill_u32".as_ptr(), &mut kernel));
+    let kernel: OwnedKernel = Owned::new(kernel, fx.api.fns.urKernelRelease);
+    fill_and_check(fx, fx.queue, kernel.get(), 0x0D0E_0001, "fill_u32 from a program over a native module")?;
+    drop(kernel);
+    expect_success!(program.release());
+    // Borrowed: the module is still loaded for the program it came from.
+    fill_and_check(fx, fx.queue, fill.get(), 0x0D0E_0002, "fill_u32 of the module's own program")
+}
+
+unsafe fn native_function(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (program, fill, _add) = kernels(fx)?;
+    let mut function = 0;
+    expect_success!(fx.api.urKernelGetNativeHandle(fill.get(), &mut function));
+    let mut kernel = null_mut();
+    expect_success!(fx.api.urKernelCreateWithNativeHandle(function, fx.context, program.get(), null(), &mut kernel));
+    let kernel: OwnedKernel = Owned::new(kernel, fx.api.fns.urKernelRelease);
+    let mut again = 0;
+    expect_success!(fx.api.urKernelGetNativeHandle(kernel.get(), &mut again));
+    check_eq!(again, function);
+    let mut size = 0usize;
+    expect_success!(fx.api.urKernelGetInfo(kernel.get(), UR_KERNEL_INFO_FUNCTION_NAME, 0, null_mut(), &mut size));
+    let mut name = vec![0u8; size];
+    expect_success!(fx.api.urKernelGetInfo(
+        kernel.get(),
+        UR_KERNEL_INFO_FUNCTION_NAME,
+        size,
+        name.as_mut_ptr().cast(),
+        null_mut()
+    ));
+    check_eq!(name.as_slice(), b"fill_u32\0".as_slice());
+    fill_and_check(fx, fx.queue, kernel.get(), 0x0F0F_0001, "fill_u32 through a kernel from a native function")
+}
+
+unsafe fn native_function_null_program(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (_program, fill, _add) = kernels(fx)?;
+    let mut function = 0;
+    expect_success!(fx.api.urKernelGetNativeHandle(fill.get(), &mut function));
+    let mut kernel = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urKernelCreateWithNativeHandle(function, fx.context, null_mut(), null(), &mut kernel)
+    );
+    Ok(())
+}
+
+unsafe fn native_function_foreign_program(fx: &DeviceFx) -> CaseResult {
+    cuda_only(fx)?;
+    let (_program, fill, _add) = kernels(fx)?;
+    let (other, built) = program(fx, PTX)?;
+    check_eq!(built, UR_RESULT_SUCCESS);
+    let mut function = 0;
+    expect_success!(fx.api.urKernelGetNativeHandle(fill.get(), &mut function));
+    let mut kernel = null_mut();
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_PROGRAM,
+        fx.api.urKernelCreateWithNativeHandle(function, fx.context, other.get(), null(), &mut kernel)
+    );
+    Ok(())
+}
+
+unsafe fn native_streams(fx: &DeviceFx) -> CaseResult {
+    let cu = cuda_driver(fx)?;
+    let (_program, fill, _add) = kernels(fx)?;
+    for owned in [false, true] {
+        let mut stream: CuPtr = null_mut();
+        check_eq!((cu.stream_create)(&mut stream, 1), 0);
+        let properties = ur_queue_native_properties_t {
+            stype: UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES,
+            pNext: null_mut(),
+            isNativeHandleOwned: owned,
+        };
+        let mut queue = null_mut();
+        expect_success!(fx.api.urQueueCreateWithNativeHandle(
+            stream as ur_native_handle_t,
+            fx.context,
+            null_mut(),
+            &properties,
+            &mut queue
+        ));
+        let queue = fx.own_queue(queue);
+        check_eq!(fx.api.queue_info::<ur_device_handle_t>(queue.get(), UR_QUEUE_INFO_DEVICE)?, fx.device);
+        let mut native = 0;
+        expect_success!(fx.api.urQueueGetNativeHandle(queue.get(), null_mut(), &mut native));
+        check_eq!(native, stream as ur_native_handle_t);
+        fill_and_check(fx, queue.get(), fill.get(), 0x5757_0000 + owned as u32, "fill_u32 on a queue over a native stream")?;
+        expect_success!(fx.api.urQueueFinish(queue.get()));
+        expect_success!(queue.release());
+        if !owned {
+            // Borrowed: the stream is still the case's.
+            check_eq!((cu.stream_synchronize)(stream), 0);
+            check_eq!((cu.stream_destroy)(stream), 0);
+        }
+    }
+    Ok(())
+}
+
+unsafe fn native_events(fx: &DeviceFx) -> CaseResult {
+    let cu = cuda_driver(fx)?;
+    let mut stream = 0;
+    expect_success!(fx.api.urQueueGetNativeHandle(fx.queue, null_mut(), &mut stream));
+    for owned in [false, true] {
+        let mut event: CuPtr = null_mut();
+        // CU_EVENT_DISABLE_TIMING
+        check_eq!((cu.event_create)(&mut event, 2), 0);
+        check_eq!((cu.event_record)(event, stream as CuPtr), 0);
+        let properties = ur_event_native_properties_t {
+            stype: UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES,
+            pNext: null_mut(),
+            isNativeHandleOwned: owned,
+        };
+        let mut e = null_mut();
+        expect_success!(fx.api.urEventCreateWithNativeHandle(event as ur_native_handle_t, fx.context, &properties, &mut e));
+        let e = fx.own_event(e);
+        let mut native = 0;
+        expect_success!(fx.api.urEventGetNativeHandle(e.get(), &mut native));
+        check_eq!(native, event as ur_native_handle_t);
+        // In a wait list, then waited for.
+        let mut after = null_mut();
+        expect_success!(fx.api.urEnqueueEventsWait(fx.queue, 1, &e.get(), &mut after));
+        let after = fx.own_event(after);
+        fx.wait(e.get())?;
+        check_eq!(fx.status(e.get())?, UR_EVENT_STATUS_COMPLETE);
+        fx.wait(after.get())?;
+        expect_success!(e.release());
+        if !owned {
+            // Borrowed: the event is still the case's.
+            check_eq!((cu.event_query)(event), 0);
+            check_eq!((cu.event_destroy)(event), 0);
+        }
+    }
+    Ok(())
+}
+
+unsafe fn native_owned_context(fx: &DeviceFx) -> CaseResult {
+    let cu = cuda_driver(fx)?;
+    let (_program, fill, _add) = kernels(fx)?;
+    let mut device = 0;
+    expect_success!(fx.api.urDeviceGetNativeHandle(fx.device, &mut device));
+    // A reference of the primary context of the case's own, handed over.
+    let mut primary: CuPtr = null_mut();
+    check_eq!((cu.device_primary_ctx_retain)(&mut primary, device as i32), 0);
+    let properties = ur_context_native_properties_t {
+        stype: UR_STRUCTURE_TYPE_CONTEXT_NATIVE_PROPERTIES,
+        pNext: null_mut(),
+        isNativeHandleOwned: true,
+    };
+    let mut context = null_mut();
+    expect_success!(fx.api.urContextCreateWithNativeHandle(
+        primary as ur_native_handle_t,
+        fx.adapter,
+        1,
+        &fx.device,
+        &properties,
+        &mut context
+    ));
+    let context = fx.own_context(context);
+    let mut native = 0;
+    expect_success!(fx.api.urContextGetNativeHandle(context.get(), &mut native));
+    check_eq!(native, primary as ur_native_handle_t);
+    expect_success!(context.release());
+    // The adapter's own reference keeps the primary context alive.
+    fill_and_check(fx, fx.queue, fill.get(), 0xC7C7_0001, "fill_u32 after an owned primary context went back")
 }

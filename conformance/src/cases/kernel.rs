@@ -55,7 +55,7 @@ fn arg(
     }
 }
 
-fn value_arg<T>(index: u32, v: &T) -> ur_exp_kernel_arg_properties_t {
+pub fn value_arg<T>(index: u32, v: &T) -> ur_exp_kernel_arg_properties_t {
     arg(
         UR_EXP_KERNEL_ARG_TYPE_VALUE,
         index,
@@ -64,7 +64,7 @@ fn value_arg<T>(index: u32, v: &T) -> ur_exp_kernel_arg_properties_t {
     )
 }
 
-fn pointer_arg(index: u32, p: *const c_void) -> ur_exp_kernel_arg_properties_t {
+pub fn pointer_arg(index: u32, p: *const c_void) -> ur_exp_kernel_arg_properties_t {
     arg(UR_EXP_KERNEL_ARG_TYPE_POINTER, index, size_of::<*const c_void>(), ur_exp_kernel_arg_value_t { pointer: p })
 }
 
@@ -73,8 +73,12 @@ fn local_arg(index: u32, size: usize) -> ur_exp_kernel_arg_properties_t {
 }
 
 /// A 1-D launch.
+///
+/// # Safety
+/// The fixture, queue and kernel must be live, and the arguments must fit
+/// the kernel.
 #[allow(clippy::too_many_arguments)]
-unsafe fn launch(
+pub unsafe fn launch(
     fx: &DeviceFx,
     queue: ur_queue_handle_t,
     k: ur_kernel_handle_t,
@@ -101,7 +105,7 @@ unsafe fn launch(
     )
 }
 
-fn words(bytes: &[u8]) -> Vec<u32> {
+pub fn words(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
@@ -110,14 +114,14 @@ fn as_bytes(words: &[u32]) -> Vec<u8> {
 }
 
 /// Checks `got[i] == expected(i)` for every word.
-fn check_words(what: &str, got: &[u32], expected: impl Fn(usize) -> u32) -> CaseResult {
+pub fn check_words(what: &str, got: &[u32], expected: impl Fn(usize) -> u32) -> CaseResult {
     if let Some(i) = (0..got.len()).find(|&i| got[i] != expected(i)) {
         return Err(format!("{what}: word {i} is {}, expected {} ({} words)", got[i], expected(i), got.len()).into());
     }
     Ok(())
 }
 
-const N: usize = 1024;
+pub const N: usize = 1024;
 
 /// Runs `fill_index` of `program` into device (else shared, else host) USM
 /// with base `base`, reads it back and checks every word. Shared with

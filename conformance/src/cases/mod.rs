@@ -11,6 +11,7 @@ pub mod enqueue;
 pub mod event;
 pub mod kernel;
 pub mod loader;
+pub mod native;
 pub mod partition;
 pub mod platform;
 pub mod program;
@@ -35,6 +36,7 @@ pub fn all() -> Vec<&'static Case> {
         enqueue::CASES,
         program::CASES,
         kernel::CASES,
+        native::CASES,
         cuda::CASES,
         chains::CASES,
         unsupported::CASES,
@@ -74,6 +76,9 @@ mod tests {
         "urEnqueueUSMDeviceAllocExp", "urEnqueueUSMSharedAllocExp", "urEnqueueUSMHostAllocExp", "urEnqueueUSMFreeExp",
         "urUSMPoolCreateExp", "urUSMPoolDestroyExp", "urUSMPoolGetDefaultDevicePoolExp", "urUSMPoolSetDevicePoolExp",
         "urUSMPoolGetDevicePoolExp", "urUSMPoolTrimToExp", "urUSMPoolGetInfoExp", "urUSMPoolSetInfoExp",
+        "urPlatformCreateWithNativeHandle", "urDeviceCreateWithNativeHandle", "urContextCreateWithNativeHandle",
+        "urQueueCreateWithNativeHandle", "urEventCreateWithNativeHandle", "urProgramCreateWithNativeHandle",
+        "urKernelCreateWithNativeHandle",
     ];
 
     /// Words in case names that mark an error path.

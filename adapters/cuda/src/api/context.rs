@@ -103,3 +103,29 @@ pub unsafe extern "C" fn urContextSetExtendedDeleter(
         Ok(())
     })
 }
+
+pub unsafe extern "C" fn urContextCreateWithNativeHandle(
+    hNativeContext: ur_native_handle_t,
+    hAdapter: ur_adapter_handle_t,
+    numDevices: u32,
+    phDevices: *const ur_device_handle_t,
+    pProperties: *const ur_context_native_properties_t,
+    phContext: *mut ur_context_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        crate::api::adapter::ADAPTER.borrow(hAdapter)?;
+        let (ownership, _) =
+            ur_core::boundary::native_args(hNativeContext, false, pProperties, phContext)?;
+        let devices = slice_arg(phDevices, numDevices)?
+            .iter()
+            .map(|&d| arc::<Device>(d))
+            .collect::<UrResult<Vec<_>>>()?;
+        let context = Context::from_native(
+            hNativeContext as crate::driver::CUcontext,
+            devices,
+            ownership,
+        )?;
+        *phContext = handle::into_handle(context);
+        Ok(())
+    })
+}

@@ -107,3 +107,23 @@ pub unsafe extern "C" fn urDeviceGetGlobalTimestamps(
         Ok(())
     })
 }
+
+/// A `CUdevice` gives back the adapter's device for it, the same handle
+/// `urDeviceGet` hands out; one the adapter did not find is
+/// `INVALID_VALUE` (spec/device.md). A `CUdevice` is an ordinal-like integer, so 0 is a
+/// device, not a null handle; devices are not reference counted, so
+/// ownership changes nothing.
+pub unsafe extern "C" fn urDeviceCreateWithNativeHandle(
+    hNativeDevice: ur_native_handle_t,
+    hAdapter: ur_adapter_handle_t,
+    pProperties: *const ur_device_native_properties_t,
+    phDevice: *mut ur_device_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        crate::api::adapter::ADAPTER.borrow(hAdapter)?;
+        ur_core::boundary::native_args(hNativeDevice, true, pProperties, phDevice)?;
+        let device = Device::find_native(hNativeDevice).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        *phDevice = device.handle();
+        Ok(())
+    })
+}

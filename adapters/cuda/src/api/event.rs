@@ -112,3 +112,20 @@ pub unsafe extern "C" fn urEventSetCallback(
         Ok(())
     })
 }
+
+pub unsafe extern "C" fn urEventCreateWithNativeHandle(
+    hNativeEvent: ur_native_handle_t,
+    hContext: ur_context_handle_t,
+    pProperties: *const ur_event_native_properties_t,
+    phEvent: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = super::arc::<crate::core::context::Context>(hContext)?;
+        let (ownership, _) =
+            ur_core::boundary::native_args(hNativeEvent, false, pProperties, phEvent)?;
+        let owned = ownership == ur_core::boundary::NativeOwnership::Owned;
+        let native = crate::driver::CuEvent::from_raw(hNativeEvent as crate::driver::CUevent, owned);
+        *phEvent = handle::into_handle(Event::from_native(context, native));
+        Ok(())
+    })
+}

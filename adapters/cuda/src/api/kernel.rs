@@ -156,3 +156,26 @@ pub unsafe extern "C" fn urKernelSetExecInfo(
         Ok(())
     })
 }
+
+/// The kernel's program is needed (a CUDA function does not name the UR
+/// program it came from): without one, `INVALID_NULL_HANDLE`, as the spec
+/// allows.
+pub unsafe extern "C" fn urKernelCreateWithNativeHandle(
+    hNativeKernel: ur_native_handle_t,
+    hContext: ur_context_handle_t,
+    hProgram: ur_program_handle_t,
+    pProperties: *const ur_kernel_native_properties_t,
+    phKernel: *mut ur_kernel_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = borrow::<crate::core::context::Context>(hContext)?;
+        ur_core::boundary::native_args(hNativeKernel, false, pProperties, phKernel)?;
+        let program = arc::<Program>(hProgram)?;
+        if !std::ptr::eq(&*program.context, context) {
+            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+        }
+        let kernel = Kernel::from_native(program, hNativeKernel as crate::driver::CUfunction)?;
+        *phKernel = handle::into_handle(kernel);
+        Ok(())
+    })
+}

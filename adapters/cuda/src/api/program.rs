@@ -192,3 +192,23 @@ pub unsafe extern "C" fn urProgramGetNativeHandle(
         write_out(phNativeProgram, module.raw() as ur_native_handle_t)
     })
 }
+
+pub unsafe extern "C" fn urProgramCreateWithNativeHandle(
+    hNativeProgram: ur_native_handle_t,
+    hContext: ur_context_handle_t,
+    pProperties: *const ur_program_native_properties_t,
+    phProgram: *mut ur_program_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = arc::<Context>(hContext)?;
+        let (ownership, _) =
+            ur_core::boundary::native_args(hNativeProgram, false, pProperties, phProgram)?;
+        let program = Program::from_native(
+            context,
+            hNativeProgram as crate::driver::CUmodule,
+            ownership,
+        )?;
+        *phProgram = handle::into_handle(program);
+        Ok(())
+    })
+}

@@ -113,3 +113,43 @@ pub unsafe extern "C" fn urQueueIsGraphCaptureEnabledExp(
         write_out(pResult, false)
     })
 }
+
+pub unsafe extern "C" fn urQueueCreateWithNativeHandle(
+    hNativeQueue: ur_native_handle_t,
+    hContext: ur_context_handle_t,
+    hDevice: ur_device_handle_t,
+    pProperties: *const ur_queue_native_properties_t,
+    phQueue: *mut ur_queue_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = arc::<Context>(hContext)?;
+        let (ownership, chain) =
+            ur_core::boundary::native_args(hNativeQueue, false, pProperties, phQueue)?;
+        let device = if hDevice.is_null() {
+            None
+        } else {
+            Some(arc::<Device>(hDevice)?)
+        };
+        // libsycl chains the queue's flags (`ur_queue_properties_t`).
+        let mut flags = 0;
+        ur_core::boundary::for_each_in_chain(chain, |stype, p| {
+            if stype == UR_STRUCTURE_TYPE_QUEUE_PROPERTIES {
+                // SAFETY: the structure type names this link's type.
+                flags = (*(p as *const ur_queue_properties_t)).flags;
+            }
+            Ok(())
+        })?;
+        if flags & UR_QUEUE_FLAGS_MASK != 0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        let queue = Queue::from_native(
+            context,
+            device,
+            hNativeQueue as crate::driver::CUstream,
+            flags,
+            ownership,
+        )?;
+        *phQueue = handle::into_handle(queue);
+        Ok(())
+    })
+}

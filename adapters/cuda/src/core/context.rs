@@ -49,6 +49,10 @@ pub struct Context {
     /// The lane blocking allocations from engine pools are made on: it
     /// stands for the host and runs no commands.
     host_lane: OnceLock<Arc<Lane>>,
+    /// The GPU whose primary context the user handed over, owned, with
+    /// `urContextCreateWithNativeHandle`: its reference goes back when
+    /// this context does.
+    owned_primary: Option<crate::driver::CUdevice>,
 }
 
 const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
@@ -61,6 +65,49 @@ unsafe impl UrObject for Context {
 
 impl Context {
     pub fn new(devices: Vec<Arc<Device>>) -> UrResult<Arc<Context>> {
+        Self::with_primary(devices, None)
+    }
+
+    /// `urContextCreateWithNativeHandle`: the adapter runs every GPU
+    /// through its primary context, so a native context must be the
+    /// primary context of one of `devices` (or, when none are named, of a
+    /// GPU of the platform, which is then the context's one device); any
+    /// other CUDA context is `UNSUPPORTED_FEATURE`. Owned, the user's
+    /// reference of that primary context is released with this context;
+    /// borrowed, nothing is.
+    pub fn from_native(
+        native: crate::driver::CUcontext,
+        devices: Vec<Arc<Device>>,
+        ownership: ur_core::boundary::NativeOwnership,
+    ) -> UrResult<Arc<Context>> {
+        let candidates: Vec<Arc<Device>> = if devices.is_empty() {
+            super::platform::Platform::get()
+                .map(|p| p.devices.clone())
+                .unwrap_or_default()
+        } else {
+            devices.clone()
+        };
+        let mut owner = None;
+        for d in &candidates {
+            if d.primary_context()? == native {
+                owner = Some(d.clone());
+                break;
+            }
+        }
+        let owner = owner.ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
+        let devices = if devices.is_empty() {
+            vec![owner.clone()]
+        } else {
+            devices
+        };
+        let owned = (ownership == ur_core::boundary::NativeOwnership::Owned).then_some(owner.cu);
+        Self::with_primary(devices, owned)
+    }
+
+    fn with_primary(
+        devices: Vec<Arc<Device>>,
+        owned_primary: Option<crate::driver::CUdevice>,
+    ) -> UrResult<Arc<Context>> {
         for d in &devices {
             d.activate()?;
         }
@@ -76,6 +123,7 @@ impl Context {
             submit_lock: Mutex::new(()),
             lanes: Mutex::new(HashMap::new()),
             host_lane: OnceLock::new(),
+            owned_primary,
         }))
     }
 
@@ -238,6 +286,16 @@ impl Drop for Context {
         {
             // SAFETY: the user registered this deleter for this context.
             unsafe { (d.f)(d.user_data as *mut core::ffi::c_void) };
+        }
+        if let Some(dev) = self.owned_primary {
+            // The adapter keeps its own reference of every primary context,
+            // so this one going leaves the context alive for the adapter.
+            if let Err(e) = crate::driver::primary_ctx_release(dev) {
+                log::warning(&format!(
+                    "releasing the primary context handed over with a native context failed: {}",
+                    crate::driver::error_name(e)
+                ));
+            }
         }
     }
 }

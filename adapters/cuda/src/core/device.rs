@@ -138,13 +138,26 @@ impl Device {
     /// retaining it the first time.
     #[inline]
     pub fn activate(&self) -> UrResult<CUcontext> {
-        let ctx = self
+        let ctx = self.primary_context()?;
+        driver::activate(ctx).cu()?;
+        Ok(ctx)
+    }
+
+    /// This GPU's primary context, retained the first time; not made
+    /// current.
+    pub fn primary_context(&self) -> UrResult<CUcontext> {
+        Ok(self
             .primary
             .get_or_init(|| driver::primary_ctx_retain(self.cu).map(PrimaryContext))
             .cu()?
-            .0;
-        driver::activate(ctx).cu()?;
-        Ok(ctx)
+            .0)
+    }
+
+    /// The device of this adapter whose `CUdevice` is `native`, the same
+    /// object `urDeviceGet` hands out; `None` for one it does not know.
+    pub fn find_native(native: ur_native_handle_t) -> Option<&'static Arc<Device>> {
+        let cu = CUdevice::try_from(native).ok()?;
+        Platform::get()?.devices.iter().find(|d| d.cu == cu)
     }
 
     /// The GPU's default stream-ordered pool (the one `cudaMallocAsync` uses).

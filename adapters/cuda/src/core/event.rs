@@ -69,6 +69,25 @@ impl Event {
         })
     }
 
+    /// `urEventCreateWithNativeHandle`: an event whose completion is the
+    /// user's CUDA event's (its last record). Owned, the CUDA event is
+    /// destroyed with this one; borrowed, it is left to its owner (CUDA
+    /// events have no reference count).
+    pub fn from_native(context: Arc<Context>, native: CuEvent) -> Arc<Event> {
+        Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            context,
+            queue: None,
+            command: UR_COMMAND_EVENTS_WAIT,
+            // No stream of ours: every queue waits for it explicitly.
+            stream: 0,
+            done: Some(Arc::new(native)),
+            stamp: None,
+            start: None,
+            queued_ns: now_ns(),
+        })
+    }
+
     pub fn handle(&self) -> ur_event_handle_t {
         self as *const Self as ur_event_handle_t
     }

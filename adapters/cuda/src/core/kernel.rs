@@ -88,6 +88,43 @@ impl Kernel {
         }))
     }
 
+    /// `urKernelCreateWithNativeHandle`: a kernel over the user's CUDA
+    /// function, which must be a kernel of one of `program`'s modules
+    /// (`INVALID_PROGRAM` otherwise); on the program's other devices the
+    /// kernel of the same name serves. CUDA functions belong to their
+    /// module and are never released, so ownership changes nothing.
+    pub fn from_native(program: Arc<Program>, native: CUfunction) -> UrResult<Arc<Kernel>> {
+        let modules = program.modules()?;
+        let home = driver::func_module(native).cu()?;
+        if !modules.iter().any(|(_, m)| m.raw() == home) {
+            return Err(UR_RESULT_ERROR_INVALID_PROGRAM);
+        }
+        let name = driver::func_name(native).cu()?;
+        let c_name = CString::new(name.clone()).map_err(|_| UR_RESULT_ERROR_INVALID_KERNEL_NAME)?;
+        let mut functions = Vec::with_capacity(modules.len());
+        for (device, module) in modules {
+            let function = if module.raw() == home {
+                native
+            } else {
+                device.activate()?;
+                module.function(&c_name).cu()?
+            };
+            functions.push(DeviceFunction {
+                device,
+                function,
+                _module: module,
+            });
+        }
+        let params = driver::func_params(native).cu()?;
+        Ok(Arc::new(Kernel {
+            header: HandleHeader::new(&DDI, ObjectKind::Kernel),
+            program,
+            name,
+            functions,
+            params,
+        }))
+    }
+
     pub fn handle(&self) -> ur_kernel_handle_t {
         self as *const Self as ur_kernel_handle_t
     }

@@ -18,6 +18,9 @@ pub enum ImageKind {
     Ptx,
     Cubin,
     Fatbin,
+    /// A module the user loaded and handed over as a native handle: there
+    /// are no image bytes.
+    Loaded,
 }
 
 impl ImageKind {
@@ -109,6 +112,48 @@ impl Program {
                 options: String::new(),
                 log: String::new(),
                 modules: Vec::new(),
+            }),
+        }))
+    }
+
+    /// `urProgramCreateWithNativeHandle`: a built program over the user's
+    /// loaded module. CUDA does not say which context a module was loaded
+    /// in: it is taken to be the primary context of the context's device
+    /// that is current on the calling thread, else of its only device
+    /// (`INVALID_CONTEXT` when neither tells). Owned, the module is
+    /// unloaded with the program; borrowed, it is left to its owner.
+    pub fn from_native(
+        context: Arc<Context>,
+        native: driver::CUmodule,
+        ownership: ur_core::boundary::NativeOwnership,
+    ) -> UrResult<Arc<Program>> {
+        let current = driver::current_context().cu()?;
+        let mut device = None;
+        for d in &context.devices {
+            if !current.is_null() && d.primary_context()? == current {
+                device = Some(d.clone());
+                break;
+            }
+        }
+        let device = match (device, context.devices.as_slice()) {
+            (Some(d), _) => d,
+            (None, [only]) => only.clone(),
+            (None, _) => return Err(UR_RESULT_ERROR_INVALID_CONTEXT),
+        };
+        let owned = ownership == ur_core::boundary::NativeOwnership::Owned;
+        Ok(Arc::new(Program {
+            header: HandleHeader::new(&DDI, ObjectKind::Program),
+            context,
+            images: vec![Image {
+                device,
+                bytes: Vec::new(),
+                kind: ImageKind::Loaded,
+            }],
+            build: Mutex::new(BuildState {
+                status: UR_PROGRAM_BUILD_STATUS_SUCCESS,
+                options: String::new(),
+                log: String::new(),
+                modules: vec![Arc::new(Module::from_raw(native, owned))],
             }),
         }))
     }

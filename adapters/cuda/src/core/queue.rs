@@ -80,6 +80,49 @@ impl Queue {
             .map(|_| Stream::new())
             .collect::<Result<Vec<_>, _>>()
             .cu()?;
+        Self::assemble(context, device, flags, streams)
+    }
+
+    /// `urQueueCreateWithNativeHandle`: an in-order queue over the user's
+    /// stream, which must belong to the primary context of a device of
+    /// `context` (`device`, when one is named). `flags` are those the
+    /// caller chained; one stream is in order whatever they say. Owned,
+    /// the stream is destroyed with the queue; borrowed, it is left to its
+    /// owner (CUDA streams have no reference count).
+    pub fn from_native(
+        context: Arc<Context>,
+        device: Option<Arc<Device>>,
+        native: crate::driver::CUstream,
+        flags: ur_queue_flags_t,
+        ownership: ur_core::boundary::NativeOwnership,
+    ) -> UrResult<Arc<Queue>> {
+        let owned = ownership == ur_core::boundary::NativeOwnership::Owned;
+        // Borrowed until every check has passed, so that a refused stream
+        // stays the caller's.
+        let stream = Stream::from_raw(native, false);
+        let stream_ctx = stream.context().cu()?;
+        let mut found = None;
+        for d in &context.devices {
+            if d.primary_context()? == stream_ctx {
+                found = Some(d.clone());
+                break;
+            }
+        }
+        let queue_device = found.ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+        if device.is_some_and(|d| !Arc::ptr_eq(&d, &queue_device)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        queue_device.activate()?;
+        let flags = flags & !UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0;
+        Self::assemble(context, queue_device, flags, vec![Stream::from_raw(native, owned)])
+    }
+
+    fn assemble(
+        context: Arc<Context>,
+        device: Arc<Device>,
+        flags: ur_queue_flags_t,
+        streams: Vec<Stream>,
+    ) -> UrResult<Arc<Queue>> {
         let profiling_base = if flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0 {
             let base = CuEvent::new(true).cu()?;
             base.record(streams[0].raw()).cu()?;

@@ -87,3 +87,24 @@ pub unsafe extern "C" fn urContextSetExtendedDeleter(
         Ok(())
     })
 }
+
+pub unsafe extern "C" fn urContextCreateWithNativeHandle(
+    h_native: ur_native_handle_t,
+    h_adapter: ur_adapter_handle_t,
+    num_devices: u32,
+    ph_devices: *const ur_device_handle_t,
+    p_properties: *const ur_context_native_properties_t,
+    ph_context: *mut ur_context_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        crate::api::adapter::ADAPTER.borrow(h_adapter)?;
+        let (ownership, _) = ur_core::boundary::native_args(h_native, false, p_properties, ph_context)?;
+        let devices = slice_arg(ph_devices, num_devices)?
+            .iter()
+            .map(|&h| Device::from_handle(h))
+            .collect::<UrResult<Vec<_>>>()?;
+        let context = Context::from_native(h_native as cl3::ext::cl_context, devices, ownership)?;
+        *ph_context = refcount::into_handle(context);
+        Ok(())
+    })
+}

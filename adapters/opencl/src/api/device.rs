@@ -131,3 +131,26 @@ pub unsafe extern "C" fn urDeviceSelectBinary(
     })
 }
 
+/// An OpenCL device id gives back the adapter's device for it: the handle
+/// `urDeviceGet` hands out, or a sub-device `urDevicePartition` made; an id
+/// the adapter did not find is `INVALID_VALUE` (spec/device.md). The
+/// adapter's devices hold the OpenCL ids for as long as they live, so
+/// ownership changes nothing.
+pub unsafe extern "C" fn urDeviceCreateWithNativeHandle(
+    h_native: ur_native_handle_t,
+    h_adapter: ur_adapter_handle_t,
+    p_properties: *const ur_device_native_properties_t,
+    ph_device: *mut ur_device_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        super::adapter::ADAPTER.borrow(h_adapter)?;
+        ur_core::boundary::native_args(h_native, false, p_properties, ph_device)?;
+        let device = crate::core::platform::device_by_id(h_native as cl3::ext::cl_device_id)
+            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        // The caller's handle: one reference of a sub-device (none for a
+        // root device, which counts nothing).
+        device.retain()?;
+        *ph_device = device.handle();
+        Ok(())
+    })
+}

@@ -115,3 +115,18 @@ pub unsafe extern "C" fn urEventSetCallback(
         )
     })
 }
+
+pub unsafe extern "C" fn urEventCreateWithNativeHandle(
+    h_native: ur_native_handle_t,
+    h_context: ur_context_handle_t,
+    p_properties: *const ur_event_native_properties_t,
+    ph_event: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = super::arc::<crate::core::context::Context>(h_context)?;
+        let (ownership, _) = ur_core::boundary::native_args(h_native, false, p_properties, ph_event)?;
+        let event = Event::from_native(context, h_native as cl3::ext::cl_event, ownership)?;
+        *ph_event = refcount::into_handle(event);
+        Ok(())
+    })
+}

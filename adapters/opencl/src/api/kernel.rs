@@ -107,3 +107,22 @@ pub unsafe extern "C" fn urKernelSetExecInfo(
 pub unsafe extern "C" fn urKernelGetNativeHandle(h: ur_kernel_handle_t, ph_native: *mut ur_native_handle_t) -> ur_result_t {
     ffi_call(|| write_out(ph_native, obj::<Kernel>(h)?.cl.get() as ur_native_handle_t))
 }
+
+/// A kernel over the user's `cl_kernel`. Without a program handle, the
+/// kernel's own `cl_program` is wrapped (borrowed) as its program.
+pub unsafe extern "C" fn urKernelCreateWithNativeHandle(
+    h_native: ur_native_handle_t,
+    h_context: ur_context_handle_t,
+    h_program: ur_program_handle_t,
+    p_properties: *const ur_kernel_native_properties_t,
+    ph_kernel: *mut ur_kernel_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = arc::<crate::core::context::Context>(h_context)?;
+        let (ownership, _) = ur_core::boundary::native_args(h_native, false, p_properties, ph_kernel)?;
+        let program = if h_program.is_null() { None } else { Some(arc::<Program>(h_program)?) };
+        let kernel = Kernel::from_native(&context, program, h_native as cl3::ext::cl_kernel, ownership)?;
+        *ph_kernel = refcount::into_handle(kernel);
+        Ok(())
+    })
+}

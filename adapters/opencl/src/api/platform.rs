@@ -98,3 +98,22 @@ pub unsafe extern "C" fn urPlatformGetBackendOption(
         Ok(())
     })
 }
+
+/// An OpenCL platform id gives back the adapter's platform for it; an id
+/// the adapter did not find is `INVALID_VALUE` (spec/platform.md). Platform
+/// ids are not reference counted, so ownership changes nothing.
+pub unsafe extern "C" fn urPlatformCreateWithNativeHandle(
+    h_native: ur_native_handle_t,
+    h_adapter: ur_adapter_handle_t,
+    p_properties: *const ur_platform_native_properties_t,
+    ph_platform: *mut ur_platform_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        super::adapter::ADAPTER.borrow(h_adapter)?;
+        ur_core::boundary::native_args(h_native, false, p_properties, ph_platform)?;
+        let platform = crate::core::platform::platform_by_id(h_native as cl3::ext::cl_platform_id)
+            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        *ph_platform = platform.handle();
+        Ok(())
+    })
+}

@@ -303,3 +303,21 @@ pub unsafe extern "C" fn urProgramSetSpecializationConstants(
 pub unsafe extern "C" fn urProgramGetNativeHandle(h: ur_program_handle_t, ph_native: *mut ur_native_handle_t) -> ur_result_t {
     ffi_call(|| write_out(ph_native, obj::<Program>(h)?.cl.get() as ur_native_handle_t))
 }
+
+/// A program over the user's `cl_program`, in whatever state the user left
+/// it (a program built by `clBuildProgram` makes kernels at once; one only
+/// created can be built with `urProgramBuild`).
+pub unsafe extern "C" fn urProgramCreateWithNativeHandle(
+    h_native: ur_native_handle_t,
+    h_context: ur_context_handle_t,
+    p_properties: *const ur_program_native_properties_t,
+    ph_program: *mut ur_program_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let ctx = arc::<Context>(h_context)?;
+        let (ownership, _) = ur_core::boundary::native_args(h_native, false, p_properties, ph_program)?;
+        let program = Program::from_native(ctx, h_native as cl3::ext::cl_program, ownership)?;
+        *ph_program = refcount::into_handle(program);
+        Ok(())
+    })
+}

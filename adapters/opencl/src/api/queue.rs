@@ -107,3 +107,32 @@ pub unsafe extern "C" fn urQueueIsGraphCaptureEnabledExp(h: ur_queue_handle_t, p
         write_out(p_result, false)
     })
 }
+
+pub unsafe extern "C" fn urQueueCreateWithNativeHandle(
+    h_native: ur_native_handle_t,
+    h_context: ur_context_handle_t,
+    h_device: ur_device_handle_t,
+    p_properties: *const ur_queue_native_properties_t,
+    ph_queue: *mut ur_queue_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = arc::<Context>(h_context)?;
+        let (ownership, chain) = ur_core::boundary::native_args(h_native, false, p_properties, ph_queue)?;
+        let device = if h_device.is_null() { None } else { Some(Device::from_handle(h_device)?) };
+        // libsycl chains the queue's flags (`ur_queue_properties_t`).
+        let mut flags = 0;
+        for_each_in_chain(chain, |stype, p| {
+            if stype == UR_STRUCTURE_TYPE_QUEUE_PROPERTIES {
+                // SAFETY: the structure type names this link's type.
+                flags = (*(p as *const ur_queue_properties_t)).flags;
+            }
+            Ok(())
+        })?;
+        if flags & UR_QUEUE_FLAGS_MASK != 0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        let queue = Queue::from_native(context, device, h_native as cl3::ext::cl_command_queue, flags, ownership)?;
+        *ph_queue = refcount::into_handle(queue);
+        Ok(())
+    })
+}

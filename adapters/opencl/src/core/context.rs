@@ -104,7 +104,52 @@ impl Context {
         let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
         let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, platform.id as isize, 0];
         let cl = opencl3::context::Context::from_devices(&ids, &properties, None, std::ptr::null_mut()).ur()?;
-        Ok(Arc::new(Context {
+        Ok(Context::assemble(cl, platform, devices))
+    }
+
+    /// `urContextCreateWithNativeHandle`: a context over the user's
+    /// `cl_context`, for `devices` (each must be one of its devices), or
+    /// for all of its devices when none are named. A borrowed context is
+    /// retained here and released with this object; an owned one takes
+    /// over the caller's reference.
+    pub fn from_native(
+        native: sys::cl_context,
+        devices: Vec<&'static Device>,
+        ownership: ur_core::boundary::NativeOwnership,
+    ) -> UrResult<Arc<Context>> {
+        let ids = crate::cl::array::<sys::cl_device_id>(cl3::context::get_context_data(native, sys::CL_CONTEXT_DEVICES))
+            .ur()?;
+        let devices = if devices.is_empty() {
+            // Every device of the context must be one the adapter knows.
+            ids.iter()
+                .map(|&id| super::platform::device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE))
+                .collect::<UrResult<Vec<_>>>()?
+        } else {
+            if devices.iter().any(|d| !ids.contains(&d.id)) {
+                return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+            }
+            devices
+        };
+        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?.platform;
+        if devices.iter().any(|d| !std::ptr::eq(d.platform, platform)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+            // SAFETY: the caller's live context; this reference is the one
+            // the wrapper below releases.
+            unsafe { cl3::context::retain_context(native) }.ur()?;
+        }
+        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
+        let cl = opencl3::context::Context::new(native, &ids);
+        Ok(Context::assemble(cl, platform, devices))
+    }
+
+    fn assemble(
+        cl: opencl3::context::Context,
+        platform: &'static Platform,
+        devices: Vec<&'static Device>,
+    ) -> Arc<Context> {
+        Arc::new(Context {
             header: HandleHeader::new(&DDI, ObjectKind::Context),
             refs: UserRefs::one(),
             cl,
@@ -120,7 +165,7 @@ impl Context {
             orphans: Mutex::new(Vec::new()),
             kept_pools: Mutex::new(Vec::new()),
             scratch: std::sync::OnceLock::new(),
-        }))
+        })
     }
 
     pub fn has_device(&self, device: &Device) -> bool {
@@ -167,6 +212,11 @@ impl Context {
 
     fn live_queues(&self) -> Vec<Arc<Queue>> {
         self.queues.lock().unwrap_or_else(|e| e.into_inner()).iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// The live UR queue of this context over the OpenCL queue `cl`.
+    pub(crate) fn queue_by_cl(&self, cl: sys::cl_command_queue) -> Option<Arc<Queue>> {
+        self.live_queues().into_iter().find(|q| q.cl.get() == cl)
     }
 
     /// Waits for every command of every live queue of this context.

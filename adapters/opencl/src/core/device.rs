@@ -195,16 +195,17 @@ impl Device {
         Ok(&*(d as *const Device))
     }
 
-    /// The partition kinds the device offers (OpenCL's and UR's values are
-    /// the same numbers).
+    /// The partition kinds the device offers that UR names (OpenCL's and
+    /// UR's values are the same numbers; runtimes may list extension kinds
+    /// too, such as Intel's partition by names, which UR cannot ask for).
     fn supported_partitions(&self) -> Vec<ur_device_partition_t> {
         let kinds = cl::array::<sys::cl_device_partition_property>(self.data(sys::CL_DEVICE_PARTITION_PROPERTIES))
             .unwrap_or_default();
         kinds
             .into_iter()
-            .filter_map(|k| match k as u32 {
-                0 => None,
-                k => Some(ur_device_partition_t(k)),
+            .map(|k| ur_device_partition_t(k as u32))
+            .filter(|k| {
+                [UR_DEVICE_PARTITION_EQUALLY, UR_DEVICE_PARTITION_BY_COUNTS, UR_DEVICE_PARTITION_BY_AFFINITY_DOMAIN].contains(k)
             })
             .collect()
     }
@@ -258,6 +259,18 @@ impl Device {
         log::info(&format!("{}: partitioned into {} sub-devices ({request:?})", self.name, devices.len()));
         made.push((request.clone(), devices.clone()));
         Ok(devices)
+    }
+
+    /// Every sub-device partitioned from this device so far, and theirs.
+    pub fn sub_devices_made(&self) -> Vec<&'static Device> {
+        let made: Vec<&'static Device> = self
+            .sub_devices
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .flat_map(|(_, devices)| devices.iter().copied())
+            .collect();
+        made.iter().flat_map(|d| std::iter::once(*d).chain(d.sub_devices_made())).collect()
     }
 
     /// `urDeviceRetain`, and each handle `urDevicePartition` hands out: a

@@ -78,6 +78,33 @@ impl Event {
         })
     }
 
+    /// `urEventCreateWithNativeHandle`: an event over the user's
+    /// `cl_event`, which must belong to `context`; its status and waits are
+    /// the `cl_event`'s. When the command ran on a live queue of this
+    /// context, the event names that queue (and profiles like its events).
+    /// A borrowed event is retained here and released with this object; an
+    /// owned one takes over the caller's reference.
+    pub fn from_native(
+        context: Arc<Context>,
+        native: cl_event,
+        ownership: ur_core::boundary::NativeOwnership,
+    ) -> UrResult<Arc<Event>> {
+        let data = |p| cl3::event::get_event_data(native, p);
+        if cl::value::<sys::cl_context>(data(sys::CL_EVENT_CONTEXT)).ur()? != context.cl.get() {
+            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+        }
+        // A user event has no queue.
+        let cl_queue = cl::value::<sys::cl_command_queue>(data(sys::CL_EVENT_COMMAND_QUEUE)).ur()?;
+        let queue = if cl_queue.is_null() { None } else { context.queue_by_cl(cl_queue) };
+        let command = command_type(cl::value::<sys::cl_command_type>(data(sys::CL_EVENT_COMMAND_TYPE)).ur()?);
+        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+            // SAFETY: the caller's live event; this reference is the one
+            // the wrapper releases.
+            unsafe { cl3::event::retain_event(native) }.ur()?;
+        }
+        Ok(Event::new(native, queue, context, command, None))
+    }
+
     /// An event handle of this adapter, as a new `Arc`.
     ///
     /// # Safety
@@ -153,6 +180,20 @@ impl Event {
             }
             Err(e) => Err(conv::result(e)),
         }
+    }
+}
+
+/// The UR command of an OpenCL command type, for events made from native
+/// ones (a command UR has no name for reads as a wait).
+fn command_type(t: sys::cl_command_type) -> ur_command_t {
+    match t {
+        sys::CL_COMMAND_NDRANGE_KERNEL | sys::CL_COMMAND_TASK => UR_COMMAND_KERNEL_LAUNCH,
+        sys::CL_COMMAND_BARRIER => UR_COMMAND_EVENTS_WAIT_WITH_BARRIER,
+        sys::CL_COMMAND_SVM_MEMCPY | sys::CL_COMMAND_MEMCPY_INTEL => UR_COMMAND_USM_MEMCPY,
+        sys::CL_COMMAND_SVM_MEMFILL | sys::CL_COMMAND_MEMFILL_INTEL => UR_COMMAND_USM_FILL,
+        sys::CL_COMMAND_MIGRATEMEM_INTEL => UR_COMMAND_USM_PREFETCH,
+        sys::CL_COMMAND_MEMADVISE_INTEL => UR_COMMAND_USM_ADVISE,
+        _ => UR_COMMAND_EVENTS_WAIT,
     }
 }
 

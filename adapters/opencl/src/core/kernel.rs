@@ -70,7 +70,44 @@ impl Kernel {
             sys::CL_INVALID_KERNEL_NAME | sys::CL_INVALID_KERNEL_DEFINITION => UR_RESULT_ERROR_INVALID_KERNEL_NAME,
             e => conv::result(e),
         })?;
-        let cl = opencl3::kernel::Kernel::new(raw);
+        Kernel::wrap(program, opencl3::kernel::Kernel::new(raw), name.to_string_lossy().into_owned())
+    }
+
+    /// `urKernelCreateWithNativeHandle`: a kernel over the user's
+    /// `cl_kernel`, which must belong to `context` and, when `program` is
+    /// given, to its `cl_program`; without one, the kernel's own program is
+    /// wrapped (borrowed). A borrowed kernel is retained here and released
+    /// with this object; an owned one takes over the caller's reference.
+    pub fn from_native(
+        context: &Arc<super::context::Context>,
+        program: Option<Arc<Program>>,
+        native: cl_kernel,
+        ownership: ur_core::boundary::NativeOwnership,
+    ) -> UrResult<Arc<Kernel>> {
+        let data = |p| cl3::kernel::get_kernel_data(native, p);
+        if cl::value::<sys::cl_context>(data(sys::CL_KERNEL_CONTEXT)).ur()? != context.cl.get() {
+            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+        }
+        let cl_program = cl::value::<sys::cl_program>(data(sys::CL_KERNEL_PROGRAM)).ur()?;
+        let program = match program {
+            Some(p) if p.cl.get() != cl_program || !Arc::ptr_eq(&p.context, context) => {
+                return Err(UR_RESULT_ERROR_INVALID_PROGRAM)
+            }
+            Some(p) => p,
+            None => Program::from_native(context.clone(), cl_program, ur_core::boundary::NativeOwnership::Borrowed)?,
+        };
+        let name = cl::string(data(sys::CL_KERNEL_FUNCTION_NAME)).ur()?;
+        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+            // SAFETY: the caller's live kernel; this reference is the one
+            // the wrapper releases.
+            unsafe { cl3::kernel::retain_kernel(native) }.ur()?;
+        }
+        Kernel::wrap(program, opencl3::kernel::Kernel::new(native), name)
+    }
+
+    /// The UR kernel over `cl`, whose reference it takes.
+    fn wrap(program: Arc<Program>, cl: opencl3::kernel::Kernel, name: String) -> UrResult<Arc<Kernel>> {
+        let raw = cl.get();
         let num_args = cl::value::<sys::cl_uint>(cl3::kernel::get_kernel_data(raw, sys::CL_KERNEL_NUM_ARGS)).ur()?;
         if program.context.usm_path() == UsmPath::Intel {
             // SYCL kernels may reach USM through pointers stored in memory,
@@ -94,7 +131,7 @@ impl Kernel {
             refs: UserRefs::one(),
             program,
             cl,
-            name: name.to_string_lossy().into_owned(),
+            name,
             num_args,
             launch: Mutex::new(()),
         }))

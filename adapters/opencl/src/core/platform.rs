@@ -47,6 +47,25 @@ pub fn platforms() -> &'static [&'static Platform] {
     PLATFORMS.get_or_init(discover)
 }
 
+/// The platform of this adapter whose OpenCL id is `id`
+/// (`urPlatformCreateWithNativeHandle`). Only ids are compared: nothing is
+/// asked of an id that is not one of ours.
+pub fn platform_by_id(id: sys::cl_platform_id) -> Option<&'static Platform> {
+    platforms().iter().copied().find(|p| p.id == id)
+}
+
+/// The device of this adapter whose OpenCL id is `id`: a root device, the
+/// same object `urDeviceGet` hands out, or a sub-device `urDevicePartition`
+/// made (`urDeviceCreateWithNativeHandle`, and the devices of native
+/// contexts). Only ids are compared.
+pub fn device_by_id(id: sys::cl_device_id) -> Option<&'static Device> {
+    let roots = platforms().iter().flat_map(|p| p.devices().iter().copied());
+    if let Some(d) = roots.clone().find(|d| d.id == id) {
+        return Some(d);
+    }
+    roots.flat_map(|d| d.sub_devices_made()).find(|d| d.id == id)
+}
+
 fn discover() -> Vec<&'static Platform> {
     let ids = match cl3::platform::get_platform_ids() {
         Ok(ids) => ids,

@@ -92,6 +92,28 @@ impl Program {
         Ok(Program::wrap(context, program, Some(il.to_vec())))
     }
 
+    /// `urProgramCreateWithNativeHandle`: a program over the user's
+    /// `cl_program`, which must belong to `context`. Its devices are its
+    /// `CL_PROGRAM_DEVICES` that the context has, and its state is the
+    /// runtime's. A borrowed program is retained here and released with
+    /// this object; an owned one takes over the caller's reference.
+    pub fn from_native(
+        context: Arc<Context>,
+        native: cl_program,
+        ownership: ur_core::boundary::NativeOwnership,
+    ) -> UrResult<Arc<Program>> {
+        let cl_context = cl::value::<sys::cl_context>(cl3::program::get_program_data(native, sys::CL_PROGRAM_CONTEXT)).ur()?;
+        if cl_context != context.cl.get() {
+            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+        }
+        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+            // SAFETY: the caller's live program; this reference is the one
+            // `ClProgram` releases.
+            unsafe { cl3::program::retain_program(native) }.ur()?;
+        }
+        Ok(Program::wrap(context, native, None))
+    }
+
     /// `urProgramCreateWithBinary`: one native binary per device.
     pub fn with_binaries(
         context: Arc<Context>,

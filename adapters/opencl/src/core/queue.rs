@@ -91,6 +91,55 @@ impl Queue {
         }
         // SAFETY: the device belongs to the context (checked above).
         let cl = unsafe { CommandQueue::create_with_properties(&context.cl, device.id, properties, 0) }.ur()?;
+        Ok(Queue::assemble(context, device, flags, out_of_order, cl))
+    }
+
+    /// `urQueueCreateWithNativeHandle`: a queue over the user's
+    /// `cl_command_queue`, which must belong to `context` (and to `device`
+    /// when one is named). Its order and profiling come from the OpenCL
+    /// queue's properties; `flags` (from a `ur_queue_properties_t` the
+    /// caller chained) add the rest of what `UR_QUEUE_INFO_FLAGS` reports.
+    /// A borrowed queue is retained here and released with this object; an
+    /// owned one takes over the caller's reference.
+    pub fn from_native(
+        context: Arc<Context>,
+        device: Option<&'static Device>,
+        native: sys::cl_command_queue,
+        flags: ur_queue_flags_t,
+        ownership: ur_core::boundary::NativeOwnership,
+    ) -> UrResult<Arc<Queue>> {
+        let data = |p| cl3::command_queue::get_command_queue_data(native, p);
+        let cl_context = crate::cl::value::<sys::cl_context>(data(sys::CL_QUEUE_CONTEXT)).ur()?;
+        if cl_context != context.cl.get() {
+            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+        }
+        let id = crate::cl::value::<sys::cl_device_id>(data(sys::CL_QUEUE_DEVICE)).ur()?;
+        let queue_device = context.device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+        if device.is_some_and(|d| !std::ptr::eq(d, queue_device)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        let properties = crate::cl::value::<sys::cl_command_queue_properties>(data(sys::CL_QUEUE_PROPERTIES)).ur()?;
+        let out_of_order = properties & sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0;
+        // What the OpenCL queue does decides; the caller's flags may only
+        // add what does not change it.
+        let decided = UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0;
+        let flags = (flags & !decided) | (conv::queue_properties_to_ur(properties) & decided);
+        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+            // SAFETY: the caller's live queue; this reference is the one the
+            // wrapper below releases.
+            unsafe { cl3::command_queue::retain_command_queue(native) }.ur()?;
+        }
+        let cl = CommandQueue::new(native, 3);
+        Ok(Queue::assemble(context, queue_device, flags, out_of_order, cl))
+    }
+
+    fn assemble(
+        context: Arc<Context>,
+        device: &'static Device,
+        flags: ur_queue_flags_t,
+        out_of_order: bool,
+        cl: CommandQueue,
+    ) -> Arc<Queue> {
         let lane = context.engine.dag().create_lane(if out_of_order { QueueOrder::OutOfOrder } else { QueueOrder::InOrder });
         let queue = Arc::new(Queue {
             header: HandleHeader::new(&DDI, ObjectKind::Queue),
@@ -105,7 +154,7 @@ impl Queue {
             order: Mutex::new(()),
         });
         queue.context.add_queue(&queue);
-        Ok(queue)
+        queue
     }
 
     pub fn profiling(&self) -> bool {
