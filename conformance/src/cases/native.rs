@@ -600,8 +600,8 @@ unsafe fn context_works(fx: &DeviceFx) -> CaseResult {
         check_words(&format!("{kind:?} USM filled in a context from a native handle"), &got, |_| pattern)?;
         expect_success!(fx.api.urUSMFree(context.get(), p));
     }
-    // The async pool engine: an async allocation, a fill into it, a free,
-    // and a second allocation of the same size, all on the queue.
+    // Async allocation: an allocation, a fill into it, a free, and a second
+    // allocation of the same size filled too, all on the queue.
     if fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP)? != 0 {
         let mut p = null_mut();
         expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(queue.get(), null_mut(), N * 4, null(), 0, null(), &mut p, null_mut()));
@@ -613,7 +613,11 @@ unsafe fn context_works(fx: &DeviceFx) -> CaseResult {
         expect_success!(fx.api.urEnqueueUSMFreeExp(queue.get(), null_mut(), p, 0, null(), null_mut()));
         let mut q = null_mut();
         expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(queue.get(), null_mut(), N * 4, null(), 0, null(), &mut q, null_mut()));
-        check!(q == p, "an in-order async allocation after a free of the same size did not reuse it ({q:?}, {p:?})");
+        check!(!q.is_null(), "urEnqueueUSMDeviceAllocExp returned a null pointer");
+        let second = 0x0b5e_55edu32;
+        expect_success!(fx.api.urEnqueueUSMFill(queue.get(), q, 4, (&second as *const u32).cast(), N * 4, 0, null(), null_mut()));
+        let got = words(&fx.read(queue.get(), q, N * 4)?);
+        check_words("a second async allocation in a context from a native handle", &got, |_| second)?;
         expect_success!(fx.api.urEnqueueUSMFreeExp(queue.get(), null_mut(), q, 0, null(), null_mut()));
     } else if kind.is_none() {
         skip!("the device reports no USM at all");

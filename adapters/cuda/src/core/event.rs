@@ -121,6 +121,9 @@ impl Event {
     fn activate(&self) -> UrResult {
         if let Some(q) = &self.queue {
             q.device.activate()?;
+        } else if let Some(d) = self.context.devices.first() {
+            // An event from a native handle: some context of ours current.
+            d.activate()?;
         }
         Ok(())
     }
