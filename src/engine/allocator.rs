@@ -4,6 +4,7 @@
 //! blocks may be handed out and files pending ones itself.
 
 use super::clock::Stamp;
+use super::vm::Commits;
 
 pub(crate) const NIL: u32 = u32::MAX;
 const CLASSES: usize = 256;
@@ -79,6 +80,9 @@ pub(crate) struct Slab {
     /// The block at the slab's base. Its index never changes: a split keeps
     /// the head's index and a merge keeps the lower block's.
     pub(crate) first: u32,
+    /// A range reserved from the backend's virtual memory, committed
+    /// granule by granule (`vm.rs`); `None` for a slab taken whole.
+    pub(crate) vm: Option<Box<Commits>>,
 }
 
 fn class_of(units: usize) -> usize {
@@ -157,6 +161,25 @@ impl Bins {
                 return None;
             }
             bits = self.map[w];
+        }
+    }
+
+    /// Up to `n` blocks of the biggest classes, biggest class first.
+    pub(crate) fn biggest(&self, blocks: &[Block], n: usize, out: &mut Vec<u32>) {
+        for w in (0..self.map.len()).rev() {
+            let mut bits = self.map[w];
+            while bits != 0 {
+                let c = w * 64 + 63 - bits.leading_zeros() as usize;
+                bits &= !(1 << (c % 64));
+                let mut i = self.heads[c];
+                while i != NIL {
+                    if out.len() == n {
+                        return;
+                    }
+                    out.push(i);
+                    i = blocks[i as usize].next;
+                }
+            }
         }
     }
 
@@ -302,6 +325,7 @@ impl Heap {
             dedicated,
             in_use: true,
             first: NIL,
+            vm: None,
         };
         let s = match self.vacant_slabs.pop() {
             Some(s) => {
@@ -337,6 +361,7 @@ impl Heap {
         let slab = &mut self.slabs[s as usize];
         slab.in_use = false;
         slab.first = NIL;
+        slab.vm = None;
         self.vacant_slabs.push(s);
         (slab.addr, slab.size, slab.align)
     }

@@ -24,9 +24,10 @@ pub struct PoolConfig {
     pub max_size: usize,
     /// At each synchronisation point ([`Pool::collect`](super::Pool::collect),
     /// a blocking free, setting the threshold), reserved memory above this
-    /// goes back to the backend, in whole slabs that are free and that no
-    /// pending command can touch (`UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP`).
-    /// Never on completion alone. The default keeps everything.
+    /// goes back to the backend, in whole slabs (or committed granules of
+    /// ranges) that are free and that no pending command can touch
+    /// (`UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP`). Never on completion
+    /// alone. The default keeps everything.
     pub release_threshold: usize,
     /// Hand every block out zeroed (`UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK`).
     pub zero_init: bool,

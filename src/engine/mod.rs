@@ -43,6 +43,18 @@
 //! Before a new slab, every parked block that step 1 or 2 may take has gone
 //! back to the pool, merged with its free neighbours.
 //!
+//! **Granules.** Where the source has virtual memory
+//! ([`MemorySource::virtual_memory`]) a pool reserves address ranges
+//! instead of slabs and commits them in the backend's granule as blocks go
+//! into use (`vm.rs`); RESERVED counts the committed bytes. A committed
+//! granule that no live, pending or parked block touches is idle: idle
+//! granules are decommitted at the release threshold (synchronisation
+//! points) and by [`Pool::trim_to`], and when committing would lift
+//! RESERVED above its high-water mark, idle granules are decommitted first
+//! (the biggest free blocks' first), so the mark rises only when none is
+//! idle. A failed commit fails the allocation with out-of-memory and
+//! changes nothing else.
+//!
 //! **Async free** (`urEnqueueUSMFreeExp`): [`Pool::free`] (or
 //! [`Engine::free`], which finds the owning pool when none is named). Only
 //! the exact base of a live allocation is accepted, else
@@ -102,13 +114,14 @@ mod pending;
 pub mod policy;
 pub mod pool;
 pub mod stats;
+mod vm;
 
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]
 mod tests;
 
-pub use backend::{HostMemory, MemorySource, OutOfMemory, UsmKind};
+pub use backend::{HostMemory, MemorySource, OutOfMemory, UsmKind, VirtualMemory};
 pub use clock::{Clock, LaneId, Seq, Stamp};
 pub use config::PoolConfig;
 pub use context::{DeviceKey, Engine};

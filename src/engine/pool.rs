@@ -1,5 +1,7 @@
-//! A pool: slabs from a [`MemorySource`], sub-allocated, and the reuse rules
-//! that decide which freed block an allocation may take without a host wait.
+//! A pool: slabs from a [`MemorySource`], or ranges of its virtual memory
+//! committed granule by granule (`vm.rs`), sub-allocated, and the reuse
+//! rules that decide which freed block an allocation may take without a
+//! host wait.
 //!
 //! Every block is in one state (ready, pending, live, cached). Ready blocks
 //! sit in size bins; slab space never handed out has bins of its own and is
@@ -9,7 +11,7 @@
 
 use super::addr_map::AddrMap;
 use super::allocator::{align_up, Heap, State};
-use super::backend::{MemorySource, OutOfMemory};
+use super::backend::{MemorySource, OutOfMemory, VirtualMemory};
 use super::cache::{self, shard_of, CachedLive, Shard, ShardGuard, ShardLocks, SHARDS};
 use super::clock::{Clock, LaneId, Stamp};
 use super::config::PoolConfig;
@@ -17,6 +19,7 @@ use super::dag::Dag;
 use super::lane::{Lane, NodeKind};
 use super::pending::{Flush, PendingLane};
 use super::stats::PoolStats;
+use super::vm::Commits;
 use crate::abi::*;
 use crate::UrResult;
 use std::ptr::NonNull;
@@ -88,7 +91,20 @@ pub(super) struct Inner {
     pub(super) scratch: Vec<u32>,
     /// Clock of the command being allocated or freed, when it is needed.
     pub(super) ctx: Clock,
+    /// Slabs that are ranges of the backend's virtual memory, oldest first.
+    pub(super) ranges: Vec<u32>,
+    /// Size of the next range to reserve.
+    pub(super) next_range: usize,
+    /// Scratch list of granule runs `(first, count)` to commit.
+    pub(super) runs: Vec<(usize, usize)>,
 }
+
+/// The first address range a pool reserves, when its backend has virtual
+/// memory; each further one is twice the last, up to [`MAX_RANGE`].
+/// Address space is cheap (nothing is committed until used), and one range
+/// lets blocks of any size sit next to each other.
+pub const FIRST_RANGE: usize = 256 << 20;
+pub const MAX_RANGE: usize = 64 << 30;
 
 /// A memory pool of one (context, device, USM kind). Thread-safe: one lock
 /// for the pool, and lane caches behind locks of their own for the
@@ -147,6 +163,9 @@ impl Pool {
                 release_threshold: config.release_threshold,
                 scratch: Vec::new(),
                 ctx: Clock::new(),
+                ranges: Vec::new(),
+                next_range: FIRST_RANGE,
+                runs: Vec::new(),
             }),
             shards: (0..SHARDS).map(|_| Shard::new()).collect(),
             parking: AtomicBool::new(true),
@@ -280,6 +299,19 @@ impl Pool {
                 pick = inner
                     .take_parked(locks, lane, need, align)
                     .map(|(i, s)| (i, Some(s), None));
+                // At the reserved high-water mark of a pool of ranges, the
+                // queue's other parked blocks go back before it searches:
+                // merged with their neighbours they may serve this request,
+                // and else their granules may be moved rather than the mark
+                // raised (parked, they would hold memory nobody uses).
+                if pick.is_none()
+                    && !inner.ranges.is_empty()
+                    && inner.stats.reserved_current >= inner.stats.reserved_high
+                {
+                    if let Some(slot) = inner.slot_of(lane.id()) {
+                        inner.flush_cache(locks, slot, Flush::All, source);
+                    }
+                }
             }
             // 1. Among the blocks the allocation may take with no host wait
             // (completed frees, frees earlier on this in-order queue, frees
@@ -288,7 +320,16 @@ impl Pool {
             // of other queues, then this queue's, then every other queue's.
             let mut flushes = [Flush::Complete, Flush::All, Flush::All].into_iter().enumerate();
             while pick.is_none() {
-                pick = inner.take_best_without_wait(&self.dag, policy, lane, own, wait, need, align, &mut ctx);
+                match inner.take_best_without_wait(source, &self.dag, policy, lane, own, wait, need, align, &mut ctx) {
+                    Ok(p) => pick = p,
+                    Err(OutOfMemory) => {
+                        // Committing the block's granules failed.
+                        if let Some(c) = ctx {
+                            inner.ctx = c;
+                        }
+                        return Err(self.config.kind.out_of_memory());
+                    }
+                }
                 if pick.is_some() {
                     break;
                 }
@@ -542,6 +583,7 @@ impl Pool {
         let (inner, locks) = locked.parts();
         inner.collect(locks, &*self.source, true);
         inner.release_idle(&*self.source, keep);
+        inner.release_empty_ranges(&*self.source);
     }
 
     /// The counters, the lane caches' used bytes included.
@@ -646,6 +688,36 @@ impl Pool {
         inner.lanes.iter().map(|l| l.count).sum::<usize>() + parked
     }
 
+    /// Checks every range's committed granules against its blocks, and the
+    /// reserved bytes against the slabs and granules held; returns the
+    /// bytes committed in ranges. (Tests.)
+    #[cfg(test)]
+    pub(crate) fn check_ranges(&self) -> usize {
+        let locked = self.lock();
+        let heap = &locked.inner.heap;
+        let mut reserved = 0;
+        let mut committed = 0;
+        for slab in heap.slabs.iter().filter(|s| s.in_use) {
+            let Some(c) = slab.vm.as_deref() else {
+                reserved += slab.size;
+                continue;
+            };
+            let mut in_use = Vec::new();
+            let mut i = slab.first;
+            while i != super::allocator::NIL {
+                let b = heap.block(i);
+                if b.state != State::Ready {
+                    in_use.push((b.addr, b.size));
+                }
+                i = b.phys_next;
+            }
+            c.check(&in_use);
+            committed += c.n_committed * c.granule();
+        }
+        assert_eq!(locked.inner.stats.reserved_current, reserved + committed, "reserved bytes");
+        committed
+    }
+
     /// Allocations handed out and not freed.
     pub fn live_blocks(&self) -> usize {
         let mut locked = self.lock();
@@ -672,19 +744,15 @@ impl Drop for Pool {
         let busy_lanes = self.dag.unfinished_tails();
         let mut later = Vec::new();
         for s in 0..inner.heap.slabs.len() as u32 {
-            let slab = &inner.heap.slabs[s as usize];
-            if !slab.in_use {
+            if !inner.heap.slabs[s as usize].in_use {
                 continue;
             }
-            let (addr, size, align) = (slab.addr, slab.size, slab.align);
+            let give = inner.slab_to_give_back(s);
             if busy_lanes.is_empty() || inner.slab_idle(s) {
-                // SAFETY: an in-use slab came from this source and is released once.
-                unsafe {
-                    self.source
-                        .release(NonNull::new_unchecked(addr as *mut u8), size, align)
-                };
+                // SAFETY: an in-use slab came from this source and is given back once.
+                unsafe { give.give(&*self.source) };
             } else {
-                later.push((addr, size, align));
+                later.push(give);
             }
         }
         if !later.is_empty() {
@@ -692,11 +760,9 @@ impl Drop for Pool {
             self.dag.graveyard().bury(
                 busy_lanes,
                 Box::new(move || {
-                    for (addr, size, align) in later {
-                        // SAFETY: as above; the pool is gone, so nothing else releases these.
-                        unsafe {
-                            source.release(NonNull::new_unchecked(addr as *mut u8), size, align)
-                        };
+                    for give in later {
+                        // SAFETY: as above; the pool is gone, so nothing else gives these back.
+                        unsafe { give.give(&*source) };
                     }
                 }),
             );
@@ -869,6 +935,7 @@ impl Inner {
     #[allow(clippy::too_many_arguments)]
     fn take_best_without_wait(
         &mut self,
+        source: &dyn MemorySource,
         dag: &Dag,
         policy: super::ReusePolicy,
         lane: &Arc<Lane>,
@@ -877,7 +944,7 @@ impl Inner {
         size: usize,
         align: usize,
         ctx: &mut Option<Clock>,
-    ) -> Option<(u32, Option<Stamp>, Option<Stamp>)> {
+    ) -> Result<Option<(u32, Option<Stamp>, Option<Stamp>)>, OutOfMemory> {
         let granule = self.heap.granule;
         let mut best: Option<(u32, usize, bool)> = None; // (block, size, pending)
         let consider = |best: &mut Option<(u32, usize, bool)>, found: Option<(u32, usize)>, pending: bool| {
@@ -901,25 +968,213 @@ impl Inner {
             let c = ctx.as_ref().expect("set above");
             consider(&mut best, self.find_ordered(lane, c, wait, size, align), true);
         }
-        let (i, _, pending) = best?;
+        let Some((i, _, pending)) = best else {
+            return Ok(None);
+        };
         if pending {
             let stamp = self.heap.block(i).stamp.expect("pending blocks have a stamp");
-            Some((self.take_pending(i, size, align), Some(stamp), None))
+            Ok(Some((self.take_pending(i, size, align), Some(stamp), None)))
         } else {
             self.heap.unfile_ready(i);
-            Some((self.carve_ready(i, size, align), None, None))
+            Ok(Some((self.carve_ready(source, i, size, align)?, None, None)))
         }
     }
 
     /// Cuts `size` out of the unfiled ready block `i`; the rest stays ready.
-    pub(super) fn carve_ready(&mut self, i: u32, size: usize, align: usize) -> u32 {
+    /// In a range, the piece's granules are committed; when that fails the
+    /// block is filed back as it was.
+    pub(super) fn carve_ready(
+        &mut self,
+        source: &dyn MemorySource,
+        i: u32,
+        size: usize,
+        align: usize,
+    ) -> Result<u32, OutOfMemory> {
         let (piece, before, after) = self.heap.carve(i, size, align);
         // Leftovers merge with ready neighbours, so the piece must not look ready.
         self.heap.block_mut(piece).state = State::Live;
         for rest in [before, after].into_iter().flatten() {
             self.heap.file_ready(rest);
         }
-        piece
+        if let Err(e) = self.claim(source, piece) {
+            // Merges with the leftovers again: as if nothing happened.
+            self.heap.file_ready(piece);
+            return Err(e);
+        }
+        Ok(piece)
+    }
+
+    /// Puts committed memory under block `i` (of a range) that has just
+    /// gone into use: its granules stop being idle, and those not committed
+    /// are committed. When that would lift the reserved bytes above their
+    /// high-water mark, idle granules elsewhere are decommitted first (the
+    /// pool moves its memory rather than take more, so the mark rises only
+    /// when no committed granule is idle); the maximum size is never
+    /// passed. On error the block is unclaimed again (idle granules may
+    /// have been given back meanwhile).
+    fn claim(&mut self, source: &dyn MemorySource, i: u32) -> Result<(), OutOfMemory> {
+        let (addr, size, s) = {
+            let b = self.heap.block(i);
+            (b.addr, b.size, b.slab as usize)
+        };
+        let Some(c) = self.heap.slabs[s].vm.as_deref_mut() else {
+            return Ok(());
+        };
+        c.claim(addr, size);
+        let granule = c.granule();
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.clear();
+        c.uncommitted_runs(addr, size, |first, n| runs.push((first, n)));
+        let need = runs.iter().map(|&(_, n)| n * granule).sum::<usize>();
+        let done = if need == 0 {
+            Ok(())
+        } else {
+            self.commit_runs(source, s, &runs, need)
+        };
+        self.runs = runs;
+        if done.is_err() {
+            if let Some(c) = self.heap.slabs[s].vm.as_deref_mut() {
+                c.unclaim(addr, size);
+            }
+        }
+        done
+    }
+
+    /// Commits the granule runs of range `s`, `need` bytes in all.
+    fn commit_runs(
+        &mut self,
+        source: &dyn MemorySource,
+        s: usize,
+        runs: &[(usize, usize)],
+        need: usize,
+    ) -> Result<(), OutOfMemory> {
+        let vm = source
+            .virtual_memory()
+            .expect("ranges come from the source's virtual memory");
+        let cap = self.stats.reserved_high.min(self.max_size);
+        if self.stats.reserved_current.saturating_add(need) > cap {
+            self.move_idle(vm, self.stats.reserved_current + need - cap);
+        }
+        if self.stats.reserved_current.saturating_add(need) > self.max_size {
+            self.release_idle(source, self.max_size.saturating_sub(need));
+            if self.stats.reserved_current.saturating_add(need) > self.max_size {
+                return Err(OutOfMemory);
+            }
+        }
+        for (k, &(first, n)) in runs.iter().enumerate() {
+            let c = self.heap.slabs[s].vm.as_deref().expect("a range");
+            let (addr, len) = (c.addr_of(first), n * c.granule());
+            // SAFETY: range addresses are never 0.
+            let ptr = unsafe { NonNull::new_unchecked(addr as *mut u8) };
+            // SAFETY (both): the run lies in range `s` and none of it is committed.
+            let mut done = unsafe { vm.commit(ptr, len) };
+            if done.is_err() {
+                // Give back everything free and try once more. The claimed
+                // block keeps its granules (and range `s`) from going.
+                self.release_idle(source, 0);
+                done = unsafe { vm.commit(ptr, len) };
+            }
+            if done.is_err() {
+                for &(first, n) in &runs[..k] {
+                    let c = self.heap.slabs[s].vm.as_deref_mut().expect("a range");
+                    let (addr, len) = (c.addr_of(first), n * c.granule());
+                    c.set_decommitted(first, n);
+                    // SAFETY: committed just above, and not handed out yet.
+                    unsafe { vm.decommit(NonNull::new_unchecked(addr as *mut u8), len) };
+                    self.stats.unreserve(len);
+                }
+                return Err(OutOfMemory);
+            }
+            self.heap.slabs[s]
+                .vm
+                .as_deref_mut()
+                .expect("a range")
+                .set_committed(first, n);
+            self.stats.reserve(len);
+        }
+        Ok(())
+    }
+
+    /// Makes room for `bytes` more committed bytes at the high-water mark:
+    /// decommits the committed insides of the biggest free blocks first
+    /// (best fit takes them last, and each goes in one call), then any idle
+    /// granule. May give back more than `bytes`: the rest makes room for
+    /// the commits that follow.
+    fn move_idle(&mut self, vm: &dyn VirtualMemory, bytes: usize) {
+        let mut given = 0;
+        let mut biggest = std::mem::take(&mut self.scratch);
+        biggest.clear();
+        self.heap.ready.biggest(&self.heap.blocks, 8, &mut biggest);
+        let mut runs = Vec::new();
+        for &i in &biggest {
+            if given >= bytes {
+                break;
+            }
+            let b = *self.heap.block(i);
+            let Some(c) = self.heap.slabs[b.slab as usize].vm.as_deref_mut() else {
+                continue;
+            };
+            runs.clear();
+            c.committed_runs_inside(b.addr, b.size, |first, n| runs.push((first, n)));
+            for &(first, n) in &runs {
+                let (addr, len) = (c.addr_of(first), n * c.granule());
+                c.set_decommitted(first, n);
+                // SAFETY: granules wholly inside a ready block are idle: committed, and no block in use touches them.
+                unsafe { vm.decommit(NonNull::new_unchecked(addr as *mut u8), len) };
+                self.stats.unreserve(len);
+                given += len;
+            }
+        }
+        biggest.clear();
+        self.scratch = biggest;
+        if given < bytes {
+            self.decommit_idle(vm, bytes - given);
+        }
+    }
+
+    /// Decommits idle granules, highest first in the newest ranges, until
+    /// `bytes` are given back or none is idle.
+    fn decommit_idle(&mut self, vm: &dyn VirtualMemory, mut bytes: usize) {
+        for k in (0..self.ranges.len()).rev() {
+            let s = self.ranges[k] as usize;
+            while bytes > 0 {
+                let Some(c) = self.heap.slabs[s].vm.as_deref_mut() else {
+                    break;
+                };
+                let granule = c.granule();
+                let Some((first, n)) = c.highest_idle_run(bytes.div_ceil(granule)) else {
+                    break;
+                };
+                let (addr, len) = (c.addr_of(first), n * granule);
+                c.set_decommitted(first, n);
+                // SAFETY: idle granules are committed and no block in use touches them.
+                unsafe { vm.decommit(NonNull::new_unchecked(addr as *mut u8), len) };
+                self.stats.unreserve(len);
+                bytes = bytes.saturating_sub(len);
+            }
+        }
+    }
+
+    /// Reserves a new range that holds `need` bytes at `align`; `None` when
+    /// the backend refuses (the pool then takes slabs).
+    fn reserve_range(&mut self, vm: &dyn VirtualMemory, need: usize, align: usize) -> Option<u32> {
+        let granule = vm.granule();
+        // Blocks are split at multiples of the pool's granule: the range base must be one.
+        if !granule.is_power_of_two() || granule > 1 << 31 || granule < self.heap.granule {
+            return None;
+        }
+        let want = need.checked_add(align.saturating_sub(granule))?;
+        let size = align_up(want.max(self.next_range), granule)?;
+        let addr = vm.reserve(size).ok()?.as_ptr() as usize;
+        let first = self.heap.add_slab(addr, size, granule, false);
+        let s = self.heap.block(first).slab as usize;
+        self.heap.slabs[s].vm = Some(Box::new(Commits::new(addr, size, granule)));
+        if self.idle_listed.len() <= s {
+            self.idle_listed.resize(s + 1, false);
+        }
+        self.ranges.push(s as u32);
+        self.next_range = self.next_range.saturating_mul(2).min(MAX_RANGE);
+        Some(first)
     }
 
     /// Slab space never handed out, else a new slab.
@@ -938,7 +1193,7 @@ impl Inner {
                     .find(&self.heap.blocks, need, align, self.heap.granule, |_| true)
             {
                 self.heap.unfile_ready(i);
-                return Ok(self.carve_ready(i, need, align));
+                return self.carve_ready(source, i, need, align);
             }
         }
         self.grow(source, config, need, align, dedicated)
@@ -955,6 +1210,14 @@ impl Inner {
         align: usize,
         dedicated: bool,
     ) -> Result<u32, OutOfMemory> {
+        if !dedicated {
+            if let Some(first) = source
+                .virtual_memory()
+                .and_then(|vm| self.reserve_range(vm, need, align))
+            {
+                return self.carve_ready(source, first, need, align);
+            }
+        }
         let granule = self.heap.granule;
         if self.stats.reserved_current.saturating_add(need) > self.max_size {
             let keep = self.max_size.saturating_sub(need);
@@ -999,7 +1262,7 @@ impl Inner {
         if dedicated {
             return Ok(slab_block);
         }
-        Ok(self.carve_ready(slab_block, need, align))
+        self.carve_ready(source, slab_block, need, align)
     }
 
     /// A block nobody can touch any more: ready it, or give a dedicated slab back.
@@ -1017,8 +1280,14 @@ impl Inner {
     /// Files a (non-dedicated) block nobody can touch any more as ready,
     /// merged with its ready neighbours.
     pub(super) fn ready_block(&mut self, block: u32) {
+        let b = self.heap.block(block);
+        let (addr, size, s) = (b.addr, b.size, b.slab as usize);
+        if let Some(c) = self.heap.slabs[s].vm.as_deref_mut() {
+            c.unclaim(addr, size);
+        }
         let merged = self.heap.file_ready(block);
-        if self.heap.covers_slab(merged) {
+        // Ranges are not listed: their granules go back one by one.
+        if self.heap.covers_slab(merged) && self.heap.slabs[s].vm.is_none() {
             let s = self.heap.block(merged).slab as usize;
             if !self.idle_listed[s] {
                 self.idle_listed[s] = true;
@@ -1033,7 +1302,8 @@ impl Inner {
         }
     }
 
-    /// Gives back wholly free slabs while more than `keep` bytes are reserved.
+    /// Gives back wholly free slabs, then idle granules of ranges, while more
+    /// than `keep` bytes are reserved.
     pub(super) fn release_idle(&mut self, source: &dyn MemorySource, keep: usize) {
         while self.stats.reserved_current > keep {
             let Some(s) = self.idle.pop() else { break };
@@ -1047,6 +1317,88 @@ impl Inner {
             self.stats.unreserve(size);
             // SAFETY: the slab came from this source and is forgotten above.
             unsafe { source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
+        }
+        if self.ranges.is_empty() {
+            return;
+        }
+        let Some(vm) = source.virtual_memory() else {
+            return;
+        };
+        if self.stats.reserved_current > keep {
+            self.decommit_idle(vm, self.stats.reserved_current - keep);
+        }
+    }
+
+    /// Gives back the address space of ranges wholly free with nothing
+    /// committed (at a trim: growing again reserves anew).
+    pub(super) fn release_empty_ranges(&mut self, source: &dyn MemorySource) {
+        let Some(vm) = source.virtual_memory() else {
+            return;
+        };
+        let mut k = 0;
+        while k < self.ranges.len() {
+            let s = self.ranges[k];
+            let empty = self.heap.slabs[s as usize]
+                .vm
+                .as_deref()
+                .is_some_and(|c| c.n_committed == 0);
+            if !(empty && self.slab_idle(s)) {
+                k += 1;
+                continue;
+            }
+            self.ranges.remove(k);
+            let first = self.heap.slab_first(s);
+            self.heap.unfile_ready(first);
+            let (addr, size, _) = self.heap.remove_slab(first);
+            // SAFETY: a reservation of this source, nothing committed in it, forgotten above.
+            unsafe { vm.unreserve(NonNull::new_unchecked(addr as *mut u8), size) };
+        }
+        if self.ranges.is_empty() {
+            self.next_range = FIRST_RANGE;
+        }
+    }
+
+    /// What giving back slab `s` takes: its address, size and alignment, and
+    /// for a range, the runs `(address, length)` still committed in it.
+    fn slab_to_give_back(&self, s: u32) -> GiveBack {
+        let slab = &self.heap.slabs[s as usize];
+        GiveBack {
+            addr: slab.addr,
+            size: slab.size,
+            align: slab.align,
+            committed: slab.vm.as_deref().map(|c| {
+                c.committed_runs()
+                    .into_iter()
+                    .map(|(first, n)| (c.addr_of(first), n * c.granule()))
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// A slab or range to give back when its pool goes.
+struct GiveBack {
+    addr: usize,
+    size: usize,
+    align: usize,
+    committed: Option<Vec<(usize, usize)>>,
+}
+
+impl GiveBack {
+    /// # Safety
+    /// The slab or range came from `source`, no command can touch it any
+    /// more, and it is given back once.
+    unsafe fn give(self, source: &dyn MemorySource) {
+        let base = NonNull::new_unchecked(self.addr as *mut u8);
+        match (self.committed, source.virtual_memory()) {
+            (None, _) => source.release(base, self.size, self.align),
+            (Some(runs), Some(vm)) => {
+                for (addr, len) in runs {
+                    vm.decommit(NonNull::new_unchecked(addr as *mut u8), len);
+                }
+                vm.unreserve(base, self.size);
+            }
+            (Some(_), None) => debug_assert!(false, "a range without virtual memory"),
         }
     }
 }

@@ -5,3 +5,4 @@ mod placement;
 mod pool;
 mod property;
 mod stress;
+mod vm;

@@ -1,0 +1,370 @@
+//! Pools on virtual memory: a reserved range committed granule by granule,
+//! on real host memory (`mmap`, `mprotect`, `madvise`).
+
+use crate::abi::*;
+use crate::engine::*;
+use std::collections::BTreeSet;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+
+const PAGE: usize = 4096;
+
+/// Host virtual memory that counts its calls, refuses every commit from
+/// the `fail_from`th on (counting from 1), and the next `refuse` ones.
+struct Counted {
+    mem: HostMemory,
+    commits: AtomicUsize,
+    decommits: AtomicUsize,
+    fail_from: AtomicUsize,
+    refuse: AtomicUsize,
+}
+
+impl Counted {
+    fn new(granule: usize) -> Arc<Self> {
+        Arc::new(Counted {
+            mem: HostMemory::with_virtual_memory(granule, usize::MAX),
+            commits: AtomicUsize::new(0),
+            decommits: AtomicUsize::new(0),
+            fail_from: AtomicUsize::new(usize::MAX),
+            refuse: AtomicUsize::new(0),
+        })
+    }
+}
+
+impl MemorySource for Counted {
+    fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        self.mem.allocate(size, align)
+    }
+
+    unsafe fn release(&self, ptr: NonNull<u8>, size: usize, align: usize) {
+        self.mem.release(ptr, size, align)
+    }
+
+    fn virtual_memory(&self) -> Option<&dyn VirtualMemory> {
+        Some(self)
+    }
+}
+
+impl VirtualMemory for Counted {
+    fn granule(&self) -> usize {
+        VirtualMemory::granule(&self.mem)
+    }
+
+    fn reserve(&self, size: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        self.mem.reserve(size)
+    }
+
+    unsafe fn commit(&self, addr: NonNull<u8>, len: usize) -> Result<(), OutOfMemory> {
+        let n = self.commits.fetch_add(1, Relaxed) + 1;
+        let refuse = self.refuse.load(Relaxed);
+        if refuse > 0 {
+            self.refuse.store(refuse - 1, Relaxed);
+            return Err(OutOfMemory);
+        }
+        if n >= self.fail_from.load(Relaxed) {
+            return Err(OutOfMemory);
+        }
+        self.mem.commit(addr, len)
+    }
+
+    unsafe fn decommit(&self, addr: NonNull<u8>, len: usize) {
+        self.decommits.fetch_add(1, Relaxed);
+        self.mem.decommit(addr, len)
+    }
+
+    unsafe fn unreserve(&self, addr: NonNull<u8>, size: usize) {
+        self.mem.unreserve(addr, size)
+    }
+}
+
+fn setup(kind: UsmKind, granule: usize) -> (Arc<Dag>, Arc<Counted>, Pool, Arc<Lane>) {
+    let dag = Dag::new();
+    let mem = Counted::new(granule);
+    let mut config = PoolConfig::new(kind);
+    config.release_threshold = 0;
+    let pool = Pool::new(dag.clone(), mem.clone(), config);
+    let q = dag.create_lane(QueueOrder::InOrder);
+    (dag, mem, pool, q)
+}
+
+/// Pages that the blocks `(address, size)` touch.
+fn pages(blocks: &[(usize, usize)]) -> usize {
+    let mut set = BTreeSet::new();
+    for &(a, s) in blocks {
+        set.extend(a / PAGE..(a + s).div_ceil(PAGE));
+    }
+    set.len()
+}
+
+fn alloc(pool: &Pool, q: &Arc<Lane>, size: usize) -> (usize, usize) {
+    let a = pool.alloc(q, &[], size, 0, false).unwrap();
+    // Committed memory: writable, and stays so while the block lives.
+    unsafe { std::ptr::write_bytes(a.ptr.as_ptr(), 0xa5, a.size) };
+    (a.ptr.as_ptr() as usize, a.size)
+}
+
+fn intact(block: (usize, usize)) -> bool {
+    unsafe { std::slice::from_raw_parts(block.0 as *const u8, block.1) }
+        .iter()
+        .all(|&b| b == 0xa5)
+}
+
+#[test]
+fn reserved_is_exactly_the_committed_granules() {
+    let (_, mem, pool, q) = setup(UsmKind::Device, PAGE);
+    let mut live = Vec::new();
+    for size in [1000, 5000, 64, 3 * PAGE + 1, 200 * 1024, 100] {
+        live.push(alloc(&pool, &q, size));
+        let s = pool.stats();
+        assert_eq!(s.reserved_current, pages(&live) * PAGE, "after {size} bytes");
+        assert_eq!(s.reserved_current, mem.mem.taken());
+        assert_eq!(pool.check_ranges(), s.reserved_current);
+    }
+    assert!(live.windows(2).all(|w| w[1].0 == w[0].0 + w[0].1), "placed one after another");
+    assert!(live.iter().all(|&b| intact(b)));
+}
+
+#[test]
+fn the_threshold_decommits_granules_that_hold_no_live_or_pending_block() {
+    let (dag, mem, pool, q) = setup(UsmKind::Device, PAGE);
+    let a = alloc(&pool, &q, 10 * PAGE);
+    let b = alloc(&pool, &q, 100); // shares no page with `a`'s interior
+    let c = alloc(&pool, &q, 6 * PAGE);
+    let d = alloc(&pool, &q, 100);
+    // `a` goes back at once; `c` is freed behind work that has not run.
+    pool.free(&q, &[], a.0 as *const u8, false).unwrap();
+    let k = dag.record(&q, &[]);
+    pool.free(&q, &[], c.0 as *const u8, false).unwrap();
+    assert_eq!(pool.stats().reserved_current, pages(&[a, b, c, d]) * PAGE, "nothing before a synchronisation point");
+    pool.collect();
+    assert_eq!(
+        pool.stats().reserved_current,
+        pages(&[b, c, d]) * PAGE,
+        "the pending block keeps its granules; the page `a` shares with `b` stays"
+    );
+    assert_eq!(pool.check_ranges(), mem.mem.taken());
+    assert!(intact(b) && intact(d));
+    dag.complete(k);
+    pool.set_release_threshold(usize::MAX);
+    pool.trim_to(usize::MAX);
+    assert_eq!(pool.stats().reserved_current, pages(&[b, c, d]) * PAGE, "trim keeps what it is told to");
+    pool.trim_to(0);
+    assert_eq!(pool.stats().reserved_current, pages(&[b, d]) * PAGE);
+    assert!(intact(b) && intact(d));
+    assert!(mem.decommits.load(Relaxed) >= 2);
+    pool.set_release_threshold(0);
+    for x in [b, d] {
+        pool.free(&q, &[], x.0 as *const u8, false).unwrap();
+    }
+    pool.collect();
+    assert_eq!((pool.stats().reserved_current, mem.mem.taken()), (0, 0));
+    // The granules come back when used again.
+    let e = alloc(&pool, &q, 3 * PAGE);
+    assert_eq!(pool.stats().reserved_current, pages(&[e]) * PAGE);
+}
+
+#[test]
+fn growth_at_the_high_water_mark_moves_idle_granules() {
+    let (_, mem, pool, q) = setup(UsmKind::Device, PAGE);
+    let a = alloc(&pool, &q, 16 * PAGE);
+    let b = alloc(&pool, &q, PAGE);
+    pool.free(&q, &[], a.0 as *const u8, false).unwrap();
+    let high = pool.stats().reserved_high;
+    assert_eq!(high, 17 * PAGE);
+    // Does not fit where `a` was: fresh space, committed by decommitting
+    // `a`'s idle granules rather than growing.
+    let c = alloc(&pool, &q, 20 * PAGE);
+    assert!(c.0 > b.0);
+    let s = pool.stats();
+    assert_eq!(s.reserved_current, pages(&[b, c]) * PAGE);
+    assert_eq!(s.reserved_high, 21 * PAGE, "the mark rose by what no idle granule could cover");
+    assert_eq!(mem.decommits.load(Relaxed), 1);
+    assert_eq!(pool.check_ranges(), mem.mem.taken());
+    // Where `a` was is ready space again, committed anew when taken.
+    let d = alloc(&pool, &q, 16 * PAGE);
+    assert_eq!(d.0, a.0, "the freed block still ranks before fresh space");
+    assert!([b, c, d].iter().all(|&x| intact(x)));
+    assert_eq!(pool.check_ranges(), pool.stats().reserved_current);
+}
+
+#[test]
+fn a_failed_commit_is_out_of_memory_and_every_earlier_block_stays_valid() {
+    // A sequence of allocations and frees (with granules moved and taken
+    // back), on a source that refuses every commit from the Nth on: each
+    // refused allocation is the kind's out-of-memory error, changes no
+    // counter, and leaves every live block intact; the pool carries on.
+    let commits = run_failing(UsmKind::Device, usize::MAX);
+    assert!(commits > 10, "the sequence commits often: {commits}");
+    for kind in [UsmKind::Device, UsmKind::Host] {
+        for n in 1..=commits {
+            run_failing(kind, n);
+        }
+    }
+}
+
+/// The sequence of [`a_failed_commit_is_out_of_memory_and_every_earlier_block_stays_valid`]
+/// with commits refused from the `n`th on; returns the commits asked for.
+fn run_failing(kind: UsmKind, n: usize) -> usize {
+    {
+        {
+            let (_, mem, pool, q) = setup(kind, PAGE);
+            mem.fail_from.store(n, Relaxed);
+            let mut rng = crate::engine::testkit::Rng::new(7);
+            let mut live: Vec<(usize, usize)> = Vec::new();
+            let mut refused = 0;
+            for _ in 0..60 {
+                if !live.is_empty() && rng.chance(3) {
+                    let (addr, _) = live.swap_remove(rng.below(live.len() as u64) as usize);
+                    pool.free(&q, &[], addr as *const u8, false).unwrap();
+                    continue;
+                }
+                let size = 1 + rng.below(6 * PAGE as u64) as usize;
+                let before = pool.stats();
+                match pool.alloc(&q, &[], size, 0, false) {
+                    Ok(a) => {
+                        unsafe { std::ptr::write_bytes(a.ptr.as_ptr(), 0xa5, a.size) };
+                        live.push((a.ptr.as_ptr() as usize, a.size));
+                    }
+                    Err(e) => {
+                        assert_eq!(e, kind.out_of_memory());
+                        let after = pool.stats();
+                        assert_eq!((after.used_current, after.used_high), (before.used_current, before.used_high));
+                        // Idle memory may have gone back; runs committed
+                        // before a later one was refused count in the mark.
+                        assert!(after.reserved_current <= before.reserved_current);
+                        assert!(after.reserved_high >= before.reserved_high);
+                        refused += 1;
+                    }
+                }
+                assert_eq!(pool.check_ranges(), mem.mem.taken());
+                assert!(live.iter().all(|&b| intact(b)), "commit {n}: a live block lost its data");
+            }
+            assert!(refused > 0 || n == usize::MAX, "commit {n} was reached");
+            let asked = mem.commits.load(Relaxed);
+            // Commits work again: the pool carries on.
+            mem.fail_from.store(usize::MAX, Relaxed);
+            live.push(alloc(&pool, &q, 10 * PAGE));
+            assert!(live.iter().all(|&b| intact(b)));
+            assert_eq!(pool.check_ranges(), pool.stats().reserved_current);
+            asked
+        }
+    }
+}
+
+#[test]
+fn a_commit_refused_once_is_retried_after_giving_idle_memory_back() {
+    let (_, mem, pool, q) = setup(UsmKind::Device, PAGE);
+    let a = alloc(&pool, &q, 8 * PAGE);
+    let b = alloc(&pool, &q, 100);
+    pool.free(&q, &[], a.0 as *const u8, false).unwrap();
+    pool.reset_reserved_high(); // growth would move idle granules anyway
+    pool.set_info(UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, usize::MAX).unwrap();
+    let n = mem.commits.load(Relaxed);
+    mem.refuse.store(1, Relaxed);
+    let c = alloc(&pool, &q, 12 * PAGE);
+    assert_eq!(mem.commits.load(Relaxed), n + 2, "refused, then committed");
+    assert!(mem.decommits.load(Relaxed) > 0, "idle granules went back in between");
+    assert!(intact(b) && intact(c));
+    assert_eq!(pool.check_ranges(), mem.mem.taken());
+}
+
+#[test]
+fn bad_frees_release_nothing() {
+    let (dag, mem, pool, q) = setup(UsmKind::Device, PAGE);
+    let a = alloc(&pool, &q, 5 * PAGE);
+    let before = (pool.stats(), mem.mem.taken());
+    let other = dag.create_lane(QueueOrder::OutOfOrder);
+    for bad in [a.0 + 64, a.0 + PAGE, a.0 + a.1, 0x1000] {
+        for lane in [&q, &other] {
+            assert_eq!(
+                pool.free(lane, &[], bad as *const u8, false).unwrap_err(),
+                UR_RESULT_ERROR_INVALID_VALUE
+            );
+        }
+        assert_eq!(pool.free_blocking(bad as *const u8, |_| {}).unwrap_err(), UR_RESULT_ERROR_INVALID_VALUE);
+        pool.collect();
+    }
+    assert_eq!((pool.stats(), mem.mem.taken()), before);
+    assert!(intact(a));
+    pool.free(&q, &[], a.0 as *const u8, false).unwrap();
+    assert_eq!(
+        pool.free(&q, &[], a.0 as *const u8, false).unwrap_err(),
+        UR_RESULT_ERROR_INVALID_VALUE,
+        "a double free"
+    );
+}
+
+#[test]
+fn a_pool_gives_everything_back_when_it_goes() {
+    let (dag, mem, pool, q) = setup(UsmKind::Device, PAGE);
+    let a = alloc(&pool, &q, 3 * PAGE);
+    let _b = alloc(&pool, &q, 5 * PAGE);
+    let k = dag.record(&q, &[]);
+    pool.free(&q, &[], a.0 as *const u8, false).unwrap();
+    drop(pool);
+    assert!(mem.mem.taken() > 0, "the pending block's memory waits for its lane");
+    dag.complete(k); // the graveyard releases it
+    assert_eq!(mem.mem.taken(), 0);
+}
+
+/// `ur_bench` scenario 5's sequence replayed on a pool of host virtual
+/// memory, without the UR layers: the reserved/used ratio per live budget
+/// and granule, to compare placement choices quickly. Prints, asserts
+/// nothing; run with `-- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn scenario5_fragmentation_by_granule() {
+    struct SplitMix(u64);
+    impl SplitMix {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+    }
+    let threshold = std::env::var("THRESHOLD").ok().and_then(|t| t.parse().ok()).unwrap_or(usize::MAX);
+    for granule in [16 << 10, 32 << 10, 64 << 10] {
+        for live_budget in [8usize << 20, 64 << 20, 512 << 20] {
+            let dag = Dag::new();
+            let mem = Counted::new(granule);
+            let mut config = PoolConfig::new(UsmKind::Device);
+            config.granule = 128;
+            config.release_threshold = threshold;
+            let pool = Pool::new(dag.clone(), mem.clone(), config);
+            let q = dag.create_lane(QueueOrder::InOrder);
+            let mut rng = SplitMix(0x05ee_d0fa_110c);
+            let mut live: Vec<(usize, usize)> = Vec::new();
+            let mut live_bytes = 0;
+            let mut marks = Vec::new();
+            for n in 1..=200_000usize {
+                let (lo, hi) = ((64f64).ln(), ((256 << 10) as f64).ln());
+                let unit = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+                let size = (lo + unit * (hi - lo)).exp() as usize;
+                while live_bytes + size > live_budget {
+                    let v = (rng.next() % live.len() as u64) as usize;
+                    let (addr, s) = live.swap_remove(v);
+                    pool.free(&q, &[], addr as *const u8, false).unwrap();
+                    live_bytes -= s;
+                }
+                let a = pool.alloc(&q, &[], size, 0, false).unwrap();
+                live.push((a.ptr.as_ptr() as usize, size));
+                live_bytes += size;
+                if [2_000, 20_000, 200_000].contains(&n) {
+                    let s = pool.stats();
+                    marks.push(format!("{:.3}", s.reserved_high as f64 / s.used_high as f64));
+                }
+            }
+            println!(
+                "granule {:>3} KiB, {:>3} MiB live: reserved/used {} (after 2k, 20k, 200k); {} commits, {} decommits",
+                granule >> 10,
+                live_budget >> 20,
+                marks.join(" "),
+                mem.commits.load(Relaxed),
+                mem.decommits.load(Relaxed)
+            );
+        }
+    }
+}
