@@ -22,7 +22,8 @@ beside a baseline from the same run, and prints a table:
   2  async alloc+fill+copy+free (one finish per batch) vs blocking with finish
   3  event chains on an out-of-order queue: cost and reuse
   4  free on queue A -> alloc on queue B by event: cost and reuse
-  5  random sizes under a live-byte budget: reserved/used high water, cost
+  5  random sizes under live-byte budgets of 8, 64 and 512 MiB (quick: 8 MiB,
+     fewer allocations): reserved/used high water per budget, cost at 8 MiB
   6  two threads on two queues vs one thread: pairs per second
   7  SYCL (Intel libsycl) async_malloc+memset+async_free on our adapters vs
      malloc_device+memset+wait+free on libsycl's own OpenCL adapter
@@ -42,6 +43,10 @@ options:
   --device-filter TEXT  only devices whose label or name contains TEXT
                         (comma-separated alternatives, e.g. native_cpu,opencl:0);
                         scenario 7 runs the adapters named by it
+  --scenarios LIST      only these scenarios (comma-separated numbers, e.g. 1,5)
+  --mixed-trace DIR     write scenario 5's sequences (one file per live budget)
+                        into DIR for a raw baseline to replay, and exit
+                        (adapters/cuda/bench/mixed_replay.cu reads them)
   --json FILE           write every figure, sample and sweep point as JSON
   --plot FILE.svg       sweep 64 B..4 MiB for scenarios 1, 2 and 7 and draw the
                         cost per operation against allocation size
@@ -55,6 +60,8 @@ struct Options {
     iterations: Option<usize>,
     repetitions: Option<usize>,
     device_filter: Vec<String>,
+    scenarios: Vec<u32>,
+    mixed_trace: Option<PathBuf>,
     json: Option<PathBuf>,
     plot: Option<PathBuf>,
     loader: PathBuf,
@@ -66,6 +73,8 @@ fn parse_options() -> Result<Options, String> {
         iterations: None,
         repetitions: None,
         device_filter: Vec::new(),
+        scenarios: Vec::new(),
+        mixed_trace: None,
         json: None,
         plot: None,
         loader: ur::default_loader_path(),
@@ -84,6 +93,15 @@ fn parse_options() -> Result<Options, String> {
                 options.device_filter =
                     value(&arg)?.split(',').map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty()).collect()
             }
+            "--scenarios" => {
+                let text = value(&arg)?;
+                options.scenarios = text
+                    .split(',')
+                    .map(|n| n.trim().parse::<u32>().ok().filter(|n| (1..=7).contains(n)))
+                    .collect::<Option<Vec<u32>>>()
+                    .ok_or_else(|| format!("--scenarios: not a list of scenarios 1 to 7: {text}"))?;
+            }
+            "--mixed-trace" => options.mixed_trace = Some(value(&arg)?.into()),
             "--json" => options.json = Some(value(&arg)?.into()),
             "--plot" => options.plot = Some(value(&arg)?.into()),
             "--loader" => options.loader = value(&arg)?.into(),
@@ -140,6 +158,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(dir) = &options.mixed_trace {
+        return match scenarios::write_mixed_traces(dir, options.quick) {
+            Ok(files) => {
+                for f in files {
+                    println!("{}", f.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("ur_bench: cannot write traces into {}: {e}", dir.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
     default_opencl_vendors();
     let api = match Api::load(&options.loader) {
         Ok(api) => api,
@@ -187,9 +219,15 @@ fn main() -> ExitCode {
             label: label.clone(),
             native_cpu: label.starts_with("native_cpu"),
             budget,
+            quick: options.quick,
+            only: options.scenarios.iter().copied().filter(|&n| n <= 6).collect(),
             progress: &progress,
             name: name.clone(),
         };
+        if !options.scenarios.is_empty() && run.only.is_empty() {
+            devices.push(DeviceInfo { label, name, async_claimed: claimed });
+            continue;
+        }
         rows.extend(run.run_all());
         if let Some(sizes) = &sweep_sizes {
             series.extend(run.sweep(sizes));
@@ -200,10 +238,12 @@ fn main() -> ExitCode {
     let adapter_dir = api.path.parent().map(Path::to_path_buf).unwrap_or_default();
     let setup = SyclSetup::from_checkout(&adapter_dir);
     let wants_adapter = |adapter: &str| options.wants(&[adapter, &format!("sycl/{adapter}")]);
-    let (sycl_rows, sycl_series) =
-        sycl::scenario(&setup, &budget.scaled(0.25), sweep_sizes.as_deref(), &progress, &wants_adapter);
-    rows.extend(sycl_rows);
-    series.extend(sycl_series);
+    if options.scenarios.is_empty() || options.scenarios.contains(&7) {
+        let (sycl_rows, sycl_series) =
+            sycl::scenario(&setup, &budget.scaled(0.25), sweep_sizes.as_deref(), &progress, &wants_adapter);
+        rows.extend(sycl_rows);
+        series.extend(sycl_series);
+    }
     progress.done();
 
     let how = format!(
