@@ -11,6 +11,8 @@
 // addresses, so two runs compare line by line.
 #include <sycl/sycl.hpp>
 
+#include <algorithm>
+
 #include <link.h>
 
 #include <cstdio>
@@ -370,7 +372,36 @@ int main() {
       failed(at + " get_devices", e);
     }
     for (auto &d : devices) {
-      device_info(d, "[device " + std::to_string(k++) + "]");
+      std::string dev_at = "[device " + std::to_string(k++) + "]";
+      device_info(d, dev_at);
+      // Sub-devices of one compute unit each, then by counts {1}, where the
+      // device offers the partition: described like any device.
+      using pp = sycl::info::partition_property;
+      std::vector<pp> kinds;
+      try {
+        kinds = d.get_info<sycl::info::device::partition_properties>();
+      } catch (const sycl::exception &e) {
+        failed(dev_at + " partition_properties", e);
+      }
+      auto has = [&](pp kind) { return std::find(kinds.begin(), kinds.end(), kind) != kinds.end(); };
+      auto describe = [&](const std::vector<sycl::device> &subs, const std::string &how) {
+        line(dev_at + how + " count", std::to_string(subs.size()));
+        for (size_t j = 0; j < subs.size(); ++j) {
+          all_devices.push_back(subs[j]);
+          device_info(subs[j], dev_at + how + "[sub-device " + std::to_string(j) + "]");
+        }
+      };
+      try {
+        if (has(pp::partition_equally)) describe(d.create_sub_devices<pp::partition_equally>(1), "[equally 1]");
+      } catch (const sycl::exception &e) {
+        failed(dev_at + "[equally 1] create_sub_devices", e);
+      }
+      try {
+        if (has(pp::partition_by_counts))
+          describe(d.create_sub_devices<pp::partition_by_counts>(std::vector<size_t>{1}), "[by counts {1}]");
+      } catch (const sycl::exception &e) {
+        failed(dev_at + "[by counts {1}] create_sub_devices", e);
+      }
     }
     try {
       // A context of all the platform's devices, and one of each device.
