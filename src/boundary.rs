@@ -93,6 +93,9 @@ pub unsafe fn wait_list_arg<'a>(
 
 /// The most links a `pNext` chain may have. UR's chains are a few
 /// extension structures long; a longer one is a cycle or garbage.
+/// Not part of the C ABI.
+///
+/// cbindgen:ignore
 pub const MAX_CHAIN_LINKS: usize = 32;
 
 /// Walks a `pNext` chain of UR descriptors, yielding each `(stype, pointer)`.
