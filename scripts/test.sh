@@ -189,6 +189,15 @@ sycl_opencl() {
   for_each_opencl_runtime sycl_opencl_on
 }
 
+# tests/sycl_info: every SYCL platform, device (sub-devices included) and
+# context descriptor, on libsycl's own OpenCL adapter and on ours on the same
+# runtime (Intel CPU, PoCL), diffed against a written list of justified
+# differences; on native CPU, every descriptor must answer. Installs its
+# runtimes itself.
+sycl_info_differential() {
+  bash tests/sycl_info/run.sh
+}
+
 conformance_intel_loader_native_cpu() {
   bash tests/intel_loader.sh target/release/libur_adapter_native_cpu.so.0 native_cpu
 }
@@ -209,6 +218,7 @@ step "install layout (scripts/install.sh; demo via pkg-config and CMake)" instal
 step "conformance: OpenCL (Intel CPU runtime, PoCL)" conformance_opencl
 step "SYCL suite (Intel's libsycl): native CPU" sycl_native_cpu
 step "SYCL suite (Intel's libsycl): OpenCL (Intel CPU runtime, PoCL)" sycl_opencl
+step "SYCL info, ours against Intel's OpenCL adapter on the same runtime (tests/sycl_info)" sycl_info_differential
 step "conformance through Intel's loader: native CPU" conformance_intel_loader_native_cpu
 step "conformance through Intel's loader: OpenCL (Intel CPU runtime, PoCL)" conformance_intel_loader_opencl
 

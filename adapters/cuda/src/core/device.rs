@@ -301,7 +301,12 @@ impl Device {
             UR_DEVICE_INFO_EXECUTION_CAPABILITIES => {
                 out.value(UR_DEVICE_EXEC_CAPABILITY_FLAG_KERNEL.0)
             }
-            UR_DEVICE_INFO_BUILT_IN_KERNELS | UR_DEVICE_INFO_EXTENSIONS => out.string(""),
+            UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(""),
+            // The OpenCL names SYCL derives aspects from (fp64, fp16, 64-bit
+            // atomics), matching the double/half configs and ATOMIC_64 above.
+            UR_DEVICE_INFO_EXTENSIONS => {
+                out.string("cl_khr_fp64 cl_khr_fp16 cl_khr_int64_base_atomics cl_khr_int64_extended_atomics")
+            }
             UR_DEVICE_INFO_PLATFORM => out.value(self.platform.as_ptr() as ur_platform_handle_t),
             UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
             UR_DEVICE_INFO_NAME => out.string(&p.name),
