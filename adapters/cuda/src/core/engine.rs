@@ -20,7 +20,8 @@ use crate::driver::{self, CUstream, CuEvent};
 use std::collections::VecDeque;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use ur_core::engine::{self, Lane, MemorySource, OutOfMemory, Seq, Stamp};
+use super::vmm;
+use ur_core::engine::{self, Lane, MemorySource, OutOfMemory, Seq, Stamp, VirtualMemory};
 
 /// An in-order queue reports completion to the engine at least this often.
 pub const TRACK_EVERY: u32 = 32;
@@ -28,7 +29,9 @@ pub const TRACK_EVERY: u32 = 32;
 /// Trackers a queue keeps before it looks which have fired.
 const POLL_AT: usize = 8;
 
-/// Raw memory of one (device, USM kind) for engine pools.
+/// Raw memory of one (device, USM kind) for engine pools. Device memory
+/// comes in granules of address ranges where the GPU has virtual memory
+/// management (`vmm.rs`), else in slabs from `cuMemAlloc`.
 pub struct CudaMemory {
     pub device: Arc<Device>,
     pub kind: UsmKind,
@@ -74,6 +77,45 @@ impl MemorySource for CudaMemory {
             UsmKind::Host => driver::mem_free_host(ptr.as_ptr().cast()),
             UsmKind::Device | UsmKind::Shared => driver::mem_free(ptr.as_ptr() as u64),
         };
+    }
+
+    fn virtual_memory(&self) -> Option<&dyn VirtualMemory> {
+        (self.kind == UsmKind::Device && vmm::granule(self.device.cu).is_some()).then_some(self)
+    }
+}
+
+/// Device memory in granules (`virtual_memory` offers it for device memory
+/// only, where the GPU supports it).
+impl VirtualMemory for CudaMemory {
+    fn granule(&self) -> usize {
+        vmm::granule(self.device.cu).unwrap_or(0)
+    }
+
+    fn reserve(&self, size: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        self.device.activate().map_err(|_| OutOfMemory)?;
+        let p = vmm::reserve(size, self.granule()).map_err(|_| OutOfMemory)?;
+        NonNull::new(p as usize as *mut u8).ok_or(OutOfMemory)
+    }
+
+    unsafe fn commit(&self, addr: NonNull<u8>, len: usize) -> Result<(), OutOfMemory> {
+        self.device.activate().map_err(|_| OutOfMemory)?;
+        // SAFETY: the engine commits whole granules of a reservation of ours, none mapped.
+        vmm::commit(self.device.cu, addr.as_ptr() as usize as u64, len, self.granule()).map_err(|_| OutOfMemory)
+    }
+
+    unsafe fn decommit(&self, addr: NonNull<u8>, len: usize) {
+        if self.device.activate().is_ok() {
+            // SAFETY: the engine decommits granules it committed, once no
+            // command can touch them (their frees have completed).
+            vmm::decommit(addr.as_ptr() as usize as u64, len, self.granule());
+        }
+    }
+
+    unsafe fn unreserve(&self, addr: NonNull<u8>, size: usize) {
+        if self.device.activate().is_ok() {
+            // SAFETY: a reservation of ours with nothing mapped in it.
+            vmm::unreserve(addr.as_ptr() as usize as u64, size);
+        }
     }
 }
 

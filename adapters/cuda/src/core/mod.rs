@@ -11,3 +11,4 @@ pub mod program;
 pub mod queue;
 pub mod usm;
 pub mod usm_pool;
+pub mod vmm;
