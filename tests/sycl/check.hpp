@@ -77,4 +77,17 @@ inline sycl::backend expected_backend() {
   return sycl::backend::ext_oneapi_native_cpu;
 }
 
+// Runs body and reports whether it threw a sycl::exception; `what` gets
+// its code and message.
+template <typename F>
+bool throws_sycl(F &&body, std::string *what = nullptr) {
+  try {
+    body();
+  } catch (const sycl::exception &e) {
+    if (what) *what = e.code().message() + ": " + e.what();
+    return true;
+  }
+  return false;
+}
+
 }  // namespace suite

@@ -24,6 +24,7 @@ using suite::check;
 using suite::check_all;
 using suite::check_eq;
 using suite::section;
+using suite::throws_sycl;
 
 namespace {
 
@@ -108,7 +109,16 @@ constexpr size_t kN = 1024;
 
 int main() {
   if (suite::expected_backend() != sycl::backend::opencl) {
-    std::printf("native handles: the backend has no OpenCL objects; nothing to check\n");
+    // No OpenCL objects behind this backend: asking for them is an error
+    // libsycl reports as an exception, never an abort.
+    sycl::device dev{sycl::default_selector_v};
+    check(dev.get_backend() == suite::expected_backend(), "the device is on the expected backend");
+    std::string what;
+    check(throws_sycl([&] { (void)sycl::get_native<sycl::backend::opencl>(dev); }, &what),
+          "get_native<opencl> of a device of another backend throws", what);
+    sycl::queue q{dev};
+    check(throws_sycl([&] { (void)sycl::get_native<sycl::backend::opencl>(q); }, &what),
+          "get_native<opencl> of a queue of another backend throws", what);
     return suite::summary();
   }
   if (!check(cl.load(), "libOpenCL.so.1 and its entry points load")) return suite::summary();
