@@ -53,10 +53,14 @@ pub struct Allocation {
 const NATIVE_ALIGN: u32 = 128;
 
 /// Least slab an engine pool takes from the runtime, unless the pool's
-/// descriptor names one: twice the engine's default, so that a queue
-/// alternating between two live blocks of up to 2 MiB reserves one slab,
-/// not two, while small blocks still pack closely.
-const SLAB_SIZE: usize = 4 << 20;
+/// descriptor names one (a bigger block gets a slab of its own size).
+/// OpenCL has no virtual memory: a slab goes back only when wholly free,
+/// and no block spans two, so the pool holds whole slabs that free space
+/// pins. `ur_bench` scenario 5 (reserved / used high water under 8, 64 and
+/// 512 MiB live) reads 1.62, 1.23 and 1.10 with 1 MiB slabs, 2.00, 1.25 and
+/// 1.09 with 4 MiB, and 256 KiB ones gain nothing more for more calls to
+/// the runtime.
+const SLAB_SIZE: usize = 1 << 20;
 
 /// What a `urUSM*Alloc` asks for, after argument checks.
 pub struct AllocRequest {
