@@ -311,7 +311,9 @@ fn a_pool_gives_everything_back_when_it_goes() {
 /// `ur_bench` scenario 5's sequence replayed on a pool of host virtual
 /// memory, without the UR layers: the reserved/used ratio per live budget
 /// and granule, to compare placement choices quickly. Prints, asserts
-/// nothing; run with `-- --ignored --nocapture`.
+/// nothing; run with `-- --ignored --nocapture`. `GRANULES=a,b` picks the
+/// granules (bytes); with `SLABS=1` they are slab sizes of a pool on plain
+/// host memory (no virtual memory), as on OpenCL.
 #[test]
 #[ignore]
 fn scenario5_fragmentation_by_granule() {
@@ -326,14 +328,23 @@ fn scenario5_fragmentation_by_granule() {
         }
     }
     let threshold = std::env::var("THRESHOLD").ok().and_then(|t| t.parse().ok()).unwrap_or(usize::MAX);
-    for granule in [16 << 10, 32 << 10, 64 << 10] {
+    let granules: Vec<usize> = match std::env::var("GRANULES") {
+        Ok(g) => g.split(',').filter_map(|g| g.parse().ok()).collect(),
+        Err(_) => vec![16 << 10, 32 << 10, 64 << 10],
+    };
+    for granule in granules {
         for live_budget in [8usize << 20, 64 << 20, 512 << 20] {
             let dag = Dag::new();
             let mem = Counted::new(granule);
             let mut config = PoolConfig::new(UsmKind::Device);
             config.granule = 128;
             config.release_threshold = threshold;
-            let pool = Pool::new(dag.clone(), mem.clone(), config);
+            let pool = if std::env::var_os("SLABS").is_some() {
+                config.min_slab_size = granule;
+                Pool::new(dag.clone(), Arc::new(HostMemory::new()), config)
+            } else {
+                Pool::new(dag.clone(), mem.clone(), config)
+            };
             let q = dag.create_lane(QueueOrder::InOrder);
             let mut rng = SplitMix(0x05ee_d0fa_110c);
             let mut live: Vec<(usize, usize)> = Vec::new();
