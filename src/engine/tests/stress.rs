@@ -468,18 +468,27 @@ fn threads_on_their_own_in_order_queues_share_a_pool_through_lane_caches() {
         .collect();
     let producing = Producing(&shared);
     let produced: Vec<_> = producers.into_iter().map(|t| t.join()).collect();
-    // Blocks still in an inbox when their receiver stopped: freed here, on
-    // the first queue, after their last command.
+    // Blocks still in an inbox when their receiver stopped: freed here, after
+    // their last command, on an in-order queue of this thread's own. (Not on
+    // a producer's: a free there not chained after that queue's last
+    // command could complete first and, the queue being in order, mark the
+    // commands before it complete before they ran.)
+    let cleanup = dag.create_lane(QueueOrder::InOrder);
+    let mut tail: Option<Stamp> = None;
     for h in inboxes
         .iter()
         .flat_map(|i| std::mem::take(&mut *i.lock().unwrap()))
     {
         let f = shared
             .pool
-            .free(&lanes[0], &[h.last], h.addr as *const u8, false)
+            .free(&cleanup, &[h.last], h.addr as *const u8, false)
             .unwrap();
         let mut deps = vec![h.last];
         deps.extend_from_slice(f.deps.as_slice());
+        deps.extend(tail);
+        if f.stamp.is_some() {
+            tail = f.stamp;
+        }
         shared.submit(f.stamp, deps, Work::Nothing);
     }
     drop(producing);
