@@ -134,6 +134,25 @@ pub unsafe fn for_each_in_chain(
     Ok(())
 }
 
+/// The `pNext` chain of `urQueueCreate`'s properties, checked once for
+/// every adapter: bounded (see [`for_each_in_chain`]), and a queue index
+/// other than 0 is `INVALID_VALUE` (every device here reports one compute
+/// queue index, `UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES` = 1). Other
+/// extension structures are hints, ignored.
+///
+/// # Safety
+/// As for [`for_each_in_chain`].
+pub unsafe fn check_queue_properties_chain(p_next: *const core::ffi::c_void) -> UrResult {
+    for_each_in_chain(p_next, |stype, link| {
+        if stype == UR_STRUCTURE_TYPE_QUEUE_INDEX_PROPERTIES
+            && (*(link as *const ur_queue_index_properties_t)).computeIndex != 0
+        {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        Ok(())
+    })
+}
+
 /// `urDeviceSelectBinary`, written once: checks the arguments, then picks
 /// the first image whose target is earliest in `preferred` (best first).
 /// No image for any preferred target is `INVALID_BINARY`, the code SYCL

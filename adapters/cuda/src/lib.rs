@@ -41,6 +41,7 @@ pub static DDI: ur_dditable_t = {
     d.Device.pfnRetain = Some(device::urDeviceRetain);
     d.Device.pfnRelease = Some(device::urDeviceRelease);
     d.Device.pfnSelectBinary = Some(device::urDeviceSelectBinary);
+    d.Device.pfnPartition = Some(device::urDevicePartition);
     d.Device.pfnGetNativeHandle = Some(device::urDeviceGetNativeHandle);
     d.Device.pfnCreateWithNativeHandle = Some(device::urDeviceCreateWithNativeHandle);
     d.Device.pfnGetGlobalTimestamps = Some(device::urDeviceGetGlobalTimestamps);

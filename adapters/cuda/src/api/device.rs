@@ -70,6 +70,22 @@ pub unsafe extern "C" fn urDeviceRelease(hDevice: ur_device_handle_t) -> ur_resu
     ffi_call(|| borrow::<Device>(hDevice).map(drop))
 }
 
+/// A GPU is not partitioned here (`SUPPORTED_PARTITIONS` is empty): a
+/// well-formed request is `INVALID_VALUE`, a malformed one gets the code
+/// the shared decoder gives it.
+pub unsafe extern "C" fn urDevicePartition(
+    hDevice: ur_device_handle_t,
+    pProperties: *const ur_device_partition_properties_t,
+    _NumDevices: u32,
+    _phSubDevices: *mut ur_device_handle_t,
+    _pNumDevicesRet: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        borrow::<Device>(hDevice)?;
+        ur_core::partition::PartitionRequest::decode(pProperties)?.check_against(&[], 0, 0, 0)
+    })
+}
+
 pub unsafe extern "C" fn urDeviceSelectBinary(
     hDevice: ur_device_handle_t,
     pBinaries: *const ur_device_binary_t,

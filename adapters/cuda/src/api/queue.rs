@@ -21,10 +21,12 @@ pub unsafe extern "C" fn urQueueCreate(
         if phQueue.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
-        let flags = if pProperties.is_null() {
-            0
-        } else {
-            (*pProperties).flags
+        let flags = match pProperties.as_ref() {
+            None => 0,
+            Some(props) => {
+                ur_core::boundary::check_queue_properties_chain(props.pNext)?;
+                props.flags
+            }
         };
         if flags & UR_QUEUE_FLAGS_MASK != 0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);

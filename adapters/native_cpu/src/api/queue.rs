@@ -6,7 +6,7 @@ use crate::core::device::Device;
 use crate::core::queue::Queue;
 use crate::core::refcount::Counted;
 use std::ffi::c_void;
-use ur_core::boundary::{ffi_call, for_each_in_chain, non_null, write_out};
+use ur_core::boundary::{ffi_call, non_null, write_out};
 use ur_core::handle::into_handle;
 use ur_core::info::InfoOut;
 use ur_core::*;
@@ -40,16 +40,7 @@ pub unsafe extern "C" fn urQueueCreate(
             return Err(UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES);
         }
         if let Some(props) = pProperties.as_ref() {
-            for_each_in_chain(props.pNext, |stype, link| {
-                if stype == UR_STRUCTURE_TYPE_QUEUE_INDEX_PROPERTIES {
-                    // One compute index: `UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES` is 1.
-                    let index = &*(link as *const ur_queue_index_properties_t);
-                    if index.computeIndex != 0 {
-                        return Err(UR_RESULT_ERROR_INVALID_VALUE);
-                    }
-                }
-                Ok(())
-            })?;
+            ur_core::boundary::check_queue_properties_chain(props.pNext)?;
         }
         // Priority, submission, device-queue and event-discarding flags are
         // hints a host device honours by changing nothing.

@@ -35,15 +35,7 @@ pub unsafe extern "C" fn urQueueCreate(
             {
                 return Err(UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES);
             }
-            for_each_in_chain((*p_properties).pNext, |stype, p| {
-                if stype == UR_STRUCTURE_TYPE_QUEUE_INDEX_PROPERTIES
-                    && (*(p as *const ur_queue_index_properties_t)).computeIndex != 0
-                {
-                    // One compute queue index per device.
-                    return Err(UR_RESULT_ERROR_INVALID_VALUE);
-                }
-                Ok(())
-            })?;
+            ur_core::boundary::check_queue_properties_chain((*p_properties).pNext)?;
         }
         *ph_queue = refcount::into_handle(Queue::new(context, device, flags)?);
         Ok(())
