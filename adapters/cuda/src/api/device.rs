@@ -82,7 +82,7 @@ pub unsafe extern "C" fn urDevicePartition(
 ) -> ur_result_t {
     ffi_call(|| {
         borrow::<Device>(hDevice)?;
-        ur_core::partition::PartitionRequest::decode(pProperties)?.check_against(&[], 0, 0, 0)
+        ur_core::partition::refuse(pProperties)
     })
 }
 

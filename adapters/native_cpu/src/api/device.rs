@@ -73,8 +73,7 @@ pub unsafe extern "C" fn urDevicePartition(
 ) -> ur_result_t {
     ffi_call(|| {
         obj::<Device>(hDevice)?;
-        let request = ur_core::partition::PartitionRequest::decode(pProperties)?;
-        request.check_against(&[], 0, 0, 0)
+        ur_core::partition::refuse(pProperties)
     })
 }
 
