@@ -198,6 +198,14 @@ sycl_info_differential() {
   bash tests/sycl_info/run.sh
 }
 
+# tests/dpctl: dpctl's own test suite (a Python library on Intel's libsycl),
+# on our adapters and on Intel's stack on the same runtime: no test that
+# passes there may fail, abort or go unrun on ours but the written
+# exceptions. Installs its virtual environment itself (.deps/dpctl-venv).
+dpctl_suite() {
+  bash tests/dpctl/run.sh
+}
+
 conformance_intel_loader_native_cpu() {
   bash tests/intel_loader.sh target/release/libur_adapter_native_cpu.so.0 native_cpu
 }
@@ -219,6 +227,7 @@ step "conformance: OpenCL (Intel CPU runtime, PoCL)" conformance_opencl
 step "SYCL suite (Intel's libsycl): native CPU" sycl_native_cpu
 step "SYCL suite (Intel's libsycl): OpenCL (Intel CPU runtime, PoCL)" sycl_opencl
 step "SYCL info, ours against Intel's OpenCL adapter on the same runtime (tests/sycl_info)" sycl_info_differential
+step "dpctl's test suite, ours against Intel's stack (tests/dpctl)" dpctl_suite
 step "conformance through Intel's loader: native CPU" conformance_intel_loader_native_cpu
 step "conformance through Intel's loader: OpenCL (Intel CPU runtime, PoCL)" conformance_intel_loader_opencl
 
