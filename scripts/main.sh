@@ -26,7 +26,7 @@ optional_install() {
   fi
 }
 
-phase "build (cargo build --release; a first build takes about 10 minutes on 2 cores)"
+phase "build (cargo build --release; about a minute here once cargo has downloaded its crates)"
 start=$SECONDS
 lib=$(bash scripts/build.sh)
 echo "    libraries and tools in $lib ($((SECONDS - start)) s)"
