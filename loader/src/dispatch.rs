@@ -63,7 +63,7 @@ pub fn table_for<H: Dispatchable>(h: H) -> Result<&'static ur_dditable_t, ur_res
     // we know, and never follow an unknown one.
     let ddi = unsafe { *(p as *const *const ur_dditable_t) };
     match registry.by_handle_ddi(ddi) {
-        Some(adapter) => Ok(&adapter.table),
+        Some(adapter) => Ok(adapter.table),
         None => Err(H::FOREIGN),
     }
 }

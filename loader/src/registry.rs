@@ -2,9 +2,12 @@
 //!
 //! `urLoaderInit` builds a [`Registry`] and publishes it through an atomic
 //! pointer, so that every dispatched call reads it with one load and no lock.
-//! Registries and libraries are never freed while the process runs: a call
-//! racing with `urLoaderTearDown` may still hold one, and unloading a library
-//! whose code other threads may be running is unsound.
+//! The `urLoaderTearDown` that balances the last init unpublishes and frees
+//! it; UR asks that no other call be in flight then. Libraries, and the DDI
+//! table read from each, are kept (reachable from the loader's state) for
+//! the life of the process: a call that found its table before the tear-down
+//! may still be jumping through it, unloading a library whose code other
+//! threads may be running is unsound, and a later init reuses both.
 
 use crate::discovery::{self, Candidate};
 use libloading::Library;
@@ -17,8 +20,8 @@ use ur_core::{log, UrResult};
 pub struct LoadedAdapter {
     pub path: PathBuf,
     /// The adapter's entry points, every null slot replaced by an
-    /// unsupported stub.
-    pub table: ur_dditable_t,
+    /// unsupported stub; one per library, kept across inits.
+    pub table: &'static ur_dditable_t,
     /// The table pointer this adapter's handles carry at offset 0.
     pub handle_ddi: *const ur_dditable_t,
     /// The adapter handles it returned at initialisation (one reference each).
@@ -50,7 +53,8 @@ static CURRENT: AtomicPtr<Registry> = AtomicPtr::new(std::ptr::null_mut());
 
 struct LoaderState {
     init_count: u32,
-    libraries: Vec<(PathBuf, &'static Library)>,
+    /// Every library opened, with its DDI table once one was read from it.
+    libraries: Vec<(PathBuf, &'static Library, Option<&'static ur_dditable_t>)>,
 }
 
 static STATE: Mutex<LoaderState> = Mutex::new(LoaderState { init_count: 0, libraries: Vec::new() });
@@ -62,7 +66,9 @@ pub fn current() -> UrResult<&'static Registry> {
     if p.is_null() {
         return Err(UR_RESULT_ERROR_UNINITIALIZED);
     }
-    // SAFETY: registries are leaked on publication and never freed.
+    // SAFETY: a published registry is freed only by the last tear-down,
+    // which UR asks to run when no other call is in flight; what a call
+    // keeps beyond it (its DDI table) is `'static`.
     Ok(unsafe { &*p })
 }
 
@@ -84,13 +90,14 @@ pub fn init() -> UrResult {
             Err(why) => log::warning(&format!("skipped adapter {}: {why}", candidate.path.display())),
         }
     }
-    let registry = Box::leak(Box::new(Registry { adapters }));
+    let registry = Box::into_raw(Box::new(Registry { adapters }));
     CURRENT.store(registry, Ordering::Release);
     Ok(())
 }
 
 /// `urLoaderTearDown`: the call that balances the first `urLoaderInit`
-/// releases the adapters; the libraries stay mapped for a later init.
+/// releases the adapters and frees the registry; the libraries and their
+/// tables stay for a later init.
 pub fn tear_down() -> UrResult {
     let mut state = STATE.lock().unwrap_or_else(|e| e.into_inner());
     if state.init_count == 0 {
@@ -100,34 +107,49 @@ pub fn tear_down() -> UrResult {
     if state.init_count > 0 {
         return Ok(());
     }
-    let registry = current()?;
-    CURRENT.store(std::ptr::null_mut(), Ordering::Release);
+    let p = CURRENT.swap(std::ptr::null_mut(), Ordering::AcqRel);
+    if p.is_null() {
+        return Err(UR_RESULT_ERROR_UNINITIALIZED);
+    }
+    // SAFETY: `p` came from `Box::into_raw` in `init`, and was published
+    // once; unpublished under the state lock, nothing else frees it.
+    let registry = unsafe { Box::from_raw(p) };
     for (adapter, h) in registry.adapter_handles() {
         if let Some(release) = adapter.table.Adapter.pfnRelease {
             // SAFETY: `h` came from this adapter's urAdapterGet with one reference.
             unsafe { release(h) };
         }
     }
+    drop(registry);
     Ok(())
 }
 
-fn open(state: &mut LoaderState, path: &PathBuf) -> Result<&'static Library, String> {
-    if let Some((_, lib)) = state.libraries.iter().find(|(p, _)| p == path) {
-        return Ok(lib);
+/// The library at `path` (opened once) and its index in the state.
+fn open(state: &mut LoaderState, path: &PathBuf) -> Result<(usize, &'static Library), String> {
+    if let Some(i) = state.libraries.iter().position(|(p, _, _)| p == path) {
+        return Ok((i, state.libraries[i].1));
     }
     // SAFETY: loading a library runs its initialisers; adapters are trusted
     // code that the user asked for by name or path.
     let lib = unsafe { Library::new(path) }.map_err(|e| e.to_string())?;
     let lib: &'static Library = Box::leak(Box::new(lib));
-    state.libraries.push((path.clone(), lib));
-    Ok(lib)
+    state.libraries.push((path.clone(), lib, None));
+    Ok((state.libraries.len() - 1, lib))
 }
 
 fn load(state: &mut LoaderState, candidate: &Candidate) -> Result<LoadedAdapter, String> {
-    let lib = open(state, &candidate.path)?;
-    let mut table = ur_core::ddi::UNSUPPORTED_DDI;
-    fill_tables(lib, &mut table)?;
-    patch_null_slots(&mut table);
+    let (index, lib) = open(state, &candidate.path)?;
+    let table: &'static ur_dditable_t = match state.libraries[index].2 {
+        Some(t) => t,
+        None => {
+            let mut table = ur_core::ddi::UNSUPPORTED_DDI;
+            fill_tables(lib, &mut table)?;
+            patch_null_slots(&mut table);
+            let t: &'static ur_dditable_t = Box::leak(Box::new(table));
+            state.libraries[index].2 = Some(t);
+            t
+        }
+    };
 
     let get = table.Adapter.pfnGet.ok_or("no urAdapterGet")?;
     let mut count = 0u32;
