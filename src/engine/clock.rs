@@ -173,6 +173,11 @@ impl Clock {
         self.entries.clear();
     }
 
+    /// Heap bytes the clock holds (its storage, used or not).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry>()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -55,6 +55,24 @@ impl Ring {
         node
     }
 
+    /// Drops the slots beyond `max(len, keep)` and their clock storage.
+    fn shrink(&mut self, keep: usize) -> usize {
+        let want = self.len.max(keep).max(1);
+        if self.slots.len() <= want {
+            return 0;
+        }
+        let before = self.heap_bytes();
+        self.slots.rotate_left(self.head);
+        self.head = 0;
+        self.slots.truncate(want);
+        self.slots.shrink_to_fit();
+        before - self.heap_bytes()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Node>() + self.slots.iter().map(|n| n.clock.heap_bytes()).sum::<usize>()
+    }
+
     fn pop_front(&mut self) {
         debug_assert!(self.len > 0);
         self.head = (self.head + 1) % self.slots.len();
@@ -149,6 +167,20 @@ impl Lane {
     /// Nodes still held (recorded and not yet pruned).
     pub fn in_flight(&self) -> usize {
         self.lock().ring.len
+    }
+
+    /// Heap bytes of the lane's node ring: it grows to the most commands
+    /// ever in flight at once and keeps that size until [`shrink`](Self::shrink).
+    pub fn retained_bytes(&self) -> usize {
+        self.lock().ring.heap_bytes()
+    }
+
+    /// Gives back ring slots (and their clocks) beyond the commands in
+    /// flight, keeping at least `keep`; returns the bytes given back. For a
+    /// queue to call when a burst has drained (`urQueueFinish`), not on
+    /// every command.
+    pub fn shrink(&self, keep: usize) -> usize {
+        self.lock().ring.shrink(keep)
     }
 
     pub fn is_complete(&self, seq: Seq) -> bool {
@@ -330,6 +362,38 @@ mod tests {
         assert!(l.is_complete(a.seq), "in order: b done implies a done");
         assert_eq!(l.in_flight(), 0);
         assert_eq!(l.done_upto(), 2);
+    }
+
+    #[test]
+    fn a_drained_burst_gives_its_ring_back_and_the_lane_still_works() {
+        for order in [QueueOrder::InOrder, QueueOrder::OutOfOrder] {
+            let l = lane(order);
+            let mut c = Clock::new();
+            let small = l.retained_bytes();
+            let mut last = Stamp::new(LaneId(1), 0);
+            for _ in 0..10_000 {
+                c.clear();
+                last = l.record(&mut c, &[], NodeKind::Command);
+            }
+            // Half in flight: shrinking keeps what the commands in flight use.
+            (1..=5_000).for_each(|s| l.complete(s));
+            let burst = l.retained_bytes();
+            assert!(burst > 10_000 * std::mem::size_of::<Node>());
+            l.shrink(8);
+            assert_eq!(l.in_flight(), 5_000);
+            assert!(!l.is_complete(5_001) && l.is_complete(5_000));
+            (5_001..=last.seq).for_each(|s| l.complete(s));
+            assert!(l.is_complete(last.seq));
+            assert!(l.shrink(8) > 0);
+            let kept = l.retained_bytes();
+            assert!(kept <= small.max(8 * (std::mem::size_of::<Node>() + 128)), "{order:?}: kept {kept} B of {burst} B");
+            c.clear();
+            let next = l.record(&mut c, &[], NodeKind::Command);
+            assert_eq!(next.seq, last.seq + 1);
+            assert!(c.covers(next) && !l.is_complete(next.seq));
+            l.complete(next.seq);
+            assert_eq!(l.in_flight(), 0);
+        }
     }
 
     #[test]

@@ -151,6 +151,15 @@ struct State {
 
 static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Commands in flight a finished queue keeps room for.
+const KEEP_SLOTS: usize = 64;
+
+/// Bookkeeping given back at once above which `urQueueFinish` also hands
+/// the allocator's free pages back to the system (a burst of some ten
+/// thousand commands or more; the commands' own objects were freed as they
+/// completed, and glibc keeps freed pages resident otherwise).
+const TRIM_AFTER_BYTES: usize = 1 << 20;
+
 /// Fills a new block with zeros, as its allocation command.
 fn zero_block(addr: usize, bytes: usize) -> Command {
     Command::Host(Box::new(move || {
@@ -312,10 +321,23 @@ impl Queue {
         let mut st = q.lock();
         let last = q.lane.tail().seq + 1;
         st = q.wait_before(st, last);
+        q.give_back(&mut st);
         match st.unreported_failure.take_if(|(seq, _)| *seq < last) {
             Some((_, code)) => Err(code),
             None => Ok(()),
         }
+    }
+
+    /// Heap bytes of the queue's per-command bookkeeping (its pending and
+    /// running lists and its lane's node ring, used or not): they grow to
+    /// the most commands in flight at once, and [`finish`](Self::finish)
+    /// gives back what a burst left.
+    pub fn retained_bytes(&self) -> usize {
+        let q = &self.shared;
+        let st = q.lock();
+        st.pending.capacity() * std::mem::size_of::<Task>()
+            + st.running.capacity() * std::mem::size_of::<Running>()
+            + q.lane.retained_bytes()
     }
 
     /// No command pending or running.
@@ -438,6 +460,29 @@ impl QueueShared {
         st.pending.insert(at, task);
         if st.idle_workers > 0 {
             self.work.notify_one();
+        }
+    }
+
+    /// Gives back the per-command bookkeeping a burst of commands left
+    /// behind (list capacity, lane slots and their clocks), keeping room for
+    /// [`KEEP_SLOTS`] commands in flight; when that was much, asks the C
+    /// allocator to return free pages to the system too. Called by
+    /// `urQueueFinish`, which blocks anyway; never on the enqueue path.
+    fn give_back(&self, st: &mut State) {
+        let before = st.pending.capacity() * std::mem::size_of::<Task>()
+            + st.running.capacity() * std::mem::size_of::<Running>();
+        st.pending.shrink_to(KEEP_SLOTS);
+        st.running.shrink_to(KEEP_SLOTS);
+        let after = st.pending.capacity() * std::mem::size_of::<Task>()
+            + st.running.capacity() * std::mem::size_of::<Running>();
+        let given = before - after + self.lane.shrink(KEEP_SLOTS);
+        if given >= TRIM_AFTER_BYTES {
+            // SAFETY: `malloc_trim` only returns free heap pages to the
+            // system; it touches no live allocation.
+            #[cfg(all(target_os = "linux", target_env = "gnu"))]
+            unsafe {
+                libc::malloc_trim(0);
+            }
         }
     }
 
@@ -726,6 +771,36 @@ mod tests {
         open(&g);
         q.finish().unwrap();
         assert_eq!(*log.lock().unwrap(), (0..20).collect::<Vec<_>>());
+        assert!(q.is_empty());
+    }
+
+    /// A burst of 100 000 commands in flight at once grows the queue's
+    /// bookkeeping; `urQueueFinish` gives it back, and steady work with a
+    /// finish every 1000 commands keeps it bounded.
+    #[test]
+    fn finish_gives_back_the_bookkeeping_of_a_burst() {
+        let q = queue(0);
+        let small = q.retained_bytes();
+        let (g, blocker) = gate();
+        submit(&q, blocker, vec![], Order::default(), false);
+        for _ in 0..100_000 {
+            submit(&q, Command::Marker, vec![], Order::default(), true);
+        }
+        let burst = q.retained_bytes();
+        assert!(burst > 100_000 * std::mem::size_of::<Task>(), "the burst is in flight: {burst} B");
+        open(&g);
+        q.finish().unwrap();
+        let bound = 64 * 1024;
+        let after = q.retained_bytes();
+        assert!(after <= bound.max(small), "kept {after} B after finish (was {burst} B in the burst)");
+        for i in 0..100_000 {
+            submit(&q, Command::Marker, vec![], Order::default(), i % 2 == 0);
+            if i % 1000 == 999 {
+                q.finish().unwrap();
+                let now = q.retained_bytes();
+                assert!(now <= bound.max(small), "kept {now} B after finish at command {i}");
+            }
+        }
         assert!(q.is_empty());
     }
 
