@@ -6,13 +6,19 @@ use crate::abi::*;
 macro_rules! define_unsupported {
     ($($member:ident . $field:ident => $name:ident ( $($p:ident : $t:ty),* ) via $via:tt;)*) => {
         /// One stub per entry point, each with the exact C signature, each
-        /// answering `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`.
+        /// answering `UR_RESULT_ERROR_UNSUPPORTED_FEATURE` once its arguments
+        /// pass the null checks the reference header lists for it (a caller
+        /// through a loader that checks nothing still gets
+        /// `INVALID_NULL_HANDLE` / `INVALID_NULL_POINTER` first).
         pub mod unsupported {
             #![allow(non_snake_case, unused_variables)]
             use crate::abi::*;
             $(
                 pub unsafe extern "C" fn $name($($p: $t),*) -> ur_result_t {
-                    UR_RESULT_ERROR_UNSUPPORTED_FEATURE
+                    match crate::abi::null_checks::check::$name($($p),*) {
+                        UR_RESULT_SUCCESS => UR_RESULT_ERROR_UNSUPPORTED_FEATURE,
+                        code => code,
+                    }
                 }
             )*
         }
@@ -90,6 +96,43 @@ mod tests {
     #[test]
     fn an_unsupported_stub_says_so() {
         let f = UNSUPPORTED_DDI.Queue.pfnFinish.unwrap();
-        assert_eq!(unsafe { f(std::ptr::null_mut()) }, UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        let queue = std::ptr::NonNull::<ur_queue_handle_t_>::dangling().as_ptr();
+        assert_eq!(unsafe { f(queue) }, UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    }
+
+    #[test]
+    fn an_unsupported_stub_checks_handles_then_pointers_first() {
+        let create = UNSUPPORTED_DDI.Mem.pfnBufferCreate.unwrap();
+        let context = std::ptr::NonNull::<ur_context_handle_t_>::dangling().as_ptr();
+        let mut buffer = std::ptr::null_mut();
+        let null = std::ptr::null_mut();
+        // SAFETY: the stub reads nothing through its arguments.
+        unsafe {
+            assert_eq!(create(null, 0, 1, std::ptr::null(), null.cast()), UR_RESULT_ERROR_INVALID_NULL_HANDLE);
+            assert_eq!(create(context, 0, 1, std::ptr::null(), std::ptr::null_mut()), UR_RESULT_ERROR_INVALID_NULL_POINTER);
+            assert_eq!(create(context, 0, 1, std::ptr::null(), &mut buffer), UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
+        let native = UNSUPPORTED_DDI.Event.pfnGetNativeHandle.unwrap();
+        let event = std::ptr::NonNull::<ur_event_handle_t_>::dangling().as_ptr();
+        // SAFETY: as above.
+        unsafe { assert_eq!(native(event, std::ptr::null_mut()), UR_RESULT_ERROR_INVALID_NULL_POINTER) };
+    }
+
+    #[test]
+    fn the_null_check_table_names_parameters_of_every_entry_point() {
+        use crate::abi::null_checks::NULL_CHECKS;
+        macro_rules! params {
+            ($($member:ident . $field:ident => $name:ident ( $($p:ident : $t:ty),* ) via $via:tt;)*) => {
+                &[$((stringify!($name), &[$(stringify!($p)),*][..])),*]
+            };
+        }
+        let all: &[(&str, &[&str])] = crate::for_each_entry_point!(params);
+        assert_eq!(all.len(), NULL_CHECKS.len());
+        for ((name, params), (checked, handles, pointers)) in all.iter().zip(NULL_CHECKS) {
+            assert_eq!(name, checked);
+            for p in handles.iter().chain(pointers.iter()) {
+                assert!(params.contains(p), "{name}: {p}");
+            }
+        }
     }
 }

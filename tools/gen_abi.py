@@ -11,6 +11,7 @@ Usage: python3 tools/gen_abi.py <dir holding unified-runtime/ur_api.h>
 Needs `pip install libclang==18.1.1`; it is a maintainer's tool, not run by CI.
 """
 import os
+import re
 import sys
 import clang.cindex as ci
 
@@ -70,6 +71,11 @@ def is_handle(t):
     return t.startswith("ur_") and t.endswith("_handle_t") and t != "ur_native_handle_t"
 
 
+def is_object_handle(t):
+    """A pointer to a UR object, as opposed to an integer native handle."""
+    return is_handle(t) and not t.endswith("native_handle_t")
+
+
 def dispatch_param(params):
     """What the loader reads to find the owning adapter: the first handle
     argument, else the first element of the first array of handles, else none."""
@@ -80,6 +86,59 @@ def dispatch_param(params):
         if t.startswith("*const ") and is_handle(t[len("*const "):]):
             return "[%s]" % n
     return "none"
+
+
+def null_checks(api_h):
+    """Per entry point of ur_api.h, from its documentation: the arguments its
+    @returns list names under INVALID_NULL_HANDLE and INVALID_NULL_POINTER
+    as a plain `NULL == name`, and each parameter's direction tags."""
+    lines = open(api_h).read().split("\n")
+    out = {}
+    decl = re.compile(r"^UR_APIEXPORT ur_result_t UR_APICALL (ur\w+)\($")
+    cond = re.compile(r"^///\s+\+ `(.*)`$")
+    for i, line in enumerate(lines):
+        m = decl.match(line)
+        j = i - 1
+        if not m and i > 0 and lines[i - 1] == "UR_APIEXPORT ur_result_t UR_APICALL":
+            m = re.match(r"^(ur\w+)\($", line)
+            j = i - 2
+        if not m:
+            continue
+        name = m.group(1)
+        while j >= 0 and lines[j].startswith("///"):
+            j -= 1
+        doc = lines[j + 1:i]
+        lists = {"INVALID_NULL_HANDLE": [], "INVALID_NULL_POINTER": []}
+        current = None
+        for d in doc:
+            h = re.match(r"^///     - ::UR_RESULT_ERROR_(\w+)$", d)
+            if h:
+                current = h.group(1)
+                continue
+            c = cond.match(d)
+            if c and current in lists:
+                for part in c.group(1).split("||"):
+                    p = re.fullmatch(r"\s*NULL == (\w+)\s*", part)
+                    if p:
+                        lists[current].append(p.group(1))
+        tags = {}
+        k = i + 1
+        tag = ""
+        while True:
+            t = lines[k].strip()
+            if t.startswith("///"):
+                tm = re.match(r"/// ((?:\[[^\]]*\])+)", t)
+                tag = tm.group(1) if tm else tag
+            else:
+                pm = re.search(r"(\w+)\)?[,;)]*$", t.rstrip(");,"))
+                if pm:
+                    tags[pm.group(1)] = tag
+                tag = ""
+            if t.endswith(");"):
+                break
+            k += 1
+        out[name] = (lists["INVALID_NULL_HANDLE"], lists["INVALID_NULL_POINTER"], tags)
+    return out
 
 
 def parse(path, args):
@@ -272,6 +331,48 @@ def main():
         f.write("        }\n    };\n}\n\n")
         f.write("/// Entry points that no DDI table holds: the loader answers them itself.\n")
         f.write("pub const LOADER_ONLY_ENTRY_POINTS: &[&str] = &[%s];\n" % ", ".join('"%s"' % n for n in loader_only))
+
+    # What every entry point must check before anything else: the @returns
+    # lists of the reference header, cross-checked against the types (every
+    # object handle not tagged [optional] is a required handle).
+    docs = null_checks(api_h)
+    checks = []
+    for _, _, fname in entry:
+        handles, pointers, tags = docs[fname]
+        params = api_fns[fname]
+        by_type = [n for n, t in params if is_object_handle(t) and "[optional]" not in tags.get(n, "")]
+        if by_type != handles:
+            raise SystemExit("%s: required handles by type %s, by @returns %s" % (fname, by_type, handles))
+        names = [n for n, _ in params]
+        for n in handles + pointers:
+            if n not in names:
+                raise SystemExit("%s: @returns names %s, not a parameter" % (fname, n))
+        checks.append((fname, handles, pointers))
+    with open(os.path.join(out_dir, "null_checks.rs"), "w") as f:
+        f.write(hdr + allow + "//! The null checks that come before anything else in every entry point held by a\n"
+                "//! DDI table: the arguments that the reference header's @returns lists name as\n"
+                "//! `NULL == x` under INVALID_NULL_HANDLE (exactly the object handles not tagged\n"
+                "//! `[optional]`) and under INVALID_NULL_POINTER.\nuse super::types::*;\n\n")
+        f.write("/// `(entry point, required handles, required pointers)`, in DDI order.\n")
+        f.write("pub const NULL_CHECKS: &[(&str, &[&str], &[&str])] = &[\n")
+        for fname, handles, pointers in checks:
+            f.write("    (\"%s\", &[%s], &[%s]),\n" % (fname, ", ".join('"%s"' % h for h in handles),
+                                                      ", ".join('"%s"' % p for p in pointers)))
+        f.write("];\n\n")
+        f.write("/// One function per entry point, with its C parameters: INVALID_NULL_HANDLE for a\n"
+                "/// null required handle, else INVALID_NULL_POINTER for a null required pointer,\n"
+                "/// else SUCCESS. Reads nothing through any argument.\n")
+        f.write("#[allow(unused_variables)]\npub mod check {\n    use super::*;\n")
+        for fname, handles, pointers in checks:
+            f.write("    #[inline]\n    pub fn %s(%s) -> ur_result_t {\n" % (fname, sig(api_fns[fname])))
+            for h in handles:
+                f.write("        if %s.is_null() {\n            return UR_RESULT_ERROR_INVALID_NULL_HANDLE;\n        }\n" % h)
+            types = dict(api_fns[fname])
+            for q in pointers:
+                test = "is_null" if types[q].startswith("*") else "is_none"  # else a callback: Option<fn>
+                f.write("        if %s.%s() {\n            return UR_RESULT_ERROR_INVALID_NULL_POINTER;\n        }\n" % (q, test))
+            f.write("        UR_RESULT_SUCCESS\n    }\n")
+        f.write("}\n")
 
     ddi_items = [t for t, _ in tables] + ["ur_pfn%s_t" % n[2:] for n in in_tables] + \
         ["ur_pfn%s_t" % g[2:] for g, _ in getters] + [g for g, _ in getters]

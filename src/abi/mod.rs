@@ -9,6 +9,7 @@
 pub mod ddi;
 #[macro_use]
 pub mod entry_points;
+pub mod null_checks;
 pub mod prototypes;
 pub mod types;
 

@@ -1,6 +1,7 @@
 //! Entry points outside the supported subset answer
 //! UR_RESULT_ERROR_UNSUPPORTED_FEATURE (never a crash or a null table slot),
-//! even when every argument is valid.
+//! even when every argument is valid; and like every entry point, they check
+//! their handle arguments first.
 
 use crate::harness::*;
 use crate::names::result_name;
@@ -13,6 +14,7 @@ pub const CASES: &[Case] = &[
     Case::device("urCommandBufferCreateExp.unsupported", command_buffer),
     Case::device("urPhysicalMemCreate.unsupported", physical_mem),
     Case::device("urVirtualMemReserve.unsupported", virtual_mem),
+    Case::adapter("urMemBufferCreate.null_handles_first_in_every_entry_point", null_handles_everywhere),
 ];
 
 /// Expects UNSUPPORTED_FEATURE; on a success, runs `undo` to release what
@@ -80,4 +82,45 @@ unsafe fn virtual_mem(fx: &DeviceFx) -> CaseResult {
     expect_unsupported("urVirtualMemReserve", code, || {
         let _ = fx.api.urVirtualMemFree(fx.context, start, SIZE);
     })
+}
+
+/// Every entry point in a DDI table whose reference @returns list names a
+/// required handle, called with every argument zero (null handles, null
+/// pointers, zero counts): each must answer INVALID_NULL_HANDLE, supported
+/// or not. Through a loader that checks nothing (Intel's, with one adapter)
+/// this reaches the adapter's own entry points and unsupported stubs.
+unsafe fn null_handles_everywhere(fx: &AdapterFx) -> CaseResult {
+    use std::collections::HashMap;
+    let required: HashMap<&str, usize> =
+        ur_core::abi::null_checks::NULL_CHECKS.iter().map(|(name, handles, _)| (*name, handles.len())).collect();
+    let mut wrong = Vec::new();
+    let mut called = 0;
+    macro_rules! call_all {
+        ($($member:ident . $field:ident => $name:ident ( $($p:ident : $t:ty),* ) via $via:tt;)*) => {
+            $(
+                if required.get(stringify!($name)).copied().unwrap_or(0) > 0 {
+                    called += 1;
+                    // SAFETY: all-zero is a valid bit pattern of every C
+                    // parameter type (pointers, integers, enums, Option<fn>,
+                    // plain structs); a required handle is null, which the
+                    // entry point must reject before reading anything.
+                    let code = fx.api.$name($(std::mem::zeroed::<$t>()),*)?;
+                    if code != UR_RESULT_ERROR_INVALID_NULL_HANDLE {
+                        wrong.push(format!("{} returned {}", stringify!($name), result_name(code)));
+                    }
+                }
+            )*
+        };
+    }
+    ur_core::for_each_entry_point!(call_all);
+    let _ = fx.adapter;
+    if !wrong.is_empty() {
+        return Err(format!(
+            "{} of {called} entry points did not answer INVALID_NULL_HANDLE to null handles: {}",
+            wrong.len(),
+            wrong.join("; ")
+        )
+        .into());
+    }
+    Ok(())
 }
