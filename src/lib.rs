@@ -17,6 +17,8 @@ pub mod log;
 /// cbindgen:ignore
 pub mod partition;
 /// cbindgen:ignore
+pub mod usm_align;
+/// cbindgen:ignore
 pub mod usm_async;
 
 pub use abi::*;

@@ -11,6 +11,7 @@ use ur_core::abi::*;
 pub const CASES: &[Case] = &[
     Case::device("urUSMHostAlloc.success", host_alloc),
     Case::device("urUSMHostAlloc.aligned", host_aligned),
+    Case::device("urUSMHostAlloc.large_alignment", host_large_align),
     Case::device("urUSMHostAlloc.with_descriptors", host_descriptors),
     Case::loader("urUSMHostAlloc.null_context", host_null_context),
     Case::device("urUSMHostAlloc.null_output", host_null_output),
@@ -19,6 +20,7 @@ pub const CASES: &[Case] = &[
     Case::device("urUSMHostAlloc.invalid_size", host_bad_size),
     Case::device("urUSMDeviceAlloc.success", device_alloc),
     Case::device("urUSMDeviceAlloc.aligned", device_aligned),
+    Case::device("urUSMDeviceAlloc.large_alignment", device_large_align),
     Case::device("urUSMDeviceAlloc.with_descriptors", device_descriptors),
     Case::loader("urUSMDeviceAlloc.null_context", device_null_context),
     Case::device("urUSMDeviceAlloc.null_device", device_null_device),
@@ -28,6 +30,7 @@ pub const CASES: &[Case] = &[
     Case::device("urUSMDeviceAlloc.invalid_size", device_bad_size),
     Case::device("urUSMSharedAlloc.success", shared_alloc),
     Case::device("urUSMSharedAlloc.aligned", shared_aligned),
+    Case::device("urUSMSharedAlloc.large_alignment", shared_large_align),
     Case::device("urUSMSharedAlloc.with_descriptors", shared_descriptors),
     Case::loader("urUSMSharedAlloc.null_context", shared_null_context),
     Case::device("urUSMSharedAlloc.null_device", shared_null_device),
@@ -187,6 +190,43 @@ unsafe fn alloc_aligned(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
     Ok(())
 }
 
+/// spec/usm.md, "Alignment": every power of two is honoured while
+/// `size + align` fits UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE (for alignments
+/// above 4 KiB), and is OUT_OF_HOST_MEMORY (host USM) or OUT_OF_DEVICE_MEMORY
+/// past that, the same on every adapter; 2 GiB is the largest `align` holds.
+unsafe fn alloc_large_align(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
+    skip_unless_supported(fx, kind)?;
+    let max = fx.api.device_info::<u64>(fx.device, UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE)?;
+    const SIZE: usize = 64;
+    for align in [4096u32, 1 << 16, 1 << 21, 1 << 26, 1 << 31] {
+        let desc = usm_desc(0, align, null());
+        let mut ptr = null_mut();
+        let code = raw_alloc(fx, kind, fx.device, &desc, null_mut(), SIZE, &mut ptr)?;
+        let what = format!("{}(align {align}, size {SIZE}) with MAX_MEM_ALLOC_SIZE {max}", entry_name(kind));
+        if align > 4096 && SIZE as u64 + align as u64 > max {
+            let expected = if kind == UsmKind::Host {
+                UR_RESULT_ERROR_OUT_OF_HOST_MEMORY
+            } else {
+                UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY
+            };
+            if code == UR_RESULT_SUCCESS {
+                fx.api.urUSMFree(fx.context, ptr)?;
+            }
+            expect_code(expected, code, &what)?;
+            continue;
+        }
+        expect_code(UR_RESULT_SUCCESS, code, &what)?;
+        let misaligned = ptr as usize % align as usize;
+        if kind != UsmKind::Device {
+            // The whole of the allocation is the caller's, past the alignment slack.
+            std::ptr::write_bytes(ptr.cast::<u8>(), 0x5a, SIZE);
+        }
+        expect_success!(fx.api.urUSMFree(fx.context, ptr));
+        check!(misaligned == 0, "{what} returned {ptr:?}");
+    }
+    Ok(())
+}
+
 unsafe fn alloc_descriptors(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
     skip_unless_supported(fx, kind)?;
     let host = ur_usm_host_desc_t { stype: UR_STRUCTURE_TYPE_USM_HOST_DESC, pNext: null(), flags: 0 };
@@ -262,6 +302,9 @@ per_kind! { DeviceFx:
     device_alloc => alloc_success(UsmKind::Device);
     shared_alloc => alloc_success(UsmKind::Shared);
     host_aligned => alloc_aligned(UsmKind::Host);
+    host_large_align => alloc_large_align(UsmKind::Host);
+    device_large_align => alloc_large_align(UsmKind::Device);
+    shared_large_align => alloc_large_align(UsmKind::Shared);
     device_aligned => alloc_aligned(UsmKind::Device);
     shared_aligned => alloc_aligned(UsmKind::Shared);
     host_descriptors => alloc_descriptors(UsmKind::Host);

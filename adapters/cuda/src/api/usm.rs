@@ -64,6 +64,14 @@ unsafe fn alloc(
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
     }
+    // The alignment rule shared by every adapter, against the limit the size
+    // check uses: the device's, or for host USM the largest of the context.
+    let max_alloc = match &device {
+        Some(d) => d.max_alloc_size(),
+        None => context.devices.iter().map(|d| d.max_alloc_size()).max().unwrap_or(0),
+    };
+    let ur_kind = if matches!(kind, UsmKind::Host) { UR_USM_TYPE_HOST } else { UR_USM_TYPE_DEVICE };
+    ur_core::usm_align::check_usm_align(ur_kind, size, align as u64, max_alloc)?;
     let pool: Option<Arc<UsmPool>> = if pool.is_null() {
         None
     } else {

@@ -59,9 +59,11 @@ unsafe fn alloc(
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
     }
     let align = desc.map_or(0, |d| d.align as usize);
-    if align != 0 && !align.is_power_of_two() {
-        return Err(UR_RESULT_ERROR_INVALID_VALUE);
-    }
+    // The size check uses the smallest limit of the context's devices; the
+    // alignment rule shared by every adapter uses the same one.
+    let max_alloc = ctx.devices.iter().map(|d| d.max_alloc_size()).min().unwrap_or(0);
+    let ur_kind = if matches!(kind, UsmKind::Host) { UR_USM_TYPE_HOST } else { UR_USM_TYPE_DEVICE };
+    ur_core::usm_align::check_usm_align(ur_kind, size, align as u64, max_alloc)?;
     if let Some(d) = desc {
         // Host and device flags, and a memory location, are placement hints:
         // all host memory is one place. Walk the chain to honour its shape.

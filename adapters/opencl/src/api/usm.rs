@@ -62,6 +62,13 @@ unsafe fn alloc(
     let pool = if pool.is_null() { None } else { Some(arc::<UsmPool>(pool)?) };
     let mut req = AllocRequest { kind, device, size, align: 0, host_flags: 0, device_flags: 0, pool };
     read_desc(p_desc, &mut req)?;
+    // The alignment rule shared by every adapter, against the limit the size
+    // check uses: the device's, or for host USM every device of the context.
+    let max_alloc = match req.device {
+        Some(d) => d.max_mem_alloc,
+        None => ctx.devices.iter().map(|d| d.max_mem_alloc).min().unwrap_or(0),
+    };
+    ur_core::usm_align::check_usm_align(kind, size, req.align as u64, max_alloc)?;
     *pp_mem = usm::alloc(ctx, req)?;
     Ok(())
 }
