@@ -15,6 +15,7 @@ pub const CASES: &[Case] = &[
     Case::device("urPhysicalMemCreate.unsupported", physical_mem),
     Case::device("urVirtualMemReserve.unsupported", virtual_mem),
     Case::adapter("urMemBufferCreate.null_handles_first_in_every_entry_point", null_handles_everywhere),
+    Case::device("urEventGetNativeHandle.null_output", event_native_null_output),
 ];
 
 /// Expects UNSUPPORTED_FEATURE; on a success, runs `undo` to release what
@@ -121,6 +122,23 @@ unsafe fn null_handles_everywhere(fx: &AdapterFx) -> CaseResult {
             wrong.join("; ")
         )
         .into());
+    }
+    Ok(())
+}
+
+/// A null output is INVALID_NULL_POINTER whether or not the adapter has
+/// native events (native CPU has none: its stub checks before answering
+/// UNSUPPORTED_FEATURE).
+unsafe fn event_native_null_output(fx: &DeviceFx) -> CaseResult {
+    let mut event = null_mut();
+    let code = fx.api.urEnqueueEventsWait(fx.queue, 0, null(), &mut event)?;
+    if code != UR_RESULT_SUCCESS {
+        return Err(format!("urEnqueueEventsWait returned {}", result_name(code)).into());
+    }
+    let event = fx.own_event(event);
+    let code = fx.api.urEventGetNativeHandle(event.get(), null_mut())?;
+    if code != UR_RESULT_ERROR_INVALID_NULL_POINTER {
+        return Err(format!("urEventGetNativeHandle(event, NULL) returned {}", result_name(code)).into());
     }
     Ok(())
 }
