@@ -107,6 +107,14 @@ cargo_tests() {
   cargo test --release --workspace --no-fail-fast
 }
 
+# tests/valgrind.sh: memcheck over the loader and the native CPU adapter (a
+# C program's init/teardown cycles and bursts, and the native CPU
+# conformance suite); fails on a definite leak or an invalid access in our
+# libraries. Installs valgrind itself.
+valgrind_native_cpu() {
+  bash tests/valgrind.sh
+}
+
 conformance_native_cpu() {
   UR_ADAPTERS_FORCE_LOAD="$PWD/target/release/libur_adapter_native_cpu.so.0" \
     target/release/ur_conformance --backend native_cpu
@@ -223,6 +231,7 @@ step "build (scripts/build.sh)" build
 step "cargo test --release --workspace" cargo_tests
 step "conformance: native CPU" conformance_native_cpu
 step "install layout (scripts/install.sh; demo via pkg-config and CMake)" install_layout
+step "valgrind: loader and native CPU adapter (tests/valgrind.sh)" valgrind_native_cpu
 step "conformance: OpenCL (Intel CPU runtime, PoCL)" conformance_opencl
 step "SYCL suite (Intel's libsycl): native CPU" sycl_native_cpu
 step "SYCL suite (Intel's libsycl): OpenCL (Intel CPU runtime, PoCL)" sycl_opencl
