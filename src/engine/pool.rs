@@ -318,34 +318,37 @@ impl Pool {
             // its wait list or a barrier orders before it), the best fit.
             // Parked blocks join them only when nothing fits: completed ones
             // of other queues, then this queue's, then every other queue's.
-            let mut flushes = [Flush::Complete, Flush::All, Flush::All].into_iter().enumerate();
-            while pick.is_none() {
-                match inner.take_best_without_wait(source, &self.dag, policy, lane, own, wait, need, align, &mut ctx) {
-                    Ok(p) => pick = p,
-                    Err(OutOfMemory) => {
-                        // Committing the block's granules failed.
-                        if let Some(c) = ctx {
-                            inner.ctx = c;
-                        }
-                        return Err(self.config.kind.out_of_memory());
-                    }
-                }
-                if pick.is_some() {
+            let search = |inner: &mut Inner, ctx: &mut Option<Clock>| {
+                inner.take_best_without_wait(source, &self.dag, policy, lane, own, wait, need, align, ctx)
+            };
+            let mut found = if pick.is_none() { search(inner, &mut ctx) } else { Ok(None) };
+            for stage in 0..3 {
+                if pick.is_some() || !matches!(found, Ok(None)) {
                     break;
                 }
-                let flushed = match flushes.next() {
-                    Some((0, what)) => policy.allow_opportunistic && inner.flush_caches(locks, own, what, source),
-                    Some((1, what)) => {
-                        own.and_then(|l| inner.slot_of(l)).is_some_and(|slot| inner.flush_cache(locks, slot, what, source))
-                    }
-                    Some((_, what)) => {
+                let flushed = match stage {
+                    0 => policy.allow_opportunistic && inner.flush_caches(locks, own, Flush::Complete, source),
+                    1 => own
+                        .and_then(|l| inner.slot_of(l))
+                        .is_some_and(|slot| inner.flush_cache(locks, slot, Flush::All, source)),
+                    _ => {
                         (policy.follow_event_dependencies || policy.allow_internal_dependencies)
-                            && inner.flush_caches(locks, own, what, source)
+                            && inner.flush_caches(locks, own, Flush::All, source)
                     }
-                    None => break,
                 };
-                if !flushed && flushes.len() == 0 {
-                    break;
+                if flushed {
+                    found = search(inner, &mut ctx);
+                }
+            }
+            match found {
+                Ok(Some(p)) => pick = Some(p),
+                Ok(None) => {}
+                Err(OutOfMemory) => {
+                    // Committing the block's granules failed.
+                    if let Some(c) = ctx {
+                        inner.ctx = c;
+                    }
+                    return Err(self.config.kind.out_of_memory());
                 }
             }
             context_known = ctx.is_some();
