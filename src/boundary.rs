@@ -153,6 +153,27 @@ pub unsafe fn check_queue_properties_chain(p_next: *const core::ffi::c_void) -> 
     })
 }
 
+/// The queue flags a `ur_queue_properties_t` in a native-properties chain
+/// carries (libsycl chains them to `urQueueCreateWithNativeHandle`), 0 when
+/// there is none; undefined bits are `INVALID_ENUMERATION`.
+///
+/// # Safety
+/// As for [`for_each_in_chain`].
+pub unsafe fn chained_queue_flags(chain: *const core::ffi::c_void) -> UrResult<ur_queue_flags_t> {
+    let mut flags = 0;
+    for_each_in_chain(chain, |stype, p| {
+        if stype == UR_STRUCTURE_TYPE_QUEUE_PROPERTIES {
+            // SAFETY: the structure type names this link's type.
+            flags = (*(p as *const ur_queue_properties_t)).flags;
+        }
+        Ok(())
+    })?;
+    if flags & UR_QUEUE_FLAGS_MASK != 0 {
+        return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+    }
+    Ok(flags)
+}
+
 /// `urDeviceSelectBinary`, written once: checks the arguments, then picks
 /// the first image whose target is earliest in `preferred` (best first).
 /// No image for any preferred target is `INVALID_BINARY`, the code SYCL

@@ -133,17 +133,7 @@ pub unsafe extern "C" fn urQueueCreateWithNativeHandle(
             Some(arc::<Device>(hDevice)?)
         };
         // libsycl chains the queue's flags (`ur_queue_properties_t`).
-        let mut flags = 0;
-        ur_core::boundary::for_each_in_chain(chain, |stype, p| {
-            if stype == UR_STRUCTURE_TYPE_QUEUE_PROPERTIES {
-                // SAFETY: the structure type names this link's type.
-                flags = (*(p as *const ur_queue_properties_t)).flags;
-            }
-            Ok(())
-        })?;
-        if flags & UR_QUEUE_FLAGS_MASK != 0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
+        let flags = ur_core::boundary::chained_queue_flags(chain)?;
         let queue = Queue::from_native(
             context,
             device,

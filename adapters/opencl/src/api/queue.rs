@@ -7,7 +7,7 @@ use crate::core::device::Device;
 use crate::core::queue::Queue;
 use crate::core::refcount;
 use std::ffi::c_void;
-use ur_core::boundary::{ffi_call, for_each_in_chain, write_out};
+use ur_core::boundary::{ffi_call, write_out};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -112,17 +112,7 @@ pub unsafe extern "C" fn urQueueCreateWithNativeHandle(
         let (ownership, chain) = ur_core::boundary::native_args(h_native, false, p_properties, ph_queue)?;
         let device = if h_device.is_null() { None } else { Some(Device::from_handle(h_device)?) };
         // libsycl chains the queue's flags (`ur_queue_properties_t`).
-        let mut flags = 0;
-        for_each_in_chain(chain, |stype, p| {
-            if stype == UR_STRUCTURE_TYPE_QUEUE_PROPERTIES {
-                // SAFETY: the structure type names this link's type.
-                flags = (*(p as *const ur_queue_properties_t)).flags;
-            }
-            Ok(())
-        })?;
-        if flags & UR_QUEUE_FLAGS_MASK != 0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
+        let flags = ur_core::boundary::chained_queue_flags(chain)?;
         let queue = Queue::from_native(context, device, h_native as cl3::ext::cl_command_queue, flags, ownership)?;
         *ph_queue = refcount::into_handle(queue);
         Ok(())
