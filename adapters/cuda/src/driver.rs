@@ -1,14 +1,27 @@
-//! The CUDA driver API in two tiers over cudarc's raw bindings (`sys`, loaded
-//! with dlopen at run time): thin functions that turn a `CUresult` into a
-//! `Result`, and owning wrappers (`Stream`, `CuEvent`, `Module`, `MemPool`)
-//! that release what they hold when dropped.
+//! The CUDA driver API for this adapter, over cudarc (libcuda loaded with
+//! dlopen at run time). Calls go through cudarc's `driver::result` layer
+//! (always spelled `result::...`, which the symbol test below relies on);
+//! its `DriverError` becomes the driver's `CUresult` in one place, [`code`],
+//! and `conv::cu_error` maps that to UR. The owning wrappers (`Stream`,
+//! `CuEvent`, `Module`, `MemPool`) release what they hold when dropped.
+//!
+//! cudarc's result layer lacks the following, called here through `sys`:
+//! `cuDriverGetVersion`, `cuDeviceGetPCIBusId`, `cuStreamGetCtx`, the 16-
+//! and 32-bit and 2D fills (`cuMemsetD16Async`, `cuMemsetD32Async`,
+//! `cuMemsetD2D8Async`, `cuMemsetD2D32Async`; it has `cuMemsetD8Async`
+//! only), `cuMemcpyAsync` (it has only the copies of a fixed direction; this
+//! one lets unified addressing decide), `cuModuleLoadDataEx` (it loads
+//! without JIT options, so without the error log), `cuFuncGetModule`,
+//! `cuFuncGetName` and `cuFuncGetParamInfo`. The virtual memory entry points
+//! (`cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`, `cuMemSetAccess`, ...)
+//! are missing too; `core/vmm.rs` looks those up itself, as optional.
 //!
 //! cudarc panics when a library or symbol it needs is missing. [`load`]
-//! therefore checks the library and every symbol this adapter calls before
-//! anything else runs; once it has succeeded no binding can panic, and when it
-//! fails the adapter reports zero platforms.
+//! therefore checks the library and every symbol this adapter's calls
+//! resolve before anything else runs; once it has succeeded no binding can
+//! panic, and when it fails the adapter reports zero platforms.
 
-use cudarc::driver::sys;
+use cudarc::driver::{result, sys};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::ptr::null_mut;
 use std::sync::OnceLock;
@@ -20,8 +33,10 @@ pub use sys::{
 
 pub type CuResult<T = ()> = Result<T, CUresult>;
 
-/// Every driver symbol this adapter calls, checked once by [`load`]. A test
-/// keeps this list in step with the `sys::` calls in the sources.
+/// Every driver symbol this adapter's calls resolve, checked once by
+/// [`load`]: the `sys::` calls here and the symbols behind the cudarc
+/// functions called (some are `_v2` versions). A test keeps this list in
+/// step with the sources.
 pub const SYMBOLS: &[&str] = &[
     "cuInit",
     "cuDriverGetVersion",
@@ -83,13 +98,17 @@ pub const SYMBOLS: &[&str] = &[
     "cuFuncGetName",
 ];
 
+/// cudarc's error as the driver's code: the one conversion, so that the
+/// adapter keeps a single `CUresult` to UR mapping (`conv::cu_error`).
+#[inline]
+fn code(e: result::DriverError) -> CUresult {
+    e.0
+}
+
+/// A hand-written `sys` call's code as a `Result`.
 #[inline]
 fn check(r: CUresult) -> CuResult {
-    if r == CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(r)
-    }
+    r.result().map_err(code)
 }
 
 /// Loads `libcuda`, checks every symbol in [`SYMBOLS`] and calls `cuInit`,
@@ -110,8 +129,8 @@ pub fn load() -> Result<(), &'static str> {
                 {
                     return Err(format!("the CUDA driver lacks {missing}"));
                 }
-                check(sys::cuInit(0)).map_err(|e| format!("cuInit failed: {}", error_name(e)))
             }
+            result::init().map_err(|e| format!("cuInit failed: {}", error_name(code(e))))
         })
         .as_ref()
         .map(|_| ())
@@ -120,15 +139,11 @@ pub fn load() -> Result<(), &'static str> {
 
 /// The driver's name for an error code (`CUDA_ERROR_OUT_OF_MEMORY`).
 pub fn error_name(e: CUresult) -> String {
-    let mut name: *const c_char = std::ptr::null();
-    // SAFETY: the driver writes a pointer to a static string.
-    if unsafe { sys::cuGetErrorName(e, &mut name) } == CUresult::CUDA_SUCCESS && !name.is_null() {
-        // SAFETY: a NUL-terminated static string.
-        unsafe { CStr::from_ptr(name) }
-            .to_string_lossy()
-            .into_owned()
-    } else {
-        format!("{e:?}")
+    // Never `{:?}` of a DriverError: that calls cuGetErrorString, which
+    // `load` does not check.
+    match result::DriverError::error_name(&result::DriverError(e)) {
+        Ok(name) => name.to_string_lossy().into_owned(),
+        Err(_) => format!("{e:?}"),
     }
 }
 
@@ -142,47 +157,29 @@ pub fn driver_version() -> CuResult<i32> {
 }
 
 pub fn device_count() -> CuResult<i32> {
-    let mut n = 0;
-    // SAFETY: one out int.
-    check(unsafe { sys::cuDeviceGetCount(&mut n) })?;
-    Ok(n)
+    result::device::get_count().map_err(code)
 }
 
 pub fn device_get(ordinal: i32) -> CuResult<CUdevice> {
-    let mut d = 0;
-    // SAFETY: one out int.
-    check(unsafe { sys::cuDeviceGet(&mut d, ordinal) })?;
-    Ok(d)
+    result::device::get(ordinal).map_err(code)
 }
 
 pub fn device_name(dev: CUdevice) -> CuResult<String> {
-    let mut buf = [0 as c_char; 256];
-    // SAFETY: the driver writes at most `len` bytes, NUL-terminated.
-    check(unsafe { sys::cuDeviceGetName(buf.as_mut_ptr(), buf.len() as c_int, dev) })?;
-    // SAFETY: NUL-terminated within the buffer.
-    Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned())
+    result::device::get_name(dev).map_err(code)
 }
 
 pub fn device_total_mem(dev: CUdevice) -> CuResult<usize> {
-    let mut bytes = 0;
-    // SAFETY: one out size.
-    check(unsafe { sys::cuDeviceTotalMem_v2(&mut bytes, dev) })?;
-    Ok(bytes)
+    // SAFETY: the driver checks the device; only an out size is written.
+    unsafe { result::device::total_mem(dev) }.map_err(code)
 }
 
 pub fn device_attribute(dev: CUdevice, attr: Attr) -> CuResult<i32> {
-    let mut v = 0;
-    // SAFETY: one out int.
-    check(unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
-    Ok(v)
+    // SAFETY: as for `device_total_mem`, one out int.
+    unsafe { result::device::get_attribute(dev, attr) }.map_err(code)
 }
 
 pub fn device_uuid(dev: CUdevice) -> CuResult<[u8; 16]> {
-    let mut uuid = sys::CUuuid { bytes: [0; 16] };
-    // SAFETY: one out struct.
-    check(unsafe { sys::cuDeviceGetUuid_v2(&mut uuid, dev) })?;
+    let uuid = result::device::get_uuid(dev).map_err(code)?;
     Ok(uuid.bytes.map(|b| b as u8))
 }
 
@@ -197,26 +194,22 @@ pub fn device_pci_bus_id(dev: CUdevice) -> CuResult<String> {
 }
 
 pub fn default_mem_pool(dev: CUdevice) -> CuResult<CUmemoryPool> {
-    let mut pool = null_mut();
-    // SAFETY: one out handle.
-    check(unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, dev) })?;
-    Ok(pool)
+    // SAFETY: as for `device_total_mem`, one out handle.
+    unsafe { result::device::get_default_mem_pool(dev) }.map_err(code)
 }
 
 /// Retains the device's primary context. It is never released: the adapter
 /// uses it until the process ends, as CUDA's runtime does.
 pub fn primary_ctx_retain(dev: CUdevice) -> CuResult<CUcontext> {
-    let mut ctx = null_mut();
-    // SAFETY: one out handle.
-    check(unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) })?;
-    Ok(ctx)
+    // SAFETY: as for `device_total_mem`, one out handle.
+    unsafe { result::primary_ctx::retain(dev) }.map_err(code)
 }
 
 /// Gives back one reference of the device's primary context (one the user
 /// handed over with a native context it owned).
 pub fn primary_ctx_release(dev: CUdevice) -> CuResult {
     // SAFETY: releases a reference the caller holds.
-    check(unsafe { sys::cuDevicePrimaryCtxRelease_v2(dev) })
+    unsafe { result::primary_ctx::release(dev) }.map_err(code)
 }
 
 /// Makes `ctx` current on this thread unless it already is. Callers of the
@@ -224,37 +217,27 @@ pub fn primary_ctx_release(dev: CUdevice) -> CuResult {
 /// 8 ns on an H200) rather than remember.
 #[inline]
 pub fn activate(ctx: CUcontext) -> CuResult {
-    let mut current = null_mut();
-    // SAFETY: one out handle; `ctx` is a retained primary context.
-    unsafe {
-        check(sys::cuCtxGetCurrent(&mut current))?;
-        if current != ctx {
-            check(sys::cuCtxSetCurrent(ctx))?;
-        }
+    if current_context()? != ctx {
+        // SAFETY: `ctx` is a retained primary context.
+        unsafe { result::ctx::set_current(ctx) }.map_err(code)?;
     }
     Ok(())
 }
 
 /// The calling thread's current context (null when none is).
 pub fn current_context() -> CuResult<CUcontext> {
-    let mut current = null_mut();
-    // SAFETY: one out handle.
-    check(unsafe { sys::cuCtxGetCurrent(&mut current) })?;
-    Ok(current)
+    let current = result::ctx::get_current().map_err(code)?;
+    Ok(current.unwrap_or(null_mut()))
 }
 
 /// Waits for all work of the current context.
 pub fn ctx_synchronize() -> CuResult {
-    // SAFETY: no arguments.
-    check(unsafe { sys::cuCtxSynchronize() })
+    result::ctx::synchronize().map_err(code)
 }
 
 /// `(free, total)` bytes of the current context's device.
 pub fn mem_get_info() -> CuResult<(usize, usize)> {
-    let (mut free, mut total) = (0, 0);
-    // SAFETY: two out sizes.
-    check(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })?;
-    Ok((free, total))
+    result::mem_get_info().map_err(code)
 }
 
 // --- streams and events -----------------------------------------------------
@@ -820,12 +803,35 @@ pub fn c_string(s: &str) -> Option<CString> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
-    /// Every `sys::cuX` the adapter calls is in `SYMBOLS`, so `load` has
-    /// checked it before any call can reach cudarc's panicking loader.
-    #[test]
-    fn every_called_symbol_is_checked_at_load() {
-        let mut called = std::collections::BTreeSet::new();
+    /// The driver symbol behind each cudarc function called here. cudarc's
+    /// loader looks a symbol up by the name of the `sys` function that calls
+    /// it; with the `cuda-13000` feature some of those are `_v2` versions.
+    /// `the_cudarc_table_matches_its_source` reads them back from cudarc.
+    const VIA_CUDARC: &[(&str, &str)] = &[
+        ("init", "cuInit"),
+        ("DriverError::error_name", "cuGetErrorName"),
+        ("device::get_count", "cuDeviceGetCount"),
+        ("device::get", "cuDeviceGet"),
+        ("device::get_name", "cuDeviceGetName"),
+        ("device::total_mem", "cuDeviceTotalMem_v2"),
+        ("device::get_attribute", "cuDeviceGetAttribute"),
+        ("device::get_uuid", "cuDeviceGetUuid_v2"),
+        ("device::get_default_mem_pool", "cuDeviceGetDefaultMemPool"),
+        ("primary_ctx::retain", "cuDevicePrimaryCtxRetain"),
+        ("primary_ctx::release", "cuDevicePrimaryCtxRelease_v2"),
+        ("ctx::get_current", "cuCtxGetCurrent"),
+        ("ctx::set_current", "cuCtxSetCurrent"),
+        ("ctx::synchronize", "cuCtxSynchronize"),
+        ("mem_get_info", "cuMemGetInfo_v2"),
+    ];
+
+    /// Calls in the adapter's sources: `(sys, cudarc)`, the names of the
+    /// `sys` functions called directly and the paths of the `result`
+    /// functions called (the tuple struct `DriverError` left out).
+    fn calls_in_sources() -> (BTreeSet<String>, BTreeSet<String>) {
+        let (mut sys_calls, mut cudarc_calls) = (BTreeSet::new(), BTreeSet::new());
         let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
         let mut dirs = vec![std::path::PathBuf::from(src)];
         while let Some(dir) = dirs.pop() {
@@ -835,32 +841,118 @@ mod tests {
                     dirs.push(path);
                 } else if path.extension().is_some_and(|e| e == "rs") {
                     let text = std::fs::read_to_string(&path).unwrap();
-                    for piece in text.split("sys::cu").skip(1) {
-                        let name: String = piece
-                            .chars()
-                            .take_while(|c| c.is_alphanumeric() || *c == '_')
-                            .collect();
-                        if piece[name.len()..].starts_with('(') && !name.is_empty() {
-                            called.insert(format!("cu{name}"));
-                        }
-                    }
+                    sys_calls.extend(called_paths(&text, "sys::cu").map(|n| format!("cu{n}")));
+                    cudarc_calls.extend(called_paths(&text, "result::"));
                 }
             }
         }
-        // cudarc's own helpers, not driver entry points.
-        called.remove("culib");
-        let missing: Vec<_> = called
-            .iter()
-            .filter(|s| !SYMBOLS.contains(&s.as_str()))
-            .collect();
-        assert!(
-            missing.is_empty(),
-            "called but not checked at load: {missing:?}"
-        );
-        assert!(
-            called.len() > 40,
-            "the scan found too few calls: {called:?}"
-        );
+        // cudarc's own helper, not a driver entry point.
+        sys_calls.remove("culib");
+        cudarc_calls.remove("DriverError");
+        (sys_calls, cudarc_calls)
+    }
+
+    /// The paths that follow `prefix` (at the start of a word) and are
+    /// called: `a::b` in `prefix a::b(`.
+    fn called_paths<'a>(text: &'a str, prefix: &'a str) -> impl Iterator<Item = String> + 'a {
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        text.match_indices(prefix).filter_map(move |(at, _)| {
+            if text[..at].chars().next_back().is_some_and(word) {
+                return None;
+            }
+            let rest = &text[at + prefix.len()..];
+            let path: String = rest.chars().take_while(|&c| word(c) || c == ':').collect();
+            (!path.is_empty() && rest[path.len()..].starts_with('(')).then_some(path)
+        })
+    }
+
+    /// `load` checks exactly the symbols the calls in the sources resolve,
+    /// so none can reach cudarc's panicking loader unchecked.
+    #[test]
+    fn symbols_are_the_ones_called() {
+        let (sys_calls, cudarc_calls) = calls_in_sources();
+        let listed: BTreeSet<&str> = VIA_CUDARC.iter().map(|(path, _)| *path).collect();
+        let cudarc_calls: BTreeSet<&str> = cudarc_calls.iter().map(String::as_str).collect();
+        assert_eq!(cudarc_calls, listed, "cudarc calls in the sources vs VIA_CUDARC");
+        let mut called: BTreeSet<&str> = sys_calls.iter().map(String::as_str).collect();
+        called.extend(VIA_CUDARC.iter().map(|(_, symbol)| *symbol));
+        let checked: BTreeSet<&str> = SYMBOLS.iter().copied().collect();
+        assert_eq!(checked.len(), SYMBOLS.len(), "SYMBOLS lists a name twice");
+        let unchecked: Vec<_> = called.difference(&checked).collect();
+        assert!(unchecked.is_empty(), "called but not checked at load: {unchecked:?}");
+        let uncalled: Vec<_> = checked.difference(&called).collect();
+        assert!(uncalled.is_empty(), "checked at load but never called: {uncalled:?}");
+    }
+
+    /// Each `VIA_CUDARC` symbol is the one its cudarc function calls, read
+    /// from the cudarc source in Cargo's registry at the version Cargo.lock
+    /// names (skipped when that source is elsewhere, e.g. vendored).
+    #[test]
+    fn the_cudarc_table_matches_its_source() {
+        let Some(source) = cudarc_result_source() else {
+            eprintln!("cudarc's result.rs not found in Cargo's registry: not compared");
+            return;
+        };
+        for (path, symbol) in VIA_CUDARC {
+            let body = function_body(&source, path)
+                .unwrap_or_else(|| panic!("cudarc's result layer has no {path}"));
+            let called: BTreeSet<String> =
+                called_paths(body, "sys::cu").map(|n| format!("cu{n}")).collect();
+            assert!(called.contains(*symbol), "{path} calls {called:?}, not {symbol}");
+            // Any other name must be the pre-13.0 twin of a `_v2` symbol,
+            // compiled out by the cuda-13000 feature.
+            for other in called.iter().filter(|c| c != symbol) {
+                assert_eq!(format!("{other}_v2"), *symbol, "{path} also calls {other}");
+            }
+        }
+    }
+
+    /// cudarc's `src/driver/result.rs`, where Cargo unpacked it.
+    fn cudarc_result_source() -> Option<String> {
+        let lock = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock");
+        let lock = std::fs::read_to_string(lock).ok()?;
+        let after = &lock[lock.find("name = \"cudarc\"\nversion = \"")? + 26..];
+        let version = &after[..after.find('"')?];
+        let home = std::env::var_os("CARGO_HOME").map(std::path::PathBuf::from).or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo"))
+        })?;
+        std::fs::read_dir(home.join("registry/src")).ok()?.find_map(|index| {
+            let file = index.ok()?.path().join(format!("cudarc-{version}/src/driver/result.rs"));
+            std::fs::read_to_string(file).ok()
+        })
+    }
+
+    /// The body of the function at `path` (`name`, `module::name` or
+    /// `Type::method`) in cudarc's result.rs.
+    fn function_body<'a>(source: &'a str, path: &str) -> Option<&'a str> {
+        let (scope, name) = match path.rsplit_once("::") {
+            Some((scope, name)) => {
+                let start = source
+                    .find(&format!("pub mod {scope} {{"))
+                    .or_else(|| source.find(&format!("impl {scope} {{")))?;
+                (start, name)
+            }
+            None => (0, path),
+        };
+        // A top-level function starts its line; one in a scope is indented.
+        let at = if scope == 0 {
+            ["\npub fn ", "\npub unsafe fn "]
+                .iter()
+                .find_map(|p| source.find(&format!("{p}{name}(")))?
+        } else {
+            scope + source[scope..].find(&format!("fn {name}("))?
+        };
+        let open = at + source[at..].find('{')?;
+        let mut depth = 0;
+        for (i, c) in source[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 1 => return Some(&source[open..open + i]),
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        None
     }
 
     #[test]
