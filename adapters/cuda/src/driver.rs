@@ -255,15 +255,8 @@ unsafe impl Sync for Stream {}
 impl Stream {
     /// A stream that does not synchronise with the legacy default stream.
     pub fn new() -> CuResult<Stream> {
-        let mut s = null_mut();
-        // SAFETY: one out handle.
-        check(unsafe {
-            sys::cuStreamCreate(
-                &mut s,
-                sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint,
-            )
-        })?;
-        Ok(Stream { raw: s, owned: true })
+        let raw = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(code)?;
+        Ok(Stream { raw, owned: true })
     }
 
     /// A stream the caller made (a native handle): destroyed on drop only
@@ -287,13 +280,14 @@ impl Stream {
 
     pub fn synchronize(&self) -> CuResult {
         // SAFETY: a live stream.
-        check(unsafe { sys::cuStreamSynchronize(self.raw) })
+        unsafe { result::stream::synchronize(self.raw) }.map_err(code)
     }
 
     /// Makes later work on this stream wait for `event`'s last record.
     pub fn wait(&self, event: CUevent) -> CuResult {
+        let flags = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
         // SAFETY: a live stream and a live event.
-        check(unsafe { sys::cuStreamWaitEvent(self.raw, event, 0) })
+        unsafe { result::stream::wait_event(self.raw, event, flags) }.map_err(code)
     }
 }
 
@@ -301,7 +295,7 @@ impl Drop for Stream {
     fn drop(&mut self) {
         if self.owned {
             // SAFETY: we own the stream; pending work still completes.
-            unsafe { sys::cuStreamDestroy_v2(self.raw) };
+            let _ = unsafe { result::stream::destroy(self.raw) };
         }
     }
 }
@@ -324,10 +318,8 @@ impl CuEvent {
         } else {
             sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
         };
-        let mut e = null_mut();
-        // SAFETY: one out handle.
-        check(unsafe { sys::cuEventCreate(&mut e, flags as c_uint) })?;
-        Ok(CuEvent { raw: e, owned: true })
+        let raw = result::event::create(flags).map_err(code)?;
+        Ok(CuEvent { raw, owned: true })
     }
 
     /// An event the caller made (a native handle): destroyed on drop only
@@ -342,30 +334,28 @@ impl CuEvent {
 
     pub fn record(&self, stream: CUstream) -> CuResult {
         // SAFETY: a live event and stream of the same context.
-        check(unsafe { sys::cuEventRecord(self.raw, stream) })
+        unsafe { result::event::record(self.raw, stream) }.map_err(code)
     }
 
     /// Whether the work before the last record has completed.
     pub fn is_complete(&self) -> CuResult<bool> {
         // SAFETY: a live event.
-        match unsafe { sys::cuEventQuery(self.raw) } {
-            CUresult::CUDA_SUCCESS => Ok(true),
-            CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            e => Err(e),
+        match unsafe { result::event::query(self.raw) } {
+            Ok(()) => Ok(true),
+            Err(result::DriverError(CUresult::CUDA_ERROR_NOT_READY)) => Ok(false),
+            Err(e) => Err(code(e)),
         }
     }
 
     pub fn synchronize(&self) -> CuResult {
         // SAFETY: a live event.
-        check(unsafe { sys::cuEventSynchronize(self.raw) })
+        unsafe { result::event::synchronize(self.raw) }.map_err(code)
     }
 
     /// Milliseconds from `self` to `end` (both recorded with timing).
     pub fn elapsed_ms(&self, end: &CuEvent) -> CuResult<f32> {
-        let mut ms = 0.0f32;
         // SAFETY: two live timing events.
-        check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.raw, end.raw) })?;
-        Ok(ms)
+        unsafe { result::event::elapsed(self.raw, end.raw) }.map_err(code)
     }
 }
 
@@ -373,7 +363,7 @@ impl Drop for CuEvent {
     fn drop(&mut self) {
         if self.owned {
             // SAFETY: we own the event.
-            unsafe { sys::cuEventDestroy_v2(self.raw) };
+            let _ = unsafe { result::event::destroy(self.raw) };
         }
     }
 }
@@ -825,6 +815,16 @@ mod tests {
         ("ctx::set_current", "cuCtxSetCurrent"),
         ("ctx::synchronize", "cuCtxSynchronize"),
         ("mem_get_info", "cuMemGetInfo_v2"),
+        ("stream::create", "cuStreamCreate"),
+        ("stream::synchronize", "cuStreamSynchronize"),
+        ("stream::wait_event", "cuStreamWaitEvent"),
+        ("stream::destroy", "cuStreamDestroy_v2"),
+        ("event::create", "cuEventCreate"),
+        ("event::record", "cuEventRecord"),
+        ("event::query", "cuEventQuery"),
+        ("event::synchronize", "cuEventSynchronize"),
+        ("event::elapsed", "cuEventElapsedTime_v2"),
+        ("event::destroy", "cuEventDestroy_v2"),
     ];
 
     /// Calls in the adapter's sources: `(sys, cudarc)`, the names of the
