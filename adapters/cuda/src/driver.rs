@@ -22,7 +22,7 @@
 //! panic, and when it fails the adapter reports zero platforms.
 
 use cudarc::driver::{result, sys};
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr::null_mut;
 use std::sync::OnceLock;
 
@@ -370,46 +370,37 @@ impl Drop for CuEvent {
 
 // --- memory -------------------------------------------------------------------
 
+// cudarc marks its allocations unsafe because the memory is uninitialised;
+// the adapter hands it out as raw bytes, which UR leaves undefined anyway.
+
 pub fn mem_alloc(size: usize) -> CuResult<CUdeviceptr> {
-    let mut p = 0;
-    // SAFETY: one out pointer.
-    check(unsafe { sys::cuMemAlloc_v2(&mut p, size) })?;
-    Ok(p)
+    // SAFETY: uninitialised device bytes, handed out as such.
+    unsafe { result::malloc_sync(size) }.map_err(code)
 }
 
 /// # Safety
 /// `p` must be a live `cuMemAlloc` allocation that no pending work uses.
 pub unsafe fn mem_free(p: CUdeviceptr) -> CuResult {
-    check(sys::cuMemFree_v2(p))
+    result::free_sync(p).map_err(code)
 }
 
 pub fn mem_alloc_managed(size: usize) -> CuResult<CUdeviceptr> {
-    let mut p = 0;
-    // SAFETY: one out pointer.
-    check(unsafe {
-        sys::cuMemAllocManaged(
-            &mut p,
-            size,
-            sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as c_uint,
-        )
-    })?;
-    Ok(p)
+    let global = sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL;
+    // SAFETY: as for `mem_alloc`.
+    unsafe { result::malloc_managed(size, global) }.map_err(code)
 }
 
 /// Page-locked host memory that every context can reach by the same address.
 pub fn mem_host_alloc(size: usize) -> CuResult<*mut c_void> {
-    const PORTABLE: c_uint = 0x01;
-    const DEVICEMAP: c_uint = 0x02;
-    let mut p = null_mut();
-    // SAFETY: one out pointer.
-    check(unsafe { sys::cuMemHostAlloc(&mut p, size, PORTABLE | DEVICEMAP) })?;
-    Ok(p)
+    let flags = sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP;
+    // SAFETY: as for `mem_alloc`.
+    unsafe { result::malloc_host(size, flags) }.map_err(code)
 }
 
 /// # Safety
 /// `p` must be a live `cuMemHostAlloc` allocation that no pending work uses.
 pub unsafe fn mem_free_host(p: *mut c_void) -> CuResult {
-    check(sys::cuMemFreeHost(p))
+    result::free_host(p).map_err(code)
 }
 
 /// Fills `count` elements of `width` bytes (1, 2 or 4) with `value`.
@@ -424,12 +415,13 @@ pub unsafe fn memset_async(
     count: usize,
     stream: CUstream,
 ) -> CuResult {
-    check(match width {
-        1 => sys::cuMemsetD8Async(dst, value as u8, count, stream),
-        2 => sys::cuMemsetD16Async(dst, value as u16, count, stream),
-        4 => sys::cuMemsetD32Async(dst, value, count, stream),
-        _ => CUresult::CUDA_ERROR_INVALID_VALUE,
-    })
+    match width {
+        1 => result::memset_d8_async(dst, value as u8, count, stream).map_err(code),
+        // cudarc's result layer has only the 8-bit fill.
+        2 => check(sys::cuMemsetD16Async(dst, value as u16, count, stream)),
+        4 => check(sys::cuMemsetD32Async(dst, value, count, stream)),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
 }
 
 /// Writes `value` (1 or 4 bytes wide) into the first `width` elements of
@@ -490,7 +482,7 @@ pub unsafe fn mem_prefetch_async(
     stream: CUstream,
 ) -> CuResult {
     let loc = dev.map_or_else(host_location, device_location);
-    check(sys::cuMemPrefetchAsync_v2(p, size, loc, 0, stream))
+    result::mem_prefetch_async(p, size, loc, stream).map_err(code)
 }
 
 /// # Safety
@@ -502,7 +494,7 @@ pub unsafe fn mem_advise(
     dev: Option<CUdevice>,
 ) -> CuResult {
     let loc = dev.map_or_else(host_location, device_location);
-    check(sys::cuMemAdvise_v2(p, size, advice, loc))
+    result::mem_advise(p, size, advice, loc).map_err(code)
 }
 
 // --- memory pools -----------------------------------------------------------
@@ -528,9 +520,8 @@ impl MemPool {
         props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
         props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
         props.location = device_location(dev);
-        let mut raw = null_mut();
-        // SAFETY: valid props, one out handle.
-        check(unsafe { sys::cuMemPoolCreate(&mut raw, &props) })?;
+        // SAFETY: valid props, read during the call only.
+        let raw = unsafe { result::mem_pool::create(&props) }.map_err(code)?;
         Ok(MemPool { raw, owned: true })
     }
 
@@ -549,34 +540,31 @@ impl MemPool {
     /// Reads a 64-bit attribute (thresholds and statistics).
     pub fn get_u64(&self, attr: PoolAttr) -> CuResult<u64> {
         let mut v = 0u64;
-        // SAFETY: the size-typed attributes are cuuint64_t.
-        check(unsafe {
-            sys::cuMemPoolGetAttribute(self.raw, attr, &mut v as *mut u64 as *mut c_void)
-        })?;
+        let out = &mut v as *mut u64 as *mut c_void;
+        // SAFETY: a live pool; the size-typed attributes are cuuint64_t.
+        unsafe { result::mem_pool::get_attribute(self.raw, attr, out) }.map_err(code)?;
         Ok(v)
     }
 
     /// Writes a 64-bit attribute (the release threshold, or 0 to reset a
     /// high-water mark).
     pub fn set_u64(&self, attr: PoolAttr, mut v: u64) -> CuResult {
+        let value = &mut v as *mut u64 as *mut c_void;
         // SAFETY: as for `get_u64`.
-        check(unsafe {
-            sys::cuMemPoolSetAttribute(self.raw, attr, &mut v as *mut u64 as *mut c_void)
-        })
+        unsafe { result::mem_pool::set_attribute(self.raw, attr, value) }.map_err(code)
     }
 
     pub fn trim_to(&self, keep: usize) -> CuResult {
         // SAFETY: a live pool.
-        check(unsafe { sys::cuMemPoolTrimTo(self.raw, keep) })
+        unsafe { result::mem_pool::trim_to(self.raw, keep) }.map_err(code)
     }
 
     /// Allocates `size` bytes, usable by work ordered after this point of
     /// `stream`.
     pub fn alloc_async(&self, size: usize, stream: CUstream) -> CuResult<CUdeviceptr> {
-        let mut p = 0;
-        // SAFETY: a live pool and stream, one out pointer.
-        check(unsafe { sys::cuMemAllocFromPoolAsync(&mut p, size, self.raw, stream) })?;
-        Ok(p)
+        // SAFETY: a live pool and stream; uninitialised bytes, handed out
+        // as such.
+        unsafe { result::mem_pool::alloc_async(self.raw, size, stream) }.map_err(code)
     }
 }
 
@@ -585,14 +573,14 @@ impl MemPool {
 /// # Safety
 /// `p` must be a live allocation from a stream-ordered pool.
 pub unsafe fn free_async(p: CUdeviceptr, stream: CUstream) -> CuResult {
-    check(sys::cuMemFreeAsync(p, stream))
+    result::free_async(p, stream).map_err(code)
 }
 
 impl Drop for MemPool {
     fn drop(&mut self) {
         if self.owned {
             // SAFETY: we own the pool; the caller freed its allocations.
-            unsafe { sys::cuMemPoolDestroy(self.raw) };
+            let _ = unsafe { result::mem_pool::destroy(self.raw) };
         }
     }
 }
@@ -825,6 +813,21 @@ mod tests {
         ("event::synchronize", "cuEventSynchronize"),
         ("event::elapsed", "cuEventElapsedTime_v2"),
         ("event::destroy", "cuEventDestroy_v2"),
+        ("malloc_sync", "cuMemAlloc_v2"),
+        ("free_sync", "cuMemFree_v2"),
+        ("malloc_managed", "cuMemAllocManaged"),
+        ("malloc_host", "cuMemHostAlloc"),
+        ("free_host", "cuMemFreeHost"),
+        ("memset_d8_async", "cuMemsetD8Async"),
+        ("mem_prefetch_async", "cuMemPrefetchAsync_v2"),
+        ("mem_advise", "cuMemAdvise_v2"),
+        ("mem_pool::create", "cuMemPoolCreate"),
+        ("mem_pool::destroy", "cuMemPoolDestroy"),
+        ("mem_pool::trim_to", "cuMemPoolTrimTo"),
+        ("mem_pool::get_attribute", "cuMemPoolGetAttribute"),
+        ("mem_pool::set_attribute", "cuMemPoolSetAttribute"),
+        ("mem_pool::alloc_async", "cuMemAllocFromPoolAsync"),
+        ("free_async", "cuMemFreeAsync"),
     ];
 
     /// Calls in the adapter's sources: `(sys, cudarc)`, the names of the
