@@ -647,18 +647,14 @@ impl Module {
 
     /// The kernel called `name`; `CUDA_ERROR_NOT_FOUND` when there is none.
     pub fn function(&self, name: &CStr) -> CuResult<CUfunction> {
-        let mut f = null_mut();
-        // SAFETY: a live module and a NUL-terminated name.
-        check(unsafe { sys::cuModuleGetFunction(&mut f, self.raw, name.as_ptr()) })?;
-        Ok(f)
+        // SAFETY: a live module (cudarc takes the name as an owned CString).
+        unsafe { result::module::get_function(self.raw, name.to_owned()) }.map_err(code)
     }
 
     /// `(address, size)` of the global variable called `name`.
     pub fn global(&self, name: &CStr) -> CuResult<(CUdeviceptr, usize)> {
-        let (mut p, mut size) = (0, 0);
-        // SAFETY: a live module and a NUL-terminated name.
-        check(unsafe { sys::cuModuleGetGlobal_v2(&mut p, &mut size, self.raw, name.as_ptr()) })?;
-        Ok((p, size))
+        // SAFETY: as for `function`.
+        unsafe { result::module::get_global(self.raw, name.to_owned()) }.map_err(code)
     }
 
     pub fn raw(&self) -> CUmodule {
@@ -670,7 +666,7 @@ impl Drop for Module {
     fn drop(&mut self) {
         if self.owned {
             // SAFETY: we own the module; kernels made from it are gone.
-            unsafe { sys::cuModuleUnload(self.raw) };
+            let _ = unsafe { result::module::unload(self.raw) };
         }
     }
 }
@@ -678,10 +674,8 @@ impl Drop for Module {
 pub use sys::CUfunction_attribute as FuncAttr;
 
 pub fn func_attribute(f: CUfunction, attr: FuncAttr) -> CuResult<i32> {
-    let mut v = 0;
     // SAFETY: a live function, one out int.
-    check(unsafe { sys::cuFuncGetAttribute(&mut v, attr, f) })?;
-    Ok(v)
+    unsafe { result::function::get_function_attribute(f, attr) }.map_err(code)
 }
 
 /// The module a kernel belongs to.
@@ -739,28 +733,22 @@ pub unsafe fn launch_kernel(
 ) -> CuResult {
     let [gx, gy, gz] = dims.grid;
     let [bx, by, bz] = dims.block;
-    let p = if params.is_empty() {
-        null_mut()
+    let (grid, block) = ((gx, gy, gz), (bx, by, bz));
+    // cudarc passes the slice's pointer, never null; a kernel without
+    // parameters reads none, so one null slot keeps that pointer valid.
+    let mut no_params = [null_mut()];
+    let params = if params.is_empty() {
+        &mut no_params[..]
     } else {
-        params.as_mut_ptr()
+        params
     };
-    check(if cooperative {
-        sys::cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, dims.shared_bytes, stream, p)
+    let shared = dims.shared_bytes;
+    if cooperative {
+        result::launch_cooperative_kernel(f, grid, block, shared, stream, params)
     } else {
-        sys::cuLaunchKernel(
-            f,
-            gx,
-            gy,
-            gz,
-            bx,
-            by,
-            bz,
-            dims.shared_bytes,
-            stream,
-            p,
-            null_mut(),
-        )
-    })
+        result::launch_kernel(f, grid, block, shared, stream, params)
+    }
+    .map_err(code)
 }
 
 /// A NUL-terminated copy of `bytes` unless it already ends in NUL (the
@@ -828,6 +816,12 @@ mod tests {
         ("mem_pool::set_attribute", "cuMemPoolSetAttribute"),
         ("mem_pool::alloc_async", "cuMemAllocFromPoolAsync"),
         ("free_async", "cuMemFreeAsync"),
+        ("module::get_function", "cuModuleGetFunction"),
+        ("module::get_global", "cuModuleGetGlobal_v2"),
+        ("module::unload", "cuModuleUnload"),
+        ("function::get_function_attribute", "cuFuncGetAttribute"),
+        ("launch_kernel", "cuLaunchKernel"),
+        ("launch_cooperative_kernel", "cuLaunchCooperativeKernel"),
     ];
 
     /// Calls in the adapter's sources: `(sys, cudarc)`, the names of the
