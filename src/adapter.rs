@@ -51,6 +51,15 @@ impl AdapterSlot {
         AdapterSlot { ddi, backend, log_name, live: Mutex::new(Weak::new()) }
     }
 
+    /// The table every handle of this adapter carries at offset 0.
+    pub fn ddi(&self) -> &'static ur_dditable_t {
+        self.ddi
+    }
+
+    pub fn backend(&self) -> ur_backend_t {
+        self.backend
+    }
+
     /// The live adapter, made on first use.
     pub fn get_or_create(&self) -> Arc<Adapter> {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());

@@ -6,6 +6,26 @@
 //! loaders (ours and Intel's) read that word to dispatch a call on a handle.
 //! The second word tags the object kind, so a handle of the wrong kind, or one
 //! of another adapter, is refused with an error code instead of being misread.
+//!
+//! # Reference counts
+//!
+//! The count a user sees (`*_INFO_REFERENCE_COUNT`) and moves
+//! (`urXRetain`/`urXRelease`) lives in the header, apart from the `Arc`
+//! count: adapters also hold objects internally (an event its queue, a queue
+//! its context), and those holders must neither show in the user's count nor
+//! be freed by an extra release from C. While the user's count is above zero
+//! the handle owns exactly one `Arc` reference; the release that takes the
+//! count to zero gives it up. A release past zero is refused and frees
+//! nothing.
+//!
+//! # What a handle check guarantees
+//!
+//! A check reads the two header words through raw pointers, never forming a
+//! reference to memory it has not recognised. It refuses null, handles of
+//! another adapter or kind, and objects that were dropped while their memory
+//! still reads as a dropped header. It cannot recognise a handle whose memory
+//! was freed and reused: no C API can, short of never freeing (see
+//! `spec/loader.md`).
 
 use crate::abi::*;
 use crate::UrResult;
@@ -60,6 +80,8 @@ impl ObjectKind {
 pub struct HandleHeader {
     ddi: *const ur_dditable_t,
     kind: AtomicU32,
+    /// The user's references: see the module comment.
+    user_refs: AtomicU32,
 }
 
 // SAFETY: `ddi` points at an immutable `'static` table.
@@ -70,7 +92,12 @@ const _: () = assert!(core::mem::offset_of!(HandleHeader, ddi) == 0);
 
 impl HandleHeader {
     pub const fn new(ddi: &'static ur_dditable_t, kind: ObjectKind) -> Self {
-        HandleHeader { ddi, kind: AtomicU32::new(kind as u32) }
+        HandleHeader { ddi, kind: AtomicU32::new(kind as u32), user_refs: AtomicU32::new(0) }
+    }
+
+    /// The user's reference count.
+    pub fn user_refs(&self) -> u32 {
+        self.user_refs.load(Ordering::Acquire)
     }
 
     pub fn ddi(&self) -> &'static ur_dditable_t {
@@ -78,8 +105,15 @@ impl HandleHeader {
         unsafe { &*self.ddi }
     }
 
-    fn is(&self, kind: ObjectKind) -> bool {
-        self.kind.load(Ordering::Relaxed) == kind as u32
+    /// One more user reference; refused once the user released the last.
+    fn retain_user(&self) -> bool {
+        self.user_refs.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1).map(|_| n + 1)).is_ok()
+    }
+
+    /// One user reference less: `Some(true)` when it was the last, `None`
+    /// when there was none to give up.
+    fn release_user(&self) -> Option<bool> {
+        self.user_refs.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).ok().map(|n| n == 1)
     }
 }
 
@@ -99,11 +133,52 @@ pub unsafe trait UrObject: Send + Sync + Sized + 'static {
     const KIND: ObjectKind;
     /// The opaque C type of this object's handle (`ur_queue_handle_t_`, ...).
     type Handle;
+
+    /// Runs when the user's last reference goes, before the handle gives up
+    /// its `Arc` (a queue stops taking work, say). Internal holders may keep
+    /// the object alive after it.
+    fn last_user_release(&self) {}
 }
 
-/// Turns a new object into a handle that owns one reference.
+/// An object that always lives in an `Arc` (made by `Arc::new`, never
+/// leaked as a plain box), so that a borrowed one can be shared.
+///
+/// # Safety
+/// Every value of the type that a handle or reference reaches is owned by
+/// an `Arc`.
+pub unsafe trait ArcObject: UrObject {}
+
+/// A new `Arc` to an object known by reference.
+pub fn arc_of<T: ArcObject>(obj: &T) -> Arc<T> {
+    // SAFETY: `ArcObject` promises `obj` sits inside an `Arc`, which the
+    // borrow keeps alive while the count is raised.
+    unsafe {
+        Arc::increment_strong_count(obj as *const T);
+        Arc::from_raw(obj as *const T)
+    }
+}
+
+fn header_of<T: UrObject>(obj: &T) -> &HandleHeader {
+    // SAFETY: `UrObject` promises the header at offset 0 of a `#[repr(C)]` type.
+    unsafe { &*(obj as *const T as *const HandleHeader) }
+}
+
+/// Hands an object to the user as a handle: one more user reference. The
+/// first one keeps `obj`'s `Arc` for the handle; later ones drop it (the
+/// handle already holds one).
 pub fn into_handle<T: UrObject>(obj: Arc<T>) -> *mut T::Handle {
-    Arc::into_raw(obj) as *mut T::Handle
+    let before = header_of(&*obj).user_refs.fetch_add(1, Ordering::AcqRel);
+    if before == 0 {
+        Arc::into_raw(obj) as *mut T::Handle
+    } else {
+        Arc::as_ptr(&obj) as *mut T::Handle
+    }
+}
+
+/// The handle value of a live object, without a new reference (for info
+/// queries that name an object).
+pub fn handle_of<T: UrObject>(obj: &T) -> *mut T::Handle {
+    obj as *const T as *mut T::Handle
 }
 
 /// Checks a handle and borrows its object: null is `INVALID_NULL_HANDLE`, a
@@ -120,8 +195,15 @@ pub unsafe fn borrow<'a, T: UrObject>(
     if h.is_null() {
         return Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE);
     }
-    let header = &*(h as *const HandleHeader);
-    if !std::ptr::eq(header.ddi, ddi) || !header.is(T::KIND) {
+    let header = h as *const HandleHeader;
+    // Read the two words through raw pointers: until both match, `h` is
+    // not known to be one of our objects.
+    let table = std::ptr::addr_of!((*header).ddi).read();
+    if !std::ptr::eq(table, ddi) {
+        return Err(T::KIND.invalid_error());
+    }
+    let kind = &*std::ptr::addr_of!((*header).kind);
+    if kind.load(Ordering::Relaxed) != T::KIND as u32 {
         return Err(T::KIND.invalid_error());
     }
     Ok(&*(h as *const T))
@@ -145,37 +227,69 @@ pub fn new_handle_ref<T: UrObject>(obj: &Arc<T>) -> *mut T::Handle {
     into_handle(obj.clone())
 }
 
-/// `urXRetain`.
+/// `urXRetain`: one more user reference, refused (the kind's `INVALID_*`)
+/// once the user released the last one.
 ///
 /// # Safety
 /// As for [`borrow`].
 pub unsafe fn retain<T: UrObject>(h: *mut T::Handle, ddi: &'static ur_dditable_t) -> UrResult {
-    borrow::<T>(h, ddi)?;
-    Arc::increment_strong_count(h as *const T);
-    Ok(())
+    retain_kept::<T>(h, ddi)
 }
 
-/// `urXRelease`: the last release drops the object.
+/// `urXRelease`: the last user reference runs [`UrObject::last_user_release`]
+/// and gives up the handle's `Arc`; a release past it is refused and frees
+/// nothing.
 ///
 /// # Safety
 /// As for [`borrow`]; the caller gives up one reference.
 pub unsafe fn release<T: UrObject>(h: *mut T::Handle, ddi: &'static ur_dditable_t) -> UrResult {
-    borrow::<T>(h, ddi)?;
-    Arc::decrement_strong_count(h as *const T);
-    Ok(())
+    let obj = borrow::<T>(h, ddi)?;
+    match header_of(obj).release_user() {
+        Some(true) => {
+            obj.last_user_release();
+            Arc::decrement_strong_count(h as *const T);
+            Ok(())
+        }
+        Some(false) => Ok(()),
+        None => Err(T::KIND.invalid_error()),
+    }
 }
 
-/// The reference count that `*_INFO_REFERENCE_COUNT` reports.
-pub fn ref_count<T>(obj: &Arc<T>) -> u32 {
-    Arc::strong_count(obj) as u32
+/// For objects their adapter keeps for the process (devices, sub-devices
+/// with their parent): the user's count moves, no `Arc` does.
+pub fn count_user_ref<T: UrObject>(obj: &T) {
+    header_of(obj).user_refs.fetch_add(1, Ordering::AcqRel);
 }
 
-/// The reference count of an object known only by a borrowed reference that
-/// came from a handle.
+/// `urXRetain` of an object its adapter keeps (see [`count_user_ref`]).
 ///
 /// # Safety
-/// `obj` must live inside an `Arc` (it came from [`borrow`]).
-pub unsafe fn ref_count_of<T>(obj: &T) -> u32 {
-    let arc = std::mem::ManuallyDrop::new(Arc::from_raw(obj as *const T));
-    Arc::strong_count(&arc) as u32
+/// As for [`borrow`].
+pub unsafe fn retain_kept<T: UrObject>(h: *mut T::Handle, ddi: &'static ur_dditable_t) -> UrResult {
+    let obj = borrow::<T>(h, ddi)?;
+    if header_of(obj).retain_user() {
+        Ok(())
+    } else {
+        Err(T::KIND.invalid_error())
+    }
+}
+
+/// `urXRelease` of an object its adapter keeps: a release past the user's
+/// count is refused; nothing is freed.
+///
+/// # Safety
+/// As for [`borrow`].
+pub unsafe fn release_kept<T: UrObject>(h: *mut T::Handle, ddi: &'static ur_dditable_t) -> UrResult {
+    let obj = borrow::<T>(h, ddi)?;
+    header_of(obj).release_user().map(drop).ok_or(T::KIND.invalid_error())
+}
+
+/// The reference count that `*_INFO_REFERENCE_COUNT` reports: the user's.
+pub fn ref_count<T: UrObject>(obj: &Arc<T>) -> u32 {
+    header_of(&**obj).user_refs()
+}
+
+/// The user's reference count of an object known by reference.
+pub fn ref_count_of<T: UrObject>(obj: &T) -> u32 {
+    header_of(obj).user_refs()
 }

@@ -7,10 +7,14 @@
 
 pub mod abi;
 pub mod adapter;
+/// cbindgen:ignore
+pub mod api;
 pub mod boundary;
 pub mod ddi;
 /// cbindgen:ignore
 pub mod engine;
+/// cbindgen:ignore
+pub mod hal;
 pub mod handle;
 pub mod info;
 pub mod log;

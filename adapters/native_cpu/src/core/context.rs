@@ -4,7 +4,6 @@
 
 use super::device::Device;
 use super::queue::QueueShared;
-use super::refcount::{Counted, UserRefs};
 use super::usm::UsmRegistry;
 use super::usm_pool::{Pool, SlabMap};
 use crate::DDI;
@@ -12,13 +11,12 @@ use std::ffi::c_void;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use ur_core::engine::{Dag, Lane, QueueOrder, Stamp};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
 #[repr(C)]
 pub struct Context {
     header: HandleHeader,
-    pub refs: UserRefs,
     pub devices: Vec<Arc<Device>>,
     /// Live USM allocations; dropping the context frees those that no
     /// pending command still holds.
@@ -53,17 +51,14 @@ pub struct Context {
 
 const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
 
-impl Counted for Context {
-    fn user_refs(&self) -> &UserRefs {
-        &self.refs
-    }
-}
-
 // SAFETY: `Context` is `#[repr(C)]` with its header at offset 0.
 unsafe impl UrObject for Context {
     const KIND: ObjectKind = ObjectKind::Context;
     type Handle = ur_context_handle_t_;
 }
+
+// SAFETY: every `Context` is made inside an `Arc` by its constructor.
+unsafe impl ArcObject for Context {}
 
 /// `urContextSetExtendedDeleter`'s callback and its argument.
 struct ExtendedDeleter {
@@ -84,7 +79,6 @@ impl Context {
         let host_lane = dag.create_lane(QueueOrder::InOrder);
         Arc::new(Context {
             header: HandleHeader::new(&DDI, ObjectKind::Context),
-            refs: UserRefs::one(),
             default_pools: devices.iter().map(|_| OnceLock::new()).collect(),
             current_pools: Mutex::new(devices.iter().map(|_| None).collect()),
             devices,

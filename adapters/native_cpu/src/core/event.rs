@@ -8,19 +8,17 @@
 
 use super::device::monotonic_ns;
 use super::queue::{Queue, QueueShared};
-use super::refcount::{Counted, UserRefs};
 use crate::DDI;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use ur_core::engine::Stamp;
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
 #[repr(C)]
 pub struct Event {
     header: HandleHeader,
-    pub refs: UserRefs,
     /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` stays a live handle while the
     /// event lives, as OpenCL events keep their queue.
     queue: Arc<Queue>,
@@ -39,17 +37,14 @@ pub struct Event {
 
 const _: () = assert!(core::mem::offset_of!(Event, header) == 0);
 
-impl Counted for Event {
-    fn user_refs(&self) -> &UserRefs {
-        &self.refs
-    }
-}
-
 // SAFETY: `Event` is `#[repr(C)]` with its header at offset 0.
 unsafe impl UrObject for Event {
     const KIND: ObjectKind = ObjectKind::Event;
     type Handle = ur_event_handle_t_;
 }
+
+// SAFETY: every `Event` is made inside an `Arc` by its constructor.
+unsafe impl ArcObject for Event {}
 
 #[derive(Default)]
 struct Waiters {
@@ -82,7 +77,6 @@ impl Event {
         let now = if queue.shared.profiling() { monotonic_ns() } else { 0 };
         Arc::new(Event {
             header: HandleHeader::new(&DDI, ObjectKind::Event),
-            refs: UserRefs::one(),
             queue,
             command_type,
             seq,

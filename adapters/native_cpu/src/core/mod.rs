@@ -7,7 +7,6 @@ pub mod event;
 pub mod host;
 pub mod platform;
 pub mod queue;
-pub mod refcount;
 pub mod usm;
 pub mod usm_exp;
 pub mod usm_pool;

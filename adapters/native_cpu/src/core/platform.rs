@@ -6,7 +6,7 @@ use super::queue;
 use crate::DDI;
 use std::sync::{Arc, Mutex, Weak};
 use ur_core::adapter::Adapter;
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
 #[repr(C)]
@@ -24,6 +24,9 @@ unsafe impl UrObject for Platform {
     const KIND: ObjectKind = ObjectKind::Platform;
     type Handle = ur_platform_handle_t_;
 }
+
+// SAFETY: every `Platform` is made inside an `Arc` by its constructor.
+unsafe impl ArcObject for Platform {}
 
 /// The platform of the live adapter object.
 static CURRENT: Mutex<Option<Arc<Platform>>> = Mutex::new(None);

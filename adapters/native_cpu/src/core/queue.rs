@@ -28,22 +28,20 @@ use super::context::Context;
 use super::device::Device;
 use super::enqueue::Command;
 use super::event::{complete_command, Event};
-use super::refcount::{Counted, UserRefs};
 use crate::DDI;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use ur_core::engine::{Lane, QueueOrder, Stamp};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
 /// The handle object. Workers and events hold the shared state or the handle
-/// object itself; users hold `refs`.
+/// object itself; users hold the handle, whose header counts their references.
 #[repr(C)]
 pub struct Queue {
     header: HandleHeader,
-    pub refs: UserRefs,
     pub shared: Arc<QueueShared>,
 }
 
@@ -53,7 +51,24 @@ const _: () = assert!(core::mem::offset_of!(Queue, header) == 0);
 unsafe impl UrObject for Queue {
     const KIND: ObjectKind = ObjectKind::Queue;
     type Handle = ur_queue_handle_t_;
+
+    /// Closes the queue and, unless called from one of its own workers (a
+    /// callback), waits for its commands and joins its workers: when the
+    /// release returns, everything enqueued has completed, and what it freed
+    /// asynchronously is free in its pools.
+    fn last_user_release(&self) {
+        self.close();
+        if WORKER_OF.get() != self.shared.id {
+            self.drain();
+            join_workers_of(&self.shared);
+            self.shared.retire_lane();
+            self.shared.context.collect_pools();
+        }
+    }
 }
+
+// SAFETY: every `Queue` is made inside an `Arc` by its constructor.
+unsafe impl ArcObject for Queue {}
 
 /// What the workers of a queue share with it.
 pub struct QueueShared {
@@ -190,7 +205,7 @@ impl Queue {
             retired: Condvar::new(),
         });
         shared.context.register_queue(&shared);
-        Arc::new(Queue { header: HandleHeader::new(&DDI, ObjectKind::Queue), refs: UserRefs::one(), shared })
+        Arc::new(Queue { header: HandleHeader::new(&DDI, ObjectKind::Queue), shared })
     }
 
     pub fn handle(self: &Arc<Self>) -> ur_queue_handle_t {
@@ -360,26 +375,6 @@ impl Queue {
             st.finishers += 1;
             st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
             st.finishers -= 1;
-        }
-    }
-}
-
-impl Counted for Queue {
-    fn user_refs(&self) -> &UserRefs {
-        &self.refs
-    }
-
-    /// Closes the queue and, unless called from one of its own workers (a
-    /// callback), waits for its commands and joins its workers: when the
-    /// release returns, everything enqueued has completed, and what it freed
-    /// asynchronously is free in its pools.
-    fn last_user_release(&self) {
-        self.close();
-        if WORKER_OF.get() != self.shared.id {
-            self.drain();
-            join_workers_of(&self.shared);
-            self.shared.retire_lane();
-            self.shared.context.collect_pools();
         }
     }
 }

@@ -8,13 +8,12 @@
 
 use super::context::Context;
 use super::device::{Device, DEFAULT_USM_ALIGNMENT};
-use super::refcount::{Counted, UserRefs};
 use crate::DDI;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, UsmKind, VirtualMemory};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
 use ur_core::*;
 
@@ -113,7 +112,6 @@ impl VirtualMemory for PoolMemory {
 #[repr(C)]
 pub struct Pool {
     header: HandleHeader,
-    pub refs: UserRefs,
     /// Weak: a context keeps its default pools, which must not keep it.
     context: Weak<Context>,
     /// Pools the user made keep their context alive, as other handles do,
@@ -137,12 +135,6 @@ const _: () = assert!(core::mem::offset_of!(Pool, header) == 0);
 unsafe impl UrObject for Pool {
     const KIND: ObjectKind = ObjectKind::UsmPool;
     type Handle = ur_usm_pool_handle_t_;
-}
-
-impl Counted for Pool {
-    fn user_refs(&self) -> &UserRefs {
-        &self.refs
-    }
 
     /// A pool the user gave up is nobody's current pool any more. Its
     /// allocations still live stay valid: the context keeps the pool until
@@ -160,6 +152,9 @@ impl Counted for Pool {
         drop(held);
     }
 }
+
+// SAFETY: every `Pool` is made inside an `Arc` by its constructor.
+unsafe impl ArcObject for Pool {}
 
 /// Slabs taken from the host when the pool's creator names no size: large
 /// enough that a second block of a few MiB fits beside a first one, so that
@@ -200,7 +195,6 @@ impl Pool {
         let host = host_memory(config.max_size);
         let pool = Arc::new_cyclic(|me| Pool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            refs: UserRefs::one(),
             context: Arc::downgrade(context),
             user_context: Mutex::new(Some(context.clone())),
             device,
@@ -222,7 +216,6 @@ impl Pool {
         let config = PoolConfig::new(UsmKind::Device);
         Arc::new_cyclic(|me| Pool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            refs: UserRefs::one(),
             context: Arc::downgrade(context),
             user_context: Mutex::new(None),
             device: Some(device),

@@ -1,0 +1,125 @@
+//! `urContext*`.
+
+use super::obj;
+use crate::abi::*;
+use crate::adapter::Adapter;
+use crate::boundary::{ffi_call, native_args, non_null, slice_arg, write_out};
+use crate::hal::{Backend, Context};
+use crate::handle;
+use crate::info::InfoOut;
+use crate::UrResult;
+use core::ffi::c_void;
+
+pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
+    d.Context.pfnCreate = Some(create::<B>);
+    d.Context.pfnRetain = Some(retain::<B>);
+    d.Context.pfnRelease = Some(release::<B>);
+    d.Context.pfnGetInfo = Some(get_info::<B>);
+    d.Context.pfnGetNativeHandle = Some(get_native_handle::<B>);
+    d.Context.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
+    d.Context.pfnSetExtendedDeleter = Some(set_extended_deleter::<B>);
+}
+
+/// The devices of a context, checked and without repeats: naming a device
+/// twice does not make it two devices.
+///
+/// # Safety
+/// `list` points at `count` handles when `count > 0`.
+unsafe fn devices<'a, B: Backend>(count: u32, list: *const ur_device_handle_t) -> UrResult<Vec<&'a B::Device>> {
+    let mut devices: Vec<&B::Device> = Vec::with_capacity(count as usize);
+    for &h in slice_arg(list, count)? {
+        let device = obj::<B, B::Device>(h)?;
+        if !devices.iter().any(|d| std::ptr::eq(*d, device)) {
+            devices.push(device);
+        }
+    }
+    Ok(devices)
+}
+
+unsafe extern "C" fn create<B: Backend>(
+    count: u32,
+    list: *const ur_device_handle_t,
+    properties: *const ur_context_properties_t,
+    out: *mut ur_context_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        non_null(list)?;
+        non_null(out)?;
+        let flags = properties.as_ref().map_or(0, |p| p.flags);
+        if flags & UR_CONTEXT_FLAGS_MASK != 0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if count == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        let devices = devices::<B>(count, list)?;
+        write_out(out, handle::into_handle(B::Context::create(&devices, flags)?))
+    })
+}
+
+unsafe extern "C" fn retain<B: Backend>(h: ur_context_handle_t) -> ur_result_t {
+    ffi_call(|| handle::retain::<B::Context>(h, B::ddi()))
+}
+
+/// Queues, events and memory keep what they need of the context after the
+/// user's last release.
+unsafe extern "C" fn release<B: Backend>(h: ur_context_handle_t) -> ur_result_t {
+    ffi_call(|| handle::release::<B::Context>(h, B::ddi()))
+}
+
+unsafe extern "C" fn get_info<B: Backend>(
+    h: ur_context_handle_t,
+    prop: ur_context_info_t,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(h)?;
+        super::prop_in_range(prop.0, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0, &[])?;
+        let out = InfoOut::new(size, value, size_ret)?;
+        match prop {
+            UR_CONTEXT_INFO_NUM_DEVICES => out.value(context.devices().len() as u32),
+            UR_CONTEXT_INFO_DEVICES => out.slice(&context.devices()),
+            UR_CONTEXT_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(context)),
+            _ => context.info(prop, out),
+        }
+    })
+}
+
+unsafe extern "C" fn get_native_handle<B: Backend>(h: ur_context_handle_t, out: *mut ur_native_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(h)?;
+        non_null(out)?;
+        write_out(out, context.native_handle()?)
+    })
+}
+
+unsafe extern "C" fn create_with_native_handle<B: Backend>(
+    native: ur_native_handle_t,
+    adapter: ur_adapter_handle_t,
+    count: u32,
+    list: *const ur_device_handle_t,
+    properties: *const ur_context_native_properties_t,
+    out: *mut ur_context_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        obj::<B, Adapter>(adapter)?;
+        let (ownership, _) = native_args(native, false, properties, out)?;
+        let devices = devices::<B>(count, list)?;
+        write_out(out, handle::into_handle(B::Context::from_native(native, &devices, ownership)?))
+    })
+}
+
+unsafe extern "C" fn set_extended_deleter<B: Backend>(
+    h: ur_context_handle_t,
+    deleter: ur_context_extended_deleter_t,
+    user_data: *mut c_void,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(h)?;
+        let deleter = deleter.ok_or(UR_RESULT_ERROR_INVALID_NULL_POINTER)?;
+        context.set_extended_deleter(deleter, user_data);
+        Ok(())
+    })
+}

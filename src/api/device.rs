@@ -1,0 +1,156 @@
+//! `urDevice*`.
+
+use super::{obj, write_handles};
+use crate::abi::*;
+use crate::adapter::Adapter;
+use crate::boundary::{ffi_call, native_args, non_null, select_binary, write_optional, write_out};
+use crate::hal::{Backend, Device};
+use crate::handle;
+use crate::info::InfoOut;
+use crate::partition::{write_sub_devices, PartitionRequest};
+use core::ffi::c_void;
+
+pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
+    d.Device.pfnGet = Some(get::<B>);
+    d.Device.pfnGetInfo = Some(get_info::<B>);
+    d.Device.pfnRetain = Some(retain::<B>);
+    d.Device.pfnRelease = Some(release::<B>);
+    d.Device.pfnPartition = Some(partition::<B>);
+    d.Device.pfnSelectBinary = Some(select_binary_entry::<B>);
+    d.Device.pfnGetNativeHandle = Some(get_native_handle::<B>);
+    d.Device.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
+    d.Device.pfnGetGlobalTimestamps = Some(get_global_timestamps::<B>);
+}
+
+unsafe extern "C" fn get<B: Backend>(
+    platform: ur_platform_handle_t,
+    device_type: ur_device_type_t,
+    entries: u32,
+    out: *mut ur_device_handle_t,
+    num: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        let platform = obj::<B, B::Platform>(platform)?;
+        if device_type.0 > UR_DEVICE_TYPE_CUSTOM.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if entries == 0 && !out.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        if (entries > 0 && out.is_null()) || (out.is_null() && num.is_null()) {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        write_handles(&B::Device::all(platform, device_type)?, entries, out, num);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn get_info<B: Backend>(
+    h: ur_device_handle_t,
+    prop: ur_device_info_t,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let device = obj::<B, B::Device>(h)?;
+        super::prop_in_range(prop.0, UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0, &[])?;
+        device.info(prop, InfoOut::new(size, value, size_ret)?)
+    })
+}
+
+/// Root devices count no references (SYCL releases them anyway); a
+/// sub-device counts the user's like any object.
+unsafe extern "C" fn retain<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        if obj::<B, B::Device>(h)?.is_root() {
+            return Ok(());
+        }
+        handle::retain_kept::<B::Device>(h, B::ddi())
+    })
+}
+
+unsafe extern "C" fn release<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        if obj::<B, B::Device>(h)?.is_root() {
+            return Ok(());
+        }
+        handle::release_kept::<B::Device>(h, B::ddi())
+    })
+}
+
+/// Each sub-device handle written out is one user reference.
+unsafe extern "C" fn partition<B: Backend>(
+    h: ur_device_handle_t,
+    properties: *const ur_device_partition_properties_t,
+    entries: u32,
+    out: *mut ur_device_handle_t,
+    num: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        let device = obj::<B, B::Device>(h)?;
+        let request = PartitionRequest::decode(properties)?;
+        if entries == 0 && !out.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        let subs = device.partition(&request)?;
+        if !out.is_null() {
+            subs.iter().take(entries as usize).for_each(|s| handle::count_user_ref(*s));
+        }
+        let handles: Vec<ur_device_handle_t> = subs.iter().map(|s| handle::handle_of(*s)).collect();
+        write_sub_devices(&handles, entries, out, num);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn select_binary_entry<B: Backend>(
+    h: ur_device_handle_t,
+    binaries: *const ur_device_binary_t,
+    count: u32,
+    selected: *mut u32,
+) -> ur_result_t {
+    ffi_call(|| {
+        let device = obj::<B, B::Device>(h)?;
+        select_binary(binaries, count, selected, device.binary_targets())
+    })
+}
+
+unsafe extern "C" fn get_native_handle<B: Backend>(h: ur_device_handle_t, out: *mut ur_native_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        let device = obj::<B, B::Device>(h)?;
+        non_null(out)?;
+        write_out(out, device.native_handle()?)
+    })
+}
+
+unsafe extern "C" fn create_with_native_handle<B: Backend>(
+    native: ur_native_handle_t,
+    adapter: ur_adapter_handle_t,
+    properties: *const ur_device_native_properties_t,
+    out: *mut ur_device_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let adapter = obj::<B, Adapter>(adapter)?;
+        native_args(native, B::Device::NATIVE_NULL_IS_VALID, properties, out)?;
+        let h = B::Device::from_native(native, adapter)?;
+        let device = obj::<B, B::Device>(h)?;
+        // The caller's handle is one reference of a sub-device.
+        if !device.is_root() {
+            handle::count_user_ref(device);
+        }
+        write_out(out, h)
+    })
+}
+
+unsafe extern "C" fn get_global_timestamps<B: Backend>(
+    h: ur_device_handle_t,
+    device_time: *mut u64,
+    host_time: *mut u64,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (device, host) = obj::<B, B::Device>(h)?.global_timestamps()?;
+        write_optional(device_time, device);
+        write_optional(host_time, host);
+        Ok(())
+    })
+}

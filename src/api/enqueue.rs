@@ -1,0 +1,293 @@
+//! `urEnqueueEventsWait*` and the USM commands of `urEnqueueUSM*`.
+
+use super::{deliver, obj, wait_list};
+use crate::abi::*;
+use crate::boundary::{ffi_call, non_null};
+use crate::hal::{Backend, Completion, Context as _, Event as _, Events, Queue, UsmCommand};
+use crate::UrResult;
+use core::ffi::c_void;
+
+pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
+    d.Enqueue.pfnEventsWait = Some(events_wait::<B>);
+    d.Enqueue.pfnEventsWaitWithBarrier = Some(events_wait_with_barrier::<B>);
+    d.Enqueue.pfnEventsWaitWithBarrierExt = Some(events_wait_with_barrier_ext::<B>);
+    d.Enqueue.pfnUSMFill = Some(usm_fill::<B>);
+    d.Enqueue.pfnUSMMemcpy = Some(usm_memcpy::<B>);
+    d.Enqueue.pfnUSMFill2D = Some(usm_fill_2d::<B>);
+    d.Enqueue.pfnUSMMemcpy2D = Some(usm_memcpy_2d::<B>);
+    d.Enqueue.pfnUSMPrefetch = Some(usm_prefetch::<B>);
+    d.Enqueue.pfnUSMAdvise = Some(usm_advise::<B>);
+}
+
+/// Enqueues a checked command; blocks for it when asked (returning its
+/// failure, and no event), and hands out its event when one was asked for.
+///
+/// # Safety
+/// `out` is null or valid for a write.
+unsafe fn submit<B: Backend>(
+    queue: &B::Queue,
+    command: UsmCommand<'_>,
+    waits: Events<'_, B>,
+    blocking: bool,
+    out: *mut ur_event_handle_t,
+) -> UrResult {
+    let completion = Completion { want_event: blocking || !out.is_null(), blocking };
+    let event = queue.enqueue_usm(command, waits, completion)?;
+    if blocking {
+        if let Some(e) = &event {
+            let outcome = e.wait();
+            B::Event::host_sync(queue.context());
+            outcome?;
+        }
+    }
+    deliver(out, event);
+    Ok(())
+}
+
+/// When `ptr` lies in a live USM allocation of the context, `len` bytes from
+/// it must stay inside: else `INVALID_SIZE`. Other pointers are the
+/// backend's to accept or refuse (a CPU device takes host memory).
+fn check_range<B: Backend>(queue: &B::Queue, ptr: *const c_void, len: usize) -> UrResult {
+    if let Some((base, size)) = queue.context().usm_range(ptr) {
+        let offset = ptr as usize - base;
+        if len > size - offset {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+    }
+    Ok(())
+}
+
+/// The bytes a pitched region spans: every row but the last takes a pitch.
+fn region_bytes(pitch: usize, width: usize, height: usize) -> UrResult<usize> {
+    pitch
+        .checked_mul(height - 1)
+        .and_then(|n| n.checked_add(width))
+        .ok_or(UR_RESULT_ERROR_INVALID_SIZE)
+}
+
+fn overlaps(a: *const c_void, a_len: usize, b: *const c_void, b_len: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
+}
+
+/// # Safety
+/// The arguments of an enqueue entry point.
+unsafe fn events_wait_common<B: Backend>(
+    h: ur_queue_handle_t,
+    barrier: bool,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> UrResult {
+    let queue = obj::<B, B::Queue>(h)?;
+    let waits = wait_list::<B>(count, list)?;
+    submit::<B>(queue, UsmCommand::Wait { barrier }, waits, false, out)
+}
+
+unsafe extern "C" fn events_wait<B: Backend>(
+    h: ur_queue_handle_t,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| events_wait_common::<B>(h, false, count, list, out))
+}
+
+unsafe extern "C" fn events_wait_with_barrier<B: Backend>(
+    h: ur_queue_handle_t,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| events_wait_common::<B>(h, true, count, list, out))
+}
+
+/// The low-power hint changes nothing anywhere here.
+unsafe extern "C" fn events_wait_with_barrier_ext<B: Backend>(
+    h: ur_queue_handle_t,
+    properties: *const ur_exp_enqueue_ext_properties_t,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        obj::<B, B::Queue>(h)?;
+        if properties.as_ref().is_some_and(|p| p.flags & UR_EXP_ENQUEUE_EXT_FLAGS_MASK != 0) {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        events_wait_common::<B>(h, true, count, list, out)
+    })
+}
+
+unsafe extern "C" fn usm_fill<B: Backend>(
+    h: ur_queue_handle_t,
+    dst: *mut c_void,
+    pattern_size: usize,
+    pattern: *const c_void,
+    size: usize,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<B, B::Queue>(h)?;
+        non_null(dst)?;
+        non_null(pattern)?;
+        if pattern_size == 0
+            || size == 0
+            || pattern_size > size
+            || !pattern_size.is_power_of_two()
+            || !size.is_multiple_of(pattern_size)
+        {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        check_range::<B>(queue, dst, size)?;
+        let waits = wait_list::<B>(count, list)?;
+        // The pattern is read here: the caller may reuse its storage at once.
+        let pattern = std::slice::from_raw_parts(pattern as *const u8, pattern_size);
+        submit::<B>(queue, UsmCommand::Fill { dst, pattern, size }, waits, false, out)
+    })
+}
+
+unsafe extern "C" fn usm_memcpy<B: Backend>(
+    h: ur_queue_handle_t,
+    blocking: bool,
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<B, B::Queue>(h)?;
+        non_null(dst)?;
+        non_null(src)?;
+        if size == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        check_range::<B>(queue, dst, size)?;
+        check_range::<B>(queue, src, size)?;
+        if overlaps(dst, size, src, size) {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let waits = wait_list::<B>(count, list)?;
+        submit::<B>(queue, UsmCommand::Copy { dst, src, size }, waits, blocking, out)
+    })
+}
+
+unsafe extern "C" fn usm_fill_2d<B: Backend>(
+    h: ur_queue_handle_t,
+    dst: *mut c_void,
+    pitch: usize,
+    pattern_size: usize,
+    pattern: *const c_void,
+    width: usize,
+    height: usize,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<B, B::Queue>(h)?;
+        non_null(dst)?;
+        non_null(pattern)?;
+        let area = width.checked_mul(height).ok_or(UR_RESULT_ERROR_INVALID_SIZE)?;
+        if pitch == 0
+            || pitch < width
+            || pattern_size == 0
+            || pattern_size > area
+            || !pattern_size.is_power_of_two()
+            || width == 0
+            || height == 0
+            // Each row starts the pattern afresh, so a row holds whole patterns.
+            || !width.is_multiple_of(pattern_size)
+        {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        check_range::<B>(queue, dst, region_bytes(pitch, width, height)?)?;
+        if !queue.usm_2d_supported() {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
+        let waits = wait_list::<B>(count, list)?;
+        let pattern = std::slice::from_raw_parts(pattern as *const u8, pattern_size);
+        let command = UsmCommand::Fill2D { dst, pitch, pattern, width, height };
+        submit::<B>(queue, command, waits, false, out)
+    })
+}
+
+unsafe extern "C" fn usm_memcpy_2d<B: Backend>(
+    h: ur_queue_handle_t,
+    blocking: bool,
+    dst: *mut c_void,
+    dst_pitch: usize,
+    src: *const c_void,
+    src_pitch: usize,
+    width: usize,
+    height: usize,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<B, B::Queue>(h)?;
+        non_null(dst)?;
+        non_null(src)?;
+        if src_pitch == 0 || dst_pitch == 0 || src_pitch < width || dst_pitch < width || width == 0 || height == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        check_range::<B>(queue, dst, region_bytes(dst_pitch, width, height)?)?;
+        check_range::<B>(queue, src, region_bytes(src_pitch, width, height)?)?;
+        if !queue.usm_2d_supported() {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
+        let waits = wait_list::<B>(count, list)?;
+        let command = UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height };
+        submit::<B>(queue, command, waits, blocking, out)
+    })
+}
+
+unsafe extern "C" fn usm_prefetch<B: Backend>(
+    h: ur_queue_handle_t,
+    ptr: *const c_void,
+    size: usize,
+    flags: ur_usm_migration_flags_t,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<B, B::Queue>(h)?;
+        non_null(ptr)?;
+        if flags & UR_USM_MIGRATION_FLAGS_MASK != 0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if size == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        check_range::<B>(queue, ptr, size)?;
+        let waits = wait_list::<B>(count, list)?;
+        submit::<B>(queue, UsmCommand::Prefetch { ptr, size, flags }, waits, false, out)
+    })
+}
+
+unsafe extern "C" fn usm_advise<B: Backend>(
+    h: ur_queue_handle_t,
+    ptr: *const c_void,
+    size: usize,
+    advice: ur_usm_advice_flags_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<B, B::Queue>(h)?;
+        non_null(ptr)?;
+        if advice & UR_USM_ADVICE_FLAGS_MASK != 0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if size == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        check_range::<B>(queue, ptr, size)?;
+        submit::<B>(queue, UsmCommand::Advise { ptr, size, advice }, Events::none(), false, out)
+    })
+}

@@ -1,0 +1,138 @@
+//! `urEvent*`.
+
+use super::obj;
+use crate::abi::*;
+use crate::boundary::{ffi_call, native_args, non_null, slice_arg, write_out};
+use crate::hal::{Backend, Event};
+use crate::handle;
+use crate::info::InfoOut;
+use core::ffi::c_void;
+
+pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
+    d.Event.pfnGetInfo = Some(get_info::<B>);
+    d.Event.pfnGetProfilingInfo = Some(get_profiling_info::<B>);
+    d.Event.pfnWait = Some(wait::<B>);
+    d.Event.pfnRetain = Some(retain::<B>);
+    d.Event.pfnRelease = Some(release::<B>);
+    d.Event.pfnGetNativeHandle = Some(get_native_handle::<B>);
+    d.Event.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
+    d.Event.pfnSetCallback = Some(set_callback::<B>);
+}
+
+unsafe extern "C" fn get_info<B: Backend>(
+    h: ur_event_handle_t,
+    prop: ur_event_info_t,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let event = obj::<B, B::Event>(h)?;
+        super::prop_in_range(prop.0, UR_EVENT_INFO_REFERENCE_COUNT.0, &[])?;
+        let out = InfoOut::new(size, value, size_ret)?;
+        match prop {
+            UR_EVENT_INFO_COMMAND_QUEUE => out.value(event.queue().map_or(std::ptr::null_mut(), handle::handle_of)),
+            UR_EVENT_INFO_CONTEXT => out.value(handle::handle_of(event.context())),
+            UR_EVENT_INFO_COMMAND_TYPE => out.value(event.command_type()),
+            UR_EVENT_INFO_COMMAND_EXECUTION_STATUS => out.value(event.status()?),
+            _ => out.value(handle::ref_count_of(event)),
+        }
+    })
+}
+
+unsafe extern "C" fn get_profiling_info<B: Backend>(
+    h: ur_event_handle_t,
+    prop: ur_profiling_info_t,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let event = obj::<B, B::Event>(h)?;
+        super::prop_in_range(prop.0, UR_PROFILING_INFO_COMMAND_COMPLETE.0, &[])?;
+        // This query names a zero size with a buffer INVALID_VALUE, not
+        // INVALID_SIZE.
+        if !value.is_null() && size == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let out = InfoOut::new(size, value, size_ret)?;
+        out.value(event.profiling(prop)?)
+    })
+}
+
+/// Waits for every event, then reports a failure among them; a host
+/// synchronisation point for each context waited on.
+unsafe extern "C" fn wait<B: Backend>(count: u32, list: *const ur_event_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        non_null(list)?;
+        if count == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        let events = slice_arg(list, count)?
+            .iter()
+            .map(|&h| obj::<B, B::Event>(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut outcome = Ok(());
+        for e in &events {
+            outcome = outcome.and(e.wait());
+        }
+        let mut contexts: Vec<&B::Context> = Vec::new();
+        for e in &events {
+            let context = e.context();
+            if !contexts.iter().any(|c| std::ptr::eq(*c, context)) {
+                contexts.push(context);
+                B::Event::host_sync(context);
+            }
+        }
+        outcome.map_err(|_| UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS)
+    })
+}
+
+unsafe extern "C" fn retain<B: Backend>(h: ur_event_handle_t) -> ur_result_t {
+    ffi_call(|| handle::retain::<B::Event>(h, B::ddi()))
+}
+
+/// The command still runs and still orders what waits on it.
+unsafe extern "C" fn release<B: Backend>(h: ur_event_handle_t) -> ur_result_t {
+    ffi_call(|| handle::release::<B::Event>(h, B::ddi()))
+}
+
+unsafe extern "C" fn get_native_handle<B: Backend>(h: ur_event_handle_t, out: *mut ur_native_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        let event = obj::<B, B::Event>(h)?;
+        non_null(out)?;
+        write_out(out, event.native_handle()?)
+    })
+}
+
+unsafe extern "C" fn create_with_native_handle<B: Backend>(
+    native: ur_native_handle_t,
+    context: ur_context_handle_t,
+    properties: *const ur_event_native_properties_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(context)?;
+        let (ownership, _) = native_args(native, false, properties, out)?;
+        write_out(out, handle::into_handle(B::Event::from_native(native, context, ownership)?))
+    })
+}
+
+unsafe extern "C" fn set_callback<B: Backend>(
+    h: ur_event_handle_t,
+    on: ur_execution_info_t,
+    callback: ur_event_callback_t,
+    user_data: *mut c_void,
+) -> ur_result_t {
+    ffi_call(|| {
+        let event = obj::<B, B::Event>(h)?;
+        if on.0 > UR_EXECUTION_INFO_QUEUED.0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        let callback = callback.ok_or(UR_RESULT_ERROR_INVALID_NULL_POINTER)?;
+        if on == UR_EXECUTION_INFO_QUEUED {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
+        }
+        event.set_callback(on, callback, user_data)
+    })
+}

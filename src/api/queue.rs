@@ -1,0 +1,136 @@
+//! `urQueue*`.
+
+use super::{obj, optional};
+use crate::abi::*;
+use crate::boundary::{chained_queue_flags, check_queue_properties_chain, ffi_call, native_args, non_null, write_out};
+use crate::hal::{Backend, Context as _, Queue};
+use crate::handle;
+use crate::info::InfoOut;
+use core::ffi::c_void;
+
+pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
+    d.Queue.pfnCreate = Some(create::<B>);
+    d.Queue.pfnRetain = Some(retain::<B>);
+    d.Queue.pfnRelease = Some(release::<B>);
+    d.Queue.pfnGetInfo = Some(get_info::<B>);
+    d.Queue.pfnGetNativeHandle = Some(get_native_handle::<B>);
+    d.Queue.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
+    d.Queue.pfnFinish = Some(finish::<B>);
+    d.Queue.pfnFlush = Some(flush::<B>);
+    d.QueueExp.pfnIsGraphCaptureEnabledExp = Some(is_graph_capture_enabled::<B>);
+}
+
+fn both(flags: ur_queue_flags_t, a: ur_queue_flag_t, b: ur_queue_flag_t) -> bool {
+    flags & a.0 != 0 && flags & b.0 != 0
+}
+
+unsafe extern "C" fn create<B: Backend>(
+    context: ur_context_handle_t,
+    device: ur_device_handle_t,
+    properties: *const ur_queue_properties_t,
+    out: *mut ur_queue_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(context)?;
+        let device = obj::<B, B::Device>(device)?;
+        let flags = properties.as_ref().map_or(0, |p| p.flags);
+        if flags & UR_QUEUE_FLAGS_MASK != 0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        non_null(out)?;
+        if both(flags, UR_QUEUE_FLAG_PRIORITY_HIGH, UR_QUEUE_FLAG_PRIORITY_LOW)
+            || both(flags, UR_QUEUE_FLAG_SUBMISSION_BATCHED, UR_QUEUE_FLAG_SUBMISSION_IMMEDIATE)
+        {
+            return Err(UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES);
+        }
+        if !context.has_device(device) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        if let Some(p) = properties.as_ref() {
+            check_queue_properties_chain(p.pNext)?;
+        }
+        write_out(out, handle::into_handle(B::Queue::create(context, device, flags)?))
+    })
+}
+
+unsafe extern "C" fn retain<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
+    ffi_call(|| handle::retain::<B::Queue>(h, B::ddi()))
+}
+
+/// The last release closes the queue: what was enqueued still runs.
+unsafe extern "C" fn release<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
+    ffi_call(|| handle::release::<B::Queue>(h, B::ddi()))
+}
+
+unsafe extern "C" fn get_info<B: Backend>(
+    h: ur_queue_handle_t,
+    prop: ur_queue_info_t,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<B, B::Queue>(h)?;
+        super::prop_in_range(prop.0, UR_QUEUE_INFO_EMPTY.0, &[])?;
+        let out = InfoOut::new(size, value, size_ret)?;
+        match prop {
+            UR_QUEUE_INFO_CONTEXT => out.value(handle::handle_of(queue.context())),
+            UR_QUEUE_INFO_DEVICE => out.value(handle::handle_of(queue.device())),
+            UR_QUEUE_INFO_FLAGS => out.value(queue.flags()),
+            UR_QUEUE_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(queue)),
+            UR_QUEUE_INFO_EMPTY => out.bool(queue.is_empty()?),
+            // Device-side queues (`DEVICE_DEFAULT`, `SIZE`) exist nowhere here.
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    })
+}
+
+unsafe extern "C" fn get_native_handle<B: Backend>(
+    h: ur_queue_handle_t,
+    _desc: *mut ur_queue_native_desc_t,
+    out: *mut ur_native_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<B, B::Queue>(h)?;
+        non_null(out)?;
+        write_out(out, queue.native_handle()?)
+    })
+}
+
+unsafe extern "C" fn create_with_native_handle<B: Backend>(
+    native: ur_native_handle_t,
+    context: ur_context_handle_t,
+    device: ur_device_handle_t,
+    properties: *const ur_queue_native_properties_t,
+    out: *mut ur_queue_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(context)?;
+        let (ownership, chain) = native_args(native, false, properties, out)?;
+        let device = optional::<B, B::Device>(device)?;
+        if device.is_some_and(|d| !context.has_device(d)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        // libsycl chains the queue's flags (`ur_queue_properties_t`).
+        let flags = chained_queue_flags(chain)?;
+        let queue = B::Queue::from_native(native, context, device, flags, ownership)?;
+        write_out(out, handle::into_handle(queue))
+    })
+}
+
+/// A host synchronisation point: the pools take back what finished work freed.
+unsafe extern "C" fn finish<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
+    ffi_call(|| obj::<B, B::Queue>(h)?.finish())
+}
+
+unsafe extern "C" fn flush<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
+    ffi_call(|| obj::<B, B::Queue>(h)?.flush())
+}
+
+/// No adapter here captures into graphs, so no queue is ever capturing.
+unsafe extern "C" fn is_graph_capture_enabled<B: Backend>(h: ur_queue_handle_t, out: *mut bool) -> ur_result_t {
+    ffi_call(|| {
+        obj::<B, B::Queue>(h)?;
+        write_out(out, false)
+    })
+}

@@ -1,0 +1,290 @@
+//! The async-alloc extension: `urEnqueueUSM{Device,Shared,Host}AllocExp`,
+//! `urEnqueueUSMFreeExp` and the `urUSMPool*Exp` entry points, served by
+//! every backend through the async pool engine (see `spec/usm_async.md`).
+
+use super::{deliver, obj, optional, wait_list};
+use crate::abi::*;
+use crate::boundary::{ffi_call, non_null, write_out};
+use crate::engine::UsmKind;
+use crate::hal::{Backend, Context, Pool, Queue};
+use crate::handle;
+use crate::usm_async::{
+    check_async_alloc_properties, check_exp_prop, check_pool_prop, read_pool_desc, read_set_info_value,
+    write_exp_info, PoolApi,
+};
+use crate::UrResult;
+use core::ffi::c_void;
+
+pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
+    d.EnqueueExp.pfnUSMDeviceAllocExp = Some(device_alloc::<B>);
+    d.EnqueueExp.pfnUSMSharedAllocExp = Some(shared_alloc::<B>);
+    d.EnqueueExp.pfnUSMHostAllocExp = Some(host_alloc::<B>);
+    d.EnqueueExp.pfnUSMFreeExp = Some(free::<B>);
+    d.USMExp.pfnPoolCreateExp = Some(pool_create::<B>);
+    d.USMExp.pfnPoolDestroyExp = Some(pool_destroy::<B>);
+    d.USMExp.pfnPoolGetDefaultDevicePoolExp = Some(get_default_device_pool::<B>);
+    d.USMExp.pfnPoolSetDevicePoolExp = Some(set_device_pool::<B>);
+    d.USMExp.pfnPoolGetDevicePoolExp = Some(get_device_pool::<B>);
+    d.USMExp.pfnPoolTrimToExp = Some(trim_to::<B>);
+    d.USMExp.pfnPoolGetInfoExp = Some(get_info::<B>);
+    d.USMExp.pfnPoolSetInfoExp = Some(set_info::<B>);
+}
+
+/// The common body of the three allocation entry points. A call with no
+/// pool, wait list or event tries the backend's fast path first.
+///
+/// # Safety
+/// The arguments of a `urEnqueueUSM*AllocExp` call.
+#[inline]
+unsafe fn alloc<B: Backend>(
+    kind: UsmKind,
+    h_queue: ur_queue_handle_t,
+    h_pool: ur_usm_pool_handle_t,
+    size: usize,
+    properties: *const ur_exp_async_usm_alloc_properties_t,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut *mut c_void,
+    event_out: *mut ur_event_handle_t,
+) -> UrResult {
+    let queue = obj::<B, B::Queue>(h_queue)?;
+    check_async_alloc_properties(properties)?;
+    non_null(out)?;
+    if count == 0 && list.is_null() && event_out.is_null() && h_pool.is_null() {
+        if let Some(done) = queue.alloc_async_hot(kind, size) {
+            out.write(done?);
+            return Ok(());
+        }
+    }
+    let waits = wait_list::<B>(count, list)?;
+    if !queue.async_alloc_supported() {
+        return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    }
+    let pool = optional::<B, B::Pool>(h_pool)?;
+    if pool.is_some_and(|p| !p.serves(queue.context(), queue.device())) {
+        return Err(UR_RESULT_ERROR_INVALID_VALUE);
+    }
+    let (ptr, event) = queue.alloc_async(kind, pool, size, waits, !event_out.is_null())?;
+    out.write(ptr);
+    deliver(event_out, event);
+    Ok(())
+}
+
+unsafe extern "C" fn device_alloc<B: Backend>(
+    queue: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    size: usize,
+    properties: *const ur_exp_async_usm_alloc_properties_t,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut *mut c_void,
+    event: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| alloc::<B>(UsmKind::Device, queue, pool, size, properties, count, list, out, event))
+}
+
+unsafe extern "C" fn shared_alloc<B: Backend>(
+    queue: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    size: usize,
+    properties: *const ur_exp_async_usm_alloc_properties_t,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut *mut c_void,
+    event: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| alloc::<B>(UsmKind::Shared, queue, pool, size, properties, count, list, out, event))
+}
+
+unsafe extern "C" fn host_alloc<B: Backend>(
+    queue: ur_queue_handle_t,
+    pool: ur_usm_pool_handle_t,
+    size: usize,
+    properties: *const ur_exp_async_usm_alloc_properties_t,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut *mut c_void,
+    event: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| alloc::<B>(UsmKind::Host, queue, pool, size, properties, count, list, out, event))
+}
+
+/// A bad pointer (interior, foreign, freed already) is `INVALID_VALUE`, and
+/// nothing is released.
+unsafe extern "C" fn free<B: Backend>(
+    h_queue: ur_queue_handle_t,
+    h_pool: ur_usm_pool_handle_t,
+    ptr: *mut c_void,
+    count: u32,
+    list: *const ur_event_handle_t,
+    event_out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let queue = obj::<B, B::Queue>(h_queue)?;
+        non_null(ptr)?;
+        let hot = count == 0 && list.is_null() && event_out.is_null() && h_pool.is_null();
+        if hot && queue.free_async_hot(ptr) {
+            return Ok(());
+        }
+        let waits = wait_list::<B>(count, list)?;
+        if !queue.async_alloc_supported() {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
+        let pool = optional::<B, B::Pool>(h_pool)?;
+        let event = queue.free_async(pool, ptr, waits, !event_out.is_null())?;
+        deliver(event_out, event);
+        Ok(())
+    })
+}
+
+/// The context and device of a pool call, checked together, once pools
+/// are known to be served.
+///
+/// # Safety
+/// Handles are null or point at readable memory.
+unsafe fn context_and_device<'a, B: Backend>(
+    h_context: ur_context_handle_t,
+    h_device: ur_device_handle_t,
+) -> UrResult<(&'a B::Context, &'a B::Device)> {
+    Ok((obj::<B, B::Context>(h_context)?, obj::<B, B::Device>(h_device)?))
+}
+
+fn check_pools<B: Backend>(context: &B::Context, device: &B::Device) -> UrResult {
+    if !context.pools_supported() {
+        return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    }
+    if !context.has_device(device) {
+        return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+    }
+    Ok(())
+}
+
+/// A pool of `device` in `context`, or `INVALID_VALUE`.
+///
+/// # Safety
+/// As for [`obj`].
+unsafe fn pool_of<'a, B: Backend>(
+    h_pool: ur_usm_pool_handle_t,
+    context: &B::Context,
+    device: &B::Device,
+) -> UrResult<&'a B::Pool> {
+    let pool = obj::<B, B::Pool>(h_pool)?;
+    if !pool.serves(context, device) {
+        return Err(UR_RESULT_ERROR_INVALID_VALUE);
+    }
+    Ok(pool)
+}
+
+unsafe extern "C" fn pool_create<B: Backend>(
+    h_context: ur_context_handle_t,
+    h_device: ur_device_handle_t,
+    desc: *mut ur_usm_pool_desc_t,
+    out: *mut ur_usm_pool_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (context, device) = context_and_device::<B>(h_context, h_device)?;
+        let desc = read_pool_desc(desc)?;
+        non_null(out)?;
+        check_pools::<B>(context, device)?;
+        write_out(out, handle::into_handle(context.pool_create(Some(device), desc, PoolApi::Exp)?))
+    })
+}
+
+/// Gives up the reference `urUSMPoolCreateExp` returned. Memory that
+/// pending commands may still touch goes back once they have completed.
+unsafe extern "C" fn pool_destroy<B: Backend>(
+    h_context: ur_context_handle_t,
+    h_device: ur_device_handle_t,
+    h_pool: ur_usm_pool_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (context, device) = context_and_device::<B>(h_context, h_device)?;
+        check_pools::<B>(context, device)?;
+        let pool = pool_of::<B>(h_pool, context, device)?;
+        if pool.is_default() {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        context.forget_pool(pool);
+        handle::release::<B::Pool>(h_pool, B::ddi())
+    })
+}
+
+unsafe extern "C" fn get_default_device_pool<B: Backend>(
+    h_context: ur_context_handle_t,
+    h_device: ur_device_handle_t,
+    out: *mut ur_usm_pool_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (context, device) = context_and_device::<B>(h_context, h_device)?;
+        non_null(out)?;
+        check_pools::<B>(context, device)?;
+        write_out(out, context.default_pool(device)?)
+    })
+}
+
+unsafe extern "C" fn set_device_pool<B: Backend>(
+    h_context: ur_context_handle_t,
+    h_device: ur_device_handle_t,
+    h_pool: ur_usm_pool_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (context, device) = context_and_device::<B>(h_context, h_device)?;
+        check_pools::<B>(context, device)?;
+        let pool = pool_of::<B>(h_pool, context, device)?;
+        context.set_current_pool(device, pool)
+    })
+}
+
+unsafe extern "C" fn get_device_pool<B: Backend>(
+    h_context: ur_context_handle_t,
+    h_device: ur_device_handle_t,
+    out: *mut ur_usm_pool_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (context, device) = context_and_device::<B>(h_context, h_device)?;
+        non_null(out)?;
+        check_pools::<B>(context, device)?;
+        write_out(out, context.current_pool(device)?)
+    })
+}
+
+unsafe extern "C" fn trim_to<B: Backend>(
+    h_context: ur_context_handle_t,
+    h_device: ur_device_handle_t,
+    h_pool: ur_usm_pool_handle_t,
+    keep: usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (context, device) = context_and_device::<B>(h_context, h_device)?;
+        check_pools::<B>(context, device)?;
+        pool_of::<B>(h_pool, context, device)?.trim_to(keep);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn get_info<B: Backend>(
+    h_pool: ur_usm_pool_handle_t,
+    prop: ur_usm_pool_info_t,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let pool = obj::<B, B::Pool>(h_pool)?;
+        check_exp_prop(prop)?;
+        write_exp_info(value, size_ret, pool.info(prop)?)
+    })
+}
+
+unsafe extern "C" fn set_info<B: Backend>(
+    h_pool: ur_usm_pool_handle_t,
+    prop: ur_usm_pool_info_t,
+    value: *mut c_void,
+    size: usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let pool = obj::<B, B::Pool>(h_pool)?;
+        check_pool_prop(prop)?;
+        let value = read_set_info_value(value, size)?;
+        pool.set_info(prop, value)
+    })
+}

@@ -1,0 +1,417 @@
+//! The backend trait: what an adapter implements so that the C surface of
+//! [`crate::api`], written once, can serve it.
+//!
+//! One marker type per backend implements [`Backend`]; its associated types
+//! name the backend's object per UR object (platform, device, context,
+//! queue, event, pool, program, kernel), each implementing the trait of the
+//! same name here. Every method receives arguments the core has already
+//! decoded and checked: live handles of this adapter turned into references,
+//! enums in range, flag masks clean, `pNext` chains walked, wait lists
+//! checked, out pointers present. A method translates to the driver and
+//! answers in Rust types; the core writes the C outputs.
+//!
+//! Methods with a default body are capabilities a backend may lack: the
+//! default answers as UR says a backend without the feature must.
+
+use crate::abi::*;
+use crate::adapter::Adapter;
+use crate::boundary::NativeOwnership;
+use crate::engine::UsmKind;
+use crate::handle::UrObject;
+use crate::info::InfoOut;
+use crate::partition::PartitionRequest;
+use crate::usm_async::{PoolApi, PoolDesc};
+use crate::UrResult;
+use core::ffi::c_void;
+use std::ffi::CStr;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
+
+/// A backend: its adapter slot and its object types.
+pub trait Backend: crate::adapter::Backend + Sized {
+    type Platform: Platform<Self>;
+    type Device: Device<Self>;
+    type Context: Context<Self>;
+    type Queue: Queue<Self>;
+    type Event: Event<Self>;
+    type Pool: Pool<Self>;
+    type Program: Program<Self>;
+    type Kernel: Kernel<Self>;
+
+    /// The table every handle of this backend carries at offset 0.
+    fn ddi() -> &'static ur_dditable_t {
+        Self::slot().ddi()
+    }
+}
+
+/// Checked event handles of one backend: the wait list of a command. Each
+/// handle was checked to be a live event of the backend when the list was
+/// made, and the caller keeps it alive for the call.
+pub struct Events<'a, B: Backend> {
+    handles: &'a [ur_event_handle_t],
+    _backend: PhantomData<B>,
+}
+
+impl<'a, B: Backend> Events<'a, B> {
+    /// # Safety
+    /// Every handle is a live event of `B`, valid for `'a`.
+    pub(crate) unsafe fn checked(handles: &'a [ur_event_handle_t]) -> Self {
+        Events { handles, _backend: PhantomData }
+    }
+
+    pub const fn none() -> Self {
+        Events { handles: &[], _backend: PhantomData }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.handles.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// The raw handles (for a driver that takes a list of its own events).
+    pub fn handles(&self) -> &'a [ur_event_handle_t] {
+        self.handles
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'a B::Event> + '_ {
+        // SAFETY: checked in `checked`.
+        self.handles.iter().map(|&h| unsafe { &*(h as *const B::Event) })
+    }
+}
+
+impl<B: Backend> Clone for Events<'_, B> {
+    fn clone(&self) -> Self {
+        Events { handles: self.handles, _backend: PhantomData }
+    }
+}
+
+/// What a command that returns an event asks for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Completion {
+    /// The caller wants the command's event (or the core needs it to block).
+    pub want_event: bool,
+    /// The call returns only once the command completed.
+    pub blocking: bool,
+}
+
+/// An enqueued USM command, checked.
+#[derive(Clone, Copy, Debug)]
+pub enum UsmCommand<'a> {
+    /// `urEnqueueEventsWait` (`barrier: false`) or a barrier. An empty wait
+    /// list means everything enqueued before on the queue.
+    Wait { barrier: bool },
+    Fill { dst: *mut c_void, pattern: &'a [u8], size: usize },
+    Copy { dst: *mut c_void, src: *const c_void, size: usize },
+    Fill2D { dst: *mut c_void, pitch: usize, pattern: &'a [u8], width: usize, height: usize },
+    Copy2D { dst: *mut c_void, dst_pitch: usize, src: *const c_void, src_pitch: usize, width: usize, height: usize },
+    Prefetch { ptr: *const c_void, size: usize, flags: ur_usm_migration_flags_t },
+    Advise { ptr: *const c_void, size: usize, advice: ur_usm_advice_flags_t },
+}
+
+impl UsmCommand<'_> {
+    pub fn command_type(&self) -> ur_command_t {
+        match self {
+            UsmCommand::Wait { barrier: false } => UR_COMMAND_EVENTS_WAIT,
+            UsmCommand::Wait { barrier: true } => UR_COMMAND_EVENTS_WAIT_WITH_BARRIER,
+            UsmCommand::Fill { .. } => UR_COMMAND_USM_FILL,
+            UsmCommand::Copy { .. } => UR_COMMAND_USM_MEMCPY,
+            UsmCommand::Fill2D { .. } => UR_COMMAND_USM_FILL_2D,
+            UsmCommand::Copy2D { .. } => UR_COMMAND_USM_MEMCPY_2D,
+            UsmCommand::Prefetch { .. } => UR_COMMAND_USM_PREFETCH,
+            UsmCommand::Advise { .. } => UR_COMMAND_USM_ADVISE,
+        }
+    }
+}
+
+/// A blocking USM allocation, checked.
+pub struct AllocRequest<'a, B: Backend> {
+    pub kind: UsmKind,
+    pub size: usize,
+    /// 0: the backend's natural alignment.
+    pub align: usize,
+    /// The allocation's device (none for host memory).
+    pub device: Option<&'a B::Device>,
+    /// A pool of the context serving `device`.
+    pub pool: Option<&'a B::Pool>,
+    /// `ur_usm_desc_t::hints`.
+    pub hints: ur_usm_advice_flags_t,
+    /// Flags of a chained `ur_usm_host_desc_t`, checked.
+    pub host_flags: ur_usm_host_mem_flags_t,
+    /// Flags of a chained `ur_usm_device_desc_t`, checked.
+    pub device_flags: ur_usm_device_mem_flags_t,
+}
+
+/// What `urUSMGetMemAllocInfo` reports of an allocation.
+pub struct AllocInfo<B: Backend> {
+    pub kind: ur_usm_type_t,
+    pub base: *mut c_void,
+    pub size: usize,
+    pub device: *mut ur_device_handle_t_,
+    pub pool: *mut ur_usm_pool_handle_t_,
+    _backend: PhantomData<B>,
+}
+
+impl<B: Backend> AllocInfo<B> {
+    pub fn new(
+        kind: ur_usm_type_t,
+        base: *mut c_void,
+        size: usize,
+        device: *mut ur_device_handle_t_,
+        pool: *mut ur_usm_pool_handle_t_,
+    ) -> Self {
+        AllocInfo { kind, base, size, device, pool, _backend: PhantomData }
+    }
+}
+
+pub trait Platform<B: Backend>: UrObject<Handle = ur_platform_handle_t_> {
+    /// The adapter's platforms, as handles the caller does not own.
+    fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>>;
+    /// Every query but `BACKEND` (the core answers it), in range.
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult;
+    /// The compiler option of this platform for a frontend option.
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr>;
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Err(UNSUPPORTED)
+    }
+    fn from_native(_native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
+        Err(UNSUPPORTED)
+    }
+}
+
+pub trait Device<B: Backend>: UrObject<Handle = ur_device_handle_t_> {
+    /// The platform's devices of one type (`ALL`/`DEFAULT` included; the
+    /// core checked the enum), as handles the caller does not own.
+    fn all(platform: &B::Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>>;
+    /// Every query in range.
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult;
+    /// Root devices count no references: their retain and release do
+    /// nothing. Sub-devices count the user's, and live as long as their
+    /// parent: a release frees nothing.
+    fn is_root(&self) -> bool;
+    /// The most bytes one allocation may take (`MAX_MEM_ALLOC_SIZE`).
+    fn max_alloc_size(&self) -> u64;
+    /// Binary targets this device runs, best first.
+    fn binary_targets(&self) -> &'static [&'static [u8]];
+    /// `(device, host)` nanoseconds.
+    fn global_timestamps(&self) -> UrResult<(u64, u64)>;
+    /// The sub-devices of a checked request, kept by this device. The
+    /// default refuses every request, as a device with no
+    /// `SUPPORTED_PARTITIONS` must.
+    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
+        request.check_against(&[], 0, 0, 0).map(|()| Vec::new())
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Err(UNSUPPORTED)
+    }
+    /// Whether 0 names a native device (a CUDA ordinal does).
+    const NATIVE_NULL_IS_VALID: bool = false;
+    /// The adapter's device for a native one (the core counts the caller's
+    /// reference); `INVALID_VALUE` when the adapter has no such device.
+    fn from_native(_native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        Err(UNSUPPORTED)
+    }
+}
+
+pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
+    /// A context over `devices` (deduplicated, at least one).
+    fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Self>>;
+    fn devices(&self) -> Vec<ur_device_handle_t>;
+    fn has_device(&self, device: &B::Device) -> bool;
+    /// The queries the core does not answer itself (it answers the device
+    /// list and count and the reference count).
+    fn info(&self, prop: ur_context_info_t, out: InfoOut) -> UrResult;
+    fn set_extended_deleter(&self, deleter: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void);
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Err(UNSUPPORTED)
+    }
+    fn from_native(
+        _native: ur_native_handle_t,
+        _devices: &[&B::Device],
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        Err(UNSUPPORTED)
+    }
+
+    /// Blocking USM.
+    fn usm_alloc(&self, request: AllocRequest<'_, B>) -> UrResult<*mut c_void>;
+    /// `INVALID_MEM_OBJECT` for memory this context did not allocate.
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult;
+    /// `(base, size)` of the live USM allocation of this context holding
+    /// `ptr`, if any: the enqueue bounds checks use it.
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)>;
+    /// `None`: this context did not allocate `ptr`.
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>>;
+    /// The most bytes one allocation may take on the context's devices.
+    fn max_alloc_size(&self) -> u64;
+
+    /// Whether pools are served (`USM_POOL_SUPPORT`); without them every
+    /// pool entry point is `UNSUPPORTED_FEATURE`.
+    fn pools_supported(&self) -> bool;
+    /// A pool of this context (`device: None` for a context-wide one).
+    fn pool_create(&self, device: Option<&B::Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<B::Pool>>;
+    /// The device's default async pool (a handle the context owns).
+    fn default_pool(&self, device: &B::Device) -> UrResult<ur_usm_pool_handle_t>;
+    /// The pool async allocations on `device` take when none is named.
+    fn current_pool(&self, device: &B::Device) -> UrResult<ur_usm_pool_handle_t>;
+    fn set_current_pool(&self, device: &B::Device, pool: &B::Pool) -> UrResult;
+    /// `urUSMPoolDestroyExp`: the context stops using the pool (before the
+    /// user's reference goes).
+    fn forget_pool(&self, pool: &B::Pool);
+}
+
+pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
+    /// A queue with checked flags (no unknown bits, no contradictory pair,
+    /// device-side flags refused) on a device of the context.
+    fn create(context: &B::Context, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>>;
+    fn context(&self) -> &B::Context;
+    fn device(&self) -> &B::Device;
+    fn flags(&self) -> ur_queue_flags_t;
+    /// `UR_QUEUE_INFO_EMPTY`.
+    fn is_empty(&self) -> UrResult<bool>;
+    /// Waits for all work; a host synchronisation point for the pools.
+    fn finish(&self) -> UrResult;
+    fn flush(&self) -> UrResult;
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Err(UNSUPPORTED)
+    }
+    fn from_native(
+        _native: ur_native_handle_t,
+        _context: &B::Context,
+        _device: Option<&B::Device>,
+        _flags: ur_queue_flags_t,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        Err(UNSUPPORTED)
+    }
+
+    /// A USM command, or an event wait or barrier. Returns the command's
+    /// event when `completion.want_event`. The core blocks on it when
+    /// `completion.blocking`.
+    fn enqueue_usm(
+        &self,
+        command: UsmCommand<'_>,
+        waits: Events<'_, B>,
+        completion: Completion,
+    ) -> UrResult<Option<Arc<B::Event>>>;
+    /// Whether `urEnqueueUSMFill2D`/`Memcpy2D` are served.
+    fn usm_2d_supported(&self) -> bool {
+        true
+    }
+
+    /// Whether async allocations are served (`ASYNC_USM_ALLOCATIONS_SUPPORT`).
+    fn async_alloc_supported(&self) -> bool;
+    /// The fast path of an async allocation with no pool, no wait list and
+    /// no event wanted: `None` when it does not apply.
+    #[inline]
+    fn alloc_async_hot(&self, _kind: UsmKind, _size: usize) -> Option<UrResult<*mut c_void>> {
+        None
+    }
+    fn alloc_async(
+        &self,
+        kind: UsmKind,
+        pool: Option<&B::Pool>,
+        size: usize,
+        waits: Events<'_, B>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<B::Event>>)>;
+    /// The fast path of an async free with no pool, wait list or event:
+    /// `false` when it does not apply (the general path then runs).
+    #[inline]
+    fn free_async_hot(&self, _ptr: *mut c_void) -> bool {
+        false
+    }
+    /// A bad pointer is `INVALID_VALUE` and frees nothing.
+    fn free_async(
+        &self,
+        pool: Option<&B::Pool>,
+        ptr: *mut c_void,
+        waits: Events<'_, B>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<B::Event>>>;
+}
+
+pub trait Event<B: Backend>: UrObject<Handle = ur_event_handle_t_> {
+    /// The queue that enqueued the command (none for a native event).
+    fn queue(&self) -> Option<&B::Queue>;
+    fn context(&self) -> &B::Context;
+    fn command_type(&self) -> ur_command_t;
+    fn status(&self) -> UrResult<ur_event_status_t>;
+    /// A failed command's event: a wait list holding it is
+    /// `IN_EVENT_LIST_EXEC_STATUS`.
+    fn failed(&self) -> bool;
+    /// `UR_PROFILING_INFO_*` in nanoseconds.
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64>;
+    /// Blocks until the command completed; its error when it failed.
+    fn wait(&self) -> UrResult;
+    /// A host synchronisation point after waits on events of `context`.
+    fn host_sync(context: &B::Context);
+    fn set_callback(
+        &self,
+        on: ur_execution_info_t,
+        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult;
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Err(UNSUPPORTED)
+    }
+    fn from_native(
+        _native: ur_native_handle_t,
+        _context: &B::Context,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        Err(UNSUPPORTED)
+    }
+}
+
+pub trait Pool<B: Backend>: UrObject<Handle = ur_usm_pool_handle_t_> {
+    /// The pool's context, as a handle the caller does not own.
+    fn context_handle(&self) -> ur_context_handle_t;
+    fn belongs_to(&self, context: &B::Context) -> bool;
+    /// Whether the pool may serve allocations of `device` in `context`.
+    fn serves(&self, context: &B::Context, device: &B::Device) -> bool;
+    /// A context's default pool: the user's retain and release leave it be.
+    fn is_default(&self) -> bool;
+    /// `RESERVED`/`USED` current and high, threshold, maximum size.
+    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize>;
+    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult;
+    fn trim_to(&self, keep: usize);
+}
+
+/// Program and kernel objects. A backend that builds none uses [`NoProgram`]
+/// and [`NoKernel`]; the core then answers every program and kernel entry
+/// point with `UNSUPPORTED_FEATURE` after its argument checks.
+pub trait Program<B: Backend>: UrObject<Handle = ur_program_handle_t_> {
+    const SUPPORTED: bool = true;
+}
+
+pub trait Kernel<B: Backend>: UrObject<Handle = ur_kernel_handle_t_> {
+    const SUPPORTED: bool = true;
+}
+
+/// The program type of a backend without programs: no value exists.
+pub enum NoProgram {}
+/// The kernel type of a backend without kernels: no value exists.
+pub enum NoKernel {}
+
+// SAFETY: uninhabited, so no value is ever behind a handle.
+unsafe impl UrObject for NoProgram {
+    const KIND: crate::handle::ObjectKind = crate::handle::ObjectKind::Program;
+    type Handle = ur_program_handle_t_;
+}
+// SAFETY: as above.
+unsafe impl UrObject for NoKernel {
+    const KIND: crate::handle::ObjectKind = crate::handle::ObjectKind::Kernel;
+    type Handle = ur_kernel_handle_t_;
+}
+
+impl<B: Backend> Program<B> for NoProgram {
+    const SUPPORTED: bool = false;
+}
+impl<B: Backend> Kernel<B> for NoKernel {
+    const SUPPORTED: bool = false;
+}
