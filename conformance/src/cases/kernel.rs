@@ -1,11 +1,12 @@
 //! urKernel* and urEnqueueKernelLaunchWithArgsExp: kernels of
-//! `conformance/kernels/usm_kernels.cl` (built by `program.rs`) write and
+//! `conformance/kernels/` (built by `program.rs` in the form the device
+//! takes) write and
 //! read USM of every kind the device offers, and the results are checked
 //! word by word. The last cases run those kernels on memory of
 //! `urEnqueueUSM*AllocExp` while other blocks are freed and reused around
-//! it, on devices that report async allocation support (OpenCL here).
+//! it, on devices that report async allocation support.
 
-use super::program::{built_program, require_programs, OwnedProgram};
+use super::program::{built_program, OwnedProgram};
 use crate::harness::*;
 use crate::ur::{info_string, info_value};
 use crate::{check, check_eq, expect_result, expect_success, skip};
@@ -439,7 +440,6 @@ unsafe fn launch_bad_args(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn launch_null_global(fx: &DeviceFx) -> CaseResult {
-    require_programs(fx)?;
     let program = built_program(fx)?;
     let k = kernel(fx, &program, c"fill_index")?;
     expect_result!(
