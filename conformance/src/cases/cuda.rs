@@ -1,7 +1,13 @@
-//! CUDA-only cases: hand-written PTX kernels that read and write memory from
-//! the async-alloc extension, native pool statistics and trimming, reuse
-//! across queues, and program build errors. PTX means nothing to other
-//! backends, so there these cases skip with that reason.
+//! Cases first written for CUDA: hand-written PTX kernels that read and
+//! write memory from the async-alloc extension, pool statistics and
+//! trimming (with and without the native-pool flag), reuse across queues,
+//! program build errors, and CUDA native objects. Each runs where the
+//! device has what it needs, probed, never read from the backend's name:
+//! PTX where the device selects an `nvptx64` image; pools where it reports
+//! async allocation and pool support; CUDA streams, events and contexts
+//! where the native device and context handles are a CUDA device and its
+//! primary context, as the CUDA driver itself reports them. Elsewhere they
+//! skip, naming what is missing.
 
 use crate::harness::*;
 use crate::ur::Api;
@@ -25,16 +31,16 @@ pub const CASES: &[Case] = &[
     ),
     Case::device("urEnqueueKernelLaunchWithArgsExp.cuda_argument_errors", argument_errors),
     Case::device(
-        "urEnqueueUSMFreeExp.cuda_same_queue_reuse_keeps_pool_small",
+        "urEnqueueUSMFreeExp.same_queue_reuse_keeps_pool_small",
         same_queue_reuse,
     ),
     Case::device(
-        "urEnqueueUSMFreeExp.cuda_cross_queue_reuse_through_events",
+        "urEnqueueUSMFreeExp.cross_queue_handover_keeps_pool_small",
         cross_queue_reuse,
     ),
-    Case::device("urEnqueueUSMFreeExp.cuda_checked_frees", checked_frees),
+    Case::device("urEnqueueUSMFreeExp.checked_frees_keep_allocation_whole", checked_frees),
     Case::device(
-        "urUSMPoolCreateExp.cuda_native_pool_stats_threshold_trim",
+        "urUSMPoolCreateExp.native_pool_flag_stats_threshold_trim",
         native_pool_stats,
     ),
     Case::device("urProgramBuild.cuda_bad_ptx_fails_with_log", bad_ptx),
@@ -131,27 +137,36 @@ const MIB: usize = 1 << 20;
 type OwnedProgram = Owned<ur_program_handle_t_>;
 type OwnedKernel = Owned<ur_kernel_handle_t_>;
 
-unsafe fn cuda_only(fx: &DeviceFx) -> CaseResult {
-    if fx.backend != UR_BACKEND_CUDA {
-        skip!("PTX kernels and native CUDA pools exist only on CUDA devices");
+/// Skips unless the device serves stream-ordered allocation and pools, as
+/// its info queries say.
+unsafe fn require_async_pools(fx: &DeviceFx) -> CaseResult {
+    let flag = |prop| fx.api.device_info::<ur_bool_t>(fx.device, prop);
+    if flag(UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP)? == 0 {
+        skip!("the device reports no async USM allocation support (ASYNC_USM_ALLOCATIONS_SUPPORT_EXP is false)");
+    }
+    if flag(UR_DEVICE_INFO_USM_POOL_SUPPORT)? == 0 {
+        skip!("the device reports no USM pool support (USM_POOL_SUPPORT is false)");
     }
     Ok(())
 }
 
+/// A program of PTX `source`, and what building it returned. Skips where
+/// the device selects no `nvptx64` image, or its adapter answers
+/// UNSUPPORTED_FEATURE for a PTX binary.
 unsafe fn program(fx: &DeviceFx, source: &str) -> Result<(OwnedProgram, ur_result_t), Outcome> {
+    if super::program::selected_target(fx, &["nvptx64"])?.is_none() {
+        skip!("the device selects no nvptx64 image (urDeviceSelectBinary answers INVALID_BINARY): it runs no PTX");
+    }
     let mut device = fx.device;
     let mut length = source.len();
     let mut binary = source.as_ptr();
     let mut program = null_mut();
-    expect_success!(fx.api.urProgramCreateWithBinary(
-        fx.context,
-        1,
-        &mut device,
-        &mut length,
-        &mut binary,
-        null(),
-        &mut program
-    ));
+    let code =
+        fx.api.urProgramCreateWithBinary(fx.context, 1, &mut device, &mut length, &mut binary, null(), &mut program)?;
+    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
+        skip!("the device selects nvptx64 images, but urProgramCreateWithBinary(PTX) answers UNSUPPORTED_FEATURE");
+    }
+    expect_code(UR_RESULT_SUCCESS, code, "urProgramCreateWithBinary(PTX)")?;
     let program = Owned::new(program, fx.api.fns.urProgramRelease);
     let built = fx.api.urProgramBuild(fx.context, program.get(), null())?;
     Ok((program, built))
@@ -418,7 +433,7 @@ unsafe fn pool_stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, what: ur_usm_pool
 // ---------------------------------------------------------------------------
 
 unsafe fn fills_async_memory(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
+    require_async_pools(fx)?;
     let (_program, fill, _add) = kernels(fx)?;
     for (label, pool) in [
         ("default pool", None),
@@ -440,7 +455,7 @@ unsafe fn fills_async_memory(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn chain_across_queues(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
+    require_async_pools(fx)?;
     let (_program, fill, add) = kernels(fx)?;
     let second = fx.create_queue(0)?;
     let q2 = second.get();
@@ -478,7 +493,7 @@ unsafe fn chain_across_queues(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn shared_and_host(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
+    require_async_pools(fx)?;
     let (_program, fill, _add) = kernels(fx)?;
     let n = ELEMENTS as u32;
     for (label, alloc) in [
@@ -505,7 +520,6 @@ unsafe fn shared_and_host(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn argument_errors(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
     let (_program, fill, _add) = kernels(fx)?;
     let memory = fx.alloc(UsmKind::Device, BYTES)?;
     let value = 1u32;
@@ -602,7 +616,7 @@ unsafe fn cycle(
 /// more than it did for the first cycle (CUDA reserves in large chunks, so
 /// the first cycle sets the mark).
 unsafe fn same_queue_reuse(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
+    require_async_pools(fx)?;
     for (label, pool) in [("native", native_pool(fx)?), ("engine", engine_pool(fx)?)] {
         cycle(fx, fx.queue, pool.get(), &[])?;
         expect_success!(fx.api.urQueueFinish(fx.queue));
@@ -626,7 +640,7 @@ unsafe fn same_queue_reuse(fx: &DeviceFx) -> CaseResult {
 /// events: the allocation that waits on a free reuses it, so the pool
 /// reserves no more than for the first hand-over.
 unsafe fn cross_queue_reuse(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
+    require_async_pools(fx)?;
     let second = fx.create_queue(0)?;
     for (label, pool) in [("native", native_pool(fx)?), ("engine", engine_pool(fx)?)] {
         let handed = cycle(fx, fx.queue, pool.get(), &[])?;
@@ -649,7 +663,7 @@ unsafe fn cross_queue_reuse(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn checked_frees(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
+    require_async_pools(fx)?;
     for pool in [None, Some(engine_pool(fx)?)] {
         let ph = pool.as_ref().map_or(null_mut(), |p| p.get());
         let (p, ready) = alloc_device(fx, fx.queue, ph, 4096, &[])?;
@@ -694,7 +708,7 @@ unsafe fn checked_frees(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn native_pool_stats(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
+    require_async_pools(fx)?;
     let pool = native_pool(fx)?;
     let size = 8 * MIB;
     let (p, ready) = alloc_device(fx, fx.queue, pool.get(), size, &[])?;
@@ -734,7 +748,6 @@ unsafe fn native_pool_stats(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn bad_ptx(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
     let (program, built) = program(
         fx,
         ".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry broken( { not ptx }\n",
@@ -764,7 +777,6 @@ unsafe fn bad_ptx(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn unknown_kernel(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
     let (program, built) = program(fx, PTX)?;
     check_eq!(built, UR_RESULT_SUCCESS);
     let mut kernel = null_mut();
@@ -777,7 +789,6 @@ unsafe fn unknown_kernel(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn kernel_profiling(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
     let (_program, fill, _add) = kernels(fx)?;
     let queue = fx.create_queue(UR_QUEUE_FLAG_PROFILING_ENABLE.0)?;
     let memory = fx.alloc(UsmKind::Device, BYTES)?;
@@ -824,8 +835,23 @@ unsafe fn kernel_profiling(fx: &DeviceFx) -> CaseResult {
 type CuResultCode = i32;
 type CuPtr = *mut c_void;
 
+/// Skips where the adapter has no native handle of this kind (its
+/// GetNativeHandle answered UNSUPPORTED_FEATURE); fails on any other error.
+fn native_or_skip(what: &str, code: ur_result_t) -> CaseResult {
+    match code {
+        UR_RESULT_SUCCESS => Ok(()),
+        UR_RESULT_ERROR_UNSUPPORTED_FEATURE => {
+            skip!("the adapter has no native {what} handle (GetNativeHandle answers UNSUPPORTED_FEATURE)")
+        }
+        code => Err(format!("the {what}'s GetNativeHandle returned {}", crate::names::result_name(code)).into()),
+    }
+}
+
 /// The driver entry points the native-handle cases call.
 struct CudaDriver {
+    init: unsafe extern "C" fn(u32) -> CuResultCode,
+    device_get_count: unsafe extern "C" fn(*mut i32) -> CuResultCode,
+    device_primary_ctx_release: unsafe extern "C" fn(i32) -> CuResultCode,
     ctx_set_current: unsafe extern "C" fn(CuPtr) -> CuResultCode,
     device_primary_ctx_retain: unsafe extern "C" fn(*mut CuPtr, i32) -> CuResultCode,
     stream_create: unsafe extern "C" fn(*mut CuPtr, u32) -> CuResultCode,
@@ -852,6 +878,9 @@ impl CudaDriver {
             };
         }
         Ok(CudaDriver {
+            init: sym!("cuInit"),
+            device_get_count: sym!("cuDeviceGetCount"),
+            device_primary_ctx_release: sym!("cuDevicePrimaryCtxRelease_v2"),
             ctx_set_current: sym!("cuCtxSetCurrent"),
             device_primary_ctx_retain: sym!("cuDevicePrimaryCtxRetain"),
             stream_create: sym!("cuStreamCreate"),
@@ -866,16 +895,28 @@ impl CudaDriver {
 }
 
 /// The driver, with the device's primary context (the fixture context's
-/// native handle) current on this thread.
+/// native handle) current on this thread. Probed first, comparing values
+/// only (no handle of another backend ever reaches the driver): the native
+/// device handle must be an ordinal the driver counts, and the native
+/// context that device's primary context. Skips, naming why, otherwise.
 unsafe fn cuda_driver(fx: &DeviceFx) -> Result<&'static CudaDriver, Outcome> {
-    cuda_only(fx)?;
+    let (mut device, mut ctx) = (0, 0);
+    native_or_skip("device", fx.api.urDeviceGetNativeHandle(fx.device, &mut device)?)?;
+    native_or_skip("context", fx.api.urContextGetNativeHandle(fx.context, &mut ctx)?)?;
     static DRIVER: std::sync::OnceLock<Result<CudaDriver, String>> = std::sync::OnceLock::new();
-    let cu = DRIVER
-        .get_or_init(CudaDriver::load)
-        .as_ref()
-        .map_err(|e| Outcome::Fail(e.clone()))?;
-    let mut ctx = 0;
-    expect_success!(fx.api.urContextGetNativeHandle(fx.context, &mut ctx));
+    let Ok(cu) = DRIVER.get_or_init(CudaDriver::load) else {
+        skip!("no CUDA driver (libcuda.so.1) here to tell whether the native handles are CUDA objects");
+    };
+    let mut count = 0;
+    if (cu.init)(0) != 0 || (cu.device_get_count)(&mut count) != 0 || device >= count.max(0) as ur_native_handle_t {
+        skip!("the native device handle {device:#x} is not one of the CUDA driver's {count} device ordinals");
+    }
+    let mut primary: CuPtr = null_mut();
+    check_eq!((cu.device_primary_ctx_retain)(&mut primary, device as i32), 0);
+    check_eq!((cu.device_primary_ctx_release)(device as i32), 0);
+    if primary as ur_native_handle_t != ctx {
+        skip!("the native context handle is not the primary context of CUDA device {device}");
+    }
     check_eq!((cu.ctx_set_current)(ctx as CuPtr), 0);
     Ok(cu)
 }
@@ -904,10 +945,9 @@ unsafe fn fill_and_check(
 }
 
 unsafe fn native_module(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
     let (original, fill, _add) = kernels(fx)?;
     let mut module = 0;
-    expect_success!(fx.api.urProgramGetNativeHandle(original.get(), &mut module));
+    native_or_skip("program", fx.api.urProgramGetNativeHandle(original.get(), &mut module)?)?;
     check!(module != 0, "the built program's native module is null");
     let properties = ur_program_native_properties_t {
         stype: UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES,
@@ -931,10 +971,9 @@ unsafe fn native_module(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn native_function(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
     let (program, fill, _add) = kernels(fx)?;
     let mut function = 0;
-    expect_success!(fx.api.urKernelGetNativeHandle(fill.get(), &mut function));
+    native_or_skip("kernel", fx.api.urKernelGetNativeHandle(fill.get(), &mut function)?)?;
     let mut kernel = null_mut();
     expect_success!(fx.api.urKernelCreateWithNativeHandle(function, fx.context, program.get(), null(), &mut kernel));
     let kernel: OwnedKernel = Owned::new(kernel, fx.api.fns.urKernelRelease);
@@ -956,10 +995,9 @@ unsafe fn native_function(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn native_function_null_program(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
     let (_program, fill, _add) = kernels(fx)?;
     let mut function = 0;
-    expect_success!(fx.api.urKernelGetNativeHandle(fill.get(), &mut function));
+    native_or_skip("kernel", fx.api.urKernelGetNativeHandle(fill.get(), &mut function)?)?;
     let mut kernel = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
@@ -969,12 +1007,11 @@ unsafe fn native_function_null_program(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn native_function_foreign_program(fx: &DeviceFx) -> CaseResult {
-    cuda_only(fx)?;
     let (_program, fill, _add) = kernels(fx)?;
     let (other, built) = program(fx, PTX)?;
     check_eq!(built, UR_RESULT_SUCCESS);
     let mut function = 0;
-    expect_success!(fx.api.urKernelGetNativeHandle(fill.get(), &mut function));
+    native_or_skip("kernel", fx.api.urKernelGetNativeHandle(fill.get(), &mut function)?)?;
     let mut kernel = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_PROGRAM,
