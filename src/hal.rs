@@ -383,14 +383,108 @@ pub trait Pool<B: Backend>: UrObject<Handle = ur_usm_pool_handle_t_> {
 }
 
 /// Program and kernel objects. A backend that builds none uses [`NoProgram`]
-/// and [`NoKernel`]; the core then answers every program and kernel entry
-/// point with `UNSUPPORTED_FEATURE` after its argument checks.
+/// and [`NoKernel`]; the core then leaves every program and kernel slot to
+/// the unsupported stubs.
 pub trait Program<B: Backend>: UrObject<Handle = ur_program_handle_t_> {
     const SUPPORTED: bool = true;
+    fn context(&self) -> &B::Context;
+    /// Whether the program holds an image for `device`.
+    fn has_device(&self, device: &B::Device) -> bool;
+    fn create_with_il(_context: &B::Context, _il: &[u8]) -> UrResult<Arc<Self>> {
+        Err(UNSUPPORTED)
+    }
+    /// One image per device (devices checked to be in the context; images
+    /// not empty).
+    fn create_with_binary(context: &B::Context, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>>;
+    /// Builds for `devices`, or for every device of the program when empty.
+    fn build(&self, devices: &[&B::Device], options: &CStr) -> UrResult;
+    fn compile(&self, _devices: &[&B::Device], _options: &CStr) -> UrResult {
+        Err(UNSUPPORTED)
+    }
+    /// A failed link may still give a program that holds the log.
+    fn link(
+        _context: &B::Context,
+        _devices: &[&B::Device],
+        _programs: &[&Self],
+        _options: &CStr,
+    ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
+        Err((UNSUPPORTED, None))
+    }
+    /// Every query in range but the reference count, the context and the
+    /// binaries (the core answers those).
+    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult;
+    /// The program's binaries, one per device in `DEVICES` order.
+    fn binaries(&self) -> UrResult<Vec<Vec<u8>>>;
+    fn build_info(&self, device: &B::Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult;
+    fn set_specialization_constants(&self, _constants: &[ur_specialization_constant_info_t]) -> UrResult {
+        Err(UNSUPPORTED)
+    }
+    /// `(address, size)` of a device global.
+    fn global_variable(&self, _device: &B::Device, _name: &CStr) -> UrResult<(*mut c_void, usize)> {
+        Err(UNSUPPORTED)
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t>;
+    fn from_native(
+        _native: ur_native_handle_t,
+        _context: &B::Context,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        Err(UNSUPPORTED)
+    }
+}
+
+/// A kernel argument of `urEnqueueKernelLaunchWithArgsExp`, checked.
+#[derive(Clone, Copy, Debug)]
+pub enum KernelArg<'a> {
+    Value { index: u32, bytes: &'a [u8] },
+    Pointer { index: u32, ptr: *const c_void },
+    Local { index: u32, size: usize },
+}
+
+/// A launch's work ranges, checked: 1 to 3 dimensions, no zero sizes.
+#[derive(Clone, Copy, Debug)]
+pub struct NdRange<'a> {
+    pub offset: Option<&'a [usize]>,
+    pub global: &'a [usize],
+    pub local: Option<&'a [usize]>,
 }
 
 pub trait Kernel<B: Backend>: UrObject<Handle = ur_kernel_handle_t_> {
     const SUPPORTED: bool = true;
+    fn create(program: &B::Program, name: &CStr) -> UrResult<Arc<Self>>;
+    fn program(&self) -> &B::Program;
+    /// Every query in range but the reference count, the context and the
+    /// program (the core answers those).
+    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult;
+    fn group_info(&self, device: &B::Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult;
+    fn sub_group_info(&self, device: &B::Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult;
+    /// USM indirect access, pointer lists and cache hints. The default
+    /// accepts them: with unified addressing every USM pointer is reachable.
+    fn set_exec_info(&self, _prop: ur_kernel_exec_info_t, _value: *const c_void, _size: usize) -> UrResult {
+        Ok(())
+    }
+    fn suggested_local_work_size(&self, _queue: &B::Queue, _global: &[usize]) -> UrResult<Vec<usize>> {
+        Err(UNSUPPORTED)
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t>;
+    fn from_native(
+        _native: ur_native_handle_t,
+        _context: &B::Context,
+        _program: Option<&B::Program>,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        Err(UNSUPPORTED)
+    }
+    /// Launches on `queue`; `cooperative` asks for a cooperative launch.
+    fn launch(
+        &self,
+        queue: &B::Queue,
+        range: &NdRange<'_>,
+        args: &[KernelArg<'_>],
+        cooperative: bool,
+        waits: Events<'_, B>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<B::Event>>>;
 }
 
 /// The program type of a backend without programs: no value exists.
@@ -409,9 +503,64 @@ unsafe impl UrObject for NoKernel {
     type Handle = ur_kernel_handle_t_;
 }
 
+// The bodies are unreachable: no value of these types exists.
 impl<B: Backend> Program<B> for NoProgram {
     const SUPPORTED: bool = false;
+    fn context(&self) -> &B::Context {
+        match *self {}
+    }
+    fn has_device(&self, _: &B::Device) -> bool {
+        match *self {}
+    }
+    fn create_with_binary(_: &B::Context, _: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
+        Err(UNSUPPORTED)
+    }
+    fn build(&self, _: &[&B::Device], _: &CStr) -> UrResult {
+        match *self {}
+    }
+    fn info(&self, _: ur_program_info_t, _: InfoOut) -> UrResult {
+        match *self {}
+    }
+    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+        match *self {}
+    }
+    fn build_info(&self, _: &B::Device, _: ur_program_build_info_t, _: InfoOut) -> UrResult {
+        match *self {}
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        match *self {}
+    }
 }
+
 impl<B: Backend> Kernel<B> for NoKernel {
     const SUPPORTED: bool = false;
+    fn create(_: &B::Program, _: &CStr) -> UrResult<Arc<Self>> {
+        Err(UNSUPPORTED)
+    }
+    fn program(&self) -> &B::Program {
+        match *self {}
+    }
+    fn info(&self, _: ur_kernel_info_t, _: InfoOut) -> UrResult {
+        match *self {}
+    }
+    fn group_info(&self, _: &B::Device, _: ur_kernel_group_info_t, _: InfoOut) -> UrResult {
+        match *self {}
+    }
+    fn sub_group_info(&self, _: &B::Device, _: ur_kernel_sub_group_info_t, _: InfoOut) -> UrResult {
+        match *self {}
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        match *self {}
+    }
+    fn launch(
+        &self,
+        _: &B::Queue,
+        _: &NdRange<'_>,
+        _: &[KernelArg<'_>],
+        _: bool,
+        _: Events<'_, B>,
+        _: bool,
+    ) -> UrResult<Option<Arc<B::Event>>> {
+        match *self {}
+    }
 }

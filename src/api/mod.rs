@@ -17,7 +17,9 @@ mod context;
 mod device;
 mod enqueue;
 mod event;
+mod kernel;
 mod platform;
+mod program;
 mod queue;
 mod usm;
 mod usm_exp;
@@ -30,8 +32,8 @@ use crate::UrResult;
 use std::sync::Arc;
 
 /// The DDI table of backend `B`: the C surface of this module in every slot
-/// it serves, the unsupported stubs elsewhere. Program and kernel slots are
-/// the adapter's to fill.
+/// it serves, the unsupported stubs elsewhere (programs and kernels only
+/// where the backend has them).
 pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
     let mut d = crate::ddi::UNSUPPORTED_DDI;
     d.Adapter = crate::adapter::adapter_table::<B>();
@@ -43,6 +45,8 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
     enqueue::fill::<B>(&mut d);
     usm::fill::<B>(&mut d);
     usm_exp::fill::<B>(&mut d);
+    program::fill::<B>(&mut d);
+    kernel::fill::<B>(&mut d);
     d
 }
 

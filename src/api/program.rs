@@ -1,0 +1,397 @@
+//! `urProgram*`.
+
+use super::obj;
+use crate::abi::*;
+use crate::boundary::{ffi_call, native_args, non_null, slice_arg, write_optional, write_out};
+use crate::hal::{Backend, Context as _, Program};
+use crate::handle;
+use crate::info::InfoOut;
+use crate::UrResult;
+use core::ffi::{c_char, c_void, CStr};
+
+pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
+    if !<B::Program as Program<B>>::SUPPORTED {
+        return;
+    }
+    d.Program.pfnCreateWithIL = Some(create_with_il::<B>);
+    d.Program.pfnCreateWithBinary = Some(create_with_binary::<B>);
+    d.Program.pfnBuild = Some(build::<B>);
+    d.Program.pfnCompile = Some(compile::<B>);
+    d.Program.pfnLink = Some(link::<B>);
+    d.Program.pfnRetain = Some(retain::<B>);
+    d.Program.pfnRelease = Some(release::<B>);
+    d.Program.pfnGetInfo = Some(get_info::<B>);
+    d.Program.pfnGetBuildInfo = Some(get_build_info::<B>);
+    d.Program.pfnSetSpecializationConstants = Some(set_specialization_constants::<B>);
+    d.Program.pfnGetGlobalVariablePointer = Some(get_global_variable_pointer::<B>);
+    d.Program.pfnGetNativeHandle = Some(get_native_handle::<B>);
+    d.Program.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
+    d.ProgramExp.pfnBuildExp = Some(build_exp::<B>);
+    d.ProgramExp.pfnCompileExp = Some(compile_exp::<B>);
+    d.ProgramExp.pfnLinkExp = Some(link_exp::<B>);
+}
+
+/// Optional build options; null reads as none.
+///
+/// # Safety
+/// `s` is null or NUL-terminated.
+unsafe fn options<'a>(s: *const c_char) -> &'a CStr {
+    if s.is_null() {
+        c""
+    } else {
+        CStr::from_ptr(s)
+    }
+}
+
+/// The creation properties: metadata is read by no backend here, but its
+/// array must be consistent with its count.
+///
+/// # Safety
+/// `p` is null or readable.
+unsafe fn check_properties(p: *const ur_program_properties_t) -> UrResult {
+    let Some(p) = p.as_ref() else { return Ok(()) };
+    if p.count > 0 && p.pMetadatas.is_null() {
+        return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+    }
+    if p.count == 0 && !p.pMetadatas.is_null() {
+        return Err(UR_RESULT_ERROR_INVALID_SIZE);
+    }
+    Ok(())
+}
+
+/// Devices named by a program call: at least one, each of `context`.
+///
+/// # Safety
+/// `list` points at `count` handles when `count > 0`.
+unsafe fn devices_in<'a, B: Backend>(
+    context: &B::Context,
+    count: u32,
+    list: *const ur_device_handle_t,
+) -> UrResult<Vec<&'a B::Device>> {
+    if count == 0 {
+        return Err(UR_RESULT_ERROR_INVALID_SIZE);
+    }
+    let devices = slice_arg(list, count)?.iter().map(|&h| obj::<B, B::Device>(h)).collect::<UrResult<Vec<_>>>()?;
+    if devices.iter().any(|d| !context.has_device(d)) {
+        return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+    }
+    Ok(devices)
+}
+
+fn check_exp_flags(flags: ur_exp_program_flags_t) -> UrResult {
+    if flags & UR_EXP_PROGRAM_FLAGS_MASK != 0 {
+        return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn create_with_il<B: Backend>(
+    context: ur_context_handle_t,
+    il: *const c_void,
+    length: usize,
+    properties: *const ur_program_properties_t,
+    out: *mut ur_program_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(context)?;
+        non_null(il)?;
+        non_null(out)?;
+        check_properties(properties)?;
+        if length == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        let il = std::slice::from_raw_parts(il as *const u8, length);
+        write_out(out, handle::into_handle(B::Program::create_with_il(context, il)?))
+    })
+}
+
+unsafe extern "C" fn create_with_binary<B: Backend>(
+    context: ur_context_handle_t,
+    count: u32,
+    devices: *mut ur_device_handle_t,
+    lengths: *mut usize,
+    binaries: *mut *const u8,
+    properties: *const ur_program_properties_t,
+    out: *mut ur_program_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(context)?;
+        non_null(devices)?;
+        non_null(lengths)?;
+        non_null(binaries)?;
+        non_null(out)?;
+        check_properties(properties)?;
+        let devices = devices_in::<B>(context, count, devices)?;
+        let lengths = slice_arg(lengths as *const usize, count)?;
+        let pointers = slice_arg(binaries as *const *const u8, count)?;
+        let mut images = Vec::with_capacity(devices.len());
+        for ((&device, &len), &p) in devices.iter().zip(lengths).zip(pointers) {
+            non_null(p)?;
+            if len == 0 {
+                return Err(UR_RESULT_ERROR_INVALID_NATIVE_BINARY);
+            }
+            images.push((device, std::slice::from_raw_parts(p, len)));
+        }
+        write_out(out, handle::into_handle(B::Program::create_with_binary(context, &images)?))
+    })
+}
+
+/// The program of a call that names its context too, which must match.
+///
+/// # Safety
+/// Handles are null or readable.
+unsafe fn program_in<'a, B: Backend>(
+    context: ur_context_handle_t,
+    program: ur_program_handle_t,
+) -> UrResult<&'a B::Program> {
+    let context = obj::<B, B::Context>(context)?;
+    let program = obj::<B, B::Program>(program)?;
+    if !std::ptr::eq(program.context(), context) {
+        return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+    }
+    Ok(program)
+}
+
+unsafe extern "C" fn build<B: Backend>(
+    context: ur_context_handle_t,
+    program: ur_program_handle_t,
+    opts: *const c_char,
+) -> ur_result_t {
+    ffi_call(|| program_in::<B>(context, program)?.build(&[], options(opts)))
+}
+
+unsafe extern "C" fn compile<B: Backend>(
+    context: ur_context_handle_t,
+    program: ur_program_handle_t,
+    opts: *const c_char,
+) -> ur_result_t {
+    ffi_call(|| program_in::<B>(context, program)?.compile(&[], options(opts)))
+}
+
+/// The devices of a `*Exp` call, each of which the program must hold.
+///
+/// # Safety
+/// As for [`devices_in`].
+unsafe fn exp_devices<'a, B: Backend>(
+    program: &B::Program,
+    count: u32,
+    list: *const ur_device_handle_t,
+) -> UrResult<Vec<&'a B::Device>> {
+    let devices = devices_in::<B>(program.context(), count, list)?;
+    if devices.iter().any(|d| !program.has_device(d)) {
+        return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+    }
+    Ok(devices)
+}
+
+unsafe extern "C" fn build_exp<B: Backend>(
+    program: ur_program_handle_t,
+    count: u32,
+    devices: *mut ur_device_handle_t,
+    flags: ur_exp_program_flags_t,
+    opts: *const c_char,
+) -> ur_result_t {
+    ffi_call(|| {
+        let program = obj::<B, B::Program>(program)?;
+        non_null(devices)?;
+        check_exp_flags(flags)?;
+        program.build(&exp_devices::<B>(program, count, devices)?, options(opts))
+    })
+}
+
+unsafe extern "C" fn compile_exp<B: Backend>(
+    program: ur_program_handle_t,
+    count: u32,
+    devices: *mut ur_device_handle_t,
+    flags: ur_exp_program_flags_t,
+    opts: *const c_char,
+) -> ur_result_t {
+    ffi_call(|| {
+        let program = obj::<B, B::Program>(program)?;
+        non_null(devices)?;
+        check_exp_flags(flags)?;
+        program.compile(&exp_devices::<B>(program, count, devices)?, options(opts))
+    })
+}
+
+/// # Safety
+/// The arguments of a link call.
+unsafe fn link_common<B: Backend>(
+    context: &B::Context,
+    devices: &[&B::Device],
+    count: u32,
+    programs: *const ur_program_handle_t,
+    opts: *const c_char,
+    out: *mut ur_program_handle_t,
+) -> UrResult {
+    non_null(programs)?;
+    non_null(out)?;
+    out.write(std::ptr::null_mut());
+    if count == 0 {
+        return Err(UR_RESULT_ERROR_INVALID_SIZE);
+    }
+    let programs =
+        slice_arg(programs, count)?.iter().map(|&h| obj::<B, B::Program>(h)).collect::<UrResult<Vec<_>>>()?;
+    match B::Program::link(context, devices, &programs, options(opts)) {
+        Ok(p) => {
+            out.write(handle::into_handle(p));
+            Ok(())
+        }
+        Err((code, log_holder)) => {
+            if let Some(p) = log_holder {
+                out.write(handle::into_handle(p));
+            }
+            Err(code)
+        }
+    }
+}
+
+unsafe extern "C" fn link<B: Backend>(
+    context: ur_context_handle_t,
+    count: u32,
+    programs: *const ur_program_handle_t,
+    opts: *const c_char,
+    out: *mut ur_program_handle_t,
+) -> ur_result_t {
+    ffi_call(|| link_common::<B>(obj::<B, B::Context>(context)?, &[], count, programs, opts, out))
+}
+
+unsafe extern "C" fn link_exp<B: Backend>(
+    context: ur_context_handle_t,
+    num_devices: u32,
+    devices: *mut ur_device_handle_t,
+    flags: ur_exp_program_flags_t,
+    count: u32,
+    programs: *const ur_program_handle_t,
+    opts: *const c_char,
+    out: *mut ur_program_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(context)?;
+        non_null(devices)?;
+        check_exp_flags(flags)?;
+        let devices = devices_in::<B>(context, num_devices, devices)?;
+        link_common::<B>(context, &devices, count, programs, opts, out)
+    })
+}
+
+unsafe extern "C" fn retain<B: Backend>(h: ur_program_handle_t) -> ur_result_t {
+    ffi_call(|| handle::retain::<B::Program>(h, B::ddi()))
+}
+
+unsafe extern "C" fn release<B: Backend>(h: ur_program_handle_t) -> ur_result_t {
+    ffi_call(|| handle::release::<B::Program>(h, B::ddi()))
+}
+
+/// `BINARIES` follows its own protocol: the value is an array of one
+/// buffer per device, each sized as `BINARY_SIZES` said, and the size is
+/// that of the array of pointers.
+unsafe extern "C" fn get_info<B: Backend>(
+    h: ur_program_handle_t,
+    prop: ur_program_info_t,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let program = obj::<B, B::Program>(h)?;
+        super::prop_in_range(prop.0, UR_PROGRAM_INFO_KERNEL_NAMES.0, &[])?;
+        let out = InfoOut::new(size, value, size_ret)?;
+        match prop {
+            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(program)),
+            UR_PROGRAM_INFO_CONTEXT => out.value(handle::handle_of(program.context())),
+            UR_PROGRAM_INFO_BINARIES => {
+                let binaries = program.binaries()?;
+                let bytes = binaries.len() * std::mem::size_of::<*mut u8>();
+                if !value.is_null() {
+                    if size < bytes {
+                        return Err(UR_RESULT_ERROR_INVALID_SIZE);
+                    }
+                    let buffers = std::slice::from_raw_parts(value as *const *mut u8, binaries.len());
+                    for (buffer, binary) in buffers.iter().zip(&binaries) {
+                        if !buffer.is_null() {
+                            std::ptr::copy_nonoverlapping(binary.as_ptr(), *buffer, binary.len());
+                        }
+                    }
+                }
+                write_optional(size_ret, bytes);
+                Ok(())
+            }
+            _ => program.info(prop, out),
+        }
+    })
+}
+
+unsafe extern "C" fn get_build_info<B: Backend>(
+    h: ur_program_handle_t,
+    device: ur_device_handle_t,
+    prop: ur_program_build_info_t,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let program = obj::<B, B::Program>(h)?;
+        let device = obj::<B, B::Device>(device)?;
+        super::prop_in_range(prop.0, UR_PROGRAM_BUILD_INFO_BINARY_TYPE.0, &[])?;
+        program.build_info(device, prop, InfoOut::new(size, value, size_ret)?)
+    })
+}
+
+unsafe extern "C" fn set_specialization_constants<B: Backend>(
+    h: ur_program_handle_t,
+    count: u32,
+    constants: *const ur_specialization_constant_info_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let program = obj::<B, B::Program>(h)?;
+        non_null(constants)?;
+        if count == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        let constants = slice_arg(constants, count)?;
+        if constants.iter().any(|c| c.pValue.is_null()) {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        program.set_specialization_constants(constants)
+    })
+}
+
+unsafe extern "C" fn get_global_variable_pointer<B: Backend>(
+    device: ur_device_handle_t,
+    h: ur_program_handle_t,
+    name: *const c_char,
+    size_ret: *mut usize,
+    out: *mut *mut c_void,
+) -> ur_result_t {
+    ffi_call(|| {
+        let device = obj::<B, B::Device>(device)?;
+        let program = obj::<B, B::Program>(h)?;
+        non_null(name)?;
+        non_null(out)?;
+        let (ptr, size) = program.global_variable(device, CStr::from_ptr(name))?;
+        write_optional(size_ret, size);
+        write_out(out, ptr)
+    })
+}
+
+unsafe extern "C" fn get_native_handle<B: Backend>(h: ur_program_handle_t, out: *mut ur_native_handle_t) -> ur_result_t {
+    ffi_call(|| {
+        let program = obj::<B, B::Program>(h)?;
+        non_null(out)?;
+        write_out(out, program.native_handle()?)
+    })
+}
+
+unsafe extern "C" fn create_with_native_handle<B: Backend>(
+    native: ur_native_handle_t,
+    context: ur_context_handle_t,
+    properties: *const ur_program_native_properties_t,
+    out: *mut ur_program_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, B::Context>(context)?;
+        let (ownership, _) = native_args(native, false, properties, out)?;
+        write_out(out, handle::into_handle(B::Program::from_native(native, context, ownership)?))
+    })
+}
