@@ -1,4 +1,9 @@
-//! Address -> value (a block index, or a lane cache's record of a block):
+//! Address maps: [`AddrMap`], exact addresses to small values (the pools'
+//! live blocks and lane caches), and [`RangeMap`], address ranges to any
+//! value (what adapters keep per allocation or slab, so that any address
+//! inside finds its owner).
+//!
+//! `AddrMap`: address -> value (a block index, or a lane cache's record of a block):
 //! open addressing with linear probing and
 //! backward-shift deletion, no tombstones. Address 0 marks an empty slot
 //! (no block starts at address 0).
@@ -6,6 +11,9 @@
 //! The slots are padded with 128 unused bytes at each end, so that maps
 //! written by different threads (lane caches) never share a cache line with
 //! each other or with anything allocated next to them.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
 
 const EMPTY: usize = 0;
 
@@ -137,6 +145,83 @@ impl<V: Copy + Default> AddrMap<V> {
     }
 }
 
+/// Disjoint address ranges `[base, base + len)`, each with a value, by base:
+/// finds the range holding any address (an interior pointer), or exactly
+/// the one starting at a base (frees accept only bases).
+///
+/// A B-tree keyed by base: the containing range is the last one starting at
+/// or below the address, so a lookup is one ordered search, with no
+/// per-byte or per-page entries however large the ranges.
+pub struct RangeMap<V> {
+    by_base: BTreeMap<usize, (usize, V)>,
+}
+
+impl<V> Default for RangeMap<V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<V> RangeMap<V> {
+    pub const fn new() -> Self {
+        RangeMap { by_base: BTreeMap::new() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_base.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_base.is_empty()
+    }
+
+    /// Enters `[base, base + len)`, which must not overlap a range already
+    /// entered (live memory never does; checked in debug builds). Returns
+    /// the value of a range that started at `base`, which it replaces.
+    pub fn insert(&mut self, base: usize, len: usize, value: V) -> Option<V> {
+        let end = base.checked_add(len).expect("range wraps the address space");
+        debug_assert!(
+            self.by_base.range(..end).next_back().is_none_or(|(&b, &(e, _))| b == base || e <= base),
+            "range {base:#x}+{len:#x} overlaps one already entered"
+        );
+        self.by_base.insert(base, (end, value)).map(|(_, v)| v)
+    }
+
+    /// Takes out the range starting exactly at `base`; an address inside a
+    /// range (or anywhere else) finds nothing and changes nothing.
+    pub fn remove(&mut self, base: usize) -> Option<V> {
+        self.by_base.remove(&base).map(|(_, v)| v)
+    }
+
+    /// The value of the range starting exactly at `base`.
+    pub fn get(&self, base: usize) -> Option<&V> {
+        self.by_base.get(&base).map(|(_, v)| v)
+    }
+
+    /// The range holding `addr` (its base or any byte inside) and its value.
+    #[inline]
+    pub fn find(&self, addr: usize) -> Option<(Range<usize>, &V)> {
+        let (&base, (end, v)) = self.by_base.range(..=addr).next_back()?;
+        (addr < *end).then_some((base..*end, v))
+    }
+
+    /// The value of the range holding `addr`.
+    #[inline]
+    pub fn value_at(&self, addr: usize) -> Option<&V> {
+        self.find(addr).map(|(_, v)| v)
+    }
+
+    /// Every range and its value, by base.
+    pub fn iter(&self) -> impl Iterator<Item = (Range<usize>, &V)> + '_ {
+        self.by_base.iter().map(|(&b, (e, v))| (b..*e, v))
+    }
+
+    /// The values, by base, emptying the map.
+    pub fn into_values(self) -> impl Iterator<Item = V> {
+        self.by_base.into_values().map(|(_, v)| v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,5 +249,67 @@ mod tests {
         }
         assert_eq!(m.len(), 0);
         assert!(!m.contains(0));
+    }
+
+    /// Checks every lookup of `m` against a plain list of the same ranges.
+    fn agrees(m: &RangeMap<u32>, truth: &[(usize, usize, u32)], probes: impl Iterator<Item = usize>) {
+        for addr in probes {
+            let want = truth.iter().find(|&&(b, l, _)| addr >= b && addr < b + l);
+            let got = m.find(addr).map(|(r, &v)| (r.start, r.end - r.start, v));
+            assert_eq!(got, want.copied(), "find({addr:#x})");
+            let exact = truth.iter().find(|&&(b, _, _)| b == addr).map(|t| t.2);
+            assert_eq!(m.get(addr).copied(), exact, "get({addr:#x})");
+        }
+        assert_eq!(m.len(), truth.len());
+    }
+
+    #[test]
+    fn range_map_finds_the_range_holding_an_address() {
+        let mut m = RangeMap::new();
+        assert!(m.find(0).is_none() && m.find(usize::MAX).is_none());
+        assert_eq!(m.insert(0x1000, 0x100, 1), None);
+        assert_eq!(m.insert(0x1100, 0x10, 2), None, "adjacent ranges are disjoint");
+        assert_eq!(m.insert(0x3000, 0, 3), None);
+        let truth = [(0x1000, 0x100, 1), (0x1100, 0x10, 2), (0x3000, 0, 3)];
+        agrees(&m, &truth, [0, 0xfff, 0x1000, 0x10ff, 0x1100, 0x110f, 0x1110, 0x3000, usize::MAX].into_iter());
+        assert_eq!(m.find(0x10ff).unwrap().0, 0x1000..0x1100);
+        // Only a base removes, and only once.
+        assert_eq!(m.remove(0x1008), None);
+        assert_eq!(m.remove(0x1000), Some(1));
+        assert_eq!(m.remove(0x1000), None);
+        assert!(m.find(0x1000).is_none() && m.value_at(0x1100) == Some(&2));
+        assert_eq!(m.insert(0x1100, 0x20, 4), Some(2), "the same base replaces");
+        assert_eq!(m.value_at(0x111f), Some(&4));
+        assert_eq!(m.iter().map(|(r, _)| r.start).collect::<Vec<_>>(), [0x1100, 0x3000]);
+        assert_eq!(m.into_values().collect::<Vec<_>>(), [4, 3]);
+    }
+
+    #[test]
+    fn range_map_behaves_like_a_list_of_ranges() {
+        let mut rng = Rng::new(7);
+        let mut m = RangeMap::new();
+        let mut truth: Vec<(usize, usize, u32)> = Vec::new();
+        for step in 0..4_000u32 {
+            // Slots of 256 bytes; a range covers 1..=4 of them, so neighbours touch.
+            let base = 256 * (1 + rng.below(200) as usize);
+            let len = 256 * (1 + rng.below(4) as usize) - 8 * rng.below(2) as usize;
+            let free = truth.iter().all(|&(b, l, _)| base + len <= b || b + l <= base);
+            if rng.chance(2) {
+                let pick = rng.pick(&truth).copied();
+                if let Some((b, _, v)) = pick {
+                    // An interior address never removes.
+                    assert_eq!(m.remove(b + 1), None);
+                    assert_eq!(m.remove(b), Some(v));
+                    truth.retain(|t| t.0 != b);
+                }
+            } else if free {
+                assert_eq!(m.insert(base, len, step), None);
+                truth.push((base, len, step));
+            }
+            if step % 64 == 0 {
+                agrees(&m, &truth, (0..60).map(|_| rng.below(256 * 210) as usize));
+            }
+        }
+        agrees(&m, &truth, truth.clone().iter().flat_map(|&(b, l, _)| [b, b + l - 1, b + l]));
     }
 }

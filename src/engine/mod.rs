@@ -21,8 +21,11 @@
 //! command that may touch memory must be recorded, with or without an event.
 //! When it completes, call [`Dag::complete`] (or [`Lane::complete`]); on an
 //! in-order lane completing a command completes every earlier one too.
-//! [`Dag::wait`] blocks until a stamp completes, for adapters that report
-//! completion through the engine anyway.
+//! Backends whose commands complete through their own events keep a
+//! [`Tracker`] per queue over a [`Completion`] (`completion.rs`), polled as
+//! commands are submitted and settled at host synchronisation points.
+//! [`wait_for_stamp`] is the one host wait for a stamp, on every backend
+//! ([`wait_reported`] where completion reaches the engine by itself).
 //!
 //! **Async allocation** (`urEnqueueUSM*AllocExp`): [`Pool::alloc`] with the
 //! lane, the wait list, size, alignment and whether an event is wanted. It
@@ -65,8 +68,8 @@
 //! current tail.
 //!
 //! **Blocking free** (`urUSMFree` of a pool block): [`Pool::free_blocking`]
-//! with a closure that waits for the stamp it is given (for example
-//! `|s| dag.wait(s)`).
+//! with a closure that waits for the stamp it is given (through
+//! [`wait_for_stamp`]).
 //!
 //! **Pool queries**: [`Pool::info`] / [`Pool::set_info`] answer the size
 //! properties of `urUSMPoolGetInfoExp` / `urUSMPoolSetInfoExp`;
@@ -74,7 +77,9 @@
 //! [`Pool::collect`] (call it at host synchronisation points: it is where
 //! memory above the release threshold goes back, never on completion
 //! alone). Read a user pool's settings with [`PoolConfig::from_ur_desc`].
-//! [`Pool::live_block_containing`] finds the allocation behind any address.
+//! [`Pool::live_block_containing`] finds the allocation behind any address;
+//! [`RangeMap`] is the adapters' map from address ranges (allocations,
+//! slabs) to their owners.
 //!
 //! **Destruction**: dropping a [`Pool`] gives back what no recorded command
 //! can touch; the rest goes back when every lane has completed what it had
@@ -105,6 +110,7 @@ mod allocator;
 pub mod backend;
 mod cache;
 pub mod clock;
+pub mod completion;
 pub mod config;
 pub mod context;
 pub mod dag;
@@ -122,7 +128,9 @@ mod testkit;
 mod tests;
 
 pub use backend::{HostMemory, MemorySource, OutOfMemory, UsmKind, VirtualMemory};
+pub use addr_map::RangeMap;
 pub use clock::{Clock, LaneId, Seq, Stamp};
+pub use completion::{wait_for_stamp, wait_reported, Completion, Cover, Progress, Tracker};
 pub use config::PoolConfig;
 pub use context::{DeviceKey, Engine};
 pub use dag::Dag;
