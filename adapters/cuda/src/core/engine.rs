@@ -6,10 +6,11 @@
 //! time a context uses an engine pool: commands enqueued before that cannot
 //! touch engine memory, so the native-pool path pays nothing until then.
 //!
-//! Completion comes from CUDA events ([`Trackers`]): on an in-order queue a
-//! stream event recorded after command `s` completes every command up to `s`,
-//! so a queue records one every [`TRACK_EVERY`] commands (user events count
-//! too); on an out-of-order queue each command gets its own. When the engine
+//! Completion comes from CUDA events ([`Trackers`], over the core's
+//! `engine::Tracker`): on an in-order queue a stream event recorded after
+//! command `s` completes every command up to `s`, so a queue records one
+//! every `engine::completion::TRACK_EVERY` commands (user events count too);
+//! on an out-of-order queue each command gets its own. When the engine
 //! makes an allocation wait for a command of another queue (a pending free),
 //! the adapter waits on an event covering that command, recording one if
 //! none exists yet.
@@ -17,17 +18,12 @@
 use super::device::Device;
 use super::usm::UsmKind;
 use crate::driver::{self, CUstream, CuEvent};
-use std::collections::VecDeque;
 use std::ptr::NonNull;
 use std::sync::Arc;
 use super::vmm;
-use ur_core::engine::{self, Lane, MemorySource, OutOfMemory, Seq, Stamp, VirtualMemory};
-
-/// An in-order queue reports completion to the engine at least this often.
-pub const TRACK_EVERY: u32 = 32;
-
-/// Trackers a queue keeps before it looks which have fired.
-const POLL_AT: usize = 8;
+use ur_core::engine::{
+    self, Completion, Cover, Lane, MemorySource, OutOfMemory, Progress, Seq, Stamp, Tracker, VirtualMemory,
+};
 
 /// Raw memory of one (device, USM kind) for engine pools. Device memory
 /// comes in granules of address ranges where the GPU has virtual memory
@@ -129,81 +125,61 @@ impl UsmKind {
     }
 }
 
-/// A CUDA event recorded after command `seq` on `stream`.
-struct Tracker {
-    seq: Seq,
-    event: Arc<CuEvent>,
+impl Completion for CuEvent {
+    fn poll(&self) -> Progress {
+        // An event the driver cannot query is looked at again later.
+        match self.is_complete() {
+            Ok(true) => Progress::Complete,
+            _ => Progress::Pending,
+        }
+    }
+
+    fn wait(&self) {
+        let _ = self.synchronize();
+    }
 }
 
 /// One queue's lane and the CUDA events that tell the engine how far it has
-/// completed, oldest first.
-pub struct Trackers {
-    pub lane: Arc<Lane>,
-    pending: VecDeque<Tracker>,
-    since_last: u32,
-}
+/// completed, oldest first (the core's `Tracker`; events are made only
+/// when one is wanted, since each costs a driver call).
+pub struct Trackers(Tracker<Arc<CuEvent>>);
 
 impl Trackers {
     pub fn new(lane: Arc<Lane>) -> Self {
-        Trackers {
-            lane,
-            pending: VecDeque::new(),
-            since_last: 0,
-        }
+        Trackers(Tracker::new(lane))
+    }
+
+    pub fn lane(&self) -> &Arc<Lane> {
+        self.0.lane()
     }
 
     /// Whether a command just recorded needs its own event to report its
     /// completion.
     pub fn wants_event(&mut self) -> bool {
-        self.since_last += 1;
-        !self.lane.is_in_order() || self.since_last >= TRACK_EVERY
+        self.0.wants_completion()
     }
 
     /// Keeps `event`, recorded after command `seq`, to report it complete.
     pub fn push(&mut self, seq: Seq, event: Arc<CuEvent>) {
-        self.since_last = 0;
-        self.pending.push_back(Tracker { seq, event });
+        self.0.push(seq, event);
     }
 
-    /// Reports tracked commands whose events have fired, oldest first,
-    /// stopping at the first that has not: querying an event costs a driver
-    /// call, so callers poll now and then, not on every command. Settled
-    /// events go to `recycle`. On an in-order lane the newest fired event
-    /// settles all older ones.
-    pub fn poll(&mut self, mut recycle: impl FnMut(Arc<CuEvent>)) {
-        let fired = self
-            .pending
-            .iter()
-            .take_while(|t| t.event.is_complete().unwrap_or(false))
-            .count();
-        if fired == 0 {
-            return;
-        }
-        if self.lane.is_in_order() {
-            self.lane.complete(self.pending[fired - 1].seq);
-        } else {
-            self.pending
-                .iter()
-                .take(fired)
-                .for_each(|t| self.lane.complete(t.seq));
-        }
-        self.pending.drain(..fired).for_each(|t| recycle(t.event));
+    /// Reports tracked commands whose events have fired. Settled events go
+    /// to `recycle`. On an in-order lane the newest fired event settles all
+    /// older ones.
+    pub fn poll(&mut self, recycle: impl FnMut(Arc<CuEvent>)) {
+        self.0.poll(recycle);
     }
 
     /// Whether enough events have piled up to be worth a poll.
     pub fn due(&self) -> bool {
-        self.pending.len() >= POLL_AT
+        self.0.due()
     }
 
     /// Every command up to `last` has completed (the host synchronised
     /// after reading the lane's tail).
     pub fn complete_upto(&mut self, last: Seq) {
-        self.pending.retain(|t| t.seq > last);
-        if self.lane.is_in_order() {
-            self.lane.complete(last);
-        } else {
-            (self.lane.done_upto() + 1..=last).for_each(|s| self.lane.complete(s));
-        }
+        self.0.complete_upto(last);
     }
 
     /// An event whose completion implies that of command `seq`, or `None`
@@ -217,22 +193,20 @@ impl Trackers {
         stream: CUstream,
         fresh: impl FnOnce() -> Option<CuEvent>,
     ) -> Option<Arc<CuEvent>> {
-        if seq == 0 || self.lane.is_complete(seq) {
+        if seq == 0 {
             return None;
         }
-        if self.lane.is_in_order() {
-            if let Some(t) = self.pending.iter().find(|t| t.seq >= seq) {
-                return Some(t.event.clone());
+        match self.0.cover(seq) {
+            Some(Cover::By(e)) => Some(e.clone()),
+            Some(_) => None,
+            None if self.0.lane().is_in_order() => {
+                let event = Arc::new(fresh()?);
+                event.record(stream).ok()?;
+                self.0.push(seq, event.clone());
+                Some(event)
             }
-            let event = Arc::new(fresh()?);
-            event.record(stream).ok()?;
-            self.push(seq, event.clone());
-            return Some(event);
+            None => None,
         }
-        self.pending
-            .iter()
-            .find(|t| t.seq == seq)
-            .map(|t| t.event.clone())
     }
 }
 

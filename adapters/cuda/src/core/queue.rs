@@ -256,7 +256,7 @@ impl Queue {
 
     /// The queue's lane in the engine's graph.
     pub fn lane(self: &Arc<Self>) -> Arc<Lane> {
-        self.trackers().as_ref().expect("made above").lane.clone()
+        self.trackers().as_ref().expect("made above").lane().clone()
     }
 
     /// An event covering command `seq` of this queue's lane (see
@@ -440,7 +440,7 @@ impl Queue {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .as_ref()
-                .map(|t| t.lane.tail().seq)
+                .map(|t| t.lane().tail().seq)
         };
         for s in &self.streams {
             s.synchronize().cu()?;
@@ -498,8 +498,8 @@ impl Drop for Queue {
             for s in &self.streams {
                 let _ = s.synchronize();
             }
-            self.context.unregister_lane(t.lane.id());
-            self.context.engine.dag().retire_lane(&t.lane);
+            self.context.unregister_lane(t.lane().id());
+            self.context.engine.dag().retire_lane(t.lane());
         }
     }
 }

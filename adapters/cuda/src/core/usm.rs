@@ -7,9 +7,8 @@ use super::device::Device;
 use super::usm_pool::UsmPool;
 use crate::conv::CuExt;
 use crate::driver;
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use ur_core::engine;
+use ur_core::engine::{self, Cover, RangeMap};
 use ur_core::log;
 use ur_core::*;
 
@@ -109,7 +108,10 @@ impl Allocation {
                     driver::ctx_synchronize().cu()
                 }
                 (Backing::Engine(pool), _) => pool
-                    .free_blocking(self.raw as *const u8, |s| dag.complete(s))
+                    .free_blocking(self.raw as *const u8, |s| {
+                        // The caller synchronised the devices: it is done.
+                        engine::wait_for_stamp::<std::convert::Infallible>(dag, s, |_| Cover::Done)
+                    })
                     .map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT),
             }
         }
@@ -119,23 +121,21 @@ impl Allocation {
 /// The live allocations of one context, by base address.
 #[derive(Default)]
 pub struct UsmRegistry {
-    live: Mutex<BTreeMap<usize, Allocation>>,
+    live: Mutex<RangeMap<Allocation>>,
 }
 
 impl UsmRegistry {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<usize, Allocation>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, RangeMap<Allocation>> {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn insert(&self, a: Allocation) {
-        self.lock().insert(a.base, a);
+        self.lock().insert(a.base, a.size, a);
     }
 
     /// Runs `f` on the allocation that contains `addr`.
     pub fn with<R>(&self, addr: usize, f: impl FnOnce(&Allocation) -> R) -> Option<R> {
-        let live = self.lock();
-        let (_, a) = live.range(..=addr).next_back()?;
-        a.contains(addr, 1).then(|| f(a))
+        self.lock().value_at(addr).map(f)
     }
 
     /// `INVALID_SIZE` when `addr` lies in one of ours that ends before
@@ -157,7 +157,7 @@ impl UsmRegistry {
     /// `INVALID_MEM_OBJECT` and changes nothing.
     pub fn remove(&self, base: usize) -> UrResult<Allocation> {
         self.lock()
-            .remove(&base)
+            .remove(base)
             .ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
 
@@ -168,9 +168,9 @@ impl UsmRegistry {
         check: impl FnOnce(&Allocation) -> UrResult,
     ) -> UrResult<Allocation> {
         let mut live = self.lock();
-        let a = live.get(&base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+        let a = live.get(base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
         check(a)?;
-        Ok(live.remove(&base).expect("checked above"))
+        Ok(live.remove(base).expect("checked above"))
     }
 
     pub fn len(&self) -> usize {
@@ -184,7 +184,7 @@ impl UsmRegistry {
     /// Frees everything (the context is going away; the caller synchronised).
     pub fn free_all(&self, dag: &engine::Dag) {
         let all = std::mem::take(&mut *self.lock());
-        for a in all.values() {
+        for a in all.into_values() {
             if let Err(e) = a.release_now(dag) {
                 log::warning(&format!("freeing a leftover allocation failed: {e:?}"));
             }

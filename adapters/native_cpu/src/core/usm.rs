@@ -15,9 +15,9 @@ use super::context::Context;
 use super::device::{Device, DEFAULT_USM_ALIGNMENT};
 use super::usm_pool::Pool;
 use std::alloc::Layout;
-use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, RwLock};
+use ur_core::engine::{wait_reported, RangeMap};
 pub use ur_core::engine::UsmKind;
 use ur_core::*;
 
@@ -63,26 +63,24 @@ impl Drop for Allocation {
 /// The live allocations of one context, keyed by base address.
 #[derive(Default)]
 pub struct UsmRegistry {
-    live: RwLock<BTreeMap<usize, Arc<Allocation>>>,
+    live: RwLock<RangeMap<Arc<Allocation>>>,
 }
 
 impl UsmRegistry {
     fn insert(&self, alloc: Arc<Allocation>) {
-        let base = alloc.base() as usize;
-        self.live.write().unwrap_or_else(|e| e.into_inner()).insert(base, alloc);
+        let (base, size) = (alloc.base() as usize, alloc.size());
+        self.live.write().unwrap_or_else(|e| e.into_inner()).insert(base, size, alloc);
     }
 
     /// The allocation that holds `addr`, wherever inside it `addr` points.
     pub fn find(&self, addr: usize) -> Option<Arc<Allocation>> {
-        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
-        let (_, alloc) = live.range(..=addr).next_back()?;
-        alloc.contains(addr, 1).then(|| alloc.clone())
+        self.live.read().unwrap_or_else(|e| e.into_inner()).value_at(addr).cloned()
     }
 
     /// Takes the allocation based exactly at `base` out of the map. An
     /// interior, foreign or already freed pointer is `INVALID_MEM_OBJECT`.
     pub fn remove(&self, base: usize) -> UrResult<Arc<Allocation>> {
-        self.live.write().unwrap_or_else(|e| e.into_inner()).remove(&base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+        self.live.write().unwrap_or_else(|e| e.into_inner()).remove(base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
 
     /// How many allocations are live.
@@ -159,7 +157,7 @@ impl Context {
         let a = engine.alloc(&self.host_lane, &[], size, align, false)?;
         if let Some(stamp) = a.stamp {
             for &dep in a.deps.as_slice() {
-                self.dag.wait(dep);
+                wait_reported(&self.dag, dep);
             }
             if a.zero {
                 // SAFETY: the block is ours, `a.size` bytes, and nothing else uses it yet.
@@ -191,7 +189,7 @@ impl Context {
         let block = self.pool_block(addr).filter(|b| b.base == addr).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
         let engine = block.pool.engine.get(block.kind).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
         self.wait_all_queues();
-        engine.free_blocking(ptr, |s| self.dag.wait(s)).map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+        engine.free_blocking(ptr, |s| wait_reported(&self.dag, s)).map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
 }
 

@@ -9,10 +9,9 @@
 use super::context::Context;
 use super::device::{Device, DEFAULT_USM_ALIGNMENT};
 use crate::DDI;
-use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, RwLock, Weak};
-use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, UsmKind, VirtualMemory};
+use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, RangeMap, UsmKind, VirtualMemory};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
 use ur_core::*;
@@ -20,33 +19,28 @@ use ur_core::*;
 /// Which pool, and which of its kinds, owns each slab of a context.
 #[derive(Default)]
 pub struct SlabMap {
-    slabs: RwLock<BTreeMap<usize, SlabOwner>>,
+    slabs: RwLock<RangeMap<SlabOwner>>,
 }
 
-#[derive(Clone)]
 struct SlabOwner {
-    end: usize,
     pool: Weak<Pool>,
     kind: UsmKind,
 }
 
 impl SlabMap {
     fn insert(&self, addr: usize, size: usize, pool: Weak<Pool>, kind: UsmKind) {
-        let owner = SlabOwner { end: addr + size, pool, kind };
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, owner);
+        let owner = SlabOwner { pool, kind };
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, size, owner);
     }
 
     fn remove(&self, addr: usize) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(&addr);
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(addr);
     }
 
     /// The pool and USM kind of the slab that holds `addr`, while that pool lives.
     pub fn owner_of(&self, addr: usize) -> Option<(Arc<Pool>, UsmKind)> {
         let slabs = self.slabs.read().unwrap_or_else(|e| e.into_inner());
-        let (_, owner) = slabs.range(..=addr).next_back()?;
-        if addr >= owner.end {
-            return None;
-        }
+        let owner = slabs.value_at(addr)?;
         Some((owner.pool.upgrade()?, owner.kind))
     }
 }

@@ -11,9 +11,8 @@ use super::usm::{Allocation, UsmPool};
 use crate::conv::ClResultExt;
 use crate::DDI;
 use cl3::ext as sys;
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
-use ur_core::engine::{Engine, LaneId, Stamp};
+use ur_core::engine::{self, Cover, Engine, LaneId, RangeMap, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
@@ -42,7 +41,7 @@ pub struct Context {
     pub devices: Vec<&'static Device>,
     /// Live USM allocations by base address, so that any pointer into one
     /// finds it.
-    allocations: Mutex<BTreeMap<usize, Allocation>>,
+    allocations: Mutex<RangeMap<Allocation>>,
     /// Queues made on this context: `urUSMFree` of SVM memory waits for them.
     queues: Mutex<Vec<Weak<Queue>>>,
     /// An in-order queue per device for the adapter's own commands (zeroing
@@ -155,7 +154,7 @@ impl Context {
             cl,
             platform,
             devices,
-            allocations: Mutex::new(BTreeMap::new()),
+            allocations: Mutex::new(RangeMap::new()),
             queues: Mutex::new(Vec::new()),
             internal_queues: Mutex::new(Vec::new()),
             extended_deleter: Mutex::new(None),
@@ -193,15 +192,13 @@ impl Context {
         }
     }
 
-    pub(crate) fn allocations(&self) -> MutexGuard<'_, BTreeMap<usize, Allocation>> {
+    pub(crate) fn allocations(&self) -> MutexGuard<'_, RangeMap<Allocation>> {
         self.allocations.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The allocation holding `ptr`, with the offset of `ptr` in it.
     pub fn find_allocation(&self, ptr: usize) -> Option<(Allocation, usize)> {
-        let table = self.allocations();
-        let (_, a) = table.range(..=ptr).next_back()?;
-        (ptr < a.base + a.size).then(|| (a.clone(), ptr - a.base))
+        self.allocations().value_at(ptr).map(|a| (a.clone(), ptr - a.base))
     }
 
     pub(crate) fn add_queue(&self, q: &Arc<Queue>) {
@@ -246,7 +243,7 @@ impl Context {
                     Err(()) => Covering::Unknown(q),
                 };
             }
-            if let Some(t) = self.orphans().iter().find(|t| t.lane.id() == stamp.lane) {
+            if let Some(t) = self.orphans().iter().find(|t| t.lane().id() == stamp.lane) {
                 // An orphan's events cover everything its queue ran.
                 return match t.event_covering(stamp.seq) {
                     Ok(Some(e)) => Covering::Event(e, None),
@@ -261,16 +258,15 @@ impl Context {
 
     /// Blocks until the command `stamp` has completed, and tells the engine.
     pub(crate) fn wait_for_stamp(&self, stamp: Stamp) {
-        match self.covering(stamp) {
-            Covering::Done => {}
-            Covering::Event(e, _) => {
-                let _ = e.wait();
-                self.engine.dag().complete(stamp);
-            }
+        engine::wait_for_stamp(self.engine.dag(), stamp, |s| match self.covering(s) {
+            Covering::Done => Cover::Done,
+            Covering::Event(e, _) => Cover::By(super::engine::ClEvent(e)),
             Covering::Unknown(q) => {
+                // Its queue's finish reports it (and everything before it).
                 let _ = q.finish();
+                Cover::Done
             }
-        }
+        })
     }
 
     fn orphans(&self) -> MutexGuard<'_, Vec<Trackers>> {
@@ -289,7 +285,7 @@ impl Context {
         self.orphans().retain_mut(|t| {
             let finished = t.all_finished();
             if finished {
-                dag.retire_lane(&t.lane);
+                dag.retire_lane(t.lane());
             }
             !finished
         });
@@ -406,7 +402,7 @@ impl Drop for Context {
         let dag = self.engine.dag().clone();
         for mut t in std::mem::take(&mut *self.orphans()) {
             t.wait_all();
-            dag.retire_lane(&t.lane);
+            dag.retire_lane(t.lane());
         }
         // Every queue holds its context, so none is left: what the user did
         // not free can go back now without waiting.

@@ -21,20 +21,12 @@ use super::usm::UsmPool;
 use crate::cl::call;
 use crate::conv;
 use cl3::ext as sys;
-use std::collections::{BTreeMap, VecDeque};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::{Arc, RwLock, Weak};
 use sys::{cl_event, cl_int};
-use ur_core::engine::{self, Lane, MemorySource, OutOfMemory, Seq, UsmKind};
+use ur_core::engine::{self, Completion, Cover, Lane, MemorySource, OutOfMemory, Progress, RangeMap, Seq, Tracker, UsmKind};
 use ur_core::*;
-
-/// An in-order queue keeps the event of every this-many-th command (and of
-/// its last one), so that the engine hears of completion in steps.
-const TRACK_EVERY: u32 = 32;
-
-/// Trackers a queue holds before it looks which have fired.
-const POLL_AT: usize = 8;
 
 /// The runtime allocation entry points of one context, shared by
 /// `urUSM*Alloc` and the engine's slabs.
@@ -149,16 +141,16 @@ pub struct SlabOwner {
 /// frees touch no shared table, and the pool itself knows its live blocks.
 #[derive(Default)]
 pub struct SlabMap {
-    slabs: RwLock<BTreeMap<usize, (usize, SlabOwner)>>,
+    slabs: RwLock<RangeMap<SlabOwner>>,
 }
 
 impl SlabMap {
     fn insert(&self, addr: usize, size: usize, owner: SlabOwner) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, (addr + size, owner));
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, size, owner);
     }
 
     fn remove(&self, addr: usize) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(&addr);
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(addr);
     }
 
     /// The owner of the slab holding `addr`, when there is one.
@@ -172,9 +164,7 @@ impl SlabMap {
     }
 
     fn with_owner<R>(&self, addr: usize, f: impl FnOnce(&SlabOwner) -> R) -> Option<R> {
-        let slabs = self.slabs.read().unwrap_or_else(|e| e.into_inner());
-        let (_, (end, owner)) = slabs.range(..=addr).next_back()?;
-        (addr < *end).then(|| f(owner))
+        self.slabs.read().unwrap_or_else(|e| e.into_inner()).value_at(addr).map(f)
     }
 }
 
@@ -222,12 +212,23 @@ impl MemorySource for ClMemory {
     }
 }
 
-/// Whether a command's event has finished (completed or failed).
-fn has_finished(event: &opencl3::event::Event) -> bool {
-    match crate::cl::value::<cl_int>(cl3::event::get_event_data(event.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)) {
-        Ok(status) => status <= sys::CL_COMPLETE,
-        // An event the runtime cannot describe is not waited for again.
-        Err(_) => true,
+/// A command's `cl_event`, as the engine's completion tracker sees it.
+pub struct ClEvent(pub opencl3::event::Event);
+
+impl Completion for ClEvent {
+    fn poll(&self) -> Progress {
+        let status = cl3::event::get_event_data(self.0.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS);
+        match crate::cl::value::<cl_int>(status) {
+            Ok(sys::CL_COMPLETE) => Progress::Complete,
+            Ok(s) if s < 0 => Progress::Failed,
+            Ok(_) => Progress::Pending,
+            // An event the runtime cannot describe is not waited for again.
+            Err(_) => Progress::Failed,
+        }
+    }
+
+    fn wait(&self) {
+        let _ = self.0.wait();
     }
 }
 
@@ -239,120 +240,58 @@ pub fn retained(event: cl_event) -> opencl3::event::Event {
 }
 
 /// One queue's lane and the events that tell the engine how far its
-/// commands have completed, oldest first.
-pub struct Trackers {
-    pub lane: Arc<Lane>,
-    pending: VecDeque<(Seq, opencl3::event::Event)>,
-    /// In-order lanes: whether the newest tracker stays when the next comes
-    /// (otherwise the next replaces it: it covers it).
-    back_kept: bool,
-    since_kept: u32,
-    poll_at: usize,
-}
+/// commands have completed (`ur_core::engine::Tracker`): every command
+/// offers its event; in order, every 32nd and the newest are kept.
+pub struct Trackers(Tracker<ClEvent>);
 
 impl Trackers {
     pub fn new(lane: Arc<Lane>) -> Self {
-        Trackers { lane, pending: VecDeque::new(), back_kept: true, since_kept: 0, poll_at: POLL_AT }
+        Trackers(Tracker::new(lane))
     }
 
-    /// Keeps `event`, of command `seq` just submitted, to report its
+    pub fn lane(&self) -> &Arc<Lane> {
+        self.0.lane()
+    }
+
+    /// Offers `event`, of command `seq` just submitted, to report its
     /// completion; looks at the older ones now and then.
     pub fn push(&mut self, seq: Seq, event: opencl3::event::Event) {
-        if self.lane.is_in_order() {
-            if !self.back_kept {
-                self.pending.pop_back();
-            }
-            self.since_kept += 1;
-            self.back_kept = self.since_kept >= TRACK_EVERY;
-            if self.back_kept {
-                self.since_kept = 0;
-            }
-        }
-        self.pending.push_back((seq, event));
-        if self.pending.len() >= self.poll_at {
-            self.poll();
-            // Out-of-order lanes finish in any order: poll again only once
-            // the list has doubled, so polling stays linear overall.
-            self.poll_at = (2 * self.pending.len()).max(POLL_AT);
-        }
-    }
-
-    /// Reports the commands whose events have finished.
-    pub fn poll(&mut self) {
-        if self.lane.is_in_order() {
-            // The newest finished means all have (in order).
-            if self.pending.back().is_some_and(|(_, e)| has_finished(e)) {
-                let (seq, _) = self.pending.back().expect("checked above");
-                self.lane.complete(*seq);
-                self.pending.clear();
-                return;
-            }
-            let done = self.pending.iter().take_while(|(_, e)| has_finished(e)).count();
-            if done > 0 {
-                self.lane.complete(self.pending[done - 1].0);
-                self.pending.drain(..done);
-            }
-        } else {
-            let lane = &self.lane;
-            self.pending.retain(|(seq, e)| {
-                let finished = has_finished(e);
-                if finished {
-                    lane.complete(*seq);
-                }
-                !finished
-            });
-        }
+        self.0.offer(seq, ClEvent(event), drop);
     }
 
     /// Waits on the host for every event still held (their commands all
     /// run, whatever happens to their queue).
     pub fn wait_all(&mut self) {
-        for (_, e) in &self.pending {
-            let _ = e.wait();
-        }
-        self.poll();
+        self.0.wait_all(drop);
     }
 
     /// Whether every command this queue submitted has finished, looking
     /// (without waiting) at the events of the newest ones.
     pub fn all_finished(&mut self) -> bool {
-        self.poll();
-        self.pending.is_empty()
+        self.0.all_finished(drop)
     }
 
     /// Every command up to `last` has completed (the host synchronised
     /// after reading the lane's tail).
     pub fn complete_upto(&mut self, last: Seq) {
-        if self.lane.is_in_order() {
-            self.lane.complete(last);
-        } else {
-            (self.lane.done_upto() + 1..=last).for_each(|s| self.lane.complete(s));
-        }
-        self.pending.retain(|(seq, _)| *seq > last);
+        self.0.complete_upto(last);
     }
 
     /// In order: the event of the newest command, while it has not been
     /// seen to finish (its completion implies that of every command so far).
     pub fn newest(&self) -> Option<opencl3::event::Event> {
-        if !self.lane.is_in_order() {
-            return None;
-        }
-        self.pending.back().map(|(_, e)| retained(e.get()))
+        self.0.newest().map(|e| retained(e.0.get()))
     }
 
     /// An event whose completion implies that of command `seq`, or `None`
     /// when it has completed. `Err` when no event of it is known (the
     /// caller then waits on the host).
     pub fn event_covering(&self, seq: Seq) -> Result<Option<opencl3::event::Event>, ()> {
-        if self.lane.is_complete(seq) {
-            return Ok(None);
+        match self.0.cover(seq) {
+            Some(Cover::By(e)) => Ok(Some(retained(e.0.get()))),
+            Some(_) => Ok(None),
+            None => Err(()),
         }
-        let found = if self.lane.is_in_order() {
-            self.pending.iter().find(|(s, _)| *s >= seq)
-        } else {
-            self.pending.iter().find(|(s, _)| *s == seq)
-        };
-        found.map(|(_, e)| Some(retained(e.get()))).ok_or(())
     }
 }
 

@@ -146,7 +146,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
         }
         pool.account(req.size as isize);
     }
-    ctx.allocations().insert(allocation.base, allocation);
+    ctx.allocations().insert(allocation.base, allocation.size, allocation);
     Ok(ptr)
 }
 
@@ -183,7 +183,7 @@ fn zero(ctx: &Context, a: &Allocation) -> UrResult {
 /// `urUSMFree`: only the base of a live allocation may be freed. Commands
 /// still using the memory finish first.
 pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
-    let Some(a) = ctx.allocations().remove(&(ptr as usize)) else {
+    let Some(a) = ctx.allocations().remove(ptr as usize) else {
         // A block of an engine pool: any command of the context may still
         // use it (the engine knows only its allocation), so they all finish
         // first; then it goes back to its pool.
@@ -199,7 +199,7 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
     if ctx.usm_path() == UsmPath::Svm {
         // clSVMFree does not wait for commands that use the memory.
         if let Err(e) = ctx.finish_all_queues() {
-            ctx.allocations().insert(a.base, a);
+            ctx.allocations().insert(a.base, a.size, a);
             return Err(e);
         }
     }
