@@ -18,7 +18,8 @@ use ur_core::abi::*;
 pub enum Outcome {
     Fail(String),
     /// The device truthfully lacks the feature (it says so through an info
-    /// query, or through a return code the reference allows).
+    /// query, or through a return code the reference allows), or the case is
+    /// a listed known disagreement (`bad_inputs::KNOWN_DISAGREEMENTS`).
     Skip(String),
 }
 

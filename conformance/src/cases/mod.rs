@@ -3,6 +3,7 @@
 use crate::harness::Case;
 
 pub mod adapter;
+pub mod bad_inputs;
 pub mod chains;
 pub mod context;
 pub mod cuda;
@@ -40,6 +41,7 @@ pub fn all() -> Vec<&'static Case> {
         cuda::CASES,
         chains::CASES,
         unsupported::CASES,
+        bad_inputs::CASES,
     ]
     .into_iter()
     .flatten()
@@ -82,7 +84,7 @@ mod tests {
     ];
 
     /// Words in case names that mark an error path.
-    const ERROR_MARKS: &[&str] = &["null", "invalid", "foreign", "unknown", "zero", "conflicting", "double", "interior", "queued_status", "not_available", "required_before"];
+    const ERROR_MARKS: &[&str] = &["bad_input", "null", "invalid", "foreign", "unknown", "zero", "conflicting", "double", "interior", "queued_status", "not_available", "required_before"];
 
     #[test]
     fn names_are_unique_and_name_an_entry_point() {
