@@ -1,12 +1,12 @@
-//! `urKernel*`.
+//! `urKernel*` and `urEnqueueKernelLaunchWithArgsExp`.
 
-use super::{arc, borrow, str_arg};
+use super::{arc, borrow, give_event, str_arg, wait_list};
 use crate::core::device::Device;
-use crate::core::kernel::Kernel;
+use crate::core::kernel::{Arg, Kernel, NdRange};
 use crate::core::program::Program;
 use crate::core::queue::Queue;
 use std::ffi::c_void;
-use ur_core::boundary::{ffi_call, write_out};
+use ur_core::boundary::{ffi_call, slice_arg, write_out};
 use ur_core::handle;
 use ur_core::info::InfoOut;
 use ur_core::*;
@@ -176,6 +176,82 @@ pub unsafe extern "C" fn urKernelCreateWithNativeHandle(
         }
         let kernel = Kernel::from_native(program, hNativeKernel as crate::driver::CUfunction)?;
         *phKernel = handle::into_handle(kernel);
+        Ok(())
+    })
+}
+
+pub unsafe extern "C" fn urEnqueueKernelLaunchWithArgsExp(
+    hQueue: ur_queue_handle_t,
+    hKernel: ur_kernel_handle_t,
+    workDim: u32,
+    pGlobalWorkOffset: *const usize,
+    pGlobalWorkSize: *const usize,
+    pLocalWorkSize: *const usize,
+    numArgs: u32,
+    pArgs: *const ur_exp_kernel_arg_properties_t,
+    launchPropList: *const ur_kernel_launch_ext_properties_t,
+    numEventsInWaitList: u32,
+    phEventWaitList: *const ur_event_handle_t,
+    phEvent: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        // The queue as an owned reference: commands keep it in their events.
+        let q = arc::<Queue>(hQueue)?;
+        let kernel = borrow::<Kernel>(hKernel)?;
+        if pGlobalWorkSize.is_null() || (pArgs.is_null() && numArgs > 0) {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
+        if !(1..=3).contains(&workDim) {
+            return Err(UR_RESULT_ERROR_INVALID_WORK_DIMENSION);
+        }
+        let mut cooperative = false;
+        if !launchPropList.is_null() {
+            let props = &*launchPropList;
+            if props.flags & UR_KERNEL_LAUNCH_FLAGS_MASK != 0 {
+                return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+            }
+            if !props.pNext.is_null() {
+                return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+            }
+            cooperative = props.flags & UR_KERNEL_LAUNCH_FLAG_COOPERATIVE.0 != 0;
+        }
+        let n = workDim as usize;
+        let range = NdRange {
+            offset: (!pGlobalWorkOffset.is_null())
+                .then(|| std::slice::from_raw_parts(pGlobalWorkOffset, n)),
+            global: std::slice::from_raw_parts(pGlobalWorkSize, n),
+            local: (!pLocalWorkSize.is_null())
+                .then(|| std::slice::from_raw_parts(pLocalWorkSize, n)),
+        };
+        let mut args = Vec::with_capacity(numArgs as usize);
+        for a in slice_arg(pArgs, numArgs)? {
+            if a.r#type.0 > UR_EXP_KERNEL_ARG_TYPE_SAMPLER.0 {
+                return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+            }
+            let arg = match a.r#type {
+                UR_EXP_KERNEL_ARG_TYPE_VALUE => {
+                    let p = a.value.value as *const u8;
+                    if p.is_null() && a.size > 0 {
+                        return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+                    }
+                    Arg::Value(if a.size == 0 {
+                        Vec::new()
+                    } else {
+                        std::slice::from_raw_parts(p, a.size).to_vec()
+                    })
+                }
+                UR_EXP_KERNEL_ARG_TYPE_POINTER => Arg::Pointer(a.value.pointer as usize),
+                UR_EXP_KERNEL_ARG_TYPE_LOCAL => Arg::Local(a.size),
+                // No memory objects or samplers in this adapter.
+                _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE),
+            };
+            args.push((a.index, arg));
+        }
+        let wait = wait_list(phEventWaitList, numEventsInWaitList)?;
+        give_event(
+            phEvent,
+            q.launch(kernel, range, &args, cooperative, &wait, !phEvent.is_null())?,
+        );
         Ok(())
     })
 }

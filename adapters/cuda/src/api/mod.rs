@@ -1,17 +1,8 @@
-//! The C boundary: each file checks the arguments of one object's entry
-//! points and calls into `core`.
+//! The entry points of programs and kernels, not yet in `ur_core::api`:
+//! each checks its arguments and calls into `core`.
 
-pub mod adapter;
-pub mod context;
-pub mod device;
-pub mod enqueue;
-pub mod event;
 pub mod kernel;
-pub mod platform;
 pub mod program;
-pub mod queue;
-pub mod usm;
-pub mod usm_pool;
 
 use crate::core::event::Event;
 use crate::DDI;

@@ -10,7 +10,6 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use ur_core::engine::Stamp;
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
-use ur_core::info::InfoOut;
 use ur_core::*;
 
 /// Nanoseconds on the host's monotonic clock since the adapter first asked.
@@ -175,29 +174,10 @@ impl Event {
         });
     }
 
-    /// `urEventGetInfo`.
-    pub fn info(&self, prop: ur_event_info_t, out: InfoOut) -> UrResult {
-        match prop {
-            UR_EVENT_INFO_COMMAND_QUEUE => out.value(
-                self.queue
-                    .as_ref()
-                    .map_or(std::ptr::null_mut(), |q| q.handle()),
-            ),
-            UR_EVENT_INFO_CONTEXT => out.value(self.context.handle()),
-            UR_EVENT_INFO_COMMAND_TYPE => out.value(self.command),
-            UR_EVENT_INFO_COMMAND_EXECUTION_STATUS => out.value(self.status()?),
-            // SAFETY: `self` lives in an `Arc`.
-            UR_EVENT_INFO_REFERENCE_COUNT => {
-                out.value(unsafe { ur_core::handle::ref_count_of(self) })
-            }
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
-    }
-
     /// `urEventGetProfilingInfo`: host times for queued and submitted, device
     /// times (placed on the host clock through the queue's base event) for
     /// start and end.
-    pub fn profiling(&self, prop: ur_profiling_info_t, out: InfoOut) -> UrResult {
+    pub fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
         let queue = self
             .queue
             .as_ref()
@@ -224,7 +204,7 @@ impl Event {
             }
             _ => return Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         };
-        out.value(ns)
+        Ok(ns)
     }
 }
 

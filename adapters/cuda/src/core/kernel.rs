@@ -159,9 +159,8 @@ impl Kernel {
         match prop {
             UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
             UR_KERNEL_INFO_NUM_ARGS => out.value(self.params.len() as u32),
-            // SAFETY: `self` lives in an `Arc`.
             UR_KERNEL_INFO_REFERENCE_COUNT => {
-                out.value(unsafe { ur_core::handle::ref_count_of(self) })
+                out.value(ur_core::handle::ref_count_of(self))
             }
             UR_KERNEL_INFO_CONTEXT => out.value(self.program.context.handle()),
             UR_KERNEL_INFO_PROGRAM => out.value(self.program.handle()),

@@ -80,6 +80,22 @@ impl Platform {
         self as *const Self as ur_platform_handle_t
     }
 
+    /// The option the driver JIT takes for a frontend option: PTX is taken
+    /// as it is, so optimisation levels and precision hints have no backend
+    /// spelling (empty); other options are unknown (`None`).
+    pub fn backend_option(frontend: &str) -> Option<&'static std::ffi::CStr> {
+        match frontend {
+            "-O0"
+            | "-O1"
+            | "-O2"
+            | "-O3"
+            | "-ftarget-compile-fast"
+            | "-foffload-fp32-prec-div"
+            | "-foffload-fp32-prec-sqrt" => Some(c""),
+            _ => None,
+        }
+    }
+
     /// "CUDA 13.0", from the driver's version number.
     pub fn version(&self) -> String {
         format!(

@@ -259,9 +259,8 @@ impl Program {
         binaries: Option<&[*mut u8]>,
     ) -> UrResult {
         match prop {
-            // SAFETY: `self` lives in an `Arc`.
             UR_PROGRAM_INFO_REFERENCE_COUNT => {
-                out.value(unsafe { ur_core::handle::ref_count_of(self) })
+                out.value(ur_core::handle::ref_count_of(self))
             }
             UR_PROGRAM_INFO_CONTEXT => out.value(self.context.handle()),
             UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.images.len() as u32),

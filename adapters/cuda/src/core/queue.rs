@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
-use ur_core::info::InfoOut;
 use ur_core::*;
 
 /// Streams behind one out-of-order queue.
@@ -457,29 +456,17 @@ impl Queue {
         Ok(())
     }
 
-    /// `urQueueGetInfo`.
-    pub fn info(&self, prop: ur_queue_info_t, out: InfoOut) -> UrResult {
-        match prop {
-            UR_QUEUE_INFO_CONTEXT => out.value(self.context.handle()),
-            UR_QUEUE_INFO_DEVICE => out.value(self.device.handle()),
-            UR_QUEUE_INFO_FLAGS => out.value(self.flags),
-            // SAFETY: `self` lives in an `Arc`.
-            UR_QUEUE_INFO_REFERENCE_COUNT => {
-                out.value(unsafe { ur_core::handle::ref_count_of(self) })
-            }
-            UR_QUEUE_INFO_EMPTY => {
-                self.device.activate()?;
-                let mut empty = true;
-                for s in &self.streams {
-                    let marker = self.take_event()?;
-                    marker.record(s.raw()).cu()?;
-                    empty &= marker.is_complete().cu()?;
-                    self.recycle_event(marker);
-                }
-                out.bool(empty)
-            }
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+    /// `UR_QUEUE_INFO_EMPTY`: whether every stream has run dry.
+    pub fn is_empty(&self) -> UrResult<bool> {
+        self.device.activate()?;
+        let mut empty = true;
+        for s in &self.streams {
+            let marker = self.take_event()?;
+            marker.record(s.raw()).cu()?;
+            empty &= marker.is_complete().cu()?;
+            self.recycle_event(marker);
         }
+        Ok(empty)
     }
 }
 

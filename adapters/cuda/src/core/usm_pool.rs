@@ -21,7 +21,6 @@ use crate::DDI;
 use std::sync::{Arc, Mutex, Weak};
 use ur_core::engine::{self, PoolConfig};
 use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
-use ur_core::info::InfoOut;
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::*;
 
@@ -282,27 +281,23 @@ impl UsmPool {
         }
     }
 
-    /// `urUSMPoolGetInfo` and `urUSMPoolGetInfoExp`.
-    pub fn info(&self, prop: ur_usm_pool_info_t, out: InfoOut) -> UrResult {
+    /// The size figures of `urUSMPoolGetInfo` and `urUSMPoolGetInfoExp`
+    /// (the core answers the reference count and the context).
+    pub fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
         match prop {
-            UR_USM_POOL_INFO_REFERENCE_COUNT => {
-                // SAFETY: `self` lives in an `Arc`.
-                out.value(unsafe { ur_core::handle::ref_count_of(self) })
-            }
-            UR_USM_POOL_INFO_CONTEXT => out.value(self.context_handle()),
-            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => out.value(self.release_threshold()?),
-            UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => out.value(self.max_size),
+            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => self.release_threshold(),
+            UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => Ok(self.max_size),
             UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => {
-                out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, prop)?)
+                self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, prop)
             }
             UR_USM_POOL_INFO_RESERVED_HIGH_EXP => {
-                out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, prop)?)
+                self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, prop)
             }
             UR_USM_POOL_INFO_USED_CURRENT_EXP => {
-                out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT, prop)?)
+                self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT, prop)
             }
             UR_USM_POOL_INFO_USED_HIGH_EXP => {
-                out.value(self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH, prop)?)
+                self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH, prop)
             }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }

@@ -1,0 +1,488 @@
+//! The CUDA backend behind the C surface of `ur_core::api`: each UR
+//! object's trait of `ur_core::hal`, translated to the objects of `core/`.
+//! Arguments arrive checked; nothing here reads C memory.
+
+use crate::core::context::Context;
+use crate::core::device::Device;
+use crate::core::event::{now_ns, Event};
+use crate::core::platform::Platform;
+use crate::core::queue::Queue;
+use crate::core::usm::{AllocRequest as CudaRequest, UsmKind};
+use crate::core::usm_pool::UsmPool;
+use crate::driver::{self, CuEvent};
+use crate::DDI;
+use std::ffi::{c_void, CStr};
+use std::sync::Arc;
+use ur_core::adapter::{Adapter, AdapterSlot};
+use ur_core::boundary::NativeOwnership;
+use ur_core::engine;
+use ur_core::hal::{
+    self, AllocInfo, AllocRequest, Completion, Events, NoKernel, NoProgram, UsmCommand,
+};
+use ur_core::handle::{arc_of, ArcObject};
+use ur_core::info::InfoOut;
+use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::*;
+
+pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_CUDA, "CUDA");
+
+/// This backend's marker type.
+pub struct Cuda;
+
+impl ur_core::adapter::Backend for Cuda {
+    fn slot() -> &'static AdapterSlot {
+        &ADAPTER
+    }
+}
+
+/// Programs and kernels keep their own entry points (`api/program.rs`,
+/// `api/kernel.rs`), filled into the table in `lib.rs`: the core leaves
+/// their slots alone for these types.
+impl hal::Backend for Cuda {
+    type Platform = Platform;
+    type Device = Device;
+    type Context = Context;
+    type Queue = Queue;
+    type Event = Event;
+    type Pool = UsmPool;
+    type Program = NoProgram;
+    type Kernel = NoKernel;
+}
+
+// SAFETY: each of these is made only by `Arc::new` (or `Arc::new_cyclic`)
+// in `core/`, and handed out only from there.
+unsafe impl ArcObject for Device {}
+unsafe impl ArcObject for Context {}
+unsafe impl ArcObject for Queue {}
+unsafe impl ArcObject for Event {}
+unsafe impl ArcObject for UsmPool {}
+
+fn cuda_kind(kind: engine::UsmKind) -> UsmKind {
+    match kind {
+        engine::UsmKind::Host => UsmKind::Host,
+        engine::UsmKind::Device => UsmKind::Device,
+        engine::UsmKind::Shared => UsmKind::Shared,
+    }
+}
+
+impl hal::Platform<Cuda> for Platform {
+    /// One platform when the driver reports a GPU, none otherwise.
+    fn all(_adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+        Ok(Platform::get().map(|p| p.handle()).into_iter().collect())
+    }
+
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            UR_PLATFORM_INFO_NAME => out.string(Platform::NAME),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string(Platform::VENDOR),
+            UR_PLATFORM_INFO_VERSION => out.string(&self.version()),
+            UR_PLATFORM_INFO_EXTENSIONS => out.string(""),
+            UR_PLATFORM_INFO_PROFILE => out.string(Platform::PROFILE),
+            // The value only: the caller holds the adapter while it uses
+            // the platform.
+            UR_PLATFORM_INFO_ADAPTER => {
+                out.value(Arc::as_ptr(&ADAPTER.get_or_create()) as ur_adapter_handle_t)
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+        Platform::backend_option(frontend)
+    }
+
+    // No native handle: the CUDA driver has no platform object.
+}
+
+impl hal::Device<Cuda> for Device {
+    fn all(
+        platform: &Platform,
+        device_type: ur_device_type_t,
+    ) -> UrResult<Vec<ur_device_handle_t>> {
+        let matching: &[_] = match device_type {
+            UR_DEVICE_TYPE_GPU | UR_DEVICE_TYPE_ALL => &platform.devices,
+            UR_DEVICE_TYPE_DEFAULT => &platform.devices[..1],
+            _ => &[],
+        };
+        Ok(matching.iter().map(|d| d.handle()).collect())
+    }
+
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        Device::info(self, prop, out)
+    }
+
+    /// GPUs live as long as the process; none is partitioned.
+    fn is_root(&self) -> bool {
+        true
+    }
+
+    fn max_alloc_size(&self) -> u64 {
+        Device::max_alloc_size(self)
+    }
+
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        &[b"nvptx64"]
+    }
+
+    /// Device times (event profiling) are placed on the host's monotonic
+    /// clock, so one reading serves both.
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+        let now = now_ns();
+        Ok((now, now))
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cu as ur_native_handle_t)
+    }
+
+    /// A `CUdevice` is an ordinal-like integer: 0 is a device.
+    const NATIVE_NULL_IS_VALID: bool = true;
+
+    /// The same handle `urDeviceGet` hands out; a `CUdevice` the adapter
+    /// did not find is `INVALID_VALUE` (spec/device.md).
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        Device::find_native(native)
+            .map(|d| d.handle())
+            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)
+    }
+}
+
+impl hal::Context<Cuda> for Context {
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        Context::new(devices.iter().map(|d| arc_of(*d)).collect())
+    }
+
+    fn devices(&self) -> Vec<ur_device_handle_t> {
+        self.devices.iter().map(|d| d.handle()).collect()
+    }
+
+    fn has_device(&self, device: &Device) -> bool {
+        Context::has_device(self, device)
+    }
+
+    fn info(&self, prop: ur_context_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT | UR_CONTEXT_INFO_USM_FILL2D_SUPPORT => {
+                out.bool(false)
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    fn set_extended_deleter(
+        &self,
+        deleter: unsafe extern "C" fn(*mut c_void),
+        user_data: *mut c_void,
+    ) {
+        self.add_deleter(deleter, user_data)
+    }
+
+    /// The primary CUDA context of the first device.
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.devices[0].activate()? as ur_native_handle_t)
+    }
+
+    fn from_native(
+        native: ur_native_handle_t,
+        devices: &[&Device],
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let devices = devices.iter().map(|d| arc_of(*d)).collect();
+        Context::from_native(native as driver::CUcontext, devices, ownership)
+    }
+
+    /// Placement hints and host/device flags have no CUDA counterpart
+    /// here and are ignored.
+    fn usm_alloc(&self, r: AllocRequest<'_, Cuda>) -> UrResult<*mut c_void> {
+        let device = r.device.map(arc_of);
+        let pool = r.pool.map(arc_of);
+        let request = CudaRequest {
+            kind: cuda_kind(r.kind),
+            size: r.size,
+            align: r.align,
+            device: device.as_ref(),
+            pool: pool.as_ref(),
+        };
+        Context::usm_alloc(self, request)
+    }
+
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        Context::usm_free(self, ptr)
+    }
+
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        self.usm.with(ptr as usize, |a| (a.base, a.size))
+    }
+
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<Cuda>> {
+        self.usm.with(ptr as usize, |a| {
+            let device = a
+                .device
+                .as_ref()
+                .map_or(std::ptr::null_mut(), |d| d.handle());
+            let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
+            AllocInfo::new(a.kind.as_ur(), a.base as *mut c_void, a.size, device, pool)
+        })
+    }
+
+    /// The largest of the context's devices, the limit `usm_alloc` applies
+    /// to host memory.
+    fn max_alloc_size(&self) -> u64 {
+        self.devices
+            .iter()
+            .map(|d| d.max_alloc_size())
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn pools_supported(&self) -> bool {
+        self.devices.iter().all(|d| d.props.memory_pools)
+    }
+
+    /// A pool belongs to one GPU: a context-wide pool needs a context of one.
+    fn pool_create(
+        &self,
+        device: Option<&Device>,
+        desc: PoolDesc,
+        api: PoolApi,
+    ) -> UrResult<Arc<UsmPool>> {
+        let device = match device {
+            Some(d) => arc_of(d),
+            None => match self.devices.as_slice() {
+                [d] => d.clone(),
+                _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE),
+            },
+        };
+        UsmPool::create(&arc_of(self), &device, desc, api)
+    }
+
+    fn default_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
+        Ok(arc_of(self).default_pool(&arc_of(device))?.handle())
+    }
+
+    fn current_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
+        Ok(arc_of(self).current_pool(&arc_of(device))?.handle())
+    }
+
+    fn set_current_pool(&self, device: &Device, pool: &UsmPool) -> UrResult {
+        Context::set_current_pool(self, device, arc_of(pool))
+    }
+
+    fn forget_pool(&self, pool: &UsmPool) {
+        Context::forget_pool(self, pool)
+    }
+}
+
+impl hal::Queue<Cuda> for Queue {
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+        Queue::new(arc_of(context), arc_of(device), flags)
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn device(&self) -> &Device {
+        &self.device
+    }
+
+    fn flags(&self) -> ur_queue_flags_t {
+        self.flags
+    }
+
+    fn is_empty(&self) -> UrResult<bool> {
+        Queue::is_empty(self)
+    }
+
+    /// A host synchronisation point: the context's pools take back what the
+    /// finished work freed, and give back what is above their thresholds.
+    fn finish(&self) -> UrResult {
+        let outcome = Queue::finish(self);
+        self.context.engine.collect_all();
+        outcome
+    }
+
+    /// CUDA submits work as it is enqueued.
+    fn flush(&self) -> UrResult {
+        Ok(())
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.first_stream().raw() as ur_native_handle_t)
+    }
+
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &Context,
+        device: Option<&Device>,
+        flags: ur_queue_flags_t,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        Queue::from_native(
+            arc_of(context),
+            device.map(arc_of),
+            native as driver::CUstream,
+            flags,
+            ownership,
+        )
+    }
+
+    fn enqueue_usm(
+        &self,
+        command: UsmCommand<'_>,
+        waits: Events<'_, Cuda>,
+        completion: Completion,
+    ) -> UrResult<Option<Arc<Event>>> {
+        // Events keep their queue: commands need it as an `Arc`.
+        let queue = arc_of(self);
+        let wait: Vec<&Event> = waits.iter().collect();
+        let want = completion.want_event;
+        // A blocking command's event is waited for by the core.
+        match command {
+            UsmCommand::Wait { barrier } => queue.wait_events(&wait, barrier, want),
+            UsmCommand::Fill { dst, pattern, size } => {
+                queue.usm_fill(dst, pattern, size, &wait, want)
+            }
+            UsmCommand::Copy { dst, src, size } => {
+                queue.usm_memcpy(false, dst, src, size, &wait, want)
+            }
+            UsmCommand::Prefetch { ptr, size, flags } => {
+                queue.usm_prefetch(ptr, size, flags, &wait, want)
+            }
+            UsmCommand::Advise { ptr, size, advice } => queue.usm_advise(ptr, size, advice, want),
+            // `usm_2d_supported` is false: the core never sends these.
+            UsmCommand::Fill2D { .. } | UsmCommand::Copy2D { .. } => {
+                Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+            }
+        }
+    }
+
+    /// Not served yet: driver.rs has a pitched fill but no pitched copy.
+    fn usm_2d_supported(&self) -> bool {
+        false
+    }
+
+    fn async_alloc_supported(&self) -> bool {
+        self.device.props.memory_pools
+    }
+
+    fn alloc_async(
+        &self,
+        kind: engine::UsmKind,
+        pool: Option<&UsmPool>,
+        size: usize,
+        waits: Events<'_, Cuda>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        let wait: Vec<&Event> = waits.iter().collect();
+        arc_of(self).usm_alloc_async(cuda_kind(kind), pool.map(arc_of), size, &wait, want_event)
+    }
+
+    fn free_async(
+        &self,
+        pool: Option<&UsmPool>,
+        ptr: *mut c_void,
+        waits: Events<'_, Cuda>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let wait: Vec<&Event> = waits.iter().collect();
+        arc_of(self).usm_free_async(pool, ptr, &wait, want_event)
+    }
+}
+
+impl hal::Event<Cuda> for Event {
+    fn queue(&self) -> Option<&Queue> {
+        self.queue.as_deref()
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+
+    fn status(&self) -> UrResult<ur_event_status_t> {
+        Event::status(self)
+    }
+
+    /// A failed CUDA command surfaces as an error of the call that waits
+    /// for it; the event keeps no failed state.
+    fn failed(&self) -> bool {
+        false
+    }
+
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+        Event::profiling(self, prop)
+    }
+
+    fn wait(&self) -> UrResult {
+        Event::wait(self)
+    }
+
+    fn host_sync(context: &Context) {
+        context.engine.collect_all();
+    }
+
+    /// CUDA tells completion only; the earlier stages have no signal.
+    fn set_callback(
+        &self,
+        on: ur_execution_info_t,
+        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult {
+        if on != UR_EXECUTION_INFO_COMPLETE {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
+        }
+        arc_of(self).on_complete(callback, user_data);
+        Ok(())
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cu_event().map_or(std::ptr::null_mut(), |e| e.raw()) as ur_native_handle_t)
+    }
+
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &Context,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let owned = ownership == NativeOwnership::Owned;
+        let native = CuEvent::from_raw(native as driver::CUevent, owned);
+        Ok(Event::from_native(arc_of(context), native))
+    }
+}
+
+impl hal::Pool<Cuda> for UsmPool {
+    fn context_handle(&self) -> ur_context_handle_t {
+        UsmPool::context_handle(self)
+    }
+
+    fn belongs_to(&self, context: &Context) -> bool {
+        self.context_handle() == context.handle()
+    }
+
+    fn serves(&self, context: &Context, device: &Device) -> bool {
+        UsmPool::serves(self, context, device)
+    }
+
+    fn is_default(&self) -> bool {
+        self.is_default
+    }
+
+    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+        UsmPool::info(self, prop)
+    }
+
+    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+        UsmPool::set_info(self, prop, value)
+    }
+
+    /// Trimming is a hint: a driver failure only leaves more memory kept.
+    fn trim_to(&self, keep: usize) {
+        if let Err(e) = UsmPool::trim_to(self, keep) {
+            log::warning(&format!("trimming a USM pool failed: {e:?}"));
+        }
+    }
+}
