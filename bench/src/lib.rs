@@ -6,9 +6,8 @@
 //! - `scenarios`: scenarios 1 to 6 and the size sweep of the chart;
 //! - `sycl`: scenario 7, through Intel's libsycl and a SYCL helper program;
 //! - `measure`: warm-up, repetitions, medians; the progress line;
-//! - `report`, `json`, `plot`: the table, `--json` and `--plot`.
+//! - `report`, `plot`: the table, `--json` (through serde_json) and `--plot`.
 
-pub mod json;
 pub mod measure;
 pub mod plot;
 pub mod report;

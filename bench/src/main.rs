@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use ur_bench::json::Json;
 use ur_bench::measure::{Budget, Progress};
 use ur_bench::report::{self, DeviceInfo, Row, Series};
 use ur_bench::scenarios::{self, DeviceRun, SIZE};
@@ -276,17 +275,19 @@ fn main() -> ExitCode {
 
     let mut status = ExitCode::SUCCESS;
     if let Some(path) = &options.json {
-        let meta = vec![
-            ("tool", Json::string("ur_bench")),
-            ("loader", Json::string(api.path.display().to_string())),
-            ("quick", Json::Bool(options.quick)),
-            ("repetitions", Json::Number(budget.repetitions as f64)),
-            ("max_iterations", Json::Number(budget.max_iterations as f64)),
-            ("size", Json::Number(SIZE as f64)),
-            ("cpus", Json::Number(std::thread::available_parallelism().map_or(1, |n| n.get()) as f64)),
-        ];
-        let text = report::to_json(meta, &devices, &rows, &series).pretty();
-        if let Err(e) = std::fs::write(path, text) {
+        let settings = report::Settings {
+            tool: "ur_bench",
+            loader: api.path.display().to_string(),
+            quick: options.quick,
+            repetitions: budget.repetitions,
+            max_iterations: budget.max_iterations,
+            size: SIZE,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let written = report::to_json(&settings, &devices, &rows, &series)
+            .map_err(|e| e.to_string())
+            .and_then(|text| std::fs::write(path, text).map_err(|e| e.to_string()));
+        if let Err(e) = written {
             eprintln!("ur_bench: cannot write {}: {e}", path.display());
             status = ExitCode::FAILURE;
         } else {

@@ -62,8 +62,9 @@ impl Sample {
     }
 }
 
-/// Nanoseconds per operation over the timed batches.
-#[derive(Clone, Debug)]
+/// Nanoseconds per operation over the timed batches. Its fields are the
+/// ones `--json` gives a measured figure (non-finite values as `null`).
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Stats {
     pub median_ns: f64,
     pub min_ns: f64,

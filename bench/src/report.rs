@@ -1,8 +1,8 @@
 //! What a run found: one row per scenario and device, printed as a table and
 //! written as JSON.
 
-use crate::json::Json;
 use crate::measure::Stats;
+use serde::{Serialize, Serializer};
 use std::fmt::Write as _;
 use ur_conformance::names::result_name;
 use ur_conformance::ur::CallError;
@@ -285,45 +285,64 @@ impl Row {
         notes
     }
 
-    fn to_json(&self) -> Json {
-        let outcome = |o: &Outcome| {
-            let mut pairs = vec![("value", Json::number(o.value())), ("status", Json::string(o.status()))];
-            if let Some(reason) = o.reason() {
-                pairs.push(("reason", Json::string(reason)));
-            }
-            if let Outcome::Measured { stats: Some(stats), .. } = o {
-                pairs.push(("median_ns", Json::number(Some(stats.median_ns))));
-                pairs.push(("min_ns", Json::number(Some(stats.min_ns))));
-                pairs.push(("max_ns", Json::number(Some(stats.max_ns))));
-                pairs.push((
-                    "samples_ns",
-                    Json::Array(stats.samples_ns.iter().map(|&s| Json::number(Some(s))).collect()),
-                ));
-                pairs.push(("iterations_per_batch", Json::Number(stats.iterations_per_batch as f64)));
-            }
-            Json::object(pairs)
-        };
-        Json::object([
-            ("device", Json::string(&self.device)),
-            ("scenario", Json::Number(self.scenario as f64)),
-            ("name", Json::string(&self.name)),
-            ("unit", Json::string(self.unit.name())),
-            ("ours", outcome(&self.ours)),
-            ("baseline", outcome(&self.baseline)),
-            (
-                "ratio_kind",
-                Json::string(match self.ratio_kind {
-                    RatioKind::Speedup => "baseline/ours",
-                    RatioKind::Quotient => "ours/baseline",
-                    RatioKind::None => "none",
-                }),
-            ),
-            ("ratio", Json::number(self.ratio())),
-            ("goal", if self.goal.is_some() { Json::string(self.goal_text()) } else { Json::Null }),
-            ("met", self.met().map_or(Json::Null, Json::Bool)),
-            ("notes", Json::Array(self.all_notes().into_iter().map(Json::String).collect())),
-        ])
+    /// The row as `--json` writes it.
+    fn to_json(&self) -> RowJson<'_> {
+        RowJson {
+            device: &self.device,
+            scenario: self.scenario,
+            name: &self.name,
+            unit: self.unit.name(),
+            ours: OutcomeJson::of(&self.ours),
+            baseline: OutcomeJson::of(&self.baseline),
+            ratio_kind: match self.ratio_kind {
+                RatioKind::Speedup => "baseline/ours",
+                RatioKind::Quotient => "ours/baseline",
+                RatioKind::None => "none",
+            },
+            ratio: self.ratio(),
+            goal: self.goal.is_some().then(|| self.goal_text()),
+            met: self.met(),
+            notes: self.all_notes(),
+        }
     }
+}
+
+/// One side of a row in `--json`: the figure, its status, why it is missing,
+/// and for timed figures the statistics.
+#[derive(Serialize)]
+struct OutcomeJson<'a> {
+    value: Option<f64>,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(flatten)]
+    stats: Option<&'a Stats>,
+}
+
+impl<'a> OutcomeJson<'a> {
+    fn of(outcome: &'a Outcome) -> Self {
+        let stats = match outcome {
+            Outcome::Measured { stats, .. } => stats.as_ref(),
+            _ => None,
+        };
+        OutcomeJson { value: outcome.value(), status: outcome.status(), reason: outcome.reason(), stats }
+    }
+}
+
+/// A row in `--json`.
+#[derive(Serialize)]
+struct RowJson<'a> {
+    device: &'a str,
+    scenario: u32,
+    name: &'a str,
+    unit: String,
+    ours: OutcomeJson<'a>,
+    baseline: OutcomeJson<'a>,
+    ratio_kind: &'static str,
+    ratio: Option<f64>,
+    goal: Option<String>,
+    met: Option<bool>,
+    notes: Vec<String>,
 }
 
 /// The table, as text: one line per row, then its notes indented below.
@@ -379,14 +398,15 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 /// Cost per operation at one allocation size, for the chart.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Point {
     pub size: usize,
+    #[serde(rename = "ns_per_op")]
     pub ns: Option<f64>,
 }
 
 /// One line of the chart.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct Series {
     /// The panel it is drawn in (a device, or the SYCL client).
     pub panel: String,
@@ -398,64 +418,50 @@ pub struct Series {
     pub note: Option<String>,
 }
 
-impl Series {
-    fn to_json(&self) -> Json {
-        Json::object([
-            ("panel", Json::string(&self.panel)),
-            ("name", Json::string(&self.name)),
-            ("ours", Json::Bool(self.ours)),
-            (
-                "points",
-                Json::Array(
-                    self.points
-                        .iter()
-                        .map(|p| {
-                            Json::object([("size", Json::Number(p.size as f64)), ("ns_per_op", Json::number(p.ns))])
-                        })
-                        .collect(),
-                ),
-            ),
-            ("note", self.note.as_ref().map_or(Json::Null, Json::string)),
-        ])
-    }
-}
-
 /// A device the run looked at.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct DeviceInfo {
     pub label: String,
     pub name: String,
-    /// `UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP`, or why unknown.
+    /// `UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP`, or why unknown
+    /// (`null` in `--json`).
+    #[serde(rename = "async_usm_allocations_support", serialize_with = "ok_or_null")]
     pub async_claimed: Result<bool, String>,
 }
 
-/// Everything for `--json`.
-pub fn to_json(meta: Vec<(&str, Json)>, devices: &[DeviceInfo], rows: &[Row], series: &[Series]) -> Json {
-    let mut pairs = meta;
-    pairs.push((
-        "devices",
-        Json::Array(
-            devices
-                .iter()
-                .map(|d| {
-                    Json::object([
-                        ("label", Json::string(&d.label)),
-                        ("name", Json::string(&d.name)),
-                        (
-                            "async_usm_allocations_support",
-                            match &d.async_claimed {
-                                Ok(b) => Json::Bool(*b),
-                                Err(_) => Json::Null,
-                            },
-                        ),
-                    ])
-                })
-                .collect(),
-        ),
-    ));
-    pairs.push(("rows", Json::Array(rows.iter().map(Row::to_json).collect())));
-    pairs.push(("sweeps", Json::Array(series.iter().map(Series::to_json).collect())));
-    Json::object(pairs)
+fn ok_or_null<S: Serializer>(claim: &Result<bool, String>, serializer: S) -> Result<S::Ok, S::Error> {
+    claim.as_ref().ok().serialize(serializer)
+}
+
+/// The run's settings, first in `--json`.
+#[derive(Serialize)]
+pub struct Settings {
+    pub tool: &'static str,
+    pub loader: String,
+    pub quick: bool,
+    pub repetitions: usize,
+    pub max_iterations: usize,
+    /// The allocation size of the fixed-size scenarios, in bytes.
+    pub size: usize,
+    pub cpus: usize,
+}
+
+/// Everything `--json` writes, in this order.
+#[derive(Serialize)]
+struct Report<'a> {
+    #[serde(flatten)]
+    settings: &'a Settings,
+    devices: &'a [DeviceInfo],
+    rows: Vec<RowJson<'a>>,
+    sweeps: &'a [Series],
+}
+
+/// The text of `--json`: settings, devices, rows, sweeps, indented.
+pub fn to_json(settings: &Settings, devices: &[DeviceInfo], rows: &[Row], series: &[Series]) -> serde_json::Result<String> {
+    let report = Report { settings, devices, rows: rows.iter().map(Row::to_json).collect(), sweeps: series };
+    let mut text = serde_json::to_string_pretty(&report)?;
+    text.push('\n');
+    Ok(text)
 }
 
 /// A UR result code by name, for notes.
@@ -501,6 +507,67 @@ mod tests {
         let text = table(&[row]);
         assert!(text.contains("3.94x slower") && text.contains(">= 3x faster"), "{text}");
         assert!(!text.contains("0.25x"), "{text}");
+    }
+
+    #[test]
+    fn json_has_the_fields_readers_use() {
+        let settings = Settings {
+            tool: "ur_bench",
+            loader: "/x/libur_loader.so.0".into(),
+            quick: true,
+            repetitions: 3,
+            max_iterations: 10,
+            size: 1024,
+            cpus: 2,
+        };
+        let devices = [
+            DeviceInfo { label: "a:0".into(), name: "A \"quoted\"\n".into(), async_claimed: Ok(true) },
+            DeviceInfo { label: "b:0".into(), name: "B".into(), async_claimed: Err("no answer".into()) },
+        ];
+        let mut row = Row::new("a:0", 2, "pair", Unit::NanosPer("pair"));
+        row.ours = Outcome::cost(&Ok(Stats::from_samples(vec![3.0, 1.0, f64::NAN], 7)));
+        row.baseline = Outcome::Unsupported("unsupported on this device: x".into());
+        row.goal = Some(Goal::RatioAtLeast(2.0));
+        let series = [Series {
+            panel: "a:0".into(),
+            name: "s".into(),
+            ours: true,
+            points: vec![Point { size: 64, ns: Some(1.5) }, Point { size: 128, ns: None }],
+            note: None,
+        }];
+        let text = to_json(&settings, &devices, &[row], &series).unwrap();
+        // Settings first, then devices, rows and sweeps, as readers see them.
+        let at = |key: &str| text.find(&format!("\"{key}\"")).unwrap_or_else(|| panic!("no {key} in {text}"));
+        assert!(at("tool") < at("cpus") && at("cpus") < at("devices") && at("devices") < at("rows"));
+        assert!(at("rows") < at("sweeps"));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["scenario"], serde_json::Value::Null, "settings hold no row fields");
+        assert_eq!(v["size"], 1024);
+        assert_eq!(v["devices"][0]["name"], "A \"quoted\"\n");
+        assert_eq!(v["devices"][0]["async_usm_allocations_support"], true);
+        assert!(v["devices"][1]["async_usm_allocations_support"].is_null());
+        let r = &v["rows"][0];
+        assert_eq!(r["scenario"], 2);
+        assert_eq!(r["unit"], "ns/pair");
+        assert_eq!(r["ours"]["status"], "ok");
+        assert_eq!(r["ours"]["iterations_per_batch"], 7);
+        assert!(r["ours"].get("reason").is_none(), "a measured figure has no reason");
+        // NaN sorts last: the median of (1, 3, NaN) is 3, the maximum NaN.
+        assert_eq!(r["ours"]["value"], 3.0);
+        assert!(r["ours"]["max_ns"].is_null(), "a non-finite figure is null");
+        assert_eq!(r["ours"]["samples_ns"].as_array().map(Vec::len), Some(3));
+        assert!(r["baseline"]["value"].is_null());
+        assert_eq!(r["baseline"]["status"], "unsupported");
+        assert_eq!(r["baseline"]["reason"], "unsupported on this device: x");
+        assert!(r["baseline"].get("median_ns").is_none(), "no statistics without a figure");
+        assert_eq!(r["ratio_kind"], "baseline/ours");
+        assert!(r["ratio"].is_null() && r["met"].is_null());
+        assert_eq!(r["goal"], ">= 2x faster");
+        assert_eq!(r["notes"][0], "baseline: unsupported on this device: x");
+        let s = &v["sweeps"][0];
+        assert_eq!(s["points"][0]["ns_per_op"], 1.5);
+        assert!(s["points"][1]["ns_per_op"].is_null());
+        assert!(s["note"].is_null());
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //!   built-in OpenCL adapter, on the same CPU through Intel's CPU OpenCL
 //!   runtime (`ONEAPI_DEVICE_SELECTOR=opencl:cpu`).
 
-use crate::json::{self, Json};
+use serde::Deserialize;
 use crate::measure::{Budget, Progress, Stats};
 use crate::report::{size_label, Goal, Outcome, Point, Row, Series, Unit};
 use crate::scenarios::SIZE;
@@ -106,6 +106,19 @@ struct Config {
     available: Result<(), String>,
 }
 
+/// One JSON line of the helper (`bench/sycl/async_bench.cpp`), by its
+/// `kind`. Fields it may leave out are optional; other kinds (`done`) are
+/// read and ignored.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+enum HelperLine {
+    Device { name: Option<String>, platform: Option<String>, backend: Option<String>, async_aspect: Option<bool> },
+    Sample { size: Option<usize>, ns_per_iteration: Option<f64>, iterations: Option<usize> },
+    Error { stage: Option<String>, what: Option<String> },
+    #[serde(other)]
+    Other,
+}
+
 /// What one helper run reported.
 struct HelperRun {
     device: Option<String>,
@@ -195,36 +208,34 @@ fn run_helper(setup: &SyclSetup, config: &Config, sizes: &[usize], budget: &Budg
 
     let mut run = HelperRun { device: None, samples: BTreeMap::new(), iterations: BTreeMap::new(), error: None };
     for line in stdout.lines().filter(|l| l.starts_with('{')) {
-        let Ok(value) = json::parse(line) else {
-            run.error.get_or_insert(Outcome::Failed(format!("the helper printed a bad line: {line}")));
-            continue;
+        let value = match serde_json::from_str::<HelperLine>(line) {
+            Ok(value) => value,
+            Err(e) => {
+                run.error.get_or_insert(Outcome::Failed(format!("the helper printed a bad line ({e}): {line}")));
+                continue;
+            }
         };
-        let text = |key: &str| value.get(key).and_then(Json::as_str).unwrap_or("?").to_string();
-        match value.get("kind").and_then(Json::as_str) {
-            Some("device") => {
-                let aspect = matches!(value.get("async_aspect"), Some(Json::Bool(true)));
+        let text = |field: &Option<String>| field.clone().unwrap_or_else(|| "?".into());
+        match value {
+            HelperLine::Device { name, platform, backend, async_aspect } => {
                 run.device = Some(format!(
                     "{} ({}, {}; async alloc aspect {})",
-                    text("name"),
-                    text("platform"),
-                    text("backend"),
-                    if aspect { "yes" } else { "no" }
+                    text(&name),
+                    text(&platform),
+                    text(&backend),
+                    if async_aspect == Some(true) { "yes" } else { "no" }
                 ));
             }
-            Some("sample") => {
-                let (Some(size), Some(ns)) =
-                    (value.get("size").and_then(Json::as_f64), value.get("ns_per_iteration").and_then(Json::as_f64))
-                else {
-                    continue;
-                };
-                run.samples.entry(size as usize).or_default().push(ns);
-                if let Some(n) = value.get("iterations").and_then(Json::as_f64) {
-                    run.iterations.insert(size as usize, n as usize);
+            HelperLine::Sample { size: Some(size), ns_per_iteration: Some(ns), iterations } => {
+                run.samples.entry(size).or_default().push(ns);
+                if let Some(n) = iterations {
+                    run.iterations.insert(size, n);
                 }
             }
-            Some("error") => {
-                let what = text("what");
-                let reason = format!("libsycl: {}: {what}", text("stage"));
+            HelperLine::Sample { .. } | HelperLine::Other => {}
+            HelperLine::Error { stage, what } => {
+                let what = text(&what);
+                let reason = format!("libsycl: {}: {what}", text(&stage));
                 run.error =
                     Some(if what.contains("UR_RESULT_ERROR_UNSUPPORTED_FEATURE") || what.contains("not supported") {
                         Outcome::Unsupported(format!("unsupported on this device: {reason}"))
@@ -232,7 +243,6 @@ fn run_helper(setup: &SyclSetup, config: &Config, sizes: &[usize], budget: &Budg
                         Outcome::Failed(reason)
                     });
             }
-            _ => {}
         }
     }
     let status_problem = match status {
@@ -412,5 +422,31 @@ mod tests {
             );
         }
         assert!(setup.ocl_vendors.ends_with(".deps/ocl-vendors"));
+    }
+
+    #[test]
+    fn helper_lines_read_as_the_helper_prints_them() {
+        let line = |text: &str| serde_json::from_str::<HelperLine>(text);
+        assert_eq!(
+            line(r#"{"kind":"sample","mode":"async","size":4096,"iterations":10,"ns_per_iteration":12.500}"#).unwrap(),
+            HelperLine::Sample { size: Some(4096), ns_per_iteration: Some(12.5), iterations: Some(10) }
+        );
+        assert_eq!(
+            line(r#"{"kind":"error","stage":"malloc","what":"a \"quoted\" \u0001 text"}"#).unwrap(),
+            HelperLine::Error { stage: Some("malloc".into()), what: Some("a \"quoted\" \u{1} text".into()) }
+        );
+        assert_eq!(
+            line(r#"{"kind":"device","name":"CPU","platform":"P","backend":"opencl","async_aspect":true}"#).unwrap(),
+            HelperLine::Device {
+                name: Some("CPU".into()),
+                platform: Some("P".into()),
+                backend: Some("opencl".into()),
+                async_aspect: Some(true)
+            }
+        );
+        assert_eq!(line(r#"{"kind":"done"}"#).unwrap(), HelperLine::Other);
+        for bad in ["{", r#"{"kind":"sample","size":-1}"#, r#"{"kind":"sample"} x"#, r#"{"size":1}"#] {
+            assert!(line(bad).is_err(), "accepted {bad}");
+        }
     }
 }
