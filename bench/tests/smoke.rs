@@ -1,8 +1,9 @@
 //! Runs the built `ur_bench --quick` on the native CPU adapter (through the
 //! loader beside it, as `scripts/build.sh` lays them out) and checks its
 //! report: a row for every scenario in the table and in the JSON, valid JSON
-//! (read back by Python's parser, independent of the serde writer), and no figure without a status
-//! that says it was measured. Figures are not judged: no timed assertions.
+//! (read back by Python's parser, independent of the serde writer), and no
+//! figure without a status that says it was measured. Figures are not
+//! judged: no timed assertions.
 
 use std::path::Path;
 use std::process::Command;
