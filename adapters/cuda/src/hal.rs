@@ -5,6 +5,8 @@
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::event::{now_ns, Event};
+use crate::core::kernel::{self, Arg, Kernel};
+use crate::core::program::Program;
 use crate::core::platform::Platform;
 use crate::core::queue::Queue;
 use crate::core::usm::{AllocRequest as CudaRequest, UsmKind};
@@ -17,7 +19,7 @@ use ur_core::adapter::{Adapter, AdapterSlot};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine;
 use ur_core::hal::{
-    self, AllocInfo, AllocRequest, Completion, Events, NoKernel, NoProgram, UsmCommand,
+    self, AllocInfo, AllocRequest, Completion, Events, KernelArg, NdRange, UsmCommand,
 };
 use ur_core::handle::{arc_of, ArcObject};
 use ur_core::info::InfoOut;
@@ -35,9 +37,6 @@ impl ur_core::adapter::Backend for Cuda {
     }
 }
 
-/// Programs and kernels keep their own entry points (`api/program.rs`,
-/// `api/kernel.rs`), filled into the table in `lib.rs`: the core leaves
-/// their slots alone for these types.
 impl hal::Backend for Cuda {
     type Platform = Platform;
     type Device = Device;
@@ -45,8 +44,8 @@ impl hal::Backend for Cuda {
     type Queue = Queue;
     type Event = Event;
     type Pool = UsmPool;
-    type Program = NoProgram;
-    type Kernel = NoKernel;
+    type Program = Program;
+    type Kernel = Kernel;
 }
 
 // SAFETY: each of these is made only by `Arc::new` (or `Arc::new_cyclic`)
@@ -56,6 +55,8 @@ unsafe impl ArcObject for Context {}
 unsafe impl ArcObject for Queue {}
 unsafe impl ArcObject for Event {}
 unsafe impl ArcObject for UsmPool {}
+unsafe impl ArcObject for Program {}
+unsafe impl ArcObject for Kernel {}
 
 fn cuda_kind(kind: engine::UsmKind) -> UsmKind {
     match kind {
@@ -484,5 +485,125 @@ impl hal::Pool<Cuda> for UsmPool {
         if let Err(e) = UsmPool::trim_to(self, keep) {
             log::warning(&format!("trimming a USM pool failed: {e:?}"));
         }
+    }
+}
+
+/// Build options as the driver's JIT log records them.
+fn options_str(options: &CStr) -> UrResult<&str> {
+    options.to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)
+}
+
+impl hal::Program<Cuda> for Program {
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn has_device(&self, device: &Device) -> bool {
+        self.images.iter().any(|im| std::ptr::eq(&*im.device, device))
+    }
+
+    /// PTX, cubin or fatbin images, one per device.
+    fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Self>> {
+        let images = images.iter().map(|(d, bytes)| (arc_of(*d), bytes.to_vec())).collect();
+        Program::with_binaries(arc_of(context), images)
+    }
+
+    /// The driver loads every image; the devices named change nothing.
+    fn build(&self, _devices: &[&Device], options: &CStr) -> UrResult {
+        Program::build(self, options_str(options)?)
+    }
+
+    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+        Program::info(self, prop, out, None)
+    }
+
+    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+        Ok(self.images.iter().map(|im| im.bytes.clone()).collect())
+    }
+
+    fn build_info(&self, device: &Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+        Program::build_info(self, device, prop, out)
+    }
+
+    fn global_variable(&self, device: &Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
+        let (ptr, size) = Program::global_variable(self, device, name)?;
+        Ok((ptr as *mut c_void, size))
+    }
+
+    /// The module of the program's first device.
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        let first = self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?;
+        Ok(self.module_for(&first.device)?.raw() as ur_native_handle_t)
+    }
+
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        Program::from_native(arc_of(context), native as driver::CUmodule, ownership)
+    }
+}
+
+impl hal::Kernel<Cuda> for Kernel {
+    fn create(program: &Program, name: &CStr) -> UrResult<Arc<Self>> {
+        let name = name.to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
+        Kernel::new(arc_of(program), name)
+    }
+
+    fn program(&self) -> &Program {
+        &self.program
+    }
+
+    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+        Kernel::info(self, prop, out)
+    }
+
+    fn group_info(&self, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+        Kernel::group_info(self, device, prop, out)
+    }
+
+    fn sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+        Kernel::sub_group_info(self, device, prop, out)
+    }
+
+    fn suggested_local_work_size(&self, queue: &Queue, global: &[usize]) -> UrResult<Vec<usize>> {
+        Ok(self.suggest_local(&queue.device, global)?.to_vec())
+    }
+
+    /// The function on the program's first device.
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        let device = &self.program.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?.device;
+        Ok(self.native_for(device)? as ur_native_handle_t)
+    }
+
+    /// A CUDA function does not name the UR program it came from: without
+    /// one, `INVALID_NULL_HANDLE`, as the spec allows.
+    fn from_native(
+        native: ur_native_handle_t,
+        _context: &Context,
+        program: Option<&Program>,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let program = program.ok_or(UR_RESULT_ERROR_INVALID_NULL_HANDLE)?;
+        Kernel::from_native(arc_of(program), native as driver::CUfunction)
+    }
+
+    fn launch(
+        &self,
+        queue: &Queue,
+        range: &NdRange<'_>,
+        args: &[KernelArg<'_>],
+        cooperative: bool,
+        waits: Events<'_, Cuda>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let args: Vec<(u32, Arg)> = args
+            .iter()
+            .map(|a| match *a {
+                KernelArg::Value { index, bytes } => (index, Arg::Value(bytes.to_vec())),
+                KernelArg::Pointer { index, ptr } => (index, Arg::Pointer(ptr as usize)),
+                KernelArg::Local { index, size } => (index, Arg::Local(size)),
+            })
+            .collect();
+        let range = kernel::NdRange { offset: range.offset, global: range.global, local: range.local };
+        let waits: Vec<&Event> = waits.iter().collect();
+        arc_of(queue).launch(self, range, &args, cooperative, &waits, want_event)
     }
 }
