@@ -46,22 +46,6 @@ pub struct Disagreement {
 /// Rows that some adapter answers differently from spec/ today. Each goes
 /// once the core checks that argument for every adapter.
 pub const KNOWN_DISAGREEMENTS: &[Disagreement] = &[
-    // native CPU walks the descriptor chain but does not check its flags.
-    Disagreement {
-        case: "urUSMHostAlloc.bad_input.host_desc_flags_undefined_bit",
-        adapter: "native_cpu",
-        got: UR_RESULT_SUCCESS,
-    },
-    Disagreement {
-        case: "urUSMDeviceAlloc.bad_input.device_desc_flags_undefined_bit",
-        adapter: "native_cpu",
-        got: UR_RESULT_SUCCESS,
-    },
-    Disagreement {
-        case: "urUSMSharedAlloc.bad_input.device_desc_flags_undefined_bit",
-        adapter: "native_cpu",
-        got: UR_RESULT_SUCCESS,
-    },
     // OpenCL maps the runtime's CL_MEM_COPY_OVERLAP.
     Disagreement {
         case: "urEnqueueUSMMemcpy.bad_input.overlapping_ranges",
@@ -186,6 +170,21 @@ unsafe fn queue_with(fx: &DeviceFx, flags: ur_queue_flags_t) -> Result<ur_result
     let mut queue = null_mut();
     let code = fx.api.urQueueCreate(fx.context, fx.device, &properties, &mut queue)?;
     release_stray(code, queue, fx.api.fns.urQueueRelease)
+}
+
+/// A context of the fixture's device whose user has released it, kept
+/// alive by the queue returned with it (released, it frees the context).
+unsafe fn context_held_by_queue(fx: &DeviceFx) -> Result<(ur_context_handle_t, OwnedQueue), Outcome> {
+    let mut context = null_mut();
+    success("urContextCreate", fx.api.urContextCreate(1, &fx.device, null(), &mut context))?;
+    let mut queue = null_mut();
+    if let Err(e) = success("urQueueCreate", fx.api.urQueueCreate(context, fx.device, null(), &mut queue)) {
+        fx.api.urContextRelease(context)?;
+        return Err(e.into());
+    }
+    let queue = fx.own_queue(queue);
+    success("urContextRelease", fx.api.urContextRelease(context))?;
+    Ok((context, queue))
 }
 
 /// A pool with `flags` by `urUSMPoolCreate`, released if it was made.
@@ -672,23 +671,39 @@ rows! {
         release_stray(code, context, fx.api.fns.urContextRelease)
     }
 
-    // -- a release past the user's references. A queue keeps its context
-    // alive (spec/context.md), so the second release reads a live object;
-    // the code is the invalid-object code of its type, as for a
-    // sub-device's (spec/device.md).
+    // -- a release past the user's references, and a retain after them:
+    // the handle kind's INVALID_* code, nothing freed (spec/README.md). An
+    // adapter's own holder keeps the object alive (a queue its context, an
+    // event its queue), so these calls read a live object.
     context_release_past_count: "urContextRelease", "past_user_references" => UR_RESULT_ERROR_INVALID_CONTEXT, |fx| {
-        let mut context = null_mut();
-        success("urContextCreate", fx.api.urContextCreate(1, &fx.device, null(), &mut context))?;
-        let mut queue = null_mut();
-        if let Err(e) = success("urQueueCreate", fx.api.urQueueCreate(context, fx.device, null(), &mut queue)) {
+        let (context, queue) = context_held_by_queue(fx)?;
+        let code = fx.api.urContextRelease(context)?;
+        success("urQueueRelease", queue.release())?;
+        Ok(code)
+    }
+    context_retain_after_zero: "urContextRetain", "after_user_references" => UR_RESULT_ERROR_INVALID_CONTEXT, |fx| {
+        let (context, queue) = context_held_by_queue(fx)?;
+        let code = fx.api.urContextRetain(context)?;
+        if code == UR_RESULT_SUCCESS {
             fx.api.urContextRelease(context)?;
+        }
+        success("urQueueRelease", queue.release())?;
+        Ok(code)
+    }
+    queue_release_past_count: "urQueueRelease", "past_user_references" => UR_RESULT_ERROR_INVALID_QUEUE, |fx| {
+        let mut queue = null_mut();
+        success("urQueueCreate", fx.api.urQueueCreate(fx.context, fx.device, null(), &mut queue))?;
+        let mut event = null_mut();
+        if let Err(e) = success("urEnqueueEventsWait", fx.api.urEnqueueEventsWait(queue, 0, null(), &mut event)) {
+            fx.api.urQueueRelease(queue)?;
             return Err(e.into());
         }
-        let queue = fx.own_queue(queue);
-        success("urContextRelease", fx.api.urContextRelease(context))?;
-        let code = fx.api.urContextRelease(context)?;
-        // The queue's own reference is all that holds the context now.
-        success("urQueueRelease", queue.release())?;
+        let event = fx.own_event(event);
+        success("urQueueRelease", fx.api.urQueueRelease(queue))?;
+        let code = fx.api.urQueueRelease(queue)?;
+        // The event's hold is all that keeps the queue now.
+        fx.wait(event.get())?;
+        success("urEventRelease", event.release())?;
         Ok(code)
     }
 
