@@ -5,101 +5,28 @@
 //! else through SVM. The ICD loader is opened on first use, so the adapter
 //! loads, and reports no platform, on a machine without OpenCL.
 //!
-//! `api/` is the C boundary, `core/` the objects, `conv.rs` every enum and
-//! error translation, `cl.rs` the typed reads of OpenCL's answers.
+//! The C surface is `ur_core`'s, written once for every adapter; `hal.rs`
+//! implements its backend traits over the objects of `core/`. Programs and
+//! kernels keep their own entry points in `api/` for now. `conv.rs` holds
+//! every enum and error translation, `cl.rs` the typed reads of OpenCL's
+//! answers.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 mod api;
 mod cl;
 mod conv;
 mod core;
+mod hal;
 
-use api::*;
+pub use hal::OpenCl;
+
+use api::{kernel, program};
 use ur_core::abi::ur_dditable_t;
 
-/// Every entry point this adapter serves; the rest answer
-/// `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`.
+/// The adapter's full dispatch table: the C surface of `ur_core::api` for
+/// this backend, and this adapter's program and kernel entry points.
 pub static DDI: ur_dditable_t = {
-    let mut d = ur_core::ddi::UNSUPPORTED_DDI;
-
-    d.Adapter = ur_core::adapter::adapter_table::<adapter::OpenCl>();
-
-    d.Platform.pfnGet = Some(platform::urPlatformGet);
-    d.Platform.pfnGetInfo = Some(platform::urPlatformGetInfo);
-    d.Platform.pfnGetApiVersion = Some(platform::urPlatformGetApiVersion);
-    d.Platform.pfnGetNativeHandle = Some(platform::urPlatformGetNativeHandle);
-    d.Platform.pfnCreateWithNativeHandle = Some(platform::urPlatformCreateWithNativeHandle);
-    d.Platform.pfnGetBackendOption = Some(platform::urPlatformGetBackendOption);
-
-    d.Device.pfnGet = Some(device::urDeviceGet);
-    d.Device.pfnGetInfo = Some(device::urDeviceGetInfo);
-    d.Device.pfnRetain = Some(device::urDeviceRetain);
-    d.Device.pfnRelease = Some(device::urDeviceRelease);
-    d.Device.pfnGetNativeHandle = Some(device::urDeviceGetNativeHandle);
-    d.Device.pfnCreateWithNativeHandle = Some(device::urDeviceCreateWithNativeHandle);
-    d.Device.pfnGetGlobalTimestamps = Some(device::urDeviceGetGlobalTimestamps);
-    d.Device.pfnSelectBinary = Some(device::urDeviceSelectBinary);
-    d.Device.pfnPartition = Some(device::urDevicePartition);
-
-    d.Context.pfnCreate = Some(context::urContextCreate);
-    d.Context.pfnRetain = Some(context::urContextRetain);
-    d.Context.pfnRelease = Some(context::urContextRelease);
-    d.Context.pfnGetInfo = Some(context::urContextGetInfo);
-    d.Context.pfnGetNativeHandle = Some(context::urContextGetNativeHandle);
-    d.Context.pfnCreateWithNativeHandle = Some(context::urContextCreateWithNativeHandle);
-    d.Context.pfnSetExtendedDeleter = Some(context::urContextSetExtendedDeleter);
-
-    d.Queue.pfnCreate = Some(queue::urQueueCreate);
-    d.Queue.pfnRetain = Some(queue::urQueueRetain);
-    d.Queue.pfnRelease = Some(queue::urQueueRelease);
-    d.Queue.pfnGetInfo = Some(queue::urQueueGetInfo);
-    d.Queue.pfnGetNativeHandle = Some(queue::urQueueGetNativeHandle);
-    d.Queue.pfnCreateWithNativeHandle = Some(queue::urQueueCreateWithNativeHandle);
-    d.Queue.pfnFinish = Some(queue::urQueueFinish);
-    d.Queue.pfnFlush = Some(queue::urQueueFlush);
-    d.QueueExp.pfnIsGraphCaptureEnabledExp = Some(queue::urQueueIsGraphCaptureEnabledExp);
-
-    d.Event.pfnGetInfo = Some(event::urEventGetInfo);
-    d.Event.pfnGetProfilingInfo = Some(event::urEventGetProfilingInfo);
-    d.Event.pfnWait = Some(event::urEventWait);
-    d.Event.pfnRetain = Some(event::urEventRetain);
-    d.Event.pfnRelease = Some(event::urEventRelease);
-    d.Event.pfnGetNativeHandle = Some(event::urEventGetNativeHandle);
-    d.Event.pfnCreateWithNativeHandle = Some(event::urEventCreateWithNativeHandle);
-    d.Event.pfnSetCallback = Some(event::urEventSetCallback);
-
-    d.Enqueue.pfnEventsWait = Some(enqueue::urEnqueueEventsWait);
-    d.Enqueue.pfnEventsWaitWithBarrier = Some(enqueue::urEnqueueEventsWaitWithBarrier);
-    d.Enqueue.pfnEventsWaitWithBarrierExt = Some(enqueue::urEnqueueEventsWaitWithBarrierExt);
-    d.Enqueue.pfnUSMFill = Some(enqueue::urEnqueueUSMFill);
-    d.Enqueue.pfnUSMMemcpy = Some(enqueue::urEnqueueUSMMemcpy);
-    d.Enqueue.pfnUSMPrefetch = Some(enqueue::urEnqueueUSMPrefetch);
-    d.Enqueue.pfnUSMAdvise = Some(enqueue::urEnqueueUSMAdvise);
-    d.Enqueue.pfnUSMFill2D = Some(enqueue::urEnqueueUSMFill2D);
-    d.Enqueue.pfnUSMMemcpy2D = Some(enqueue::urEnqueueUSMMemcpy2D);
-    d.EnqueueExp.pfnKernelLaunchWithArgsExp = Some(enqueue::urEnqueueKernelLaunchWithArgsExp);
-    d.EnqueueExp.pfnUSMDeviceAllocExp = Some(usm_exp::urEnqueueUSMDeviceAllocExp);
-    d.EnqueueExp.pfnUSMSharedAllocExp = Some(usm_exp::urEnqueueUSMSharedAllocExp);
-    d.EnqueueExp.pfnUSMHostAllocExp = Some(usm_exp::urEnqueueUSMHostAllocExp);
-    d.EnqueueExp.pfnUSMFreeExp = Some(usm_exp::urEnqueueUSMFreeExp);
-
-    d.USM.pfnHostAlloc = Some(usm::urUSMHostAlloc);
-    d.USM.pfnDeviceAlloc = Some(usm::urUSMDeviceAlloc);
-    d.USM.pfnSharedAlloc = Some(usm::urUSMSharedAlloc);
-    d.USM.pfnFree = Some(usm::urUSMFree);
-    d.USM.pfnGetMemAllocInfo = Some(usm::urUSMGetMemAllocInfo);
-    d.USM.pfnPoolCreate = Some(usm::urUSMPoolCreate);
-    d.USM.pfnPoolRetain = Some(usm::urUSMPoolRetain);
-    d.USM.pfnPoolRelease = Some(usm::urUSMPoolRelease);
-    d.USM.pfnPoolGetInfo = Some(usm::urUSMPoolGetInfo);
-    d.USMExp.pfnPoolCreateExp = Some(usm_exp::urUSMPoolCreateExp);
-    d.USMExp.pfnPoolDestroyExp = Some(usm_exp::urUSMPoolDestroyExp);
-    d.USMExp.pfnPoolGetDefaultDevicePoolExp = Some(usm_exp::urUSMPoolGetDefaultDevicePoolExp);
-    d.USMExp.pfnPoolSetDevicePoolExp = Some(usm_exp::urUSMPoolSetDevicePoolExp);
-    d.USMExp.pfnPoolGetDevicePoolExp = Some(usm_exp::urUSMPoolGetDevicePoolExp);
-    d.USMExp.pfnPoolTrimToExp = Some(usm_exp::urUSMPoolTrimToExp);
-    d.USMExp.pfnPoolGetInfoExp = Some(usm_exp::urUSMPoolGetInfoExp);
-    d.USMExp.pfnPoolSetInfoExp = Some(usm_exp::urUSMPoolSetInfoExp);
+    let mut d = ur_core::api::ddi_table::<OpenCl>();
 
     d.Program.pfnCreateWithIL = Some(program::urProgramCreateWithIL);
     d.Program.pfnCreateWithBinary = Some(program::urProgramCreateWithBinary);
@@ -126,6 +53,7 @@ pub static DDI: ur_dditable_t = {
     d.Kernel.pfnSetExecInfo = Some(kernel::urKernelSetExecInfo);
     d.Kernel.pfnGetNativeHandle = Some(kernel::urKernelGetNativeHandle);
     d.Kernel.pfnCreateWithNativeHandle = Some(kernel::urKernelCreateWithNativeHandle);
+    d.EnqueueExp.pfnKernelLaunchWithArgsExp = Some(kernel::urEnqueueKernelLaunchWithArgsExp);
 
     d
 };

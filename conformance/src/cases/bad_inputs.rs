@@ -45,14 +45,7 @@ pub struct Disagreement {
 
 /// Rows that some adapter answers differently from spec/ today. Each goes
 /// once the core checks that argument for every adapter.
-pub const KNOWN_DISAGREEMENTS: &[Disagreement] = &[
-    // OpenCL maps the runtime's CL_MEM_COPY_OVERLAP.
-    Disagreement {
-        case: "urEnqueueUSMMemcpy.bad_input.overlapping_ranges",
-        adapter: "opencl",
-        got: UR_RESULT_ERROR_OVERLAPPING_REGIONS,
-    },
-];
+pub const KNOWN_DISAGREEMENTS: &[Disagreement] = &[];
 
 /// Judges what a row's call returned on this device's adapter.
 unsafe fn check_row(fx: &DeviceFx, name: &str, row: &Row) -> CaseResult {

@@ -1,18 +1,10 @@
-//! The C boundary: every entry point checks its arguments, converts them to
-//! Rust values and calls `core`; errors become `ur_result_t`s and no panic
-//! crosses (`ffi_call`).
+//! The entry points of programs and kernels, which this adapter still
+//! serves itself (the rest of the C surface is `ur_core::api`'s): each
+//! checks its arguments, converts them to Rust values and calls `core`;
+//! errors become `ur_result_t`s and no panic crosses (`ffi_call`).
 
-pub mod adapter;
-pub mod context;
-pub mod device;
-pub mod enqueue;
-pub mod event;
 pub mod kernel;
-pub mod platform;
 pub mod program;
-pub mod queue;
-pub mod usm;
-pub mod usm_exp;
 
 use crate::DDI;
 use std::ffi::{c_char, CStr};

@@ -4,10 +4,10 @@ use super::{arc, c_str, obj};
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::program::Program;
-use crate::core::refcount;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 use ur_core::boundary::{ffi_call, slice_arg, write_out};
+use ur_core::handle;
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn urProgramCreateWithIL(
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         let il = std::slice::from_raw_parts(p_il as *const u8, length);
-        *ph_program = refcount::into_handle(Program::with_il(ctx, il)?);
+        *ph_program = handle::into_handle(Program::with_il(ctx, il)?);
         Ok(())
     })
 }
@@ -83,7 +83,7 @@ pub unsafe extern "C" fn urProgramCreateWithBinary(
             }
             binaries.push(std::slice::from_raw_parts(p, len));
         }
-        *ph_program = refcount::into_handle(Program::with_binaries(ctx, &devices, &binaries)?);
+        *ph_program = handle::into_handle(Program::with_binaries(ctx, &devices, &binaries)?);
         Ok(())
     })
 }
@@ -182,13 +182,13 @@ unsafe fn link(
         slice_arg(ph_programs, count)?.iter().map(|&h| arc::<Program>(h)).collect::<UrResult<Vec<_>>>()?;
     match Program::link(&ctx, devices, &programs, c_str(p_options)) {
         Ok(p) => {
-            *ph_program = refcount::into_handle(p);
+            *ph_program = handle::into_handle(p);
             Ok(())
         }
         Err((e, failed)) => {
             // A failed link may still hand back a program with the log.
             if let Some(p) = failed {
-                *ph_program = refcount::into_handle(p);
+                *ph_program = handle::into_handle(p);
             }
             Err(e)
         }
@@ -235,11 +235,11 @@ pub unsafe extern "C" fn urProgramLinkExp(
 }
 
 pub unsafe extern "C" fn urProgramRetain(h: ur_program_handle_t) -> ur_result_t {
-    ffi_call(|| refcount::retain::<Program>(h))
+    ffi_call(|| handle::retain::<Program>(h, &crate::DDI))
 }
 
 pub unsafe extern "C" fn urProgramRelease(h: ur_program_handle_t) -> ur_result_t {
-    ffi_call(|| refcount::release::<Program>(h))
+    ffi_call(|| handle::release::<Program>(h, &crate::DDI))
 }
 
 pub unsafe extern "C" fn urProgramGetInfo(
@@ -317,7 +317,7 @@ pub unsafe extern "C" fn urProgramCreateWithNativeHandle(
         let ctx = arc::<Context>(h_context)?;
         let (ownership, _) = ur_core::boundary::native_args(h_native, false, p_properties, ph_program)?;
         let program = Program::from_native(ctx, h_native as cl3::ext::cl_program, ownership)?;
-        *ph_program = refcount::into_handle(program);
+        *ph_program = handle::into_handle(program);
         Ok(())
     })
 }

@@ -6,14 +6,13 @@ use super::device::{Device, UsmPath};
 use super::engine::{RawUsm, SlabMap, Trackers};
 use super::platform::Platform;
 use super::queue::Queue;
-use super::refcount::{Counted, UserRefs};
 use super::usm::{Allocation, UsmPool};
 use crate::conv::ClResultExt;
 use crate::DDI;
 use cl3::ext as sys;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use ur_core::engine::{self, Cover, Engine, LaneId, RangeMap, Stamp};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
 /// The pools of a context, by device (keyed by the device's address).
@@ -35,7 +34,6 @@ fn device_key(device: &Device) -> usize {
 #[repr(C)]
 pub struct Context {
     header: HandleHeader,
-    pub refs: UserRefs,
     pub cl: opencl3::context::Context,
     pub platform: &'static Platform,
     pub devices: Vec<&'static Device>,
@@ -86,11 +84,8 @@ unsafe impl UrObject for Context {
     type Handle = ur_context_handle_t_;
 }
 
-impl Counted for Context {
-    fn refs(&self) -> &UserRefs {
-        &self.refs
-    }
-}
+// SAFETY: contexts are only made by `assemble`, in an `Arc`.
+unsafe impl ArcObject for Context {}
 
 impl Context {
     /// A context over `devices`, which must all belong to one platform.
@@ -150,7 +145,6 @@ impl Context {
     ) -> Arc<Context> {
         Arc::new(Context {
             header: HandleHeader::new(&DDI, ObjectKind::Context),
-            refs: UserRefs::one(),
             cl,
             platform,
             devices,

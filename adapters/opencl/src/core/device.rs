@@ -7,9 +7,8 @@ use crate::conv::{self, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
 use sys::{cl_bool, cl_device_id, cl_int, cl_uint, cl_ulong};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
+use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
 use ur_core::info::InfoOut;
 use ur_core::partition::PartitionRequest;
 use ur_core::*;
@@ -65,9 +64,6 @@ pub struct Device {
     /// made once and kept as long as the device, which is what keeps the
     /// `&'static Device` every other object holds sound.
     sub_devices: Mutex<Vec<(PartitionRequest, Vec<&'static Device>)>>,
-    /// The user's references to a sub-device (retain/release): counted,
-    /// checked, never below zero; the device itself stays with its parent.
-    user_refs: AtomicU32,
 }
 
 /// A context and profiling queue of one device, whose marker timestamps
@@ -156,7 +152,6 @@ impl Device {
             out_of_order_queues: true,
             parent,
             sub_devices: Mutex::new(Vec::new()),
-            user_refs: AtomicU32::new(0),
         };
         let device_type = device.device_type;
         device.out_of_order_queues =
@@ -189,10 +184,16 @@ impl Device {
     /// # Safety
     /// As for [`ur_core::handle::borrow`].
     pub unsafe fn from_handle(h: ur_device_handle_t) -> UrResult<&'static Device> {
-        let d = ur_core::handle::borrow::<Device>(h, &DDI)?;
-        // Root devices and sub-devices alike are never freed (sub-devices
-        // are kept by their parent, see `sub_devices`).
-        Ok(&*(d as *const Device))
+        Ok(ur_core::handle::borrow::<Device>(h, &DDI)?.kept())
+    }
+
+    /// This device for as long as the process: root devices and sub-devices
+    /// alike are never freed (sub-devices are kept by their parent, see
+    /// `sub_devices`).
+    pub fn kept(&self) -> &'static Device {
+        // SAFETY: every `Device` is leaked on creation (`discover`,
+        // `partition`) and never dropped.
+        unsafe { &*(self as *const Device) }
     }
 
     /// The partition kinds the device offers that UR names (OpenCL's and
@@ -271,26 +272,6 @@ impl Device {
             .flat_map(|(_, devices)| devices.iter().copied())
             .collect();
         made.iter().flat_map(|d| std::iter::once(*d).chain(d.sub_devices_made())).collect()
-    }
-
-    /// `urDeviceRetain`, and each handle `urDevicePartition` hands out: a
-    /// root device is never freed and counts nothing.
-    pub fn retain(&self) -> UrResult {
-        if self.parent.is_some() {
-            self.user_refs.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(())
-    }
-
-    /// `urDeviceRelease`: a release past the user's references is refused.
-    pub fn release(&self) -> UrResult {
-        if self.parent.is_none() {
-            return Ok(());
-        }
-        self.user_refs
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-            .map(drop)
-            .map_err(|_| UR_RESULT_ERROR_INVALID_DEVICE)
     }
 
     pub fn has_extension(&self, ext: &str) -> bool {
@@ -392,7 +373,7 @@ impl Device {
         sys::CL_DEVICE_ATOMIC_ORDER_RELAXED | sys::CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
     }
 
-    /// `urDeviceGetInfo`.
+    /// `urDeviceGetInfo`, for a query the core checked to be in range.
     pub fn get_info(&'static self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         use sys::*;
         let unsupported = Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
@@ -486,7 +467,7 @@ impl Device {
             UR_DEVICE_INFO_PLATFORM => out.value(self.platform.handle()),
             // Root devices are never freed; their count stays at one.
             UR_DEVICE_INFO_REFERENCE_COUNT => {
-                out.value(if self.parent.is_some() { self.user_refs.load(Ordering::Relaxed) } else { 1 })
+                out.value(if self.parent.is_some() { ur_core::handle::ref_count_of(self) } else { 1 })
             }
             UR_DEVICE_INFO_IL_VERSION => out.string(&self.il_version),
             UR_DEVICE_INFO_NAME => out.string(&self.name),
@@ -606,7 +587,6 @@ impl Device {
             UR_DEVICE_INFO_IS_INTEGRATED_GPU => out.bool(
                 self.device_type & CL_DEVICE_TYPE_GPU != 0 && self.flag(CL_DEVICE_HOST_UNIFIED_MEMORY).unwrap_or(false),
             ),
-            p if p.0 > UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0 => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
             _ => unsupported,
         }
     }

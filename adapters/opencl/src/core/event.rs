@@ -6,7 +6,6 @@
 
 use super::context::Context;
 use super::queue::Queue;
-use super::refcount::{Counted, UserRefs};
 use crate::cl;
 use crate::conv::{self, ClResultExt};
 use crate::DDI;
@@ -16,13 +15,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use sys::{cl_event, cl_int};
 use ur_core::engine::Stamp;
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
 #[repr(C)]
 pub struct Event {
     header: HandleHeader,
-    pub refs: UserRefs,
     pub cl: opencl3::event::Event,
     /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` names a live queue while the
     /// event lives, as an OpenCL event keeps its queue.
@@ -41,11 +39,8 @@ unsafe impl UrObject for Event {
     type Handle = ur_event_handle_t_;
 }
 
-impl Counted for Event {
-    fn refs(&self) -> &UserRefs {
-        &self.refs
-    }
-}
+// SAFETY: events are only made by `new`, in an `Arc`.
+unsafe impl ArcObject for Event {}
 
 /// What runs when an event reaches a status: given the OpenCL status
 /// (`CL_COMPLETE`, or a negative error).
@@ -69,7 +64,6 @@ impl Event {
     ) -> Arc<Event> {
         Arc::new(Event {
             header: HandleHeader::new(&DDI, ObjectKind::Event),
-            refs: UserRefs::one(),
             cl: opencl3::event::Event::new(cl),
             queue,
             context,
@@ -105,14 +99,6 @@ impl Event {
         Ok(Event::new(native, queue, context, command, None))
     }
 
-    /// An event handle of this adapter, as a new `Arc`.
-    ///
-    /// # Safety
-    /// As for [`ur_core::handle::borrow`].
-    pub unsafe fn from_handle(h: ur_event_handle_t) -> UrResult<Arc<Event>> {
-        ur_core::handle::clone_arc::<Event>(h, &DDI)
-    }
-
     pub fn cl_status(&self) -> UrResult<cl_int> {
         cl::value(cl3::event::get_event_data(self.cl.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)).ur()
     }
@@ -135,21 +121,9 @@ impl Event {
         }
     }
 
-    /// `urEventWait`: waits for many events, one `clWaitForEvents` per
-    /// context (OpenCL waits only for events of one context at a time);
-    /// then each context's pools collect what has become free.
-    pub fn wait_all(events: &[Arc<Event>]) -> UrResult {
-        let mut contexts: Vec<&Arc<Context>> = events.iter().map(|e| &e.context).collect();
-        contexts.sort_by_key(|c| Arc::as_ptr(c));
-        contexts.dedup_by_key(|c| Arc::as_ptr(c));
-        for c in contexts {
-            let mine = || events.iter().filter(|e| Arc::ptr_eq(&e.context, c));
-            let list: Vec<cl_event> = mine().map(|e| e.cl.get()).collect();
-            wait_result(cl3::event::wait_for_events(&list))?;
-            mine().for_each(|e| e.report_complete());
-            c.collect_pools();
-        }
-        Ok(())
+    /// Whether the command ended in error (a negative OpenCL status).
+    pub fn failed(&self) -> bool {
+        self.cl_status().is_ok_and(|s| s < 0)
     }
 
     /// Runs `f` once the command reaches `status` (`CL_COMPLETE`,

@@ -1,9 +1,9 @@
 //! Kernels, and their launch with arguments set at launch time.
 
 use super::device::{Device, UsmPath};
+use super::event::Event;
 use super::program::Program;
 use super::queue::Queue;
-use super::refcount::{self, Counted, UserRefs};
 use super::usm;
 use crate::cl::{self, call, wait_list_ptr};
 use crate::conv::{self, check, ClResultExt};
@@ -12,14 +12,13 @@ use cl3::ext as sys;
 use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex};
 use sys::{cl_int, cl_kernel};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{self, HandleHeader, ObjectKind, UrObject};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
 #[repr(C)]
 pub struct Kernel {
     header: HandleHeader,
-    pub refs: UserRefs,
     pub program: Arc<Program>,
     pub cl: opencl3::kernel::Kernel,
     pub name: String,
@@ -40,12 +39,6 @@ unsafe impl UrObject for Kernel {
 // SAFETY: OpenCL kernel objects are thread-safe except for argument
 // setting, which `launch` serializes.
 unsafe impl Sync for Kernel {}
-
-impl Counted for Kernel {
-    fn refs(&self) -> &UserRefs {
-        &self.refs
-    }
-}
 
 /// One kernel argument of a launch.
 pub enum Arg {
@@ -128,7 +121,6 @@ impl Kernel {
         }
         Ok(Arc::new(Kernel {
             header: HandleHeader::new(&DDI, ObjectKind::Kernel),
-            refs: UserRefs::one(),
             program,
             cl,
             name,
@@ -149,19 +141,19 @@ impl Kernel {
         }
     }
 
-    /// `urEnqueueKernelLaunchWithArgsExp`.
+    /// `urEnqueueKernelLaunchWithArgsExp`: the command's event when
+    /// `want_event`.
     ///
     /// # Safety
-    /// As for [`Queue::submit`]; argument values must be readable for
-    /// their sizes.
+    /// Argument values must be readable for their sizes.
     pub unsafe fn launch(
         &self,
-        queue: &Arc<Queue>,
+        queue: &Queue,
         range: &NdRange,
         args: &[Arg],
-        wait_list: &[ur_event_handle_t],
-        ph_event: *mut ur_event_handle_t,
-    ) -> UrResult {
+        wait_list: &[&Event],
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
         if !Arc::ptr_eq(&queue.context, &self.program.context) {
             return Err(UR_RESULT_ERROR_INVALID_KERNEL);
         }
@@ -176,7 +168,7 @@ impl Kernel {
         }
         let dims = range.global.len() as sys::cl_uint;
         let opt = |s: Option<&[usize]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
-        queue.submit(UR_COMMAND_KERNEL_LAUNCH, wait_list, ph_event, |waits, event| {
+        queue.submit(UR_COMMAND_KERNEL_LAUNCH, wait_list.iter().copied(), want_event, |waits, event| {
             check(call!(clEnqueueNDRangeKernel(
                 queue.cl.get(),
                 self.raw(),
@@ -188,8 +180,7 @@ impl Kernel {
                 wait_list_ptr(waits),
                 event
             )))
-        })?;
-        Ok(())
+        })
     }
 
     /// `urKernelGetInfo`.
@@ -197,9 +188,9 @@ impl Kernel {
         match prop {
             UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
             UR_KERNEL_INFO_NUM_ARGS => out.value(self.num_args),
-            UR_KERNEL_INFO_REFERENCE_COUNT => out.value(self.refs.get()),
-            UR_KERNEL_INFO_CONTEXT => out.value(refcount::handle_of(&self.program.context)),
-            UR_KERNEL_INFO_PROGRAM => out.value(refcount::handle_of(&self.program)),
+            UR_KERNEL_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(self)),
+            UR_KERNEL_INFO_CONTEXT => out.value(handle::handle_of(&*self.program.context)),
+            UR_KERNEL_INFO_PROGRAM => out.value(handle::handle_of(&*self.program)),
             UR_KERNEL_INFO_ATTRIBUTES => {
                 out.string(&cl::string(cl3::kernel::get_kernel_data(self.raw(), sys::CL_KERNEL_ATTRIBUTES)).ur()?)
             }

@@ -3,11 +3,11 @@
 pub mod context;
 pub mod device;
 pub mod engine;
+pub mod enqueue;
 pub mod event;
 pub mod kernel;
 pub mod platform;
 pub mod program;
 pub mod queue;
-pub mod refcount;
 pub mod usm;
 pub mod usm_exp;

@@ -116,13 +116,15 @@ impl Platform {
         self as *const Platform as ur_platform_handle_t
     }
 
-    /// A platform handle of this adapter.
-    ///
-    /// # Safety
-    /// As for [`ur_core::handle::borrow`].
-    pub unsafe fn from_handle(h: ur_platform_handle_t) -> UrResult<&'static Platform> {
-        let p = ur_core::handle::borrow::<Platform>(h, &DDI)?;
-        // Only discovered platforms exist, and they are never freed.
-        Ok(&*(p as *const Platform))
+    /// The OpenCL compiler option for a SYCL frontend option.
+    pub fn backend_option(frontend: &str) -> Option<&'static std::ffi::CStr> {
+        Some(match frontend {
+            "-O0" => c"-cl-opt-disable",
+            // Optimisation is OpenCL's default.
+            "-O1" | "-O2" | "-O3" => c"",
+            "-ftarget-compile-fast" => c"",
+            "-foffload-fp32-prec-div" | "-foffload-fp32-prec-sqrt" => c"-cl-fp32-correctly-rounded-divide-sqrt",
+            _ => return None,
+        })
     }
 }

@@ -3,7 +3,6 @@
 
 use super::context::Context;
 use super::device::Device;
-use super::refcount::{Counted, UserRefs};
 use crate::cl::{self, wait_list_ptr};
 use crate::conv::{self, ClResultExt};
 use crate::DDI;
@@ -35,7 +34,6 @@ impl Drop for ClProgram {
 #[repr(C)]
 pub struct Program {
     header: HandleHeader,
-    pub refs: UserRefs,
     pub context: Arc<Context>,
     pub cl: ClProgram,
     /// The module, for programs made from IL.
@@ -55,12 +53,6 @@ unsafe impl UrObject for Program {
 unsafe impl Send for Program {}
 unsafe impl Sync for Program {}
 
-impl Counted for Program {
-    fn refs(&self) -> &UserRefs {
-        &self.refs
-    }
-}
-
 /// The SPIR-V magic number, in the module's first word.
 const SPIRV_MAGIC: u32 = 0x0723_0203;
 
@@ -68,7 +60,6 @@ impl Program {
     fn wrap(context: Arc<Context>, cl: cl_program, il: Option<Vec<u8>>) -> Arc<Program> {
         Arc::new(Program {
             header: HandleHeader::new(&DDI, ObjectKind::Program),
-            refs: UserRefs::one(),
             context,
             cl: ClProgram(cl),
             il,
@@ -219,8 +210,8 @@ impl Program {
     /// `urProgramGetInfo`.
     pub fn get_info(self: &Arc<Self>, prop: ur_program_info_t, out: InfoOut) -> UrResult {
         match prop {
-            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(self.refs.get()),
-            UR_PROGRAM_INFO_CONTEXT => out.value(super::refcount::handle_of(&self.context)),
+            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(ur_core::handle::ref_count_of(&**self)),
+            UR_PROGRAM_INFO_CONTEXT => out.value(ur_core::handle::handle_of(&*self.context)),
             UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.devices()?.len() as u32),
             UR_PROGRAM_INFO_DEVICES => {
                 out.slice(&self.devices()?.into_iter().map(Device::handle).collect::<Vec<ur_device_handle_t>>())

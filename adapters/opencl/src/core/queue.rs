@@ -6,7 +6,6 @@ use super::context::Context;
 use super::device::Device;
 use super::engine::{self, Trackers};
 use super::event::Event;
-use super::refcount::{self, Counted, UserRefs};
 use crate::conv::{self, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
@@ -14,7 +13,7 @@ use opencl3::command_queue::CommandQueue;
 use std::sync::{Arc, Mutex, MutexGuard};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::*;
 
 /// How a command orders in the engine's graph.
@@ -32,14 +31,11 @@ pub struct Waits {
     pub cl: Vec<cl_event>,
     /// The engine's view of the same commands.
     pub stamps: Vec<Stamp>,
-    /// Events kept alive while their `cl_event`s are in `cl`.
-    _held: Vec<Arc<Event>>,
 }
 
 #[repr(C)]
 pub struct Queue {
     header: HandleHeader,
-    pub refs: UserRefs,
     pub cl: CommandQueue,
     pub context: Arc<Context>,
     pub device: &'static Device,
@@ -66,17 +62,12 @@ unsafe impl UrObject for Queue {
     type Handle = ur_queue_handle_t_;
 }
 
-impl Counted for Queue {
-    fn refs(&self) -> &UserRefs {
-        &self.refs
-    }
-}
+// SAFETY: queues are only made by `assemble`, in an `Arc`.
+unsafe impl ArcObject for Queue {}
 
 impl Queue {
+    /// A queue on `device`, a device of `context`.
     pub fn new(context: Arc<Context>, device: &'static Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
-        if !context.has_device(device) {
-            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-        }
         if flags & (UR_QUEUE_FLAG_ON_DEVICE.0 | UR_QUEUE_FLAG_ON_DEVICE_DEFAULT.0) != 0 {
             // Device-side queues serve device enqueue, which UR does not use.
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
@@ -89,7 +80,7 @@ impl Queue {
         if !out_of_order {
             properties &= !sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
         }
-        // SAFETY: the device belongs to the context (checked above).
+        // SAFETY: the device belongs to the context (the core checked).
         let cl = unsafe { CommandQueue::create_with_properties(&context.cl, device.id, properties, 0) }.ur()?;
         Ok(Queue::assemble(context, device, flags, out_of_order, cl))
     }
@@ -143,7 +134,6 @@ impl Queue {
         let lane = context.engine.dag().create_lane(if out_of_order { QueueOrder::OutOfOrder } else { QueueOrder::InOrder });
         let queue = Arc::new(Queue {
             header: HandleHeader::new(&DDI, ObjectKind::Queue),
-            refs: UserRefs::one(),
             cl,
             context,
             device,
@@ -166,36 +156,28 @@ impl Queue {
     /// `enqueue` receives the OpenCL wait list and the event out-pointer.
     /// Events of other contexts, which OpenCL cannot wait for on this queue,
     /// are waited for on the host first. The command is recorded in the
-    /// engine's graph and its event kept to report its completion; when the
-    /// caller asked for an event, the new UR event wraps the same
-    /// `cl_event`.
-    ///
-    /// # Safety
-    /// `wait_list` must hold live event handles (checked for kind and
-    /// adapter); `ph_event`, when not null, must be writable.
-    pub unsafe fn submit(
-        self: &Arc<Self>,
+    /// engine's graph and its event kept to report its completion; when
+    /// `want_event`, the UR event returned wraps the same `cl_event`.
+    pub fn submit<'a>(
+        &self,
         command: ur_command_t,
-        wait_list: &[ur_event_handle_t],
-        ph_event: *mut ur_event_handle_t,
+        waits: impl IntoIterator<Item = &'a Event>,
+        want_event: bool,
         enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
     ) -> UrResult<Option<Arc<Event>>> {
-        self.submit_node(command, Node::Command, wait_list, ph_event, enqueue)
+        self.submit_node(command, Node::Command, waits, want_event, enqueue)
     }
 
     /// [`submit`](Self::submit) with the command's kind of node.
-    ///
-    /// # Safety
-    /// As for [`Queue::submit`].
-    pub unsafe fn submit_node(
-        self: &Arc<Self>,
+    pub fn submit_node<'a>(
+        &self,
         command: ur_command_t,
         node: Node,
-        wait_list: &[ur_event_handle_t],
-        ph_event: *mut ur_event_handle_t,
+        waits: impl IntoIterator<Item = &'a Event>,
+        want_event: bool,
         enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
     ) -> UrResult<Option<Arc<Event>>> {
-        let waits = self.translate_wait_list(wait_list)?;
+        let waits = self.translate_wait_list(waits)?;
         let _order = self.order_lock();
         let mut event: cl_event = std::ptr::null_mut();
         enqueue(&waits.cl, &mut event).ur()?;
@@ -205,33 +187,19 @@ impl Queue {
             Node::Command => dag.record(&self.lane, &waits.stamps),
             Node::Barrier => dag.record_barrier(&self.lane, &waits.stamps),
         };
-        Ok(self.track(command, stamp, event, ph_event))
+        Ok(self.track(command, stamp, event, want_event))
     }
 
     /// Keeps the event of command `stamp` (one reference of `event`, which
-    /// this takes) to report its completion, and hands the caller a UR
-    /// event for it when asked. Call it with the order lock held.
-    ///
-    /// # Safety
-    /// `ph_event`, when not null, must be writable.
-    pub(crate) unsafe fn track(
-        self: &Arc<Self>,
-        command: ur_command_t,
-        stamp: Stamp,
-        event: cl_event,
-        ph_event: *mut ur_event_handle_t,
-    ) -> Option<Arc<Event>> {
+    /// this takes) to report its completion, and makes a UR event for it
+    /// when `want_event`. Call it with the order lock held.
+    pub(crate) fn track(&self, command: ur_command_t, stamp: Stamp, event: cl_event, want_event: bool) -> Option<Arc<Event>> {
         if event.is_null() {
             return None;
         }
-        let tracker = if ph_event.is_null() { opencl3::event::Event::new(event) } else { engine::retained(event) };
+        let tracker = if want_event { engine::retained(event) } else { opencl3::event::Event::new(event) };
         self.trackers().push(stamp.seq, tracker);
-        if ph_event.is_null() {
-            return None;
-        }
-        let event = Event::new(event, Some(self.clone()), self.context.clone(), command, Some(stamp));
-        *ph_event = refcount::into_handle(event.clone());
-        Some(event)
+        want_event.then(|| Event::new(event, Some(arc_of(self)), self.context.clone(), command, Some(stamp)))
     }
 
     /// Serialises this queue's submissions (see `order`).
@@ -275,13 +243,9 @@ impl Queue {
     }
 
     /// The `cl_event`s of a UR wait list that this queue can wait for.
-    ///
-    /// # Safety
-    /// As for [`Queue::submit`].
-    pub unsafe fn translate_wait_list(&self, wait_list: &[ur_event_handle_t]) -> UrResult<Waits> {
-        let mut waits = Waits { cl: Vec::with_capacity(wait_list.len()), stamps: Vec::new(), _held: Vec::new() };
-        for &h in wait_list {
-            let e = Event::from_handle(h).map_err(|_| UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST)?;
+    pub fn translate_wait_list<'a>(&self, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
+        let mut waits = Waits { cl: Vec::new(), stamps: Vec::new() };
+        for e in events {
             if e.context.cl.get() == self.context.cl.get() {
                 // OpenCL guarantees progress across queues only once the
                 // other queue is flushed.
@@ -290,7 +254,6 @@ impl Queue {
                 }
                 waits.cl.push(e.cl.get());
                 waits.stamps.extend(e.stamp);
-                waits._held.push(e);
             } else {
                 e.wait()?;
             }

@@ -19,7 +19,6 @@
 use super::context::Context;
 use super::device::{Device, UsmPath};
 use super::engine::{ClMemory, SlabOwner};
-use super::refcount::{Counted, UserRefs};
 use crate::cl::{call, wait_list_ptr};
 use crate::conv::{self, check, ClResultExt};
 use crate::DDI;
@@ -28,7 +27,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{self, PoolConfig, UsmKind};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
 use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
 use ur_core::*;
 
@@ -74,27 +73,14 @@ pub struct AllocRequest {
     pub pool: Option<Arc<UsmPool>>,
 }
 
-/// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`.
+/// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc` (the core
+/// checked the device, pool and alignment).
 pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
     if req.size == 0 {
         return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
     }
-    if req.align & req.align.wrapping_sub(1) != 0 {
-        return Err(UR_RESULT_ERROR_INVALID_VALUE);
-    }
-    if let Some(pool) = &req.pool {
-        let other_device = matches!((pool.device, req.device), (Some(p), Some(d)) if !std::ptr::eq(p, d));
-        if !pool.belongs_to(ctx) || other_device {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
-        }
-    }
     let limit_devices: Vec<&'static Device> = match req.device {
-        Some(d) => {
-            if !ctx.has_device(d) {
-                return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-            }
-            vec![d]
-        }
+        Some(d) => vec![d],
         None => ctx.devices.clone(),
     };
     if limit_devices.iter().any(|d| req.size as u64 > d.max_mem_alloc) {
@@ -281,22 +267,15 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
     })
 }
 
-/// Checks that `[ptr, ptr + len)` stays inside its allocation, when the
-/// pointer is one of this context's (other pointers are the runtime's to
-/// judge).
-pub fn check_bounds(ctx: &Context, ptr: *const c_void, len: usize) -> UrResult {
+/// `(base, size)` of the live allocation of this context holding `ptr`: a
+/// blocking one, or a block of an engine pool (other pointers are the
+/// runtime's to judge).
+pub fn range_of(ctx: &Context, ptr: *const c_void) -> Option<(usize, usize)> {
     let addr = ptr as usize;
-    let (base, size) = match ctx.find_allocation(addr) {
-        Some((a, _)) => (a.base, a.size),
-        None => match ctx.slabs.pool_of(addr).and_then(|p| p.live_block_containing(addr)) {
-            Some(block) => block,
-            None => return Ok(()),
-        },
-    };
-    if (addr - base).checked_add(len).is_none_or(|end| end > size) {
-        return Err(UR_RESULT_ERROR_INVALID_SIZE);
+    match ctx.find_allocation(addr) {
+        Some((a, _)) => Some((a.base, a.size)),
+        None => ctx.slabs.pool_of(addr).and_then(|p| p.live_block_containing(addr)),
     }
-    Ok(())
 }
 
 /// The largest fill pattern OpenCL takes (a `long16`/`double16`).
@@ -406,7 +385,6 @@ pub fn set_kernel_arg_pointer(
 #[repr(C)]
 pub struct UsmPool {
     header: HandleHeader,
-    pub refs: UserRefs,
     /// Weak: a context keeps its default pools, which must not keep it.
     context: Weak<Context>,
     /// A user's pool keeps its context alive, as its handle does.
@@ -440,11 +418,8 @@ unsafe impl UrObject for UsmPool {
     type Handle = ur_usm_pool_handle_t_;
 }
 
-impl Counted for UsmPool {
-    fn refs(&self) -> &UserRefs {
-        &self.refs
-    }
-}
+// SAFETY: pools are only made by `new` and `device_default`, in an `Arc`.
+unsafe impl ArcObject for UsmPool {}
 
 impl UsmPool {
     /// A user's pool: of `urUSMPoolCreate` when `device` is `None` (`api`
@@ -462,7 +437,6 @@ impl UsmPool {
         let config = desc.engine_config(UsmKind::Device, api);
         let pool = Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            refs: UserRefs::one(),
             context: Arc::downgrade(&context),
             _owner: Some(context.clone()),
             device,
@@ -484,7 +458,6 @@ impl UsmPool {
         let config = PoolConfig::new(UsmKind::Device);
         Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            refs: UserRefs::one(),
             context: Arc::downgrade(context),
             _owner: None,
             device: Some(device),

@@ -106,19 +106,17 @@ fn into_raw(event: opencl3::event::Event) -> cl_event {
 
 impl Queue {
     /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
-    /// device's current pool when `None`) for commands ordered after this
-    /// one.
-    ///
-    /// # Safety
-    /// As for [`Queue::submit`].
-    pub unsafe fn usm_alloc_async(
-        self: &Arc<Self>,
+    /// device's current pool when `None`; the core checked that a named one
+    /// serves this queue's device) for commands ordered after this one, and
+    /// its event when `want_event`.
+    pub fn usm_alloc_async<'a>(
+        &self,
         kind: UsmKind,
-        pool: Option<Arc<UsmPool>>,
+        pool: Option<&UsmPool>,
         size: usize,
-        wait_list: &[ur_event_handle_t],
-        ph_event: *mut ur_event_handle_t,
-    ) -> UrResult<*mut c_void> {
+        wait_list: impl IntoIterator<Item = &'a Event>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
         let ctx = &self.context;
         if size == 0 || size as u64 > self.device.max_mem_alloc {
             return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
@@ -131,23 +129,25 @@ impl Queue {
         if !supported {
             return Err(UR_RESULT_ERROR_INVALID_OPERATION);
         }
+        let current;
         let pool = match pool {
             Some(p) => p,
-            None => ctx.current_pool(self.device),
+            None => {
+                current = ctx.current_pool(self.device);
+                &*current
+            }
         };
-        if !pool.serves(ctx, self.device) {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
-        }
         let engine_pool = pool.engine_pool(kind, self.device)?;
         let translated = self.translate_wait_list(wait_list)?;
         let _order = self.order_lock();
-        let a = engine_pool.alloc(&self.lane, &translated.stamps, size, 0, !ph_event.is_null())?;
+        let a = engine_pool.alloc(&self.lane, &translated.stamps, size, 0, want_event)?;
         let ptr = a.ptr.as_ptr() as *mut c_void;
+        let mut event = None;
         if let Some(stamp) = a.stamp {
             if !a.zero {
                 if let Some(e) = shared_event(ctx, self, &translated, a.deps.as_slice()) {
-                    self.track(alloc_command(kind), stamp, into_raw(e), ph_event);
-                    return Ok(ptr);
+                    let event = self.track(alloc_command(kind), stamp, into_raw(e), want_event);
+                    return Ok((ptr, event));
                 }
             }
             let mut waits = translated.cl;
@@ -158,7 +158,7 @@ impl Queue {
             });
             match enqueued {
                 Ok(cl_event) => {
-                    self.track(alloc_command(kind), stamp, cl_event, ph_event);
+                    event = self.track(alloc_command(kind), stamp, cl_event, want_event);
                 }
                 Err(e) => {
                     // Nothing ran: the block goes straight back, and the node
@@ -174,22 +174,19 @@ impl Queue {
                 }
             }
         }
-        Ok(ptr)
+        Ok((ptr, event))
     }
 
     /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
     /// allocation (of `pool`, when one is named) is accepted, else
     /// `UR_RESULT_ERROR_INVALID_VALUE` and nothing changes. The block goes
     /// back to its pool once the commands before this point are done.
-    ///
-    /// # Safety
-    /// As for [`Queue::submit`].
-    pub unsafe fn usm_free_async(
-        self: &Arc<Self>,
+    pub fn usm_free_async<'a>(
+        &self,
         pool: Option<&UsmPool>,
         ptr: *mut c_void,
-        wait_list: &[ur_event_handle_t],
-        ph_event: *mut ur_event_handle_t,
+        wait_list: impl IntoIterator<Item = &'a Event>,
+        want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
         let ctx = &self.context;
         // Memory no engine pool of this context holds, or another pool's
@@ -201,14 +198,14 @@ impl Queue {
         let translated = self.translate_wait_list(wait_list)?;
         let _order = self.order_lock();
         // Only the exact base of a live block is accepted.
-        let out = engine_pool.free(&self.lane, &translated.stamps, ptr as *const u8, !ph_event.is_null())?;
+        let out = engine_pool.free(&self.lane, &translated.stamps, ptr as *const u8, want_event)?;
         let Some(stamp) = out.stamp else {
             // In order with nothing to wait for: the free sits at the queue's
             // tail and costs nothing.
             return Ok(None);
         };
         if let Some(e) = shared_event(ctx, self, &translated, out.deps.as_slice()) {
-            return Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, into_raw(e), ph_event));
+            return Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, into_raw(e), want_event));
         }
         let mut waits = translated.cl;
         let enqueued = add_dependencies(ctx, self, out.deps.as_slice(), &mut waits).and_then(|_held| {
@@ -217,7 +214,7 @@ impl Queue {
             Ok(cl_event)
         });
         match enqueued {
-            Ok(cl_event) => Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cl_event, ph_event)),
+            Ok(cl_event) => Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cl_event, want_event)),
             Err(e) => {
                 // The engine has taken the block back: make sure that what
                 // the free was to wait for is done before it is reused.

@@ -1,0 +1,124 @@
+//! USM commands, markers and barriers as OpenCL commands, each through
+//! `Queue::submit`.
+
+use super::event::Event;
+use super::queue::{Node, Queue};
+use super::usm;
+use crate::cl::{call, wait_list_ptr};
+use crate::conv::check;
+use cl3::ext as sys;
+use std::ffi::c_void;
+use std::sync::Arc;
+use sys::{cl_event, cl_int};
+use ur_core::hal::UsmCommand;
+use ur_core::*;
+
+/// A marker (or barrier) behind `waits` on `queue`.
+fn marker(queue: sys::cl_command_queue, barrier: bool, waits: &[cl_event], event: *mut cl_event) -> Result<(), cl_int> {
+    let n = waits.len() as sys::cl_uint;
+    if barrier {
+        check(call!(clEnqueueBarrierWithWaitList(queue, n, wait_list_ptr(waits), event)))
+    } else {
+        check(call!(clEnqueueMarkerWithWaitList(queue, n, wait_list_ptr(waits), event)))
+    }
+}
+
+/// Runs `row` for every row, each behind `waits`, then joins the rows in
+/// one marker whose event stands for the whole command. When `blocking`,
+/// waits for that marker.
+fn rows(
+    queue: sys::cl_command_queue,
+    height: usize,
+    blocking: bool,
+    waits: &[cl_event],
+    event: *mut cl_event,
+    mut row: impl FnMut(usize, &[cl_event], *mut cl_event) -> Result<(), cl_int>,
+) -> Result<(), cl_int> {
+    let mut row_events: Vec<opencl3::event::Event> = Vec::with_capacity(height);
+    for r in 0..height {
+        let mut e: cl_event = std::ptr::null_mut();
+        let status = row(r, waits, &mut e);
+        if !e.is_null() {
+            row_events.push(opencl3::event::Event::new(e));
+        }
+        status?;
+    }
+    let joined: Vec<cl_event> = row_events.iter().map(|e| e.get()).collect();
+    let mut own: cl_event = std::ptr::null_mut();
+    let out = if event.is_null() && blocking { &mut own as *mut cl_event } else { event };
+    marker(queue, false, &joined, out)?;
+    let own = (!own.is_null()).then(|| opencl3::event::Event::new(own));
+    if blocking {
+        // SAFETY: `out` was just written by a successful enqueue.
+        cl3::event::wait_for_events(&[unsafe { *out }])?;
+    }
+    drop(own);
+    Ok(())
+}
+
+/// The address `offset` bytes past `ptr` (a row of a pitched region the
+/// core checked to lie inside its allocation).
+fn at(ptr: *const c_void, offset: usize) -> *mut c_void {
+    (ptr as *const u8).wrapping_add(offset) as *mut c_void
+}
+
+impl Queue {
+    /// A checked USM command, a wait or a barrier; a blocking copy returns
+    /// once done. Returns the command's event when `want_event`.
+    pub fn enqueue_usm<'a>(
+        &self,
+        command: UsmCommand<'_>,
+        waits: impl IntoIterator<Item = &'a Event>,
+        want_event: bool,
+        blocking: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let ctx = &*self.context;
+        let queue = self.cl.get();
+        let command_type = command.command_type();
+        match command {
+            UsmCommand::Wait { barrier } => {
+                // With an empty list both wait for everything enqueued before
+                // (which the engine's graph records only for a barrier:
+                // knowing less is safe). On an in-order queue every command
+                // already waits for the one before it, so a barrier is a
+                // marker there.
+                let node = if barrier { Node::Barrier } else { Node::Command };
+                let cl_barrier = barrier && self.out_of_order;
+                self.submit_node(command_type, node, waits, want_event, |w, ev| marker(queue, cl_barrier, w, ev))
+            }
+            UsmCommand::Fill { dst, pattern, size } => self.submit(command_type, waits, want_event, |w, ev| {
+                usm::enqueue_fill(ctx, queue, dst, pattern, size, w, ev)
+            }),
+            UsmCommand::Copy { dst, src, size } => self.submit(command_type, waits, want_event, |w, ev| {
+                usm::enqueue_copy(ctx, queue, blocking, dst, src, size, w, ev)
+            }),
+            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
+                self.submit(command_type, waits, want_event, |w, ev| {
+                    if pitch == width {
+                        return usm::enqueue_fill(ctx, queue, dst, pattern, width * height, w, ev);
+                    }
+                    rows(queue, height, false, w, ev, |r, w, e| {
+                        usm::enqueue_fill(ctx, queue, at(dst, r * pitch), pattern, width, w, e)
+                    })
+                })
+            }
+            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
+                self.submit(command_type, waits, want_event, |w, ev| {
+                    if src_pitch == width && dst_pitch == width {
+                        return usm::enqueue_copy(ctx, queue, blocking, dst, src, width * height, w, ev);
+                    }
+                    rows(queue, height, blocking, w, ev, |r, w, e| {
+                        usm::enqueue_copy(ctx, queue, false, at(dst, r * dst_pitch), at(src, r * src_pitch), width, w, e)
+                    })
+                })
+            }
+            // Migration and advice are hints: a marker keeps the command's
+            // place in the queue's order, and the memory is where both host
+            // and device reach it anyway (CPU devices, fine-grained SVM, the
+            // runtime's own USM placement).
+            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
+                self.submit(command_type, waits, want_event, |w, ev| marker(queue, false, w, ev))
+            }
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! The OpenCL backend behind the C surface of `ur_core::api`: each UR
+//! object's trait of `ur_core::hal`, translated to the objects of `core/`.
+//! Arguments arrive checked; nothing here reads C memory.
+
+use crate::conv::{self, ClResultExt};
+use crate::core::context::Context;
+use crate::core::device::{Device, UsmPath};
+use crate::core::event::Event;
+use crate::core::platform::{self, Platform};
+use crate::core::queue::Queue;
+use crate::core::usm::{self, AllocRequest as ClRequest, UsmPool};
+use crate::DDI;
+use cl3::ext as sys;
+use std::ffi::{c_void, CStr};
+use std::sync::Arc;
+use ur_core::adapter::{Adapter, AdapterSlot};
+use ur_core::boundary::NativeOwnership;
+use ur_core::engine::UsmKind;
+use ur_core::hal::{self, AllocInfo, AllocRequest, Completion, Events, NoKernel, NoProgram, UsmCommand};
+use ur_core::handle::{arc_of, handle_of};
+use ur_core::info::InfoOut;
+use ur_core::partition::PartitionRequest;
+use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::*;
+
+pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_OPENCL, "OPENCL");
+
+/// This backend's marker type.
+pub struct OpenCl;
+
+impl ur_core::adapter::Backend for OpenCl {
+    fn slot() -> &'static AdapterSlot {
+        &ADAPTER
+    }
+}
+
+/// Programs and kernels keep their own entry points for now (`api/`).
+impl hal::Backend for OpenCl {
+    type Platform = Platform;
+    type Device = Device;
+    type Context = Context;
+    type Queue = Queue;
+    type Event = Event;
+    type Pool = UsmPool;
+    type Program = NoProgram;
+    type Kernel = NoKernel;
+}
+
+impl hal::Platform<OpenCl> for Platform {
+    fn all(_adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+        Ok(platform::platforms().iter().map(|p| p.handle()).collect())
+    }
+
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            UR_PLATFORM_INFO_NAME => out.string(&self.name),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string(&self.vendor),
+            UR_PLATFORM_INFO_VERSION => out.string(&self.version),
+            UR_PLATFORM_INFO_EXTENSIONS => out.string(&self.extensions),
+            UR_PLATFORM_INFO_PROFILE => out.string(&self.profile),
+            UR_PLATFORM_INFO_ADAPTER => out.value(Arc::as_ptr(&ADAPTER.get_or_create()) as ur_adapter_handle_t),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+        Platform::backend_option(frontend)
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.id as ur_native_handle_t)
+    }
+
+    /// Platform ids are not reference counted: ownership changes nothing.
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
+        let platform = platform::platform_by_id(native as sys::cl_platform_id).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        Ok(platform.handle())
+    }
+}
+
+impl hal::Device<OpenCl> for Device {
+    fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
+        // A UR type OpenCL cannot name matches no device.
+        let Some(filter) = conv::device_type_filter(device_type)? else { return Ok(Vec::new()) };
+        Ok(platform.devices().iter().filter(|d| d.matches(filter)).map(|d| d.handle()).collect())
+    }
+
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        self.kept().get_info(prop, out)
+    }
+
+    fn is_root(&self) -> bool {
+        self.parent.is_none()
+    }
+
+    fn max_alloc_size(&self) -> u64 {
+        self.max_mem_alloc
+    }
+
+    /// An image compiled ahead of time for the device's kind beats generic
+    /// SPIR-V.
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        match conv::device_type(self.device_type) {
+            UR_DEVICE_TYPE_CPU => &[b"spir64_x86_64", b"spir64"],
+            UR_DEVICE_TYPE_GPU => &[b"spir64_gen", b"spir64"],
+            UR_DEVICE_TYPE_FPGA => &[b"spir64_fpga", b"spir64"],
+            _ => &[b"spir64"],
+        }
+    }
+
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+        Device::global_timestamps(self)
+    }
+
+    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
+        Ok(self.kept().partition(request)?.into_iter().map(|d| d as &Self).collect())
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.id as ur_native_handle_t)
+    }
+
+    /// The handle `urDeviceGet` hands out, or a sub-device `urDevicePartition`
+    /// made: the adapter's devices hold their OpenCL ids as long as they
+    /// live, so ownership changes nothing.
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        let device = platform::device_by_id(native as sys::cl_device_id).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        Ok(device.handle())
+    }
+}
+
+fn kept_all(devices: &[&Device]) -> Vec<&'static Device> {
+    devices.iter().map(|d| d.kept()).collect()
+}
+
+impl hal::Context<OpenCl> for Context {
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        Context::new(kept_all(devices))
+    }
+
+    fn devices(&self) -> Vec<ur_device_handle_t> {
+        self.devices.iter().map(|d| d.handle()).collect()
+    }
+
+    fn has_device(&self, device: &Device) -> bool {
+        Context::has_device(self, device)
+    }
+
+    fn info(&self, prop: ur_context_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            // Rows of 2D fills and copies are enqueued one by one.
+            UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT | UR_CONTEXT_INFO_USM_FILL2D_SUPPORT => out.bool(true),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    fn set_extended_deleter(&self, deleter: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void) {
+        Context::set_extended_deleter(self, Some(deleter), user_data)
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cl.get() as ur_native_handle_t)
+    }
+
+    fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        Context::from_native(native as sys::cl_context, kept_all(devices), ownership)
+    }
+
+    fn usm_alloc(&self, r: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_void> {
+        let request = ClRequest {
+            kind: r.kind.to_ur(),
+            device: r.device.map(Device::kept),
+            size: r.size,
+            align: u32::try_from(r.align).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?,
+            host_flags: r.host_flags,
+            device_flags: r.device_flags,
+            pool: r.pool.map(arc_of),
+        };
+        usm::alloc(self, request)
+    }
+
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        usm::free(self, ptr)
+    }
+
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        usm::range_of(self, ptr)
+    }
+
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<OpenCl>> {
+        let info = usm::pointer_info(self, ptr)?;
+        let device = info.device.map_or(std::ptr::null_mut(), |d| d.handle());
+        Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
+    }
+
+    fn max_alloc_size(&self) -> u64 {
+        self.devices.iter().map(|d| d.max_mem_alloc).min().unwrap_or(0)
+    }
+
+    /// Pools are offered wherever USM is.
+    fn pools_supported(&self) -> bool {
+        self.usm_path() != UsmPath::None
+    }
+
+    fn pool_create(&self, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
+        UsmPool::new(arc_of(self), device.map(Device::kept), desc, api)
+    }
+
+    fn default_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
+        Ok(arc_of(self).default_pool(device.kept()).handle())
+    }
+
+    fn current_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
+        Ok(arc_of(self).current_pool(device.kept()).handle())
+    }
+
+    fn set_current_pool(&self, device: &Device, pool: &UsmPool) -> UrResult {
+        Context::set_current_pool(self, device, &arc_of(pool));
+        Ok(())
+    }
+
+    fn forget_pool(&self, pool: &UsmPool) {
+        Context::forget_pool(self, pool)
+    }
+}
+
+impl hal::Queue<OpenCl> for Queue {
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+        Queue::new(arc_of(context), device.kept(), flags)
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn device(&self) -> &Device {
+        self.device
+    }
+
+    fn flags(&self) -> ur_queue_flags_t {
+        self.flags
+    }
+
+    fn is_empty(&self) -> UrResult<bool> {
+        Ok(Queue::is_empty(self))
+    }
+
+    fn finish(&self) -> UrResult {
+        Queue::finish(self)
+    }
+
+    fn flush(&self) -> UrResult {
+        self.cl.flush().ur()
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cl.get() as ur_native_handle_t)
+    }
+
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &Context,
+        device: Option<&Device>,
+        flags: ur_queue_flags_t,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let native = native as sys::cl_command_queue;
+        Queue::from_native(arc_of(context), device.map(Device::kept), native, flags, ownership)
+    }
+
+    fn enqueue_usm(
+        &self,
+        command: UsmCommand<'_>,
+        waits: Events<'_, OpenCl>,
+        completion: Completion,
+    ) -> UrResult<Option<Arc<Event>>> {
+        Queue::enqueue_usm(self, command, waits.iter(), completion.want_event, completion.blocking)
+    }
+
+    fn async_alloc_supported(&self) -> bool {
+        self.device.usm_path != UsmPath::None
+    }
+
+    fn alloc_async(
+        &self,
+        kind: UsmKind,
+        pool: Option<&UsmPool>,
+        size: usize,
+        waits: Events<'_, OpenCl>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        self.usm_alloc_async(kind, pool, size, waits.iter(), want_event)
+    }
+
+    fn free_async(
+        &self,
+        pool: Option<&UsmPool>,
+        ptr: *mut c_void,
+        waits: Events<'_, OpenCl>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        self.usm_free_async(pool, ptr, waits.iter(), want_event)
+    }
+}
+
+/// The user's callback and data, moved to the runtime's thread.
+struct UserCallback {
+    f: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+    user_data: usize,
+}
+
+impl hal::Event<OpenCl> for Event {
+    fn queue(&self) -> Option<&Queue> {
+        self.queue.as_deref()
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+
+    fn status(&self) -> UrResult<ur_event_status_t> {
+        Event::status(self)
+    }
+
+    fn failed(&self) -> bool {
+        Event::failed(self)
+    }
+
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+        Event::profiling(self, prop)
+    }
+
+    fn wait(&self) -> UrResult {
+        Event::wait(self)
+    }
+
+    fn host_sync(context: &Context) {
+        context.collect_pools();
+    }
+
+    fn set_callback(
+        &self,
+        on: ur_execution_info_t,
+        f: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult {
+        let status = conv::execution_info(on)?;
+        let callback = UserCallback { f, user_data: user_data as usize };
+        // The closure holds the event, so its handle stays valid for the call.
+        let held = arc_of(self);
+        self.on_status(
+            status,
+            Box::new(move |_| {
+                // SAFETY: the user registered this callback for this event.
+                unsafe { (callback.f)(handle_of(&*held), on, callback.user_data as *mut c_void) };
+            }),
+        )
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cl.get() as ur_native_handle_t)
+    }
+
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        Event::from_native(arc_of(context), native as sys::cl_event, ownership)
+    }
+}
+
+impl hal::Pool<OpenCl> for UsmPool {
+    fn context_handle(&self) -> ur_context_handle_t {
+        UsmPool::context_handle(self)
+    }
+
+    fn belongs_to(&self, context: &Context) -> bool {
+        UsmPool::belongs_to(self, context)
+    }
+
+    fn serves(&self, context: &Context, device: &Device) -> bool {
+        UsmPool::serves(self, context, device)
+    }
+
+    fn is_default(&self) -> bool {
+        self.is_default
+    }
+
+    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+        self.size_info(prop)
+    }
+
+    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+        UsmPool::set_info(self, prop, value)
+    }
+
+    fn trim_to(&self, keep: usize) {
+        self.engine.trim_to(keep)
+    }
+}
