@@ -6,6 +6,8 @@ use crate::conv::{self, ClResultExt};
 use crate::core::context::Context;
 use crate::core::device::{Device, UsmPath};
 use crate::core::event::Event;
+use crate::core::kernel::{self, Arg, Kernel};
+use crate::core::program::Program;
 use crate::core::platform::{self, Platform};
 use crate::core::queue::Queue;
 use crate::core::usm::{self, AllocRequest as ClRequest, UsmPool};
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use ur_core::adapter::{Adapter, AdapterSlot};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine::UsmKind;
-use ur_core::hal::{self, AllocInfo, AllocRequest, Completion, Events, NoKernel, NoProgram, UsmCommand};
+use ur_core::hal::{self, AllocInfo, AllocRequest, Completion, Events, KernelArg, NdRange, UsmCommand};
 use ur_core::handle::{arc_of, handle_of};
 use ur_core::info::InfoOut;
 use ur_core::partition::PartitionRequest;
@@ -42,8 +44,8 @@ impl hal::Backend for OpenCl {
     type Queue = Queue;
     type Event = Event;
     type Pool = UsmPool;
-    type Program = NoProgram;
-    type Kernel = NoKernel;
+    type Program = Program;
+    type Kernel = Kernel;
 }
 
 impl hal::Platform<OpenCl> for Platform {
@@ -397,5 +399,148 @@ impl hal::Pool<OpenCl> for UsmPool {
 
     fn trim_to(&self, keep: usize) {
         self.engine.trim_to(keep)
+    }
+}
+
+// SAFETY: programs and kernels are made only by `Arc::new` in `core/`.
+unsafe impl ur_core::handle::ArcObject for Program {}
+unsafe impl ur_core::handle::ArcObject for Kernel {}
+
+fn kept<'a>(devices: &[&'a Device]) -> Vec<&'static Device> {
+    devices.iter().map(|d| d.kept()).collect()
+}
+
+impl hal::Program<OpenCl> for Program {
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn has_device(&self, device: &Device) -> bool {
+        self.devices().is_ok_and(|ds| ds.iter().any(|d| std::ptr::eq(*d, device)))
+    }
+
+    fn create_with_il(context: &Context, il: &[u8]) -> UrResult<Arc<Self>> {
+        Program::with_il(arc_of(context), il)
+    }
+
+    fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Self>> {
+        let devices: Vec<&'static Device> = images.iter().map(|(d, _)| d.kept()).collect();
+        let binaries: Vec<&[u8]> = images.iter().map(|(_, b)| *b).collect();
+        Program::with_binaries(arc_of(context), &devices, &binaries)
+    }
+
+    fn build(&self, devices: &[&Device], options: &CStr) -> UrResult {
+        Program::build(self, &kept(devices), options)
+    }
+
+    fn compile(&self, devices: &[&Device], options: &CStr) -> UrResult {
+        Program::compile(self, &kept(devices), options)
+    }
+
+    fn link(
+        context: &Context,
+        devices: &[&Device],
+        programs: &[&Self],
+        options: &CStr,
+    ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
+        let programs: Vec<Arc<Program>> = programs.iter().map(|p| arc_of(*p)).collect();
+        Program::link(&arc_of(context), &kept(devices), &programs, options)
+    }
+
+    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+        self.get_info(prop, out)
+    }
+
+    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+        Program::binaries(self)
+    }
+
+    fn build_info(&self, device: &Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+        self.get_build_info(device, prop, out)
+    }
+
+    fn set_specialization_constants(&self, constants: &[ur_specialization_constant_info_t]) -> UrResult {
+        constants.iter().try_for_each(|c| self.set_specialization_constant(c.id, c.size, c.pValue))
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cl.get() as ur_native_handle_t)
+    }
+
+    /// A program over the user's `cl_program`, in whatever state the user
+    /// left it (built: kernels at once; only created: `urProgramBuild` next).
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        Program::from_native(arc_of(context), native as sys::cl_program, ownership)
+    }
+}
+
+impl hal::Kernel<OpenCl> for Kernel {
+    fn create(program: &Program, name: &CStr) -> UrResult<Arc<Self>> {
+        Kernel::new(arc_of(program), name)
+    }
+
+    fn program(&self) -> &Program {
+        &self.program
+    }
+
+    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+        self.get_info(prop, out)
+    }
+
+    fn group_info(&self, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+        self.get_group_info(device, prop, out)
+    }
+
+    fn sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+        self.get_sub_group_info(device, prop, out)
+    }
+
+    fn set_exec_info(&self, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
+        Kernel::set_exec_info(self, prop, value, size)
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cl.get() as ur_native_handle_t)
+    }
+
+    /// Without a program handle, the kernel's own `cl_program` is wrapped
+    /// (borrowed) as its program.
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &Context,
+        program: Option<&Program>,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        Kernel::from_native(&arc_of(context), program.map(arc_of), native as sys::cl_kernel, ownership)
+    }
+
+    /// OpenCL has no cooperative launch.
+    fn launch(
+        &self,
+        queue: &Queue,
+        range: &NdRange<'_>,
+        args: &[KernelArg<'_>],
+        cooperative: bool,
+        waits: Events<'_, OpenCl>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        if cooperative {
+            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+        }
+        let args: Vec<Arg> = args
+            .iter()
+            .map(|a| match *a {
+                KernelArg::Value { index, bytes } => {
+                    Arg::Value { index, size: bytes.len(), value: bytes.as_ptr() as *const c_void }
+                }
+                KernelArg::Pointer { index, ptr } => Arg::Pointer { index, ptr },
+                KernelArg::Local { index, size } => Arg::Local { index, size },
+            })
+            .collect();
+        let range = kernel::NdRange { offset: range.offset, global: range.global, local: range.local };
+        let waits: Vec<&Event> = waits.iter().collect();
+        // SAFETY: each value argument's bytes were read from the caller's
+        // arguments and live for this call.
+        unsafe { Kernel::launch(self, queue, &range, &args, &waits, want_event) }
     }
 }

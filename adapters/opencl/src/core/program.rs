@@ -208,9 +208,9 @@ impl Program {
     }
 
     /// `urProgramGetInfo`.
-    pub fn get_info(self: &Arc<Self>, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+    pub fn get_info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
         match prop {
-            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(ur_core::handle::ref_count_of(&**self)),
+            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(ur_core::handle::ref_count_of(self)),
             UR_PROGRAM_INFO_CONTEXT => out.value(ur_core::handle::handle_of(&*self.context)),
             UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.devices()?.len() as u32),
             UR_PROGRAM_INFO_DEVICES => {
@@ -218,8 +218,6 @@ impl Program {
             }
             UR_PROGRAM_INFO_IL => out.bytes(self.il.as_deref().unwrap_or(&[])),
             UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&cl::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?),
-            // Answered by `binaries`, which needs the raw arguments.
-            UR_PROGRAM_INFO_BINARIES => Err(UR_RESULT_ERROR_INVALID_VALUE),
             UR_PROGRAM_INFO_NUM_KERNELS => out.value(cl::value::<usize>(self.data(sys::CL_PROGRAM_NUM_KERNELS)).ur()?),
             UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&cl::string(self.data(sys::CL_PROGRAM_KERNEL_NAMES)).ur()?),
             p if p.0 > UR_PROGRAM_INFO_KERNEL_NAMES.0 => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
@@ -227,34 +225,21 @@ impl Program {
         }
     }
 
-    /// `UR_PROGRAM_INFO_BINARIES`: the value is an array of caller buffers,
-    /// one per device, each as large as its `BINARY_SIZES` entry; OpenCL
-    /// takes the same array. (The API layer has checked the arguments as
-    /// for any info query.)
-    ///
-    /// # Safety
-    /// `value`, when not null, holds `size` bytes of pointers to buffers the
-    /// caller sized from `BINARY_SIZES`; `size_ret`, when not null, is
-    /// writable.
-    pub unsafe fn binaries(&self, size: usize, value: *mut c_void, size_ret: *mut usize) -> UrResult {
-        let array_size = self.devices()?.len() * std::mem::size_of::<*mut u8>();
-        if !size_ret.is_null() {
-            *size_ret = array_size;
-        }
-        if value.is_null() {
-            return Ok(());
-        }
-        if size < array_size {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
-        }
+    /// The program's binaries, one per device in `CL_PROGRAM_DEVICES`
+    /// order (`UR_PROGRAM_INFO_BINARIES`).
+    pub fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+        let sizes = cl::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?;
+        let mut binaries: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
+        let mut buffers: Vec<*mut u8> = binaries.iter_mut().map(|b| b.as_mut_ptr()).collect();
         conv::check(cl::call!(clGetProgramInfo(
             self.cl.get(),
             sys::CL_PROGRAM_BINARIES,
-            array_size,
-            value,
+            buffers.len() * std::mem::size_of::<*mut u8>(),
+            buffers.as_mut_ptr() as *mut c_void,
             std::ptr::null_mut()
         )))
-        .ur()
+        .ur()?;
+        Ok(binaries)
     }
 
     /// `urProgramGetBuildInfo`.
