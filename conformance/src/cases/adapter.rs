@@ -1,9 +1,10 @@
 //! urAdapterGet, urAdapterRetain/Release, urAdapterGetInfo,
 //! urAdapterGetLastError and the logger callback.
 
+use crate::cases::common::Which;
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting};
 use core::ffi::{c_char, c_void};
 use std::ffi::CStr;
 use std::ptr::null_mut;
@@ -127,8 +128,7 @@ unsafe fn retain(fx: &AdapterFx) -> CaseResult {
 }
 
 unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urAdapterRetain(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urAdapterRetain, urAdapterRelease).null_handle(Which::Retain)
 }
 
 unsafe fn release(fx: &AdapterFx) -> CaseResult {
@@ -140,8 +140,7 @@ unsafe fn release(fx: &AdapterFx) -> CaseResult {
 }
 
 unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urAdapterRelease(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urAdapterRetain, urAdapterRelease).null_handle(Which::Release)
 }
 
 unsafe fn info_backend(fx: &AdapterFx) -> CaseResult {
@@ -170,28 +169,15 @@ unsafe fn info_version(fx: &AdapterFx) -> CaseResult {
 }
 
 unsafe fn info_protocol(fx: &AdapterFx) -> CaseResult {
-    info_size_protocol("urAdapterGetInfo(BACKEND)", |size, value, size_ret| {
-        fx.api.urAdapterGetInfo(fx.adapter, UR_ADAPTER_INFO_BACKEND, size, value, size_ret)
-    })
+    info!(fx.api, urAdapterGetInfo).size_protocol(fx.adapter, &[("BACKEND", UR_ADAPTER_INFO_BACKEND)])
 }
 
 unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urAdapterGetInfo(null_mut(), UR_ADAPTER_INFO_BACKEND, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urAdapterGetInfo).null_handle(UR_ADAPTER_INFO_BACKEND)
 }
 
 unsafe fn info_bad_enum(fx: &AdapterFx) -> CaseResult {
-    let mut size = 0usize;
-    let past_last = ur_adapter_info_t(UR_ADAPTER_INFO_VERSION.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urAdapterGetInfo(fx.adapter, past_last, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urAdapterGetInfo).past_last(fx.adapter, ur_adapter_info_t(UR_ADAPTER_INFO_VERSION.0 + 1))
 }
 
 unsafe fn last_error(fx: &AdapterFx) -> CaseResult {

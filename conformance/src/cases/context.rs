@@ -1,8 +1,9 @@
 //! urContextCreate, urContextRetain/Release, urContextGetInfo,
 //! urContextGetNativeHandle and urContextSetExtendedDeleter.
 
+use crate::cases::common::Which;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -109,31 +110,22 @@ unsafe fn create_null_device(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn retain(fx: &DeviceFx) -> CaseResult {
     let context = new_context(fx)?;
-    expect_success!(fx.api.urContextRetain(context.get()));
-    check_eq!(refs(fx, context.get())?, 2);
-    expect_success!(fx.api.urContextRelease(context.get()));
-    check_eq!(refs(fx, context.get())?, 1);
-    Ok(())
+    ref_counting!(fx.api, urContextRetain, urContextRelease).retain_then_release(context.get(), |c| refs(fx, c))
 }
 
 unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextRetain(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urContextRetain, urContextRelease).null_handle(Which::Retain)
 }
 
 unsafe fn release(fx: &DeviceFx) -> CaseResult {
     let context = new_context(fx)?;
-    expect_success!(fx.api.urContextRetain(context.get()));
-    let before = refs(fx, context.get())?;
-    expect_success!(fx.api.urContextRelease(context.get()));
-    check_eq!(refs(fx, context.get())?, before - 1);
+    ref_counting!(fx.api, urContextRetain, urContextRelease).release_drops_one(context.get(), |c| refs(fx, c))?;
     expect_success!(context.release());
     Ok(())
 }
 
 unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextRelease(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urContextRetain, urContextRelease).null_handle(Which::Release)
 }
 
 unsafe fn info_devices(fx: &DeviceFx) -> CaseResult {
@@ -152,31 +144,16 @@ unsafe fn info_2d(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
-    info_size_protocol("urContextGetInfo(NUM_DEVICES)", |size, value, size_ret| {
-        fx.api.urContextGetInfo(fx.context, UR_CONTEXT_INFO_NUM_DEVICES, size, value, size_ret)
-    })?;
-    info_size_protocol("urContextGetInfo(DEVICES)", |size, value, size_ret| {
-        fx.api.urContextGetInfo(fx.context, UR_CONTEXT_INFO_DEVICES, size, value, size_ret)
-    })
+    let props = [("NUM_DEVICES", UR_CONTEXT_INFO_NUM_DEVICES), ("DEVICES", UR_CONTEXT_INFO_DEVICES)];
+    info!(fx.api, urContextGetInfo).size_protocol(fx.context, &props)
 }
 
 unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urContextGetInfo(null_mut(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urContextGetInfo).null_handle(UR_CONTEXT_INFO_NUM_DEVICES)
 }
 
 unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let mut size = 0usize;
-    let past_last = ur_context_info_t(UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urContextGetInfo(fx.context, past_last, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urContextGetInfo).past_last(fx.context, ur_context_info_t(UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0 + 1))
 }
 
 unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {

@@ -1,10 +1,11 @@
 //! urDeviceGet, urDeviceGetSelected, urDeviceGetInfo, urDeviceRetain/Release,
 //! urDeviceGetNativeHandle and urDeviceGetGlobalTimestamps.
 
+use crate::cases::common::Which;
 use crate::harness::*;
 use crate::names::device_type_name;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use std::ptr::null_mut;
 use ur_core::abi::*;
 
@@ -384,31 +385,17 @@ unsafe fn info_pools(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
-    info_size_protocol("urDeviceGetInfo(NAME)", |size, value, size_ret| {
-        fx.api.urDeviceGetInfo(fx.device, UR_DEVICE_INFO_NAME, size, value, size_ret)
-    })?;
-    info_size_protocol("urDeviceGetInfo(MAX_COMPUTE_UNITS)", |size, value, size_ret| {
-        fx.api.urDeviceGetInfo(fx.device, UR_DEVICE_INFO_MAX_COMPUTE_UNITS, size, value, size_ret)
-    })
+    let props = [("NAME", UR_DEVICE_INFO_NAME), ("MAX_COMPUTE_UNITS", UR_DEVICE_INFO_MAX_COMPUTE_UNITS)];
+    info!(fx.api, urDeviceGetInfo).size_protocol(fx.device, &props)
 }
 
 unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urDeviceGetInfo(null_mut(), UR_DEVICE_INFO_TYPE, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urDeviceGetInfo).null_handle(UR_DEVICE_INFO_TYPE)
 }
 
 unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let mut size = 0usize;
     let past_last = ur_device_info_t(UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urDeviceGetInfo(fx.device, past_last, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urDeviceGetInfo).past_last(fx.device, past_last)
 }
 
 unsafe fn device_refs(fx: &DeviceFx) -> Result<u32, Outcome> {
@@ -426,8 +413,7 @@ unsafe fn retain_root(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urDeviceRetain(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urDeviceRetain, urDeviceRelease).null_handle(Which::Retain)
 }
 
 unsafe fn release_root(fx: &DeviceFx) -> CaseResult {
@@ -441,8 +427,7 @@ unsafe fn release_root(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urDeviceRelease(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urDeviceRetain, urDeviceRelease).null_handle(Which::Release)
 }
 
 unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {

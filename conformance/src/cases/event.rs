@@ -2,9 +2,10 @@
 //! urEventGetProfilingInfo, urEventSetCallback, and the commands that only
 //! order others: urEnqueueEventsWait, urEnqueueEventsWaitWithBarrier(Ext).
 
+use crate::cases::common::Which;
 use crate::harness::*;
 use crate::names::event_status_name;
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -322,25 +323,17 @@ unsafe fn retain(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let event = done_event(fx, &memory)?;
     check_eq!(refs(fx, event.get())?, 1);
-    expect_success!(fx.api.urEventRetain(event.get()));
-    check_eq!(refs(fx, event.get())?, 2);
-    expect_success!(fx.api.urEventRelease(event.get()));
-    check_eq!(refs(fx, event.get())?, 1);
-    Ok(())
+    ref_counting!(fx.api, urEventRetain, urEventRelease).retain_then_release(event.get(), |e| refs(fx, e))
 }
 
 unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urEventRetain(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urEventRetain, urEventRelease).null_handle(Which::Retain)
 }
 
 unsafe fn release(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let event = done_event(fx, &memory)?;
-    expect_success!(fx.api.urEventRetain(event.get()));
-    let before = refs(fx, event.get())?;
-    expect_success!(fx.api.urEventRelease(event.get()));
-    check_eq!(refs(fx, event.get())?, before - 1);
+    ref_counting!(fx.api, urEventRetain, urEventRelease).release_drops_one(event.get(), |e| refs(fx, e))?;
     expect_success!(event.release());
     Ok(())
 }
@@ -357,8 +350,7 @@ unsafe fn release_early(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urEventRelease(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urEventRetain, urEventRelease).null_handle(Which::Release)
 }
 
 unsafe fn info(fx: &DeviceFx) -> CaseResult {
@@ -376,33 +368,18 @@ unsafe fn info(fx: &DeviceFx) -> CaseResult {
 unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let event = done_event(fx, &memory)?;
-    info_size_protocol("urEventGetInfo(COMMAND_EXECUTION_STATUS)", |size, value, size_ret| {
-        fx.api.urEventGetInfo(event.get(), UR_EVENT_INFO_COMMAND_EXECUTION_STATUS, size, value, size_ret)
-    })?;
-    info_size_protocol("urEventGetInfo(CONTEXT)", |size, value, size_ret| {
-        fx.api.urEventGetInfo(event.get(), UR_EVENT_INFO_CONTEXT, size, value, size_ret)
-    })
+    let props = [("COMMAND_EXECUTION_STATUS", UR_EVENT_INFO_COMMAND_EXECUTION_STATUS), ("CONTEXT", UR_EVENT_INFO_CONTEXT)];
+    info!(fx.api, urEventGetInfo).size_protocol(event.get(), &props)
 }
 
 unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEventGetInfo(null_mut(), UR_EVENT_INFO_CONTEXT, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urEventGetInfo).null_handle(UR_EVENT_INFO_CONTEXT)
 }
 
 unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let event = done_event(fx, &memory)?;
-    let mut size = 0usize;
-    let past_last = ur_event_info_t(UR_EVENT_INFO_REFERENCE_COUNT.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urEventGetInfo(event.get(), past_last, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urEventGetInfo).past_last(event.get(), ur_event_info_t(UR_EVENT_INFO_REFERENCE_COUNT.0 + 1))
 }
 
 unsafe fn profile(

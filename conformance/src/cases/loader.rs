@@ -1,8 +1,9 @@
 //! urLoaderInit, urLoaderTearDown and the loader config object.
 
+use crate::cases::common::Which;
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use core::ffi::{c_char, c_void};
 use std::ptr::null_mut;
 use ur_core::abi::*;
@@ -122,34 +123,25 @@ unsafe fn config_create_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn config_retain(fx: &LoaderFx) -> CaseResult {
-    let api = fx.api;
-    let config = new_config(api)?;
-    expect_success!(api.urLoaderConfigRetain(config.get()));
-    check_eq!(config_refs(api, config.get())?, 2);
-    expect_success!(api.urLoaderConfigRelease(config.get()));
-    check_eq!(config_refs(api, config.get())?, 1);
-    Ok(())
+    let config = new_config(fx.api)?;
+    ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease)
+        .retain_then_release(config.get(), |c| config_refs(fx.api, c))
 }
 
 unsafe fn config_retain_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urLoaderConfigRetain(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease).null_handle(Which::Retain)
 }
 
 unsafe fn config_release(fx: &LoaderFx) -> CaseResult {
-    let api = fx.api;
-    let config = new_config(api)?;
-    expect_success!(api.urLoaderConfigRetain(config.get()));
-    let before = config_refs(api, config.get())?;
-    expect_success!(api.urLoaderConfigRelease(config.get()));
-    check_eq!(config_refs(api, config.get())?, before - 1);
+    let config = new_config(fx.api)?;
+    ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease)
+        .release_drops_one(config.get(), |c| config_refs(fx.api, c))?;
     expect_success!(config.release());
     Ok(())
 }
 
 unsafe fn config_release_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urLoaderConfigRelease(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease).null_handle(Which::Release)
 }
 
 unsafe fn config_info_layers(fx: &LoaderFx) -> CaseResult {
@@ -164,10 +156,8 @@ unsafe fn config_info_layers(fx: &LoaderFx) -> CaseResult {
 
 unsafe fn config_info_protocol(fx: &LoaderFx) -> CaseResult {
     let config = new_config(fx.api)?;
-    let handle = config.get();
-    info_size_protocol("urLoaderConfigGetInfo(REFERENCE_COUNT)", |size, value, size_ret| {
-        fx.api.urLoaderConfigGetInfo(handle, UR_LOADER_CONFIG_INFO_REFERENCE_COUNT, size, value, size_ret)
-    })
+    let props = [("REFERENCE_COUNT", UR_LOADER_CONFIG_INFO_REFERENCE_COUNT)];
+    info!(fx.api, urLoaderConfigGetInfo).size_protocol(config.get(), &props)
 }
 
 unsafe fn config_info_null(fx: &LoaderFx) -> CaseResult {
@@ -187,13 +177,8 @@ unsafe fn config_info_null(fx: &LoaderFx) -> CaseResult {
 
 unsafe fn config_info_bad_enum(fx: &LoaderFx) -> CaseResult {
     let config = new_config(fx.api)?;
-    let mut size = 0usize;
     let past_last = ur_loader_config_info_t(UR_LOADER_CONFIG_INFO_REFERENCE_COUNT.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urLoaderConfigGetInfo(config.get(), past_last, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urLoaderConfigGetInfo).past_last(config.get(), past_last)
 }
 
 unsafe fn enable_available_layers(fx: &LoaderFx) -> CaseResult {

@@ -5,6 +5,7 @@ use crate::harness::Case;
 pub mod adapter;
 pub mod bad_inputs;
 pub mod chains;
+pub mod common;
 pub mod context;
 pub mod cuda;
 pub mod device;

@@ -3,7 +3,7 @@
 
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, skip};
 use core::ffi::c_char;
 use std::ffi::CStr;
 use std::ptr::null_mut;
@@ -118,31 +118,16 @@ unsafe fn info_adapter(fx: &PlatformFx) -> CaseResult {
 }
 
 unsafe fn info_protocol(fx: &PlatformFx) -> CaseResult {
-    info_size_protocol("urPlatformGetInfo(NAME)", |size, value, size_ret| {
-        fx.api.urPlatformGetInfo(fx.platform, UR_PLATFORM_INFO_NAME, size, value, size_ret)
-    })?;
-    info_size_protocol("urPlatformGetInfo(BACKEND)", |size, value, size_ret| {
-        fx.api.urPlatformGetInfo(fx.platform, UR_PLATFORM_INFO_BACKEND, size, value, size_ret)
-    })
+    let props = [("NAME", UR_PLATFORM_INFO_NAME), ("BACKEND", UR_PLATFORM_INFO_BACKEND)];
+    info!(fx.api, urPlatformGetInfo).size_protocol(fx.platform, &props)
 }
 
 unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urPlatformGetInfo(null_mut(), UR_PLATFORM_INFO_NAME, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urPlatformGetInfo).null_handle(UR_PLATFORM_INFO_NAME)
 }
 
 unsafe fn info_bad_enum(fx: &PlatformFx) -> CaseResult {
-    let mut size = 0usize;
-    let past_last = ur_platform_info_t(UR_PLATFORM_INFO_ADAPTER.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urPlatformGetInfo(fx.platform, past_last, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urPlatformGetInfo).past_last(fx.platform, ur_platform_info_t(UR_PLATFORM_INFO_ADAPTER.0 + 1))
 }
 
 unsafe fn api_version(fx: &PlatformFx) -> CaseResult {

@@ -1,8 +1,9 @@
 //! urQueueCreate, urQueueRetain/Release, urQueueGetInfo, urQueueFinish,
 //! urQueueFlush, urQueueGetNativeHandle and urQueueIsGraphCaptureEnabledExp.
 
+use crate::cases::common::Which;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
 
@@ -148,25 +149,17 @@ unsafe fn create_both_submission_modes(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn retain(fx: &DeviceFx) -> CaseResult {
     let queue = fx.create_queue(0)?;
-    expect_success!(fx.api.urQueueRetain(queue.get()));
-    check_eq!(refs(fx, queue.get())?, 2);
-    expect_success!(fx.api.urQueueRelease(queue.get()));
-    check_eq!(refs(fx, queue.get())?, 1);
-    Ok(())
+    ref_counting!(fx.api, urQueueRetain, urQueueRelease).retain_then_release(queue.get(), |q| refs(fx, q))
 }
 
 unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urQueueRetain(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urQueueRetain, urQueueRelease).null_handle(Which::Retain)
 }
 
 unsafe fn release(fx: &DeviceFx) -> CaseResult {
     let context_refs = fx.api.context_info::<u32>(fx.context, UR_CONTEXT_INFO_REFERENCE_COUNT)?;
     let queue = fx.create_queue(0)?;
-    expect_success!(fx.api.urQueueRetain(queue.get()));
-    let before = refs(fx, queue.get())?;
-    expect_success!(fx.api.urQueueRelease(queue.get()));
-    check_eq!(refs(fx, queue.get())?, before - 1);
+    ref_counting!(fx.api, urQueueRetain, urQueueRelease).release_drops_one(queue.get(), |q| refs(fx, q))?;
     // Work still queued at the last release is finished, not dropped.
     let memory = fx.alloc(UsmKind::Device, 256)?;
     let byte = 0x5au8;
@@ -194,8 +187,7 @@ unsafe fn release(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urQueueRelease(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urQueueRetain, urQueueRelease).null_handle(Which::Release)
 }
 
 unsafe fn info_basics(fx: &DeviceFx) -> CaseResult {
@@ -226,31 +218,16 @@ unsafe fn info_empty(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
-    info_size_protocol("urQueueGetInfo(CONTEXT)", |size, value, size_ret| {
-        fx.api.urQueueGetInfo(fx.queue, UR_QUEUE_INFO_CONTEXT, size, value, size_ret)
-    })?;
-    info_size_protocol("urQueueGetInfo(REFERENCE_COUNT)", |size, value, size_ret| {
-        fx.api.urQueueGetInfo(fx.queue, UR_QUEUE_INFO_REFERENCE_COUNT, size, value, size_ret)
-    })
+    let props = [("CONTEXT", UR_QUEUE_INFO_CONTEXT), ("REFERENCE_COUNT", UR_QUEUE_INFO_REFERENCE_COUNT)];
+    info!(fx.api, urQueueGetInfo).size_protocol(fx.queue, &props)
 }
 
 unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urQueueGetInfo(null_mut(), UR_QUEUE_INFO_CONTEXT, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urQueueGetInfo).null_handle(UR_QUEUE_INFO_CONTEXT)
 }
 
 unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let mut size = 0usize;
-    let past_last = ur_queue_info_t(UR_QUEUE_INFO_EMPTY.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urQueueGetInfo(fx.queue, past_last, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urQueueGetInfo).past_last(fx.queue, ur_queue_info_t(UR_QUEUE_INFO_EMPTY.0 + 1))
 }
 
 unsafe fn finish(fx: &DeviceFx) -> CaseResult {

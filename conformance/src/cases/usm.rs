@@ -1,9 +1,10 @@
 //! urUSMHostAlloc, urUSMDeviceAlloc, urUSMSharedAlloc, urUSMFree,
 //! urUSMGetMemAllocInfo and the USM pool object.
 
+use crate::cases::common::Which;
 use crate::harness::*;
 use crate::names::{result_name, usm_type_name};
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
@@ -650,31 +651,22 @@ unsafe fn pool_bad_flags(fx: &DeviceFx) -> CaseResult {
 unsafe fn pool_retain(fx: &DeviceFx) -> CaseResult {
     let pool = new_pool(fx, &mut pool_desc(0, null()))?;
     check_eq!(pool_refs(fx, pool.get())?, 1);
-    expect_success!(fx.api.urUSMPoolRetain(pool.get()));
-    check_eq!(pool_refs(fx, pool.get())?, 2);
-    expect_success!(fx.api.urUSMPoolRelease(pool.get()));
-    check_eq!(pool_refs(fx, pool.get())?, 1);
-    Ok(())
+    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).retain_then_release(pool.get(), |p| pool_refs(fx, p))
 }
 
 unsafe fn pool_retain_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urUSMPoolRetain(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).null_handle(Which::Retain)
 }
 
 unsafe fn pool_release(fx: &DeviceFx) -> CaseResult {
     let pool = new_pool(fx, &mut pool_desc(0, null()))?;
-    expect_success!(fx.api.urUSMPoolRetain(pool.get()));
-    let before = pool_refs(fx, pool.get())?;
-    expect_success!(fx.api.urUSMPoolRelease(pool.get()));
-    check_eq!(pool_refs(fx, pool.get())?, before - 1);
+    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).release_drops_one(pool.get(), |p| pool_refs(fx, p))?;
     expect_success!(pool.release());
     Ok(())
 }
 
 unsafe fn pool_release_null(fx: &LoaderFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urUSMPoolRelease(null_mut()));
-    Ok(())
+    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).null_handle(Which::Release)
 }
 
 unsafe fn pool_info(fx: &DeviceFx) -> CaseResult {
@@ -686,27 +678,14 @@ unsafe fn pool_info(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn pool_info_protocol(fx: &DeviceFx) -> CaseResult {
     let pool = new_pool(fx, &mut pool_desc(0, null()))?;
-    info_size_protocol("urUSMPoolGetInfo(CONTEXT)", |size, value, size_ret| {
-        fx.api.urUSMPoolGetInfo(pool.get(), UR_USM_POOL_INFO_CONTEXT, size, value, size_ret)
-    })
+    info!(fx.api, urUSMPoolGetInfo).size_protocol(pool.get(), &[("CONTEXT", UR_USM_POOL_INFO_CONTEXT)])
 }
 
 unsafe fn pool_info_null(fx: &LoaderFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urUSMPoolGetInfo(null_mut(), UR_USM_POOL_INFO_CONTEXT, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urUSMPoolGetInfo).null_handle(UR_USM_POOL_INFO_CONTEXT)
 }
 
 unsafe fn pool_info_bad_enum(fx: &DeviceFx) -> CaseResult {
     let pool = new_pool(fx, &mut pool_desc(0, null()))?;
-    let past_last = ur_usm_pool_info_t(UR_USM_POOL_INFO_USED_HIGH_EXP.0 + 1);
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urUSMPoolGetInfo(pool.get(), past_last, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info!(fx.api, urUSMPoolGetInfo).past_last(pool.get(), ur_usm_pool_info_t(UR_USM_POOL_INFO_USED_HIGH_EXP.0 + 1))
 }

@@ -1,0 +1,139 @@
+//! Checks that many object kinds share (info queries, reference counting),
+//! written once and named per kind by the cases that use them.
+
+use crate::harness::*;
+use crate::ur::{success, InfoFn};
+use std::fmt::Debug;
+use std::ptr::null_mut;
+use ur_core::abi::*;
+
+/// The C type of every `ur*Retain` and `ur*Release`.
+pub type RefFn<T> = unsafe extern "C" fn(*mut T) -> ur_result_t;
+
+/// One `ur*GetInfo` entry point, by name, as the loader resolved it.
+pub struct Info<T, P> {
+    pub name: &'static str,
+    pub query: Option<InfoFn<*mut T, P>>,
+}
+
+/// `info!(api, urContextGetInfo)`: that entry point as an [`Info`].
+#[macro_export]
+macro_rules! info {
+    ($api:expr, $entry:ident) => {
+        $crate::cases::common::Info { name: stringify!($entry), query: $api.fns.$entry }
+    };
+}
+
+impl<T, P: Copy + Debug> Info<T, P> {
+    unsafe fn call(&self, handle: *mut T, prop: P, size: usize, value: *mut std::ffi::c_void, size_ret: *mut usize) -> Result<ur_result_t, String> {
+        match self.query {
+            Some(query) => Ok(query(handle, prop, size, value, size_ret)),
+            None => Err(format!("the loader does not export {}", self.name)),
+        }
+    }
+
+    /// [`info_size_protocol`] on each property of `props` in turn.
+    ///
+    /// # Safety
+    /// `handle` must be live.
+    pub unsafe fn size_protocol(&self, handle: *mut T, props: &[(&str, P)]) -> CaseResult {
+        for &(label, prop) in props {
+            info_size_protocol(&format!("{}({label})", self.name), |size, value, size_ret| {
+                self.call(handle, prop, size, value, size_ret)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A null handle is `INVALID_NULL_HANDLE`, asked for `prop`'s size.
+    ///
+    /// # Safety
+    /// None beyond the entry point's own.
+    pub unsafe fn null_handle(&self, prop: P) -> CaseResult {
+        let mut size = 0usize;
+        let got = self.call(null_mut(), prop, 0, null_mut(), &mut size)?;
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_HANDLE, got, &format!("{}(null, {prop:?})", self.name))
+    }
+
+    /// The property after the last defined one is `INVALID_ENUMERATION`.
+    ///
+    /// # Safety
+    /// `handle` must be live.
+    pub unsafe fn past_last(&self, handle: *mut T, past_last: P) -> CaseResult {
+        let mut size = 0usize;
+        let got = self.call(handle, past_last, 0, null_mut(), &mut size)?;
+        expect_code(UR_RESULT_ERROR_INVALID_ENUMERATION, got, &format!("{}(past the last property)", self.name))
+    }
+}
+
+/// A kind's `ur*Retain` and `ur*Release`, by name, as the loader resolved them.
+pub struct RefCounting<T> {
+    pub retain: (&'static str, Option<RefFn<T>>),
+    pub release: (&'static str, Option<RefFn<T>>),
+}
+
+/// `ref_counting!(api, urContextRetain, urContextRelease)`.
+#[macro_export]
+macro_rules! ref_counting {
+    ($api:expr, $retain:ident, $release:ident) => {
+        $crate::cases::common::RefCounting {
+            retain: (stringify!($retain), $api.fns.$retain),
+            release: (stringify!($release), $api.fns.$release),
+        }
+    };
+}
+
+unsafe fn call_ref<T>((name, f): (&'static str, Option<RefFn<T>>), handle: *mut T) -> Result<ur_result_t, String> {
+    f.map(|f| f(handle)).ok_or_else(|| format!("the loader does not export {name}"))
+}
+
+impl<T> RefCounting<T> {
+    /// A retain makes the count 2 and a release makes it 1 again, on a
+    /// handle the case holds once.
+    ///
+    /// # Safety
+    /// `handle` must be live with one reference.
+    pub unsafe fn retain_then_release(&self, handle: *mut T, refs: impl Fn(*mut T) -> Result<u32, Outcome>) -> CaseResult {
+        success(self.retain.0, call_ref(self.retain, handle))?;
+        check_refs(refs(handle)?, 2, self.retain.0)?;
+        success(self.release.0, call_ref(self.release, handle))?;
+        check_refs(refs(handle)?, 1, self.release.0)
+    }
+
+    /// After a retain, a release takes exactly one reference away.
+    ///
+    /// # Safety
+    /// `handle` must be live.
+    pub unsafe fn release_drops_one(&self, handle: *mut T, refs: impl Fn(*mut T) -> Result<u32, Outcome>) -> CaseResult {
+        success(self.retain.0, call_ref(self.retain, handle))?;
+        let before = refs(handle)?;
+        success(self.release.0, call_ref(self.release, handle))?;
+        check_refs(refs(handle)?, before - 1, self.release.0)
+    }
+
+    /// Retain and release of a null handle are each `INVALID_NULL_HANDLE`
+    /// (`which` picks the one a case is about).
+    ///
+    /// # Safety
+    /// None beyond the entry points' own.
+    pub unsafe fn null_handle(&self, which: Which) -> CaseResult {
+        let entry = match which {
+            Which::Retain => self.retain,
+            Which::Release => self.release,
+        };
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_HANDLE, call_ref(entry, null_mut())?, &format!("{}(null)", entry.0))
+    }
+}
+
+/// Which of retain and release a null-handle case calls.
+pub enum Which {
+    Retain,
+    Release,
+}
+
+fn check_refs(got: u32, expected: u32, after: &str) -> CaseResult {
+    if got != expected {
+        return Err(Outcome::Fail(format!("the reference count after {after} is {got}, expected {expected}")));
+    }
+    Ok(())
+}
