@@ -4,7 +4,7 @@
 
 use crate::abi::*;
 use crate::boundary::write_optional;
-use crate::handle::{self, HandleHeader, ObjectKind, UrObject};
+use crate::handle::{self, HandleHeader, ObjectKind};
 use crate::info::InfoOut;
 use crate::{log, UrResult};
 use std::ffi::CString;
@@ -18,13 +18,7 @@ pub struct Adapter {
     pub version: u32,
     last_error: Mutex<(CString, i32)>,
 }
-const _: () = assert!(core::mem::offset_of!(Adapter, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for Adapter {
-    const KIND: ObjectKind = ObjectKind::Adapter;
-    type Handle = ur_adapter_handle_t_;
-}
+crate::ur_object!(Adapter, Adapter, ur_adapter_handle_t_);
 
 impl Adapter {
     /// Records an adapter-specific error for `urAdapterGetLastError`; the

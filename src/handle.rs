@@ -140,6 +140,23 @@ pub unsafe trait UrObject: Send + Sync + Sized + 'static {
     fn last_user_release(&self) {}
 }
 
+/// Makes `$t` an object behind handles of kind `$kind` whose C handle type
+/// is `$handle`, with an optional block of [`UrObject`] items (such as
+/// `last_user_release`). The `header` field must come first: the macro
+/// asserts it at compile time, which is what makes the impl sound.
+#[macro_export]
+macro_rules! ur_object {
+    ($t:ty, $kind:ident, $handle:ident $(, { $($body:tt)* })?) => {
+        const _: () = assert!(core::mem::offset_of!($t, header) == 0);
+        // SAFETY: the assertion above puts the `HandleHeader` at offset 0.
+        unsafe impl $crate::handle::UrObject for $t {
+            const KIND: $crate::handle::ObjectKind = $crate::handle::ObjectKind::$kind;
+            type Handle = $crate::abi::$handle;
+            $($($body)*)?
+        }
+    };
+}
+
 /// An object that always lives in an `Arc` (made by `Arc::new`, never
 /// leaked as a plain box), so that a borrowed one can be shared.
 ///

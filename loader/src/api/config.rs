@@ -4,7 +4,7 @@ use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 use ur_core::abi::*;
 use ur_core::boundary::{ffi_call, write_out};
-use ur_core::handle::{self, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{self, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 
 /// Loader objects are dispatched by the loader itself; their header names
@@ -23,13 +23,7 @@ pub struct LoaderConfig {
     enabled_layers: Mutex<Vec<String>>,
     code_location: Mutex<Option<(ur_code_location_callback_t, usize)>>,
 }
-const _: () = assert!(core::mem::offset_of!(LoaderConfig, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for LoaderConfig {
-    const KIND: ObjectKind = ObjectKind::LoaderConfig;
-    type Handle = ur_loader_config_handle_t_;
-}
+ur_core::ur_object!(LoaderConfig, LoaderConfig, ur_loader_config_handle_t_);
 
 unsafe fn config<'a>(h: ur_loader_config_handle_t) -> ur_core::UrResult<&'a LoaderConfig> {
     handle::borrow::<LoaderConfig>(h, &LOADER_DDI)

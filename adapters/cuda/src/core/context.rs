@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use ur_core::engine::{self, Engine, Lane, LaneId, PoolConfig, Stamp};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::log;
 use ur_core::*;
 
@@ -55,13 +55,7 @@ pub struct Context {
     owned_primary: Option<crate::driver::CUdevice>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for Context {
-    const KIND: ObjectKind = ObjectKind::Context;
-    type Handle = ur_context_handle_t_;
-}
+ur_core::ur_object!(Context, Context, ur_context_handle_t_);
 
 impl Context {
     pub fn new(devices: Vec<Arc<Device>>) -> UrResult<Arc<Context>> {

@@ -5,7 +5,7 @@ use crate::conv::CuExt;
 use crate::driver::{self, Attr, CUcontext, CUdevice, CuResult, MemPool};
 use crate::DDI;
 use std::sync::{Arc, OnceLock, Weak};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -108,13 +108,7 @@ pub struct Device {
     default_pool: OnceLock<Result<Arc<MemPool>, driver::CUresult>>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Device, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for Device {
-    const KIND: ObjectKind = ObjectKind::Device;
-    type Handle = ur_device_handle_t_;
-}
+ur_core::ur_object!(Device, Device, ur_device_handle_t_);
 
 impl Device {
     pub fn discover(platform: Weak<Platform>, ordinal: i32) -> CuResult<Arc<Device>> {

@@ -9,7 +9,7 @@ use crate::DDI;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use ur_core::engine::Stamp;
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// Nanoseconds on the host's monotonic clock since the adapter first asked.
@@ -37,13 +37,7 @@ pub struct Event {
     queued_ns: u64,
 }
 
-const _: () = assert!(core::mem::offset_of!(Event, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for Event {
-    const KIND: ObjectKind = ObjectKind::Event;
-    type Handle = ur_event_handle_t_;
-}
+ur_core::ur_object!(Event, Event, ur_event_handle_t_);
 
 impl Event {
     pub fn recorded(

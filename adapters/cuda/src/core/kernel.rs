@@ -11,7 +11,7 @@ use crate::driver::{self, CUfunction, FuncAttr, LaunchDims, Module};
 use crate::DDI;
 use std::ffi::{c_void, CString};
 use std::sync::Arc;
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -33,13 +33,7 @@ pub struct Kernel {
     params: Vec<(usize, usize)>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Kernel, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for Kernel {
-    const KIND: ObjectKind = ObjectKind::Kernel;
-    type Handle = ur_kernel_handle_t_;
-}
+ur_core::ur_object!(Kernel, Kernel, ur_kernel_handle_t_);
 
 // SAFETY: CUDA function handles may be used from any thread.
 unsafe impl Send for DeviceFunction {}

@@ -4,7 +4,7 @@ use super::device::Device;
 use crate::driver;
 use crate::DDI;
 use std::sync::{Arc, OnceLock};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::log;
 use ur_core::*;
 
@@ -16,13 +16,7 @@ pub struct Platform {
     pub driver_version: i32,
 }
 
-const _: () = assert!(core::mem::offset_of!(Platform, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for Platform {
-    const KIND: ObjectKind = ObjectKind::Platform;
-    type Handle = ur_platform_handle_t_;
-}
+ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
 
 impl Platform {
     pub const NAME: &'static str = "NVIDIA CUDA BACKEND";

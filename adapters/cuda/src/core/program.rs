@@ -8,7 +8,7 @@ use crate::driver::{self, Module};
 use crate::DDI;
 use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -76,13 +76,7 @@ pub struct Program {
     build: Mutex<BuildState>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Program, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for Program {
-    const KIND: ObjectKind = ObjectKind::Program;
-    type Handle = ur_program_handle_t_;
-}
+ur_core::ur_object!(Program, Program, ur_program_handle_t_);
 
 impl Program {
     /// `urProgramCreateWithBinary`: every image must be PTX, a cubin or a

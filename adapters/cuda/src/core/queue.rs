@@ -11,7 +11,7 @@ use crate::DDI;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// Streams behind one out-of-order queue.
@@ -35,13 +35,7 @@ pub struct Queue {
     trackers: Mutex<Option<Trackers>>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Queue, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for Queue {
-    const KIND: ObjectKind = ObjectKind::Queue;
-    type Handle = ur_queue_handle_t_;
-}
+ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
 
 /// What one submitted command produced.
 pub struct Submitted<T> {

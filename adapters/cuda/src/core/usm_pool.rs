@@ -20,7 +20,7 @@ use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
 use crate::DDI;
 use std::sync::{Arc, Mutex, Weak};
 use ur_core::engine::{self, PoolConfig};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::*;
 
@@ -60,13 +60,7 @@ fn kind_index(kind: UsmKind) -> usize {
     }
 }
 
-const _: () = assert!(core::mem::offset_of!(UsmPool, header) == 0);
-
-// SAFETY: `#[repr(C)]` with the header first.
-unsafe impl UrObject for UsmPool {
-    const KIND: ObjectKind = ObjectKind::UsmPool;
-    type Handle = ur_usm_pool_handle_t_;
-}
+ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
 
 impl UsmPool {
     fn check_device(device: &Device) -> UrResult {

@@ -11,7 +11,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use ur_core::engine::{Dag, Lane, QueueOrder, Stamp};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 #[repr(C)]
@@ -49,13 +49,7 @@ pub struct Context {
     has_stamp_watchers: AtomicBool,
 }
 
-const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
-
-// SAFETY: `Context` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Context {
-    const KIND: ObjectKind = ObjectKind::Context;
-    type Handle = ur_context_handle_t_;
-}
+ur_core::ur_object!(Context, Context, ur_context_handle_t_);
 
 // SAFETY: every `Context` is made inside an `Arc` by its constructor.
 unsafe impl ArcObject for Context {}

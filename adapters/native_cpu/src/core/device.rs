@@ -4,7 +4,7 @@ use super::host::HostFacts;
 use super::platform::Platform;
 use crate::DDI;
 use std::sync::{Arc, Weak};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -15,13 +15,7 @@ pub struct Device {
     pub host: HostFacts,
 }
 
-const _: () = assert!(core::mem::offset_of!(Device, header) == 0);
-
-// SAFETY: `Device` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Device {
-    const KIND: ObjectKind = ObjectKind::Device;
-    type Handle = ur_device_handle_t_;
-}
+ur_core::ur_object!(Device, Device, ur_device_handle_t_);
 
 // SAFETY: every `Device` is made inside an `Arc` by its constructor.
 unsafe impl ArcObject for Device {}

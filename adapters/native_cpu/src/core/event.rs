@@ -13,7 +13,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use ur_core::engine::Stamp;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 #[repr(C)]
@@ -35,13 +35,7 @@ pub struct Event {
     signalled: Condvar,
 }
 
-const _: () = assert!(core::mem::offset_of!(Event, header) == 0);
-
-// SAFETY: `Event` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Event {
-    const KIND: ObjectKind = ObjectKind::Event;
-    type Handle = ur_event_handle_t_;
-}
+ur_core::ur_object!(Event, Event, ur_event_handle_t_);
 
 // SAFETY: every `Event` is made inside an `Arc` by its constructor.
 unsafe impl ArcObject for Event {}

@@ -6,7 +6,7 @@ use super::queue;
 use crate::DDI;
 use std::sync::{Arc, Mutex, Weak};
 use ur_core::adapter::Adapter;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 #[repr(C)]
@@ -17,13 +17,7 @@ pub struct Platform {
     pub devices: Vec<Arc<Device>>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Platform, header) == 0);
-
-// SAFETY: `Platform` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Platform {
-    const KIND: ObjectKind = ObjectKind::Platform;
-    type Handle = ur_platform_handle_t_;
-}
+ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
 
 // SAFETY: every `Platform` is made inside an `Arc` by its constructor.
 unsafe impl ArcObject for Platform {}

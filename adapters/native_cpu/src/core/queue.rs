@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use ur_core::engine::{Lane, QueueOrder, Stamp};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// The handle object. Workers and events hold the shared state or the handle
@@ -45,12 +45,7 @@ pub struct Queue {
     pub shared: Arc<QueueShared>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Queue, header) == 0);
-
-// SAFETY: `Queue` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Queue {
-    const KIND: ObjectKind = ObjectKind::Queue;
-    type Handle = ur_queue_handle_t_;
+ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_, {
 
     /// Closes the queue and, unless called from one of its own workers (a
     /// callback), waits for its commands and joins its workers: when the
@@ -65,7 +60,7 @@ unsafe impl UrObject for Queue {
             self.shared.context.collect_pools();
         }
     }
-}
+});
 
 // SAFETY: every `Queue` is made inside an `Arc` by its constructor.
 unsafe impl ArcObject for Queue {}
@@ -702,6 +697,7 @@ mod tests {
     use crate::core::platform::Platform;
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
+    use ur_core::handle::UrObject;
 
     fn queue(flags: ur_queue_flags_t) -> Arc<Queue> {
         let device = Platform::new(Weak::new()).devices[0].clone();

@@ -12,7 +12,7 @@ use crate::DDI;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, RangeMap, UsmKind, VirtualMemory};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
 use ur_core::*;
 
@@ -123,12 +123,7 @@ pub struct Pool {
     me: Weak<Pool>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Pool, header) == 0);
-
-// SAFETY: `Pool` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Pool {
-    const KIND: ObjectKind = ObjectKind::UsmPool;
-    type Handle = ur_usm_pool_handle_t_;
+ur_core::ur_object!(Pool, UsmPool, ur_usm_pool_handle_t_, {
 
     /// A pool the user gave up is nobody's current pool any more. Its
     /// allocations still live stay valid: the context keeps the pool until
@@ -145,7 +140,7 @@ unsafe impl UrObject for Pool {
         }
         drop(held);
     }
-}
+});
 
 // SAFETY: every `Pool` is made inside an `Arc` by its constructor.
 unsafe impl ArcObject for Pool {}

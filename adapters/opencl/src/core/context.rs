@@ -12,7 +12,7 @@ use crate::DDI;
 use cl3::ext as sys;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use ur_core::engine::{self, Cover, Engine, LaneId, RangeMap, Stamp};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// The pools of a context, by device (keyed by the device's address).
@@ -76,13 +76,7 @@ pub(crate) enum Covering {
     Unknown(Arc<Queue>),
 }
 
-const _: () = assert!(core::mem::offset_of!(Context, header) == 0);
-
-// SAFETY: `Context` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Context {
-    const KIND: ObjectKind = ObjectKind::Context;
-    type Handle = ur_context_handle_t_;
-}
+ur_core::ur_object!(Context, Context, ur_context_handle_t_);
 
 // SAFETY: contexts are only made by `assemble`, in an `Arc`.
 unsafe impl ArcObject for Context {}

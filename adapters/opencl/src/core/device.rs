@@ -8,7 +8,7 @@ use crate::DDI;
 use cl3::ext as sys;
 use sys::{cl_bool, cl_device_id, cl_int, cl_uint, cl_ulong};
 use std::sync::Mutex;
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::partition::PartitionRequest;
 use ur_core::*;
@@ -73,13 +73,7 @@ struct DeviceClock {
     queue: opencl3::command_queue::CommandQueue,
 }
 
-const _: () = assert!(core::mem::offset_of!(Device, header) == 0);
-
-// SAFETY: `Device` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Device {
-    const KIND: ObjectKind = ObjectKind::Device;
-    type Handle = ur_device_handle_t_;
-}
+ur_core::ur_object!(Device, Device, ur_device_handle_t_);
 
 // SAFETY: OpenCL device ids are thread-safe tokens; the rest is immutable.
 unsafe impl Send for Device {}

@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use sys::{cl_event, cl_int};
 use ur_core::engine::Stamp;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 #[repr(C)]
@@ -31,13 +31,7 @@ pub struct Event {
     pub stamp: Option<Stamp>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Event, header) == 0);
-
-// SAFETY: `Event` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Event {
-    const KIND: ObjectKind = ObjectKind::Event;
-    type Handle = ur_event_handle_t_;
-}
+ur_core::ur_object!(Event, Event, ur_event_handle_t_);
 
 // SAFETY: events are only made by `new`, in an `Arc`.
 unsafe impl ArcObject for Event {}

@@ -12,7 +12,7 @@ use cl3::ext as sys;
 use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex};
 use sys::{cl_int, cl_kernel};
-use ur_core::handle::{self, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{self, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -28,13 +28,7 @@ pub struct Kernel {
     pub launch: Mutex<()>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Kernel, header) == 0);
-
-// SAFETY: `Kernel` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Kernel {
-    const KIND: ObjectKind = ObjectKind::Kernel;
-    type Handle = ur_kernel_handle_t_;
-}
+ur_core::ur_object!(Kernel, Kernel, ur_kernel_handle_t_);
 
 // SAFETY: OpenCL kernel objects are thread-safe except for argument
 // setting, which `launch` serializes.

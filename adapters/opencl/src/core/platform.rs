@@ -9,7 +9,7 @@ use crate::cl::{self, IntelUsm};
 use crate::DDI;
 use cl3::ext as sys;
 use std::sync::OnceLock;
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::*;
 
 #[repr(C)]
@@ -26,13 +26,7 @@ pub struct Platform {
     devices: OnceLock<Vec<&'static Device>>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Platform, header) == 0);
-
-// SAFETY: `Platform` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Platform {
-    const KIND: ObjectKind = ObjectKind::Platform;
-    type Handle = ur_platform_handle_t_;
-}
+ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
 
 // SAFETY: an OpenCL platform id is a process-wide, thread-safe token; the
 // rest is immutable after discovery.

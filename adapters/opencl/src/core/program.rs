@@ -10,7 +10,7 @@ use cl3::ext as sys;
 use std::ffi::{c_void, CStr};
 use std::sync::Arc;
 use sys::{cl_int, cl_program};
-use ur_core::handle::{HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -40,13 +40,7 @@ pub struct Program {
     pub il: Option<Vec<u8>>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Program, header) == 0);
-
-// SAFETY: `Program` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Program {
-    const KIND: ObjectKind = ObjectKind::Program;
-    type Handle = ur_program_handle_t_;
-}
+ur_core::ur_object!(Program, Program, ur_program_handle_t_);
 
 // SAFETY: OpenCL program objects are thread-safe, except that concurrent
 // builds of one program fail cleanly with CL_INVALID_OPERATION.

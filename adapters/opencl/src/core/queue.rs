@@ -13,7 +13,7 @@ use opencl3::command_queue::CommandQueue;
 use std::sync::{Arc, Mutex, MutexGuard};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// How a command orders in the engine's graph.
@@ -54,13 +54,7 @@ pub struct Queue {
     trackers: Mutex<Trackers>,
 }
 
-const _: () = assert!(core::mem::offset_of!(Queue, header) == 0);
-
-// SAFETY: `Queue` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for Queue {
-    const KIND: ObjectKind = ObjectKind::Queue;
-    type Handle = ur_queue_handle_t_;
-}
+ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
 
 // SAFETY: queues are only made by `assemble`, in an `Arc`.
 unsafe impl ArcObject for Queue {}

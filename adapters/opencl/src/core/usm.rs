@@ -27,7 +27,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{self, PoolConfig, UsmKind};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind, UrObject};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
 use ur_core::*;
 
@@ -410,13 +410,7 @@ pub struct UsmPool {
     me: Weak<UsmPool>,
 }
 
-const _: () = assert!(core::mem::offset_of!(UsmPool, header) == 0);
-
-// SAFETY: `UsmPool` is `#[repr(C)]` with its header at offset 0.
-unsafe impl UrObject for UsmPool {
-    const KIND: ObjectKind = ObjectKind::UsmPool;
-    type Handle = ur_usm_pool_handle_t_;
-}
+ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
 
 // SAFETY: pools are only made by `new` and `device_default`, in an `Arc`.
 unsafe impl ArcObject for UsmPool {}
