@@ -208,6 +208,8 @@ pub type OwnedQueue = Owned<ur_queue_handle_t_>;
 pub type OwnedEvent = Owned<ur_event_handle_t_>;
 pub type OwnedPool = Owned<ur_usm_pool_handle_t_>;
 pub type OwnedConfig = Owned<ur_loader_config_handle_t_>;
+pub type OwnedProgram = Owned<ur_program_handle_t_>;
+pub type OwnedKernel = Owned<ur_kernel_handle_t_>;
 
 /// A USM allocation, freed with `urUSMFree` when the guard drops.
 pub struct Usm<'a> {
@@ -370,9 +372,7 @@ impl<'a> DeviceFx<'a> {
     /// # Safety
     /// The fixture must be live.
     pub unsafe fn alloc(&self, kind: UsmKind, size: usize) -> Result<Usm<'a>, Outcome> {
-        if !self.supports(kind)? {
-            return Err(Outcome::Skip(format!("the device reports no {kind:?} USM support")));
-        }
+        self.require_kind(kind)?;
         let mut ptr = null_mut();
         let (call, code) = match kind {
             UsmKind::Host => {
@@ -409,6 +409,43 @@ impl<'a> DeviceFx<'a> {
                     || caps(UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT)? != 0
             }
         })
+    }
+
+    /// Skips the case unless the device offers USM of `kind`.
+    ///
+    /// # Safety
+    /// The fixture must be live.
+    pub unsafe fn require_kind(&self, kind: UsmKind) -> CaseResult {
+        if !self.supports(kind)? {
+            return Err(Outcome::Skip(format!("the device reports no {kind:?} USM support")));
+        }
+        Ok(())
+    }
+
+    /// Skips the case unless the device answers true to the `ur_bool_t`
+    /// capability `prop`; `lacks` names it in the reason.
+    ///
+    /// # Safety
+    /// The fixture must be live.
+    pub unsafe fn require(&self, prop: ur_device_info_t, lacks: &str) -> CaseResult {
+        if self.api.device_info::<ur_bool_t>(self.device, prop)? == 0 {
+            return Err(Outcome::Skip(format!("the device reports no {lacks}")));
+        }
+        Ok(())
+    }
+
+    /// The USM kinds the device can allocate, host, device, shared order.
+    ///
+    /// # Safety
+    /// The fixture must be live.
+    pub unsafe fn supported_kinds(&self) -> Result<Vec<UsmKind>, Outcome> {
+        let mut kinds = Vec::new();
+        for kind in [UsmKind::Host, UsmKind::Device, UsmKind::Shared] {
+            if self.supports(kind)? {
+                kinds.push(kind);
+            }
+        }
+        Ok(kinds)
     }
 
     /// Creates a queue with `flags`.

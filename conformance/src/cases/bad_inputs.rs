@@ -115,26 +115,14 @@ unsafe fn done_event(fx: &DeviceFx) -> Result<OwnedEvent, Outcome> {
 }
 
 unsafe fn require_pools(fx: &DeviceFx) -> CaseResult {
-    if fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_USM_POOL_SUPPORT)? == 0 {
-        skip!("the device reports no USM pool support (USM_POOL_SUPPORT is false)");
-    }
-    Ok(())
+    fx.require(UR_DEVICE_INFO_USM_POOL_SUPPORT, "USM pool support (USM_POOL_SUPPORT is false)")
 }
 
 unsafe fn require_async(fx: &DeviceFx) -> CaseResult {
-    if fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP)? == 0 {
-        skip!("the device reports no async USM allocation support (ASYNC_USM_ALLOCATIONS_SUPPORT_EXP is false)");
-    }
-    Ok(())
+    fx.require(UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP, "async USM allocation support (ASYNC_USM_ALLOCATIONS_SUPPORT_EXP is false)")
 }
 
-/// Requires USM of `kind`, for rows about that kind's allocation call.
-unsafe fn require_kind(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
-    if !fx.supports(kind)? {
-        skip!("the device reports no {kind:?} USM support");
-    }
-    Ok(())
-}
+
 
 /// Frees what a refused allocation returned anyway, so that a wrong
 /// success leaks nothing.
@@ -298,15 +286,15 @@ rows! {
         Ok(fx.api.urDeviceGetInfo(fx.device, UR_DEVICE_INFO_TYPE, 0, null_mut(), null_mut())?)
     }
     host_alloc_null_out: "urUSMHostAlloc", "null_ppMem" => UR_RESULT_ERROR_INVALID_NULL_POINTER, |fx| {
-        require_kind(fx, UsmKind::Host)?;
+        fx.require_kind(UsmKind::Host)?;
         Ok(fx.api.urUSMHostAlloc(fx.context, null(), null_mut(), 64, null_mut())?)
     }
     device_alloc_null_out: "urUSMDeviceAlloc", "null_ppMem" => UR_RESULT_ERROR_INVALID_NULL_POINTER, |fx| {
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         Ok(fx.api.urUSMDeviceAlloc(fx.context, fx.device, null(), null_mut(), 64, null_mut())?)
     }
     shared_alloc_null_out: "urUSMSharedAlloc", "null_ppMem" => UR_RESULT_ERROR_INVALID_NULL_POINTER, |fx| {
-        require_kind(fx, UsmKind::Shared)?;
+        fx.require_kind(UsmKind::Shared)?;
         Ok(fx.api.urUSMSharedAlloc(fx.context, fx.device, null(), null_mut(), 64, null_mut())?)
     }
     free_null_pointer: "urUSMFree", "null_pMem" => UR_RESULT_ERROR_INVALID_NULL_POINTER, |fx| {
@@ -358,7 +346,7 @@ rows! {
     }
     async_alloc_null_out: "urEnqueueUSMDeviceAllocExp", "null_ppMem" => UR_RESULT_ERROR_INVALID_NULL_POINTER, |fx| {
         require_async(fx)?;
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         Ok(fx.api.urEnqueueUSMDeviceAllocExp(fx.queue, null_mut(), 64, null(), 0, null(), null_mut(), null_mut())?)
     }
     async_free_null: "urEnqueueUSMFreeExp", "null_pMem" => UR_RESULT_ERROR_INVALID_NULL_POINTER, |fx| {
@@ -468,7 +456,7 @@ rows! {
     }
     async_alloc_flags_undefined: "urEnqueueUSMDeviceAllocExp", "flags_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
         require_async(fx)?;
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         let properties = ur_exp_async_usm_alloc_properties_t {
             stype: UR_STRUCTURE_TYPE_EXP_ASYNC_USM_ALLOC_PROPERTIES,
             pNext: null_mut(),
@@ -484,7 +472,7 @@ rows! {
 
     // -- USM descriptors: hints, chained descriptors' flags, alignment
     host_alloc_hints_undefined: "urUSMHostAlloc", "hints_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        require_kind(fx, UsmKind::Host)?;
+        fx.require_kind(UsmKind::Host)?;
         let mut desc = usm_desc(null());
         desc.hints = undefined_bit(UR_USM_ADVICE_FLAGS_MASK);
         let mut p = null_mut();
@@ -492,7 +480,7 @@ rows! {
         free_stray(fx, code, p)
     }
     host_alloc_host_desc_undefined: "urUSMHostAlloc", "host_desc_flags_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        require_kind(fx, UsmKind::Host)?;
+        fx.require_kind(UsmKind::Host)?;
         let host = ur_usm_host_desc_t {
             stype: UR_STRUCTURE_TYPE_USM_HOST_DESC,
             pNext: null(),
@@ -504,7 +492,7 @@ rows! {
         free_stray(fx, code, p)
     }
     device_alloc_device_desc_undefined: "urUSMDeviceAlloc", "device_desc_flags_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         let device = ur_usm_device_desc_t {
             stype: UR_STRUCTURE_TYPE_USM_DEVICE_DESC,
             pNext: null(),
@@ -516,7 +504,7 @@ rows! {
         free_stray(fx, code, p)
     }
     shared_alloc_device_desc_undefined: "urUSMSharedAlloc", "device_desc_flags_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        require_kind(fx, UsmKind::Shared)?;
+        fx.require_kind(UsmKind::Shared)?;
         let device = ur_usm_device_desc_t {
             stype: UR_STRUCTURE_TYPE_USM_DEVICE_DESC,
             pNext: null(),
@@ -528,7 +516,7 @@ rows! {
         free_stray(fx, code, p)
     }
     device_alloc_align_3: "urUSMDeviceAlloc", "align_not_power_of_two" => UR_RESULT_ERROR_INVALID_VALUE, |fx| {
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         let mut desc = usm_desc(null());
         desc.align = 3;
         let mut p = null_mut();
@@ -538,26 +526,26 @@ rows! {
 
     // -- zero-size allocations
     host_alloc_zero: "urUSMHostAlloc", "zero_size" => UR_RESULT_ERROR_INVALID_USM_SIZE, |fx| {
-        require_kind(fx, UsmKind::Host)?;
+        fx.require_kind(UsmKind::Host)?;
         let mut p = null_mut();
         let code = fx.api.urUSMHostAlloc(fx.context, null(), null_mut(), 0, &mut p)?;
         free_stray(fx, code, p)
     }
     device_alloc_zero: "urUSMDeviceAlloc", "zero_size" => UR_RESULT_ERROR_INVALID_USM_SIZE, |fx| {
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         let mut p = null_mut();
         let code = fx.api.urUSMDeviceAlloc(fx.context, fx.device, null(), null_mut(), 0, &mut p)?;
         free_stray(fx, code, p)
     }
     shared_alloc_zero: "urUSMSharedAlloc", "zero_size" => UR_RESULT_ERROR_INVALID_USM_SIZE, |fx| {
-        require_kind(fx, UsmKind::Shared)?;
+        fx.require_kind(UsmKind::Shared)?;
         let mut p = null_mut();
         let code = fx.api.urUSMSharedAlloc(fx.context, fx.device, null(), null_mut(), 0, &mut p)?;
         free_stray(fx, code, p)
     }
     async_alloc_zero: "urEnqueueUSMDeviceAllocExp", "zero_size" => UR_RESULT_ERROR_INVALID_USM_SIZE, |fx| {
         require_async(fx)?;
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         let mut p = null_mut();
         let code = fx.api.urEnqueueUSMDeviceAllocExp(fx.queue, null_mut(), 0, null(), 0, null(), &mut p, null_mut())?;
         if code == UR_RESULT_SUCCESS && !p.is_null() {
@@ -635,7 +623,7 @@ rows! {
     }
     async_alloc_count_null_list: "urEnqueueUSMDeviceAllocExp", "count_1_null_list" => UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, |fx| {
         require_async(fx)?;
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         let mut p = null_mut();
         let code = fx.api.urEnqueueUSMDeviceAllocExp(fx.queue, null_mut(), 64, null(), 1, null(), &mut p, null_mut())?;
         if code == UR_RESULT_SUCCESS && !p.is_null() {
@@ -645,7 +633,7 @@ rows! {
     }
     async_free_count_null_list: "urEnqueueUSMFreeExp", "count_1_null_list" => UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, |fx| {
         require_async(fx)?;
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         let mut p = null_mut();
         success("urEnqueueUSMDeviceAllocExp", fx.api.urEnqueueUSMDeviceAllocExp(fx.queue, null_mut(), 64, null(), 0, null(), &mut p, null_mut()))?;
         let code = fx.api.urEnqueueUSMFreeExp(fx.queue, null_mut(), p, 1, null(), null_mut())?;
@@ -716,7 +704,7 @@ rows! {
         Ok(fx.api.urUSMFree(fx.context, p)?)
     }
     free_other_context: "urUSMFree", "pointer_of_another_context" => UR_RESULT_ERROR_INVALID_MEM_OBJECT, |fx| {
-        require_kind(fx, UsmKind::Host)?;
+        fx.require_kind(UsmKind::Host)?;
         let mut other = null_mut();
         success("urContextCreate", fx.api.urContextCreate(1, &fx.device, null(), &mut other))?;
         let other = fx.own_context(other);
@@ -742,7 +730,7 @@ rows! {
     }
     async_free_interior: "urEnqueueUSMFreeExp", "interior_pointer" => UR_RESULT_ERROR_INVALID_VALUE, |fx| {
         require_async(fx)?;
-        require_kind(fx, UsmKind::Device)?;
+        fx.require_kind(UsmKind::Device)?;
         let mut p = null_mut();
         success("urEnqueueUSMDeviceAllocExp", fx.api.urEnqueueUSMDeviceAllocExp(fx.queue, null_mut(), 64, null(), 0, null(), &mut p, null_mut()))?;
         let interior = p.cast::<u8>().wrapping_add(8).cast::<c_void>();

@@ -4,7 +4,7 @@
 //! hang into a failure.
 
 use crate::harness::*;
-use crate::{check, expect_result, skip};
+use crate::{check, expect_result};
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
@@ -44,10 +44,7 @@ impl Cycle {
 }
 
 unsafe fn require_pools(fx: &DeviceFx) -> CaseResult {
-    if fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_USM_POOL_SUPPORT)? == 0 {
-        skip!("the device reports no USM pool support");
-    }
-    Ok(())
+    fx.require(UR_DEVICE_INFO_USM_POOL_SUPPORT, "USM pool support")
 }
 
 unsafe fn pool_create_exp(fx: &DeviceFx) -> CaseResult {
@@ -71,9 +68,7 @@ unsafe fn pool_create(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn device_alloc(fx: &DeviceFx) -> CaseResult {
-    if !fx.supports(UsmKind::Device)? {
-        skip!("the device reports no device USM support");
-    }
+    fx.require_kind(UsmKind::Device)?;
     let cycle = Cycle::new();
     let desc = ur_usm_desc_t { stype: UR_STRUCTURE_TYPE_USM_DESC, pNext: cycle.first(), hints: 0, align: 0 };
     let mut p = null_mut();

@@ -137,3 +137,30 @@ fn check_refs(got: u32, expected: u32, after: &str) -> CaseResult {
     }
     Ok(())
 }
+
+/// A system library (libOpenCL, libcuda) that cases call directly to check
+/// native handles, opened once and never closed: the statics that hold its
+/// entry points live as long as the process.
+pub struct SysLib {
+    name: &'static str,
+    lib: &'static libloading::Library,
+}
+
+impl SysLib {
+    pub fn open(name: &'static str) -> Result<SysLib, String> {
+        // SAFETY: the libraries opened here (vendor ICD and driver loaders)
+        // only read their configuration when loaded; the adapter under test
+        // has opened them too.
+        let lib = unsafe { libloading::Library::new(name) }.map_err(|e| format!("cannot open {name}: {e}"))?;
+        Ok(SysLib { name, lib: Box::leak(Box::new(lib)) })
+    }
+
+    /// The entry point `symbol`.
+    ///
+    /// # Safety
+    /// `T` must be the C function type of that entry point.
+    pub unsafe fn get<T: Copy>(&self, symbol: &str) -> Result<T, String> {
+        let name = format!("{symbol}\0");
+        self.lib.get::<T>(name.as_bytes()).map(|s| *s).map_err(|e| format!("{} lacks {symbol}: {e}", self.name))
+    }
+}

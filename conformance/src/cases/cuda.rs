@@ -9,8 +9,8 @@
 //! primary context, as the CUDA driver itself reports them. Elsewhere they
 //! skip, naming what is missing.
 
+use super::common::SysLib;
 use crate::harness::*;
-use crate::ur::Api;
 use crate::{check, check_eq, expect_result, expect_success, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
@@ -134,20 +134,12 @@ const ELEMENTS: usize = 1 << 16;
 const BYTES: usize = ELEMENTS * 4;
 const MIB: usize = 1 << 20;
 
-type OwnedProgram = Owned<ur_program_handle_t_>;
-type OwnedKernel = Owned<ur_kernel_handle_t_>;
 
 /// Skips unless the device serves stream-ordered allocation and pools, as
 /// its info queries say.
 unsafe fn require_async_pools(fx: &DeviceFx) -> CaseResult {
-    let flag = |prop| fx.api.device_info::<ur_bool_t>(fx.device, prop);
-    if flag(UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP)? == 0 {
-        skip!("the device reports no async USM allocation support (ASYNC_USM_ALLOCATIONS_SUPPORT_EXP is false)");
-    }
-    if flag(UR_DEVICE_INFO_USM_POOL_SUPPORT)? == 0 {
-        skip!("the device reports no USM pool support (USM_POOL_SUPPORT is false)");
-    }
-    Ok(())
+    fx.require(UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP, "async USM allocation support (ASYNC_USM_ALLOCATIONS_SUPPORT_EXP is false)")?;
+    fx.require(UR_DEVICE_INFO_USM_POOL_SUPPORT, "USM pool support (USM_POOL_SUPPORT is false)")
 }
 
 /// A program of PTX `source`, and what building it returned. Skips where
@@ -274,8 +266,8 @@ unsafe fn launch_event(
     Ok(fx.own_event(event))
 }
 
-type AllocFn = unsafe fn(
-    &Api,
+/// The C type the three async USM allocation entry points share.
+type AllocPfn = unsafe extern "C" fn(
     ur_queue_handle_t,
     ur_usm_pool_handle_t,
     usize,
@@ -284,52 +276,10 @@ type AllocFn = unsafe fn(
     *const ur_event_handle_t,
     *mut *mut c_void,
     *mut ur_event_handle_t,
-) -> Result<ur_result_t, String>;
+) -> ur_result_t;
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn device_alloc_fn(
-    api: &Api,
-    q: ur_queue_handle_t,
-    pool: ur_usm_pool_handle_t,
-    size: usize,
-    props: *const ur_exp_async_usm_alloc_properties_t,
-    n: u32,
-    wait: *const ur_event_handle_t,
-    out: *mut *mut c_void,
-    event: *mut ur_event_handle_t,
-) -> Result<ur_result_t, String> {
-    api.urEnqueueUSMDeviceAllocExp(q, pool, size, props, n, wait, out, event)
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn shared_alloc_fn(
-    api: &Api,
-    q: ur_queue_handle_t,
-    pool: ur_usm_pool_handle_t,
-    size: usize,
-    props: *const ur_exp_async_usm_alloc_properties_t,
-    n: u32,
-    wait: *const ur_event_handle_t,
-    out: *mut *mut c_void,
-    event: *mut ur_event_handle_t,
-) -> Result<ur_result_t, String> {
-    api.urEnqueueUSMSharedAllocExp(q, pool, size, props, n, wait, out, event)
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn host_alloc_fn(
-    api: &Api,
-    q: ur_queue_handle_t,
-    pool: ur_usm_pool_handle_t,
-    size: usize,
-    props: *const ur_exp_async_usm_alloc_properties_t,
-    n: u32,
-    wait: *const ur_event_handle_t,
-    out: *mut *mut c_void,
-    event: *mut ur_event_handle_t,
-) -> Result<ur_result_t, String> {
-    api.urEnqueueUSMHostAllocExp(q, pool, size, props, n, wait, out, event)
-}
+/// One of them by name, as the loader resolved it.
+type AllocFn = (&'static str, Option<AllocPfn>);
 
 /// An async allocation and its event.
 unsafe fn alloc_with(
@@ -342,8 +292,10 @@ unsafe fn alloc_with(
 ) -> Result<(*mut c_void, OwnedEvent), Outcome> {
     let mut p = null_mut();
     let mut e = null_mut();
-    let r = alloc(
-        fx.api,
+    let Some(entry) = alloc.1 else {
+        return Err(format!("the loader does not export {}", alloc.0).into());
+    };
+    let r = entry(
         queue,
         pool,
         size,
@@ -352,7 +304,7 @@ unsafe fn alloc_with(
         list(wait),
         &mut p,
         &mut e,
-    )?;
+    );
     check_eq!(r, UR_RESULT_SUCCESS);
     check!(
         !p.is_null() && !e.is_null(),
@@ -368,7 +320,7 @@ unsafe fn alloc_device(
     size: usize,
     wait: &[ur_event_handle_t],
 ) -> Result<(*mut c_void, OwnedEvent), Outcome> {
-    alloc_with(fx, device_alloc_fn, queue, pool, size, wait)
+    alloc_with(fx, ("urEnqueueUSMDeviceAllocExp", fx.api.fns.urEnqueueUSMDeviceAllocExp), queue, pool, size, wait)
 }
 
 unsafe fn free_async(
@@ -497,8 +449,8 @@ unsafe fn shared_and_host(fx: &DeviceFx) -> CaseResult {
     let (_program, fill, _add) = kernels(fx)?;
     let n = ELEMENTS as u32;
     for (label, alloc) in [
-        ("shared", shared_alloc_fn as AllocFn),
-        ("host", host_alloc_fn as AllocFn),
+        ("shared", ("urEnqueueUSMSharedAllocExp", fx.api.fns.urEnqueueUSMSharedAllocExp)),
+        ("host", ("urEnqueueUSMHostAllocExp", fx.api.fns.urEnqueueUSMHostAllocExp)),
     ] {
         let (p, ready) = alloc_with(fx, alloc, fx.queue, null_mut(), BYTES, &[])?;
         let value = 0x5A5A_0000u32 + label.len() as u32;
@@ -865,32 +817,22 @@ struct CudaDriver {
 
 impl CudaDriver {
     fn load() -> Result<CudaDriver, String> {
-        // SAFETY: opening the CUDA driver, which the adapter has opened too.
-        let lib = unsafe { libloading::Library::new("libcuda.so.1") }
-            .map_err(|e| format!("cannot open libcuda.so.1: {e}"))?;
-        let lib: &'static libloading::Library = Box::leak(Box::new(lib));
-        macro_rules! sym {
-            ($name:literal) => {
-                // SAFETY: the driver entry point of that name has the C type
-                // of the field it is stored in.
-                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
-                    .map_err(|e| format!("libcuda.so.1 lacks {}: {e}", $name))?
-            };
-        }
-        Ok(CudaDriver {
-            init: sym!("cuInit"),
-            device_get_count: sym!("cuDeviceGetCount"),
-            device_primary_ctx_release: sym!("cuDevicePrimaryCtxRelease_v2"),
-            ctx_set_current: sym!("cuCtxSetCurrent"),
-            device_primary_ctx_retain: sym!("cuDevicePrimaryCtxRetain"),
-            stream_create: sym!("cuStreamCreate"),
-            stream_synchronize: sym!("cuStreamSynchronize"),
-            stream_destroy: sym!("cuStreamDestroy_v2"),
-            event_create: sym!("cuEventCreate"),
-            event_record: sym!("cuEventRecord"),
-            event_query: sym!("cuEventQuery"),
-            event_destroy: sym!("cuEventDestroy_v2"),
-        })
+        let lib = SysLib::open("libcuda.so.1")?;
+        // SAFETY: each field's type is the C type of the driver entry point named.
+        Ok(unsafe { CudaDriver {
+            init: lib.get("cuInit")?,
+            device_get_count: lib.get("cuDeviceGetCount")?,
+            device_primary_ctx_release: lib.get("cuDevicePrimaryCtxRelease_v2")?,
+            ctx_set_current: lib.get("cuCtxSetCurrent")?,
+            device_primary_ctx_retain: lib.get("cuDevicePrimaryCtxRetain")?,
+            stream_create: lib.get("cuStreamCreate")?,
+            stream_synchronize: lib.get("cuStreamSynchronize")?,
+            stream_destroy: lib.get("cuStreamDestroy_v2")?,
+            event_create: lib.get("cuEventCreate")?,
+            event_record: lib.get("cuEventRecord")?,
+            event_query: lib.get("cuEventQuery")?,
+            event_destroy: lib.get("cuEventDestroy_v2")?,
+        } })
     }
 }
 

@@ -113,16 +113,6 @@ fn repeated(pattern: &[u8], size: usize) -> Vec<u8> {
     pattern.iter().copied().cycle().take(size).collect()
 }
 
-unsafe fn supported_kinds(fx: &DeviceFx) -> Result<Vec<UsmKind>, Outcome> {
-    let mut kinds = Vec::new();
-    for kind in [UsmKind::Host, UsmKind::Device, UsmKind::Shared] {
-        if fx.supports(kind)? {
-            kinds.push(kind);
-        }
-    }
-    Ok(kinds)
-}
-
 // --- urEnqueueUSMFill -----------------------------------------------------
 
 unsafe fn fill_patterns(fx: &DeviceFx) -> CaseResult {
@@ -145,7 +135,7 @@ unsafe fn fill_patterns(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn fill_kinds(fx: &DeviceFx) -> CaseResult {
     const SIZE: usize = 3 << 20;
-    for kind in supported_kinds(fx)? {
+    for kind in fx.supported_kinds()? {
         let memory = fx.alloc(kind, SIZE)?;
         let pattern = [1u8, 2, 3, 4];
         let filled = fill(fx, fx.queue, memory.ptr, &pattern, SIZE, &[])?;
@@ -246,7 +236,7 @@ unsafe fn fill_bad_wait_list(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn copy_kinds(fx: &DeviceFx) -> CaseResult {
     const SIZE: usize = (1 << 20) + 3;
-    let kinds = supported_kinds(fx)?;
+    let kinds = fx.supported_kinds()?;
     let source = pattern_bytes(SIZE, 0x21);
     on_each_queue_kind(fx, |queue, what| {
         for &from in &kinds {

@@ -6,10 +6,10 @@
 //! `urEnqueueUSM*AllocExp` while other blocks are freed and reused around
 //! it, on devices that report async allocation support.
 
-use super::program::{built_program, OwnedProgram};
+use super::program::built_program;
 use crate::harness::*;
 use crate::ur::{info_string, info_value};
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success};
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
@@ -32,7 +32,6 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueUSMFreeExp.kernel_hands_blocks_between_queues", async_handover),
 ];
 
-type OwnedKernel = Owned<ur_kernel_handle_t_>;
 
 unsafe fn kernel(fx: &DeviceFx, program: &OwnedProgram, name: &std::ffi::CStr) -> Result<OwnedKernel, Outcome> {
     let mut k = null_mut();
@@ -488,9 +487,7 @@ const ROUNDS: usize = 8;
 /// Skips a device that does not report async allocation support; the device
 /// USM kind the cases use (device, else shared).
 unsafe fn require_async(fx: &DeviceFx) -> Result<UsmKind, Outcome> {
-    if fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP)? == 0 {
-        skip!("the device reports no async USM allocation support");
-    }
+    fx.require(UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP, "async USM allocation support")?;
     Ok(if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared })
 }
 

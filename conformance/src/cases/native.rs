@@ -19,10 +19,10 @@
 
 use super::kernel::{check_words, launch, pointer_arg, run_fill_index, value_arg, words, N};
 use super::program::{built_program, own_program, KERNEL_SOURCE};
+use super::common::SysLib;
 use crate::harness::*;
 use crate::names::result_name;
 use crate::{check, check_eq, expect_result, expect_success, skip};
-use libloading::Library;
 use std::ffi::{c_char, c_void, CString};
 use std::ptr::{null, null_mut};
 use std::sync::OnceLock;
@@ -79,7 +79,6 @@ pub const CASES: &[Case] = &[
     Case::device("urKernelCreateWithNativeHandle.opencl_ownership", kernel_opencl_ownership),
 ];
 
-type OwnedKernel = Owned<ur_kernel_handle_t_>;
 
 /// An id no adapter hands out as a native device or platform: no pointer a
 /// runtime returns, and too large for a CUDA device ordinal. Adapters only
@@ -196,43 +195,34 @@ const CL_KERNEL_REFERENCE_COUNT: ClUint = 0x1192;
 
 impl OpenCl {
     fn load() -> Result<OpenCl, String> {
-        // SAFETY: the ICD loader's initialisers only read its vendor files.
-        let lib = unsafe { Library::new("libOpenCL.so.1") }.map_err(|e| format!("cannot open libOpenCL.so.1: {e}"))?;
-        let lib: &'static Library = Box::leak(Box::new(lib));
-        macro_rules! sym {
-            ($name:literal) => {
-                // SAFETY: the OpenCL entry point of that name has the C type
-                // of the field it is stored in.
-                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
-                    .map_err(|e| format!("libOpenCL.so.1 lacks {}: {e}", $name))?
-            };
-        }
-        Ok(OpenCl {
-            get_platform_ids: sym!("clGetPlatformIDs"),
-            get_context_info: sym!("clGetContextInfo"),
-            create_context: sym!("clCreateContext"),
-            retain_context: sym!("clRetainContext"),
-            release_context: sym!("clReleaseContext"),
-            get_device_info: sym!("clGetDeviceInfo"),
-            create_queue: sym!("clCreateCommandQueueWithProperties"),
-            get_queue_info: sym!("clGetCommandQueueInfo"),
-            retain_queue: sym!("clRetainCommandQueue"),
-            release_queue: sym!("clReleaseCommandQueue"),
-            create_user_event: sym!("clCreateUserEvent"),
-            set_user_event_status: sym!("clSetUserEventStatus"),
-            get_event_info: sym!("clGetEventInfo"),
-            retain_event: sym!("clRetainEvent"),
-            release_event: sym!("clReleaseEvent"),
-            create_program: sym!("clCreateProgramWithSource"),
-            build_program: sym!("clBuildProgram"),
-            get_program_info: sym!("clGetProgramInfo"),
-            retain_program: sym!("clRetainProgram"),
-            release_program: sym!("clReleaseProgram"),
-            create_kernel: sym!("clCreateKernel"),
-            get_kernel_info: sym!("clGetKernelInfo"),
-            retain_kernel: sym!("clRetainKernel"),
-            release_kernel: sym!("clReleaseKernel"),
-        })
+        let lib = SysLib::open("libOpenCL.so.1")?;
+        // SAFETY: each field's type is the C type of the OpenCL entry point named.
+        Ok(unsafe { OpenCl {
+            get_platform_ids: lib.get("clGetPlatformIDs")?,
+            get_context_info: lib.get("clGetContextInfo")?,
+            create_context: lib.get("clCreateContext")?,
+            retain_context: lib.get("clRetainContext")?,
+            release_context: lib.get("clReleaseContext")?,
+            get_device_info: lib.get("clGetDeviceInfo")?,
+            create_queue: lib.get("clCreateCommandQueueWithProperties")?,
+            get_queue_info: lib.get("clGetCommandQueueInfo")?,
+            retain_queue: lib.get("clRetainCommandQueue")?,
+            release_queue: lib.get("clReleaseCommandQueue")?,
+            create_user_event: lib.get("clCreateUserEvent")?,
+            set_user_event_status: lib.get("clSetUserEventStatus")?,
+            get_event_info: lib.get("clGetEventInfo")?,
+            retain_event: lib.get("clRetainEvent")?,
+            release_event: lib.get("clReleaseEvent")?,
+            create_program: lib.get("clCreateProgramWithSource")?,
+            build_program: lib.get("clBuildProgram")?,
+            get_program_info: lib.get("clGetProgramInfo")?,
+            retain_program: lib.get("clRetainProgram")?,
+            release_program: lib.get("clReleaseProgram")?,
+            create_kernel: lib.get("clCreateKernel")?,
+            get_kernel_info: lib.get("clGetKernelInfo")?,
+            retain_kernel: lib.get("clRetainKernel")?,
+            release_kernel: lib.get("clReleaseKernel")?,
+        } })
     }
 
     /// One plain value from a `clGet*Info`.
@@ -975,7 +965,7 @@ unsafe fn program_from(
     context: ur_context_handle_t,
     native: ur_native_handle_t,
     owned: bool,
-) -> Result<super::program::OwnedProgram, Outcome> {
+) -> Result<OwnedProgram, Outcome> {
     let properties = props!(ur_program_native_properties_t, UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES, owned);
     let mut program = null_mut();
     expect_success!(fx.api.urProgramCreateWithNativeHandle(native, context, &properties, &mut program));
@@ -984,7 +974,7 @@ unsafe fn program_from(
 }
 
 /// A built program of the suite's kernels and its native handle.
-unsafe fn native_built_program(fx: &DeviceFx) -> Result<(super::program::OwnedProgram, ur_native_handle_t), Outcome> {
+unsafe fn native_built_program(fx: &DeviceFx) -> Result<(OwnedProgram, ur_native_handle_t), Outcome> {
     let program = built_program(fx)?;
     let native = native_program(fx, program.get())?;
     Ok((program, native))
@@ -1149,7 +1139,7 @@ unsafe fn launch_fill_index(fx: &DeviceFx, kernel: ur_kernel_handle_t, base: u32
 /// handle.
 unsafe fn native_fill_kernel(
     fx: &DeviceFx,
-) -> Result<(super::program::OwnedProgram, OwnedKernel, ur_native_handle_t), Outcome> {
+) -> Result<(OwnedProgram, OwnedKernel, ur_native_handle_t), Outcome> {
     let program = built_program(fx)?;
     let mut k = null_mut();
     expect_success!(fx.api.urKernelCreate(program.get(), c"fill_index".as_ptr(), &mut k));

@@ -43,7 +43,6 @@ pub const KERNEL_SOURCE: &str = include_str!("../../kernels/usm_kernels.cl");
 /// Kernels defined in [`KERNEL_SOURCE`].
 pub const KERNEL_NAMES: [&str; 2] = ["fill_index", "scale_add"];
 
-pub type OwnedProgram = Owned<ur_program_handle_t_>;
 
 /// A tool from `var`, else the first of `names` found on PATH.
 fn tool(var: &str, names: &[&str]) -> Result<String, String> {

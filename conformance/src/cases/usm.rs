@@ -120,12 +120,7 @@ unsafe fn expect_alloc_error(
     expect_code(expected, code, &format!("{} with {how}", entry_name(kind)))
 }
 
-unsafe fn skip_unless_supported(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
-    if !fx.supports(kind)? {
-        skip!("the device reports no {kind:?} USM support");
-    }
-    Ok(())
-}
+
 
 unsafe fn usm_type(fx: &DeviceFx, ptr: *const c_void) -> Result<ur_usm_type_t, Outcome> {
     let mut kind = ur_usm_type_t(0xffff);
@@ -176,7 +171,7 @@ unsafe fn alloc_success(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
 }
 
 unsafe fn alloc_aligned(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
-    skip_unless_supported(fx, kind)?;
+    fx.require_kind(kind)?;
     for align in [1u32, 8, 16, 64, 128] {
         for size in [1usize, 100, 4096] {
             let desc = usm_desc(0, align, null());
@@ -196,7 +191,7 @@ unsafe fn alloc_aligned(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
 /// above 4 KiB), and is OUT_OF_HOST_MEMORY (host USM) or OUT_OF_DEVICE_MEMORY
 /// past that, the same on every adapter; 2 GiB is the largest `align` holds.
 unsafe fn alloc_large_align(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
-    skip_unless_supported(fx, kind)?;
+    fx.require_kind(kind)?;
     let max = fx.api.device_info::<u64>(fx.device, UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE)?;
     const SIZE: usize = 64;
     for align in [4096u32, 1 << 16, 1 << 21, 1 << 26, 1 << 31] {
@@ -229,7 +224,7 @@ unsafe fn alloc_large_align(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
 }
 
 unsafe fn alloc_descriptors(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
-    skip_unless_supported(fx, kind)?;
+    fx.require_kind(kind)?;
     let host = ur_usm_host_desc_t { stype: UR_STRUCTURE_TYPE_USM_HOST_DESC, pNext: null(), flags: 0 };
     let device = ur_usm_device_desc_t {
         stype: UR_STRUCTURE_TYPE_USM_DEVICE_DESC,
@@ -275,7 +270,7 @@ unsafe fn alloc_bad_hints(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
 }
 
 unsafe fn alloc_bad_align(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
-    skip_unless_supported(fx, kind)?;
+    fx.require_kind(kind)?;
     for align in [3u32, 24, 100] {
         let desc = usm_desc(0, align, null());
         expect_alloc_error(fx, kind, UR_RESULT_ERROR_INVALID_VALUE, &desc, 64, &format!("align {align}"))?;
@@ -284,7 +279,7 @@ unsafe fn alloc_bad_align(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
 }
 
 unsafe fn alloc_bad_size(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
-    skip_unless_supported(fx, kind)?;
+    fx.require_kind(kind)?;
     expect_alloc_error(fx, kind, UR_RESULT_ERROR_INVALID_USM_SIZE, null(), 0, "size 0")?;
     let max = fx.api.device_info::<u64>(fx.device, UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE)?;
     let too_big = usize::try_from(max).unwrap_or(usize::MAX).saturating_add(1);
@@ -333,19 +328,9 @@ per_kind! { LoaderFx:
     shared_null_context => alloc_null_context(UsmKind::Shared);
 }
 
-unsafe fn supported_kinds(fx: &DeviceFx) -> Result<Vec<UsmKind>, Outcome> {
-    let mut kinds = Vec::new();
-    for kind in [UsmKind::Host, UsmKind::Device, UsmKind::Shared] {
-        if fx.supports(kind)? {
-            kinds.push(kind);
-        }
-    }
-    Ok(kinds)
-}
-
 /// Skips a case about USM bookkeeping on a device with no USM at all.
 unsafe fn require_usm(fx: &DeviceFx) -> CaseResult {
-    if supported_kinds(fx)?.is_empty() {
+    if fx.supported_kinds()?.is_empty() {
         skip!("the device reports no USM support of any kind");
     }
     Ok(())
@@ -353,7 +338,7 @@ unsafe fn require_usm(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn free(fx: &DeviceFx) -> CaseResult {
     require_usm(fx)?;
-    for kind in supported_kinds(fx)? {
+    for kind in fx.supported_kinds()? {
         let memory = fx.alloc(kind, 1000)?;
         expect_success!(memory.free());
     }
@@ -422,7 +407,7 @@ unsafe fn free_twice(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_type(fx: &DeviceFx) -> CaseResult {
-    for kind in supported_kinds(fx)? {
+    for kind in fx.supported_kinds()? {
         let memory = fx.alloc(kind, 512)?;
         let found = usm_type(fx, memory.at(100))?;
         check!(found == expected_type(kind), "{kind:?} memory reports type {}", usm_type_name(found));
@@ -431,7 +416,7 @@ unsafe fn info_type(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_base_size(fx: &DeviceFx) -> CaseResult {
-    for kind in supported_kinds(fx)? {
+    for kind in fx.supported_kinds()? {
         let memory = fx.alloc(kind, 1000)?;
         for offset in [0usize, 1, 999] {
             let base = alloc_info::<*mut c_void>(fx, memory.at(offset), UR_USM_ALLOC_INFO_BASE_PTR)?;
@@ -541,10 +526,7 @@ fn pool_desc(flags: ur_usm_pool_flags_t, next: *const c_void) -> ur_usm_pool_des
 
 /// A pool of the fixture context, or a skip when the device has none.
 unsafe fn new_pool(fx: &DeviceFx, desc: &mut ur_usm_pool_desc_t) -> Result<OwnedPool, Outcome> {
-    let supported = fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_USM_POOL_SUPPORT)?;
-    if supported == 0 {
-        skip!("the device reports no USM pool support");
-    }
+    fx.require(UR_DEVICE_INFO_USM_POOL_SUPPORT, "USM pool support")?;
     let mut pool = null_mut();
     expect_success!(fx.api.urUSMPoolCreate(fx.context, desc, &mut pool));
     check!(!pool.is_null(), "urUSMPoolCreate succeeded with a null handle");
@@ -557,7 +539,7 @@ unsafe fn pool_refs(fx: &DeviceFx, pool: ur_usm_pool_handle_t) -> Result<u32, Ou
 
 unsafe fn pool_create(fx: &DeviceFx) -> CaseResult {
     let pool = new_pool(fx, &mut pool_desc(0, null()))?;
-    for kind in supported_kinds(fx)? {
+    for kind in fx.supported_kinds()? {
         let mut ptrs = Vec::new();
         for size in [64usize, 4096, 1 << 20] {
             let mut ptr = null_mut();

@@ -10,7 +10,7 @@
 
 use crate::harness::*;
 use crate::ur::Api;
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
@@ -81,28 +81,16 @@ const KEEP: usize = 1 << 30;
 
 /// Skips a device that does not serve async allocations.
 unsafe fn require_async(fx: &DeviceFx) -> CaseResult {
-    if fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP)? == 0 {
-        skip!("the device reports no async USM allocation support");
-    }
-    Ok(())
+    fx.require(UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP, "async USM allocation support")
 }
 
 /// Skips a device without async allocations or pools.
 unsafe fn require_pools(fx: &DeviceFx) -> CaseResult {
     require_async(fx)?;
-    if fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_USM_POOL_SUPPORT)? == 0 {
-        skip!("the device reports no USM pool support");
-    }
-    Ok(())
+    fx.require(UR_DEVICE_INFO_USM_POOL_SUPPORT, "USM pool support")
 }
 
-/// Skips a kind of USM the device does not offer.
-unsafe fn require_kind(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
-    if !fx.supports(kind)? {
-        skip!("the device reports no {kind:?} USM support");
-    }
-    Ok(())
-}
+
 
 fn list(waits: &[ur_event_handle_t]) -> *const ur_event_handle_t {
     if waits.is_empty() {
@@ -324,7 +312,7 @@ unsafe fn other_context_pool(fx: &DeviceFx) -> Result<(OwnedContext, OwnedPool),
 /// the allocation and free events report their command types.
 unsafe fn round_trip(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
     require_pools(fx)?;
-    require_kind(fx, kind)?;
+    fx.require_kind(kind)?;
     let own = exp_pool(fx, 0, None)?;
     on_each_queue_kind(fx, |queue, label| {
         for pool in [null_mut(), own.get()] {
@@ -467,7 +455,7 @@ unsafe fn pending_block_waits(fx: &DeviceFx) -> CaseResult {
 /// and the pool serves again once memory is freed.
 unsafe fn out_of_memory(fx: &DeviceFx, kind: UsmKind, code: ur_result_t) -> CaseResult {
     require_pools(fx)?;
-    require_kind(fx, kind)?;
+    fx.require_kind(kind)?;
     let max = 64 * MIB;
     let pool = exp_pool(fx, 0, Some((max, KEEP)))?;
     check_eq!(stat(fx, pool.get(), UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP)?, max);
@@ -551,7 +539,7 @@ unsafe fn shared_null_output(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn zero_size(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
     require_async(fx)?;
-    require_kind(fx, kind)?;
+    fx.require_kind(kind)?;
     let mut p = null_mut();
     let got = raw_alloc(fx.api, kind, fx.queue, null_mut(), 0, null(), &[], &mut p, null_mut())?;
     expect_code(UR_RESULT_ERROR_INVALID_USM_SIZE, got, &format!("{} of 0 bytes", alloc_name(kind)))
