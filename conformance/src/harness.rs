@@ -627,15 +627,7 @@ pub unsafe fn info_size_protocol(
     query: impl Fn(usize, *mut c_void, *mut usize) -> Result<ur_result_t, String>,
 ) -> CaseResult {
     let expect = |expected: ur_result_t, got: Result<ur_result_t, String>, how: &str| -> CaseResult {
-        let got = got?;
-        if got != expected {
-            return Err(Outcome::Fail(format!(
-                "{what} with {how} returned {}, expected {}",
-                crate::names::result_name(got),
-                crate::names::result_name(expected)
-            )));
-        }
-        Ok(())
+        expect_code(expected, got?, &format!("{what} with {how}"))
     };
     let mut size = 0usize;
     expect(UR_RESULT_SUCCESS, query(0, null_mut(), &mut size), "only pPropSizeRet")?;

@@ -140,12 +140,18 @@ unsafe fn by_counts(fx: &DeviceFx) -> CaseResult {
     release_all(fx, &subs)
 }
 
-/// UR: repeated calls with the same inputs give the same output, in order.
-unsafe fn same_request(fx: &DeviceFx) -> CaseResult {
+/// The first of EQUALLY and BY_COUNTS the device supports, or a skip.
+unsafe fn equally_or_by_counts(fx: &DeviceFx) -> Result<ur_device_partition_t, Outcome> {
     let kinds = supported_partitions(fx)?;
     let Some(&kind) = kinds.iter().find(|k| [UR_DEVICE_PARTITION_EQUALLY, UR_DEVICE_PARTITION_BY_COUNTS].contains(k)) else {
         skip!("the device lists neither EQUALLY nor BY_COUNTS among its SUPPORTED_PARTITIONS ({kinds:?})");
     };
+    Ok(kind)
+}
+
+/// UR: repeated calls with the same inputs give the same output, in order.
+unsafe fn same_request(fx: &DeviceFx) -> CaseResult {
+    let kind = equally_or_by_counts(fx)?;
     let first = partition(fx, &[property(kind, 1)])?;
     let second = partition(fx, &[property(kind, 1)]);
     release_all(fx, &first)?;
@@ -157,10 +163,7 @@ unsafe fn same_request(fx: &DeviceFx) -> CaseResult {
 /// A sub-device is a device like any other: a context, a queue and USM on
 /// it, data written and read back.
 unsafe fn sub_device_usm(fx: &DeviceFx) -> CaseResult {
-    let kinds = supported_partitions(fx)?;
-    let Some(&kind) = kinds.iter().find(|k| [UR_DEVICE_PARTITION_EQUALLY, UR_DEVICE_PARTITION_BY_COUNTS].contains(k)) else {
-        skip!("the device lists neither EQUALLY nor BY_COUNTS among its SUPPORTED_PARTITIONS ({kinds:?})");
-    };
+    let kind = equally_or_by_counts(fx)?;
     let subs = partition(fx, &[property(kind, 1)])?;
     let result = (|| {
         let sub_fx = DeviceFx::new(fx.api, fx.adapter, fx.platform, fx.backend, subs[0])?;
@@ -248,10 +251,7 @@ unsafe fn partition_null_handle(fx: &LoaderFx) -> CaseResult {
 /// A sub-device counts its user's references; one release too many is an
 /// error and frees nothing (the device still answers).
 unsafe fn release_past_references(fx: &DeviceFx) -> CaseResult {
-    let kinds = supported_partitions(fx)?;
-    let Some(&kind) = kinds.iter().find(|k| [UR_DEVICE_PARTITION_EQUALLY, UR_DEVICE_PARTITION_BY_COUNTS].contains(k)) else {
-        skip!("the device lists neither EQUALLY nor BY_COUNTS among its SUPPORTED_PARTITIONS ({kinds:?})");
-    };
+    let kind = equally_or_by_counts(fx)?;
     let subs = partition(fx, &[property(kind, 1)])?;
     let sub = subs[0];
     let before = fx.api.device_info::<u32>(sub, UR_DEVICE_INFO_REFERENCE_COUNT)?;
