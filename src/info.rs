@@ -69,6 +69,31 @@ impl InfoOut {
         self.bytes(&b)
     }
 
+    /// `UR_PROGRAM_INFO_BINARIES`' own protocol: the value is an array of
+    /// one buffer per binary, each sized as `BINARY_SIZES` said; the size is
+    /// that of the array of pointers.
+    ///
+    /// # Safety
+    /// Each non-null buffer of the caller's array holds its binary's size.
+    pub unsafe fn binaries(self, binaries: &[Vec<u8>]) -> UrResult {
+        let bytes = std::mem::size_of_val(binaries.iter().map(|b| b.as_ptr()).collect::<Vec<_>>().as_slice());
+        if !self.value.is_null() {
+            if self.size < bytes {
+                return Err(UR_RESULT_ERROR_INVALID_SIZE);
+            }
+            let buffers = std::slice::from_raw_parts(self.value as *const *mut u8, binaries.len());
+            for (buffer, binary) in buffers.iter().zip(binaries) {
+                if !buffer.is_null() {
+                    std::ptr::copy_nonoverlapping(binary.as_ptr(), *buffer, binary.len());
+                }
+            }
+        }
+        if !self.size_ret.is_null() {
+            *self.size_ret = bytes;
+        }
+        Ok(())
+    }
+
     /// Writes a `ur_bool_t`.
     pub fn bool(self, b: bool) -> UrResult {
         self.value::<ur_bool_t>(b as ur_bool_t)

@@ -6,19 +6,8 @@ use crate::adapter::Adapter;
 use crate::boundary::{ffi_call, native_args, non_null, slice_arg, write_out};
 use crate::hal::{Backend, Context};
 use crate::handle;
-use crate::info::InfoOut;
 use crate::UrResult;
 use core::ffi::c_void;
-
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    d.Context.pfnCreate = Some(create::<B>);
-    d.Context.pfnRetain = Some(retain::<B>);
-    d.Context.pfnRelease = Some(release::<B>);
-    d.Context.pfnGetInfo = Some(get_info::<B>);
-    d.Context.pfnGetNativeHandle = Some(get_native_handle::<B>);
-    d.Context.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
-    d.Context.pfnSetExtendedDeleter = Some(set_extended_deleter::<B>);
-}
 
 /// The devices of a context, checked and without repeats: naming a device
 /// twice does not make it two devices.
@@ -36,7 +25,7 @@ unsafe fn devices<'a, B: Backend>(count: u32, list: *const ur_device_handle_t) -
     Ok(devices)
 }
 
-unsafe extern "C" fn create<B: Backend>(
+pub(super) unsafe extern "C" fn create<B: Backend>(
     count: u32,
     list: *const ur_device_handle_t,
     properties: *const ur_context_properties_t,
@@ -57,45 +46,18 @@ unsafe extern "C" fn create<B: Backend>(
     })
 }
 
-unsafe extern "C" fn retain<B: Backend>(h: ur_context_handle_t) -> ur_result_t {
-    ffi_call(|| handle::retain::<B::Context>(h, B::ddi()))
-}
+super::info_entry!(Context, ur_context_handle_t, ur_context_info_t, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, |context, prop, out| {
+    match prop {
+        UR_CONTEXT_INFO_NUM_DEVICES => out.value(context.devices().len() as u32),
+        UR_CONTEXT_INFO_DEVICES => out.slice(&context.devices()),
+        UR_CONTEXT_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(context)),
+        _ => context.info(prop, out),
+    }
+});
 
-/// Queues, events and memory keep what they need of the context after the
-/// user's last release.
-unsafe extern "C" fn release<B: Backend>(h: ur_context_handle_t) -> ur_result_t {
-    ffi_call(|| handle::release::<B::Context>(h, B::ddi()))
-}
+super::native_handle_entry!(Context, ur_context_handle_t);
 
-unsafe extern "C" fn get_info<B: Backend>(
-    h: ur_context_handle_t,
-    prop: ur_context_info_t,
-    size: usize,
-    value: *mut c_void,
-    size_ret: *mut usize,
-) -> ur_result_t {
-    ffi_call(|| {
-        let context = obj::<B, B::Context>(h)?;
-        super::prop_in_range(prop.0, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0, &[])?;
-        let out = InfoOut::new(size, value, size_ret)?;
-        match prop {
-            UR_CONTEXT_INFO_NUM_DEVICES => out.value(context.devices().len() as u32),
-            UR_CONTEXT_INFO_DEVICES => out.slice(&context.devices()),
-            UR_CONTEXT_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(context)),
-            _ => context.info(prop, out),
-        }
-    })
-}
-
-unsafe extern "C" fn get_native_handle<B: Backend>(h: ur_context_handle_t, out: *mut ur_native_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        let context = obj::<B, B::Context>(h)?;
-        non_null(out)?;
-        write_out(out, context.native_handle()?)
-    })
-}
-
-unsafe extern "C" fn create_with_native_handle<B: Backend>(
+pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
     adapter: ur_adapter_handle_t,
     count: u32,
@@ -111,7 +73,7 @@ unsafe extern "C" fn create_with_native_handle<B: Backend>(
     })
 }
 
-unsafe extern "C" fn set_extended_deleter<B: Backend>(
+pub(super) unsafe extern "C" fn set_extended_deleter<B: Backend>(
     h: ur_context_handle_t,
     deleter: ur_context_extended_deleter_t,
     user_data: *mut c_void,

@@ -3,26 +3,14 @@
 use super::{obj, write_handles};
 use crate::abi::*;
 use crate::adapter::Adapter;
-use crate::boundary::{ffi_call, native_args, non_null, select_binary, write_optional, write_out};
+use crate::boundary::{ffi_call, native_args, select_binary, write_optional, write_out};
 use crate::hal::{Backend, Device};
 use crate::handle;
 use crate::info::InfoOut;
 use crate::partition::{write_sub_devices, PartitionRequest};
 use core::ffi::c_void;
 
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    d.Device.pfnGet = Some(get::<B>);
-    d.Device.pfnGetInfo = Some(get_info::<B>);
-    d.Device.pfnRetain = Some(retain::<B>);
-    d.Device.pfnRelease = Some(release::<B>);
-    d.Device.pfnPartition = Some(partition::<B>);
-    d.Device.pfnSelectBinary = Some(select_binary_entry::<B>);
-    d.Device.pfnGetNativeHandle = Some(get_native_handle::<B>);
-    d.Device.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
-    d.Device.pfnGetGlobalTimestamps = Some(get_global_timestamps::<B>);
-}
-
-unsafe extern "C" fn get<B: Backend>(
+pub(super) unsafe extern "C" fn get<B: Backend>(
     platform: ur_platform_handle_t,
     device_type: ur_device_type_t,
     entries: u32,
@@ -45,7 +33,7 @@ unsafe extern "C" fn get<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_info<B: Backend>(
+pub(super) unsafe extern "C" fn get_info<B: Backend>(
     h: ur_device_handle_t,
     prop: ur_device_info_t,
     size: usize,
@@ -61,26 +49,16 @@ unsafe extern "C" fn get_info<B: Backend>(
 
 /// Root devices count no references (SYCL releases them anyway); a
 /// sub-device counts the user's like any object.
-unsafe extern "C" fn retain<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        if obj::<B, B::Device>(h)?.is_root() {
-            return Ok(());
-        }
-        handle::retain_kept::<B::Device>(h, B::ddi())
-    })
+pub(super) unsafe extern "C" fn retain<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
+    ffi_call(|| if obj::<B, B::Device>(h)?.is_root() { Ok(()) } else { handle::retain_kept::<B::Device>(h, B::ddi()) })
 }
 
-unsafe extern "C" fn release<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        if obj::<B, B::Device>(h)?.is_root() {
-            return Ok(());
-        }
-        handle::release_kept::<B::Device>(h, B::ddi())
-    })
+pub(super) unsafe extern "C" fn release<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
+    ffi_call(|| if obj::<B, B::Device>(h)?.is_root() { Ok(()) } else { handle::release_kept::<B::Device>(h, B::ddi()) })
 }
 
 /// Each sub-device handle written out is one user reference.
-unsafe extern "C" fn partition<B: Backend>(
+pub(super) unsafe extern "C" fn partition<B: Backend>(
     h: ur_device_handle_t,
     properties: *const ur_device_partition_properties_t,
     entries: u32,
@@ -103,7 +81,7 @@ unsafe extern "C" fn partition<B: Backend>(
     })
 }
 
-unsafe extern "C" fn select_binary_entry<B: Backend>(
+pub(super) unsafe extern "C" fn select_binary_entry<B: Backend>(
     h: ur_device_handle_t,
     binaries: *const ur_device_binary_t,
     count: u32,
@@ -115,15 +93,9 @@ unsafe extern "C" fn select_binary_entry<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_native_handle<B: Backend>(h: ur_device_handle_t, out: *mut ur_native_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        let device = obj::<B, B::Device>(h)?;
-        non_null(out)?;
-        write_out(out, device.native_handle()?)
-    })
-}
+super::native_handle_entry!(Device, ur_device_handle_t);
 
-unsafe extern "C" fn create_with_native_handle<B: Backend>(
+pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
     adapter: ur_adapter_handle_t,
     properties: *const ur_device_native_properties_t,
@@ -142,7 +114,7 @@ unsafe extern "C" fn create_with_native_handle<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_global_timestamps<B: Backend>(
+pub(super) unsafe extern "C" fn get_global_timestamps<B: Backend>(
     h: ur_device_handle_t,
     device_time: *mut u64,
     host_time: *mut u64,

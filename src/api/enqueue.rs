@@ -7,18 +7,6 @@ use crate::hal::{Backend, Completion, Context as _, Event as _, Events, Queue, U
 use crate::UrResult;
 use core::ffi::c_void;
 
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    d.Enqueue.pfnEventsWait = Some(events_wait::<B>);
-    d.Enqueue.pfnEventsWaitWithBarrier = Some(events_wait_with_barrier::<B>);
-    d.Enqueue.pfnEventsWaitWithBarrierExt = Some(events_wait_with_barrier_ext::<B>);
-    d.Enqueue.pfnUSMFill = Some(usm_fill::<B>);
-    d.Enqueue.pfnUSMMemcpy = Some(usm_memcpy::<B>);
-    d.Enqueue.pfnUSMFill2D = Some(usm_fill_2d::<B>);
-    d.Enqueue.pfnUSMMemcpy2D = Some(usm_memcpy_2d::<B>);
-    d.Enqueue.pfnUSMPrefetch = Some(usm_prefetch::<B>);
-    d.Enqueue.pfnUSMAdvise = Some(usm_advise::<B>);
-}
-
 /// Enqueues a checked command; blocks for it when asked (returning its
 /// failure, and no event), and hands out its event when one was asked for.
 ///
@@ -84,7 +72,7 @@ unsafe fn events_wait_common<B: Backend>(
     submit::<B>(queue, UsmCommand::Wait { barrier }, waits, false, out)
 }
 
-unsafe extern "C" fn events_wait<B: Backend>(
+pub(super) unsafe extern "C" fn events_wait<B: Backend>(
     h: ur_queue_handle_t,
     count: u32,
     list: *const ur_event_handle_t,
@@ -93,7 +81,7 @@ unsafe extern "C" fn events_wait<B: Backend>(
     ffi_call(|| events_wait_common::<B>(h, false, count, list, out))
 }
 
-unsafe extern "C" fn events_wait_with_barrier<B: Backend>(
+pub(super) unsafe extern "C" fn events_wait_with_barrier<B: Backend>(
     h: ur_queue_handle_t,
     count: u32,
     list: *const ur_event_handle_t,
@@ -103,7 +91,7 @@ unsafe extern "C" fn events_wait_with_barrier<B: Backend>(
 }
 
 /// The low-power hint changes nothing anywhere here.
-unsafe extern "C" fn events_wait_with_barrier_ext<B: Backend>(
+pub(super) unsafe extern "C" fn events_wait_with_barrier_ext<B: Backend>(
     h: ur_queue_handle_t,
     properties: *const ur_exp_enqueue_ext_properties_t,
     count: u32,
@@ -119,7 +107,7 @@ unsafe extern "C" fn events_wait_with_barrier_ext<B: Backend>(
     })
 }
 
-unsafe extern "C" fn usm_fill<B: Backend>(
+pub(super) unsafe extern "C" fn usm_fill<B: Backend>(
     h: ur_queue_handle_t,
     dst: *mut c_void,
     pattern_size: usize,
@@ -149,7 +137,7 @@ unsafe extern "C" fn usm_fill<B: Backend>(
     })
 }
 
-unsafe extern "C" fn usm_memcpy<B: Backend>(
+pub(super) unsafe extern "C" fn usm_memcpy<B: Backend>(
     h: ur_queue_handle_t,
     blocking: bool,
     dst: *mut c_void,
@@ -176,7 +164,7 @@ unsafe extern "C" fn usm_memcpy<B: Backend>(
     })
 }
 
-unsafe extern "C" fn usm_fill_2d<B: Backend>(
+pub(super) unsafe extern "C" fn usm_fill_2d<B: Backend>(
     h: ur_queue_handle_t,
     dst: *mut c_void,
     pitch: usize,
@@ -216,7 +204,7 @@ unsafe extern "C" fn usm_fill_2d<B: Backend>(
     })
 }
 
-unsafe extern "C" fn usm_memcpy_2d<B: Backend>(
+pub(super) unsafe extern "C" fn usm_memcpy_2d<B: Backend>(
     h: ur_queue_handle_t,
     blocking: bool,
     dst: *mut c_void,
@@ -247,7 +235,31 @@ unsafe extern "C" fn usm_memcpy_2d<B: Backend>(
     })
 }
 
-unsafe extern "C" fn usm_prefetch<B: Backend>(
+/// The memory hints, prefetch and advice, share their checks: a pointer,
+/// flags within `mask`, and a range inside its allocation.
+///
+/// # Safety
+/// `h` is null or readable.
+unsafe fn hint_target<'a, B: Backend>(
+    h: ur_queue_handle_t,
+    ptr: *const c_void,
+    size: usize,
+    flags: u32,
+    mask: u32,
+) -> UrResult<&'a B::Queue> {
+    let queue = obj::<B, B::Queue>(h)?;
+    non_null(ptr)?;
+    if flags & mask != 0 {
+        return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+    }
+    if size == 0 {
+        return Err(UR_RESULT_ERROR_INVALID_SIZE);
+    }
+    check_range::<B>(queue, ptr, size)?;
+    Ok(queue)
+}
+
+pub(super) unsafe extern "C" fn usm_prefetch<B: Backend>(
     h: ur_queue_handle_t,
     ptr: *const c_void,
     size: usize,
@@ -257,21 +269,14 @@ unsafe extern "C" fn usm_prefetch<B: Backend>(
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let queue = obj::<B, B::Queue>(h)?;
-        non_null(ptr)?;
-        if flags & UR_USM_MIGRATION_FLAGS_MASK != 0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
-        if size == 0 {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
-        }
-        check_range::<B>(queue, ptr, size)?;
+        let queue = hint_target::<B>(h, ptr, size, flags, UR_USM_MIGRATION_FLAGS_MASK)?;
         let waits = wait_list::<B>(count, list)?;
         submit::<B>(queue, UsmCommand::Prefetch { ptr, size, flags }, waits, false, out)
     })
 }
 
-unsafe extern "C" fn usm_advise<B: Backend>(
+/// Advice has no wait list; it is ordered like any command of the queue.
+pub(super) unsafe extern "C" fn usm_advise<B: Backend>(
     h: ur_queue_handle_t,
     ptr: *const c_void,
     size: usize,
@@ -279,15 +284,7 @@ unsafe extern "C" fn usm_advise<B: Backend>(
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let queue = obj::<B, B::Queue>(h)?;
-        non_null(ptr)?;
-        if advice & UR_USM_ADVICE_FLAGS_MASK != 0 {
-            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
-        }
-        if size == 0 {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
-        }
-        check_range::<B>(queue, ptr, size)?;
+        let queue = hint_target::<B>(h, ptr, size, advice, UR_USM_ADVICE_FLAGS_MASK)?;
         submit::<B>(queue, UsmCommand::Advise { ptr, size, advice }, Events::none(), false, out)
     })
 }

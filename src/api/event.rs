@@ -8,39 +8,17 @@ use crate::handle;
 use crate::info::InfoOut;
 use core::ffi::c_void;
 
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    d.Event.pfnGetInfo = Some(get_info::<B>);
-    d.Event.pfnGetProfilingInfo = Some(get_profiling_info::<B>);
-    d.Event.pfnWait = Some(wait::<B>);
-    d.Event.pfnRetain = Some(retain::<B>);
-    d.Event.pfnRelease = Some(release::<B>);
-    d.Event.pfnGetNativeHandle = Some(get_native_handle::<B>);
-    d.Event.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
-    d.Event.pfnSetCallback = Some(set_callback::<B>);
-}
+super::info_entry!(Event, ur_event_handle_t, ur_event_info_t, UR_EVENT_INFO_REFERENCE_COUNT, |event, prop, out| {
+    match prop {
+        UR_EVENT_INFO_COMMAND_QUEUE => out.value(event.queue().map_or(std::ptr::null_mut(), handle::handle_of)),
+        UR_EVENT_INFO_CONTEXT => out.value(handle::handle_of(event.context())),
+        UR_EVENT_INFO_COMMAND_TYPE => out.value(event.command_type()),
+        UR_EVENT_INFO_COMMAND_EXECUTION_STATUS => out.value(event.status()?),
+        _ => out.value(handle::ref_count_of(event)),
+    }
+});
 
-unsafe extern "C" fn get_info<B: Backend>(
-    h: ur_event_handle_t,
-    prop: ur_event_info_t,
-    size: usize,
-    value: *mut c_void,
-    size_ret: *mut usize,
-) -> ur_result_t {
-    ffi_call(|| {
-        let event = obj::<B, B::Event>(h)?;
-        super::prop_in_range(prop.0, UR_EVENT_INFO_REFERENCE_COUNT.0, &[])?;
-        let out = InfoOut::new(size, value, size_ret)?;
-        match prop {
-            UR_EVENT_INFO_COMMAND_QUEUE => out.value(event.queue().map_or(std::ptr::null_mut(), handle::handle_of)),
-            UR_EVENT_INFO_CONTEXT => out.value(handle::handle_of(event.context())),
-            UR_EVENT_INFO_COMMAND_TYPE => out.value(event.command_type()),
-            UR_EVENT_INFO_COMMAND_EXECUTION_STATUS => out.value(event.status()?),
-            _ => out.value(handle::ref_count_of(event)),
-        }
-    })
-}
-
-unsafe extern "C" fn get_profiling_info<B: Backend>(
+pub(super) unsafe extern "C" fn get_profiling_info<B: Backend>(
     h: ur_event_handle_t,
     prop: ur_profiling_info_t,
     size: usize,
@@ -62,7 +40,7 @@ unsafe extern "C" fn get_profiling_info<B: Backend>(
 
 /// Waits for every event, then reports a failure among them; a host
 /// synchronisation point for each context waited on.
-unsafe extern "C" fn wait<B: Backend>(count: u32, list: *const ur_event_handle_t) -> ur_result_t {
+pub(super) unsafe extern "C" fn wait<B: Backend>(count: u32, list: *const ur_event_handle_t) -> ur_result_t {
     ffi_call(|| {
         non_null(list)?;
         if count == 0 {
@@ -88,24 +66,9 @@ unsafe extern "C" fn wait<B: Backend>(count: u32, list: *const ur_event_handle_t
     })
 }
 
-unsafe extern "C" fn retain<B: Backend>(h: ur_event_handle_t) -> ur_result_t {
-    ffi_call(|| handle::retain::<B::Event>(h, B::ddi()))
-}
+super::native_handle_entry!(Event, ur_event_handle_t);
 
-/// The command still runs and still orders what waits on it.
-unsafe extern "C" fn release<B: Backend>(h: ur_event_handle_t) -> ur_result_t {
-    ffi_call(|| handle::release::<B::Event>(h, B::ddi()))
-}
-
-unsafe extern "C" fn get_native_handle<B: Backend>(h: ur_event_handle_t, out: *mut ur_native_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        let event = obj::<B, B::Event>(h)?;
-        non_null(out)?;
-        write_out(out, event.native_handle()?)
-    })
-}
-
-unsafe extern "C" fn create_with_native_handle<B: Backend>(
+pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
     context: ur_context_handle_t,
     properties: *const ur_event_native_properties_t,
@@ -118,7 +81,7 @@ unsafe extern "C" fn create_with_native_handle<B: Backend>(
     })
 }
 
-unsafe extern "C" fn set_callback<B: Backend>(
+pub(super) unsafe extern "C" fn set_callback<B: Backend>(
     h: ur_event_handle_t,
     on: ur_execution_info_t,
     callback: ur_event_callback_t,

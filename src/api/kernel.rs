@@ -9,24 +9,7 @@ use crate::info::InfoOut;
 use crate::UrResult;
 use core::ffi::{c_char, c_void, CStr};
 
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    if !<B::Kernel as Kernel<B>>::SUPPORTED {
-        return;
-    }
-    d.Kernel.pfnCreate = Some(create::<B>);
-    d.Kernel.pfnRetain = Some(retain::<B>);
-    d.Kernel.pfnRelease = Some(release::<B>);
-    d.Kernel.pfnGetInfo = Some(get_info::<B>);
-    d.Kernel.pfnGetGroupInfo = Some(get_group_info::<B>);
-    d.Kernel.pfnGetSubGroupInfo = Some(get_sub_group_info::<B>);
-    d.Kernel.pfnSetExecInfo = Some(set_exec_info::<B>);
-    d.Kernel.pfnGetSuggestedLocalWorkSize = Some(get_suggested_local_work_size::<B>);
-    d.Kernel.pfnGetNativeHandle = Some(get_native_handle::<B>);
-    d.Kernel.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
-    d.EnqueueExp.pfnKernelLaunchWithArgsExp = Some(launch_with_args::<B>);
-}
-
-unsafe extern "C" fn create<B: Backend>(
+pub(super) unsafe extern "C" fn create<B: Backend>(
     program: ur_program_handle_t,
     name: *const c_char,
     out: *mut ur_kernel_handle_t,
@@ -39,67 +22,41 @@ unsafe extern "C" fn create<B: Backend>(
     })
 }
 
-unsafe extern "C" fn retain<B: Backend>(h: ur_kernel_handle_t) -> ur_result_t {
-    ffi_call(|| handle::retain::<B::Kernel>(h, B::ddi()))
-}
+super::info_entry!(Kernel, ur_kernel_handle_t, ur_kernel_info_t, UR_KERNEL_INFO_SPILL_MEM_SIZE, |kernel, prop, out| {
+    match prop {
+        UR_KERNEL_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(kernel)),
+        UR_KERNEL_INFO_CONTEXT => out.value(handle::handle_of(kernel.program().context())),
+        UR_KERNEL_INFO_PROGRAM => out.value(handle::handle_of(kernel.program())),
+        _ => kernel.info(prop, out),
+    }
+});
 
-unsafe extern "C" fn release<B: Backend>(h: ur_kernel_handle_t) -> ur_result_t {
-    ffi_call(|| handle::release::<B::Kernel>(h, B::ddi()))
-}
-
-unsafe extern "C" fn get_info<B: Backend>(
-    h: ur_kernel_handle_t,
-    prop: ur_kernel_info_t,
-    size: usize,
-    value: *mut c_void,
-    size_ret: *mut usize,
-) -> ur_result_t {
-    ffi_call(|| {
-        let kernel = obj::<B, B::Kernel>(h)?;
-        super::prop_in_range(prop.0, UR_KERNEL_INFO_SPILL_MEM_SIZE.0, &[])?;
-        let out = InfoOut::new(size, value, size_ret)?;
-        match prop {
-            UR_KERNEL_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(kernel)),
-            UR_KERNEL_INFO_CONTEXT => out.value(handle::handle_of(kernel.program().context())),
-            UR_KERNEL_INFO_PROGRAM => out.value(handle::handle_of(kernel.program())),
-            _ => kernel.info(prop, out),
+/// The per-device kernel queries: the kernel, the device, the query's range
+/// (up to `$last`), then the backend's `$query`.
+macro_rules! device_query_entry {
+    ($name:ident, $prop_ty:ty, $last:expr, $query:ident) => {
+        pub(super) unsafe extern "C" fn $name<B: Backend>(
+            h: ur_kernel_handle_t,
+            device: ur_device_handle_t,
+            prop: $prop_ty,
+            size: usize,
+            value: *mut c_void,
+            size_ret: *mut usize,
+        ) -> ur_result_t {
+            ffi_call(|| {
+                let kernel = obj::<B, B::Kernel>(h)?;
+                let device = obj::<B, B::Device>(device)?;
+                super::prop_in_range(prop.0, $last.0, &[])?;
+                kernel.$query(device, prop, InfoOut::new(size, value, size_ret)?)
+            })
         }
-    })
+    };
 }
 
-unsafe extern "C" fn get_group_info<B: Backend>(
-    h: ur_kernel_handle_t,
-    device: ur_device_handle_t,
-    prop: ur_kernel_group_info_t,
-    size: usize,
-    value: *mut c_void,
-    size_ret: *mut usize,
-) -> ur_result_t {
-    ffi_call(|| {
-        let kernel = obj::<B, B::Kernel>(h)?;
-        let device = obj::<B, B::Device>(device)?;
-        super::prop_in_range(prop.0, UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE.0, &[])?;
-        kernel.group_info(device, prop, InfoOut::new(size, value, size_ret)?)
-    })
-}
+device_query_entry!(get_group_info, ur_kernel_group_info_t, UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE, group_info);
+device_query_entry!(get_sub_group_info, ur_kernel_sub_group_info_t, UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL, sub_group_info);
 
-unsafe extern "C" fn get_sub_group_info<B: Backend>(
-    h: ur_kernel_handle_t,
-    device: ur_device_handle_t,
-    prop: ur_kernel_sub_group_info_t,
-    size: usize,
-    value: *mut c_void,
-    size_ret: *mut usize,
-) -> ur_result_t {
-    ffi_call(|| {
-        let kernel = obj::<B, B::Kernel>(h)?;
-        let device = obj::<B, B::Device>(device)?;
-        super::prop_in_range(prop.0, UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL.0, &[])?;
-        kernel.sub_group_info(device, prop, InfoOut::new(size, value, size_ret)?)
-    })
-}
-
-unsafe extern "C" fn set_exec_info<B: Backend>(
+pub(super) unsafe extern "C" fn set_exec_info<B: Backend>(
     h: ur_kernel_handle_t,
     prop: ur_kernel_exec_info_t,
     size: usize,
@@ -114,7 +71,7 @@ unsafe extern "C" fn set_exec_info<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_suggested_local_work_size<B: Backend>(
+pub(super) unsafe extern "C" fn get_suggested_local_work_size<B: Backend>(
     h: ur_kernel_handle_t,
     queue: ur_queue_handle_t,
     work_dim: u32,
@@ -136,15 +93,9 @@ unsafe extern "C" fn get_suggested_local_work_size<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_native_handle<B: Backend>(h: ur_kernel_handle_t, out: *mut ur_native_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        let kernel = obj::<B, B::Kernel>(h)?;
-        non_null(out)?;
-        write_out(out, kernel.native_handle()?)
-    })
-}
+super::native_handle_entry!(Kernel, ur_kernel_handle_t);
 
-unsafe extern "C" fn create_with_native_handle<B: Backend>(
+pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
     context: ur_context_handle_t,
     program: ur_program_handle_t,
@@ -207,7 +158,7 @@ unsafe fn kernel_arg<'a>(a: &ur_exp_kernel_arg_properties_t) -> UrResult<KernelA
     })
 }
 
-unsafe extern "C" fn launch_with_args<B: Backend>(
+pub(super) unsafe extern "C" fn launch_with_args<B: Backend>(
     queue: ur_queue_handle_t,
     kernel: ur_kernel_handle_t,
     work_dim: u32,

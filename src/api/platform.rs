@@ -6,19 +6,9 @@ use crate::adapter::Adapter;
 use crate::boundary::{ffi_call, native_args, non_null, write_out};
 use crate::hal::{Backend, Platform};
 use crate::handle;
-use crate::info::InfoOut;
-use core::ffi::{c_char, c_void, CStr};
+use core::ffi::{c_char, CStr};
 
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    d.Platform.pfnGet = Some(get::<B>);
-    d.Platform.pfnGetInfo = Some(get_info::<B>);
-    d.Platform.pfnGetNativeHandle = Some(get_native_handle::<B>);
-    d.Platform.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
-    d.Platform.pfnGetApiVersion = Some(get_api_version::<B>);
-    d.Platform.pfnGetBackendOption = Some(get_backend_option::<B>);
-}
-
-unsafe extern "C" fn get<B: Backend>(
+pub(super) unsafe extern "C" fn get<B: Backend>(
     adapter: ur_adapter_handle_t,
     entries: u32,
     out: *mut ur_platform_handle_t,
@@ -37,36 +27,16 @@ unsafe extern "C" fn get<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_info<B: Backend>(
-    h: ur_platform_handle_t,
-    prop: ur_platform_info_t,
-    size: usize,
-    value: *mut c_void,
-    size_ret: *mut usize,
-) -> ur_result_t {
-    ffi_call(|| {
-        let platform = obj::<B, B::Platform>(h)?;
-        super::prop_in_range(prop.0, UR_PLATFORM_INFO_ADAPTER.0, &[])?;
-        let out = InfoOut::new(size, value, size_ret)?;
-        match prop {
-            UR_PLATFORM_INFO_BACKEND => out.value(B::slot().backend()),
-            _ => platform.info(prop, out),
-        }
-    })
-}
+super::info_entry!(Platform, ur_platform_handle_t, ur_platform_info_t, UR_PLATFORM_INFO_ADAPTER, |platform, prop, out| {
+    match prop {
+        UR_PLATFORM_INFO_BACKEND => out.value(B::slot().backend()),
+        _ => platform.info(prop, out),
+    }
+});
 
-unsafe extern "C" fn get_native_handle<B: Backend>(
-    h: ur_platform_handle_t,
-    out: *mut ur_native_handle_t,
-) -> ur_result_t {
-    ffi_call(|| {
-        let platform = obj::<B, B::Platform>(h)?;
-        non_null(out)?;
-        write_out(out, platform.native_handle()?)
-    })
-}
+super::native_handle_entry!(Platform, ur_platform_handle_t);
 
-unsafe extern "C" fn create_with_native_handle<B: Backend>(
+pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
     adapter: ur_adapter_handle_t,
     properties: *const ur_platform_native_properties_t,
@@ -79,7 +49,7 @@ unsafe extern "C" fn create_with_native_handle<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_api_version<B: Backend>(h: ur_platform_handle_t, out: *mut ur_api_version_t) -> ur_result_t {
+pub(super) unsafe extern "C" fn get_api_version<B: Backend>(h: ur_platform_handle_t, out: *mut ur_api_version_t) -> ur_result_t {
     ffi_call(|| {
         obj::<B, B::Platform>(h)?;
         write_out(out, UR_API_VERSION_IMPLEMENTED)
@@ -87,7 +57,7 @@ unsafe extern "C" fn get_api_version<B: Backend>(h: ur_platform_handle_t, out: *
 }
 
 /// A frontend option the platform has no spelling for is `INVALID_VALUE`.
-unsafe extern "C" fn get_backend_option<B: Backend>(
+pub(super) unsafe extern "C" fn get_backend_option<B: Backend>(
     h: ur_platform_handle_t,
     frontend: *const c_char,
     out: *mut *const c_char,

@@ -9,28 +9,6 @@ use crate::info::InfoOut;
 use crate::UrResult;
 use core::ffi::{c_char, c_void, CStr};
 
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    if !<B::Program as Program<B>>::SUPPORTED {
-        return;
-    }
-    d.Program.pfnCreateWithIL = Some(create_with_il::<B>);
-    d.Program.pfnCreateWithBinary = Some(create_with_binary::<B>);
-    d.Program.pfnBuild = Some(build::<B>);
-    d.Program.pfnCompile = Some(compile::<B>);
-    d.Program.pfnLink = Some(link::<B>);
-    d.Program.pfnRetain = Some(retain::<B>);
-    d.Program.pfnRelease = Some(release::<B>);
-    d.Program.pfnGetInfo = Some(get_info::<B>);
-    d.Program.pfnGetBuildInfo = Some(get_build_info::<B>);
-    d.Program.pfnSetSpecializationConstants = Some(set_specialization_constants::<B>);
-    d.Program.pfnGetGlobalVariablePointer = Some(get_global_variable_pointer::<B>);
-    d.Program.pfnGetNativeHandle = Some(get_native_handle::<B>);
-    d.Program.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
-    d.ProgramExp.pfnBuildExp = Some(build_exp::<B>);
-    d.ProgramExp.pfnCompileExp = Some(compile_exp::<B>);
-    d.ProgramExp.pfnLinkExp = Some(link_exp::<B>);
-}
-
 /// Optional build options; null reads as none.
 ///
 /// # Safety
@@ -85,7 +63,7 @@ fn check_exp_flags(flags: ur_exp_program_flags_t) -> UrResult {
     Ok(())
 }
 
-unsafe extern "C" fn create_with_il<B: Backend>(
+pub(super) unsafe extern "C" fn create_with_il<B: Backend>(
     context: ur_context_handle_t,
     il: *const c_void,
     length: usize,
@@ -105,7 +83,7 @@ unsafe extern "C" fn create_with_il<B: Backend>(
     })
 }
 
-unsafe extern "C" fn create_with_binary<B: Backend>(
+pub(super) unsafe extern "C" fn create_with_binary<B: Backend>(
     context: ur_context_handle_t,
     count: u32,
     devices: *mut ur_device_handle_t,
@@ -152,7 +130,7 @@ unsafe fn program_in<'a, B: Backend>(
     Ok(program)
 }
 
-unsafe extern "C" fn build<B: Backend>(
+pub(super) unsafe extern "C" fn build<B: Backend>(
     context: ur_context_handle_t,
     program: ur_program_handle_t,
     opts: *const c_char,
@@ -160,7 +138,7 @@ unsafe extern "C" fn build<B: Backend>(
     ffi_call(|| program_in::<B>(context, program)?.build(&[], options(opts)))
 }
 
-unsafe extern "C" fn compile<B: Backend>(
+pub(super) unsafe extern "C" fn compile<B: Backend>(
     context: ur_context_handle_t,
     program: ur_program_handle_t,
     opts: *const c_char,
@@ -184,35 +162,29 @@ unsafe fn exp_devices<'a, B: Backend>(
     Ok(devices)
 }
 
-unsafe extern "C" fn build_exp<B: Backend>(
-    program: ur_program_handle_t,
-    count: u32,
-    devices: *mut ur_device_handle_t,
-    flags: ur_exp_program_flags_t,
-    opts: *const c_char,
-) -> ur_result_t {
-    ffi_call(|| {
-        let program = obj::<B, B::Program>(program)?;
-        non_null(devices)?;
-        check_exp_flags(flags)?;
-        program.build(&exp_devices::<B>(program, count, devices)?, options(opts))
-    })
+/// `urProgramBuildExp` and `urProgramCompileExp`: the same checks, then
+/// the backend's `$action` for the devices named.
+macro_rules! exp_entry {
+    ($name:ident, $action:ident) => {
+        pub(super) unsafe extern "C" fn $name<B: Backend>(
+            program: ur_program_handle_t,
+            count: u32,
+            devices: *mut ur_device_handle_t,
+            flags: ur_exp_program_flags_t,
+            opts: *const c_char,
+        ) -> ur_result_t {
+            ffi_call(|| {
+                let program = obj::<B, B::Program>(program)?;
+                non_null(devices)?;
+                check_exp_flags(flags)?;
+                program.$action(&exp_devices::<B>(program, count, devices)?, options(opts))
+            })
+        }
+    };
 }
 
-unsafe extern "C" fn compile_exp<B: Backend>(
-    program: ur_program_handle_t,
-    count: u32,
-    devices: *mut ur_device_handle_t,
-    flags: ur_exp_program_flags_t,
-    opts: *const c_char,
-) -> ur_result_t {
-    ffi_call(|| {
-        let program = obj::<B, B::Program>(program)?;
-        non_null(devices)?;
-        check_exp_flags(flags)?;
-        program.compile(&exp_devices::<B>(program, count, devices)?, options(opts))
-    })
-}
+exp_entry!(build_exp, build);
+exp_entry!(compile_exp, compile);
 
 /// # Safety
 /// The arguments of a link call.
@@ -246,7 +218,7 @@ unsafe fn link_common<B: Backend>(
     }
 }
 
-unsafe extern "C" fn link<B: Backend>(
+pub(super) unsafe extern "C" fn link<B: Backend>(
     context: ur_context_handle_t,
     count: u32,
     programs: *const ur_program_handle_t,
@@ -256,7 +228,7 @@ unsafe extern "C" fn link<B: Backend>(
     ffi_call(|| link_common::<B>(obj::<B, B::Context>(context)?, &[], count, programs, opts, out))
 }
 
-unsafe extern "C" fn link_exp<B: Backend>(
+pub(super) unsafe extern "C" fn link_exp<B: Backend>(
     context: ur_context_handle_t,
     num_devices: u32,
     devices: *mut ur_device_handle_t,
@@ -275,54 +247,17 @@ unsafe extern "C" fn link_exp<B: Backend>(
     })
 }
 
-unsafe extern "C" fn retain<B: Backend>(h: ur_program_handle_t) -> ur_result_t {
-    ffi_call(|| handle::retain::<B::Program>(h, B::ddi()))
-}
+super::info_entry!(Program, ur_program_handle_t, ur_program_info_t, UR_PROGRAM_INFO_KERNEL_NAMES, |program, prop, out| {
+    match prop {
+        UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(program)),
+        UR_PROGRAM_INFO_CONTEXT => out.value(handle::handle_of(program.context())),
+        // SAFETY: the caller sized each buffer from BINARY_SIZES.
+        UR_PROGRAM_INFO_BINARIES => unsafe { out.binaries(&program.binaries()?) },
+        _ => program.info(prop, out),
+    }
+});
 
-unsafe extern "C" fn release<B: Backend>(h: ur_program_handle_t) -> ur_result_t {
-    ffi_call(|| handle::release::<B::Program>(h, B::ddi()))
-}
-
-/// `BINARIES` follows its own protocol: the value is an array of one
-/// buffer per device, each sized as `BINARY_SIZES` said, and the size is
-/// that of the array of pointers.
-unsafe extern "C" fn get_info<B: Backend>(
-    h: ur_program_handle_t,
-    prop: ur_program_info_t,
-    size: usize,
-    value: *mut c_void,
-    size_ret: *mut usize,
-) -> ur_result_t {
-    ffi_call(|| {
-        let program = obj::<B, B::Program>(h)?;
-        super::prop_in_range(prop.0, UR_PROGRAM_INFO_KERNEL_NAMES.0, &[])?;
-        let out = InfoOut::new(size, value, size_ret)?;
-        match prop {
-            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(program)),
-            UR_PROGRAM_INFO_CONTEXT => out.value(handle::handle_of(program.context())),
-            UR_PROGRAM_INFO_BINARIES => {
-                let binaries = program.binaries()?;
-                let bytes = binaries.len() * std::mem::size_of::<*mut u8>();
-                if !value.is_null() {
-                    if size < bytes {
-                        return Err(UR_RESULT_ERROR_INVALID_SIZE);
-                    }
-                    let buffers = std::slice::from_raw_parts(value as *const *mut u8, binaries.len());
-                    for (buffer, binary) in buffers.iter().zip(&binaries) {
-                        if !buffer.is_null() {
-                            std::ptr::copy_nonoverlapping(binary.as_ptr(), *buffer, binary.len());
-                        }
-                    }
-                }
-                write_optional(size_ret, bytes);
-                Ok(())
-            }
-            _ => program.info(prop, out),
-        }
-    })
-}
-
-unsafe extern "C" fn get_build_info<B: Backend>(
+pub(super) unsafe extern "C" fn get_build_info<B: Backend>(
     h: ur_program_handle_t,
     device: ur_device_handle_t,
     prop: ur_program_build_info_t,
@@ -338,7 +273,7 @@ unsafe extern "C" fn get_build_info<B: Backend>(
     })
 }
 
-unsafe extern "C" fn set_specialization_constants<B: Backend>(
+pub(super) unsafe extern "C" fn set_specialization_constants<B: Backend>(
     h: ur_program_handle_t,
     count: u32,
     constants: *const ur_specialization_constant_info_t,
@@ -357,7 +292,7 @@ unsafe extern "C" fn set_specialization_constants<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_global_variable_pointer<B: Backend>(
+pub(super) unsafe extern "C" fn get_global_variable_pointer<B: Backend>(
     device: ur_device_handle_t,
     h: ur_program_handle_t,
     name: *const c_char,
@@ -375,15 +310,9 @@ unsafe extern "C" fn get_global_variable_pointer<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_native_handle<B: Backend>(h: ur_program_handle_t, out: *mut ur_native_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        let program = obj::<B, B::Program>(h)?;
-        non_null(out)?;
-        write_out(out, program.native_handle()?)
-    })
-}
+super::native_handle_entry!(Program, ur_program_handle_t);
 
-unsafe extern "C" fn create_with_native_handle<B: Backend>(
+pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
     context: ur_context_handle_t,
     properties: *const ur_program_native_properties_t,

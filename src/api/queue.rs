@@ -5,26 +5,12 @@ use crate::abi::*;
 use crate::boundary::{chained_queue_flags, check_queue_properties_chain, ffi_call, native_args, non_null, write_out};
 use crate::hal::{Backend, Context as _, Queue};
 use crate::handle;
-use crate::info::InfoOut;
-use core::ffi::c_void;
-
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    d.Queue.pfnCreate = Some(create::<B>);
-    d.Queue.pfnRetain = Some(retain::<B>);
-    d.Queue.pfnRelease = Some(release::<B>);
-    d.Queue.pfnGetInfo = Some(get_info::<B>);
-    d.Queue.pfnGetNativeHandle = Some(get_native_handle::<B>);
-    d.Queue.pfnCreateWithNativeHandle = Some(create_with_native_handle::<B>);
-    d.Queue.pfnFinish = Some(finish::<B>);
-    d.Queue.pfnFlush = Some(flush::<B>);
-    d.QueueExp.pfnIsGraphCaptureEnabledExp = Some(is_graph_capture_enabled::<B>);
-}
 
 fn both(flags: ur_queue_flags_t, a: ur_queue_flag_t, b: ur_queue_flag_t) -> bool {
     flags & a.0 != 0 && flags & b.0 != 0
 }
 
-unsafe extern "C" fn create<B: Backend>(
+pub(super) unsafe extern "C" fn create<B: Backend>(
     context: ur_context_handle_t,
     device: ur_device_handle_t,
     properties: *const ur_queue_properties_t,
@@ -53,51 +39,21 @@ unsafe extern "C" fn create<B: Backend>(
     })
 }
 
-unsafe extern "C" fn retain<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
-    ffi_call(|| handle::retain::<B::Queue>(h, B::ddi()))
-}
+super::info_entry!(Queue, ur_queue_handle_t, ur_queue_info_t, UR_QUEUE_INFO_EMPTY, |queue, prop, out| {
+    match prop {
+        UR_QUEUE_INFO_CONTEXT => out.value(handle::handle_of(queue.context())),
+        UR_QUEUE_INFO_DEVICE => out.value(handle::handle_of(queue.device())),
+        UR_QUEUE_INFO_FLAGS => out.value(queue.flags()),
+        UR_QUEUE_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(queue)),
+        UR_QUEUE_INFO_EMPTY => out.bool(queue.is_empty()?),
+        // Device-side queues (`DEVICE_DEFAULT`, `SIZE`) exist nowhere here.
+        _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+    }
+});
 
-/// The last release closes the queue: what was enqueued still runs.
-unsafe extern "C" fn release<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
-    ffi_call(|| handle::release::<B::Queue>(h, B::ddi()))
-}
+super::native_handle_entry!(Queue, ur_queue_handle_t, _desc: *mut ur_queue_native_desc_t);
 
-unsafe extern "C" fn get_info<B: Backend>(
-    h: ur_queue_handle_t,
-    prop: ur_queue_info_t,
-    size: usize,
-    value: *mut c_void,
-    size_ret: *mut usize,
-) -> ur_result_t {
-    ffi_call(|| {
-        let queue = obj::<B, B::Queue>(h)?;
-        super::prop_in_range(prop.0, UR_QUEUE_INFO_EMPTY.0, &[])?;
-        let out = InfoOut::new(size, value, size_ret)?;
-        match prop {
-            UR_QUEUE_INFO_CONTEXT => out.value(handle::handle_of(queue.context())),
-            UR_QUEUE_INFO_DEVICE => out.value(handle::handle_of(queue.device())),
-            UR_QUEUE_INFO_FLAGS => out.value(queue.flags()),
-            UR_QUEUE_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(queue)),
-            UR_QUEUE_INFO_EMPTY => out.bool(queue.is_empty()?),
-            // Device-side queues (`DEVICE_DEFAULT`, `SIZE`) exist nowhere here.
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
-    })
-}
-
-unsafe extern "C" fn get_native_handle<B: Backend>(
-    h: ur_queue_handle_t,
-    _desc: *mut ur_queue_native_desc_t,
-    out: *mut ur_native_handle_t,
-) -> ur_result_t {
-    ffi_call(|| {
-        let queue = obj::<B, B::Queue>(h)?;
-        non_null(out)?;
-        write_out(out, queue.native_handle()?)
-    })
-}
-
-unsafe extern "C" fn create_with_native_handle<B: Backend>(
+pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
     context: ur_context_handle_t,
     device: ur_device_handle_t,
@@ -119,16 +75,16 @@ unsafe extern "C" fn create_with_native_handle<B: Backend>(
 }
 
 /// A host synchronisation point: the pools take back what finished work freed.
-unsafe extern "C" fn finish<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
+pub(super) unsafe extern "C" fn finish<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
     ffi_call(|| obj::<B, B::Queue>(h)?.finish())
 }
 
-unsafe extern "C" fn flush<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
+pub(super) unsafe extern "C" fn flush<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
     ffi_call(|| obj::<B, B::Queue>(h)?.flush())
 }
 
 /// No adapter here captures into graphs, so no queue is ever capturing.
-unsafe extern "C" fn is_graph_capture_enabled<B: Backend>(h: ur_queue_handle_t, out: *mut bool) -> ur_result_t {
+pub(super) unsafe extern "C" fn is_graph_capture_enabled<B: Backend>(h: ur_queue_handle_t, out: *mut bool) -> ur_result_t {
     ffi_call(|| {
         obj::<B, B::Queue>(h)?;
         write_out(out, false)

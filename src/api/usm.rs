@@ -13,18 +13,6 @@ use crate::usm_async::{check_pool_prop, read_pool_desc, PoolApi};
 use crate::UrResult;
 use core::ffi::c_void;
 
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    d.USM.pfnHostAlloc = Some(host_alloc::<B>);
-    d.USM.pfnDeviceAlloc = Some(device_alloc::<B>);
-    d.USM.pfnSharedAlloc = Some(shared_alloc::<B>);
-    d.USM.pfnFree = Some(free::<B>);
-    d.USM.pfnGetMemAllocInfo = Some(get_mem_alloc_info::<B>);
-    d.USM.pfnPoolCreate = Some(pool_create::<B>);
-    d.USM.pfnPoolRetain = Some(pool_retain::<B>);
-    d.USM.pfnPoolRelease = Some(pool_release::<B>);
-    d.USM.pfnPoolGetInfo = Some(pool_get_info::<B>);
-}
-
 /// The common body of the three allocation entry points, checked in the
 /// order the reference header lists their errors.
 ///
@@ -93,7 +81,7 @@ unsafe fn alloc<B: Backend>(
     write_out(out, context.usm_alloc(request)?)
 }
 
-unsafe extern "C" fn host_alloc<B: Backend>(
+pub(super) unsafe extern "C" fn host_alloc<B: Backend>(
     context: ur_context_handle_t,
     desc: *const ur_usm_desc_t,
     pool: ur_usm_pool_handle_t,
@@ -103,30 +91,27 @@ unsafe extern "C" fn host_alloc<B: Backend>(
     ffi_call(|| alloc::<B>(UsmKind::Host, context, None, desc, pool, size, out))
 }
 
-unsafe extern "C" fn device_alloc<B: Backend>(
-    context: ur_context_handle_t,
-    device: ur_device_handle_t,
-    desc: *const ur_usm_desc_t,
-    pool: ur_usm_pool_handle_t,
-    size: usize,
-    out: *mut *mut c_void,
-) -> ur_result_t {
-    ffi_call(|| alloc::<B>(UsmKind::Device, context, Some(device), desc, pool, size, out))
+/// Device and shared allocation differ only in the kind of memory.
+macro_rules! device_alloc_entry {
+    ($name:ident, $kind:ident) => {
+        pub(super) unsafe extern "C" fn $name<B: Backend>(
+            context: ur_context_handle_t,
+            device: ur_device_handle_t,
+            desc: *const ur_usm_desc_t,
+            pool: ur_usm_pool_handle_t,
+            size: usize,
+            out: *mut *mut c_void,
+        ) -> ur_result_t {
+            ffi_call(|| alloc::<B>(UsmKind::$kind, context, Some(device), desc, pool, size, out))
+        }
+    };
 }
 
-unsafe extern "C" fn shared_alloc<B: Backend>(
-    context: ur_context_handle_t,
-    device: ur_device_handle_t,
-    desc: *const ur_usm_desc_t,
-    pool: ur_usm_pool_handle_t,
-    size: usize,
-    out: *mut *mut c_void,
-) -> ur_result_t {
-    ffi_call(|| alloc::<B>(UsmKind::Shared, context, Some(device), desc, pool, size, out))
-}
+device_alloc_entry!(device_alloc, Device);
+device_alloc_entry!(shared_alloc, Shared);
 
 /// Commands still pending on the memory keep it until they finished.
-unsafe extern "C" fn free<B: Backend>(context: ur_context_handle_t, ptr: *mut c_void) -> ur_result_t {
+pub(super) unsafe extern "C" fn free<B: Backend>(context: ur_context_handle_t, ptr: *mut c_void) -> ur_result_t {
     ffi_call(|| {
         let context = obj::<B, B::Context>(context)?;
         non_null(ptr)?;
@@ -134,7 +119,7 @@ unsafe extern "C" fn free<B: Backend>(context: ur_context_handle_t, ptr: *mut c_
     })
 }
 
-unsafe extern "C" fn get_mem_alloc_info<B: Backend>(
+pub(super) unsafe extern "C" fn get_mem_alloc_info<B: Backend>(
     context: ur_context_handle_t,
     ptr: *const c_void,
     prop: ur_usm_alloc_info_t,
@@ -165,7 +150,7 @@ unsafe extern "C" fn get_mem_alloc_info<B: Backend>(
     })
 }
 
-unsafe extern "C" fn pool_create<B: Backend>(
+pub(super) unsafe extern "C" fn pool_create<B: Backend>(
     context: ur_context_handle_t,
     desc: *mut ur_usm_pool_desc_t,
     out: *mut ur_usm_pool_handle_t,
@@ -183,25 +168,15 @@ unsafe extern "C" fn pool_create<B: Backend>(
 
 /// A default pool belongs to its context: the user's retain and release
 /// leave it alone.
-unsafe extern "C" fn pool_retain<B: Backend>(h: ur_usm_pool_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        if obj::<B, B::Pool>(h)?.is_default() {
-            return Ok(());
-        }
-        handle::retain::<B::Pool>(h, B::ddi())
-    })
+pub(super) unsafe extern "C" fn pool_retain<B: Backend>(h: ur_usm_pool_handle_t) -> ur_result_t {
+    ffi_call(|| if obj::<B, B::Pool>(h)?.is_default() { Ok(()) } else { handle::retain::<B::Pool>(h, B::ddi()) })
 }
 
-unsafe extern "C" fn pool_release<B: Backend>(h: ur_usm_pool_handle_t) -> ur_result_t {
-    ffi_call(|| {
-        if obj::<B, B::Pool>(h)?.is_default() {
-            return Ok(());
-        }
-        handle::release::<B::Pool>(h, B::ddi())
-    })
+pub(super) unsafe extern "C" fn pool_release<B: Backend>(h: ur_usm_pool_handle_t) -> ur_result_t {
+    ffi_call(|| if obj::<B, B::Pool>(h)?.is_default() { Ok(()) } else { handle::release::<B::Pool>(h, B::ddi()) })
 }
 
-unsafe extern "C" fn pool_get_info<B: Backend>(
+pub(super) unsafe extern "C" fn pool_get_info<B: Backend>(
     h: ur_usm_pool_handle_t,
     prop: ur_usm_pool_info_t,
     size: usize,

@@ -15,21 +15,6 @@ use crate::usm_async::{
 use crate::UrResult;
 use core::ffi::c_void;
 
-pub(super) const fn fill<B: Backend>(d: &mut ur_dditable_t) {
-    d.EnqueueExp.pfnUSMDeviceAllocExp = Some(device_alloc::<B>);
-    d.EnqueueExp.pfnUSMSharedAllocExp = Some(shared_alloc::<B>);
-    d.EnqueueExp.pfnUSMHostAllocExp = Some(host_alloc::<B>);
-    d.EnqueueExp.pfnUSMFreeExp = Some(free::<B>);
-    d.USMExp.pfnPoolCreateExp = Some(pool_create::<B>);
-    d.USMExp.pfnPoolDestroyExp = Some(pool_destroy::<B>);
-    d.USMExp.pfnPoolGetDefaultDevicePoolExp = Some(get_default_device_pool::<B>);
-    d.USMExp.pfnPoolSetDevicePoolExp = Some(set_device_pool::<B>);
-    d.USMExp.pfnPoolGetDevicePoolExp = Some(get_device_pool::<B>);
-    d.USMExp.pfnPoolTrimToExp = Some(trim_to::<B>);
-    d.USMExp.pfnPoolGetInfoExp = Some(get_info::<B>);
-    d.USMExp.pfnPoolSetInfoExp = Some(set_info::<B>);
-}
-
 /// The common body of the three allocation entry points. A call with no
 /// pool, wait list or event tries the backend's fast path first.
 ///
@@ -70,48 +55,31 @@ unsafe fn alloc<B: Backend>(
     Ok(())
 }
 
-unsafe extern "C" fn device_alloc<B: Backend>(
-    queue: ur_queue_handle_t,
-    pool: ur_usm_pool_handle_t,
-    size: usize,
-    properties: *const ur_exp_async_usm_alloc_properties_t,
-    count: u32,
-    list: *const ur_event_handle_t,
-    out: *mut *mut c_void,
-    event: *mut ur_event_handle_t,
-) -> ur_result_t {
-    ffi_call(|| alloc::<B>(UsmKind::Device, queue, pool, size, properties, count, list, out, event))
+/// The three allocation entry points differ only in the kind of memory.
+macro_rules! alloc_entry {
+    ($name:ident, $kind:ident) => {
+        pub(super) unsafe extern "C" fn $name<B: Backend>(
+            queue: ur_queue_handle_t,
+            pool: ur_usm_pool_handle_t,
+            size: usize,
+            properties: *const ur_exp_async_usm_alloc_properties_t,
+            count: u32,
+            list: *const ur_event_handle_t,
+            out: *mut *mut c_void,
+            event: *mut ur_event_handle_t,
+        ) -> ur_result_t {
+            ffi_call(|| alloc::<B>(UsmKind::$kind, queue, pool, size, properties, count, list, out, event))
+        }
+    };
 }
 
-unsafe extern "C" fn shared_alloc<B: Backend>(
-    queue: ur_queue_handle_t,
-    pool: ur_usm_pool_handle_t,
-    size: usize,
-    properties: *const ur_exp_async_usm_alloc_properties_t,
-    count: u32,
-    list: *const ur_event_handle_t,
-    out: *mut *mut c_void,
-    event: *mut ur_event_handle_t,
-) -> ur_result_t {
-    ffi_call(|| alloc::<B>(UsmKind::Shared, queue, pool, size, properties, count, list, out, event))
-}
-
-unsafe extern "C" fn host_alloc<B: Backend>(
-    queue: ur_queue_handle_t,
-    pool: ur_usm_pool_handle_t,
-    size: usize,
-    properties: *const ur_exp_async_usm_alloc_properties_t,
-    count: u32,
-    list: *const ur_event_handle_t,
-    out: *mut *mut c_void,
-    event: *mut ur_event_handle_t,
-) -> ur_result_t {
-    ffi_call(|| alloc::<B>(UsmKind::Host, queue, pool, size, properties, count, list, out, event))
-}
+alloc_entry!(device_alloc, Device);
+alloc_entry!(shared_alloc, Shared);
+alloc_entry!(host_alloc, Host);
 
 /// A bad pointer (interior, foreign, freed already) is `INVALID_VALUE`, and
 /// nothing is released.
-unsafe extern "C" fn free<B: Backend>(
+pub(super) unsafe extern "C" fn free<B: Backend>(
     h_queue: ur_queue_handle_t,
     h_pool: ur_usm_pool_handle_t,
     ptr: *mut c_void,
@@ -175,7 +143,7 @@ unsafe fn pool_of<'a, B: Backend>(
     Ok(pool)
 }
 
-unsafe extern "C" fn pool_create<B: Backend>(
+pub(super) unsafe extern "C" fn pool_create<B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     desc: *mut ur_usm_pool_desc_t,
@@ -192,7 +160,7 @@ unsafe extern "C" fn pool_create<B: Backend>(
 
 /// Gives up the reference `urUSMPoolCreateExp` returned. Memory that
 /// pending commands may still touch goes back once they have completed.
-unsafe extern "C" fn pool_destroy<B: Backend>(
+pub(super) unsafe extern "C" fn pool_destroy<B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     h_pool: ur_usm_pool_handle_t,
@@ -209,7 +177,7 @@ unsafe extern "C" fn pool_destroy<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_default_device_pool<B: Backend>(
+pub(super) unsafe extern "C" fn get_default_device_pool<B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     out: *mut ur_usm_pool_handle_t,
@@ -222,7 +190,7 @@ unsafe extern "C" fn get_default_device_pool<B: Backend>(
     })
 }
 
-unsafe extern "C" fn set_device_pool<B: Backend>(
+pub(super) unsafe extern "C" fn set_device_pool<B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     h_pool: ur_usm_pool_handle_t,
@@ -235,7 +203,7 @@ unsafe extern "C" fn set_device_pool<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_device_pool<B: Backend>(
+pub(super) unsafe extern "C" fn get_device_pool<B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     out: *mut ur_usm_pool_handle_t,
@@ -248,7 +216,7 @@ unsafe extern "C" fn get_device_pool<B: Backend>(
     })
 }
 
-unsafe extern "C" fn trim_to<B: Backend>(
+pub(super) unsafe extern "C" fn trim_to<B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     h_pool: ur_usm_pool_handle_t,
@@ -262,7 +230,7 @@ unsafe extern "C" fn trim_to<B: Backend>(
     })
 }
 
-unsafe extern "C" fn get_info<B: Backend>(
+pub(super) unsafe extern "C" fn get_info<B: Backend>(
     h_pool: ur_usm_pool_handle_t,
     prop: ur_usm_pool_info_t,
     value: *mut c_void,
@@ -275,7 +243,7 @@ unsafe extern "C" fn get_info<B: Backend>(
     })
 }
 
-unsafe extern "C" fn set_info<B: Backend>(
+pub(super) unsafe extern "C" fn set_info<B: Backend>(
     h_pool: ur_usm_pool_handle_t,
     prop: ur_usm_pool_info_t,
     value: *mut c_void,
