@@ -54,6 +54,12 @@ macro_rules! native_handle_entry {
         }
     };
 }
+/// Fills DDI slots: `Table { pfnSlot: entry_point, ... }` for each table.
+macro_rules! slots {
+    ($d:ident; $($table:ident { $($slot:ident: $f:expr),* $(,)? })*) => {
+        $($($d.$table.$slot = Some($f);)*)*
+    };
+}
 use {info_entry, native_handle_entry};
 
 mod context;
@@ -80,105 +86,77 @@ use std::sync::Arc;
 pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
     let mut d = crate::ddi::UNSUPPORTED_DDI;
     d.Adapter = crate::adapter::adapter_table::<B>();
-    d.Platform.pfnGet = Some(platform::get::<B>);
-    d.Platform.pfnGetInfo = Some(platform::get_info::<B>);
-    d.Platform.pfnGetNativeHandle = Some(platform::get_native_handle::<B>);
-    d.Platform.pfnCreateWithNativeHandle = Some(platform::create_with_native_handle::<B>);
-    d.Platform.pfnGetApiVersion = Some(platform::get_api_version::<B>);
-    d.Platform.pfnGetBackendOption = Some(platform::get_backend_option::<B>);
-    d.Device.pfnGet = Some(device::get::<B>);
-    d.Device.pfnGetInfo = Some(device::get_info::<B>);
-    d.Device.pfnRetain = Some(device::retain::<B>);
-    d.Device.pfnRelease = Some(device::release::<B>);
-    d.Device.pfnPartition = Some(device::partition::<B>);
-    d.Device.pfnSelectBinary = Some(device::select_binary_entry::<B>);
-    d.Device.pfnGetNativeHandle = Some(device::get_native_handle::<B>);
-    d.Device.pfnCreateWithNativeHandle = Some(device::create_with_native_handle::<B>);
-    d.Device.pfnGetGlobalTimestamps = Some(device::get_global_timestamps::<B>);
-    d.Context.pfnCreate = Some(context::create::<B>);
-    d.Context.pfnRetain = Some(retain::<B, B::Context>);
-    d.Context.pfnRelease = Some(release::<B, B::Context>);
-    d.Context.pfnGetInfo = Some(context::get_info::<B>);
-    d.Context.pfnGetNativeHandle = Some(context::get_native_handle::<B>);
-    d.Context.pfnCreateWithNativeHandle = Some(context::create_with_native_handle::<B>);
-    d.Context.pfnSetExtendedDeleter = Some(context::set_extended_deleter::<B>);
-    d.Queue.pfnCreate = Some(queue::create::<B>);
-    d.Queue.pfnRetain = Some(retain::<B, B::Queue>);
-    d.Queue.pfnRelease = Some(release::<B, B::Queue>);
-    d.Queue.pfnGetInfo = Some(queue::get_info::<B>);
-    d.Queue.pfnGetNativeHandle = Some(queue::get_native_handle::<B>);
-    d.Queue.pfnCreateWithNativeHandle = Some(queue::create_with_native_handle::<B>);
-    d.Queue.pfnFinish = Some(queue::finish::<B>);
-    d.Queue.pfnFlush = Some(queue::flush::<B>);
-    d.QueueExp.pfnIsGraphCaptureEnabledExp = Some(queue::is_graph_capture_enabled::<B>);
-    d.Event.pfnGetInfo = Some(event::get_info::<B>);
-    d.Event.pfnGetProfilingInfo = Some(event::get_profiling_info::<B>);
-    d.Event.pfnWait = Some(event::wait::<B>);
-    d.Event.pfnRetain = Some(retain::<B, B::Event>);
-    d.Event.pfnRelease = Some(release::<B, B::Event>);
-    d.Event.pfnGetNativeHandle = Some(event::get_native_handle::<B>);
-    d.Event.pfnCreateWithNativeHandle = Some(event::create_with_native_handle::<B>);
-    d.Event.pfnSetCallback = Some(event::set_callback::<B>);
-    d.Enqueue.pfnEventsWait = Some(enqueue::events_wait::<B>);
-    d.Enqueue.pfnEventsWaitWithBarrier = Some(enqueue::events_wait_with_barrier::<B>);
-    d.Enqueue.pfnEventsWaitWithBarrierExt = Some(enqueue::events_wait_with_barrier_ext::<B>);
-    d.Enqueue.pfnUSMFill = Some(enqueue::usm_fill::<B>);
-    d.Enqueue.pfnUSMMemcpy = Some(enqueue::usm_memcpy::<B>);
-    d.Enqueue.pfnUSMFill2D = Some(enqueue::usm_fill_2d::<B>);
-    d.Enqueue.pfnUSMMemcpy2D = Some(enqueue::usm_memcpy_2d::<B>);
-    d.Enqueue.pfnUSMPrefetch = Some(enqueue::usm_prefetch::<B>);
-    d.Enqueue.pfnUSMAdvise = Some(enqueue::usm_advise::<B>);
-    d.USM.pfnHostAlloc = Some(usm::host_alloc::<B>);
-    d.USM.pfnDeviceAlloc = Some(usm::device_alloc::<B>);
-    d.USM.pfnSharedAlloc = Some(usm::shared_alloc::<B>);
-    d.USM.pfnFree = Some(usm::free::<B>);
-    d.USM.pfnGetMemAllocInfo = Some(usm::get_mem_alloc_info::<B>);
-    d.USM.pfnPoolCreate = Some(usm::pool_create::<B>);
-    d.USM.pfnPoolRetain = Some(usm::pool_retain::<B>);
-    d.USM.pfnPoolRelease = Some(usm::pool_release::<B>);
-    d.USM.pfnPoolGetInfo = Some(usm::pool_get_info::<B>);
-    d.EnqueueExp.pfnUSMDeviceAllocExp = Some(usm_exp::device_alloc::<B>);
-    d.EnqueueExp.pfnUSMSharedAllocExp = Some(usm_exp::shared_alloc::<B>);
-    d.EnqueueExp.pfnUSMHostAllocExp = Some(usm_exp::host_alloc::<B>);
-    d.EnqueueExp.pfnUSMFreeExp = Some(usm_exp::free::<B>);
-    d.USMExp.pfnPoolCreateExp = Some(usm_exp::pool_create::<B>);
-    d.USMExp.pfnPoolDestroyExp = Some(usm_exp::pool_destroy::<B>);
-    d.USMExp.pfnPoolGetDefaultDevicePoolExp = Some(usm_exp::get_default_device_pool::<B>);
-    d.USMExp.pfnPoolSetDevicePoolExp = Some(usm_exp::set_device_pool::<B>);
-    d.USMExp.pfnPoolGetDevicePoolExp = Some(usm_exp::get_device_pool::<B>);
-    d.USMExp.pfnPoolTrimToExp = Some(usm_exp::trim_to::<B>);
-    d.USMExp.pfnPoolGetInfoExp = Some(usm_exp::get_info::<B>);
-    d.USMExp.pfnPoolSetInfoExp = Some(usm_exp::set_info::<B>);
+    slots!(d;
+        Platform { pfnGet: platform::get::<B>, pfnGetInfo: platform::get_info::<B>,
+            pfnGetNativeHandle: platform::get_native_handle::<B>,
+            pfnCreateWithNativeHandle: platform::create_with_native_handle::<B>,
+            pfnGetApiVersion: platform::get_api_version::<B>, pfnGetBackendOption: platform::get_backend_option::<B> }
+        Device { pfnGet: device::get::<B>, pfnGetInfo: device::get_info::<B>, pfnRetain: device::retain::<B>,
+            pfnRelease: device::release::<B>, pfnPartition: device::partition::<B>,
+            pfnSelectBinary: device::select_binary_entry::<B>, pfnGetNativeHandle: device::get_native_handle::<B>,
+            pfnCreateWithNativeHandle: device::create_with_native_handle::<B>,
+            pfnGetGlobalTimestamps: device::get_global_timestamps::<B> }
+        Context { pfnCreate: context::create::<B>, pfnRetain: retain::<B, B::Context>,
+            pfnRelease: release::<B, B::Context>, pfnGetInfo: context::get_info::<B>,
+            pfnGetNativeHandle: context::get_native_handle::<B>,
+            pfnCreateWithNativeHandle: context::create_with_native_handle::<B>,
+            pfnSetExtendedDeleter: context::set_extended_deleter::<B> }
+        Queue { pfnCreate: queue::create::<B>, pfnRetain: retain::<B, B::Queue>, pfnRelease: release::<B, B::Queue>,
+            pfnGetInfo: queue::get_info::<B>, pfnGetNativeHandle: queue::get_native_handle::<B>,
+            pfnCreateWithNativeHandle: queue::create_with_native_handle::<B>, pfnFinish: queue::finish::<B>,
+            pfnFlush: queue::flush::<B> }
+        QueueExp { pfnIsGraphCaptureEnabledExp: queue::is_graph_capture_enabled::<B> }
+        Event { pfnGetInfo: event::get_info::<B>, pfnGetProfilingInfo: event::get_profiling_info::<B>,
+            pfnWait: event::wait::<B>, pfnRetain: retain::<B, B::Event>, pfnRelease: release::<B, B::Event>,
+            pfnGetNativeHandle: event::get_native_handle::<B>,
+            pfnCreateWithNativeHandle: event::create_with_native_handle::<B>,
+            pfnSetCallback: event::set_callback::<B> }
+        Enqueue { pfnEventsWait: enqueue::events_wait::<B>,
+            pfnEventsWaitWithBarrier: enqueue::events_wait_with_barrier::<B>,
+            pfnEventsWaitWithBarrierExt: enqueue::events_wait_with_barrier_ext::<B>,
+            pfnUSMFill: enqueue::usm_fill::<B>, pfnUSMMemcpy: enqueue::usm_memcpy::<B>,
+            pfnUSMFill2D: enqueue::usm_fill_2d::<B>, pfnUSMMemcpy2D: enqueue::usm_memcpy_2d::<B>,
+            pfnUSMPrefetch: enqueue::usm_prefetch::<B>, pfnUSMAdvise: enqueue::usm_advise::<B> }
+        USM { pfnHostAlloc: usm::host_alloc::<B>, pfnDeviceAlloc: usm::device_alloc::<B>,
+            pfnSharedAlloc: usm::shared_alloc::<B>, pfnFree: usm::free::<B>,
+            pfnGetMemAllocInfo: usm::get_mem_alloc_info::<B>, pfnPoolCreate: usm::pool_create::<B>,
+            pfnPoolRetain: usm::pool_retain::<B>, pfnPoolRelease: usm::pool_release::<B>,
+            pfnPoolGetInfo: usm::pool_get_info::<B> }
+        EnqueueExp { pfnUSMDeviceAllocExp: usm_exp::device_alloc::<B>,
+            pfnUSMSharedAllocExp: usm_exp::shared_alloc::<B>, pfnUSMHostAllocExp: usm_exp::host_alloc::<B>,
+            pfnUSMFreeExp: usm_exp::free::<B> }
+        USMExp { pfnPoolCreateExp: usm_exp::pool_create::<B>, pfnPoolDestroyExp: usm_exp::pool_destroy::<B>,
+            pfnPoolGetDefaultDevicePoolExp: usm_exp::get_default_device_pool::<B>,
+            pfnPoolSetDevicePoolExp: usm_exp::set_device_pool::<B>,
+            pfnPoolGetDevicePoolExp: usm_exp::get_device_pool::<B>, pfnPoolTrimToExp: usm_exp::trim_to::<B>,
+            pfnPoolGetInfoExp: usm_exp::get_info::<B>, pfnPoolSetInfoExp: usm_exp::set_info::<B> }
+    );
     if <B::Program as crate::hal::Program<B>>::SUPPORTED {
-        d.Program.pfnCreateWithIL = Some(program::create_with_il::<B>);
-        d.Program.pfnCreateWithBinary = Some(program::create_with_binary::<B>);
-        d.Program.pfnBuild = Some(program::build::<B>);
-        d.Program.pfnCompile = Some(program::compile::<B>);
-        d.Program.pfnLink = Some(program::link::<B>);
-        d.Program.pfnRetain = Some(retain::<B, B::Program>);
-        d.Program.pfnRelease = Some(release::<B, B::Program>);
-        d.Program.pfnGetInfo = Some(program::get_info::<B>);
-        d.Program.pfnGetBuildInfo = Some(program::get_build_info::<B>);
-        d.Program.pfnSetSpecializationConstants = Some(program::set_specialization_constants::<B>);
-        d.Program.pfnGetGlobalVariablePointer = Some(program::get_global_variable_pointer::<B>);
-        d.Program.pfnGetNativeHandle = Some(program::get_native_handle::<B>);
-        d.Program.pfnCreateWithNativeHandle = Some(program::create_with_native_handle::<B>);
-        d.ProgramExp.pfnBuildExp = Some(program::build_exp::<B>);
-        d.ProgramExp.pfnCompileExp = Some(program::compile_exp::<B>);
-        d.ProgramExp.pfnLinkExp = Some(program::link_exp::<B>);
+        slots!(d;
+            Program { pfnCreateWithIL: program::create_with_il::<B>,
+                pfnCreateWithBinary: program::create_with_binary::<B>, pfnBuild: program::build::<B>,
+                pfnCompile: program::compile::<B>, pfnLink: program::link::<B>, pfnRetain: retain::<B, B::Program>,
+                pfnRelease: release::<B, B::Program>, pfnGetInfo: program::get_info::<B>,
+                pfnGetBuildInfo: program::get_build_info::<B>,
+                pfnSetSpecializationConstants: program::set_specialization_constants::<B>,
+                pfnGetGlobalVariablePointer: program::get_global_variable_pointer::<B>,
+                pfnGetNativeHandle: program::get_native_handle::<B>,
+                pfnCreateWithNativeHandle: program::create_with_native_handle::<B> }
+            ProgramExp { pfnBuildExp: program::build_exp::<B>, pfnCompileExp: program::compile_exp::<B>,
+                pfnLinkExp: program::link_exp::<B> }
+        );
     }
     if <B::Kernel as crate::hal::Kernel<B>>::SUPPORTED {
-        d.Kernel.pfnCreate = Some(kernel::create::<B>);
-        d.Kernel.pfnRetain = Some(retain::<B, B::Kernel>);
-        d.Kernel.pfnRelease = Some(release::<B, B::Kernel>);
-        d.Kernel.pfnGetInfo = Some(kernel::get_info::<B>);
-        d.Kernel.pfnGetGroupInfo = Some(kernel::get_group_info::<B>);
-        d.Kernel.pfnGetSubGroupInfo = Some(kernel::get_sub_group_info::<B>);
-        d.Kernel.pfnSetExecInfo = Some(kernel::set_exec_info::<B>);
-        d.Kernel.pfnGetSuggestedLocalWorkSize = Some(kernel::get_suggested_local_work_size::<B>);
-        d.Kernel.pfnGetNativeHandle = Some(kernel::get_native_handle::<B>);
-        d.Kernel.pfnCreateWithNativeHandle = Some(kernel::create_with_native_handle::<B>);
-        d.EnqueueExp.pfnKernelLaunchWithArgsExp = Some(kernel::launch_with_args::<B>);
+        slots!(d;
+            Kernel { pfnCreate: kernel::create::<B>, pfnRetain: retain::<B, B::Kernel>,
+                pfnRelease: release::<B, B::Kernel>, pfnGetInfo: kernel::get_info::<B>,
+                pfnGetGroupInfo: kernel::get_group_info::<B>, pfnGetSubGroupInfo: kernel::get_sub_group_info::<B>,
+                pfnSetExecInfo: kernel::set_exec_info::<B>,
+                pfnGetSuggestedLocalWorkSize: kernel::get_suggested_local_work_size::<B>,
+                pfnGetNativeHandle: kernel::get_native_handle::<B>,
+                pfnCreateWithNativeHandle: kernel::create_with_native_handle::<B> }
+            EnqueueExp { pfnKernelLaunchWithArgsExp: kernel::launch_with_args::<B> }
+        );
     }
     d
 }

@@ -105,26 +105,29 @@ pub(super) unsafe extern "C" fn free<B: Backend>(
     })
 }
 
-/// The context and device of a pool call, checked together, once pools
-/// are known to be served.
+/// The context and device of a pool call, checked in the order the
+/// reference lists the errors: the handles, the out pointer (where the
+/// entry point has one), pool support, the device being the context's.
 ///
 /// # Safety
 /// Handles are null or point at readable memory.
-unsafe fn context_and_device<'a, B: Backend>(
+unsafe fn pool_call<'a, B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
+    out: Option<*const c_void>,
 ) -> UrResult<(&'a B::Context, &'a B::Device)> {
-    Ok((obj::<B, B::Context>(h_context)?, obj::<B, B::Device>(h_device)?))
-}
-
-fn check_pools<B: Backend>(context: &B::Context, device: &B::Device) -> UrResult {
+    let context = obj::<B, B::Context>(h_context)?;
+    let device = obj::<B, B::Device>(h_device)?;
+    if let Some(out) = out {
+        non_null(out)?;
+    }
     if !context.pools_supported() {
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
     if !context.has_device(device) {
         return Err(UR_RESULT_ERROR_INVALID_DEVICE);
     }
-    Ok(())
+    Ok((context, device))
 }
 
 /// A pool of `device` in `context`, or `INVALID_VALUE`.
@@ -150,10 +153,10 @@ pub(super) unsafe extern "C" fn pool_create<B: Backend>(
     out: *mut ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, device) = context_and_device::<B>(h_context, h_device)?;
+        obj::<B, B::Context>(h_context)?;
+        obj::<B, B::Device>(h_device)?;
         let desc = read_pool_desc(desc)?;
-        non_null(out)?;
-        check_pools::<B>(context, device)?;
+        let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
         write_out(out, handle::into_handle(context.pool_create(Some(device), desc, PoolApi::Exp)?))
     })
 }
@@ -166,8 +169,7 @@ pub(super) unsafe extern "C" fn pool_destroy<B: Backend>(
     h_pool: ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, device) = context_and_device::<B>(h_context, h_device)?;
-        check_pools::<B>(context, device)?;
+        let (context, device) = pool_call::<B>(h_context, h_device, None)?;
         let pool = pool_of::<B>(h_pool, context, device)?;
         if pool.is_default() {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
@@ -183,9 +185,7 @@ pub(super) unsafe extern "C" fn get_default_device_pool<B: Backend>(
     out: *mut ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, device) = context_and_device::<B>(h_context, h_device)?;
-        non_null(out)?;
-        check_pools::<B>(context, device)?;
+        let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
         write_out(out, context.default_pool(device)?)
     })
 }
@@ -196,8 +196,7 @@ pub(super) unsafe extern "C" fn set_device_pool<B: Backend>(
     h_pool: ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, device) = context_and_device::<B>(h_context, h_device)?;
-        check_pools::<B>(context, device)?;
+        let (context, device) = pool_call::<B>(h_context, h_device, None)?;
         let pool = pool_of::<B>(h_pool, context, device)?;
         context.set_current_pool(device, pool)
     })
@@ -209,9 +208,7 @@ pub(super) unsafe extern "C" fn get_device_pool<B: Backend>(
     out: *mut ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, device) = context_and_device::<B>(h_context, h_device)?;
-        non_null(out)?;
-        check_pools::<B>(context, device)?;
+        let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
         write_out(out, context.current_pool(device)?)
     })
 }
@@ -223,8 +220,7 @@ pub(super) unsafe extern "C" fn trim_to<B: Backend>(
     keep: usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, device) = context_and_device::<B>(h_context, h_device)?;
-        check_pools::<B>(context, device)?;
+        let (context, device) = pool_call::<B>(h_context, h_device, None)?;
         pool_of::<B>(h_pool, context, device)?.trim_to(keep);
         Ok(())
     })
