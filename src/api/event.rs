@@ -2,7 +2,7 @@
 
 use super::obj;
 use crate::abi::*;
-use crate::boundary::{ffi_call, native_args, non_null, slice_arg, write_out};
+use crate::boundary::{ffi_call, non_null, slice_arg};
 use crate::hal::{Backend, Event};
 use crate::handle;
 use crate::info::InfoOut;
@@ -68,18 +68,7 @@ pub(super) unsafe extern "C" fn wait<B: Backend>(count: u32, list: *const ur_eve
 
 super::native_handle_entry!(Event, ur_event_handle_t);
 
-pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
-    native: ur_native_handle_t,
-    context: ur_context_handle_t,
-    properties: *const ur_event_native_properties_t,
-    out: *mut ur_event_handle_t,
-) -> ur_result_t {
-    ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
-        let (ownership, _) = native_args(native, false, properties, out)?;
-        write_out(out, handle::into_handle(B::Event::from_native(native, context, ownership)?))
-    })
-}
+super::native_in_context_entry!(Event, ur_event_native_properties_t, ur_event_handle_t);
 
 pub(super) unsafe extern "C" fn set_callback<B: Backend>(
     h: ur_event_handle_t,

@@ -5,7 +5,6 @@ use crate::abi::*;
 use crate::boundary::{ffi_call, for_each_in_chain, native_args, non_null, slice_arg, write_out};
 use crate::hal::{Backend, Kernel, KernelArg, NdRange, Program as _, Queue as _};
 use crate::handle;
-use crate::info::InfoOut;
 use crate::UrResult;
 use core::ffi::{c_char, c_void, CStr};
 
@@ -31,30 +30,8 @@ super::info_entry!(Kernel, ur_kernel_handle_t, ur_kernel_info_t, UR_KERNEL_INFO_
     }
 });
 
-/// The per-device kernel queries: the kernel, the device, the query's range
-/// (up to `$last`), then the backend's `$query`.
-macro_rules! device_query_entry {
-    ($name:ident, $prop_ty:ty, $last:expr, $query:ident) => {
-        pub(super) unsafe extern "C" fn $name<B: Backend>(
-            h: ur_kernel_handle_t,
-            device: ur_device_handle_t,
-            prop: $prop_ty,
-            size: usize,
-            value: *mut c_void,
-            size_ret: *mut usize,
-        ) -> ur_result_t {
-            ffi_call(|| {
-                let kernel = obj::<B, B::Kernel>(h)?;
-                let device = obj::<B, B::Device>(device)?;
-                super::prop_in_range(prop.0, $last.0, &[])?;
-                kernel.$query(device, prop, InfoOut::new(size, value, size_ret)?)
-            })
-        }
-    };
-}
-
-device_query_entry!(get_group_info, ur_kernel_group_info_t, UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE, group_info);
-device_query_entry!(get_sub_group_info, ur_kernel_sub_group_info_t, UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL, sub_group_info);
+super::device_query_entry!(get_group_info, Kernel, ur_kernel_handle_t, ur_kernel_group_info_t, UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE, group_info);
+super::device_query_entry!(get_sub_group_info, Kernel, ur_kernel_handle_t, ur_kernel_sub_group_info_t, UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL, sub_group_info);
 
 pub(super) unsafe extern "C" fn set_exec_info<B: Backend>(
     h: ur_kernel_handle_t,

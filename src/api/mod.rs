@@ -60,7 +60,50 @@ macro_rules! slots {
         $($($d.$table.$slot = Some($f);)*)*
     };
 }
-use {info_entry, native_handle_entry};
+/// Defines `create_with_native_handle` for objects `$obj` made from a
+/// native handle within a context (`$props` the properties' type, `$handle`
+/// the new handle's).
+macro_rules! native_in_context_entry {
+    ($obj:ident, $props:ty, $handle:ty) => {
+        pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
+            native: ur_native_handle_t,
+            context: ur_context_handle_t,
+            properties: *const $props,
+            out: *mut $handle,
+        ) -> ur_result_t {
+            crate::boundary::ffi_call(|| {
+                let context = super::obj::<B, B::Context>(context)?;
+                let (ownership, _) = crate::boundary::native_args(native, false, properties, out)?;
+                let object = B::$obj::from_native(native, context, ownership)?;
+                crate::boundary::write_out(out, crate::handle::into_handle(object))
+            })
+        }
+    };
+}
+
+/// Defines `$name`, a query of objects `$obj` about one device: the
+/// object, the device, the query's range (up to `$last`), then the
+/// backend's `$query`.
+macro_rules! device_query_entry {
+    ($name:ident, $obj:ident, $handle:ty, $prop_ty:ty, $last:expr, $query:ident) => {
+        pub(super) unsafe extern "C" fn $name<B: Backend>(
+            h: $handle,
+            device: ur_device_handle_t,
+            prop: $prop_ty,
+            size: usize,
+            value: *mut core::ffi::c_void,
+            size_ret: *mut usize,
+        ) -> ur_result_t {
+            crate::boundary::ffi_call(|| {
+                let object = super::obj::<B, B::$obj>(h)?;
+                let device = super::obj::<B, B::Device>(device)?;
+                super::prop_in_range(prop.0, $last.0, &[])?;
+                object.$query(device, prop, crate::info::InfoOut::new(size, value, size_ret)?)
+            })
+        }
+    };
+}
+use {device_query_entry, info_entry, native_handle_entry, native_in_context_entry};
 
 mod context;
 mod device;

@@ -2,10 +2,9 @@
 
 use super::obj;
 use crate::abi::*;
-use crate::boundary::{ffi_call, native_args, non_null, slice_arg, write_optional, write_out};
+use crate::boundary::{ffi_call, non_null, slice_arg, write_optional, write_out};
 use crate::hal::{Backend, Context as _, Program};
 use crate::handle;
-use crate::info::InfoOut;
 use crate::UrResult;
 use core::ffi::{c_char, c_void, CStr};
 
@@ -257,21 +256,7 @@ super::info_entry!(Program, ur_program_handle_t, ur_program_info_t, UR_PROGRAM_I
     }
 });
 
-pub(super) unsafe extern "C" fn get_build_info<B: Backend>(
-    h: ur_program_handle_t,
-    device: ur_device_handle_t,
-    prop: ur_program_build_info_t,
-    size: usize,
-    value: *mut c_void,
-    size_ret: *mut usize,
-) -> ur_result_t {
-    ffi_call(|| {
-        let program = obj::<B, B::Program>(h)?;
-        let device = obj::<B, B::Device>(device)?;
-        super::prop_in_range(prop.0, UR_PROGRAM_BUILD_INFO_BINARY_TYPE.0, &[])?;
-        program.build_info(device, prop, InfoOut::new(size, value, size_ret)?)
-    })
-}
+super::device_query_entry!(get_build_info, Program, ur_program_handle_t, ur_program_build_info_t, UR_PROGRAM_BUILD_INFO_BINARY_TYPE, build_info);
 
 pub(super) unsafe extern "C" fn set_specialization_constants<B: Backend>(
     h: ur_program_handle_t,
@@ -312,15 +297,4 @@ pub(super) unsafe extern "C" fn get_global_variable_pointer<B: Backend>(
 
 super::native_handle_entry!(Program, ur_program_handle_t);
 
-pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
-    native: ur_native_handle_t,
-    context: ur_context_handle_t,
-    properties: *const ur_program_native_properties_t,
-    out: *mut ur_program_handle_t,
-) -> ur_result_t {
-    ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
-        let (ownership, _) = native_args(native, false, properties, out)?;
-        write_out(out, handle::into_handle(B::Program::from_native(native, context, ownership)?))
-    })
-}
+super::native_in_context_entry!(Program, ur_program_native_properties_t, ur_program_handle_t);
