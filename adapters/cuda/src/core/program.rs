@@ -244,6 +244,14 @@ impl Program {
         }
     }
 
+    /// The kernel names, once the first device's module is loaded (the
+    /// program must have been built).
+    fn loaded_kernel_names(&self) -> UrResult<Vec<String>> {
+        let first = self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?;
+        self.module_for(&first.device)?;
+        self.kernel_names()
+    }
+
     /// `urProgramGetInfo`. `binaries` is the caller's array of buffers for
     /// `UR_PROGRAM_INFO_BINARIES`, one per device, when it gave one.
     pub fn info(
@@ -294,26 +302,8 @@ impl Program {
                     out.slice(&vec![std::ptr::null_mut::<u8>(); self.images.len()])
                 }
             }
-            UR_PROGRAM_INFO_NUM_KERNELS => {
-                self.module_for(
-                    &self
-                        .images
-                        .first()
-                        .ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?
-                        .device,
-                )?;
-                out.value(self.kernel_names()?.len())
-            }
-            UR_PROGRAM_INFO_KERNEL_NAMES => {
-                self.module_for(
-                    &self
-                        .images
-                        .first()
-                        .ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?
-                        .device,
-                )?;
-                out.string(&self.kernel_names()?.join(";"))
-            }
+            UR_PROGRAM_INFO_NUM_KERNELS => out.value(self.loaded_kernel_names()?.len()),
+            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&self.loaded_kernel_names()?.join(";")),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
