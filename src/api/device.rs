@@ -50,11 +50,11 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
 /// Root devices count no references (SYCL releases them anyway); a
 /// sub-device counts the user's like any object.
 pub(super) unsafe extern "C" fn retain<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
-    ffi_call(|| if obj::<B, B::Device>(h)?.is_root() { Ok(()) } else { handle::retain_kept::<B::Device>(h, B::ddi()) })
+    super::counted::<B, B::Device>(h, |d| !d.is_root(), handle::retain_kept::<B::Device>)
 }
 
 pub(super) unsafe extern "C" fn release<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
-    ffi_call(|| if obj::<B, B::Device>(h)?.is_root() { Ok(()) } else { handle::release_kept::<B::Device>(h, B::ddi()) })
+    super::counted::<B, B::Device>(h, |d| !d.is_root(), handle::release_kept::<B::Device>)
 }
 
 /// Each sub-device handle written out is one user reference.

@@ -215,6 +215,19 @@ unsafe extern "C" fn release<B: Backend, T: UrObject>(h: *mut T::Handle) -> ur_r
     ffi_call(|| handle::release::<T>(h, B::ddi()))
 }
 
+/// `urXRetain`/`urXRelease` of objects some of whose handles count nothing
+/// (root devices, default pools): `f` runs only where `counts` says so.
+///
+/// # Safety
+/// As for [`handle::borrow`].
+unsafe fn counted<B: Backend, T: UrObject>(
+    h: *mut T::Handle,
+    counts: impl FnOnce(&T) -> bool,
+    f: unsafe fn(*mut T::Handle, &'static ur_dditable_t) -> UrResult,
+) -> ur_result_t {
+    ffi_call(|| if counts(obj::<B, T>(h)?) { f(h, B::ddi()) } else { Ok(()) })
+}
+
 /// Checks a handle of backend `B` and borrows its object.
 ///
 /// # Safety

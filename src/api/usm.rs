@@ -169,11 +169,11 @@ pub(super) unsafe extern "C" fn pool_create<B: Backend>(
 /// A default pool belongs to its context: the user's retain and release
 /// leave it alone.
 pub(super) unsafe extern "C" fn pool_retain<B: Backend>(h: ur_usm_pool_handle_t) -> ur_result_t {
-    ffi_call(|| if obj::<B, B::Pool>(h)?.is_default() { Ok(()) } else { handle::retain::<B::Pool>(h, B::ddi()) })
+    super::counted::<B, B::Pool>(h, |p| !p.is_default(), handle::retain::<B::Pool>)
 }
 
 pub(super) unsafe extern "C" fn pool_release<B: Backend>(h: ur_usm_pool_handle_t) -> ur_result_t {
-    ffi_call(|| if obj::<B, B::Pool>(h)?.is_default() { Ok(()) } else { handle::release::<B::Pool>(h, B::ddi()) })
+    super::counted::<B, B::Pool>(h, |p| !p.is_default(), handle::release::<B::Pool>)
 }
 
 pub(super) unsafe extern "C" fn pool_get_info<B: Backend>(

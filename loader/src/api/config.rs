@@ -3,7 +3,7 @@
 use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 use ur_core::abi::*;
-use ur_core::boundary::{ffi_call, write_out};
+use ur_core::boundary::{ffi_call, non_null, write_out};
 use ur_core::handle::{self, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 
@@ -89,9 +89,7 @@ pub unsafe extern "C" fn urLoaderConfigEnableLayer(
 ) -> ur_result_t {
     ffi_call(|| {
         let cfg = config(hLoaderConfig)?;
-        if pLayerName.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
-        }
+        non_null(pLayerName)?;
         let name = CStr::from_ptr(pLayerName).to_string_lossy().into_owned();
         if !AVAILABLE_LAYERS.contains(&name.as_str()) {
             return Err(UR_RESULT_ERROR_LAYER_NOT_PRESENT);
@@ -109,9 +107,7 @@ pub unsafe extern "C" fn urLoaderConfigSetCodeLocationCallback(
 ) -> ur_result_t {
     ffi_call(|| {
         let cfg = config(hLoaderConfig)?;
-        if pfnCodeloc.is_none() {
-            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
-        }
+        pfnCodeloc.ok_or(UR_RESULT_ERROR_INVALID_NULL_POINTER)?;
         // Kept for a tracing layer; this loader has none, so nothing calls it.
         *cfg.code_location.lock().unwrap_or_else(|e| e.into_inner()) = Some((pfnCodeloc, pUserData as usize));
         Ok(())
