@@ -3,8 +3,9 @@
 //! stream-ordered CUDA pool (`cuMemPoolCreate`); other pools and the default
 //! pools use the shared async engine or CUDA's pools as
 //! [`ENGINE_FOR_DEVICE_POOLS`] says. Shared and host memory always come from
-//! the engine, which has no CUDA counterpart for them. A pool's statistics
-//! add up its native pool's attributes and its engine pools' counters.
+//! the engine, which has no CUDA counterpart for them. The engine pools of
+//! a handle are a [`PoolSet`], as on the other adapters; a pool's statistics
+//! add its native pool's attributes to the set's figures.
 //!
 //! A pool's descriptor is read by `ur_core::usm_async`: for a pool made by
 //! `urUSMPoolCreateExp` its limits are a maximum size and an initial release
@@ -18,10 +19,10 @@ use super::usm::UsmKind;
 use crate::conv::CuExt;
 use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
 use crate::DDI;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use ur_core::engine::{self, PoolConfig};
 use ur_core::handle::{HandleHeader, ObjectKind};
-use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
 use ur_core::*;
 
 #[repr(C)]
@@ -34,16 +35,11 @@ pub struct UsmPool {
     pub is_default: bool,
     desc: PoolDesc,
     api: PoolApi,
-    /// The most the pool may hold (`UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP`);
-    /// 0: no limit but the driver's.
-    max_size: usize,
     /// The native pool serving device allocations, when they are native.
     native: Option<Arc<MemPool>>,
-    /// Engine pools by USM kind (host, device, shared), made on first use.
-    engine: Mutex<[Option<Arc<engine::Pool>>; 3]>,
-    /// The release threshold set through `urUSMPoolSetInfoExp`, applied to
-    /// engine pools made later too.
-    threshold: Mutex<Option<usize>>,
+    /// The engine pools (host, shared, and device unless native), with the
+    /// handle's release threshold and maximum size.
+    engine: PoolSet,
 }
 
 /// Pools made without `UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP`, and
@@ -51,14 +47,6 @@ pub struct UsmPool {
 /// else from CUDA's pools (the default pool then being the GPU's own). The
 /// benchmark in `bench/` measures both.
 const ENGINE_FOR_DEVICE_POOLS: bool = true;
-
-fn kind_index(kind: UsmKind) -> usize {
-    match kind {
-        UsmKind::Host => 0,
-        UsmKind::Device => 1,
-        UsmKind::Shared => 2,
-    }
-}
 
 ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
 
@@ -86,14 +74,14 @@ impl UsmPool {
             is_default: true,
             desc: PoolDesc::default(),
             api: PoolApi::Exp,
-            max_size: 0,
             native: if ENGINE_FOR_DEVICE_POOLS {
                 None
             } else {
                 Some(device.default_mem_pool()?)
             },
-            engine: Mutex::new([None, None, None]),
-            threshold: Mutex::new(None),
+            // The engine's default pools' own threshold (`SIZE_MAX`) and no
+            // maximum size: taking them leaves them as they are.
+            engine: PoolSet::from_config(&PoolConfig::new(engine::UsmKind::Device)),
         }))
     }
 
@@ -129,14 +117,8 @@ impl UsmPool {
             is_default: false,
             desc,
             api,
-            max_size: if config.max_size == usize::MAX {
-                0
-            } else {
-                config.max_size
-            },
             native,
-            engine: Mutex::new([None, None, None]),
-            threshold: Mutex::new(Some(config.release_threshold)),
+            engine: PoolSet::from_config(&config),
         }))
     }
 
@@ -170,37 +152,23 @@ impl UsmPool {
 
     /// The engine pool serving `kind` memory, made on first use.
     pub fn engine_pool(&self, kind: UsmKind) -> UrResult<Arc<engine::Pool>> {
-        let mut pools = self.engine.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = &mut pools[kind_index(kind)];
-        if let Some(p) = slot {
+        if let Some(p) = self.engine.get(kind.engine_kind()) {
             return Ok(p.clone());
         }
-        let context = self.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-        let pool = if self.is_default {
-            context.engine_default_pool(&self.device, kind)?
-        } else {
-            let config = self.desc.engine_config(kind.engine_kind(), self.api);
-            let source: Arc<dyn engine::MemorySource> = Arc::new(CudaMemory {
-                device: self.device.clone(),
-                kind,
-            });
-            context.engine.create_pool(source, config)
-        };
-        if let Some(t) = *self.threshold.lock().unwrap_or_else(|e| e.into_inner()) {
-            pool.set_release_threshold(t);
-        }
-        *slot = Some(pool.clone());
-        Ok(pool)
-    }
-
-    fn engine_pools(&self) -> Vec<Arc<engine::Pool>> {
         self.engine
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .flatten()
+            .get_or_make(kind.engine_kind(), || {
+                let context = self.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+                if self.is_default {
+                    return context.engine_default_pool(&self.device, kind);
+                }
+                let config = self.desc.engine_config(kind.engine_kind(), self.api);
+                let source: Arc<dyn engine::MemorySource> = Arc::new(CudaMemory {
+                    device: self.device.clone(),
+                    kind,
+                });
+                Ok(context.engine.create_pool(source, config))
+            })
             .cloned()
-            .collect()
     }
 
     fn zero_initialize(&self) -> bool {
@@ -210,9 +178,7 @@ impl UsmPool {
     /// A host synchronisation point: completed frees of the engine pools
     /// become reusable and memory above the threshold goes back.
     pub fn collect(&self) {
-        for p in self.engine_pools() {
-            p.collect();
-        }
+        self.engine.collect();
     }
 
     /// Stream-ordered allocation: usable by work after this point of `stream`.
@@ -220,11 +186,12 @@ impl UsmPool {
     /// memory in use past it.
     pub fn alloc_async(&self, size: usize, stream: CUstream) -> UrResult<CUdeviceptr> {
         let native = self.native()?;
-        if self.max_size != 0 {
+        let max_size = self.engine.maximum_size();
+        if max_size != 0 {
             let used = native
                 .get_u64(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
                 .cu()? as usize;
-            if used.saturating_add(size) > self.max_size {
+            if used.saturating_add(size) > max_size {
                 return Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
             }
         }
@@ -248,57 +215,40 @@ impl UsmPool {
         Ok(p)
     }
 
-    /// A statistic over the native pool and the engine pools.
-    fn stat(&self, attr: PoolAttr, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        let mut total = 0usize;
-        if let Some(native) = &self.native {
-            self.device.activate()?;
-            total += native.get_u64(attr).cu()? as usize;
-        }
-        for p in self.engine_pools() {
-            total = total.saturating_add(p.info(prop)?);
-        }
-        Ok(total)
-    }
-
-    fn release_threshold(&self) -> UrResult<usize> {
-        if let Some(t) = *self.threshold.lock().unwrap_or_else(|e| e.into_inner()) {
-            return Ok(t);
-        }
+    /// A native pool's attribute, 0 without a native pool.
+    fn native_attr(&self, attr: PoolAttr) -> UrResult<usize> {
         match &self.native {
-            Some(n) => {
+            Some(native) => {
                 self.device.activate()?;
-                Ok(n.get_u64(PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
-                    .cu()? as usize)
+                Ok(native.get_u64(attr).cu()? as usize)
             }
-            None => Ok(PoolConfig::new(engine::UsmKind::Device).release_threshold),
+            None => Ok(0),
         }
     }
 
     /// The size figures of `urUSMPoolGetInfo` and `urUSMPoolGetInfoExp`
-    /// (the core answers the reference count and the context).
+    /// (the core answers the reference count and the context): the engine
+    /// pools' figures from the set, plus the native pool's attributes.
     pub fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        match prop {
-            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => self.release_threshold(),
-            UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => Ok(self.max_size),
-            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => {
-                self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, prop)
+        let attr = match prop {
+            // A default pool backed by the GPU's own pool reports that
+            // pool's threshold (the set follows the engine's defaults).
+            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP if self.is_default && self.native.is_some() => {
+                return self.native_attr(PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
             }
-            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => {
-                self.stat(PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, prop)
-            }
-            UR_USM_POOL_INFO_USED_CURRENT_EXP => {
-                self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT, prop)
-            }
-            UR_USM_POOL_INFO_USED_HIGH_EXP => {
-                self.stat(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH, prop)
-            }
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
+            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+            UR_USM_POOL_INFO_USED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+            UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+            _ => return self.engine.info(prop),
+        };
+        let native = self.native_attr(attr)?;
+        Ok(native.saturating_add(self.engine.info(prop)?))
     }
 
     /// `urUSMPoolSetInfoExp`: the release threshold, and resetting a
-    /// high-water mark (only to zero, as CUDA allows).
+    /// high-water mark (only to zero, as CUDA allows), on the native pool
+    /// and then the engine pools.
     pub fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
         self.device.activate()?;
         let attr = match prop {
@@ -310,28 +260,21 @@ impl UsmPool {
             UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
             _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         };
-        if prop == UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP {
-            *self.threshold.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
-        }
         if let Some(native) = &self.native {
             native.set_u64(attr, value as u64).cu()?;
         }
-        for p in self.engine_pools() {
-            p.set_info(prop, value)?;
-        }
-        Ok(())
+        self.engine.set_info(prop, value)
     }
 
-    /// `urUSMPoolTrimToExp`: gives unused memory back to the driver, keeping
-    /// at least `keep` bytes reserved.
+    /// `urUSMPoolTrimToExp`: gives unused memory back to the driver. The
+    /// native pool keeps at least `keep` bytes reserved, and so do the engine
+    /// pools together.
     pub fn trim_to(&self, keep: usize) -> UrResult {
         self.device.activate()?;
         if let Some(native) = &self.native {
             native.trim_to(keep).cu()?;
         }
-        for p in self.engine_pools() {
-            p.trim_to(keep);
-        }
+        self.engine.trim_to(keep);
         Ok(())
     }
 }
