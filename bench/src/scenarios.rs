@@ -212,26 +212,8 @@ impl DeviceRun<'_, '_> {
         // is freed once, after the fill that used it.
         let mut ours = |batch: Batch| -> Result<Sample, CallError> {
             let mut addresses = Vec::with_capacity(batch.iterations);
-            let (elapsed, ()) = timed(|| unsafe {
-                let mut previous_free: Option<Event> = None;
-                for _ in 0..batch.iterations {
-                    // The previous free, if any, on the stack: no allocation.
-                    let one;
-                    let waits: &[&Event] = match &previous_free {
-                        Some(event) => {
-                            one = [event];
-                            &one
-                        }
-                        None => &[],
-                    };
-                    let (mem, allocated) = queue.alloc_async(pool.as_ref(), SIZE, waits, true)?;
-                    addresses.push(mem as usize);
-                    let filled = queue.fill(mem, SIZE, &[allocated.as_ref().unwrap()], true)?;
-                    previous_free = queue.free_async(pool.as_ref(), mem, &[filled.as_ref().unwrap()], true)?;
-                }
-                drop(previous_free);
-                queue.finish()
-            })?;
+            let (elapsed, ()) =
+                timed(|| unsafe { handover_chain(&queue, &queue, false, pool.as_ref(), batch.iterations, &mut addresses) })?;
             reuse.record(&addresses, batch.timed);
             Ok(Sample::of(elapsed, batch.iterations))
         };
@@ -283,25 +265,7 @@ impl DeviceRun<'_, '_> {
         let mut ours = |batch: Batch| -> Result<Sample, CallError> {
             let mut addresses = Vec::with_capacity(batch.iterations);
             let (elapsed, ()) = timed(|| unsafe {
-                let mut previous_free: Option<Event> = None;
-                for _ in 0..batch.iterations {
-                    // The previous free, if any, on the stack: no allocation.
-                    let one;
-                    let waits: &[&Event] = match &previous_free {
-                        Some(event) => {
-                            one = [event];
-                            &one
-                        }
-                        None => &[],
-                    };
-                    let (mem, _) = queue_b.alloc_async(pool.as_ref(), SIZE, waits, false)?;
-                    addresses.push(mem as usize);
-                    let filled = queue_b.fill(mem, SIZE, &[], true)?;
-                    previous_free = queue_a.free_async(pool.as_ref(), mem, &[filled.as_ref().unwrap()], true)?;
-                }
-                drop(previous_free);
-                queue_a.finish()?;
-                queue_b.finish()
+                handover_chain(&queue_b, &queue_a, true, pool.as_ref(), batch.iterations, &mut addresses)
             })?;
             reuse.record(&addresses, batch.timed);
             Ok(Sample::of(elapsed, batch.iterations))
@@ -951,4 +915,44 @@ mod tests {
         counter.record(&[1, 3, 3], true);
         assert_eq!((counter.reused, counter.total), (2, 3));
     }
+}
+
+/// The loop scenarios 3 and 4 time: each allocation on `alloc_q` waits on
+/// the previous free (kept on the stack: no allocation in the loop), its
+/// block is filled on `alloc_q` after it, then freed on `free_q` after the
+/// fill. On an out-of-order queue the allocation's event orders the fill;
+/// on an in-order one the queue does.
+///
+/// # Safety
+/// Live queues and pool; each block is freed once, after the fill.
+unsafe fn handover_chain(
+    alloc_q: &Queue,
+    free_q: &Queue,
+    in_order: bool,
+    pool: Option<&Pool>,
+    iterations: usize,
+    addresses: &mut Vec<usize>,
+) -> Result<(), CallError> {
+    let mut previous_free: Option<Event> = None;
+    for _ in 0..iterations {
+        let one;
+        let waits: &[&Event] = match &previous_free {
+            Some(event) => {
+                one = [event];
+                &one
+            }
+            None => &[],
+        };
+        let (mem, allocated) = alloc_q.alloc_async(pool, SIZE, waits, !in_order)?;
+        addresses.push(mem as usize);
+        let after_alloc = allocated.as_ref().map(|e| [e]);
+        let filled = alloc_q.fill(mem, SIZE, after_alloc.as_ref().map_or(&[][..], |e| &e[..]), true)?;
+        previous_free = free_q.free_async(pool, mem, &[filled.as_ref().unwrap()], true)?;
+    }
+    drop(previous_free);
+    alloc_q.finish()?;
+    if !std::ptr::eq(alloc_q, free_q) {
+        free_q.finish()?;
+    }
+    Ok(())
 }
