@@ -48,8 +48,9 @@ impl UsmKind {
 }
 
 /// Raw memory of one (context, device, USM kind), implemented by an adapter.
-/// The engine calls it with its pool lock held, so it must not call back
-/// into the same pool.
+/// The engine may call it with its pool lock held (`allocate`, and `release`
+/// when the backend has just refused memory; other releases come after the
+/// lock, see `LOCKING.md`), so it must not call back into the same pool.
 pub trait MemorySource: Send + Sync {
     /// Takes `size` bytes aligned to `align` (a power of two) from the backend.
     fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory>;
@@ -71,7 +72,8 @@ pub trait MemorySource: Send + Sync {
 }
 
 /// Address space reserved without memory, and memory committed into it.
-/// Called with the pool lock held, like [`MemorySource`].
+/// `reserve`, `commit` and `decommit` are called with the pool lock held;
+/// `unreserve` after it (`LOCKING.md`).
 pub trait VirtualMemory: Send + Sync {
     /// The commit unit, a power of two: every address and length passed to
     /// `commit` and `decommit` is a multiple of it.

@@ -131,9 +131,8 @@ impl Engine {
     /// Drops the default pools (context release). Their memory goes back
     /// once no recorded command can still touch it.
     pub fn release_default_pools(&self) {
-        self.defaults
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        let pools = std::mem::take(&mut *self.defaults.lock().unwrap_or_else(|e| e.into_inner()));
+        // Dropped after the lock: a pool's drop gives memory back to the backend.
+        drop(pools);
     }
 }

@@ -87,7 +87,6 @@ impl Inner {
         lane: &Arc<Lane>,
         block: u32,
         stamp: Stamp,
-        source: &dyn MemorySource,
     ) {
         debug_assert!(lane.is_in_order() && !self.is_dedicated(block));
         let b = self.heap.block_mut(block);
@@ -103,7 +102,7 @@ impl Inner {
             stamp,
         });
         if let Some(p) = evicted {
-            self.unpark(p.block, p.stamp, lane, source);
+            self.unpark(p.block, p.stamp, lane);
         }
     }
 
@@ -114,10 +113,9 @@ impl Inner {
         block: u32,
         stamp: Stamp,
         lane: &Arc<Lane>,
-        source: &dyn MemorySource,
     ) {
         if stamp.seq <= lane.done_upto() {
-            self.retire_block(block, source);
+            self.retire_block(block);
         } else {
             let slot = self.slot_for(lane);
             self.file_pending(block, stamp, slot);
@@ -131,7 +129,6 @@ impl Inner {
         locks: &mut ShardLocks<'_>,
         slot: usize,
         what: Flush,
-        source: &dyn MemorySource,
     ) -> bool {
         if !self.lanes[slot].cached {
             return false;
@@ -153,7 +150,7 @@ impl Inner {
             }
         }
         for p in taken.into_iter().flatten() {
-            self.unpark(p.block, p.stamp, &lane, source);
+            self.unpark(p.block, p.stamp, &lane);
         }
         n > 0
     }
@@ -165,12 +162,11 @@ impl Inner {
         locks: &mut ShardLocks<'_>,
         except: Option<LaneId>,
         what: Flush,
-        source: &dyn MemorySource,
     ) -> bool {
         let mut any = false;
         for slot in 0..self.lanes.len() {
             if Some(self.lanes[slot].id) != except {
-                any |= self.flush_cache(locks, slot, what, source);
+                any |= self.flush_cache(locks, slot, what);
             }
         }
         any
@@ -452,7 +448,7 @@ impl Inner {
         if let Some(mut done) = done {
             for &i in &done {
                 self.unfile_pending(i);
-                self.retire_block(i, source);
+                self.retire_block(i);
             }
             done.clear();
             self.scratch = done;
@@ -461,7 +457,7 @@ impl Inner {
         // (their lanes take them back without a lock), unless memory is above
         // the release threshold.
         if force || self.stats.reserved_current > self.release_threshold {
-            self.flush_caches(locks, None, Flush::Complete, source);
+            self.flush_caches(locks, None, Flush::Complete);
         }
         // Memory above the release threshold goes back at synchronisation
         // points only (`force`), never as a side effect of an allocation.

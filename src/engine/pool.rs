@@ -22,6 +22,7 @@ use super::stats::PoolStats;
 use super::vm::Commits;
 use crate::abi::*;
 use crate::UrResult;
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
@@ -97,6 +98,36 @@ pub(super) struct Inner {
     pub(super) next_range: usize,
     /// Scratch list of granule runs `(first, count)` to commit.
     pub(super) runs: Vec<(usize, usize)>,
+    /// Memory already forgotten by the heap and uncounted, that goes back to
+    /// the source once the pool lock is let go (`Locked`'s drop): backend
+    /// frees can take milliseconds and other queues need the lock.
+    pub(super) to_release: Vec<Release>,
+}
+
+/// Memory to give back to the source after the pool lock (see `to_release`).
+/// Nothing else can reach it: the heap forgot it and the source has not
+/// got it back, so no allocation can be handed its addresses meanwhile.
+pub(super) enum Release {
+    /// From `MemorySource::allocate(size, align)`.
+    Slab { addr: usize, size: usize, align: usize },
+    /// A reservation of the source's virtual memory, nothing committed in it.
+    Range { addr: usize, size: usize },
+}
+
+impl Release {
+    /// # Safety
+    /// `self` came from `source` as described and is given back once.
+    unsafe fn give(self, source: &dyn MemorySource) {
+        match self {
+            Release::Slab { addr, size, align } => {
+                source.release(NonNull::new_unchecked(addr as *mut u8), size, align)
+            }
+            Release::Range { addr, size } => match source.virtual_memory() {
+                Some(vm) => vm.unreserve(NonNull::new_unchecked(addr as *mut u8), size),
+                None => debug_assert!(false, "a range without virtual memory"),
+            },
+        }
+    }
 }
 
 /// The first address range a pool reserves, when its backend has virtual
@@ -120,11 +151,14 @@ pub struct Pool {
     parking: AtomicBool,
 }
 
-/// The pool lock, with the shard locks taken under it.
+/// The pool lock, with the shard locks taken under it. Dropping it lets
+/// both go and then gives back the memory the pool released meanwhile.
 struct Locked<'p> {
-    inner: MutexGuard<'p, Inner>,
-    shards: ShardLocks<'p>,
+    // Dropped by hand in `drop`, before the backend calls.
+    inner: ManuallyDrop<MutexGuard<'p, Inner>>,
+    shards: ManuallyDrop<ShardLocks<'p>>,
     parking: &'p AtomicBool,
+    source: &'p dyn MemorySource,
 }
 
 impl<'p> Locked<'p> {
@@ -139,6 +173,16 @@ impl Drop for Locked<'_> {
         // Written only on change: fast paths on other cores read it.
         if self.parking.load(Relaxed) != within {
             self.parking.store(within, Relaxed);
+        }
+        let released = std::mem::take(&mut self.inner.to_release);
+        // SAFETY: each field is dropped once, here, and not used after.
+        unsafe {
+            ManuallyDrop::drop(&mut self.shards);
+            ManuallyDrop::drop(&mut self.inner);
+        }
+        for r in released {
+            // SAFETY: listed once by the pool, which forgot the memory (`Release`).
+            unsafe { r.give(self.source) };
         }
     }
 }
@@ -166,6 +210,7 @@ impl Pool {
                 ranges: Vec::new(),
                 next_range: FIRST_RANGE,
                 runs: Vec::new(),
+                to_release: Vec::new(),
             }),
             shards: (0..SHARDS).map(|_| Shard::new()).collect(),
             parking: AtomicBool::new(true),
@@ -176,9 +221,10 @@ impl Pool {
     fn lock(&self) -> Locked<'_> {
         Locked {
             // Every mutation keeps the structure consistent before it can panic.
-            inner: self.inner.lock().unwrap_or_else(|e| e.into_inner()),
-            shards: ShardLocks::new(&self.shards),
+            inner: ManuallyDrop::new(self.inner.lock().unwrap_or_else(|e| e.into_inner())),
+            shards: ManuallyDrop::new(ShardLocks::new(&self.shards)),
             parking: &self.parking,
+            source: &*self.source,
         }
     }
 
@@ -196,9 +242,10 @@ impl Pool {
             }
         };
         Locked {
-            inner,
-            shards: ShardLocks::holding(&self.shards, lane, shard),
+            inner: ManuallyDrop::new(inner),
+            shards: ManuallyDrop::new(ShardLocks::holding(&self.shards, lane, shard)),
             parking: &self.parking,
+            source: &*self.source,
         }
     }
 
@@ -309,7 +356,7 @@ impl Pool {
                     && inner.stats.reserved_current >= inner.stats.reserved_high
                 {
                     if let Some(slot) = inner.slot_of(lane.id()) {
-                        inner.flush_cache(locks, slot, Flush::All, source);
+                        inner.flush_cache(locks, slot, Flush::All);
                     }
                 }
             }
@@ -327,13 +374,13 @@ impl Pool {
                     break;
                 }
                 let flushed = match stage {
-                    0 => policy.allow_opportunistic && inner.flush_caches(locks, own, Flush::Complete, source),
+                    0 => policy.allow_opportunistic && inner.flush_caches(locks, own, Flush::Complete),
                     1 => own
                         .and_then(|l| inner.slot_of(l))
-                        .is_some_and(|slot| inner.flush_cache(locks, slot, Flush::All, source)),
+                        .is_some_and(|slot| inner.flush_cache(locks, slot, Flush::All)),
                     _ => {
                         (policy.follow_event_dependencies || policy.allow_internal_dependencies)
-                            && inner.flush_caches(locks, own, Flush::All, source)
+                            && inner.flush_caches(locks, own, Flush::All)
                     }
                 };
                 if flushed {
@@ -488,10 +535,10 @@ impl Pool {
         {
             // Parked even when already complete: the queue's next allocation
             // takes it back without a split; collection files it later.
-            inner.park(locks, lane, block, position, &*self.source);
+            inner.park(locks, lane, block, position);
         } else if complete {
             // Ready now; the release threshold waits for a synchronisation point.
-            inner.retire_block(block, &*self.source);
+            inner.retire_block(block);
         } else {
             let slot = inner.slot_for(lane);
             inner.file_pending(block, position, slot);
@@ -522,7 +569,7 @@ impl Pool {
             locked = self.lock();
         }
         let (inner, _) = locked.parts();
-        inner.retire_block(block, &*self.source);
+        inner.retire_block(block);
         inner.apply_threshold(&*self.source);
         Ok(())
     }
@@ -574,7 +621,7 @@ impl Pool {
     pub fn collect(&self) {
         let mut locked = self.lock();
         let (inner, locks) = locked.parts();
-        inner.drop_retired_caches(locks, &self.dag, &*self.source);
+        inner.drop_retired_caches(locks, &self.dag);
         inner.collect(locks, &*self.source, true);
     }
 
@@ -742,8 +789,13 @@ impl Drop for Pool {
         let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut locks = ShardLocks::new(&self.shards);
         inner.collect(&mut locks, &*self.source, true);
-        inner.flush_caches(&mut locks, None, Flush::All, &*self.source);
+        inner.flush_caches(&mut locks, None, Flush::All);
         drop(locks);
+        // No lock to avoid here: the pool is ours alone.
+        for r in std::mem::take(&mut inner.to_release) {
+            // SAFETY: listed once by the pool, which forgot the memory (`Release`).
+            unsafe { r.give(&*self.source) };
+        }
         let busy_lanes = self.dag.unfinished_tails();
         let mut later = Vec::new();
         for s in 0..inner.heap.slabs.len() as u32 {
@@ -884,14 +936,13 @@ impl Inner {
         &mut self,
         locks: &mut ShardLocks<'_>,
         dag: &Dag,
-        source: &dyn MemorySource,
     ) {
         for slot in 0..self.lanes.len() {
             let id = self.lanes[slot].id;
             if !self.lanes[slot].cached || dag.lane(id).is_some() {
                 continue;
             }
-            self.flush_cache(locks, slot, Flush::All, source);
+            self.flush_cache(locks, slot, Flush::All);
             let Some(cache) = locks.remove(id) else {
                 continue;
             };
@@ -1075,6 +1126,7 @@ impl Inner {
                 // Give back everything free and try once more. The claimed
                 // block keeps its granules (and range `s`) from going.
                 self.release_idle(source, 0);
+                self.release_now(source);
                 done = unsafe { vm.commit(ptr, len) };
             }
             if done.is_err() {
@@ -1244,6 +1296,7 @@ impl Inner {
             Err(OutOfMemory) => {
                 // Give back everything free and try again, then with the bare need.
                 self.release_idle(source, 0);
+                self.release_now(source);
                 match source.allocate(size, slab_align) {
                     Ok(p) => p,
                     Err(_) if size > need => {
@@ -1268,13 +1321,22 @@ impl Inner {
         self.carve_ready(source, slab_block, need, align)
     }
 
-    /// A block nobody can touch any more: ready it, or give a dedicated slab back.
-    pub(super) fn retire_block(&mut self, block: u32, source: &dyn MemorySource) {
+    /// Gives back what `to_release` holds now, under the pool lock: only
+    /// where the backend refused memory and is about to be asked again.
+    fn release_now(&mut self, source: &dyn MemorySource) {
+        for r in std::mem::take(&mut self.to_release) {
+            // SAFETY: listed once by the pool, which forgot the memory (`Release`).
+            unsafe { r.give(source) };
+        }
+    }
+
+    /// A block nobody can touch any more: ready it, or give a dedicated slab
+    /// back (after the pool lock, through `to_release`).
+    pub(super) fn retire_block(&mut self, block: u32) {
         if self.is_dedicated(block) {
             let (addr, size, align) = self.heap.remove_slab(block);
             self.stats.unreserve(size);
-            // SAFETY: the slab came from this source; it is forgotten above, so released once.
-            unsafe { source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
+            self.to_release.push(Release::Slab { addr, size, align });
             return;
         }
         self.ready_block(block);
@@ -1318,8 +1380,7 @@ impl Inner {
             self.heap.unfile_ready(first);
             let (addr, size, align) = self.heap.remove_slab(first);
             self.stats.unreserve(size);
-            // SAFETY: the slab came from this source and is forgotten above.
-            unsafe { source.release(NonNull::new_unchecked(addr as *mut u8), size, align) };
+            self.to_release.push(Release::Slab { addr, size, align });
         }
         if self.ranges.is_empty() {
             return;
@@ -1335,9 +1396,9 @@ impl Inner {
     /// Gives back the address space of ranges wholly free with nothing
     /// committed (at a trim: growing again reserves anew).
     pub(super) fn release_empty_ranges(&mut self, source: &dyn MemorySource) {
-        let Some(vm) = source.virtual_memory() else {
+        if source.virtual_memory().is_none() {
             return;
-        };
+        }
         let mut k = 0;
         while k < self.ranges.len() {
             let s = self.ranges[k];
@@ -1353,8 +1414,7 @@ impl Inner {
             let first = self.heap.slab_first(s);
             self.heap.unfile_ready(first);
             let (addr, size, _) = self.heap.remove_slab(first);
-            // SAFETY: a reservation of this source, nothing committed in it, forgotten above.
-            unsafe { vm.unreserve(NonNull::new_unchecked(addr as *mut u8), size) };
+            self.to_release.push(Release::Range { addr, size });
         }
         if self.ranges.is_empty() {
             self.next_range = FIRST_RANGE;
