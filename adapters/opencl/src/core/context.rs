@@ -10,6 +10,7 @@ use super::usm::{Allocation, UsmPool};
 use crate::conv::ClResultExt;
 use crate::DDI;
 use cl3::ext as sys;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use ur_core::engine::{self, Cover, Engine, LaneId, RangeMap, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
@@ -53,6 +54,10 @@ pub struct Context {
     /// The slabs of every engine pool of this context, by address.
     pub slabs: Arc<SlabMap>,
     pools: RwLock<Pools>,
+    /// Whether any device has a current pool set (`pools.current` is not
+    /// empty): while none has, a queue answers `current_pool` from its own
+    /// copy of its device's default pool, touching no shared lock or count.
+    any_current: AtomicBool,
     /// Progress trackers of released queues whose commands had not all
     /// finished: their lanes retire once they have (released queues are
     /// not waited for, since the last release may come on a runtime
@@ -149,6 +154,7 @@ impl Context {
             engine: Engine::new(),
             slabs: Arc::default(),
             pools: RwLock::new(Pools::default()),
+            any_current: AtomicBool::new(false),
             orphans: Mutex::new(Vec::new()),
             kept_pools: Mutex::new(Vec::new()),
             scratch: std::sync::OnceLock::new(),
@@ -322,11 +328,19 @@ impl Context {
         let mut pools = self.pools_mut();
         pools.current.retain(|(k, _)| *k != key);
         pools.current.push((key, Arc::downgrade(pool)));
+        self.any_current.store(true, Ordering::Release);
+    }
+
+    /// Whether a current pool may be set for some device (see `any_current`).
+    pub fn any_current_pool(&self) -> bool {
+        self.any_current.load(Ordering::Acquire)
     }
 
     /// A pool being destroyed stops being any device's current pool.
     pub fn forget_pool(&self, pool: &UsmPool) {
-        self.pools_mut().current.retain(|(_, p)| !std::ptr::eq(p.as_ptr(), pool));
+        let mut pools = self.pools_mut();
+        pools.current.retain(|(_, p)| !std::ptr::eq(p.as_ptr(), pool));
+        self.any_current.store(!pools.current.is_empty(), Ordering::Release);
     }
 
     pub(crate) fn register_pool(&self, pool: &Arc<UsmPool>) {

@@ -10,7 +10,8 @@ use crate::conv::{self, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
 use opencl3::command_queue::CommandQueue;
-use std::sync::{Arc, Mutex, MutexGuard};
+use super::usm::UsmPool;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
@@ -37,6 +38,11 @@ pub struct Waits {
 pub struct Queue {
     header: HandleHeader,
     pub cl: CommandQueue,
+    /// The context's default pool of `device`, taken on first use, so that
+    /// async allocations from threads on different queues share no lock or
+    /// reference count to find it (default pools live as long as the
+    /// context; declared before `context`, so dropped first).
+    default_pool: OnceLock<Arc<UsmPool>>,
     pub context: Arc<Context>,
     pub device: &'static Device,
     /// The flags the user asked for, as `UR_QUEUE_INFO_FLAGS` reports them.
@@ -129,6 +135,7 @@ impl Queue {
         let queue = Arc::new(Queue {
             header: HandleHeader::new(&DDI, ObjectKind::Queue),
             cl,
+            default_pool: OnceLock::new(),
             context,
             device,
             flags,
@@ -139,6 +146,15 @@ impl Queue {
         });
         queue.context.add_queue(&queue);
         queue
+    }
+
+    /// The pool that async allocations on this queue use when none is
+    /// named: the context's current pool of the device.
+    pub(crate) fn with_current_pool<R>(&self, f: impl FnOnce(&UsmPool) -> R) -> R {
+        if self.context.any_current_pool() {
+            return f(&self.context.current_pool(self.device));
+        }
+        f(self.default_pool.get_or_init(|| self.context.default_pool(self.device)))
     }
 
     pub fn profiling(&self) -> bool {

@@ -117,7 +117,6 @@ impl Queue {
         wait_list: impl IntoIterator<Item = &'a Event>,
         want_event: bool,
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        let ctx = &self.context;
         if size == 0 || size as u64 > self.device.max_mem_alloc {
             return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
         }
@@ -129,14 +128,21 @@ impl Queue {
         if !supported {
             return Err(UR_RESULT_ERROR_INVALID_OPERATION);
         }
-        let current;
-        let pool = match pool {
-            Some(p) => p,
-            None => {
-                current = ctx.current_pool(self.device);
-                &*current
-            }
-        };
+        match pool {
+            Some(p) => self.alloc_from(p, kind, size, wait_list, want_event),
+            None => self.with_current_pool(|p| self.alloc_from(p, kind, size, wait_list, want_event)),
+        }
+    }
+
+    fn alloc_from<'a>(
+        &self,
+        pool: &UsmPool,
+        kind: UsmKind,
+        size: usize,
+        wait_list: impl IntoIterator<Item = &'a Event>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        let ctx = &self.context;
         let engine_pool = pool.engine_pool(kind, self.device)?;
         let translated = self.translate_wait_list(wait_list)?;
         let _order = self.order_lock();
