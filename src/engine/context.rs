@@ -68,16 +68,15 @@ impl Engine {
         pool
     }
 
+    /// The default pools made so far, taken out of their lock (pool calls
+    /// must not run under it: see LOCKING.md).
+    fn default_pools(&self) -> Vec<Arc<Pool>> {
+        self.defaults.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
+    }
+
     /// The pool holding a live allocation based at `ptr`: default pools first.
     pub fn pool_of(&self, ptr: *const u8) -> Option<Arc<Pool>> {
-        let defaults: Vec<Arc<Pool>> = self
-            .defaults
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
-        if let Some(p) = defaults.into_iter().find(|p| p.owns(ptr)) {
+        if let Some(p) = self.default_pools().into_iter().find(|p| p.owns(ptr)) {
             return Some(p);
         }
         let users: Vec<Weak<Pool>> = self
@@ -110,13 +109,7 @@ impl Engine {
     /// A host synchronisation point for every pool of the context: see
     /// [`Pool::collect`].
     pub fn collect_all(&self) {
-        let mut pools: Vec<Arc<Pool>> = self
-            .defaults
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let mut pools = self.default_pools();
         let users: Vec<Weak<Pool>> = self
             .user_pools
             .lock()
