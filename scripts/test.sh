@@ -87,8 +87,20 @@ install_reference_headers() {
 # OpenCL runtimes (ICD loader, PoCL, Intel's CPU runtime, clang and
 # llvm-spirv): installed by conformance_opencl below.
 
+# Level Zero: Debian's loader and headers (libze1, libze-dev); the headers
+# serve the bindings' ABI test in the cargo step, python3 its freshness check.
+# Other jobs may hold the apt lock for a while: a few tries, then fail.
+install_level_zero() {
+  local try
+  for try in 1 2 3; do
+    apt_install_missing libze1 libze-dev python3 && return 0
+    sleep 20
+  done
+  return 1
+}
+
 install_all() {
-  install_toolchain && install_reference_headers && install_sycl_clients
+  install_toolchain && install_reference_headers && install_sycl_clients && install_level_zero
 }
 
 # --- build ------------------------------------------------------------------
@@ -226,6 +238,16 @@ conformance_intel_loader_opencl() {
   for_each_opencl_runtime conformance_intel_loader_opencl_on
 }
 
+# --- Level Zero: the host driver through Debian's loader ------------------------
+# tests/level_zero/run.sh builds drivers/ze_host (libze_host_driver.so) and
+# runs a C program on Debian's libze_loader.so.1 with scripts/level_zero_env.sh
+# sourced: driver, device, context, the three USM kinds, their properties and
+# address ranges, and bad input. Installs libze1 and libze-dev itself.
+level_zero_host_driver() {
+  install_level_zero || return 1
+  bash tests/level_zero/run.sh
+}
+
 step "install test dependencies" install_all
 step "build (scripts/build.sh)" build
 step "cargo test --release --workspace" cargo_tests
@@ -239,6 +261,7 @@ step "SYCL info, ours against Intel's OpenCL adapter on the same runtime (tests/
 step "dpctl's test suite, ours against Intel's stack (tests/dpctl)" dpctl_suite
 step "conformance through Intel's loader: native CPU" conformance_intel_loader_native_cpu
 step "conformance through Intel's loader: OpenCL (Intel CPU runtime, PoCL)" conformance_intel_loader_opencl
+step "Level Zero host driver through Debian's loader (tests/level_zero)" level_zero_host_driver
 
 echo
 if [ "$failed" -gt 0 ]; then
