@@ -119,6 +119,22 @@ cargo_tests() {
   cargo test --release --workspace --no-fail-fast
 }
 
+# The same suite with the loader's layers on: it must still pass, and the
+# leak checker must find nothing (each case runs in its own child process).
+conformance_native_cpu_layers() {
+  local err rc
+  err=$(mktemp)
+  UR_ENABLE_LAYERS="UR_LAYER_LEAK_CHECKING;UR_LAYER_TRACING" UR_LOG_TRACING="output:stdout" \
+    conformance_native_cpu 2>"$err" | grep -v '^<TRACING>' | tail -1
+  rc=${PIPESTATUS[0]}
+  if grep -q 'not released' "$err"; then
+    grep -A3 'not released' "$err" | head -20
+    rc=1
+  fi
+  rm -f -- "$err"
+  return "$rc"
+}
+
 # tests/valgrind.sh: memcheck over the loader and the native CPU adapter (a
 # C program's init/teardown cycles and bursts, and the native CPU
 # conformance suite); fails on a definite leak or an invalid access in our
@@ -252,6 +268,7 @@ step "install test dependencies" install_all
 step "build (scripts/build.sh)" build
 step "cargo test --release --workspace" cargo_tests
 step "conformance: native CPU" conformance_native_cpu
+step "conformance: native CPU, leak checking and tracing on" conformance_native_cpu_layers
 step "install layout (scripts/install.sh; demo via pkg-config and CMake)" install_layout
 step "valgrind: loader and native CPU adapter (tests/valgrind.sh)" valgrind_native_cpu
 step "conformance: OpenCL (Intel CPU runtime, PoCL)" conformance_opencl

@@ -92,7 +92,31 @@ pub fn enabled(level: Level) -> bool {
 
 pub fn log(level: Level, msg: &str) {
     to_callback(level, msg);
-    let Some(l) = LOGGER.get() else { return };
+    if let Some(l) = LOGGER.get() {
+        emit(l, level, msg);
+    }
+}
+
+/// A log of its own beside the library's, for a loader layer
+/// (`UR_LOG_TRACING`): enabling the layer asks for its output, so an unset
+/// variable means info to stderr; the variable overrides that as usual.
+pub struct Sink(Logger);
+
+impl Sink {
+    pub fn from_env(name: &'static str) -> Sink {
+        let spec = std::env::var(format!("UR_LOG_{name}")).unwrap_or_default();
+        if spec.is_empty() {
+            return Sink(Logger { name, level: Level::Info, to_stdout: false });
+        }
+        Sink(parse(name, &spec))
+    }
+
+    pub fn log(&self, level: Level, msg: &str) {
+        emit(&self.0, level, msg)
+    }
+}
+
+fn emit(l: &Logger, level: Level, msg: &str) {
     if l.level == Level::Quiet || level < l.level {
         return;
     }

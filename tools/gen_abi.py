@@ -185,6 +185,89 @@ def write_cbindgen_config(path, guard, includes, exclude, export, forward=(), ex
         f.write("exclude = [\n%s]\n" % "".join('  "%s",\n' % e for e in sorted(set(exclude))))
 
 
+def write_trace_tables(path, hdr, enums, records, aliases, opaque, entry, api_fns, docs):
+    """The loader's layers: enumerator names per enum, flag names per flags
+    type, a printer per struct, and what each entry point does to the
+    handles it gives out (for leak checking)."""
+    simple = set(STD.values()) | set(PRIM.values()) | set(enums) | set(aliases)
+    f = open(path, "w")
+    f.write(hdr + allow_all() + "//! Names and printers for the tracing and leak-checking layers.\n"
+            "use super::trace::{field, next_chain, TraceArg};\nuse ur_core::abi::*;\n\n")
+    for name, (repr_t, vals) in enums.items():
+        f.write("impl TraceArg for %s {\n    fn trace(&self, _: &str, _: bool, s: &mut String) {\n"
+                "        let n = match self.0 {\n" % name)
+        seen = set()
+        for en, ev in vals:
+            if en.endswith("_FORCE_UINT32") or ev in seen:
+                continue
+            seen.add(ev)
+            f.write("            %s => \"%s\",\n" % (ev if repr_t == "i32" else hex(ev), en))
+        f.write("            v => return super::trace::unnamed(v as i64, s),\n        };\n        s.push_str(n);\n    }\n}\n")
+    f.write("\n/// The bits of a flags type, by name.\npub fn flag_table(ty: &str) -> Option<&'static [(u64, &'static str)]> {\n    Some(match ty {\n")
+    for name in sorted(aliases):
+        if name.endswith("_flags_t") and name[:-len("flags_t")] + "flag_t" in enums:
+            vals = [(en, ev) for en, ev in enums[name[:-len("flags_t")] + "flag_t"][1] if not en.endswith("_FORCE_UINT32") and ev > 0]
+            f.write("        \"%s\" => &[%s],\n" % (name, ", ".join('(%s, "%s")' % (hex(ev), en) for en, ev in vals)))
+    f.write("        _ => return None,\n    })\n}\n\n")
+    for name, (kw, fields) in records.items():
+        if kw != "struct":
+            continue
+        f.write("impl TraceArg for %s {\n    fn trace(&self, _: &str, _: bool, s: &mut String) {\n        s.push('{');\n" % name)
+        for i, (fn_, ft) in enumerate(fields):
+            sep = "" if i == 0 else ", "
+            if fn_ == "pNext" and ft.startswith("*"):
+                f.write("        next_chain(s, \"%s\", self.pNext as *const core::ffi::c_void);\n" % sep)
+            elif ft in simple or ft.startswith("*") or ft.startswith("Option<"):
+                f.write("        field(s, \"%s%s\", &self.%s, \"%s\");\n" % (sep, fn_, fn_, ft))
+            else:
+                f.write("        s.push_str(\"%s%s: ..\");\n" % (sep, fn_))
+        f.write("        s.push('}');\n    }\n}\n")
+    f.write("\n")
+    for o in opaque:
+        f.write("impl super::trace::Pointee for %s {}\n" % o)
+    for name, (kw, _) in records.items():
+        if kw == "union":
+            f.write("impl super::trace::Pointee for %s {}\n" % name)
+    # Leak checking: an [out] pointer to one object handle creates it; the
+    # retain and release entry points count on their handle. Command-buffer
+    # commands belong to their command-buffer and have no release.
+    f.write("\n/// What an entry point does to a handle's count: `(effect, parameter index, kind)`.\n"
+            "pub fn handle_effect(ep: &str) -> Option<(super::leak::Effect, usize, &'static str)> {\n"
+            "    use super::leak::Effect::*;\n    Some(match ep {\n")
+    untracked = {"ur_exp_command_buffer_command_handle_t"}
+    for _, _, fname in entry:
+        params = api_fns[fname]
+        tags = docs[fname][2]
+        kind = lambda t: t[len("ur_"):-len("_handle_t")]
+        eff = None
+        if re.search(r"Retain(Exp)?$", fname):
+            idx = [i for i, (n, t) in enumerate(params) if is_object_handle(t)]
+            eff = ("Retain", idx[-1], kind(params[idx[-1]][1]))
+        elif re.search(r"(Release|Destroy|ReleaseExternal\w+|Close\w*)(Exp)?$", fname) and not fname.startswith("urIPCPut"):
+            # The handle released is the one whose object the name says
+            # (urUSMPoolDestroyExp: the pool, not the context before it).
+            word = lambda t: kind(t).split("_")[-1].capitalize()
+            idx = [i for i, (n, t) in enumerate(params)
+                   if is_object_handle(t) and t not in untracked and word(t) in fname]
+            if idx:
+                eff = ("Release", idx[-1], kind(params[idx[-1]][1]))
+        if eff is None and "Get" not in fname:  # a getter hands out a handle it keeps
+            for i, (n, t) in enumerate(params):
+                inner = t[len("*mut "):] if t.startswith("*mut ") else ""
+                tag = tags.get(n, "")
+                if is_object_handle(inner) and inner not in untracked and (tag.startswith("[out]") or tag.startswith("[in,out]")) and "range" not in tag:
+                    eff = ("Create", i, kind(inner))
+                    break
+        if eff:
+            f.write("        \"%s\" => (%s, %d, \"%s\"),\n" % (fname, eff[0], eff[1], eff[2]))
+    f.write("        _ => return None,\n    })\n}\n")
+    f.close()
+
+
+def allow_all():
+    return "#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, clippy::all)]\n"
+
+
 def main():
     inc = sys.argv[1]
     api_h = os.path.join(inc, "unified-runtime", "ur_api.h")
@@ -200,6 +283,7 @@ def main():
     seen = set()
     api_item_names = []
     opaque_structs = []  # handle targets: declared, never defined, in C
+    enums, records, aliases = {}, {}, {}  # for the loader's trace tables
     for c in api.cursor.get_children():
         if not in_file(c, "ur_api.h"):
             continue
@@ -217,6 +301,7 @@ def main():
                 types_rs.append(
                     "#[repr(transparent)]\n#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]\n"
                     "pub struct %s(pub %s);\n" % (name, repr_t))
+                enums[name] = (repr_t, vals)
                 for en, ev in vals:
                     consts_rs.append("pub const %s: %s = %s(%s);" % (en, name, name, ev if signed else hex(ev)))
                 api_item_names.append(name)
@@ -225,6 +310,7 @@ def main():
                 fields = [(ident(f.spelling), rust_type(f.type)) for f in decl.get_children() if f.kind == K.FIELD_DECL]
                 body = "".join("    pub %s: %s,\n" % (fn_, ft) for fn_, ft in fields)
                 types_rs.append("#[repr(C)]\n#[derive(Clone, Copy)]\npub %s %s {\n%s}\n" % (kw, name, body))
+                records[name] = (kw, fields)
                 api_item_names.append(name)
             elif under.kind == T.POINTER and under.get_pointee().kind in (T.ELABORATED, T.RECORD) \
                     and not under.get_pointee().get_declaration().is_definition():
@@ -234,6 +320,7 @@ def main():
                 api_item_names.append(name)
             else:
                 types_rs.append("pub type %s = %s;\n" % (name, rust_type(under)))
+                aliases[name] = rust_type(under)
                 api_item_names.append(name)
         elif c.kind == K.FUNCTION_DECL and c.spelling.startswith("ur"):
             params = [(ident(a.spelling), rust_type(a.type)) for a in c.get_arguments()]
@@ -373,6 +460,9 @@ def main():
                 f.write("        if %s.%s() {\n            return UR_RESULT_ERROR_INVALID_NULL_POINTER;\n        }\n" % (q, test))
             f.write("        UR_RESULT_SUCCESS\n    }\n")
         f.write("}\n")
+
+    write_trace_tables(os.path.join(os.path.dirname(__file__), "..", "loader", "src", "layers", "abi_names.rs"),
+                       hdr, enums, records, aliases, opaque_structs, entry, api_fns, docs)
 
     ddi_items = [t for t, _ in tables] + ["ur_pfn%s_t" % n[2:] for n in in_tables] + \
         ["ur_pfn%s_t" % g[2:] for g, _ in getters] + [g for g, _ in getters]

@@ -83,13 +83,36 @@ pub unsafe fn table_for_first<H: Dispatchable>(list: *const H, count: u32) -> Re
     table_for(*list)
 }
 
-macro_rules! export_one {
-    // Entry points with no handle, or a handle array: written by hand in `api/`.
-    ($member:ident $field:ident $name:ident ($($p:ident : $t:ty),*) none) => {};
-    ($member:ident $field:ident $name:ident ($($p:ident : $t:ty),*) [$arr:ident]) => {};
-    ($member:ident $field:ident $name:ident ($($p:ident : $t:ty),*) $h:ident) => {
+/// The exported function: the call itself in `direct`, and, while a layer is
+/// on, the same call run through `layers::call` with its arguments described.
+macro_rules! exported {
+    ($name:ident ($($p:ident : $t:ty),*) $direct:expr) => {
         #[no_mangle]
         pub unsafe extern "C" fn $name($($p: $t),*) -> ur_result_t {
+            #[inline(always)]
+            unsafe fn direct($($p: $t),*) -> ur_result_t {
+                $direct
+            }
+            if crate::layers::on() {
+                let args = [$(crate::layers::Arg { name: stringify!($p), ty: stringify!($t), val: &$p }),*];
+                return crate::layers::call(stringify!($name), &args, &mut || direct($($p),*));
+            }
+            direct($($p),*)
+        }
+    };
+}
+
+macro_rules! export_one {
+    // Entry points with no handle, or a handle array: bodies written by hand
+    // (`by_hand` here, `api/`), exported here like the others.
+    ($member:ident $field:ident $name:ident ($($p:ident : $t:ty),*) none) => {
+        exported!($name ($($p : $t),*) crate::api::by_hand::$name($($p),*));
+    };
+    ($member:ident $field:ident $name:ident ($($p:ident : $t:ty),*) [$arr:ident]) => {
+        exported!($name ($($p : $t),*) by_hand::$name($($p),*));
+    };
+    ($member:ident $field:ident $name:ident ($($p:ident : $t:ty),*) $h:ident) => {
+        exported!($name ($($p : $t),*)
             match table_for($h) {
                 // SAFETY: the slot was filled by the owning adapter (or is a
                 // stub) with this entry point's exact signature.
@@ -98,8 +121,7 @@ macro_rules! export_one {
                     None => UR_RESULT_ERROR_UNSUPPORTED_FEATURE,
                 },
                 Err(e) => e,
-            }
-        }
+            });
     };
 }
 
@@ -111,32 +133,36 @@ macro_rules! export_all {
 
 ur_core::for_each_entry_point!(export_all);
 
-/// `urContextCreate`: dispatched on the first device of the list.
-#[no_mangle]
-pub unsafe extern "C" fn urContextCreate(
-    DeviceCount: u32,
-    phDevices: *const ur_device_handle_t,
-    pProperties: *const ur_context_properties_t,
-    phContext: *mut ur_context_handle_t,
-) -> ur_result_t {
-    match table_for_first(phDevices, DeviceCount) {
-        Ok(t) => match t.Context.pfnCreate {
-            Some(f) => f(DeviceCount, phDevices, pProperties, phContext),
-            None => UR_RESULT_ERROR_UNSUPPORTED_FEATURE,
-        },
-        Err(e) => e,
-    }
-}
+mod by_hand {
+    use super::*;
 
-/// `urEventWait`: dispatched on the first event of the list.
-#[no_mangle]
-pub unsafe extern "C" fn urEventWait(numEvents: u32, phEventWaitList: *const ur_event_handle_t) -> ur_result_t {
-    match table_for_first(phEventWaitList, numEvents) {
-        Ok(t) => match t.Event.pfnWait {
-            Some(f) => f(numEvents, phEventWaitList),
-            None => UR_RESULT_ERROR_UNSUPPORTED_FEATURE,
-        },
-        Err(UR_RESULT_ERROR_INVALID_SIZE) => UR_RESULT_ERROR_INVALID_VALUE,
-        Err(e) => e,
+    /// `urContextCreate`: dispatched on the first device of the list.
+    #[inline(always)]
+    pub unsafe fn urContextCreate(
+        DeviceCount: u32,
+        phDevices: *const ur_device_handle_t,
+        pProperties: *const ur_context_properties_t,
+        phContext: *mut ur_context_handle_t,
+    ) -> ur_result_t {
+        match table_for_first(phDevices, DeviceCount) {
+            Ok(t) => match t.Context.pfnCreate {
+                Some(f) => f(DeviceCount, phDevices, pProperties, phContext),
+                None => UR_RESULT_ERROR_UNSUPPORTED_FEATURE,
+            },
+            Err(e) => e,
+        }
+    }
+
+    /// `urEventWait`: dispatched on the first event of the list.
+    #[inline(always)]
+    pub unsafe fn urEventWait(numEvents: u32, phEventWaitList: *const ur_event_handle_t) -> ur_result_t {
+        match table_for_first(phEventWaitList, numEvents) {
+            Ok(t) => match t.Event.pfnWait {
+                Some(f) => f(numEvents, phEventWaitList),
+                None => UR_RESULT_ERROR_UNSUPPORTED_FEATURE,
+            },
+            Err(UR_RESULT_ERROR_INVALID_SIZE) => UR_RESULT_ERROR_INVALID_VALUE,
+            Err(e) => e,
+        }
     }
 }

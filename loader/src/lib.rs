@@ -15,4 +15,5 @@
 mod api;
 mod discovery;
 mod dispatch;
+mod layers;
 mod registry;

@@ -4,8 +4,8 @@ use crate::registry;
 use ur_core::abi::*;
 use ur_core::boundary::ffi_call;
 
-#[no_mangle]
-pub unsafe extern "C" fn urAdapterGet(
+/// Exported by `dispatch` with the other entry points of the list.
+pub unsafe fn urAdapterGet(
     NumEntries: u32,
     phAdapters: *mut ur_adapter_handle_t,
     pNumAdapters: *mut u32,

@@ -11,11 +11,15 @@ use ur_core::info::InfoOut;
 /// this table, which belongs to no adapter.
 pub static LOADER_DDI: ur_dditable_t = ur_core::ddi::UNSUPPORTED_DDI;
 
-/// Layers a user may enable. This loader has no layer libraries: it always
-/// validates handles and arguments at its boundary, which is what the
-/// validation layers add to Intel's loader, so enabling them is accepted
-/// and changes nothing. Other layers (tracing, sanitizers) are not present.
-pub const AVAILABLE_LAYERS: &[&str] = &["UR_LAYER_PARAMETER_VALIDATION", "UR_LAYER_FULL_VALIDATION"];
+/// Layers a user may enable, by Intel's loader's names. The validation
+/// layers change nothing here: this loader always checks handles and
+/// arguments at its boundary. Tracing and leak checking are in `layers`.
+pub const AVAILABLE_LAYERS: &[&str] = &[
+    "UR_LAYER_PARAMETER_VALIDATION",
+    "UR_LAYER_FULL_VALIDATION",
+    crate::layers::TRACING,
+    crate::layers::LEAK_CHECKING,
+];
 
 #[repr(C)]
 pub struct LoaderConfig {
@@ -24,6 +28,12 @@ pub struct LoaderConfig {
     code_location: Mutex<Option<(ur_code_location_callback_t, usize)>>,
 }
 ur_core::ur_object!(LoaderConfig, LoaderConfig, ur_loader_config_handle_t_);
+
+impl LoaderConfig {
+    pub fn enabled_layers(&self) -> Vec<String> {
+        self.enabled_layers.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
 
 unsafe fn config<'a>(h: ur_loader_config_handle_t) -> ur_core::UrResult<&'a LoaderConfig> {
     handle::borrow::<LoaderConfig>(h, &LOADER_DDI)
@@ -108,7 +118,7 @@ pub unsafe extern "C" fn urLoaderConfigSetCodeLocationCallback(
     ffi_call(|| {
         let cfg = config(hLoaderConfig)?;
         pfnCodeloc.ok_or(UR_RESULT_ERROR_INVALID_NULL_POINTER)?;
-        // Kept for a tracing layer; this loader has none, so nothing calls it.
+        // Kept; the tracing layer prints through its own log, not this callback.
         *cfg.code_location.lock().unwrap_or_else(|e| e.into_inner()) = Some((pfnCodeloc, pUserData as usize));
         Ok(())
     })

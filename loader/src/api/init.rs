@@ -15,16 +15,25 @@ pub unsafe extern "C" fn urLoaderInit(
         if device_flags & UR_DEVICE_INIT_FLAGS_MASK != 0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
-        // The config is optional; when given it must be one of ours. Every
-        // layer it may enable is one whose checks this loader always makes.
+        // The config is optional; when given it must be one of ours.
+        let mut layers = Vec::new();
         if !hLoaderConfig.is_null() {
-            handle::borrow::<LoaderConfig>(hLoaderConfig, &crate::api::config::LOADER_DDI)?;
+            layers = handle::borrow::<LoaderConfig>(hLoaderConfig, &crate::api::config::LOADER_DDI)?.enabled_layers();
         }
-        registry::init()
+        registry::init()?;
+        crate::layers::enable(&layers);
+        Ok(())
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn urLoaderTearDown() -> ur_result_t {
-    ffi_call(registry::tear_down)
+    ffi_call(|| {
+        registry::tear_down()?;
+        // The leak report comes with the tear-down that unloads the adapters.
+        if registry::current().is_err() {
+            crate::layers::torn_down();
+        }
+        Ok(())
+    })
 }

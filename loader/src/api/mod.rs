@@ -2,6 +2,11 @@
 //! tear-down, and the calls that carry no handle to dispatch on.
 
 mod adapter;
-mod config;
+pub mod config;
 mod init;
 mod selector;
+
+/// Bodies of list entry points that have no handle to dispatch on.
+pub mod by_hand {
+    pub use super::adapter::urAdapterGet;
+}
