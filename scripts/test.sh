@@ -143,6 +143,14 @@ valgrind_native_cpu() {
   bash tests/valgrind.sh
 }
 
+# scripts/fuzz.sh: AFL++ (Debian, installed by the script) over UR call
+# sequences through the loader and the native CPU adapter, built with
+# SanitizerCoverage on stable Rust, for 45 s from fuzz/corpus; fails on any
+# crash or hang. The instrumented build lies apart (target/x86_64-*).
+fuzz_call_sequences() {
+  bash scripts/fuzz.sh 45
+}
+
 conformance_native_cpu() {
   UR_ADAPTERS_FORCE_LOAD="$PWD/target/release/libur_adapter_native_cpu.so.0" \
     target/release/ur_conformance --backend native_cpu
@@ -271,6 +279,7 @@ step "conformance: native CPU" conformance_native_cpu
 step "conformance: native CPU, leak checking and tracing on" conformance_native_cpu_layers
 step "install layout (scripts/install.sh; demo via pkg-config and CMake)" install_layout
 step "valgrind: loader and native CPU adapter (tests/valgrind.sh)" valgrind_native_cpu
+step "fuzz: UR call sequences, AFL++ (scripts/fuzz.sh)" fuzz_call_sequences
 step "conformance: OpenCL (Intel CPU runtime, PoCL)" conformance_opencl
 step "SYCL suite (Intel's libsycl): native CPU" sycl_native_cpu
 step "SYCL suite (Intel's libsycl): OpenCL (Intel CPU runtime, PoCL)" sycl_opencl

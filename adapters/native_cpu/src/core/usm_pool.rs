@@ -54,8 +54,28 @@ struct PoolMemory {
     kind: UsmKind,
 }
 
+/// Test hook: `UR_NATIVE_CPU_FAIL_ALLOC_AT=N` makes the Nth memory request
+/// of the process's pools (allocate, reserve or commit, counted from 1), and
+/// every later one, fail as out of memory, so that tests through the C API
+/// can run a pool out of memory mid-stream. Read once; unset, it costs one
+/// relaxed load per request.
+fn injected_failure() -> Result<(), OutOfMemory> {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::OnceLock;
+    static FAIL_AT: OnceLock<u64> = OnceLock::new();
+    static REQUESTS: AtomicU64 = AtomicU64::new(0);
+    let at = *FAIL_AT.get_or_init(|| {
+        std::env::var("UR_NATIVE_CPU_FAIL_ALLOC_AT").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
+    });
+    if at != 0 && REQUESTS.fetch_add(1, Relaxed) + 1 >= at {
+        return Err(OutOfMemory);
+    }
+    Ok(())
+}
+
 impl MemorySource for PoolMemory {
     fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        injected_failure()?;
         let p = self.host.allocate(size, align)?;
         self.slabs.insert(p.as_ptr() as usize, size, self.pool.clone(), self.kind);
         Ok(p)
@@ -79,12 +99,14 @@ impl VirtualMemory for PoolMemory {
     }
 
     fn reserve(&self, size: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        injected_failure()?;
         let p = self.host.reserve(size)?;
         self.slabs.insert(p.as_ptr() as usize, size, self.pool.clone(), self.kind);
         Ok(p)
     }
 
     unsafe fn commit(&self, addr: NonNull<u8>, len: usize) -> Result<(), OutOfMemory> {
+        injected_failure()?;
         // SAFETY: the engine's contract, passed on.
         self.host.commit(addr, len)
     }
