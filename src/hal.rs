@@ -128,6 +128,12 @@ impl UsmCommand<'_> {
     }
 }
 
+/// The bytes a pitched 2D region spans (`height > 0`): every row but the
+/// last takes a pitch. `INVALID_SIZE` when that overflows.
+pub fn region_bytes(pitch: usize, width: usize, height: usize) -> UrResult<usize> {
+    pitch.checked_mul(height - 1).and_then(|n| n.checked_add(width)).ok_or(UR_RESULT_ERROR_INVALID_SIZE)
+}
+
 /// A blocking USM allocation, checked.
 pub struct AllocRequest<'a, B: Backend> {
     pub kind: UsmKind,
@@ -191,8 +197,11 @@ pub trait Device<B: Backend>: UrObject<Handle = ur_device_handle_t_> {
     fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult;
     /// Root devices count no references: their retain and release do
     /// nothing. Sub-devices count the user's, and live as long as their
-    /// parent: a release frees nothing.
-    fn is_root(&self) -> bool;
+    /// parent: a release frees nothing. Only a backend that partitions
+    /// overrides this.
+    fn is_root(&self) -> bool {
+        true
+    }
     /// The most bytes one allocation may take (`MAX_MEM_ALLOC_SIZE`).
     fn max_alloc_size(&self) -> u64;
     /// Binary targets this device runs, best first.

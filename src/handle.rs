@@ -239,18 +239,18 @@ pub unsafe fn clone_arc<T: UrObject>(
     Ok(Arc::from_raw(h as *const T))
 }
 
-/// Gives a reference to a live object as a handle owned by the caller.
-pub fn new_handle_ref<T: UrObject>(obj: &Arc<T>) -> *mut T::Handle {
-    into_handle(obj.clone())
-}
-
 /// `urXRetain`: one more user reference, refused (the kind's `INVALID_*`)
 /// once the user released the last one.
 ///
 /// # Safety
 /// As for [`borrow`].
 pub unsafe fn retain<T: UrObject>(h: *mut T::Handle, ddi: &'static ur_dditable_t) -> UrResult {
-    retain_kept::<T>(h, ddi)
+    let obj = borrow::<T>(h, ddi)?;
+    if header_of(obj).retain_user() {
+        Ok(())
+    } else {
+        Err(T::KIND.invalid_error())
+    }
 }
 
 /// `urXRelease`: the last user reference runs [`UrObject::last_user_release`]
@@ -278,19 +278,6 @@ pub fn count_user_ref<T: UrObject>(obj: &T) {
     header_of(obj).user_refs.fetch_add(1, Ordering::AcqRel);
 }
 
-/// `urXRetain` of an object its adapter keeps (see [`count_user_ref`]).
-///
-/// # Safety
-/// As for [`borrow`].
-pub unsafe fn retain_kept<T: UrObject>(h: *mut T::Handle, ddi: &'static ur_dditable_t) -> UrResult {
-    let obj = borrow::<T>(h, ddi)?;
-    if header_of(obj).retain_user() {
-        Ok(())
-    } else {
-        Err(T::KIND.invalid_error())
-    }
-}
-
 /// `urXRelease` of an object its adapter keeps: a release past the user's
 /// count is refused; nothing is freed.
 ///
@@ -299,11 +286,6 @@ pub unsafe fn retain_kept<T: UrObject>(h: *mut T::Handle, ddi: &'static ur_ddita
 pub unsafe fn release_kept<T: UrObject>(h: *mut T::Handle, ddi: &'static ur_dditable_t) -> UrResult {
     let obj = borrow::<T>(h, ddi)?;
     header_of(obj).release_user().map(drop).ok_or(T::KIND.invalid_error())
-}
-
-/// The reference count that `*_INFO_REFERENCE_COUNT` reports: the user's.
-pub fn ref_count<T: UrObject>(obj: &Arc<T>) -> u32 {
-    header_of(&**obj).user_refs()
 }
 
 /// The user's reference count of an object known by reference.

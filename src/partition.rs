@@ -131,15 +131,6 @@ impl PartitionRequest {
     }
 }
 
-/// `urDevicePartition` on a device that offers no partition kind: the
-/// decoder's code for a malformed request, else `INVALID_VALUE`.
-///
-/// # Safety
-/// As for [`PartitionRequest::decode`].
-pub unsafe fn refuse(p: *const ur_device_partition_properties_t) -> UrResult {
-    PartitionRequest::decode(p)?.check_against(&[], 0, 0, 0)
-}
-
 /// Writes sub-device handles in `urDevicePartition`'s protocol: at most
 /// `num_devices` into `out` (optional), the number made into `num_ret`
 /// (optional). A non-null `out` with `num_devices == 0` is `INVALID_SIZE`,

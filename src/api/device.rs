@@ -50,7 +50,7 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
 /// Root devices count no references (SYCL releases them anyway); a
 /// sub-device counts the user's like any object.
 pub(super) unsafe extern "C" fn retain<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
-    super::counted::<B, B::Device>(h, |d| !d.is_root(), handle::retain_kept::<B::Device>)
+    super::counted::<B, B::Device>(h, |d| !d.is_root(), handle::retain::<B::Device>)
 }
 
 pub(super) unsafe extern "C" fn release<B: Backend>(h: ur_device_handle_t) -> ur_result_t {

@@ -3,7 +3,7 @@
 use super::{deliver, obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null};
-use crate::hal::{Backend, Completion, Context as _, Event as _, Events, Queue, UsmCommand};
+use crate::hal::{region_bytes, Backend, Completion, Context as _, Event as _, Events, Queue, UsmCommand};
 use crate::UrResult;
 use core::ffi::c_void;
 
@@ -45,13 +45,6 @@ fn check_range<B: Backend>(queue: &B::Queue, ptr: *const c_void, len: usize) -> 
     Ok(())
 }
 
-/// The bytes a pitched region spans: every row but the last takes a pitch.
-fn region_bytes(pitch: usize, width: usize, height: usize) -> UrResult<usize> {
-    pitch
-        .checked_mul(height - 1)
-        .and_then(|n| n.checked_add(width))
-        .ok_or(UR_RESULT_ERROR_INVALID_SIZE)
-}
 
 fn overlaps(a: *const c_void, a_len: usize, b: *const c_void, b_len: usize) -> bool {
     let (a, b) = (a as usize, b as usize);
@@ -287,4 +280,23 @@ pub(super) unsafe extern "C" fn usm_advise<B: Backend>(
         let queue = hint_target::<B>(h, ptr, size, advice, UR_USM_ADVICE_FLAGS_MASK)?;
         submit::<B>(queue, UsmCommand::Advise { ptr, size, advice }, Events::none(), false, out)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlap_is_detected_only_when_bytes_are_shared() {
+        let base = 0x1000 as *const c_void;
+        assert!(overlaps(base, 16, base.wrapping_byte_add(15), 16));
+        assert!(!overlaps(base, 16, base.wrapping_byte_add(16), 16));
+        assert!(overlaps(base, 16, base, 1));
+    }
+
+    #[test]
+    fn a_region_ends_with_its_last_row() {
+        assert_eq!(region_bytes(8, 4, 3), Ok(20));
+        assert_eq!(region_bytes(usize::MAX, 1, 3), Err(UR_RESULT_ERROR_INVALID_SIZE));
+    }
 }

@@ -112,11 +112,6 @@ impl hal::Device<Cuda> for Device {
         Device::info(self, prop, out)
     }
 
-    /// GPUs live as long as the process; none is partitioned.
-    fn is_root(&self) -> bool {
-        true
-    }
-
     fn max_alloc_size(&self) -> u64 {
         Device::max_alloc_size(self)
     }

@@ -14,7 +14,7 @@ use crate::DDI;
 use std::ffi::{c_void, CStr};
 use std::sync::Arc;
 use ur_core::adapter::{Adapter, AdapterSlot};
-use ur_core::hal::{self, AllocInfo, AllocRequest, Completion, Events, NoKernel, NoProgram, UsmCommand};
+use ur_core::hal::{self, region_bytes, AllocInfo, AllocRequest, Completion, Events, NoKernel, NoProgram, UsmCommand};
 use ur_core::handle::arc_of;
 use ur_core::info::InfoOut;
 use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -78,10 +78,6 @@ impl hal::Device<NativeCpu> for Device {
 
     fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         device::info(self, prop, out)
-    }
-
-    fn is_root(&self) -> bool {
-        true
     }
 
     fn max_alloc_size(&self) -> u64 {
@@ -206,10 +202,6 @@ fn usm_ptr(queue: &Queue, addr: *const c_void, len: usize) -> UrResult<UsmPtr> {
     Ok(unsafe { UsmPtr::new(addr as *mut u8, owner) })
 }
 
-fn region(pitch: usize, width: usize, height: usize) -> usize {
-    pitch * (height - 1) + width
-}
-
 impl hal::Queue<NativeCpu> for Queue {
     fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
         // Priority, submission, device-queue and event-discarding flags are
@@ -268,16 +260,16 @@ impl hal::Queue<NativeCpu> for Queue {
                 Command::Copy { dst: usm_ptr(self, dst, size)?, src: usm_ptr(self, src, size)?, size }
             }
             UsmCommand::Fill2D { dst, pitch, pattern, width, height } => Command::Fill2D {
-                dst: usm_ptr(self, dst, region(pitch, width, height))?,
+                dst: usm_ptr(self, dst, region_bytes(pitch, width, height)?)?,
                 pitch,
                 pattern: Pattern::new(pattern),
                 width,
                 height,
             },
             UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => Command::Copy2D {
-                dst: usm_ptr(self, dst, region(dst_pitch, width, height))?,
+                dst: usm_ptr(self, dst, region_bytes(dst_pitch, width, height)?)?,
                 dst_pitch,
-                src: usm_ptr(self, src, region(src_pitch, width, height))?,
+                src: usm_ptr(self, src, region_bytes(src_pitch, width, height)?)?,
                 src_pitch,
                 width,
                 height,

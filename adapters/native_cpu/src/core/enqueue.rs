@@ -50,18 +50,6 @@ pub fn resolve(ctx: &Context, addr: *const u8, len: usize) -> UrResult<Option<Ar
     }
 }
 
-/// Bytes a 2D region covers from its first byte: `pitch * height`, as UR
-/// bounds it.
-pub fn region_2d_bytes(pitch: usize, height: usize) -> UrResult<usize> {
-    pitch.checked_mul(height).ok_or(UR_RESULT_ERROR_INVALID_SIZE)
-}
-
-/// Whether two byte ranges share a byte.
-pub fn overlaps(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> bool {
-    let (a, b) = (a as usize, b as usize);
-    a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
-}
-
 /// A fill pattern, kept inline when small (the common case) so that a fill
 /// command needs no allocation of its own.
 pub enum Pattern {
@@ -213,13 +201,5 @@ mod tests {
             .unwrap();
         assert_eq!(&dst[..6], &[0, 1, 2, 3, 9, 9]);
         assert_eq!(&dst[12..], &[10, 11, 12, 13, 9, 9]);
-    }
-
-    #[test]
-    fn overlap_is_detected_only_when_bytes_are_shared() {
-        let base = 0x1000 as *const u8;
-        assert!(overlaps(base, 16, base.wrapping_add(15), 16));
-        assert!(!overlaps(base, 16, base.wrapping_add(16), 16));
-        assert!(overlaps(base, 16, base, 1));
     }
 }
