@@ -308,11 +308,19 @@ fn a_pool_gives_everything_back_when_it_goes() {
     assert_eq!(mem.mem.taken(), 0);
 }
 
+/// One step of `ur_bench` scenario 5's sequence: allocate `size` bytes, or
+/// free the live block at index `victim` of the live list (swap-removed,
+/// as the bench does).
+enum Step {
+    Alloc(usize),
+    Free(usize),
+}
+
 /// `ur_bench` scenario 5's sequence (the same generator, seed and size
-/// law: `bench/src/scenarios.rs`) under `live_budget` live bytes on one
-/// in-order queue of `pool`, up to the last of `marks` allocations.
-/// Returns the pool's counters after each of `marks` allocations.
-fn replay_scenario5(pool: &Pool, q: &Arc<Lane>, seed: u64, live_budget: usize, marks: &[usize]) -> Vec<PoolStats> {
+/// law: `bench/src/scenarios.rs`) under `live_budget` live bytes: `on_step`
+/// sees each step with the live list as it stands before it; the list
+/// holds what `on_step` returned for each allocation, with its size.
+fn scenario5_steps<T: Copy>(seed: u64, live_budget: usize, allocations: usize, mut on_step: impl FnMut(Step, &[(T, usize)]) -> Option<T>) {
     struct SplitMix(u64);
     impl SplitMix {
         fn next(&mut self) -> u64 {
@@ -324,27 +332,175 @@ fn replay_scenario5(pool: &Pool, q: &Arc<Lane>, seed: u64, live_budget: usize, m
         }
     }
     let mut rng = SplitMix(seed);
-    let mut live: Vec<(usize, usize)> = Vec::new();
+    let mut live: Vec<(T, usize)> = Vec::new();
     let mut live_bytes = 0;
-    let mut stats = Vec::new();
-    for n in 1..=marks.iter().copied().max().unwrap_or(0) {
+    for _ in 0..allocations {
         let (lo, hi) = ((64f64).ln(), ((256 << 10) as f64).ln());
         let unit = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
         let size = (lo + unit * (hi - lo)).exp() as usize;
         while live_bytes + size > live_budget {
             let v = (rng.next() % live.len() as u64) as usize;
-            let (addr, s) = live.swap_remove(v);
-            pool.free(q, &[], addr as *const u8, false).unwrap();
-            live_bytes -= s;
+            on_step(Step::Free(v), &live);
+            live_bytes -= live.swap_remove(v).1;
         }
-        let a = pool.alloc(q, &[], size, 0, false).unwrap();
-        live.push((a.ptr.as_ptr() as usize, size));
+        match on_step(Step::Alloc(size), &live) {
+            Some(t) => live.push((t, size)),
+            None => return,
+        }
         live_bytes += size;
-        if marks.contains(&n) {
-            stats.push(pool.stats());
+    }
+}
+
+/// Scenario 5 under `live_budget` on one in-order queue of `pool`, up to
+/// the last of `marks` allocations. Returns the pool's counters after each
+/// of `marks` allocations.
+fn replay_scenario5(pool: &Pool, q: &Arc<Lane>, seed: u64, live_budget: usize, marks: &[usize]) -> Vec<PoolStats> {
+    let mut stats = Vec::new();
+    let mut n = 0;
+    scenario5_steps(seed, live_budget, marks.iter().copied().max().unwrap_or(0), |step, live| match step {
+        Step::Free(v) => {
+            pool.free(q, &[], live[v].0 as *const u8, false).unwrap();
+            None
+        }
+        Step::Alloc(size) => {
+            let a = pool.alloc(q, &[], size, 0, false).unwrap();
+            n += 1;
+            if marks.contains(&n) {
+                stats.push(pool.stats());
+            }
+            Some(a.ptr.as_ptr() as usize)
+        }
+    });
+    stats
+}
+
+/// A reference allocator for placement figures: free ranges kept exactly
+/// (no size classes, no scan limit), coalesced, taken best fit (smallest,
+/// then lowest address) or address-ordered first fit, fresh space at the
+/// top last. Blocks are multiples of 64 bytes, as CUDA's.
+struct Reference {
+    by_addr: std::collections::BTreeMap<usize, usize>,
+    by_size: BTreeSet<(usize, usize)>,
+    top: usize,
+    /// The top may not pass this (a fixed arena).
+    cap: usize,
+    first_fit: bool,
+}
+
+impl Reference {
+    fn new(cap: usize, first_fit: bool) -> Self {
+        Reference { by_addr: Default::default(), by_size: BTreeSet::new(), top: 0, cap, first_fit }
+    }
+
+    fn take_range(&mut self, addr: usize) -> usize {
+        let size = self.by_addr.remove(&addr).unwrap();
+        self.by_size.remove(&(size, addr));
+        size
+    }
+
+    fn put_range(&mut self, addr: usize, size: usize) {
+        self.by_addr.insert(addr, size);
+        self.by_size.insert((size, addr));
+    }
+
+    fn alloc(&mut self, size: usize) -> Option<usize> {
+        let need = size.next_multiple_of(64);
+        let fit = if self.first_fit {
+            self.by_addr.iter().find(|&(_, &s)| s >= need).map(|(&a, _)| a)
+        } else {
+            self.by_size.range((need, 0)..).next().map(|&(_, a)| a)
+        };
+        if let Some(addr) = fit {
+            let s = self.take_range(addr);
+            if s > need {
+                self.put_range(addr + need, s - need);
+            }
+            return Some(addr);
+        }
+        // Fresh space, joined to a free range that ends at the top.
+        let base = match self.by_addr.iter().next_back() {
+            Some((&a, &s)) if a + s == self.top => {
+                self.take_range(a);
+                a
+            }
+            _ => self.top,
+        };
+        if base + need > self.cap {
+            return None;
+        }
+        self.top = base + need;
+        Some(base)
+    }
+
+    fn free(&mut self, mut addr: usize, size: usize) {
+        let mut size = size.next_multiple_of(64);
+        if let Some((&a, &s)) = self.by_addr.range(..addr).next_back() {
+            if a + s == addr {
+                self.take_range(a);
+                addr = a;
+                size += s;
+            }
+        }
+        if self.by_addr.contains_key(&(addr + size)) {
+            size += self.take_range(addr + size);
+        }
+        self.put_range(addr, size);
+    }
+
+    /// Replays scenario 5; returns the highest address ever used, or the
+    /// allocation number that found no room.
+    fn replay(mut self, seed: u64, live_budget: usize, allocations: usize) -> Result<usize, usize> {
+        let (mut n, mut failed, mut high) = (0, None, 0);
+        scenario5_steps(seed, live_budget, allocations, |step, live| match step {
+            Step::Free(v) => {
+                self.free(live[v].0, live[v].1);
+                None
+            }
+            Step::Alloc(size) => {
+                n += 1;
+                let a = self.alloc(size);
+                failed = failed.or(a.is_none().then_some(n));
+                high = high.max(self.top);
+                a
+            }
+        });
+        failed.map_or(Ok(high), Err)
+    }
+}
+
+/// Why scenario 5 at 8 MiB live cannot reach reserved/used 1.25 on 2 MiB
+/// granules, whatever the pool does short of moving live blocks: five
+/// granules (10 MiB) do not hold the sequence under exact best fit or
+/// address-ordered first fit, on any of these seeds (each fails within
+/// 2 000 allocations), and the engine takes as few granules as exact best
+/// fit at 8 MiB, and at most one more at 64 MiB. (Replayed to a million
+/// allocations at 512 MiB, exact best fit levels off at 1.07, as the
+/// engine's 1.073 after 200 000 does: what grows between 20 000 and
+/// 200 000 is the sequence reaching its steady state.)
+#[test]
+fn scenario5_takes_as_few_2mib_granules_as_exact_best_fit() {
+    const G: usize = 2 << 20;
+    for seed in [SCENARIO5_SEED, 1, 2, 3] {
+        for first_fit in [false, true] {
+            let fits = Reference::new(5 * G, first_fit).replay(seed, 8 << 20, 20_000);
+            assert!(fits.is_err(), "seed {seed}: 8 MiB live fits five granules (first fit: {first_fit})");
+        }
+        for live_budget in [8usize << 20, 64 << 20] {
+            let best_fit = Reference::new(usize::MAX, false).replay(seed, live_budget, 20_000).unwrap();
+            let (_, pool, q) = scenario5_pool(G);
+            let ours = replay_scenario5(&pool, &q, seed, live_budget, &[20_000])[0];
+            // Size classes compare at most 32 blocks each: one granule
+            // more than the exact search at 64 MiB on some seeds.
+            let slack = if live_budget > 8 << 20 { G } else { 0 };
+            assert!(
+                ours.reserved_high <= best_fit.next_multiple_of(G) + slack,
+                "seed {seed}, {} MiB live: {} granules, exact best fit {}",
+                live_budget >> 20,
+                ours.reserved_high / G,
+                best_fit.div_ceil(G)
+            );
         }
     }
-    stats
 }
 
 fn ratio(s: &PoolStats) -> f64 {
