@@ -1,12 +1,20 @@
 //! The `extern "C"` entry points: each checks its handles and pointers,
-//! then calls the objects of `driver.rs` and `context.rs`. No panic crosses
+//! then calls the objects of `driver.rs`, `context.rs`, `queue.rs`,
+//! `command_list.rs`, `event.rs` and `fence.rs`. Handles are checked in the
+//! order Level Zero lists its errors: handles, then pointers, then values. No panic crosses
 //! the boundary: one becomes `ZE_RESULT_ERROR_UNKNOWN`.
 
+use crate::command_list::{CommandList, Kind, LISTS};
 use crate::context::Context;
 use crate::driver::{self, *};
+use crate::event::{Event, EventPool, EVENTS, POOLS, POOL_FLAGS};
+use crate::fence::{Fence, FENCES};
+use crate::queue::{Queue, QUEUES};
+use crate::worker::{Command, Op, Region, Worker};
 use core::ffi::c_void;
 use level_zero_sys::*;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 type Result<T = ()> = std::result::Result<T, ze_result_t>;
 
@@ -464,4 +472,568 @@ fn allocate(
     }
     *pptr = Context::with(h, |c| c.allocate(size, alignment, kind, device))??.cast();
     Ok(())
+}
+
+// --- Command queues, command lists, events and fences ----------------------
+
+/// Bits of `ze_command_queue_flags_t` accepted: the 1.4 header's
+/// EXPLICIT_ONLY and, from later headers, IN_ORDER (bit 1) and
+/// COPY_OFFLOAD_HINT (bit 2). Every queue runs in order, so all are honoured.
+const QUEUE_FLAGS: u32 = ZE_COMMAND_QUEUE_FLAG_EXPLICIT_ONLY | (1 << 1) | (1 << 2);
+/// Bits of `ze_command_list_flags_t` accepted: the 1.4 header's three and,
+/// from later headers, IN_ORDER (bit 3), EXP_CLONEABLE (bit 4) and
+/// COPY_OFFLOAD_HINT (bit 5).
+const LIST_FLAGS: u32 = ZE_COMMAND_LIST_FLAG_RELAXED_ORDERING
+    | ZE_COMMAND_LIST_FLAG_MAXIMIZE_THROUGHPUT
+    | ZE_COMMAND_LIST_FLAG_EXPLICIT_ONLY
+    | (1 << 3)
+    | (1 << 4)
+    | (1 << 5);
+/// Bits of an event's signal and wait scopes.
+const EVENT_SCOPES: u32 = ZE_EVENT_SCOPE_FLAG_SUBDEVICE | ZE_EVENT_SCOPE_FLAG_DEVICE | ZE_EVENT_SCOPE_FLAG_HOST;
+
+fn context_id(h: ze_context_handle_t) -> Result<usize> {
+    initialized()?;
+    Context::with(h, |_| ())?;
+    Ok(h as usize)
+}
+
+fn queue_of(h: ze_command_queue_handle_t) -> Result<Arc<Queue>> {
+    initialized()?;
+    QUEUES.get(h)
+}
+
+fn list_of(h: ze_command_list_handle_t) -> Result<Arc<CommandList>> {
+    initialized()?;
+    LISTS.get(h)
+}
+
+fn event_of(h: ze_event_handle_t) -> Result<Arc<Event>> {
+    initialized()?;
+    EVENTS.get(h)
+}
+
+fn fence_of(h: ze_fence_handle_t) -> Result<Arc<Fence>> {
+    initialized()?;
+    FENCES.get(h)
+}
+
+/// `Ok` when a host wait finished, `ZE_RESULT_NOT_READY` when it timed out.
+fn ready(done: bool) -> Result {
+    if done { Ok(()) } else { Err(ZE_RESULT_NOT_READY) }
+}
+
+/// The caller's array of `n` handles; a null array of a non-zero count is
+/// `ZE_RESULT_ERROR_INVALID_SIZE`, as Level Zero names it for wait lists.
+fn handles<'a, T>(n: u32, p: *mut T) -> Result<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(ZE_RESULT_ERROR_INVALID_SIZE);
+    }
+    // SAFETY: the caller passes `n` handles at `p`, which is not null.
+    Ok(unsafe { core::slice::from_raw_parts(p, n as usize) })
+}
+
+/// A live event of the context `context`; one of another context cannot be
+/// waited on or signalled here.
+fn event_in(context: usize, h: ze_event_handle_t) -> Result<Arc<Event>> {
+    let e = EVENTS.get(h)?;
+    if e.pool.context != context {
+        return Err(ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT);
+    }
+    Ok(e)
+}
+
+fn events_in(context: usize, hs: &[ze_event_handle_t]) -> Result<Vec<Arc<Event>>> {
+    hs.iter().map(|&h| event_in(context, h)).collect()
+}
+
+/// Appends `op` to `list` with its signal event and wait list.
+fn push(list: &CommandList, op: Op, signal: ze_event_handle_t, n: u32, waits: *mut ze_event_handle_t) -> Result {
+    let waits = events_in(list.context, handles(n, waits)?)?;
+    let signal = if signal.is_null() { None } else { Some(event_in(list.context, signal)?) };
+    list.append(Command { op, waits, signal })
+}
+
+fn non_null<T>(p: *const T) -> Result {
+    if p.is_null() { Err(ZE_RESULT_ERROR_INVALID_NULL_POINTER) } else { Ok(()) }
+}
+
+/// The checks Level Zero names for a queue descriptor (also the immediate
+/// list's), plus the one queue group and the one queue in it.
+fn check_queue_desc(d: &ze_command_queue_desc_t) -> Result {
+    if d.flags & !QUEUE_FLAGS != 0
+        || d.mode > ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS
+        || d.priority > ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH
+    {
+        return Err(ZE_RESULT_ERROR_INVALID_ENUMERATION);
+    }
+    if d.ordinal != 0 || d.index != 0 {
+        return Err(ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    }
+    Ok(())
+}
+
+/// One side of a region copy, checked: the last byte's offset must fit.
+fn region(base: *const c_void, r: &ze_copy_region_t, pitch: u32, slice_pitch: u32) -> Result<Region> {
+    let (pitch, slice_pitch) = (pitch as usize, slice_pitch as usize);
+    let start = (r.originZ as usize)
+        .checked_mul(slice_pitch)
+        .and_then(|z| z.checked_add((r.originY as usize).checked_mul(pitch)?))
+        .and_then(|o| o.checked_add(r.originX as usize))
+        .and_then(|o| o.checked_add(base as usize))
+        .ok_or(ZE_RESULT_ERROR_INVALID_SIZE)?;
+    let last = (r.depth.saturating_sub(1) as usize)
+        .checked_mul(slice_pitch)
+        .and_then(|z| z.checked_add((r.height.saturating_sub(1) as usize).checked_mul(pitch)?))
+        .and_then(|o| o.checked_add(r.width as usize))
+        .and_then(|o| o.checked_add(start));
+    last.ok_or(ZE_RESULT_ERROR_INVALID_SIZE)?;
+    Ok(Region { start, pitch, slice_pitch })
+}
+
+entry! {
+    fn zeCommandQueueCreate(
+        ctx: ze_context_handle_t,
+        device: ze_device_handle_t,
+        d: *const ze_command_queue_desc_t,
+        queue: *mut ze_command_queue_handle_t,
+    ) {
+        let context = context_id(ctx)?;
+        check_device(device)?;
+        let d = desc(d)?;
+        let queue = out(queue)?;
+        check_queue_desc(d)?;
+        let q = Queue { context, synchronous: d.mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, worker: Worker::spawn()? };
+        *queue = QUEUES.insert(Arc::new(q));
+        Ok(())
+    }
+
+    fn zeCommandQueueDestroy(h: ze_command_queue_handle_t) {
+        initialized()?;
+        // Its worker finishes what it was given, then ends.
+        QUEUES.remove(h).map(drop)
+    }
+
+    fn zeCommandQueueExecuteCommandLists(
+        h: ze_command_queue_handle_t,
+        n: u32,
+        lists: *mut ze_command_list_handle_t,
+        fence: ze_fence_handle_t,
+    ) {
+        let q = queue_of(h)?;
+        non_null(lists)?;
+        if n == 0 {
+            return Err(ZE_RESULT_ERROR_INVALID_SIZE);
+        }
+        let mut run = Vec::with_capacity(n as usize);
+        for &l in handles(n, lists)? {
+            let l = LISTS.get(l)?;
+            if l.context != q.context {
+                return Err(ZE_RESULT_ERROR_INVALID_ARGUMENT);
+            }
+            run.push(l.executable()?);
+        }
+        let fence = if fence.is_null() {
+            None
+        } else {
+            let f = FENCES.get(fence)?;
+            if f.queue != h as usize {
+                return Err(ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT);
+            }
+            Some(f)
+        };
+        q.execute(run, fence);
+        Ok(())
+    }
+
+    fn zeCommandQueueSynchronize(h: ze_command_queue_handle_t, timeout: u64) {
+        ready(queue_of(h)?.worker.wait_idle(timeout))
+    }
+
+    fn zeCommandListCreate(
+        ctx: ze_context_handle_t,
+        device: ze_device_handle_t,
+        d: *const ze_command_list_desc_t,
+        list: *mut ze_command_list_handle_t,
+    ) {
+        let context = context_id(ctx)?;
+        check_device(device)?;
+        let d = desc(d)?;
+        let list = out(list)?;
+        if d.flags & !LIST_FLAGS != 0 {
+            return Err(ZE_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if d.commandQueueGroupOrdinal != 0 {
+            return Err(ZE_RESULT_ERROR_INVALID_ARGUMENT);
+        }
+        let l = CommandList { context, kind: Kind::Regular(Default::default()) };
+        *list = LISTS.insert(Arc::new(l));
+        Ok(())
+    }
+
+    fn zeCommandListCreateImmediate(
+        ctx: ze_context_handle_t,
+        device: ze_device_handle_t,
+        d: *const ze_command_queue_desc_t,
+        list: *mut ze_command_list_handle_t,
+    ) {
+        let context = context_id(ctx)?;
+        check_device(device)?;
+        let d = desc(d)?;
+        let list = out(list)?;
+        check_queue_desc(d)?;
+        let synchronous = d.mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+        let l = CommandList { context, kind: Kind::Immediate { worker: Worker::spawn()?, synchronous } };
+        *list = LISTS.insert(Arc::new(l));
+        Ok(())
+    }
+
+    fn zeCommandListDestroy(h: ze_command_list_handle_t) {
+        initialized()?;
+        LISTS.remove(h).map(drop)
+    }
+
+    fn zeCommandListClose(h: ze_command_list_handle_t) {
+        list_of(h)?.close();
+        Ok(())
+    }
+
+    fn zeCommandListReset(h: ze_command_list_handle_t) {
+        list_of(h)?.reset();
+        Ok(())
+    }
+
+    fn zeCommandListAppendBarrier(
+        h: ze_command_list_handle_t,
+        signal: ze_event_handle_t,
+        n: u32,
+        waits: *mut ze_event_handle_t,
+    ) {
+        // Every list runs in order, so a barrier is its wait list and signal.
+        let l = list_of(h)?;
+        push(&l, Op::Nop, signal, n, waits)
+    }
+
+    fn zeCommandListAppendMemoryRangesBarrier(
+        h: ze_command_list_handle_t,
+        ranges: u32,
+        sizes: *const usize,
+        starts: *mut *const c_void,
+        signal: ze_event_handle_t,
+        n: u32,
+        waits: *mut ze_event_handle_t,
+    ) {
+        let l = list_of(h)?;
+        if ranges > 0 {
+            non_null(sizes)?;
+            non_null(starts)?;
+        }
+        push(&l, Op::Nop, signal, n, waits)
+    }
+
+    fn zeCommandListAppendMemoryCopy(
+        h: ze_command_list_handle_t,
+        dst: *mut c_void,
+        src: *const c_void,
+        size: usize,
+        signal: ze_event_handle_t,
+        n: u32,
+        waits: *mut ze_event_handle_t,
+    ) {
+        let l = list_of(h)?;
+        non_null(dst)?;
+        non_null(src)?;
+        push(&l, Op::Copy { dst: dst as usize, src: src as usize, size }, signal, n, waits)
+    }
+
+    fn zeCommandListAppendMemoryCopyFromContext(
+        h: ze_command_list_handle_t,
+        dst: *mut c_void,
+        src_context: ze_context_handle_t,
+        src: *const c_void,
+        size: usize,
+        signal: ze_event_handle_t,
+        n: u32,
+        waits: *mut ze_event_handle_t,
+    ) {
+        let l = list_of(h)?;
+        context_id(src_context)?;
+        non_null(dst)?;
+        non_null(src)?;
+        push(&l, Op::Copy { dst: dst as usize, src: src as usize, size }, signal, n, waits)
+    }
+
+    fn zeCommandListAppendMemoryFill(
+        h: ze_command_list_handle_t,
+        dst: *mut c_void,
+        pattern: *const c_void,
+        pattern_size: usize,
+        size: usize,
+        signal: ze_event_handle_t,
+        n: u32,
+        waits: *mut ze_event_handle_t,
+    ) {
+        let l = list_of(h)?;
+        non_null(dst)?;
+        non_null(pattern)?;
+        if !pattern_size.is_power_of_two() || pattern_size > MAX_FILL_PATTERN {
+            return Err(ZE_RESULT_ERROR_INVALID_SIZE);
+        }
+        // The pattern is the caller's only for the call: keep a copy.
+        // SAFETY: `pattern` is not null and holds `pattern_size` bytes.
+        let pattern = unsafe { core::slice::from_raw_parts(pattern.cast::<u8>(), pattern_size) }.to_vec();
+        push(&l, Op::Fill { dst: dst as usize, size, pattern }, signal, n, waits)
+    }
+
+    fn zeCommandListAppendMemoryCopyRegion(
+        h: ze_command_list_handle_t,
+        dst: *mut c_void,
+        dst_region: *const ze_copy_region_t,
+        dst_pitch: u32,
+        dst_slice_pitch: u32,
+        src: *const c_void,
+        src_region: *const ze_copy_region_t,
+        src_pitch: u32,
+        src_slice_pitch: u32,
+        signal: ze_event_handle_t,
+        n: u32,
+        waits: *mut ze_event_handle_t,
+    ) {
+        let l = list_of(h)?;
+        non_null(dst)?;
+        let dr = desc(dst_region)?;
+        non_null(src)?;
+        let sr = desc(src_region)?;
+        // The two boxes are the same box at two places.
+        if (dr.width, dr.height, dr.depth) != (sr.width, sr.height, sr.depth) {
+            return Err(ZE_RESULT_ERROR_INVALID_SIZE);
+        }
+        let op = Op::CopyRegion {
+            dst: region(dst, dr, dst_pitch, dst_slice_pitch)?,
+            src: region(src, sr, src_pitch, src_slice_pitch)?,
+            width: dr.width as usize,
+            height: dr.height as usize,
+            depth: dr.depth as usize,
+        };
+        push(&l, op, signal, n, waits)
+    }
+
+    fn zeCommandListAppendMemoryPrefetch(h: ze_command_list_handle_t, ptr: *const c_void, _size: usize) {
+        list_of(h)?;
+        // Host memory is where it will be used: nothing to move.
+        non_null(ptr)
+    }
+
+    fn zeCommandListAppendMemAdvise(
+        h: ze_command_list_handle_t,
+        device: ze_device_handle_t,
+        ptr: *const c_void,
+        _size: usize,
+        advice: ze_memory_advice_t,
+    ) {
+        list_of(h)?;
+        check_device(device)?;
+        non_null(ptr)?;
+        // Advice changes nothing on host memory, but must name an advice.
+        if advice > ZE_MEMORY_ADVICE_BIAS_UNCACHED {
+            return Err(ZE_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        Ok(())
+    }
+
+    fn zeCommandListAppendSignalEvent(h: ze_command_list_handle_t, event: ze_event_handle_t) {
+        let l = list_of(h)?;
+        if event.is_null() {
+            return Err(ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+        }
+        push(&l, Op::Nop, event, 0, core::ptr::null_mut())
+    }
+
+    fn zeCommandListAppendWaitOnEvents(h: ze_command_list_handle_t, n: u32, events: *mut ze_event_handle_t) {
+        let l = list_of(h)?;
+        non_null(events)?;
+        push(&l, Op::Nop, core::ptr::null_mut(), n, events)
+    }
+
+    fn zeCommandListAppendEventReset(h: ze_command_list_handle_t, event: ze_event_handle_t) {
+        let l = list_of(h)?;
+        if event.is_null() {
+            return Err(ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+        }
+        let e = event_in(l.context, event)?;
+        push(&l, Op::ResetEvent(e), core::ptr::null_mut(), 0, core::ptr::null_mut())
+    }
+
+    fn zeCommandListAppendQueryKernelTimestamps(
+        h: ze_command_list_handle_t,
+        count: u32,
+        events: *mut ze_event_handle_t,
+        dst: *mut c_void,
+        offsets: *const usize,
+        signal: ze_event_handle_t,
+        n: u32,
+        waits: *mut ze_event_handle_t,
+    ) {
+        let l = list_of(h)?;
+        non_null(events)?;
+        non_null(dst)?;
+        let queried = events_in(l.context, handles(count, events)?)?;
+        let offsets = if offsets.is_null() {
+            // Without offsets the results are packed one after the other.
+            (0..count as usize).map(|i| i * core::mem::size_of::<ze_kernel_timestamp_result_t>()).collect()
+        } else {
+            // SAFETY: the caller passes `count` offsets at `offsets`.
+            unsafe { core::slice::from_raw_parts(offsets, count as usize) }.to_vec()
+        };
+        push(&l, Op::QueryTimestamps { events: queried, dst: dst as usize, offsets }, signal, n, waits)
+    }
+
+    fn zeCommandListAppendWriteGlobalTimestamp(
+        h: ze_command_list_handle_t,
+        dst: *mut u64,
+        signal: ze_event_handle_t,
+        n: u32,
+        waits: *mut ze_event_handle_t,
+    ) {
+        let l = list_of(h)?;
+        non_null(dst)?;
+        push(&l, Op::WriteTimestamp { dst: dst as usize }, signal, n, waits)
+    }
+
+    fn zeEventPoolCreate(
+        ctx: ze_context_handle_t,
+        d: *const ze_event_pool_desc_t,
+        num_devices: u32,
+        devices: *mut ze_device_handle_t,
+        pool: *mut ze_event_pool_handle_t,
+    ) {
+        let context = context_id(ctx)?;
+        let d = desc(d)?;
+        let pool = out(pool)?;
+        if d.flags & !POOL_FLAGS != 0 {
+            return Err(ZE_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        if d.count == 0 {
+            return Err(ZE_RESULT_ERROR_INVALID_SIZE);
+        }
+        for &dev in handles(num_devices, devices)? {
+            check_device(dev)?;
+        }
+        *pool = POOLS.insert(Arc::new(EventPool::new(context, d.flags, d.count)));
+        Ok(())
+    }
+
+    fn zeEventPoolDestroy(h: ze_event_pool_handle_t) {
+        initialized()?;
+        // Events still alive keep the pool's memory; its handle dies now.
+        POOLS.remove(h).map(drop)
+    }
+
+    fn zeEventCreate(h: ze_event_pool_handle_t, d: *const ze_event_desc_t, event: *mut ze_event_handle_t) {
+        initialized()?;
+        let pool = POOLS.get(h)?;
+        let d = desc(d)?;
+        let event = out(event)?;
+        if d.signal & !EVENT_SCOPES != 0 || d.wait & !EVENT_SCOPES != 0 {
+            return Err(ZE_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        *event = EVENTS.insert(Event::create(pool, d.index)?);
+        Ok(())
+    }
+
+    fn zeEventDestroy(h: ze_event_handle_t) {
+        initialized()?;
+        EVENTS.remove(h)?.release_slot();
+        Ok(())
+    }
+
+    fn zeEventHostSignal(h: ze_event_handle_t) {
+        let e = event_of(h)?;
+        let now = driver::now_ns();
+        e.signal(now, now);
+        Ok(())
+    }
+
+    fn zeEventHostSynchronize(h: ze_event_handle_t, timeout: u64) {
+        ready(event_of(h)?.wait(timeout))
+    }
+
+    fn zeEventQueryStatus(h: ze_event_handle_t) {
+        ready(event_of(h)?.is_signaled())
+    }
+
+    fn zeEventHostReset(h: ze_event_handle_t) {
+        event_of(h)?.reset();
+        Ok(())
+    }
+
+    fn zeEventQueryKernelTimestamp(h: ze_event_handle_t, dst: *mut ze_kernel_timestamp_result_t) {
+        let e = event_of(h)?;
+        let dst = out(dst)?;
+        if !e.pool.timestamps {
+            // Only events of a timestamp pool record them.
+            return Err(ZE_RESULT_ERROR_INVALID_ARGUMENT);
+        }
+        let (start, end) = e.timestamps().ok_or(ZE_RESULT_NOT_READY)?;
+        let data = ze_kernel_timestamp_data_t { kernelStart: start, kernelEnd: end };
+        *dst = ze_kernel_timestamp_result_t { global: data, context: data };
+        Ok(())
+    }
+
+    fn zeEventQueryTimestampsExp(
+        h: ze_event_handle_t,
+        device: ze_device_handle_t,
+        count: *mut u32,
+        results: *mut ze_kernel_timestamp_result_t,
+    ) {
+        let e = event_of(h)?;
+        check_device(device)?;
+        let count = out(count)?;
+        if !e.pool.timestamps {
+            return Err(ZE_RESULT_ERROR_INVALID_ARGUMENT);
+        }
+        // One device with no sub-devices: one result.
+        if *count == 0 || results.is_null() {
+            *count = 1;
+            return Ok(());
+        }
+        let (start, end) = e.timestamps().ok_or(ZE_RESULT_NOT_READY)?;
+        let data = ze_kernel_timestamp_data_t { kernelStart: start, kernelEnd: end };
+        *out(results)? = ze_kernel_timestamp_result_t { global: data, context: data };
+        *count = 1;
+        Ok(())
+    }
+
+    fn zeFenceCreate(q: ze_command_queue_handle_t, d: *const ze_fence_desc_t, fence: *mut ze_fence_handle_t) {
+        queue_of(q)?;
+        let d = desc(d)?;
+        let fence = out(fence)?;
+        if d.flags & !ZE_FENCE_FLAG_SIGNALED != 0 {
+            return Err(ZE_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        let f = Fence::new(q as usize, d.flags & ZE_FENCE_FLAG_SIGNALED != 0);
+        *fence = FENCES.insert(Arc::new(f));
+        Ok(())
+    }
+
+    fn zeFenceDestroy(h: ze_fence_handle_t) {
+        initialized()?;
+        FENCES.remove(h).map(drop)
+    }
+
+    fn zeFenceHostSynchronize(h: ze_fence_handle_t, timeout: u64) {
+        ready(fence_of(h)?.wait(timeout))
+    }
+
+    fn zeFenceQueryStatus(h: ze_fence_handle_t) {
+        ready(fence_of(h)?.is_signaled())
+    }
+
+    fn zeFenceReset(h: ze_fence_handle_t) {
+        fence_of(h)?.reset();
+        Ok(())
+    }
 }

@@ -45,6 +45,64 @@ const CONTEXT: ze_context_dditable_t = {
     t
 };
 
+const COMMAND_QUEUE: ze_command_queue_dditable_t = ze_command_queue_dditable_t {
+    pfnCreate: Some(zeCommandQueueCreate),
+    pfnDestroy: Some(zeCommandQueueDestroy),
+    pfnExecuteCommandLists: Some(zeCommandQueueExecuteCommandLists),
+    pfnSynchronize: Some(zeCommandQueueSynchronize),
+};
+
+const COMMAND_LIST: ze_command_list_dditable_t = {
+    let mut t = ZE_COMMAND_LIST_DDITABLE_UNSUPPORTED;
+    t.pfnCreate = Some(zeCommandListCreate);
+    t.pfnCreateImmediate = Some(zeCommandListCreateImmediate);
+    t.pfnDestroy = Some(zeCommandListDestroy);
+    t.pfnClose = Some(zeCommandListClose);
+    t.pfnReset = Some(zeCommandListReset);
+    t.pfnAppendWriteGlobalTimestamp = Some(zeCommandListAppendWriteGlobalTimestamp);
+    t.pfnAppendBarrier = Some(zeCommandListAppendBarrier);
+    t.pfnAppendMemoryRangesBarrier = Some(zeCommandListAppendMemoryRangesBarrier);
+    t.pfnAppendMemoryCopy = Some(zeCommandListAppendMemoryCopy);
+    t.pfnAppendMemoryFill = Some(zeCommandListAppendMemoryFill);
+    t.pfnAppendMemoryCopyRegion = Some(zeCommandListAppendMemoryCopyRegion);
+    t.pfnAppendMemoryCopyFromContext = Some(zeCommandListAppendMemoryCopyFromContext);
+    t.pfnAppendMemoryPrefetch = Some(zeCommandListAppendMemoryPrefetch);
+    t.pfnAppendMemAdvise = Some(zeCommandListAppendMemAdvise);
+    t.pfnAppendSignalEvent = Some(zeCommandListAppendSignalEvent);
+    t.pfnAppendWaitOnEvents = Some(zeCommandListAppendWaitOnEvents);
+    t.pfnAppendEventReset = Some(zeCommandListAppendEventReset);
+    t.pfnAppendQueryKernelTimestamps = Some(zeCommandListAppendQueryKernelTimestamps);
+    t
+};
+
+const FENCE: ze_fence_dditable_t = ze_fence_dditable_t {
+    pfnCreate: Some(zeFenceCreate),
+    pfnDestroy: Some(zeFenceDestroy),
+    pfnHostSynchronize: Some(zeFenceHostSynchronize),
+    pfnQueryStatus: Some(zeFenceQueryStatus),
+    pfnReset: Some(zeFenceReset),
+};
+
+const EVENT_POOL: ze_event_pool_dditable_t = {
+    // IPC stays unsupported: events live in this process only.
+    let mut t = ZE_EVENT_POOL_DDITABLE_UNSUPPORTED;
+    t.pfnCreate = Some(zeEventPoolCreate);
+    t.pfnDestroy = Some(zeEventPoolDestroy);
+    t
+};
+
+const EVENT: ze_event_dditable_t = ze_event_dditable_t {
+    pfnCreate: Some(zeEventCreate),
+    pfnDestroy: Some(zeEventDestroy),
+    pfnHostSignal: Some(zeEventHostSignal),
+    pfnHostSynchronize: Some(zeEventHostSynchronize),
+    pfnQueryStatus: Some(zeEventQueryStatus),
+    pfnHostReset: Some(zeEventHostReset),
+    pfnQueryKernelTimestamp: Some(zeEventQueryKernelTimestamp),
+};
+
+const EVENT_EXP: ze_event_exp_dditable_t = ze_event_exp_dditable_t { pfnQueryTimestampsExp: Some(zeEventQueryTimestampsExp) };
+
 const MEM: ze_mem_dditable_t = {
     let mut t = ZE_MEM_DDITABLE_UNSUPPORTED;
     t.pfnAllocHost = Some(zeMemAllocHost);
@@ -85,14 +143,14 @@ getters! {
     zeGetDeviceProcAddrTable: ze_device_dditable_t = DEVICE;
     zeGetDeviceExpProcAddrTable: ze_device_exp_dditable_t = ZE_DEVICE_EXP_DDITABLE_UNSUPPORTED;
     zeGetContextProcAddrTable: ze_context_dditable_t = CONTEXT;
-    zeGetCommandQueueProcAddrTable: ze_command_queue_dditable_t = ZE_COMMAND_QUEUE_DDITABLE_UNSUPPORTED;
-    zeGetCommandListProcAddrTable: ze_command_list_dditable_t = ZE_COMMAND_LIST_DDITABLE_UNSUPPORTED;
+    zeGetCommandQueueProcAddrTable: ze_command_queue_dditable_t = COMMAND_QUEUE;
+    zeGetCommandListProcAddrTable: ze_command_list_dditable_t = COMMAND_LIST;
     zeGetImageProcAddrTable: ze_image_dditable_t = ZE_IMAGE_DDITABLE_UNSUPPORTED;
     zeGetImageExpProcAddrTable: ze_image_exp_dditable_t = ZE_IMAGE_EXP_DDITABLE_UNSUPPORTED;
-    zeGetFenceProcAddrTable: ze_fence_dditable_t = ZE_FENCE_DDITABLE_UNSUPPORTED;
-    zeGetEventPoolProcAddrTable: ze_event_pool_dditable_t = ZE_EVENT_POOL_DDITABLE_UNSUPPORTED;
-    zeGetEventProcAddrTable: ze_event_dditable_t = ZE_EVENT_DDITABLE_UNSUPPORTED;
-    zeGetEventExpProcAddrTable: ze_event_exp_dditable_t = ZE_EVENT_EXP_DDITABLE_UNSUPPORTED;
+    zeGetFenceProcAddrTable: ze_fence_dditable_t = FENCE;
+    zeGetEventPoolProcAddrTable: ze_event_pool_dditable_t = EVENT_POOL;
+    zeGetEventProcAddrTable: ze_event_dditable_t = EVENT;
+    zeGetEventExpProcAddrTable: ze_event_exp_dditable_t = EVENT_EXP;
     zeGetModuleProcAddrTable: ze_module_dditable_t = ZE_MODULE_DDITABLE_UNSUPPORTED;
     zeGetModuleBuildLogProcAddrTable: ze_module_build_log_dditable_t = ZE_MODULE_BUILD_LOG_DDITABLE_UNSUPPORTED;
     zeGetKernelProcAddrTable: ze_kernel_dditable_t = ZE_KERNEL_DDITABLE_UNSUPPORTED;

@@ -1,2 +1,0 @@
-pub mod adapter;
-pub mod platform;
