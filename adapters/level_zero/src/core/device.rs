@@ -1,0 +1,276 @@
+//! Devices: one per Level Zero device of a driver, with what the driver
+//! says about it read once at discovery.
+
+use super::platform::Platform;
+use crate::conv::{self, ZeExt};
+use crate::driver::{self, check};
+use crate::ze;
+use crate::DDI;
+use level_zero_sys::*;
+use std::sync::{Arc, Weak};
+use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::info::InfoOut;
+use ur_core::*;
+
+/// What Level Zero says about a device, read once.
+pub struct Facts {
+    pub ze: ze_device_handle_t,
+    pub props: ze_device_properties_t,
+    pub compute: ze_device_compute_properties_t,
+    pub memory_total: u64,
+    pub access: ze_device_memory_access_properties_t,
+    /// The command queue group commands are appended to (compute first).
+    pub ordinal: u32,
+    pub max_fill_pattern: usize,
+}
+
+impl Facts {
+    pub fn probe(ze: ze_device_handle_t) -> UrResult<Facts> {
+        // SAFETY (every call below): a device the driver listed, out structs
+        // we own with their stype set, and the (count, items) protocol with
+        // buffers `driver::list` sizes.
+        let mut props: ze_device_properties_t = unsafe { std::mem::zeroed() };
+        props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+        check(unsafe { ze!(zeDeviceGetProperties(ze, &mut props)) }).ur()?;
+        let mut compute: ze_device_compute_properties_t = unsafe { std::mem::zeroed() };
+        compute.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
+        check(unsafe { ze!(zeDeviceGetComputeProperties(ze, &mut compute)) }).ur()?;
+        let mut access: ze_device_memory_access_properties_t = unsafe { std::mem::zeroed() };
+        access.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_ACCESS_PROPERTIES;
+        check(unsafe { ze!(zeDeviceGetMemoryAccessProperties(ze, &mut access)) }).ur()?;
+        let mut memory: ze_device_memory_properties_t = unsafe { std::mem::zeroed() };
+        memory.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES;
+        let memories = driver::list(memory, |n, out| unsafe { ze!(zeDeviceGetMemoryProperties(ze, n, out)) }).ur()?;
+        let mut group: ze_command_queue_group_properties_t = unsafe { std::mem::zeroed() };
+        group.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+        let groups =
+            driver::list(group, |n, out| unsafe { ze!(zeDeviceGetCommandQueueGroupProperties(ze, n, out)) }).ur()?;
+        let ordinal = groups
+            .iter()
+            .position(|g| g.flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE != 0)
+            .or_else(|| groups.iter().position(|g| g.flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY != 0))
+            .ok_or(UR_RESULT_ERROR_DEVICE_NOT_FOUND)?;
+        Ok(Facts {
+            ze,
+            props,
+            compute,
+            memory_total: memories.iter().map(|m| m.totalSize).sum(),
+            access,
+            ordinal: ordinal as u32,
+            max_fill_pattern: groups[ordinal].maxMemoryFillPatternSize,
+        })
+    }
+}
+
+#[repr(C)]
+pub struct Device {
+    header: HandleHeader,
+    pub ze: ze_device_handle_t,
+    pub facts: Facts,
+    pub platform: Weak<Platform>,
+}
+
+ur_core::ur_object!(Device, Device, ur_device_handle_t_);
+
+// SAFETY: devices are made only by `Arc::new` in `Device::new`.
+unsafe impl ArcObject for Device {}
+// SAFETY: a device handle is an opaque token, valid for the process.
+unsafe impl Send for Device {}
+unsafe impl Sync for Device {}
+
+/// Alignment of a USM allocation that asks for none.
+pub const DEFAULT_USM_ALIGNMENT: usize = 64;
+
+impl Device {
+    pub fn new(facts: Facts, platform: Weak<Platform>) -> Arc<Device> {
+        Arc::new(Device { header: HandleHeader::new(&DDI, ObjectKind::Device), ze: facts.ze, facts, platform })
+    }
+
+    pub fn handle(&self) -> ur_device_handle_t {
+        handle_of(self)
+    }
+
+    pub fn device_type(&self) -> ur_device_type_t {
+        conv::device_type(self.facts.props.r#type)
+    }
+
+    pub fn max_alloc_size(&self) -> u64 {
+        self.facts.props.maxMemAllocSize
+    }
+
+    /// Nanoseconds per device timer tick.
+    pub fn ns_per_tick(&self) -> f64 {
+        self.facts.props.timerResolution.max(1) as f64
+    }
+
+    /// Device ticks as nanoseconds, within the timer's valid bits.
+    pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
+        let bits = self.facts.props.timestampValidBits.clamp(1, 64);
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        ((ticks & mask) as f64 * self.ns_per_tick()) as u64
+    }
+
+    /// The device's clock now, in nanoseconds.
+    pub fn now_ns(&self) -> UrResult<u64> {
+        let (_, device) = driver::global_timestamps(self.ze).ur()?;
+        Ok(self.ticks_to_ns(device))
+    }
+
+    pub fn usm_supported(&self, kind: ur_usm_type_t) -> bool {
+        let a = &self.facts.access;
+        let caps = match kind {
+            UR_USM_TYPE_HOST => a.hostAllocCapabilities,
+            UR_USM_TYPE_DEVICE => a.deviceAllocCapabilities,
+            _ => a.sharedSingleDeviceAllocCapabilities,
+        };
+        caps != 0
+    }
+
+    fn name(&self) -> String {
+        let name = &self.facts.props.name;
+        let bytes: Vec<u8> = name.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// `urDeviceGetInfo`: every query in range.
+    pub fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        let p = &self.facts.props;
+        let c = &self.facts.compute;
+        let a = &self.facts.access;
+        let eus = p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice;
+        match prop {
+            UR_DEVICE_INFO_TYPE => out.value(self.device_type()),
+            UR_DEVICE_INFO_VENDOR_ID => out.value(p.vendorId),
+            UR_DEVICE_INFO_DEVICE_ID => out.value(p.deviceId),
+            UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => out.value(eus.max(1)),
+            UR_DEVICE_INFO_GPU_EU_COUNT => out.value(eus.max(1)),
+            UR_DEVICE_INFO_GPU_EU_SIMD_WIDTH => out.value(p.physicalEUSimdWidth),
+            UR_DEVICE_INFO_GPU_EU_SLICES => out.value(p.numSlices),
+            UR_DEVICE_INFO_GPU_SUBSLICES_PER_SLICE => out.value(p.numSubslicesPerSlice),
+            UR_DEVICE_INFO_GPU_EU_COUNT_PER_SUBSLICE => out.value(p.numEUsPerSubslice),
+            UR_DEVICE_INFO_GPU_HW_THREADS_PER_EU => out.value(p.numThreadsPerEU),
+            UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY => out.value(p.coreClockRate),
+            UR_DEVICE_INFO_ADDRESS_BITS => out.value(64u32),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.max_alloc_size()),
+            UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(self.facts.memory_total),
+            UR_DEVICE_INFO_QUEUE_PROPERTIES | UR_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES => out.value(
+                UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0,
+            ),
+            UR_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES => out.value(0u32),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_INT
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_FLOAT
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG_LONG
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG_LONG
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_DOUBLE
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE => out.value(1u32),
+            UR_DEVICE_INFO_IMAGE_SUPPORT | UR_DEVICE_INFO_IMAGE_SRGB => out.bool(false),
+            UR_DEVICE_INFO_MAX_READ_IMAGE_ARGS
+            | UR_DEVICE_INFO_MAX_WRITE_IMAGE_ARGS
+            | UR_DEVICE_INFO_MAX_READ_WRITE_IMAGE_ARGS
+            | UR_DEVICE_INFO_MAX_SAMPLERS => out.value(0u32),
+            UR_DEVICE_INFO_IMAGE2D_MAX_WIDTH
+            | UR_DEVICE_INFO_IMAGE2D_MAX_HEIGHT
+            | UR_DEVICE_INFO_IMAGE3D_MAX_WIDTH
+            | UR_DEVICE_INFO_IMAGE3D_MAX_HEIGHT
+            | UR_DEVICE_INFO_IMAGE3D_MAX_DEPTH
+            | UR_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE
+            | UR_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE => out.value(0usize),
+            UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value((DEFAULT_USM_ALIGNMENT * 8) as u32),
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => out.value(UR_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE),
+            UR_DEVICE_INFO_ERROR_CORRECTION_SUPPORT => out.bool(p.flags & ZE_DEVICE_PROPERTY_FLAG_ECC != 0),
+            UR_DEVICE_INFO_HOST_UNIFIED_MEMORY | UR_DEVICE_INFO_IS_INTEGRATED_GPU => {
+                out.bool(p.flags & ZE_DEVICE_PROPERTY_FLAG_INTEGRATED != 0)
+            }
+            UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(self.ns_per_tick().ceil() as usize),
+            UR_DEVICE_INFO_ENDIAN_LITTLE => out.bool(true),
+            UR_DEVICE_INFO_AVAILABLE => out.bool(true),
+            // The drivers this adapter serves build no modules.
+            UR_DEVICE_INFO_COMPILER_AVAILABLE | UR_DEVICE_INFO_LINKER_AVAILABLE => out.bool(false),
+            UR_DEVICE_INFO_EXECUTION_CAPABILITIES => out.value(0u32),
+            UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(""),
+            UR_DEVICE_INFO_PLATFORM => {
+                out.value(self.platform.upgrade().map_or(std::ptr::null_mut(), |p| p.handle()))
+            }
+            UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
+            UR_DEVICE_INFO_NAME => out.string(&self.name()),
+            UR_DEVICE_INFO_VENDOR => out.string("Intel(R) Corporation"),
+            UR_DEVICE_INFO_DRIVER_VERSION => {
+                let v = self.platform.upgrade().map_or(0, |p| p.driver_version);
+                out.string(&format!("{}.{}.{}", v >> 24, (v >> 16) & 0xff, v & 0xffff))
+            }
+            UR_DEVICE_INFO_BACKEND_RUNTIME_VERSION | UR_DEVICE_INFO_VERSION => {
+                out.string(&self.platform.upgrade().map_or_else(String::new, |p| p.version()))
+            }
+            UR_DEVICE_INFO_PROFILE => out.string(Platform::PROFILE),
+            UR_DEVICE_INFO_EXTENSIONS => out.string(""),
+            UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
+            UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice::<ur_device_partition_t>(&[]),
+            UR_DEVICE_INFO_PARTITION_TYPE => out.slice::<ur_device_partition_property_t>(&[]),
+            UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES | UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => {
+                out.value(0u32)
+            }
+            UR_DEVICE_INFO_USM_HOST_SUPPORT => out.value(conv::usm_access(a.hostAllocCapabilities)),
+            UR_DEVICE_INFO_USM_DEVICE_SUPPORT => out.value(conv::usm_access(a.deviceAllocCapabilities)),
+            UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT => {
+                out.value(conv::usm_access(a.sharedSingleDeviceAllocCapabilities))
+            }
+            UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT => {
+                out.value(conv::usm_access(a.sharedCrossDeviceAllocCapabilities))
+            }
+            UR_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT => out.value(conv::usm_access(a.sharedSystemAllocCapabilities)),
+            UR_DEVICE_INFO_UUID => out.slice(&p.uuid.id),
+            UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
+            UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
+            UR_DEVICE_INFO_COMPONENT_DEVICES => out.slice::<ur_device_handle_t>(&[]),
+            UR_DEVICE_INFO_COMPOSITE_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
+            UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES
+            | UR_DEVICE_INFO_COMMAND_BUFFER_UPDATE_CAPABILITIES_EXP
+            | UR_DEVICE_INFO_2D_BLOCK_ARRAY_CAPABILITIES_EXP => out.value(0u32),
+            UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(3u32),
+            UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => {
+                out.slice(&[c.maxGroupSizeX as usize, c.maxGroupSizeY as usize, c.maxGroupSizeZ as usize])
+            }
+            UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(c.maxTotalGroupSize as usize),
+            UR_DEVICE_INFO_MAX_WORK_GROUPS_3D => {
+                out.slice(&[c.maxGroupCountX as usize, c.maxGroupCountY as usize, c.maxGroupCountZ as usize])
+            }
+            UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => {
+                let n = (c.numSubGroupSizes as usize).min(c.subGroupSizes.len());
+                out.slice(&c.subGroupSizes[..n])
+            }
+            UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => {
+                let smallest = c.subGroupSizes[..(c.numSubGroupSizes as usize).min(8)].iter().copied().min();
+                out.value(c.maxTotalGroupSize / smallest.unwrap_or(1).max(1))
+            }
+            UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(false),
+            UR_DEVICE_INFO_LOCAL_MEM_TYPE => out.value(UR_DEVICE_LOCAL_MEM_TYPE_LOCAL),
+            UR_DEVICE_INFO_LOCAL_MEM_SIZE => out.value(c.maxSharedLocalMemory as u64),
+            UR_DEVICE_INFO_USM_POOL_SUPPORT | UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(true),
+            p if ur_core::info::is_unserved_feature(p) => out.bool(false),
+            UR_DEVICE_INFO_KERNEL_SET_SPECIALIZATION_CONSTANTS
+            | UR_DEVICE_INFO_PROGRAM_SET_SPECIALIZATION_CONSTANTS
+            | UR_DEVICE_INFO_USE_NATIVE_ASSERT
+            | UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP
+            | UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP
+            | UR_DEVICE_INFO_CLOCK_DEVICE_SUPPORT_EXP
+            | UR_DEVICE_INFO_ATOMIC_64
+            | UR_DEVICE_INFO_BFLOAT16
+            | UR_DEVICE_INFO_BFLOAT16_CONVERSIONS_NATIVE => out.bool(false),
+            UR_DEVICE_INFO_IMAGE_PITCH_ALIGN_EXP | UR_DEVICE_INFO_MIPMAP_MAX_ANISOTROPY_EXP => out.value(0u32),
+            UR_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH_EXP
+            | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_HEIGHT_EXP
+            | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_PITCH_EXP => out.value(0usize),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Events. Every command a queue appends signals one Level Zero event,
+//! taken from its context's [`EventCache`] (timestamped ones on profiling
+//! queues). A Level Zero event goes back to its cache, reset, only once
+//! nothing can still read it: its command and every command that waits on
+//! it have been seen to complete (each [`Command`] holds the events it
+//! waits on), and no UR event names it.
+
+use super::context::Context;
+use super::queue::Queue;
+use crate::conv::ZeExt;
+use crate::driver::{self, EventPool, ZeContext};
+use crate::ze;
+use crate::DDI;
+use level_zero_sys::*;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+use ur_core::engine::{self, Progress, Stamp};
+use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::*;
+
+/// Events made per Level Zero event pool.
+const EVENTS_PER_POOL: u32 = 256;
+
+/// The Level Zero events of one context, of one kind (timestamped or not):
+/// pools grow by [`EVENTS_PER_POOL`] events when none is free.
+pub struct EventCache {
+    context: Arc<ZeContext>,
+    timestamps: bool,
+    /// Reset events ready to signal again.
+    free: Mutex<Vec<ze_event_handle_t>>,
+    /// Declared last: the pools go after their events.
+    pools: Mutex<Vec<EventPool>>,
+}
+
+// SAFETY: event handles are opaque tokens the driver lets any thread use.
+unsafe impl Send for EventCache {}
+unsafe impl Sync for EventCache {}
+
+impl EventCache {
+    pub fn new(context: Arc<ZeContext>, timestamps: bool) -> Arc<EventCache> {
+        Arc::new(EventCache { context, timestamps, free: Mutex::new(Vec::new()), pools: Mutex::new(Vec::new()) })
+    }
+
+    /// A reset event, from a new pool when none is free.
+    pub fn take(self: &Arc<Self>) -> UrResult<Arc<ZeEvent>> {
+        let raw = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let raw = match raw {
+            Some(raw) => raw,
+            None => self.grow()?,
+        };
+        Ok(Arc::new(ZeEvent { raw, cache: self.clone() }))
+    }
+
+    /// Makes a pool, keeps all its events but the one returned.
+    fn grow(&self) -> UrResult<ze_event_handle_t> {
+        let pool = EventPool::create(&self.context, EVENTS_PER_POOL, self.timestamps).ur()?;
+        let mut made = Vec::with_capacity(EVENTS_PER_POOL as usize);
+        for index in 0..EVENTS_PER_POOL {
+            match pool.event(index) {
+                Ok(e) => made.push(e),
+                Err(e) if made.is_empty() => return Err(crate::conv::result(e)),
+                Err(_) => break,
+            }
+        }
+        let first = made.pop().expect("one event made");
+        self.free.lock().unwrap_or_else(|e| e.into_inner()).extend(made);
+        self.pools.lock().unwrap_or_else(|e| e.into_inner()).push(pool);
+        Ok(first)
+    }
+}
+
+impl Drop for EventCache {
+    fn drop(&mut self) {
+        // Every event holds the cache, so all are back and free.
+        for raw in self.free.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            // SAFETY: an event of our pools that nothing uses any more.
+            unsafe { ze!(zeEventDestroy(raw)) };
+        }
+    }
+}
+
+/// One Level Zero event of a cache, reset and given back with the last holder.
+pub struct ZeEvent {
+    pub raw: ze_event_handle_t,
+    cache: Arc<EventCache>,
+}
+
+// SAFETY: as for `EventCache`.
+unsafe impl Send for ZeEvent {}
+unsafe impl Sync for ZeEvent {}
+
+impl ZeEvent {
+    pub fn signalled(&self) -> UrResult<bool> {
+        driver::event_signalled(self.raw).ur()
+    }
+
+    pub fn wait(&self) -> UrResult {
+        driver::event_wait(self.raw).ur()
+    }
+
+    pub fn timestamped(&self) -> bool {
+        self.cache.timestamps
+    }
+}
+
+impl Drop for ZeEvent {
+    fn drop(&mut self) {
+        // SAFETY: no command signals or waits on it any more (see the module
+        // comment), so it may be reset for the next one.
+        if unsafe { ze!(zeEventHostReset(self.raw)) } == ZE_RESULT_SUCCESS {
+            self.cache.free.lock().unwrap_or_else(|e| e.into_inner()).push(self.raw);
+        } else {
+            // SAFETY: as above; an event that cannot be reset is not reused.
+            unsafe { ze!(zeEventDestroy(self.raw)) };
+        }
+    }
+}
+
+/// One appended command, as its queue keeps it until seen to complete.
+pub struct Command {
+    /// What the command signals.
+    pub done: Arc<ZeEvent>,
+    /// The events it waits on: they may not be reused before it has run.
+    _waits: Vec<Arc<ZeEvent>>,
+    /// Memory the command reads after its append returned (a fill pattern).
+    _keep: Option<Box<[u8]>>,
+}
+
+impl Command {
+    pub fn new(done: Arc<ZeEvent>, waits: Vec<Arc<ZeEvent>>, keep: Option<Box<[u8]>>) -> Arc<Command> {
+        Arc::new(Command { done, _waits: waits, _keep: keep })
+    }
+}
+
+/// How the engine's completion tracker sees a command.
+impl engine::Completion for Command {
+    fn poll(&self) -> Progress {
+        match self.done.signalled() {
+            Ok(true) => Progress::Complete,
+            Ok(false) => Progress::Pending,
+            // An event the driver cannot describe is not waited for again.
+            Err(_) => Progress::Failed,
+        }
+    }
+
+    fn wait(&self) {
+        let _ = self.done.wait();
+    }
+}
+
+#[repr(C)]
+pub struct Event {
+    header: HandleHeader,
+    pub context: Arc<Context>,
+    /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` names a live queue while the
+    /// event lives.
+    pub queue: Option<Arc<Queue>>,
+    pub command: ur_command_t,
+    pub done: Arc<ZeEvent>,
+    /// The command's node in the context's engine graph.
+    pub stamp: Option<Stamp>,
+    /// Device time of the submission, on profiling queues.
+    pub submitted_ns: Option<u64>,
+}
+
+ur_core::ur_object!(Event, Event, ur_event_handle_t_);
+
+// SAFETY: events are made only by `Event::new`, in an `Arc`.
+unsafe impl ArcObject for Event {}
+
+impl Event {
+    pub fn new(
+        queue: &Arc<Queue>,
+        command: ur_command_t,
+        done: Arc<ZeEvent>,
+        stamp: Option<Stamp>,
+        submitted_ns: Option<u64>,
+    ) -> Arc<Event> {
+        Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            context: queue.context.clone(),
+            queue: Some(queue.clone()),
+            command,
+            done,
+            stamp,
+            submitted_ns,
+        })
+    }
+
+    /// Tells the engine the command has completed.
+    fn report_complete(&self) {
+        if let Some(s) = self.stamp {
+            self.context.engine.dag().complete(s);
+        }
+    }
+
+    pub fn is_complete(&self) -> UrResult<bool> {
+        let done = self.done.signalled()?;
+        if done {
+            self.report_complete();
+        }
+        Ok(done)
+    }
+
+    pub fn status(&self) -> UrResult<ur_event_status_t> {
+        Ok(if self.is_complete()? { UR_EVENT_STATUS_COMPLETE } else { UR_EVENT_STATUS_SUBMITTED })
+    }
+
+    /// Blocks until the command has completed.
+    pub fn wait(&self) -> UrResult {
+        self.done.wait()?;
+        self.report_complete();
+        Ok(())
+    }
+
+    /// `urEventGetProfilingInfo`: queued and submitted are the device's
+    /// clock at the append; start and end the event's timestamps.
+    pub fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+        let (Some(queue), Some(submitted)) = (&self.queue, self.submitted_ns) else {
+            return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
+        };
+        if !self.done.timestamped() {
+            return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
+        }
+        if matches!(prop, UR_PROFILING_INFO_COMMAND_QUEUED | UR_PROFILING_INFO_COMMAND_SUBMIT) {
+            return Ok(submitted);
+        }
+        if !self.is_complete()? {
+            return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
+        }
+        let (start, end) = driver::event_timestamps(self.done.raw)
+            .map_err(|_| UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
+        // A command never starts before it was submitted, nor ends before
+        // it started, whatever the two clocks' rounding says.
+        let start = queue.device.ticks_to_ns(start).max(submitted);
+        let end = queue.device.ticks_to_ns(end).max(start);
+        match prop {
+            UR_PROFILING_INFO_COMMAND_START => Ok(start),
+            UR_PROFILING_INFO_COMMAND_END | UR_PROFILING_INFO_COMMAND_COMPLETE => Ok(end),
+            _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
+        }
+    }
+
+    /// `urEventSetCallback` for completion: a thread waits for the event and
+    /// then calls `notify` (the event stays alive until it has).
+    pub fn on_complete(
+        self: Arc<Self>,
+        notify: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) {
+        let user_data = user_data as usize;
+        std::thread::spawn(move || {
+            if let Err(e) = self.wait() {
+                log::error(&format!("waiting for an event before its callback failed: {e:?}"));
+            }
+            // SAFETY: the user registered this callback for this event.
+            unsafe { notify(handle_of(&*self), UR_EXECUTION_INFO_COMPLETE, user_data as *mut c_void) };
+        });
+    }
+}

@@ -1,0 +1,175 @@
+//! USM pools. A pool serves asynchronous allocations from engine pools
+//! (`ur_core::engine`) it makes per USM kind on first use; a blocking
+//! allocation with a pool is the driver's own, tagged with the pool,
+//! zeroed when asked and counted in its statistics. Releasing a pool
+//! leaves its live blocks valid until they are freed.
+
+use super::context::Context;
+use super::device::Device;
+use super::engine::{SlabOwner, ZeMemory};
+use crate::DDI;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use ur_core::engine::{self, PoolConfig, UsmKind};
+use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
+use ur_core::*;
+
+/// Least slab an engine pool takes from the driver, unless the pool's
+/// descriptor names one.
+const SLAB_SIZE: usize = 1 << 20;
+
+#[repr(C)]
+pub struct UsmPool {
+    header: HandleHeader,
+    /// Weak: a context keeps its default pools, which must not keep it.
+    context: Weak<Context>,
+    /// A user's pool keeps its context alive, as its handle does.
+    _owner: Option<Arc<Context>>,
+    /// The device a pool of `urUSMPoolCreateExp` (or a default pool)
+    /// serves; `None` for one of `urUSMPoolCreate`.
+    pub device: Option<Arc<Device>>,
+    pub is_default: bool,
+    pub zero_init: bool,
+    desc: PoolDesc,
+    api: PoolApi,
+    pub engine: PoolSet,
+    /// The device whose memory the engine pools of a device-less pool hold:
+    /// the first one an async allocation asked for.
+    bound_device: OnceLock<Arc<Device>>,
+    /// Blocking allocations' bytes in use, and their high-water mark.
+    usage: Mutex<(usize, usize)>,
+    me: Weak<UsmPool>,
+}
+
+ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
+
+// SAFETY: pools are made only by `new` and `device_default`, in an `Arc`.
+unsafe impl ArcObject for UsmPool {}
+
+impl UsmPool {
+    /// A user's pool: of `urUSMPoolCreate` when `device` is `None`, else
+    /// of `urUSMPoolCreateExp`.
+    pub fn new(context: Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<UsmPool> {
+        let config = desc.engine_config(UsmKind::Device, api);
+        let pool = Arc::new_cyclic(|me| UsmPool {
+            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
+            context: Arc::downgrade(&context),
+            _owner: Some(context.clone()),
+            device,
+            is_default: false,
+            zero_init: desc.zero_init(),
+            desc,
+            api,
+            engine: PoolSet::from_config(&config),
+            bound_device: OnceLock::new(),
+            usage: Mutex::new((0, 0)),
+            me: me.clone(),
+        });
+        context.register_pool(&pool);
+        pool
+    }
+
+    /// The default pool of `device` in `context` (made once by the context).
+    pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> Arc<UsmPool> {
+        let config = PoolConfig::new(UsmKind::Device);
+        Arc::new_cyclic(|me| UsmPool {
+            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
+            context: Arc::downgrade(context),
+            _owner: None,
+            device: Some(device.clone()),
+            is_default: true,
+            zero_init: false,
+            desc: PoolDesc::default(),
+            api: PoolApi::Exp,
+            engine: PoolSet::from_config(&config),
+            bound_device: OnceLock::new(),
+            usage: Mutex::new((0, 0)),
+            me: me.clone(),
+        })
+    }
+
+    pub fn handle(&self) -> ur_usm_pool_handle_t {
+        handle_of(self)
+    }
+
+    pub fn context_handle(&self) -> ur_context_handle_t {
+        self.context.upgrade().map_or(std::ptr::null_mut(), |c| handle_of(&*c))
+    }
+
+    pub fn belongs_to(&self, context: &Context) -> bool {
+        std::ptr::eq(self.context.as_ptr(), context)
+    }
+
+    pub fn serves(&self, context: &Context, device: &Device) -> bool {
+        self.belongs_to(context) && self.device.as_ref().is_none_or(|d| std::ptr::eq(&**d, device))
+    }
+
+    /// The engine pool serving `kind` memory of `device`, made on first
+    /// use. A pool of `urUSMPoolCreate` holds one device's memory: another
+    /// device's async allocations from it are `INVALID_VALUE`.
+    pub fn engine_pool(&self, kind: UsmKind, device: &Arc<Device>) -> UrResult<&Arc<engine::Pool>> {
+        let bound = self.bound_device.get_or_init(|| self.device.clone().unwrap_or_else(|| device.clone()));
+        if kind != UsmKind::Host && !Arc::ptr_eq(bound, device) {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        if let Some(p) = self.engine.get(kind) {
+            return Ok(p);
+        }
+        self.engine.get_or_make(kind, || {
+            let context = self.context.upgrade().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+            let mut config =
+                if self.is_default { PoolConfig::new(kind) } else { self.desc.engine_config(kind, self.api) };
+            if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
+                config.min_slab_size = SLAB_SIZE;
+            }
+            let dag = context.engine.dag().clone();
+            Ok(Arc::new_cyclic(|pool| {
+                let owner = SlabOwner {
+                    pool: pool.clone(),
+                    usm_pool: self.me.clone(),
+                    kind,
+                    device: (kind != UsmKind::Host).then(|| bound.clone()),
+                };
+                let source = ZeMemory { context: context.ze.clone(), slabs: context.slabs.clone(), owner };
+                engine::Pool::new(dag, Arc::new(source), config)
+            }))
+        })
+    }
+
+    pub fn account(&self, delta: isize) {
+        let mut u = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+        u.0 = u.0.saturating_add_signed(delta);
+        u.1 = u.1.max(u.0);
+    }
+
+    /// The size queries: the engine pools' counters plus the blocking
+    /// allocations made with this pool.
+    pub fn size_info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+        let engine = self.engine.info(prop)?;
+        let (used, used_high) = *self.usage.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(match prop {
+            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP | UR_USM_POOL_INFO_USED_CURRENT_EXP => engine + used,
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP => engine + used_high,
+            _ => engine,
+        })
+    }
+
+    pub fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+        self.engine.set_info(prop, value)?;
+        if prop == UR_USM_POOL_INFO_RESERVED_HIGH_EXP || prop == UR_USM_POOL_INFO_USED_HIGH_EXP {
+            let mut u = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+            u.1 = u.0;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for UsmPool {
+    /// Blocks still live keep their engine pool: the context holds it until
+    /// they are freed.
+    fn drop(&mut self) {
+        if let Some(context) = self.context.upgrade() {
+            self.engine.made().filter(|p| p.live_blocks() > 0).for_each(|p| context.keep_pool(p.clone()));
+        }
+    }
+}
