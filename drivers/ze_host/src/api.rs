@@ -23,13 +23,26 @@ macro_rules! entry {
     ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block)*) => {$(
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> ze_result_t {
             let run = || -> Result { $body };
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
                 Ok(Ok(())) => ZE_RESULT_SUCCESS,
                 Ok(Err(e)) => e,
                 Err(_) => ZE_RESULT_ERROR_UNKNOWN,
-            }
+            };
+            trace(stringify!($name), result);
+            result
         }
     )*};
+}
+
+/// `ZE_HOST_DRIVER_TRACE=1` prints every call of an implemented entry point
+/// and its result on stderr: what a client (a UR adapter) asked of the driver
+/// and what it got, without a tracing loader.
+fn trace(name: &str, result: ze_result_t) {
+    use std::sync::OnceLock;
+    static ON: OnceLock<bool> = OnceLock::new();
+    if *ON.get_or_init(|| std::env::var_os("ZE_HOST_DRIVER_TRACE").is_some_and(|v| v == "1")) {
+        eprintln!("ze_host_driver: {name} -> {result:#x}");
+    }
 }
 
 /// A caller's out-pointer, as a reference; null is an error.
