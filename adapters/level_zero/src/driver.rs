@@ -107,8 +107,8 @@ pub fn check(r: ze_result_t) -> Result<(), ze_result_t> {
     }
 }
 
-/// A Level Zero context, destroyed with the last holder.
-pub struct ZeContext(pub ze_context_handle_t);
+/// A Level Zero context, destroyed with the last holder when it is ours.
+pub struct ZeContext(pub ze_context_handle_t, bool);
 
 // SAFETY: Level Zero contexts may be used from any thread.
 unsafe impl Send for ZeContext {}
@@ -127,15 +127,22 @@ impl ZeContext {
                 // SAFETY: as above.
                 check(unsafe { ze!(zeContextCreate(driver, &desc, &mut raw)) })
             })?;
-        Ok(ZeContext(raw))
+        Ok(ZeContext(raw, true))
+    }
+
+    /// The user's context: destroyed with the last holder when `owned`.
+    pub fn from_native(raw: ze_context_handle_t, owned: bool) -> ZeContext {
+        ZeContext(raw, owned)
     }
 }
 
 impl Drop for ZeContext {
     fn drop(&mut self) {
-        // SAFETY: created by `create`; every object made in it holds this
-        // wrapper, so none is left.
-        unsafe { ze!(zeContextDestroy(self.0)) };
+        if self.1 {
+            // SAFETY: ours; every object made in it holds this wrapper, so
+            // none is left.
+            unsafe { ze!(zeContextDestroy(self.0)) };
+        }
     }
 }
 

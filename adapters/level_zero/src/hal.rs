@@ -12,7 +12,9 @@ use crate::core::usm_pool::UsmPool;
 use crate::DDI;
 use std::ffi::{c_void, CStr};
 use std::sync::Arc;
+use level_zero_sys::{ze_context_handle_t, ze_event_handle_t};
 use ur_core::adapter::{Adapter, AdapterSlot};
+use ur_core::boundary::NativeOwnership;
 use ur_core::engine::UsmKind;
 use ur_core::hal::{self, AllocInfo, AllocRequest, Completion, Events, NoKernel, NoProgram, UsmCommand};
 use ur_core::handle::{arc_of, handle_of};
@@ -99,8 +101,9 @@ impl hal::Device<LevelZero> for Device {
         Device::max_alloc_size(self)
     }
 
+    /// This adapter builds no modules, so it runs no image of any target.
     fn binary_targets(&self) -> &'static [&'static [u8]] {
-        &[b"spir64_gen", b"spir64"]
+        &[]
     }
 
     fn global_timestamps(&self) -> UrResult<(u64, u64)> {
@@ -148,6 +151,11 @@ impl hal::Context<LevelZero> for Context {
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Ok(self.ze.0 as ur_native_handle_t)
+    }
+
+    fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        let devices = devices.iter().map(|d| arc_of(*d)).collect();
+        Context::from_native(native as ze_context_handle_t, devices, ownership == NativeOwnership::Owned)
     }
 
     /// Placement hints and host/device flags have no Level Zero
@@ -321,6 +329,11 @@ impl hal::Event<LevelZero> for Event {
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Ok(self.done.raw as ur_native_handle_t)
+    }
+
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        let owned = ownership == NativeOwnership::Owned;
+        Event::from_native(arc_of(context), native as ze_event_handle_t, owned)
     }
 }
 

@@ -11,6 +11,7 @@ use super::usm_pool::UsmPool;
 use crate::conv::ZeExt;
 use crate::driver::ZeContext;
 use crate::DDI;
+use level_zero_sys::ze_context_handle_t;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use ur_core::engine::{self, Cover, Engine, RangeMap, Stamp};
@@ -68,8 +69,28 @@ impl Context {
         }
         let driver = platform.upgrade().ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.ze;
         let raw: Vec<_> = devices.iter().map(|d| d.ze).collect();
-        let ze = Arc::new(ZeContext::create(driver, &raw).ur()?);
-        Ok(Arc::new(Context {
+        Ok(Self::assemble(ZeContext::create(driver, &raw).ur()?, devices))
+    }
+
+    /// `urContextCreateWithNativeHandle`: a context over the user's Level
+    /// Zero context, for `devices` (every device of the first platform
+    /// when none are named: Level Zero cannot list a context's devices).
+    pub fn from_native(native: ze_context_handle_t, devices: Vec<Arc<Device>>, owned: bool) -> UrResult<Arc<Context>> {
+        if native.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE);
+        }
+        let devices = if devices.is_empty() {
+            let platform = super::platform::Platform::all().first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+            platform.devices.clone()
+        } else {
+            devices
+        };
+        Ok(Self::assemble(ZeContext::from_native(native, owned), devices))
+    }
+
+    fn assemble(ze: ZeContext, devices: Vec<Arc<Device>>) -> Arc<Context> {
+        let ze = Arc::new(ze);
+        Arc::new(Context {
             header: HandleHeader::new(&DDI, ObjectKind::Context),
             pools: RwLock::new(Pools::default()),
             kept_pools: Mutex::new(Vec::new()),
@@ -83,7 +104,7 @@ impl Context {
             events: EventCache::new(ze.clone(), false),
             timed_events: EventCache::new(ze.clone(), true),
             ze,
-        }))
+        })
     }
 
     pub fn has_device(&self, device: &Device) -> bool {

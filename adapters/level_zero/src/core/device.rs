@@ -252,7 +252,28 @@ impl Device {
                 let smallest = c.subGroupSizes[..(c.numSubGroupSizes as usize).min(8)].iter().copied().min();
                 out.value(c.maxTotalGroupSize / smallest.unwrap_or(1).max(1))
             }
+            UR_DEVICE_INFO_MAX_WORK_GROUPS => out.value(
+                (c.maxGroupCountX as usize)
+                    .saturating_mul(c.maxGroupCountY as usize)
+                    .saturating_mul(c.maxGroupCountZ as usize),
+            ),
             UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(false),
+            // This adapter builds no modules, so no floating-point
+            // configuration of device code is known: none is claimed (and
+            // EXTENSIONS names no cl_khr_fp64 or cl_khr_fp16).
+            UR_DEVICE_INFO_SINGLE_FP_CONFIG | UR_DEVICE_INFO_DOUBLE_FP_CONFIG | UR_DEVICE_INFO_HALF_FP_CONFIG => {
+                out.value(0u32)
+            }
+            // No kernel runs: these are the least limits a full-profile
+            // device states (OpenCL's), which a launch would be held to.
+            UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(1024usize),
+            UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(8u32),
+            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(self.max_alloc_size()),
+            UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(1usize << 20),
+            // The device takes no IL through this adapter.
+            UR_DEVICE_INFO_IL_VERSION => out.string(""),
+            // A device with no shared local memory says it has none.
+            UR_DEVICE_INFO_LOCAL_MEM_TYPE if c.maxSharedLocalMemory == 0 => out.value(UR_DEVICE_LOCAL_MEM_TYPE_NONE),
             UR_DEVICE_INFO_LOCAL_MEM_TYPE => out.value(UR_DEVICE_LOCAL_MEM_TYPE_LOCAL),
             UR_DEVICE_INFO_LOCAL_MEM_SIZE => out.value(c.maxSharedLocalMemory as u64),
             UR_DEVICE_INFO_USM_POOL_SUPPORT | UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(true),

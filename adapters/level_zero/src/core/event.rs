@@ -48,7 +48,7 @@ impl EventCache {
             Some(raw) => raw,
             None => self.grow()?,
         };
-        Ok(Arc::new(ZeEvent { raw, cache: self.clone() }))
+        Ok(Arc::new(ZeEvent { raw, origin: Origin::Cache(self.clone()) }))
     }
 
     /// Makes a pool, keeps all its events but the one returned.
@@ -79,10 +79,18 @@ impl Drop for EventCache {
     }
 }
 
-/// One Level Zero event of a cache, reset and given back with the last holder.
+/// Where a Level Zero event came from, and so where it goes.
+enum Origin {
+    /// A cache's: reset and given back.
+    Cache(Arc<EventCache>),
+    /// The user's (`urEventCreateWithNativeHandle`): destroyed when owned.
+    Native { owned: bool },
+}
+
+/// One Level Zero event, given back with the last holder.
 pub struct ZeEvent {
     pub raw: ze_event_handle_t,
-    cache: Arc<EventCache>,
+    origin: Origin,
 }
 
 // SAFETY: as for `EventCache`.
@@ -99,19 +107,32 @@ impl ZeEvent {
     }
 
     pub fn timestamped(&self) -> bool {
-        self.cache.timestamps
+        matches!(&self.origin, Origin::Cache(c) if c.timestamps)
+    }
+
+    pub fn native(raw: ze_event_handle_t, owned: bool) -> Arc<ZeEvent> {
+        Arc::new(ZeEvent { raw, origin: Origin::Native { owned } })
     }
 }
 
 impl Drop for ZeEvent {
     fn drop(&mut self) {
-        // SAFETY: no command signals or waits on it any more (see the module
-        // comment), so it may be reset for the next one.
-        if unsafe { ze!(zeEventHostReset(self.raw)) } == ZE_RESULT_SUCCESS {
-            self.cache.free.lock().unwrap_or_else(|e| e.into_inner()).push(self.raw);
-        } else {
-            // SAFETY: as above; an event that cannot be reset is not reused.
-            unsafe { ze!(zeEventDestroy(self.raw)) };
+        match &self.origin {
+            Origin::Native { owned: false } => {}
+            // SAFETY: the user handed the event over; nothing of ours uses it.
+            Origin::Native { owned: true } => unsafe {
+                ze!(zeEventDestroy(self.raw));
+            },
+            // SAFETY: no command signals or waits on it any more (see the
+            // module comment), so it may be reset for the next one.
+            Origin::Cache(cache) => unsafe {
+                if ze!(zeEventHostReset(self.raw)) == ZE_RESULT_SUCCESS {
+                    cache.free.lock().unwrap_or_else(|e| e.into_inner()).push(self.raw);
+                } else {
+                    // An event that cannot be reset is not reused.
+                    ze!(zeEventDestroy(self.raw));
+                }
+            },
         }
     }
 }
@@ -185,6 +206,23 @@ impl Event {
             stamp,
             submitted_ns,
         })
+    }
+
+    /// `urEventCreateWithNativeHandle`: an event whose completion is the
+    /// user's Level Zero event's, of no queue.
+    pub fn from_native(context: Arc<Context>, native: ze_event_handle_t, owned: bool) -> UrResult<Arc<Event>> {
+        if native.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE);
+        }
+        Ok(Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            context,
+            queue: None,
+            command: UR_COMMAND_EVENTS_WAIT,
+            done: ZeEvent::native(native, owned),
+            stamp: None,
+            submitted_ns: None,
+        }))
     }
 
     /// Tells the engine the command has completed.
