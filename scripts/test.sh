@@ -272,6 +272,26 @@ level_zero_host_driver() {
   bash tests/level_zero/run.sh
 }
 
+# --- Level Zero adapter over the host driver -----------------------------------
+# Our conformance suite through our loader on libur_adapter_level_zero.so.0,
+# Debian's Level Zero loader finding drivers/ze_host (scripts/level_zero_env.sh);
+# then, with no driver for the loader to find, zero platforms.
+conformance_level_zero() {
+  install_level_zero || return 1
+  cargo build --release -p ze_host_driver -p ur_adapter_level_zero || return 1
+  ln -sf libur_adapter_level_zero.so target/release/libur_adapter_level_zero.so.0
+  local adapter="$PWD/target/release/libur_adapter_level_zero.so.0" status=0 report
+  (
+    source scripts/level_zero_env.sh
+    UR_ADAPTERS_FORCE_LOAD="$adapter" target/release/ur_conformance --backend level_zero
+  ) || status=1
+  echo "--- Level Zero with no driver: zero platforms"
+  report=$(env -u ZE_ENABLE_ALT_DRIVERS UR_ADAPTERS_FORCE_LOAD="$adapter" target/release/urinfo) || status=1
+  echo "$report"
+  grep -q "no platforms" <<<"$report" || status=1
+  return $status
+}
+
 step "install test dependencies" install_all
 step "build (scripts/build.sh)" build
 step "cargo test --release --workspace" cargo_tests
@@ -288,6 +308,7 @@ step "dpctl's test suite, ours against Intel's stack (tests/dpctl)" dpctl_suite
 step "conformance through Intel's loader: native CPU" conformance_intel_loader_native_cpu
 step "conformance through Intel's loader: OpenCL (Intel CPU runtime, PoCL)" conformance_intel_loader_opencl
 step "Level Zero host driver through Debian's loader (tests/level_zero)" level_zero_host_driver
+step "conformance: Level Zero adapter on the host driver" conformance_level_zero
 
 echo
 if [ "$failed" -gt 0 ]; then
