@@ -148,7 +148,7 @@ fn rows(
     list: ze_command_list_handle_t,
     height: usize,
     signal: ze_event_handle_t,
-    waits: &mut Vec<ze_event_handle_t>,
+    waits: &mut [ze_event_handle_t],
     mut row: impl FnMut(usize, &mut [ze_event_handle_t]) -> Result<(), ze_result_t>,
 ) -> Result<(), ze_result_t> {
     for r in 0..height {
