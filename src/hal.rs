@@ -80,7 +80,7 @@ impl<'a, B: Backend> Events<'a, B> {
 
     pub fn iter(&self) -> impl Iterator<Item = &'a B::Event> + '_ {
         // SAFETY: checked in `checked`.
-        self.handles.iter().map(|&h| unsafe { &*(h as *const B::Event) })
+        self.handles.iter().map(|&h| unsafe { crate::handle::object_of::<B::Event>(h) })
     }
 }
 

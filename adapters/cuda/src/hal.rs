@@ -82,7 +82,7 @@ impl hal::Platform<Cuda> for Platform {
             // The value only: the caller holds the adapter while it uses
             // the platform.
             UR_PLATFORM_INFO_ADAPTER => {
-                out.value(Arc::as_ptr(&ADAPTER.get_or_create()) as ur_adapter_handle_t)
+                out.value(ur_core::handle::handle_of(&*ADAPTER.get_or_create()))
             }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }

@@ -60,7 +60,7 @@ impl hal::Platform<OpenCl> for Platform {
             UR_PLATFORM_INFO_VERSION => out.string(&self.version),
             UR_PLATFORM_INFO_EXTENSIONS => out.string(&self.extensions),
             UR_PLATFORM_INFO_PROFILE => out.string(&self.profile),
-            UR_PLATFORM_INFO_ADAPTER => out.value(Arc::as_ptr(&ADAPTER.get_or_create()) as ur_adapter_handle_t),
+            UR_PLATFORM_INFO_ADAPTER => out.value(ur_core::handle::handle_of(&*ADAPTER.get_or_create())),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }

@@ -122,7 +122,7 @@ impl Context {
     }
 
     pub fn handle(&self) -> ur_context_handle_t {
-        self as *const Self as ur_context_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     /// The index of `device` in this context, or `INVALID_DEVICE`.

@@ -125,7 +125,7 @@ impl Device {
     }
 
     pub fn handle(&self) -> ur_device_handle_t {
-        self as *const Self as ur_device_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     /// Makes this GPU's primary context current on the calling thread,
@@ -301,7 +301,7 @@ impl Device {
             UR_DEVICE_INFO_EXTENSIONS => {
                 out.string("cl_khr_fp64 cl_khr_fp16 cl_khr_int64_base_atomics cl_khr_int64_extended_atomics")
             }
-            UR_DEVICE_INFO_PLATFORM => out.value(self.platform.as_ptr() as ur_platform_handle_t),
+            UR_DEVICE_INFO_PLATFORM => out.value(ur_core::handle::handle_of_weak(&self.platform)),
             UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
             UR_DEVICE_INFO_NAME => out.string(&p.name),
             UR_DEVICE_INFO_VENDOR => out.string(Platform::VENDOR),

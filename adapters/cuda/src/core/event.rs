@@ -82,7 +82,7 @@ impl Event {
     }
 
     pub fn handle(&self) -> ur_event_handle_t {
-        self as *const Self as ur_event_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     /// The CUDA event later work waits on; `None` when already complete.

@@ -120,7 +120,7 @@ impl Kernel {
     }
 
     pub fn handle(&self) -> ur_kernel_handle_t {
-        self as *const Self as ur_kernel_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     fn function_for(&self, device: &Device) -> UrResult<CUfunction> {

@@ -71,7 +71,7 @@ impl Platform {
     }
 
     pub fn handle(&self) -> ur_platform_handle_t {
-        self as *const Self as ur_platform_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     /// The option the driver JIT takes for a frontend option: PTX is taken

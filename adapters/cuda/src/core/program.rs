@@ -153,7 +153,7 @@ impl Program {
     }
 
     pub fn handle(&self) -> ur_program_handle_t {
-        self as *const Self as ur_program_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, BuildState> {

@@ -138,7 +138,7 @@ impl Queue {
     }
 
     pub fn handle(&self) -> ur_queue_handle_t {
-        self as *const Self as ur_queue_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     pub fn is_in_order(&self) -> bool {

@@ -123,11 +123,11 @@ impl UsmPool {
     }
 
     pub fn handle(&self) -> ur_usm_pool_handle_t {
-        self as *const Self as ur_usm_pool_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     pub fn context_handle(&self) -> ur_context_handle_t {
-        self.context.as_ptr() as ur_context_handle_t
+        ur_core::handle::handle_of_weak(&self.context)
     }
 
     pub fn context(&self) -> Option<Arc<Context>> {

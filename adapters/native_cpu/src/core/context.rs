@@ -91,7 +91,7 @@ impl Context {
     }
 
     pub fn handle(self: &Arc<Self>) -> ur_context_handle_t {
-        Arc::as_ptr(self) as ur_context_handle_t
+        ur_core::handle::handle_of(&**self)
     }
 
     pub fn has_device(&self, device: &Device) -> bool {

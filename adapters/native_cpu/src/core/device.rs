@@ -76,11 +76,11 @@ impl Device {
     }
 
     pub fn handle(self: &Arc<Self>) -> ur_device_handle_t {
-        Arc::as_ptr(self) as ur_device_handle_t
+        ur_core::handle::handle_of(&**self)
     }
 
     pub fn platform_handle(&self) -> ur_platform_handle_t {
-        self.platform.as_ptr() as ur_platform_handle_t
+        ur_core::handle::handle_of_weak(&self.platform)
     }
 
     /// Whether a `urDeviceGet` filter selects this device.

@@ -83,7 +83,7 @@ impl Event {
     }
 
     pub fn handle(self: &Arc<Self>) -> ur_event_handle_t {
-        Arc::as_ptr(self) as ur_event_handle_t
+        ur_core::handle::handle_of(&**self)
     }
 
     pub fn queue(&self) -> &Arc<Queue> {

@@ -70,11 +70,11 @@ impl Platform {
 
     pub fn adapter_handle(&self) -> ur_adapter_handle_t {
         // The value only: the adapter outlives its platform while users hold it.
-        self.adapter.as_ptr() as ur_adapter_handle_t
+        ur_core::handle::handle_of_weak(&self.adapter)
     }
 
     pub fn handle(self: &Arc<Self>) -> ur_platform_handle_t {
-        Arc::as_ptr(self) as ur_platform_handle_t
+        ur_core::handle::handle_of(&**self)
     }
 
     /// The frontend compiler options this platform understands, mapped to

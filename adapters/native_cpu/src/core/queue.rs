@@ -204,7 +204,7 @@ impl Queue {
     }
 
     pub fn handle(self: &Arc<Self>) -> ur_queue_handle_t {
-        Arc::as_ptr(self) as ur_queue_handle_t
+        ur_core::handle::handle_of(&**self)
     }
 
     /// This queue as an `Arc`, for an event that must keep it.

@@ -241,11 +241,11 @@ impl Pool {
     }
 
     pub fn handle(&self) -> ur_usm_pool_handle_t {
-        self as *const Pool as ur_usm_pool_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     pub fn context_handle(&self) -> ur_context_handle_t {
-        self.context.as_ptr() as ur_context_handle_t
+        ur_core::handle::handle_of_weak(&self.context)
     }
 
     pub fn belongs_to(&self, context: &Context) -> bool {

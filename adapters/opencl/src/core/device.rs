@@ -170,7 +170,7 @@ impl Device {
     }
 
     pub fn handle(&'static self) -> ur_device_handle_t {
-        self as *const Device as ur_device_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     /// A device handle of this adapter.

@@ -107,7 +107,7 @@ impl Platform {
     }
 
     pub fn handle(&'static self) -> ur_platform_handle_t {
-        self as *const Platform as ur_platform_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     /// The OpenCL compiler option for a SYCL frontend option.

@@ -229,7 +229,7 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
                 .pool
                 .as_ref()
                 .filter(|p| p.strong_count() > 0)
-                .map_or(std::ptr::null_mut(), |p| Weak::as_ptr(p) as ur_usm_pool_handle_t),
+                .map_or(std::ptr::null_mut(), ur_core::handle::handle_of_weak),
         });
     }
     // Memory of an engine pool: the pool knows its live blocks (a block's
@@ -467,11 +467,11 @@ impl UsmPool {
     }
 
     pub fn handle(&self) -> ur_usm_pool_handle_t {
-        self as *const UsmPool as ur_usm_pool_handle_t
+        ur_core::handle::handle_of(self)
     }
 
     pub fn context_handle(&self) -> ur_context_handle_t {
-        self.context.as_ptr() as ur_context_handle_t
+        ur_core::handle::handle_of_weak(&self.context)
     }
 
     pub fn belongs_to(&self, context: &Context) -> bool {
