@@ -34,7 +34,7 @@ export UR_ADAPTERS_FORCE_LOAD=$bin/libur_adapter_native_cpu.so.0
 # A fresh machine has no core_pattern set for AFL, and CI has no CPU to bind.
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1
 export AFL_NO_UI=1 AFL_QUIET=1
-# UR_FUZZ_STALE=1 (passed through) also feeds released handles back in.
+# Released handles are fed back in; UR_FUZZ_STALE=0 (passed through) stops that.
 mkdir -p "$out"
 # -t: a bounded time per input (ms); a hang is saved as a finding.
 status=0

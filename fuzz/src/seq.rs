@@ -139,11 +139,10 @@ const POOL_INFOS: [ur_usm_pool_info_t; 9] = [
 impl<'a> Seq<'a> {
     pub fn new(api: &'a Api, devices: &'a [ur_device_handle_t], data: &'a [u8]) -> Self {
         let mut r = Reader::new(data);
-        // Released handles go in only with UR_FUZZ_STALE=1: until handles are
-        // checked without their freed memory (issue 15, item 3), a released
-        // queue is still accepted and its commands never complete.
+        // Released handles go back in unless UR_FUZZ_STALE=0: every call on
+        // one must be refused (handles are type-stable cells, src/handle).
         static STALE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let allowed = *STALE.get_or_init(|| std::env::var_os("UR_FUZZ_STALE").is_some_and(|v| v == "1"));
+        let allowed = *STALE.get_or_init(|| std::env::var_os("UR_FUZZ_STALE").is_none_or(|v| v != "0"));
         let stale = r.u8() & 0x80 != 0 && allowed;
         Seq {
             api,

@@ -18,6 +18,7 @@ pub mod partition;
 pub mod platform;
 pub mod program;
 pub mod queue;
+pub mod stale;
 pub mod unsupported;
 pub mod usm;
 pub mod usm_exp;
@@ -43,6 +44,7 @@ pub fn all() -> Vec<&'static Case> {
         chains::CASES,
         unsupported::CASES,
         bad_inputs::CASES,
+        stale::CASES,
     ]
     .into_iter()
     .flatten()
