@@ -97,7 +97,34 @@ impl DeviceRun<'_, '_> {
         row.baseline = Outcome::cost(&baseline);
         // The brief's target is for the native CPU adapter.
         row.goal = self.native_cpu.then_some(Goal::OursAtMost(150.0));
-        vec![row]
+        vec![row, self.pairs_with_events(&queue)]
+    }
+
+    /// Scenario 1 with both events asked for and released at once, against
+    /// the pair without events in the same run: what an event handle costs
+    /// (made, checked as a wait-free handle cell, released, quarantined).
+    fn pairs_with_events(&self, queue: &Queue) -> Row {
+        let name = format!("alloc+free pair, {}, in-order, events released", size_label(SIZE));
+        let mut row = self.row(1, name, Unit::NanosPer("pair"));
+        // SAFETY (both closures): the queue is live; each pointer freed is
+        // the one just allocated.
+        let mut with_events = |batch: Batch| -> Result<Sample, CallError> {
+            let (elapsed, ()) = timed(|| unsafe {
+                for _ in 0..batch.iterations {
+                    let (mem, alloc_event) = queue.alloc_async(None, SIZE, &[], true)?;
+                    let free_event = queue.free_async(None, mem, &[], true)?;
+                    drop((alloc_event, free_event));
+                }
+                queue.finish()
+            })?;
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut without = |batch: Batch| unsafe { async_pairs(queue, SIZE, batch.iterations) };
+        let mut results = measure(&self.budget, self.progress, "pairs with events", &mut [&mut with_events, &mut without]).into_iter();
+        row.ours = Outcome::cost(&results.next().unwrap());
+        row.baseline = Outcome::cost(&results.next().unwrap());
+        row.notes.push("baseline: the same pair without events".into());
+        row
     }
 
     fn pair_costs(
