@@ -273,9 +273,10 @@ level_zero_host_driver() {
 }
 
 # --- Level Zero adapter over the host driver -----------------------------------
-# Our conformance suite through our loader on libur_adapter_level_zero.so.0,
-# Debian's Level Zero loader finding drivers/ze_host (scripts/level_zero_env.sh);
-# then, with no driver for the loader to find, zero platforms.
+# Our conformance suite through our loader and through Intel's on
+# libur_adapter_level_zero.so.0, Debian's Level Zero loader finding
+# drivers/ze_host (scripts/level_zero_env.sh); then, with no driver for the
+# loader to find, zero platforms.
 conformance_level_zero() {
   install_level_zero || return 1
   cargo build --release -p ze_host_driver -p ur_adapter_level_zero || return 1
@@ -284,6 +285,11 @@ conformance_level_zero() {
   (
     source scripts/level_zero_env.sh
     UR_ADAPTERS_FORCE_LOAD="$adapter" target/release/ur_conformance --backend level_zero
+  ) || status=1
+  echo "--- the same through Intel's standalone loader"
+  (
+    source scripts/level_zero_env.sh
+    bash tests/intel_loader.sh "$adapter" level_zero
   ) || status=1
   echo "--- Level Zero with no driver: zero platforms"
   report=$(env -u ZE_ENABLE_ALT_DRIVERS UR_ADAPTERS_FORCE_LOAD="$adapter" target/release/urinfo) || status=1
