@@ -173,6 +173,22 @@ install_layout() {
 # conformance suite through our loader on each runtime alone (Intel's CPU
 # runtime: USM extension and SPIR-V; PoCL: SVM and SPIR binaries), and checks
 # that with no OpenCL vendor at all the adapter loads and reports no platform.
+# Runs "$@" with the leak-checking layer on (besides any layer already named
+# in UR_ENABLE_LAYERS) and fails when it reports a handle never released.
+with_leak_check() {
+  local err rc
+  err=$(mktemp)
+  UR_ENABLE_LAYERS="${UR_ENABLE_LAYERS:+$UR_ENABLE_LAYERS;}UR_LAYER_LEAK_CHECKING" "$@" 2>"$err"
+  rc=$?
+  cat "$err" >&2
+  if grep -q 'not released' "$err"; then
+    echo "leak check: handles not released (above)"
+    rc=1
+  fi
+  rm -f -- "$err"
+  return "$rc"
+}
+
 conformance_opencl() {
   bash scripts/install_opencl.sh || return 1
   local adapter="$PWD/target/release/libur_adapter_opencl.so.0" status=0 vendor
@@ -181,7 +197,7 @@ conformance_opencl() {
     (
       export OPENCL_VENDOR=$vendor
       source scripts/opencl_env.sh
-      UR_ADAPTERS_FORCE_LOAD="$adapter" target/release/ur_conformance --backend opencl
+      UR_ADAPTERS_FORCE_LOAD="$adapter" with_leak_check target/release/ur_conformance --backend opencl
     ) || status=1
   done
   echo "--- OpenCL with no vendor: zero platforms"
@@ -284,7 +300,7 @@ conformance_level_zero() {
   local adapter="$PWD/target/release/libur_adapter_level_zero.so.0" status=0 report
   (
     source scripts/level_zero_env.sh
-    UR_ADAPTERS_FORCE_LOAD="$adapter" target/release/ur_conformance --backend level_zero
+    UR_ADAPTERS_FORCE_LOAD="$adapter" with_leak_check target/release/ur_conformance --backend level_zero
   ) || status=1
   echo "--- the same through Intel's standalone loader"
   (

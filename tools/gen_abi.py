@@ -235,6 +235,7 @@ def write_trace_tables(path, hdr, enums, records, aliases, opaque, entry, api_fn
             "pub fn handle_effect(ep: &str) -> Option<(super::leak::Effect, usize, &'static str)> {\n"
             "    use super::leak::Effect::*;\n    Some(match ep {\n")
     untracked = {"ur_exp_command_buffer_command_handle_t"}
+    effects = []
     for _, _, fname in entry:
         params = api_fns[fname]
         tags = docs[fname][2]
@@ -258,7 +259,24 @@ def write_trace_tables(path, hdr, enums, records, aliases, opaque, entry, api_fn
                 if is_object_handle(inner) and inner not in untracked and (tag.startswith("[out]") or tag.startswith("[in,out]")) and "range" not in tag:
                     eff = ("Create", i, kind(inner))
                     break
+        if eff is None and "Get" not in fname:
+            # An [out] array of new handles (urDevicePartition): as many as
+            # its count parameter allows, or as the `pNum*Ret` output says.
+            names = [n for n, _ in params]
+            for i, (n, t) in enumerate(params):
+                inner = t[len("*mut "):] if t.startswith("*mut ") else ""
+                m = re.search(r"range\(0, (\w+)\)", tags.get(n, ""))
+                if is_object_handle(inner) and inner not in untracked and tags.get(n, "").startswith("[out]") and m and m.group(1) in names:
+                    ret = [k for k, (rn, rt) in enumerate(params) if rn.startswith("pNum") and rn.endswith("Ret") and rt == "*mut u32"]
+                    eff = ("CreateArray { count: %d, returned: %s }" % (names.index(m.group(1)), "Some(%d)" % ret[0] if ret else "None"), i, kind(inner))
+                    break
         if eff:
+            effects.append((fname, eff))
+    # A kind with no release entry point (platforms) is never owned by the
+    # user, so making one leaks nothing.
+    released = {eff[2] for _, eff in effects if eff[0] == "Release"}
+    for fname, eff in effects:
+        if eff[0] == "Retain" or eff[2] in released:
             f.write("        \"%s\" => (%s, %d, \"%s\"),\n" % (fname, eff[0], eff[1], eff[2]))
     f.write("        _ => return None,\n    })\n}\n")
     f.close()

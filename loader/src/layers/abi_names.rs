@@ -5115,7 +5115,6 @@ pub fn handle_effect(ep: &str) -> Option<(super::leak::Effect, usize, &'static s
     Some(match ep {
         "urAdapterRelease" => (Release, 0, "adapter"),
         "urAdapterRetain" => (Retain, 0, "adapter"),
-        "urPlatformCreateWithNativeHandle" => (Create, 3, "platform"),
         "urContextCreate" => (Create, 3, "context"),
         "urContextRetain" => (Retain, 0, "context"),
         "urContextRelease" => (Release, 0, "context"),
@@ -5227,6 +5226,7 @@ pub fn handle_effect(ep: &str) -> Option<(super::leak::Effect, usize, &'static s
         "urIPCOpenEventHandleExp" => (Create, 3, "event"),
         "urDeviceRetain" => (Retain, 0, "device"),
         "urDeviceRelease" => (Release, 0, "device"),
+        "urDevicePartition" => (CreateArray { count: 2, returned: Some(4) }, 3, "device"),
         "urDeviceCreateWithNativeHandle" => (Create, 3, "device"),
         _ => return None,
     })

@@ -29,6 +29,10 @@ pub trait TraceArg {
     fn addr(&self) -> Option<usize> {
         None
     }
+    /// The value of an integer argument (an array's count).
+    fn integer(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// What a pointer to this type shows beyond its address.
@@ -119,6 +123,9 @@ macro_rules! integers {
                     Some(table) => flags(*self as u64, table, s),
                     None => { let _ = write!(s, "{}", self); }
                 }
+            }
+            fn integer(&self) -> Option<u64> {
+                Some(*self as u64)
             }
         }
     )*};
