@@ -217,4 +217,9 @@ fn tracing_prints_each_call_and_survives_bad_pointers() {
     assert!(i.contains(".propName = unknown enumerator 30583") && i.contains(".pPropSizeRet = 0x20)"), "{i}");
     assert!(find("urEnqueueEventsWait(").contains(".phEvent = 0x"));
     assert!(find("urEventRelease(").contains("-> UR_RESULT_SUCCESS"));
+    // The loader's own calls: the init that switched the layer on, and the
+    // tear-down.
+    let init = find("urLoaderInit(");
+    assert!(init.contains(".device_flags = 0, .hLoaderConfig = 0x") && init.contains("-> UR_RESULT_SUCCESS"), "{init}");
+    assert!(find("urLoaderTearDown()").contains("-> UR_RESULT_SUCCESS"), "{err}");
 }

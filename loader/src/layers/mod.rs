@@ -82,3 +82,11 @@ pub fn call(name: &'static str, args: &[Arg], f: &mut dyn FnMut() -> ur_result_t
     }
     r
 }
+
+/// A call the loader answers itself, already made: only traced (it hands
+/// out no handle the leak check counts).
+pub fn traced(name: &'static str, args: &[Arg], r: ur_result_t, took: std::time::Duration) {
+    if TRACE_ON.load(Relaxed) {
+        trace::line(name, args, r, took);
+    }
+}
