@@ -34,7 +34,9 @@ echo "    libraries and tools in $lib ($((SECONDS - start)) s)"
 phase "optional runtimes, so that urinfo and ur_bench see every device (a first install downloads about 1 GB)"
 optional_install "the OpenCL runtimes (PoCL, Intel's CPU runtime)" scripts/install_opencl.sh
 optional_install "Intel's libsycl (the SYCL baseline of scenario 7)" scripts/install_sycl.sh
+optional_install "Debian's Level Zero loader (for the host driver, level_zero:0)" scripts/install_level_zero.sh
 source scripts/opencl_env.sh
+source scripts/level_zero_env.sh
 export LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 phase "urinfo: adapters, platforms and devices through our loader"
