@@ -199,6 +199,10 @@ pub struct PoolSet {
     threshold: AtomicUsize,
     /// 0: no limit but the backend's.
     max_size: usize,
+    /// Blocking allocations made with the handle outside the engine pools
+    /// (the runtime's own, on OpenCL and Level Zero): bytes now and at the
+    /// high-water mark. Their memory is reserved exactly while it is used.
+    blocking: Mutex<(usize, usize)>,
 }
 
 impl PoolSet {
@@ -210,6 +214,7 @@ impl PoolSet {
             making: Mutex::new(()),
             threshold: AtomicUsize::new(threshold),
             max_size,
+            blocking: Mutex::new((0, 0)),
         }
     }
 
@@ -274,10 +279,23 @@ impl PoolSet {
         Ok(match prop {
             UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => self.release_threshold(),
             UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP => self.maximum_size(),
-            _ => self.made().try_fold(0usize, |sum, p| {
-                Ok::<_, ur_result_t>(sum.saturating_add(p.info(prop)?))
-            })?,
+            _ => {
+                let engine = self.made().try_fold(0usize, |sum, p| Ok::<_, ur_result_t>(sum.saturating_add(p.info(prop)?)))?;
+                let (now, high) = *self.blocking.lock().unwrap_or_else(|e| e.into_inner());
+                match prop {
+                    UR_USM_POOL_INFO_RESERVED_CURRENT_EXP | UR_USM_POOL_INFO_USED_CURRENT_EXP => engine.saturating_add(now),
+                    _ => engine.saturating_add(high),
+                }
+            }
         })
+    }
+
+    /// A blocking allocation (`bytes` > 0) or free (< 0) made with the
+    /// handle outside the engine pools, counted in its statistics.
+    pub fn account_blocking(&self, bytes: isize) {
+        let mut b = self.blocking.lock().unwrap_or_else(|e| e.into_inner());
+        b.0 = b.0.saturating_add_signed(bytes);
+        b.1 = b.1.max(b.0);
     }
 
     /// `urUSMPoolSetInfoExp`: a new release threshold (applied at once to
@@ -297,6 +315,10 @@ impl PoolSet {
             UR_USM_POOL_INFO_RESERVED_HIGH_EXP => self.made().for_each(|p| p.reset_reserved_high()),
             UR_USM_POOL_INFO_USED_HIGH_EXP => self.made().for_each(|p| p.reset_used_high()),
             _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+        if prop != UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP {
+            let mut b = self.blocking.lock().unwrap_or_else(|e| e.into_inner());
+            b.1 = b.0;
         }
         Ok(())
     }

@@ -390,11 +390,11 @@ impl hal::Pool<OpenCl> for UsmPool {
     }
 
     fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        self.size_info(prop)
+        self.engine.info(prop)
     }
 
     fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        UsmPool::set_info(self, prop, value)
+        self.engine.set_info(prop, value)
     }
 
     fn trim_to(&self, keep: usize) {

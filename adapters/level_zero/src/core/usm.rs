@@ -72,7 +72,7 @@ pub fn alloc(ctx: &Context, req: Request) -> UrResult<*mut c_void> {
                 return Err(e);
             }
         }
-        pool.account(req.size as isize);
+        pool.engine.account_blocking(req.size as isize);
     }
     ctx.allocations().insert(allocation.base, allocation.size, allocation);
     Ok(ptr)
@@ -107,7 +107,7 @@ pub(crate) fn release(ctx: &Context, a: &Allocation) {
     // no command uses it.
     unsafe { raw_free(&ctx.ze, a.base as *mut c_void) };
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
-        pool.account(-(a.size as isize));
+        pool.engine.account_blocking(-(a.size as isize));
     }
 }
 

@@ -8,7 +8,7 @@ use super::context::Context;
 use super::device::Device;
 use super::engine::{SlabOwner, ZeMemory};
 use crate::DDI;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use ur_core::engine::{self, PoolConfig, UsmKind};
 use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
@@ -37,7 +37,6 @@ pub struct UsmPool {
     /// the first one an async allocation asked for.
     bound_device: OnceLock<Arc<Device>>,
     /// Blocking allocations' bytes in use, and their high-water mark.
-    usage: Mutex<(usize, usize)>,
     me: Weak<UsmPool>,
 }
 
@@ -62,7 +61,6 @@ impl UsmPool {
             api,
             engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
-            usage: Mutex::new((0, 0)),
             me: me.clone(),
         });
         context.register_pool(&pool);
@@ -83,7 +81,6 @@ impl UsmPool {
             api: PoolApi::Exp,
             engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
-            usage: Mutex::new((0, 0)),
             me: me.clone(),
         })
     }
@@ -134,33 +131,6 @@ impl UsmPool {
                 engine::Pool::new(dag, Arc::new(source), config)
             }))
         })
-    }
-
-    pub fn account(&self, delta: isize) {
-        let mut u = self.usage.lock().unwrap_or_else(|e| e.into_inner());
-        u.0 = u.0.saturating_add_signed(delta);
-        u.1 = u.1.max(u.0);
-    }
-
-    /// The size queries: the engine pools' counters plus the blocking
-    /// allocations made with this pool.
-    pub fn size_info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        let engine = self.engine.info(prop)?;
-        let (used, used_high) = *self.usage.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(match prop {
-            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP | UR_USM_POOL_INFO_USED_CURRENT_EXP => engine + used,
-            UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP => engine + used_high,
-            _ => engine,
-        })
-    }
-
-    pub fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        self.engine.set_info(prop, value)?;
-        if prop == UR_USM_POOL_INFO_RESERVED_HIGH_EXP || prop == UR_USM_POOL_INFO_USED_HIGH_EXP {
-            let mut u = self.usage.lock().unwrap_or_else(|e| e.into_inner());
-            u.1 = u.0;
-        }
-        Ok(())
     }
 }
 

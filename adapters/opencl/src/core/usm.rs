@@ -24,7 +24,7 @@ use crate::conv::{self, check, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{self, PoolConfig, UsmKind};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
@@ -130,7 +130,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
                 return Err(e);
             }
         }
-        pool.account(req.size as isize);
+        pool.engine.account_blocking(req.size as isize);
     }
     ctx.allocations().insert(allocation.base, allocation.size, allocation);
     Ok(ptr)
@@ -201,7 +201,7 @@ pub(crate) fn release_backing(ctx: &Context, a: &Allocation) {
     // was removed from the table, so it is freed once.
     unsafe { ctx.raw_usm().free(a.raw as *mut c_void, true) };
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
-        pool.account(-(a.size as isize));
+        pool.engine.account_blocking(-(a.size as isize));
     }
 }
 
@@ -405,7 +405,6 @@ pub struct UsmPool {
     /// the first one an async allocation asked for.
     bound_device: OnceLock<&'static Device>,
     /// Blocking allocations' bytes in use, and their high-water mark.
-    usage: Mutex<(usize, usize)>,
     /// This pool, for the slabs of its engine pools to name their owner.
     me: Weak<UsmPool>,
 }
@@ -440,7 +439,6 @@ impl UsmPool {
             api,
             engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
-            usage: Mutex::new((0, 0)),
             me: me.clone(),
         });
         context.register_pool(&pool);
@@ -461,7 +459,6 @@ impl UsmPool {
             api: PoolApi::Exp,
             engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
-            usage: Mutex::new((0, 0)),
             me: me.clone(),
         })
     }
@@ -515,35 +512,6 @@ impl UsmPool {
                 engine::Pool::new(dag, source, config)
             }))
         })
-    }
-
-    fn account(&self, delta: isize) {
-        let mut u = self.usage.lock().unwrap_or_else(|e| e.into_inner());
-        u.0 = u.0.saturating_add_signed(delta);
-        u.1 = u.1.max(u.0);
-    }
-
-    /// The size queries of `urUSMPoolGetInfo(Exp)`: the engine pools'
-    /// counters, plus the blocking allocations made with this pool (their
-    /// memory is reserved exactly while it is used).
-    pub fn size_info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        let engine = self.engine.info(prop)?;
-        let (used, used_high) = *self.usage.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(match prop {
-            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP | UR_USM_POOL_INFO_USED_CURRENT_EXP => engine + used,
-            UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP => engine + used_high,
-            _ => engine,
-        })
-    }
-
-    /// `urUSMPoolSetInfoExp` (see [`PoolSet::set_info`]).
-    pub fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        self.engine.set_info(prop, value)?;
-        if prop == UR_USM_POOL_INFO_RESERVED_HIGH_EXP || prop == UR_USM_POOL_INFO_USED_HIGH_EXP {
-            let mut u = self.usage.lock().unwrap_or_else(|e| e.into_inner());
-            u.1 = u.0;
-        }
-        Ok(())
     }
 }
 
