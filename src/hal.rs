@@ -351,8 +351,12 @@ pub trait Event<B: Backend>: UrObject<Handle = ur_event_handle_t_> {
     fn command_type(&self) -> ur_command_t;
     fn status(&self) -> UrResult<ur_event_status_t>;
     /// A failed command's event: a wait list holding it is
-    /// `IN_EVENT_LIST_EXEC_STATUS`.
-    fn failed(&self) -> bool;
+    /// `IN_EVENT_LIST_EXEC_STATUS`. By default none: a backend whose
+    /// command errors surface from the call that waits keeps no failed
+    /// state (CUDA, Level Zero).
+    fn failed(&self) -> bool {
+        false
+    }
     /// `UR_PROFILING_INFO_*` in nanoseconds.
     fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64>;
     /// Blocks until the command completed; its error when it failed.

@@ -295,12 +295,6 @@ impl hal::Event<LevelZero> for Event {
         Event::status(self)
     }
 
-    /// A failed Level Zero command surfaces as an error of the call that
-    /// waits for it; the event keeps no failed state.
-    fn failed(&self) -> bool {
-        false
-    }
-
     fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
         Event::profiling(self, prop)
     }
