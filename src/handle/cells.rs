@@ -36,6 +36,13 @@ pub struct HandleCell {
 
 const _: () = assert!(core::mem::offset_of!(HandleCell, ddi) == 0);
 
+impl HandleCell {
+    fn mark_dead(&self) {
+        self.kind.store(DEAD, Ordering::Release);
+        self.object.store(std::ptr::null_mut(), Ordering::Release);
+    }
+}
+
 /// Cells a thread moves to or from the arena at a time: each thread keeps
 /// a magazine of fresh cells and a batch of dead ones, so the arena's lock
 /// is taken once per `BATCH` handles. Handles are made on one thread and
@@ -108,19 +115,17 @@ thread_local! {
 
 /// A cell for a new handle to `object`, live with `kind`.
 pub(crate) fn take(ddi: *const ur_dditable_t, kind: u32, object: *const ()) -> &'static HandleCell {
-    let from_arena = || arena().next();
     let cell = LOCAL
         .try_with(|l| {
             let mut l = l.borrow_mut();
             if l.fresh.is_empty() {
                 let mut a = arena();
-                let refill: Vec<_> = (0..BATCH).map(|_| a.next()).collect();
-                l.fresh = refill;
+                l.fresh.extend((0..BATCH).map(|_| a.next()));
             }
             l.fresh.pop().unwrap()
         })
         // The thread is ending: no magazine.
-        .unwrap_or_else(|_| from_arena());
+        .unwrap_or_else(|_| arena().next());
     cell.ddi.store(ddi as *mut _, Ordering::Relaxed);
     cell.object.store(object as *mut (), Ordering::Release);
     cell.kind.store(kind, Ordering::Release);
@@ -129,8 +134,7 @@ pub(crate) fn take(ddi: *const ur_dditable_t, kind: u32, object: *const ()) -> &
 
 /// Marks `cell` dead for good (its object is gone) and queues it.
 pub(crate) fn retire(cell: &'static HandleCell) {
-    cell.kind.store(DEAD, Ordering::Release);
-    cell.object.store(std::ptr::null_mut(), Ordering::Release);
+    cell.mark_dead();
     let queued = LOCAL.try_with(|l| {
         let mut l = l.borrow_mut();
         l.dead.push(cell);
@@ -146,7 +150,6 @@ pub(crate) fn retire(cell: &'static HandleCell) {
 
 /// Gives back a cell no handle was ever made from (a lost race).
 pub(crate) fn unused(cell: &'static HandleCell) {
-    cell.kind.store(DEAD, Ordering::Release);
-    cell.object.store(std::ptr::null_mut(), Ordering::Release);
+    cell.mark_dead();
     arena().quarantine.push_front(cell);
 }

@@ -197,10 +197,7 @@ pub unsafe trait ArcObject: UrObject {}
 pub fn arc_of<T: ArcObject>(obj: &T) -> Arc<T> {
     // SAFETY: `ArcObject` promises `obj` sits inside an `Arc`, which the
     // borrow keeps alive while the count is raised.
-    unsafe {
-        Arc::increment_strong_count(obj as *const T);
-        Arc::from_raw(obj as *const T)
-    }
+    unsafe { arc_in(obj) }
 }
 
 fn header_of<T: UrObject>(obj: &T) -> &HandleHeader {
@@ -279,12 +276,15 @@ pub unsafe fn clone_arc<T: UrObject>(
     h: *mut T::Handle,
     ddi: &'static ur_dditable_t,
 ) -> UrResult<Arc<T>> {
-    let obj = borrow::<T>(h, ddi)?;
-    Ok(arc_from_borrow(obj))
+    // A live handle owns one `Arc` of its object.
+    Ok(arc_in(borrow::<T>(h, ddi)?))
 }
 
-/// A new `Arc` to an object a handle owns a reference of.
-unsafe fn arc_from_borrow<T: UrObject>(obj: &T) -> Arc<T> {
+/// A new `Arc` to an object known to sit inside one.
+///
+/// # Safety
+/// `obj` is owned by an `Arc` that outlives the borrow.
+unsafe fn arc_in<T>(obj: &T) -> Arc<T> {
     Arc::increment_strong_count(obj as *const T);
     Arc::from_raw(obj as *const T)
 }
