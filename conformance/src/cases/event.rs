@@ -56,7 +56,7 @@ pub const CASES: &[Case] = &[
 const BYTES: usize = 1 << 16;
 
 /// Enqueues a one-byte-pattern fill of `len` bytes and returns its event.
-unsafe fn fill(
+pub(crate) unsafe fn fill(
     fx: &DeviceFx,
     queue: ur_queue_handle_t,
     ptr: *mut c_void,

@@ -17,13 +17,10 @@ pub const CASES: &[Case] = &[
     Case::device("urUSMPoolRelease.released_handle_is_refused", released_pool),
 ];
 
-/// A completed fill's event on `fx`'s queue.
-unsafe fn fill_event(fx: &DeviceFx, queue: ur_queue_handle_t, memory: &Usm) -> Result<ur_event_handle_t, Outcome> {
-    let byte = 0x5au8;
-    let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(queue, memory.ptr, 1, (&byte as *const u8).cast(), 64, 0, null(), &mut event));
-    check!(!event.is_null(), "urEnqueueUSMFill returned a null event");
-    expect_success!(fx.api.urEventWait(1, &event));
+/// A completed fill's event on `queue`.
+unsafe fn fill_event(fx: &DeviceFx, queue: ur_queue_handle_t, memory: &Usm) -> Result<OwnedEvent, Outcome> {
+    let event = super::event::fill(fx, queue, memory.ptr, 0x5a, 64, &[])?;
+    fx.wait(event.get())?;
     Ok(event)
 }
 
@@ -47,12 +44,13 @@ unsafe fn expect_refused_event(fx: &DeviceFx, event: ur_event_handle_t) -> CaseR
 
 unsafe fn released_event(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = fill_event(fx, fx.queue, &memory)?;
+    let owned = fill_event(fx, fx.queue, &memory)?;
+    let event = owned.get();
     expect_success!(fx.api.urEventRetain(event));
     expect_success!(fx.api.urEventRelease(event));
     // Still one reference: still live.
     expect_success!(fx.api.urEventWait(1, &event));
-    expect_success!(fx.api.urEventRelease(event));
+    expect_success!(owned.release());
     expect_refused_event(fx, event)
 }
 
@@ -60,12 +58,13 @@ unsafe fn released_event(fx: &DeviceFx) -> CaseResult {
 /// are made and released (their memory is handed out again meanwhile).
 unsafe fn released_event_after_many(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
-    let first = fill_event(fx, fx.queue, &memory)?;
-    expect_success!(fx.api.urEventRelease(first));
+    let owned = fill_event(fx, fx.queue, &memory)?;
+    let first = owned.get();
+    expect_success!(owned.release());
     for _ in 0..1000 {
         let e = fill_event(fx, fx.queue, &memory)?;
-        check!(e != first, "a new event got the handle of a released one at once");
-        expect_success!(fx.api.urEventRelease(e));
+        check!(e.get() != first, "a new event got the handle of a released one at once");
+        expect_success!(e.release());
     }
     expect_refused_event(fx, first)
 }
@@ -75,7 +74,7 @@ unsafe fn released_queue(fx: &DeviceFx) -> CaseResult {
     let owned = fx.create_queue(0)?;
     let queue = owned.get();
     let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = fx.own_event(fill_event(fx, queue, &memory)?);
+    let event = fill_event(fx, queue, &memory)?;
     expect_success!(owned.release());
     // The event keeps the queue alive inside the adapter, but the user's
     // handle is gone.
