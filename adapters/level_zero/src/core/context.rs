@@ -76,9 +76,6 @@ impl Context {
     /// Zero context, for `devices` (every device of the first platform
     /// when none are named: Level Zero cannot list a context's devices).
     pub fn from_native(native: ze_context_handle_t, devices: Vec<Arc<Device>>, owned: bool) -> UrResult<Arc<Context>> {
-        if native.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE);
-        }
         let devices = if devices.is_empty() {
             let platform = super::platform::Platform::all().first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
             platform.devices.clone()

@@ -211,9 +211,6 @@ impl Event {
     /// `urEventCreateWithNativeHandle`: an event whose completion is the
     /// user's Level Zero event's, of no queue.
     pub fn from_native(context: Arc<Context>, native: ze_event_handle_t, owned: bool) -> UrResult<Arc<Event>> {
-        if native.is_null() {
-            return Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE);
-        }
         Ok(Arc::new(Event {
             header: HandleHeader::new(&DDI, ObjectKind::Event),
             context,
