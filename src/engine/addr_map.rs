@@ -14,6 +14,8 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::{Arc, RwLock, Weak};
+use super::pool::Pool;
 
 const EMPTY: usize = 0;
 
@@ -311,5 +313,55 @@ mod tests {
             }
         }
         agrees(&m, &truth, truth.clone().iter().flat_map(|&(b, l, _)| [b, b + l - 1, b + l]));
+    }
+}
+
+/// The slabs of a context's engine pools by address, each with its owner
+/// (which pool, which kind): any pointer into pool memory finds its pool
+/// without a table entry per allocation, so asynchronous allocations and
+/// frees touch no shared table. A backend's `MemorySource` enters each slab
+/// it hands out and removes it when it takes it back.
+pub struct SlabMap<O> {
+    slabs: RwLock<RangeMap<O>>,
+}
+
+impl<O> Default for SlabMap<O> {
+    fn default() -> Self {
+        SlabMap { slabs: RwLock::new(RangeMap::new()) }
+    }
+}
+
+impl<O> SlabMap<O> {
+    pub fn insert(&self, addr: usize, size: usize, owner: O) {
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, size, owner);
+    }
+
+    pub fn remove(&self, addr: usize) {
+        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(addr);
+    }
+
+    /// `f` of the owner of the slab holding `addr`, when there is one.
+    pub fn with_owner<R>(&self, addr: usize, f: impl FnOnce(&O) -> R) -> Option<R> {
+        self.slabs.read().unwrap_or_else(|e| e.into_inner()).value_at(addr).map(f)
+    }
+
+    /// The owner of the slab holding `addr`, when there is one.
+    pub fn owner_of(&self, addr: usize) -> Option<O>
+    where
+        O: Clone,
+    {
+        self.with_owner(addr, O::clone)
+    }
+}
+
+/// An owner that names the engine pool sub-allocating its slab.
+pub trait SlabOfPool {
+    fn engine_pool(&self) -> &Weak<Pool>;
+}
+
+impl<O: SlabOfPool> SlabMap<O> {
+    /// The engine pool whose slab holds `addr`, while it lives.
+    pub fn pool_of(&self, addr: usize) -> Option<Arc<Pool>> {
+        self.with_owner(addr, |o| o.engine_pool().upgrade()).flatten()
     }
 }

@@ -128,7 +128,7 @@ mod testkit;
 mod tests;
 
 pub use backend::{HostMemory, MemorySource, OutOfMemory, UsmKind, VirtualMemory};
-pub use addr_map::RangeMap;
+pub use addr_map::{RangeMap, SlabMap, SlabOfPool};
 pub use clock::{Clock, LaneId, Seq, Stamp};
 pub use completion::{wait_for_stamp, wait_reported, Completion, Cover, Progress, Tracker};
 pub use config::PoolConfig;

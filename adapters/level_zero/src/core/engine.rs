@@ -15,8 +15,8 @@ use crate::ze;
 use level_zero_sys::*;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, RwLock, Weak};
-use ur_core::engine::{self, MemorySource, OutOfMemory, RangeMap, UsmKind};
+use std::sync::{Arc, Weak};
+use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
 
 /// `size` bytes of `kind` memory aligned to `align` (0: the driver's
 /// default) in `context`; device and shared memory on `device`.
@@ -67,31 +67,14 @@ pub struct SlabOwner {
     pub device: Option<Arc<Device>>,
 }
 
-/// The engine slabs of one context by address: a pointer finds its pool
-/// without a table entry per allocation.
-#[derive(Default)]
-pub struct SlabMap {
-    slabs: RwLock<RangeMap<SlabOwner>>,
-}
-
-impl SlabMap {
-    fn insert(&self, addr: usize, size: usize, owner: SlabOwner) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, size, owner);
-    }
-
-    fn remove(&self, addr: usize) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(addr);
-    }
-
-    pub fn owner_of(&self, addr: usize) -> Option<SlabOwner> {
-        self.slabs.read().unwrap_or_else(|e| e.into_inner()).value_at(addr).cloned()
-    }
-
-    /// The engine pool whose slab holds `addr`, while it lives.
-    pub fn pool_of(&self, addr: usize) -> Option<Arc<engine::Pool>> {
-        self.slabs.read().unwrap_or_else(|e| e.into_inner()).value_at(addr).and_then(|o| o.pool.upgrade())
+impl engine::SlabOfPool for SlabOwner {
+    fn engine_pool(&self) -> &Weak<engine::Pool> {
+        &self.pool
     }
 }
+
+/// The engine slabs of one context by address.
+pub type SlabMap = engine::SlabMap<SlabOwner>;
 
 /// Raw memory of one (context, device, USM kind) for engine pools; each
 /// slab is entered in the context's [`SlabMap`]. It holds the Level Zero

@@ -170,7 +170,7 @@ impl Context {
 
     /// The live block of pool memory that holds `addr`, if any.
     pub fn pool_block(&self, addr: usize) -> Option<PoolBlock> {
-        let (pool, kind) = self.slabs.owner_of(addr)?;
+        let (pool, kind) = super::usm_pool::owner_of(&self.slabs, addr)?;
         let (base, size) = pool.engine.get(kind)?.live_block_containing(addr)?;
         Some(PoolBlock { pool, kind, base, size })
     }

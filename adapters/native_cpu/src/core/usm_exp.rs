@@ -138,7 +138,7 @@ impl Queue {
                 let out = match first.map(free) {
                     Some(Ok(out)) => out,
                     _ => {
-                        let owner = context.slabs.owner_of(ptr as usize);
+                        let owner = super::usm_pool::owner_of(&context.slabs, ptr as usize);
                         let owner = owner.filter(|(p, _)| pool.is_none_or(|n| std::ptr::eq(&**p, n)));
                         let (owner, kind) = owner.ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
                         free(owner.engine.get(kind).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?)?

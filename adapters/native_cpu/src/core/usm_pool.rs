@@ -10,39 +10,24 @@ use super::context::Context;
 use super::device::{Device, DEFAULT_USM_ALIGNMENT};
 use crate::DDI;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, RwLock, Weak};
-use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, RangeMap, UsmKind, VirtualMemory};
+use std::sync::{Arc, Mutex, Weak};
+use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, UsmKind, VirtualMemory};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
 use ur_core::*;
 
 /// Which pool, and which of its kinds, owns each slab of a context.
-#[derive(Default)]
-pub struct SlabMap {
-    slabs: RwLock<RangeMap<SlabOwner>>,
-}
+pub type SlabMap = engine::SlabMap<SlabOwner>;
 
-struct SlabOwner {
+pub struct SlabOwner {
     pool: Weak<Pool>,
     kind: UsmKind,
 }
 
-impl SlabMap {
-    fn insert(&self, addr: usize, size: usize, pool: Weak<Pool>, kind: UsmKind) {
-        let owner = SlabOwner { pool, kind };
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, size, owner);
-    }
-
-    fn remove(&self, addr: usize) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(addr);
-    }
-
-    /// The pool and USM kind of the slab that holds `addr`, while that pool lives.
-    pub fn owner_of(&self, addr: usize) -> Option<(Arc<Pool>, UsmKind)> {
-        let slabs = self.slabs.read().unwrap_or_else(|e| e.into_inner());
-        let owner = slabs.value_at(addr)?;
-        Some((owner.pool.upgrade()?, owner.kind))
-    }
+/// The pool and USM kind of the slab that holds `addr`, while that pool
+/// lives.
+pub fn owner_of(slabs: &SlabMap, addr: usize) -> Option<(Arc<Pool>, UsmKind)> {
+    slabs.with_owner(addr, |o| Some((o.pool.upgrade()?, o.kind))).flatten()
 }
 
 /// Host memory for one USM kind of one pool. The kinds of a pool share one
@@ -77,7 +62,7 @@ impl MemorySource for PoolMemory {
     fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
         injected_failure()?;
         let p = self.host.allocate(size, align)?;
-        self.slabs.insert(p.as_ptr() as usize, size, self.pool.clone(), self.kind);
+        self.slabs.insert(p.as_ptr() as usize, size, SlabOwner { pool: self.pool.clone(), kind: self.kind });
         Ok(p)
     }
 
@@ -101,7 +86,7 @@ impl VirtualMemory for PoolMemory {
     fn reserve(&self, size: usize) -> Result<NonNull<u8>, OutOfMemory> {
         injected_failure()?;
         let p = self.host.reserve(size)?;
-        self.slabs.insert(p.as_ptr() as usize, size, self.pool.clone(), self.kind);
+        self.slabs.insert(p.as_ptr() as usize, size, SlabOwner { pool: self.pool.clone(), kind: self.kind });
         Ok(p)
     }
 

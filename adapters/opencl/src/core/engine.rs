@@ -23,9 +23,9 @@ use crate::conv;
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, Weak};
 use sys::{cl_event, cl_int};
-use ur_core::engine::{self, Completion, Cover, Lane, MemorySource, OutOfMemory, Progress, RangeMap, Seq, Tracker, UsmKind};
+use ur_core::engine::{self, Completion, Cover, Lane, MemorySource, OutOfMemory, Progress, Seq, Tracker, UsmKind};
 use ur_core::*;
 
 /// The runtime allocation entry points of one context, shared by
@@ -136,37 +136,14 @@ pub struct SlabOwner {
     pub device: Option<&'static Device>,
 }
 
-/// The engine slabs of one context by address, so that a pointer finds its
-/// pool without a table entry per allocation: asynchronous allocations and
-/// frees touch no shared table, and the pool itself knows its live blocks.
-#[derive(Default)]
-pub struct SlabMap {
-    slabs: RwLock<RangeMap<SlabOwner>>,
-}
-
-impl SlabMap {
-    fn insert(&self, addr: usize, size: usize, owner: SlabOwner) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, size, owner);
-    }
-
-    fn remove(&self, addr: usize) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(addr);
-    }
-
-    /// The owner of the slab holding `addr`, when there is one.
-    pub fn owner_of(&self, addr: usize) -> Option<SlabOwner> {
-        self.with_owner(addr, SlabOwner::clone)
-    }
-
-    /// The engine pool whose slab holds `addr`, while it lives.
-    pub fn pool_of(&self, addr: usize) -> Option<Arc<engine::Pool>> {
-        self.with_owner(addr, |o| o.pool.upgrade()).flatten()
-    }
-
-    fn with_owner<R>(&self, addr: usize, f: impl FnOnce(&SlabOwner) -> R) -> Option<R> {
-        self.slabs.read().unwrap_or_else(|e| e.into_inner()).value_at(addr).map(f)
+impl engine::SlabOfPool for SlabOwner {
+    fn engine_pool(&self) -> &Weak<engine::Pool> {
+        &self.pool
     }
 }
+
+/// The engine slabs of one context by address.
+pub type SlabMap = engine::SlabMap<SlabOwner>;
 
 /// Raw memory of one (context, device, USM kind) for engine pools; each
 /// slab is entered in the context's [`SlabMap`]. It holds its own reference
