@@ -63,6 +63,7 @@ pub const CASES: &[Case] = &[
     Case::device("urUSMPoolGetInfoExp.invalid_enumeration", info_exp_bad_enum),
     Case::device("urUSMPoolGetInfoExp.null_outputs", info_exp_null_outputs),
     Case::device("urUSMPoolSetInfoExp.threshold_applies_at_synchronisation", threshold),
+    Case::device("urUSMPoolCreateExp.initial_threshold_keeps_freed_memory", initial_threshold),
     Case::device("urUSMPoolSetInfoExp.invalid_size", set_info_bad_size),
     Case::device("urUSMPoolSetInfoExp.invalid_high_water_value", set_info_bad_value),
     Case::device("urUSMPoolSetInfoExp.null_value", set_info_null_value),
@@ -1237,6 +1238,31 @@ unsafe fn threshold(fx: &DeviceFx) -> CaseResult {
     set_stat(fx, pool.get(), UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, 0)?;
     finish(fx, fx.queue)?;
     check_eq!(get(UR_USM_POOL_INFO_RESERVED_CURRENT_EXP)?, 0usize);
+    Ok(())
+}
+
+/// A pool made with an initial threshold, as libsycl's `memory_pool` with
+/// `initial_threshold` makes it (with and without the native-pool flag),
+/// keeps a freed block under that threshold reserved across a finish.
+unsafe fn initial_threshold(fx: &DeviceFx) -> CaseResult {
+    require_pools(fx)?;
+    let threshold = 16 * MIB;
+    let size = 4 * MIB;
+    for flags in [0, UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0] {
+        let pool = exp_pool(fx, flags, Some((0, threshold)))?;
+        let get = |prop| stat(fx, pool.get(), prop);
+        check_eq!(get(UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP)?, threshold);
+        let (p, _) = alloc(fx, fx.queue, UsmKind::Device, pool.get(), size, &[], false)?;
+        let freed = free(fx, fx.queue, pool.get(), p, &[], true)?.expect("asked for");
+        fx.wait(freed.get())?;
+        finish(fx, fx.queue)?;
+        let reserved = get(UR_USM_POOL_INFO_RESERVED_CURRENT_EXP)?;
+        check!(
+            reserved >= size,
+            "flags {flags:#x}: RESERVED_CURRENT is {reserved} after a {size}-byte block under a {threshold}-byte initial threshold was freed"
+        );
+        check_eq!(get(UR_USM_POOL_INFO_USED_CURRENT_EXP)?, 0usize);
+    }
     Ok(())
 }
 
