@@ -58,10 +58,41 @@ impl Engine {
             .clone()
     }
 
+    /// [`default_pool`](Self::default_pool) for a memory source that names
+    /// its pool (a slab map's owner, say): `make` is given the pool's `Weak`.
+    pub fn default_pool_named(
+        &self,
+        device: DeviceKey,
+        kind: UsmKind,
+        make: impl FnOnce(&Weak<Pool>) -> (Arc<dyn MemorySource>, PoolConfig),
+    ) -> Arc<Pool> {
+        let mut defaults = self.defaults.lock().unwrap_or_else(|e| e.into_inner());
+        defaults
+            .entry((device, kind))
+            .or_insert_with(|| self.named_pool(make))
+            .clone()
+    }
+
+    fn named_pool(&self, make: impl FnOnce(&Weak<Pool>) -> (Arc<dyn MemorySource>, PoolConfig)) -> Arc<Pool> {
+        Arc::new_cyclic(|me| {
+            let (source, config) = make(me);
+            Pool::new(self.dag.clone(), source, config)
+        })
+    }
+
     /// A user pool (`urUSMPoolCreateExp`). The caller keeps the `Arc`; the
     /// engine only remembers it for [`pool_of`](Self::pool_of).
     pub fn create_pool(&self, source: Arc<dyn MemorySource>, config: PoolConfig) -> Arc<Pool> {
-        let pool = Arc::new(Pool::new(self.dag.clone(), source, config));
+        self.create_pool_named(|_| (source, config))
+    }
+
+    /// [`create_pool`](Self::create_pool) for a memory source that names its
+    /// pool: `make` is given the pool's `Weak`.
+    pub fn create_pool_named(
+        &self,
+        make: impl FnOnce(&Weak<Pool>) -> (Arc<dyn MemorySource>, PoolConfig),
+    ) -> Arc<Pool> {
+        let pool = self.named_pool(make);
         let mut pools = self.user_pools.lock().unwrap_or_else(|e| e.into_inner());
         pools.retain(|p| p.strong_count() > 0);
         pools.push(Arc::downgrade(&pool));

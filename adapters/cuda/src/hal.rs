@@ -207,18 +207,34 @@ impl hal::Context<Cuda> for Context {
     }
 
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        self.usm.with(ptr as usize, |a| (a.base, a.size))
+        self.usm_lookup(ptr as usize).map(|(base, size, _)| (base, size))
     }
 
     fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<Cuda>> {
-        self.usm.with(ptr as usize, |a| {
+        let registered = self.usm.with(ptr as usize, |a| {
             let device = a
                 .device
                 .as_ref()
                 .map_or(std::ptr::null_mut(), |d| d.handle());
             let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
             AllocInfo::new(a.kind.as_ur(), a.base as *mut c_void, a.size, device, pool)
-        })
+        });
+        if registered.is_some() {
+            return registered;
+        }
+        // An engine block: its pool knows it (its size is the request
+        // rounded up to the pool's granule); a destroyed pool reads as none.
+        let (engine_pool, owner) = self.engine_owner(ptr as usize)?;
+        let (base, size) = engine_pool.live_block_containing(ptr as usize)?;
+        let device = owner
+            .device
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |d| d.handle());
+        let pool = owner
+            .usm_pool
+            .upgrade()
+            .map_or(std::ptr::null_mut(), |p| p.handle());
+        Some(AllocInfo::new(owner.kind.as_ur(), base as *mut c_void, size, device, pool))
     }
 
     /// The largest of the context's devices, the limit `usm_alloc` applies

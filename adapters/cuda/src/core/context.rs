@@ -2,16 +2,16 @@
 //! the USM allocations made in it, and the pools its devices use by default.
 
 use super::device::Device;
-use super::engine::CudaMemory;
+use super::engine::{SlabMap, SlabOwner};
 use super::queue::Queue;
-use super::usm::{UsmKind, UsmRegistry};
+use super::usm::UsmRegistry;
 use super::usm_pool::UsmPool;
 use crate::driver::CuEvent;
 use crate::DDI;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
-use ur_core::engine::{self, Engine, Lane, LaneId, PoolConfig, Stamp};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use ur_core::engine::{self, Engine, Lane, LaneId, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::log;
 use ur_core::*;
@@ -38,12 +38,16 @@ pub struct Context {
     deleters: Mutex<Vec<Deleter>>,
     /// The async pool engine of this context.
     pub engine: Engine,
+    /// Every slab and range of this context's engine pools, by address: an
+    /// engine block is found through it, not through `usm`.
+    pub slabs: Arc<SlabMap>,
+    /// Engine pools of destroyed UR pools that still have live blocks.
+    kept_pools: Mutex<Vec<Arc<engine::Pool>>>,
     /// Set when an engine pool is first used: from then on every command is
     /// recorded in the engine's graph.
     tracking: AtomicBool,
-    /// Held while a command is recorded and put on its stream, so that every
-    /// recorded command's work is on its stream before anyone else looks.
-    submit_lock: Mutex<()>,
+    /// Set once `urUSMPoolSetDevicePoolExp` names a pool ([`Self::any_current`]).
+    any_current: AtomicBool,
     /// The queue behind each lane, to find events covering its commands.
     lanes: Mutex<HashMap<LaneId, Weak<Queue>>>,
     /// The lane blocking allocations from engine pools are made on: it
@@ -113,8 +117,10 @@ impl Context {
             pools: Mutex::new(pools),
             deleters: Mutex::new(Vec::new()),
             engine: Engine::new(),
+            slabs: Arc::default(),
+            kept_pools: Mutex::new(Vec::new()),
             tracking: AtomicBool::new(false),
-            submit_lock: Mutex::new(()),
+            any_current: AtomicBool::new(false),
             lanes: Mutex::new(HashMap::new()),
             host_lane: OnceLock::new(),
             owned_primary,
@@ -158,9 +164,21 @@ impl Context {
         self.default_pool(device)
     }
 
+    /// Whether any device of this context has a current pool other than its
+    /// default: until one is set, a queue may keep its device's default
+    /// pool (which lives as long as the context) and skip the pool table.
+    #[inline]
+    pub fn any_current(&self) -> bool {
+        self.any_current.load(Ordering::Acquire)
+    }
+
     pub fn set_current_pool(&self, device: &Device, pool: Arc<UsmPool>) -> UrResult {
         let i = self.device_index(device)?;
-        self.pools.lock().unwrap_or_else(|e| e.into_inner())[i].current = Some(pool);
+        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
+        pools[i].current = Some(pool);
+        // An allocation that reads it false meanwhile races with this call,
+        // which nothing orders: either pool is a right answer.
+        self.any_current.store(true, Ordering::Release);
         Ok(())
     }
 
@@ -191,12 +209,13 @@ impl Context {
     }
 
     /// Starts recording commands (before the first engine allocation).
+    #[inline]
     pub fn start_tracking(&self) {
-        self.tracking.store(true, Ordering::Release);
-    }
-
-    pub fn submit_lock(&self) -> MutexGuard<'_, ()> {
-        self.submit_lock.lock().unwrap_or_else(|e| e.into_inner())
+        // Read first: a store on every allocation would bounce the line
+        // between the threads of a context.
+        if !self.tracking() {
+            self.tracking.store(true, Ordering::Release);
+        }
     }
 
     pub fn register_lane(&self, id: LaneId, queue: Weak<Queue>) {
@@ -214,32 +233,33 @@ impl Context {
     }
 
     /// A CUDA event whose completion implies command `s`'s, or `None` when it
-    /// has completed (or its queue is gone, which waited for it). Call with
-    /// the submit lock held.
-    pub fn event_covering(&self, s: Stamp) -> Option<Arc<CuEvent>> {
+    /// has completed (or its queue is gone, which waited for it), for a
+    /// command `from` is submitting under its submit lock.
+    pub fn event_covering(&self, s: Stamp, from: &Queue) -> Option<Arc<CuEvent>> {
         let queue = self
             .lanes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&s.lane)?
             .upgrade()?;
+        if std::ptr::eq(&*queue, from) {
+            return queue.covering_own(s.seq);
+        }
         queue.event_covering(s.seq)
     }
 
-    /// The engine's default pool of `kind` memory for `device`.
-    pub fn engine_default_pool(
-        &self,
-        device: &Arc<Device>,
-        kind: UsmKind,
-    ) -> UrResult<Arc<engine::Pool>> {
-        let key = self.device_index(device)?;
-        Ok(self.engine.default_pool(key, kind.engine_kind(), || {
-            let source: Arc<dyn engine::MemorySource> = Arc::new(CudaMemory {
-                device: device.clone(),
-                kind,
-            });
-            (source, PoolConfig::new(kind.engine_kind()))
-        }))
+    /// Keeps the engine pool of a destroyed UR pool while blocks of it live.
+    pub fn keep_pool(&self, pool: Arc<engine::Pool>) {
+        let mut kept = self.kept_pools.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|p| p.live_blocks() > 0);
+        kept.push(pool);
+    }
+
+    /// The engine pool whose memory holds `addr`, and who owns it.
+    pub fn engine_owner(&self, addr: usize) -> Option<(Arc<engine::Pool>, SlabOwner)> {
+        self.slabs
+            .with_owner(addr, |o| Some((o.pool.upgrade()?, o.clone())))
+            .flatten()
     }
 
     pub fn add_deleter(
@@ -269,7 +289,7 @@ impl Drop for Context {
                     let _ = crate::driver::ctx_synchronize();
                 }
             }
-            self.usm.free_all(self.engine.dag());
+            self.usm.free_all();
         }
         self.engine.release_default_pools();
         for d in self

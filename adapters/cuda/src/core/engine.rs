@@ -17,20 +17,48 @@
 
 use super::device::Device;
 use super::usm::UsmKind;
+use super::usm_pool::UsmPool;
 use crate::driver::{self, CUstream, CuEvent};
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use super::vmm;
 use ur_core::engine::{
     self, Completion, Cover, Lane, MemorySource, OutOfMemory, Progress, Seq, Stamp, Tracker, VirtualMemory,
 };
 
+/// Whose an engine slab or reserved range is: what any address inside
+/// engine memory reports, so that blocks need no entry of their own in the
+/// context's allocation registry (which threads on different queues would
+/// all write).
+#[derive(Clone)]
+pub struct SlabOwner {
+    /// The engine pool that sub-allocates the slab.
+    pub pool: Weak<engine::Pool>,
+    /// The UR pool that engine pool serves (gone once it is destroyed).
+    pub usm_pool: Weak<UsmPool>,
+    pub kind: UsmKind,
+    /// The GPU whose memory it is (`None` for host memory).
+    pub device: Option<Arc<Device>>,
+}
+
+impl engine::SlabOfPool for SlabOwner {
+    fn engine_pool(&self) -> &Weak<engine::Pool> {
+        &self.pool
+    }
+}
+
+/// The engine slabs and ranges of one context by address.
+pub type SlabMap = engine::SlabMap<SlabOwner>;
+
 /// Raw memory of one (device, USM kind) for engine pools. Device memory
 /// comes in granules of address ranges where the GPU has virtual memory
-/// management (`vmm.rs`), else in slabs from `cuMemAlloc`.
+/// management (`vmm.rs`), else in slabs from `cuMemAlloc`. Every slab and
+/// range is entered in the context's [`SlabMap`] while the pool has it.
 pub struct CudaMemory {
     pub device: Arc<Device>,
     pub kind: UsmKind,
+    pub slabs: Arc<SlabMap>,
+    pub owner: SlabOwner,
 }
 
 impl CudaMemory {
@@ -60,10 +88,13 @@ impl MemorySource for CudaMemory {
             }
             UsmKind::Host => driver::mem_host_alloc(size).map_err(|_| OutOfMemory)? as usize,
         };
-        NonNull::new(p as *mut u8).ok_or(OutOfMemory)
+        let p = NonNull::new(p as *mut u8).ok_or(OutOfMemory)?;
+        self.slabs.insert(p.as_ptr() as usize, size, self.owner.clone());
+        Ok(p)
     }
 
     unsafe fn release(&self, ptr: NonNull<u8>, _size: usize, _align: usize) {
+        self.slabs.remove(ptr.as_ptr() as usize);
         if self.device.activate().is_err() {
             return;
         }
@@ -90,7 +121,9 @@ impl VirtualMemory for CudaMemory {
     fn reserve(&self, size: usize) -> Result<NonNull<u8>, OutOfMemory> {
         self.device.activate().map_err(|_| OutOfMemory)?;
         let p = vmm::reserve(size, self.granule()).map_err(|_| OutOfMemory)?;
-        NonNull::new(p as usize as *mut u8).ok_or(OutOfMemory)
+        let p = NonNull::new(p as usize as *mut u8).ok_or(OutOfMemory)?;
+        self.slabs.insert(p.as_ptr() as usize, size, self.owner.clone());
+        Ok(p)
     }
 
     unsafe fn commit(&self, addr: NonNull<u8>, len: usize) -> Result<(), OutOfMemory> {
@@ -108,6 +141,7 @@ impl VirtualMemory for CudaMemory {
     }
 
     unsafe fn unreserve(&self, addr: NonNull<u8>, size: usize) {
+        self.slabs.remove(addr.as_ptr() as usize);
         if self.device.activate().is_ok() {
             // SAFETY: a reservation of ours with nothing mapped in it.
             vmm::unreserve(addr.as_ptr() as usize as u64, size);
@@ -185,7 +219,7 @@ impl Trackers {
     /// An event whose completion implies that of command `seq`, or `None`
     /// when the command has completed. On an in-order lane without one, a
     /// new event is recorded on `stream` now: `seq`'s work is already on the
-    /// stream (the context's submit lock guarantees it). It is filed under
+    /// stream (the caller saw the queue publish it). It is filed under
     /// `seq`, not the lane's tail, whose work may still be being enqueued.
     pub fn event_covering(
         &mut self,

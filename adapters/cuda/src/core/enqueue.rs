@@ -10,6 +10,7 @@ use crate::conv::{self, CuExt};
 use crate::driver::{self, Stream};
 use std::ffi::c_void;
 use std::sync::Arc;
+use ur_core::engine;
 use ur_core::*;
 
 /// Enqueues a fill of `size` bytes at `dst` with a `pattern` that repeats
@@ -93,7 +94,7 @@ impl Queue {
         wait: &[&Event],
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let shared = self.context.usm.kind_of(ptr as usize) == Some(UsmKind::Shared);
+        let shared = self.context.usm_lookup(ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
         let to_host = flags & UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0 != 0;
         let dev = (!to_host).then_some(self.device.cu);
         let managed = self.device.props.concurrent_managed;
@@ -117,7 +118,7 @@ impl Queue {
         advice: ur_usm_advice_flags_t,
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let shared = self.context.usm.kind_of(ptr as usize) == Some(UsmKind::Shared);
+        let shared = self.context.usm_lookup(ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
         let dev = self.device.cu;
         Ok(self
             .submit(UR_COMMAND_USM_ADVISE, &[], want_event, |_| {
@@ -153,7 +154,7 @@ impl Queue {
         }
         let pool = match pool {
             Some(p) => p,
-            None => context.current_pool(&self.device)?,
+            None => self.current_pool()?,
         };
         if !pool.serves(context, &self.device) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
@@ -162,7 +163,9 @@ impl Queue {
         if kind == UsmKind::Device && pool.is_native() {
             let command = UR_COMMAND_ENQUEUE_USM_DEVICE_ALLOC_EXP;
             let alloc = |s: &Stream| pool.alloc_async(size, s.raw());
-            let done = self.submit_node(command, wait, Node::Untracked, want_event, alloc)?;
+            let submitting = self.begin_submit();
+            let done =
+                self.submit_node(&submitting, command, wait, Node::Untracked, want_event, alloc)?;
             let p = done.value as usize;
             context.usm.insert(Allocation::new(
                 p,
@@ -178,7 +181,7 @@ impl Queue {
         let engine_pool = pool.engine_pool(kind)?;
         context.start_tracking();
         let lane = self.lane();
-        let _lock = context.submit_lock();
+        let submitting = self.begin_submit();
         let a = engine_pool.alloc(&lane, &stamps_of(wait), size, 0, want_event)?;
         let p = a.ptr.as_ptr() as usize;
         let event = match a.stamp {
@@ -194,7 +197,7 @@ impl Queue {
                     stamp,
                     deps: a.deps.as_slice(),
                 };
-                let run = self.submit_node(command, wait, node, want_event, |s| {
+                let run = self.submit_node(&submitting, command, wait, node, want_event, |s| {
                     if zero {
                         // SAFETY: the block is ours and `bytes` long.
                         unsafe { driver::memset_async(p as u64, 0, 1, bytes, s.raw()) }.cu()?;
@@ -215,15 +218,8 @@ impl Queue {
                 }
             }
         };
-        context.usm.insert(Allocation::new(
-            p,
-            p,
-            size,
-            kind,
-            device,
-            Some(pool),
-            Backing::Engine(engine_pool),
-        ));
+        // An engine block has no registry entry: the context's slab map
+        // finds it (`Context::engine_owner`).
         Ok((p as *mut c_void, event))
     }
 
@@ -232,6 +228,65 @@ impl Queue {
     /// is `INVALID_VALUE` and releases nothing; the memory goes back once
     /// the work before this point of the queue is done.
     pub fn usm_free_async(
+        self: &Arc<Self>,
+        pool: Option<&UsmPool>,
+        ptr: *mut c_void,
+        wait: &[&Event],
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let context = &self.context;
+        if pool.is_some_and(|p| p.is_native()) && context.usm.with(ptr as usize, |_| ()).is_some() {
+            // A native pool's device allocation (its other kinds are the
+            // engine's).
+            return self.free_native_async(pool, ptr, wait, want_event);
+        }
+        let lane = self.lane();
+        let stamps = stamps_of(wait);
+        let submitting = self.begin_submit();
+        let free = |e: &engine::Pool| e.free(&lane, &stamps, ptr as *const u8, want_event);
+        // Most frees give a block back to the pool it came from here (the
+        // named pool's or the queue's current one): tried first, it needs
+        // no table shared with other queues. A refused free changes nothing.
+        let guess = match pool {
+            Some(p) => p.engine.get(engine::UsmKind::Device).map(|e| free(e)),
+            None => self.with_current_pool(|p| p.engine.get(engine::UsmKind::Device).map(|e| free(e)))?,
+        };
+        let out = match guess {
+            Some(Ok(out)) => out,
+            _ => match context.engine_owner(ptr as usize) {
+                Some((engine_pool, owner)) => {
+                    if pool.is_some_and(|p| !std::ptr::eq(owner.usm_pool.as_ptr(), p)) {
+                        return Err(UR_RESULT_ERROR_INVALID_VALUE);
+                    }
+                    // An interior, freed or foreign pointer: spec/usm_async.md.
+                    free(&engine_pool).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?
+                }
+                None => {
+                    drop(submitting);
+                    return self.free_native_async(pool, ptr, wait, want_event);
+                }
+            },
+        };
+        let Some(stamp) = out.stamp else {
+            // In order, nothing to wait for: the free sits at the queue's
+            // tail and costs nothing.
+            return Ok(None);
+        };
+        let node = Node::Given {
+            stamp,
+            deps: out.deps.as_slice(),
+        };
+        // The engine has taken the block back whatever happens now; a
+        // failure here only loses the event.
+        let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
+        Ok(self
+            .submit_node(&submitting, command, wait, node, want_event, |_| Ok(()))?
+            .event)
+    }
+
+    /// [`usm_free_async`](Self::usm_free_async) of memory outside the
+    /// engine: a native pool's allocation, in the registry.
+    fn free_native_async(
         self: &Arc<Self>,
         pool: Option<&UsmPool>,
         ptr: *mut c_void,
@@ -256,39 +311,13 @@ impl Queue {
             // An interior, freed or foreign pointer: spec/usm_async.md.
             .map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
         let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
-        let result = match &a.backing {
-            Backing::Engine(engine_pool) => {
-                context.start_tracking();
-                let lane = self.lane();
-                let _lock = context.submit_lock();
-                match engine_pool.free(&lane, &stamps_of(wait), a.raw() as *const u8, want_event) {
-                    Err(_) => Err(UR_RESULT_ERROR_INVALID_VALUE),
-                    Ok(out) => match out.stamp {
-                        // In order, nothing to wait for: the free sits at the
-                        // queue's tail and costs nothing.
-                        None => Ok(None),
-                        Some(stamp) => {
-                            let node = Node::Given {
-                                stamp,
-                                deps: out.deps.as_slice(),
-                            };
-                            // The engine has taken the block back whatever
-                            // happens now; a failure here only loses the event.
-                            return Ok(self
-                                .submit_node(command, wait, node, want_event, |_| Ok(()))?
-                                .event);
-                        }
-                    },
-                }
-            }
-            _ => self
-                .submit_node(command, wait, Node::Untracked, want_event, |s| {
-                    // SAFETY: the registry held this live pool allocation; work
-                    // that uses it is ordered before this point of the stream.
-                    unsafe { driver::free_async(a.raw() as u64, s.raw()) }.cu()
-                })
-                .map(|done| done.event),
-        };
+        let result = self
+            .submit_node(&self.begin_submit(), command, wait, Node::Untracked, want_event, |s| {
+                // SAFETY: the registry held this live pool allocation; work
+                // that uses it is ordered before this point of the stream.
+                unsafe { driver::free_async(a.raw() as u64, s.raw()) }.cu()
+            })
+            .map(|done| done.event);
         if result.is_err() {
             // Nothing was freed: the allocation stays valid.
             context.usm.insert(a);

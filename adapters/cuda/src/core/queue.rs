@@ -8,8 +8,8 @@ use super::event::{now_ns, Event};
 use crate::conv::CuExt;
 use crate::driver::{CuEvent, Stream};
 use crate::DDI;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::*;
@@ -33,6 +33,36 @@ pub struct Queue {
     /// The queue's lane in the engine's graph and its completion trackers,
     /// once the context records commands.
     trackers: Mutex<Option<Trackers>>,
+    /// The lane of `trackers`, readable without its lock.
+    lane: OnceLock<Arc<Lane>>,
+    /// Held while a command is recorded on the lane and put on its stream
+    /// ([`Submitting`]), so that the lane's order is the stream's order.
+    submit: Mutex<()>,
+    /// The device's default pool in the context, kept while the context
+    /// has no current pool set (see [`Queue::current_pool`]).
+    default_pool: OnceLock<Arc<super::usm_pool::UsmPool>>,
+    /// The newest seq of the lane whose work is on its stream: another
+    /// queue may record an event covering any command up to it.
+    published: AtomicU64,
+}
+
+/// Proof that the caller holds the queue's submit lock. Dropping it
+/// publishes everything recorded on the lane meanwhile.
+pub struct Submitting<'a> {
+    queue: &'a Queue,
+    _order: MutexGuard<'a, ()>,
+}
+
+impl Drop for Submitting<'_> {
+    fn drop(&mut self) {
+        if let Some(lane) = self.queue.lane.get() {
+            // Only this lock's holders record on the lane, and their work
+            // is on the stream by now (or failed and will never be).
+            self.queue
+                .published
+                .store(lane.tail().seq, Ordering::Release);
+        }
+    }
 }
 
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
@@ -134,6 +164,10 @@ impl Queue {
             spare: Mutex::new(Vec::new()),
             profiling_base,
             trackers: Mutex::new(None),
+            lane: OnceLock::new(),
+            default_pool: OnceLock::new(),
+            submit: Mutex::new(()),
+            published: AtomicU64::new(0),
         }))
     }
 
@@ -242,6 +276,7 @@ impl Queue {
             };
             let lane = self.context.engine.dag().create_lane(order);
             self.context.register_lane(lane.id(), Arc::downgrade(self));
+            let _ = self.lane.set(lane.clone());
             *t = Some(Trackers::new(lane));
         }
         t
@@ -249,12 +284,74 @@ impl Queue {
 
     /// The queue's lane in the engine's graph.
     pub fn lane(self: &Arc<Self>) -> Arc<Lane> {
-        self.trackers().as_ref().expect("made above").lane().clone()
+        match self.lane.get() {
+            Some(lane) => lane.clone(),
+            None => self.trackers().as_ref().expect("made above").lane().clone(),
+        }
+    }
+
+    /// The pool asynchronous allocations of this queue use when none is
+    /// named: without a current pool set in the context, the device's
+    /// default pool from this queue's own copy, so that threads on
+    /// different queues do not meet on the context's pool table.
+    pub fn current_pool(&self) -> UrResult<Arc<super::usm_pool::UsmPool>> {
+        if !self.context.any_current() {
+            if let Some(p) = self.default_pool.get() {
+                return Ok(p.clone());
+            }
+            let p = self.context.default_pool(&self.device)?;
+            return Ok(self.default_pool.get_or_init(|| p).clone());
+        }
+        self.context.current_pool(&self.device)
+    }
+
+    /// `f` of [`current_pool`](Self::current_pool), borrowed where it can
+    /// be (no reference count that other queues' threads also write).
+    pub fn with_current_pool<R>(
+        &self,
+        f: impl FnOnce(&super::usm_pool::UsmPool) -> R,
+    ) -> UrResult<R> {
+        if !self.context.any_current() {
+            if let Some(p) = self.default_pool.get() {
+                return Ok(f(p));
+            }
+        }
+        let pool = self.current_pool()?;
+        Ok(f(&pool))
+    }
+
+    /// Takes the submit lock: commands are recorded and put on the stream
+    /// under it (see [`Submitting`]).
+    pub fn begin_submit(&self) -> Submitting<'_> {
+        Submitting {
+            queue: self,
+            _order: self.submit.lock().unwrap_or_else(|e| e.into_inner()),
+        }
     }
 
     /// An event covering command `seq` of this queue's lane (see
-    /// [`Trackers::event_covering`]). Call with the context's submit lock held.
+    /// [`Trackers::event_covering`]), for a command of another queue.
+    /// `seq` may have been recorded by a thread still putting its work on
+    /// the stream: that thread holds this queue's submit lock (no engine
+    /// lock) and waits only on commands recorded before `seq`, so the wait
+    /// ends, and is short (src/engine/LOCKING.md).
     pub fn event_covering(&self, seq: u64) -> Option<Arc<CuEvent>> {
+        let mut spins = 0u32;
+        while self.published.load(Ordering::Acquire) < seq {
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+            spins = spins.saturating_add(1);
+        }
+        self.covering_own(seq)
+    }
+
+    /// [`event_covering`](Self::event_covering) for a command of this
+    /// queue's own lane, whose submit lock the caller holds: everything
+    /// recorded before the caller's command is on the stream.
+    pub(super) fn covering_own(&self, seq: u64) -> Option<Arc<CuEvent>> {
         let mut t = self.trackers.lock().unwrap_or_else(|e| e.into_inner());
         let stream = self.streams[0].raw();
         t.as_mut()?
@@ -271,14 +368,15 @@ impl Queue {
         want_event: bool,
         work: impl FnOnce(&Stream) -> UrResult<T>,
     ) -> UrResult<Submitted<T>> {
-        let _lock = self.context.tracking().then(|| self.context.submit_lock());
-        self.submit_node(command, wait, Node::Command, want_event, work)
+        let submitting = self.begin_submit();
+        self.submit_node(&submitting, command, wait, Node::Command, want_event, work)
     }
 
     /// [`submit`](Self::submit) for a command whose place in the graph is
-    /// given. The caller holds the context's submit lock when it records.
+    /// given, under the submit lock the caller took before recording it.
     pub fn submit_node<T>(
         self: &Arc<Self>,
+        _held: &Submitting<'_>,
         command: ur_command_t,
         wait: &[&Event],
         node: Node,
@@ -291,7 +389,7 @@ impl Queue {
         let stamp = match node {
             Node::Given { stamp, deps } => {
                 for &d in deps {
-                    if let Some(e) = self.context.event_covering(d) {
+                    if let Some(e) = self.context.event_covering(d, self) {
                         stream.wait(e.raw()).cu()?;
                     }
                 }
@@ -378,7 +476,7 @@ impl Queue {
         barrier: bool,
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let _lock = self.context.tracking().then(|| self.context.submit_lock());
+        let submitting = self.begin_submit();
         self.device.activate()?;
         let command = if barrier {
             UR_COMMAND_EVENTS_WAIT_WITH_BARRIER
@@ -403,7 +501,7 @@ impl Queue {
             }
         };
         let done = self
-            .submit_node(command, wait, node, want_event || spread, joined)?
+            .submit_node(&submitting, command, wait, node, want_event || spread, joined)?
             .event;
         if spread {
             let gate = done
@@ -428,12 +526,8 @@ impl Queue {
         // Only what was recorded (and so, under the submit lock, put on its
         // stream) before the wait is known to be done after it.
         let tail = {
-            let _lock = self.context.tracking().then(|| self.context.submit_lock());
-            self.trackers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-                .map(|t| t.lane().tail().seq)
+            let _submitting = self.begin_submit();
+            self.lane.get().map(|lane| lane.tail().seq)
         };
         for s in &self.streams {
             s.synchronize().cu()?;

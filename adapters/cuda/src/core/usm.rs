@@ -1,6 +1,8 @@
 //! USM allocations: the blocking `urUSM*Alloc`/`urUSMFree` paths and the
-//! registry that knows every live allocation of a context (for frees, for
-//! `urUSMGetMemAllocInfo`, and to refuse interior, foreign and double frees).
+//! registry that knows every live allocation of a context outside the
+//! engine's pools (for frees, for `urUSMGetMemAllocInfo`, and to refuse
+//! interior, foreign and double frees). Engine blocks are found through the
+//! context's slab map instead (`Context::engine_owner`).
 
 use super::context::Context;
 use super::device::Device;
@@ -36,8 +38,6 @@ pub enum Backing {
     Driver,
     /// A stream-ordered native pool (`cuMemAllocFromPoolAsync`).
     NativePool,
-    /// A pool of the shared async engine.
-    Engine(Arc<engine::Pool>),
 }
 
 impl Backing {
@@ -92,8 +92,8 @@ impl Allocation {
     }
 
     /// Gives the memory back at once. Work that may still use it must have
-    /// completed (the caller synchronised the devices); `dag` learns so.
-    fn release_now(&self, dag: &engine::Dag) -> UrResult {
+    /// completed (the caller synchronised the devices).
+    fn release_now(&self) -> UrResult {
         if let Some(d) = &self.device {
             d.activate()?;
         }
@@ -107,12 +107,6 @@ impl Allocation {
                     driver::free_async(self.raw as u64, std::ptr::null_mut()).cu()?;
                     driver::ctx_synchronize().cu()
                 }
-                (Backing::Engine(pool), _) => pool
-                    .free_blocking(self.raw as *const u8, |s| {
-                        // The caller synchronised the devices: it is done.
-                        engine::wait_for_stamp::<std::convert::Infallible>(dag, s, |_| Cover::Done)
-                    })
-                    .map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT),
             }
         }
     }
@@ -182,10 +176,10 @@ impl UsmRegistry {
     }
 
     /// Frees everything (the context is going away; the caller synchronised).
-    pub fn free_all(&self, dag: &engine::Dag) {
+    pub fn free_all(&self) {
         let all = std::mem::take(&mut *self.lock());
         for a in all.into_values() {
-            if let Err(e) = a.release_now(dag) {
+            if let Err(e) = a.release_now() {
                 log::warning(&format!("freeing a leftover allocation failed: {e:?}"));
             }
         }
@@ -244,7 +238,7 @@ impl Context {
         let device = req.device.or(self.devices.first());
         let native = req.kind == UsmKind::Device && req.pool.is_some_and(|p| p.is_native());
         if let Some(pool) = req.pool.filter(|_| !native && req.align <= NATURAL_ALIGN) {
-            return self.engine_alloc(pool, &req, device);
+            return self.engine_alloc(pool, &req);
         }
         let raw = match req.kind {
             UsmKind::Host => {
@@ -310,7 +304,6 @@ impl Context {
         &self,
         pool: &Arc<UsmPool>,
         req: &AllocRequest,
-        device: Option<&Arc<Device>>,
     ) -> UrResult<*mut core::ffi::c_void> {
         let engine_pool = pool.engine_pool(req.kind)?;
         self.start_tracking();
@@ -336,32 +329,57 @@ impl Context {
                 return Err(e);
             }
         }
-        let owner = match req.kind {
-            UsmKind::Host => None,
-            _ => device.cloned(),
-        };
-        self.usm.insert(Allocation::new(
-            p,
-            p,
-            req.size,
-            req.kind,
-            owner,
-            Some(pool.clone()),
-            Backing::Engine(engine_pool),
-        ));
+        // Found through the slab map, as async blocks are.
         Ok(p as *mut _)
     }
 
     /// `urUSMFree`: waits for the devices' pending work, then frees.
     pub fn usm_free(&self, ptr: *mut core::ffi::c_void) -> UrResult {
-        let a = self.usm.remove(ptr as usize)?;
-        // USM frees in UR are not ordered with queues; like cuMemFree, wait
-        // for what the device has in flight before the memory goes back.
+        let a = match self.usm.remove(ptr as usize) {
+            Ok(a) => a,
+            Err(e) => return self.engine_free_blocking(ptr as usize).map_err(|_| e),
+        };
+        self.synchronize_devices()?;
+        a.release_now()
+    }
+
+    /// USM frees in UR are not ordered with queues; like cuMemFree, wait for
+    /// what the devices have in flight before memory goes back.
+    fn synchronize_devices(&self) -> UrResult {
         for d in &self.devices {
             d.activate()?;
             driver::ctx_synchronize().cu()?;
         }
-        a.release_now(self.engine.dag())
+        Ok(())
+    }
+
+    /// `urUSMFree` of an engine block (the exact base of a live one): any
+    /// command may still use it, so the devices synchronise first.
+    fn engine_free_blocking(&self, base: usize) -> UrResult {
+        let (pool, _) = self
+            .engine_owner(base)
+            .ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+        if pool.live_block_containing(base).is_none_or(|(b, _)| b != base) {
+            return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
+        }
+        self.synchronize_devices()?;
+        let dag = self.engine.dag();
+        pool.free_blocking(base as *const u8, |s| {
+            // The devices synchronised: it is done.
+            engine::wait_for_stamp::<std::convert::Infallible>(dag, s, |_| Cover::Done)
+        })
+        .map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+    }
+
+    /// `(base, size, kind)` of the live allocation holding `addr`: one in
+    /// the registry, or an engine block.
+    pub fn usm_lookup(&self, addr: usize) -> Option<(usize, usize, UsmKind)> {
+        if let Some(found) = self.usm.with(addr, |a| (a.base, a.size, a.kind)) {
+            return Some(found);
+        }
+        let (pool, owner) = self.engine_owner(addr)?;
+        let (base, size) = pool.live_block_containing(addr)?;
+        Some((base, size, owner.kind))
     }
 }
 

@@ -14,7 +14,7 @@
 
 use super::context::Context;
 use super::device::Device;
-use super::engine::CudaMemory;
+use super::engine::{CudaMemory, SlabOwner};
 use super::usm::UsmKind;
 use crate::conv::CuExt;
 use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
@@ -39,7 +39,9 @@ pub struct UsmPool {
     native: Option<Arc<MemPool>>,
     /// The engine pools (host, shared, and device unless native), with the
     /// handle's release threshold and maximum size.
-    engine: PoolSet,
+    pub engine: PoolSet,
+    /// This pool, for the slabs of its engine pools to name their owner.
+    me: Weak<UsmPool>,
 }
 
 /// Pools made without `UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP`, and
@@ -47,6 +49,22 @@ pub struct UsmPool {
 /// else from CUDA's pools (the default pool then being the GPU's own). The
 /// benchmark in `bench/` measures both.
 const ENGINE_FOR_DEVICE_POOLS: bool = true;
+
+/// The memory a native CUDA pool reserves at a time for small allocations:
+/// a 1 MiB `cuMemAllocFromPoolAsync` on a new pool reserves 32 MiB (H100,
+/// CUDA 13), and the pool gives back only whole chunks. A release threshold
+/// below one chunk would give back every freed block at the next
+/// synchronisation, so CUDA is told the threshold rounded up to whole
+/// chunks; the pool reports the threshold it was given.
+const NATIVE_POOL_CHUNK: u64 = 32 << 20;
+
+/// The threshold a native pool is given for a requested `threshold`.
+fn native_threshold(threshold: usize) -> u64 {
+    match threshold as u64 {
+        0 => 0,
+        t => t.checked_next_multiple_of(NATIVE_POOL_CHUNK).unwrap_or(u64::MAX),
+    }
+}
 
 ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
 
@@ -62,7 +80,12 @@ impl UsmPool {
     /// The device's default pool in `context`.
     pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> UrResult<Arc<UsmPool>> {
         Self::check_device(device)?;
-        Ok(Arc::new(UsmPool {
+        let native = if ENGINE_FOR_DEVICE_POOLS {
+            None
+        } else {
+            Some(device.default_mem_pool()?)
+        };
+        Ok(Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             context: Arc::downgrade(context),
             device: device.clone(),
@@ -74,14 +97,11 @@ impl UsmPool {
             is_default: true,
             desc: PoolDesc::default(),
             api: PoolApi::Exp,
-            native: if ENGINE_FOR_DEVICE_POOLS {
-                None
-            } else {
-                Some(device.default_mem_pool()?)
-            },
+            native,
             // The engine's default pools' own threshold (`SIZE_MAX`) and no
             // maximum size: taking them leaves them as they are.
             engine: PoolSet::from_config(&PoolConfig::new(engine::UsmKind::Device)),
+            me: me.clone(),
         }))
     }
 
@@ -102,14 +122,14 @@ impl UsmPool {
             let pool = MemPool::new(device.cu).cu()?;
             pool.set_u64(
                 PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                config.release_threshold as u64,
+                native_threshold(config.release_threshold),
             )
             .cu()?;
             Some(Arc::new(pool))
         } else {
             None
         };
-        Ok(Arc::new(UsmPool {
+        Ok(Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             context: Arc::downgrade(context),
             device: device.clone(),
@@ -119,6 +139,7 @@ impl UsmPool {
             api,
             native,
             engine: PoolSet::from_config(&config),
+            me: me.clone(),
         }))
     }
 
@@ -158,15 +179,27 @@ impl UsmPool {
         self.engine
             .get_or_make(kind.engine_kind(), || {
                 let context = self.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+                let source = |pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
+                    Arc::new(CudaMemory {
+                        device: self.device.clone(),
+                        kind,
+                        slabs: context.slabs.clone(),
+                        owner: SlabOwner {
+                            pool: pool.clone(),
+                            usm_pool: self.me.clone(),
+                            kind,
+                            device: (kind != UsmKind::Host).then(|| self.device.clone()),
+                        },
+                    })
+                };
                 if self.is_default {
-                    return context.engine_default_pool(&self.device, kind);
+                    let key = context.device_index(&self.device)?;
+                    return Ok(context.engine.default_pool_named(key, kind.engine_kind(), |pool| {
+                        (source(pool), PoolConfig::new(kind.engine_kind()))
+                    }));
                 }
                 let config = self.desc.engine_config(kind.engine_kind(), self.api);
-                let source: Arc<dyn engine::MemorySource> = Arc::new(CudaMemory {
-                    device: self.device.clone(),
-                    kind,
-                });
-                Ok(context.engine.create_pool(source, config))
+                Ok(context.engine.create_pool_named(|pool| (source(pool), config)))
             })
             .cloned()
     }
@@ -261,7 +294,11 @@ impl UsmPool {
             _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         };
         if let Some(native) = &self.native {
-            native.set_u64(attr, value as u64).cu()?;
+            let native_value = match prop {
+                UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => native_threshold(value),
+                _ => value as u64,
+            };
+            native.set_u64(attr, native_value).cu()?;
         }
         self.engine.set_info(prop, value)
     }
@@ -276,5 +313,18 @@ impl UsmPool {
         }
         self.engine.trim_to(keep);
         Ok(())
+    }
+}
+
+impl Drop for UsmPool {
+    /// Blocks still live keep their engine pool: the context holds it until
+    /// they are freed (they have no registry entry to hold it).
+    fn drop(&mut self) {
+        if let Some(context) = self.context.upgrade() {
+            self.engine
+                .made()
+                .filter(|p| p.live_blocks() > 0)
+                .for_each(|p| context.keep_pool(p.clone()));
+        }
     }
 }
