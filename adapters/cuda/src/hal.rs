@@ -387,7 +387,7 @@ impl hal::Queue<Cuda> for Queue {
         want_event: bool,
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
         let wait: Vec<&Event> = waits.iter().collect();
-        arc_of(self).usm_alloc_async(cuda_kind(kind), pool.map(arc_of), size, &wait, want_event)
+        arc_of(self).usm_alloc_async(cuda_kind(kind), pool, size, &wait, want_event)
     }
 
     fn free_async(

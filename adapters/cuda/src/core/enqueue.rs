@@ -142,7 +142,7 @@ impl Queue {
     pub fn usm_alloc_async(
         self: &Arc<Self>,
         kind: UsmKind,
-        pool: Option<Arc<UsmPool>>,
+        pool: Option<&UsmPool>,
         size: usize,
         wait: &[&Event],
         want_event: bool,
@@ -152,10 +152,23 @@ impl Queue {
         if kind == UsmKind::Shared && !self.device.props.managed_memory {
             return Err(UR_RESULT_ERROR_INVALID_OPERATION);
         }
-        let pool = match pool {
-            Some(p) => p,
-            None => self.current_pool()?,
-        };
+        // Borrowed, not cloned: threads on other queues share the pool and
+        // would share its reference count.
+        match pool {
+            Some(p) => self.alloc_from(kind, p, size, wait, want_event),
+            None => self.with_current_pool(|p| self.alloc_from(kind, p, size, wait, want_event))?,
+        }
+    }
+
+    fn alloc_from(
+        self: &Arc<Self>,
+        kind: UsmKind,
+        pool: &UsmPool,
+        size: usize,
+        wait: &[&Event],
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        let context = &self.context;
         if !pool.serves(context, &self.device) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
@@ -173,12 +186,25 @@ impl Queue {
                 size,
                 kind,
                 device,
-                Some(pool),
+                pool.arc(),
                 Backing::NativePool,
             ));
             return Ok((p as *mut c_void, done.event));
         }
-        let engine_pool = pool.engine_pool(kind)?;
+        pool.with_engine_pool(kind, |engine_pool| {
+            self.alloc_from_engine(kind, engine_pool, size, wait, want_event)
+        })?
+    }
+
+    fn alloc_from_engine(
+        self: &Arc<Self>,
+        kind: UsmKind,
+        engine_pool: &engine::Pool,
+        size: usize,
+        wait: &[&Event],
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        let context = &self.context;
         context.start_tracking();
         let lane = self.lane();
         let submitting = self.begin_submit();

@@ -155,9 +155,15 @@ impl UsmPool {
         self.context.upgrade()
     }
 
-    /// Whether this pool serves `device` in `context`.
+    /// Whether this pool serves `device` in `context` (compared by address:
+    /// no reference count of the context is touched).
     pub fn serves(&self, context: &Context, device: &Device) -> bool {
-        std::ptr::eq(&*self.device, device) && self.context_handle() == context.handle()
+        std::ptr::eq(&*self.device, device) && std::ptr::eq(self.context.as_ptr(), context)
+    }
+
+    /// A new reference to this pool.
+    pub fn arc(&self) -> Option<Arc<UsmPool>> {
+        self.me.upgrade()
     }
 
     /// Whether device allocations are served by a native CUDA pool.
@@ -202,6 +208,16 @@ impl UsmPool {
                 Ok(context.engine.create_pool_named(|pool| (source(pool), config)))
             })
             .cloned()
+    }
+
+    /// `f` of the engine pool serving `kind` memory, borrowed once it is
+    /// made (see [`engine_pool`](Self::engine_pool)).
+    pub fn with_engine_pool<R>(&self, kind: UsmKind, f: impl FnOnce(&engine::Pool) -> R) -> UrResult<R> {
+        if let Some(p) = self.engine.get(kind.engine_kind()) {
+            return Ok(f(p));
+        }
+        let made = self.engine_pool(kind)?;
+        Ok(f(&made))
     }
 
     fn zero_initialize(&self) -> bool {
