@@ -278,6 +278,49 @@ conformance_intel_loader_opencl() {
   for_each_opencl_runtime conformance_intel_loader_opencl_on
 }
 
+# --- multi-device contexts ------------------------------------------------------
+# The multi-device cases (conformance/src/cases/multi_device.rs) on platforms
+# of two devices: native CPU with UR_NATIVE_CPU_DEVICES=2 and PoCL with
+# POCL_DEVICES="pthread pthread". A case that found one device fails the
+# step (its skip would hide the feature). On PoCL, with its kernel cache off,
+# PoCL's own log must show one compile per two-device build.
+multi_device_on() {
+  local out
+  out=$("$@" --filter multi_device)
+  local rc=$?
+  echo "$out" | grep -v '^PASS'
+  if grep -q 'multi-device cases need two' <<<"$out"; then
+    echo "a multi-device case saw one device"
+    return 1
+  fi
+  return $rc
+}
+
+conformance_multi_device() {
+  bash scripts/install_opencl.sh || return 1
+  local status=0 cache log builds compiles
+  echo "--- native CPU, two devices"
+  UR_NATIVE_CPU_DEVICES=2 UR_ADAPTERS_FORCE_LOAD="$PWD/target/release/libur_adapter_native_cpu.so.0" \
+    multi_device_on target/release/ur_conformance --backend native_cpu || status=1
+  echo "--- PoCL, two devices"
+  cache=$(mktemp -d)
+  log=$(mktemp)
+  (
+    export OPENCL_VENDOR=pocl POCL_DEVICES="pthread pthread"
+    source scripts/opencl_env.sh
+    POCL_CACHE_DIR="$cache" POCL_KERNEL_CACHE=0 POCL_DEBUG=llvm \
+      UR_ADAPTERS_FORCE_LOAD="$PWD/target/release/libur_adapter_opencl.so.0" \
+      multi_device_on target/release/ur_conformance --backend opencl
+  ) 2>"$log" || status=1
+  # One build per ordering of the pair; PoCL writes program.bc once per compile.
+  builds=2
+  compiles=$(grep -c 'Writing program.bc' "$log")
+  echo "PoCL compiles for $builds two-device builds: $compiles"
+  [ "$compiles" = "$builds" ] || status=1
+  rm -rf -- "$cache" "$log"
+  return $status
+}
+
 # --- Level Zero: the host driver through Debian's loader ------------------------
 # tests/level_zero/run.sh builds drivers/ze_host (libze_host_driver.so) and
 # runs a C program on Debian's libze_loader.so.1 with scripts/level_zero_env.sh
@@ -323,6 +366,7 @@ step "install layout (scripts/install.sh; demo via pkg-config and CMake)" instal
 step "valgrind: loader and native CPU adapter (tests/valgrind.sh)" valgrind_native_cpu
 step "fuzz: UR call sequences, AFL++ (scripts/fuzz.sh)" fuzz_call_sequences
 step "conformance: OpenCL (Intel CPU runtime, PoCL)" conformance_opencl
+step "conformance: multi-device contexts (native CPU and PoCL, two devices each)" conformance_multi_device
 step "SYCL suite (Intel's libsycl): native CPU" sycl_native_cpu
 step "SYCL suite (Intel's libsycl): OpenCL (Intel CPU runtime, PoCL)" sycl_opencl
 step "SYCL info, ours against Intel's OpenCL adapter on the same runtime (tests/sycl_info)" sycl_info_differential

@@ -128,6 +128,25 @@ fn emit(l: &Logger, level: Level, msg: &str) {
     }
 }
 
+/// The words of a build note: see [`build_note`].
+const BUILD_NOTE: (&str, &str, &str) = ("program build: ", " compile(s) for ", " device(s)");
+
+/// Logs, at info level, how many compilations a program build asked of the
+/// driver for how many devices. Devices of one target share a compilation,
+/// so a test can count them through `urAdapterSetLoggerCallback` with
+/// [`parse_build_note`].
+pub fn build_note(compiles: usize, devices: usize) {
+    let (a, b, c) = BUILD_NOTE;
+    info(&format!("{a}{compiles}{b}{devices}{c}"))
+}
+
+/// `(compiles, devices)` of a [`build_note`] message.
+pub fn parse_build_note(msg: &str) -> Option<(usize, usize)> {
+    let (a, b, c) = BUILD_NOTE;
+    let (compiles, devices) = msg.strip_prefix(a)?.strip_suffix(c)?.split_once(b)?;
+    Some((compiles.parse().ok()?, devices.parse().ok()?))
+}
+
 pub fn debug(msg: &str) {
     log(Level::Debug, msg)
 }
@@ -143,6 +162,13 @@ pub fn error(msg: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn build_notes_read_back() {
+        let (a, b, c) = super::BUILD_NOTE;
+        assert_eq!(super::parse_build_note(&format!("{a}1{b}2{c}")), Some((1, 2)));
+        assert_eq!(super::parse_build_note("program build: x"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -96,9 +96,9 @@ fn parse_options() -> Result<Options, String> {
                 let text = value(&arg)?;
                 options.scenarios = text
                     .split(',')
-                    .map(|n| n.trim().parse::<u32>().ok().filter(|n| (1..=7).contains(n)))
+                    .map(|n| n.trim().parse::<u32>().ok().filter(|n| (1..=8).contains(n)))
                     .collect::<Option<Vec<u32>>>()
-                    .ok_or_else(|| format!("--scenarios: not a list of scenarios 1 to 7: {text}"))?;
+                    .ok_or_else(|| format!("--scenarios: not a list of scenarios 1 to 8: {text}"))?;
             }
             "--mixed-trace" => options.mixed_trace = Some(value(&arg)?.into()),
             "--json" => options.json = Some(value(&arg)?.into()),
@@ -223,11 +223,22 @@ fn main() -> ExitCode {
             progress: &progress,
             name: name.clone(),
         };
-        if !options.scenarios.is_empty() && run.only.is_empty() {
+        if !options.scenarios.is_empty() && run.only.is_empty() && !options.scenarios.contains(&8) {
             devices.push(DeviceInfo { label, name, async_claimed: claimed });
             continue;
         }
-        rows.extend(run.run_all());
+        if options.scenarios.is_empty() || !run.only.is_empty() {
+            rows.extend(run.run_all());
+        }
+        // Scenario 8 pairs the device with the next of its platform, when it has one.
+        if options.scenarios.is_empty() || options.scenarios.contains(&8) {
+            let mates: Vec<_> = topology.devices.iter().filter(|d| d.platform == entry.platform).collect();
+            if mates.len() > 1 {
+                let me = mates.iter().position(|d| d.handle == entry.handle).unwrap_or(0);
+                progress.begin(&format!("{label} scenario 8 two devices"));
+                rows.extend(run.two_devices(mates[(me + 1) % mates.len()].handle));
+            }
+        }
         if let Some(sizes) = &sweep_sizes {
             series.extend(run.sweep(sizes));
         }

@@ -324,6 +324,57 @@ impl DeviceRun<'_, '_> {
         )
     }
 
+    // --- 8 ------------------------------------------------------------------
+
+    /// Scenario 8: two devices of one context hand a block to each other
+    /// through events: the device `other` allocates from its default pool
+    /// (waiting on the last free) and fills; this device's queue frees after
+    /// the fill, and the free's event orders the next allocation. Baseline:
+    /// the same handover between two queues of `other`, in the same context
+    /// and run.
+    pub fn two_devices(&self, other: ur_core::abi::ur_device_handle_t) -> Vec<Row> {
+        let name = format!("free on device A -> alloc on device B by event, {}", size_label(SIZE));
+        let unit = Unit::NanosPer("handover");
+        let pair = match Session::open_many(self.session.api, &[self.session.device, other]) {
+            Ok(s) => s,
+            Err(e) => return vec![self.setup_failed(8, &name, unit, &e)],
+        };
+        let queues = (pair.queue(false), pair.queue_on(other, false), pair.queue_on(other, false));
+        let (a, b, b2) = match queues {
+            (Ok(a), Ok(b), Ok(b2)) => (a, b, b2),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return vec![self.setup_failed(8, &name, unit, &e)],
+        };
+        let mut reuse = ReuseCounter::default();
+        let budget = self.budget.scaled(0.25);
+        // SAFETY (both closures): live queues of one context; each block is
+        // freed once, after the fill of it.
+        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
+            let mut addresses = Vec::with_capacity(batch.iterations);
+            let (elapsed, ()) =
+                timed(|| unsafe { handover_chain(&b, &a, true, None, batch.iterations, &mut addresses) })?;
+            reuse.record(&addresses, batch.timed);
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
+            let mut addresses = Vec::with_capacity(batch.iterations);
+            let (elapsed, ()) =
+                timed(|| unsafe { handover_chain(&b, &b2, true, None, batch.iterations, &mut addresses) })?;
+            Ok(Sample::of(elapsed, batch.iterations))
+        };
+        let mut results = measure(&budget, self.progress, "handovers", &mut [&mut ours, &mut baseline]).into_iter();
+        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
+        self.cost_and_reuse_rows(
+            8,
+            name,
+            unit,
+            ours,
+            baseline,
+            &reuse,
+            vec!["the device's default pool served (its release threshold left as it is)".into()],
+            "the same handover between two queues of device B",
+        )
+    }
+
     /// A pool of the scenario's own, keeping its slabs, so that its
     /// statistics and addresses speak for this scenario alone. Without one
     /// (the call fails) the device's current pool serves, and notes say so.

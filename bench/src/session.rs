@@ -29,8 +29,23 @@ impl<'a> Session<'a> {
         Ok(Session { api, device, context })
     }
 
+    /// Makes one context for several devices (`device` is the first).
+    pub fn open_many(api: &'a Api, devices: &[ur_device_handle_t]) -> Result<Session<'a>, CallError> {
+        let mut context = null_mut();
+        // SAFETY: live device handles from the loader; the out pointer is local.
+        success("urContextCreate", unsafe {
+            api.urContextCreate(devices.len() as u32, devices.as_ptr(), null(), &mut context)
+        })?;
+        Ok(Session { api, device: devices[0], context })
+    }
+
     /// An in-order queue, or an out-of-order one.
     pub fn queue(&self, out_of_order: bool) -> Result<Queue<'_>, CallError> {
+        self.queue_on(self.device, out_of_order)
+    }
+
+    /// A queue of another device of the context.
+    pub fn queue_on(&self, device: ur_device_handle_t, out_of_order: bool) -> Result<Queue<'_>, CallError> {
         let properties = ur_queue_properties_t {
             stype: UR_STRUCTURE_TYPE_QUEUE_PROPERTIES,
             pNext: null_mut(),
@@ -39,7 +54,7 @@ impl<'a> Session<'a> {
         let mut handle = null_mut();
         // SAFETY: live context and device; the properties and out pointer are local.
         success("urQueueCreate", unsafe {
-            self.api.urQueueCreate(self.context, self.device, &properties, &mut handle)
+            self.api.urQueueCreate(self.context, device, &properties, &mut handle)
         })?;
         Ok(Queue { session: self, handle })
     }

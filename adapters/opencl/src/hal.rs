@@ -464,7 +464,7 @@ impl hal::Program<OpenCl> for Program {
     }
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.cl.get() as ur_native_handle_t)
+        Ok(self.raw() as ur_native_handle_t)
     }
 
     /// A program over the user's `cl_program`, in whatever state the user

@@ -13,6 +13,7 @@ pub mod enqueue;
 pub mod event;
 pub mod kernel;
 pub mod loader;
+pub mod multi_device;
 pub mod native;
 pub mod partition;
 pub mod platform;
@@ -41,6 +42,7 @@ pub fn all() -> Vec<&'static Case> {
         kernel::CASES,
         native::CASES,
         cuda::CASES,
+        multi_device::CASES,
         chains::CASES,
         unsupported::CASES,
         bad_inputs::CASES,

@@ -71,22 +71,22 @@ pub const CASES: &[Case] = &[
     Case::device("urUSMPoolGetInfo.statistics_of_an_exp_pool", pool_get_info_statistics),
 ];
 
-const KIB: usize = 1 << 10;
+pub(crate) const KIB: usize = 1 << 10;
 const MIB: usize = 1 << 20;
 /// A release threshold that keeps every freed block reserved, whatever a
 /// backend's slab granularity.
-const KEEP: usize = 1 << 30;
+pub(crate) const KEEP: usize = 1 << 30;
 
 // ---------------------------------------------------------------------------
 // Helpers
 
 /// Skips a device that does not serve async allocations.
-unsafe fn require_async(fx: &DeviceFx) -> CaseResult {
+pub(crate) unsafe fn require_async(fx: &DeviceFx) -> CaseResult {
     fx.require(UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP, "async USM allocation support")
 }
 
 /// Skips a device without async allocations or pools.
-unsafe fn require_pools(fx: &DeviceFx) -> CaseResult {
+pub(crate) unsafe fn require_pools(fx: &DeviceFx) -> CaseResult {
     require_async(fx)?;
     fx.require(UR_DEVICE_INFO_USM_POOL_SUPPORT, "USM pool support")
 }
@@ -139,7 +139,7 @@ unsafe fn raw_alloc(
 }
 
 /// An async allocation that must succeed; with `event`, its event too.
-unsafe fn alloc(
+pub(crate) unsafe fn alloc(
     fx: &DeviceFx,
     queue: ur_queue_handle_t,
     kind: UsmKind,
@@ -159,7 +159,7 @@ unsafe fn alloc(
 }
 
 /// An async free that must succeed; with `event`, its event.
-unsafe fn free(
+pub(crate) unsafe fn free(
     fx: &DeviceFx,
     queue: ur_queue_handle_t,
     pool: ur_usm_pool_handle_t,
@@ -180,7 +180,7 @@ unsafe fn free_code(fx: &DeviceFx, pool: ur_usm_pool_handle_t, p: *mut c_void) -
 }
 
 /// Fills `size` bytes at `p` with `byte` after `waits`; returns the event.
-unsafe fn fill(
+pub(crate) unsafe fn fill(
     fx: &DeviceFx,
     queue: ur_queue_handle_t,
     p: *mut c_void,
@@ -203,7 +203,7 @@ unsafe fn fill(
 }
 
 /// Reads `len` bytes at `p` with a blocking copy after `waits`.
-unsafe fn read(
+pub(crate) unsafe fn read(
     fx: &DeviceFx,
     queue: ur_queue_handle_t,
     p: *const c_void,
@@ -224,7 +224,7 @@ unsafe fn read(
     Ok(out)
 }
 
-fn all_are(what: &str, bytes: &[u8], value: u8) -> CaseResult {
+pub(crate) fn all_are(what: &str, bytes: &[u8], value: u8) -> CaseResult {
     match bytes.iter().position(|&b| b != value) {
         None => Ok(()),
         Some(i) => {
@@ -266,7 +266,7 @@ unsafe fn keeping_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
     Ok(pool)
 }
 
-unsafe fn stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, prop: ur_usm_pool_info_t) -> Result<usize, Outcome> {
+pub(crate) unsafe fn stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, prop: ur_usm_pool_info_t) -> Result<usize, Outcome> {
     let mut v = usize::MAX;
     let mut size = 0usize;
     expect_success!(fx.api.urUSMPoolGetInfoExp(pool, prop, (&mut v as *mut usize).cast(), &mut size));
@@ -274,7 +274,7 @@ unsafe fn stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, prop: ur_usm_pool_info
     Ok(v)
 }
 
-unsafe fn set_stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, prop: ur_usm_pool_info_t, v: usize) -> CaseResult {
+pub(crate) unsafe fn set_stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, prop: ur_usm_pool_info_t, v: usize) -> CaseResult {
     let mut v = v;
     expect_success!(fx.api.urUSMPoolSetInfoExp(
         pool,
@@ -289,7 +289,7 @@ unsafe fn command_type(fx: &DeviceFx, e: &OwnedEvent) -> Result<ur_command_t, Ou
     Ok(fx.api.event_info::<ur_command_t>(e.get(), UR_EVENT_INFO_COMMAND_TYPE)?)
 }
 
-unsafe fn finish(fx: &DeviceFx, queue: ur_queue_handle_t) -> CaseResult {
+pub(crate) unsafe fn finish(fx: &DeviceFx, queue: ur_queue_handle_t) -> CaseResult {
     expect_success!(fx.api.urQueueFinish(queue));
     Ok(())
 }

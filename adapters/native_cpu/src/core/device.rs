@@ -13,6 +13,9 @@ pub struct Device {
     header: HandleHeader,
     platform: Weak<Platform>,
     pub host: HostFacts,
+    /// Position on the platform (0 unless `UR_NATIVE_CPU_DEVICES` asks for
+    /// more than one device).
+    pub index: usize,
 }
 
 ur_core::ur_object!(Device, Device, ur_device_handle_t_);
@@ -71,8 +74,13 @@ pub mod kernel_limits {
 }
 
 impl Device {
-    pub fn new_root(platform: Weak<Platform>) -> Arc<Device> {
-        Arc::new(Device { header: HandleHeader::new(&DDI, ObjectKind::Device), platform, host: HostFacts::probe() })
+    pub fn new_root(platform: Weak<Platform>, mut host: HostFacts, index: usize) -> Arc<Device> {
+        // Devices of one host tell apart by UUID: the machine's, with the
+        // index folded into its last byte.
+        if let Some(u) = host.uuid.as_mut() {
+            u[15] ^= index as u8;
+        }
+        Arc::new(Device { header: HandleHeader::new(&DDI, ObjectKind::Device), platform, host, index })
     }
 
     pub fn handle(self: &Arc<Self>) -> ur_device_handle_t {

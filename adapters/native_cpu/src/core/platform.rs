@@ -1,7 +1,9 @@
-//! The single platform: it groups the one CPU device under the adapter and
-//! lives as long as the adapter does.
+//! The single platform: it groups the CPU device (or, when
+//! `UR_NATIVE_CPU_DEVICES` asks, several of them) under the adapter and lives
+//! as long as the adapter does.
 
 use super::device::Device;
+use super::host::HostFacts;
 use super::queue;
 use crate::DDI;
 use std::sync::{Arc, Mutex, Weak};
@@ -22,6 +24,15 @@ ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
 // SAFETY: every `Platform` is made inside an `Arc` by its constructor.
 unsafe impl ArcObject for Platform {}
 
+/// How many devices the platform shows: `UR_NATIVE_CPU_DEVICES=N` (1 to
+/// 16) splits the host into N identical devices, so that multi-device
+/// contexts can be exercised without hardware; unset or invalid, one. Each
+/// device has its own queues, pools and statistics; all share the host's
+/// processors and memory.
+pub fn device_count() -> usize {
+    std::env::var("UR_NATIVE_CPU_DEVICES").ok().and_then(|v| v.trim().parse().ok()).filter(|n| (1..=16).contains(n)).unwrap_or(1)
+}
+
 /// The platform of the live adapter object.
 static CURRENT: Mutex<Option<Arc<Platform>>> = Mutex::new(None);
 
@@ -35,7 +46,10 @@ impl Platform {
         Arc::new_cyclic(|me| Platform {
             header: HandleHeader::new(&DDI, ObjectKind::Platform),
             adapter,
-            devices: vec![Device::new_root(me.clone())],
+            devices: {
+                let host = HostFacts::probe();
+                (0..device_count()).map(|i| Device::new_root(me.clone(), host.clone(), i)).collect()
+            },
         })
     }
 

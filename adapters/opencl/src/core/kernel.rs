@@ -53,7 +53,7 @@ pub struct NdRange<'a> {
 
 impl Kernel {
     pub fn new(program: Arc<Program>, name: &CStr) -> UrResult<Arc<Kernel>> {
-        let raw = cl3::kernel::create_kernel(program.cl.get(), name).map_err(|e| match e {
+        let raw = cl3::kernel::create_kernel(program.raw(), name).map_err(|e| match e {
             sys::CL_INVALID_KERNEL_NAME | sys::CL_INVALID_KERNEL_DEFINITION => UR_RESULT_ERROR_INVALID_KERNEL_NAME,
             e => conv::result(e),
         })?;
@@ -77,7 +77,7 @@ impl Kernel {
         }
         let cl_program = cl::value::<sys::cl_program>(data(sys::CL_KERNEL_PROGRAM)).ur()?;
         let program = match program {
-            Some(p) if p.cl.get() != cl_program || !Arc::ptr_eq(&p.context, context) => {
+            Some(p) if p.raw() != cl_program || !Arc::ptr_eq(&p.context, context) => {
                 return Err(UR_RESULT_ERROR_INVALID_PROGRAM)
             }
             Some(p) => p,

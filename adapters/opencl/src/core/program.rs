@@ -8,7 +8,7 @@ use crate::conv::{self, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
 use std::ffi::{c_void, CStr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 use sys::{cl_int, cl_program};
 use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
@@ -35,7 +35,13 @@ impl Drop for ClProgram {
 pub struct Program {
     header: HandleHeader,
     pub context: Arc<Context>,
-    pub cl: ClProgram,
+    /// The runtime's program. A build that compiles once for several
+    /// devices of one target swaps in a program made from that compile's
+    /// binary for every device (see [`Program::build`]).
+    cl: RwLock<ClProgram>,
+    /// Programs a build swapped out: a native handle taken before the build
+    /// may still name them, so they live as long as this object.
+    swapped_out: Mutex<Vec<ClProgram>>,
     /// The module, for programs made from IL.
     pub il: Option<Vec<u8>>,
 }
@@ -47,6 +53,61 @@ ur_core::ur_object!(Program, Program, ur_program_handle_t_);
 unsafe impl Send for Program {}
 unsafe impl Sync for Program {}
 
+/// `clCreateProgramWithBinary`, one binary per device. (`cl3`'s wrapper
+/// hands the runtime its slices, fat pointers, where the runtime reads an
+/// array of plain pointers: every binary after the first is garbage. Here
+/// the array is built as OpenCL wants it.)
+fn create_with_binaries(context: sys::cl_context, devices: &[sys::cl_device_id], binaries: &[&[u8]]) -> Result<cl_program, cl_int> {
+    let lengths: Vec<usize> = binaries.iter().map(|b| b.len()).collect();
+    let pointers: Vec<*const u8> = binaries.iter().map(|b| b.as_ptr()).collect();
+    let mut status = vec![sys::CL_SUCCESS; binaries.len()];
+    let mut err = sys::CL_INVALID_VALUE;
+    let runtime = cl3::load_library().as_ref().map_err(|_| cl3::error_codes::DLOPEN_RUNTIME_LOAD_FAILED)?;
+    // SAFETY: `devices.len()` entries in each array, every binary a live slice.
+    let program = runtime
+        .clCreateProgramWithBinary(
+            context,
+            devices.len() as sys::cl_uint,
+            devices.as_ptr(),
+            lengths.as_ptr(),
+            pointers.as_ptr(),
+            status.as_mut_ptr(),
+            &mut err,
+        )
+        .ok_or(cl3::error_codes::DLOPEN_FUNCTION_NOT_AVAILABLE)?;
+    match err {
+        sys::CL_SUCCESS if !program.is_null() => Ok(program),
+        sys::CL_SUCCESS => Err(sys::CL_INVALID_BINARY),
+        e => Err(e),
+    }
+}
+
+/// `cl_khr_spir`'s binary type of a SPIR module.
+const CL_PROGRAM_BINARY_TYPE_INTERMEDIATE: sys::cl_program_binary_type = 0x40E1;
+
+/// Whether one compile serves both devices: the same runtime (platform),
+/// device name, OpenCL version and extensions, and so the same ISA and
+/// compiler. (Build options are one per build call, so they match.)
+pub fn same_target(a: &Device, b: &Device) -> bool {
+    std::ptr::eq(a.platform, b.platform)
+        && a.name == b.name
+        && a.version == b.version
+        && a.extensions == b.extensions
+        && a.il_version == b.il_version
+}
+
+/// `devices` in groups of one target, in first-seen order.
+fn by_target(devices: &[&'static Device]) -> Vec<Vec<&'static Device>> {
+    let mut groups: Vec<Vec<&'static Device>> = Vec::new();
+    for &d in devices {
+        match groups.iter_mut().find(|g| same_target(g[0], d)) {
+            Some(g) => g.push(d),
+            None => groups.push(vec![d]),
+        }
+    }
+    groups
+}
+
 /// The SPIR-V magic number, in the module's first word.
 const SPIRV_MAGIC: u32 = 0x0723_0203;
 
@@ -55,9 +116,15 @@ impl Program {
         Arc::new(Program {
             header: HandleHeader::new(&DDI, ObjectKind::Program),
             context,
-            cl: ClProgram(cl),
+            cl: RwLock::new(ClProgram(cl)),
+            swapped_out: Mutex::default(),
             il,
         })
+    }
+
+    /// The runtime's program as it stands.
+    pub fn raw(&self) -> cl_program {
+        self.cl.read().unwrap_or_else(|e| e.into_inner()).get()
     }
 
     /// `urProgramCreateWithIL`: SPIR-V for the context's devices.
@@ -109,8 +176,7 @@ impl Program {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
         let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
-        // SAFETY: one binary per device, each a live slice.
-        let program = unsafe { cl3::program::create_program_with_binary(context.cl.get(), &ids, binaries) }
+        let program = create_with_binaries(context.cl.get(), &ids, binaries)
             .map_err(|e| match e {
                 sys::CL_INVALID_BINARY | sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_NATIVE_BINARY,
                 e => conv::result(e),
@@ -123,15 +189,90 @@ impl Program {
     }
 
     /// `urProgramBuild` (all devices when `devices` is empty).
+    ///
+    /// Devices of one target (see [`same_target`]) need one compile between
+    /// them: when a build from IL or SPIR covers every device of the
+    /// program and some share a target, the runtime compiles for one device
+    /// of each target, and the program becomes one made from those
+    /// binaries for every device, which the runtime loads without
+    /// compiling. (`clBuildProgram` with the whole list compiles per
+    /// device: PoCL, with its kernel cache off, runs its compiler once for
+    /// each.) Should the binary route fail, the other devices are compiled
+    /// as usual. Every build logs its count ([`ur_core::log::build_note`]).
     pub fn build(&self, devices: &[&'static Device], options: &CStr) -> UrResult {
-        cl3::program::build_program(self.cl.get(), &Self::device_ids(devices), options, None, std::ptr::null_mut())
-            .ur()
+        let all = self.devices()?;
+        let targets: Vec<&'static Device> = if devices.is_empty() { all.clone() } else { devices.to_vec() };
+        let compiles = targets.iter().all(|d| self.compiles_for(d));
+        let covers_all = all.iter().all(|d| targets.iter().any(|t| std::ptr::eq(*t, *d)));
+        let groups = by_target(&targets);
+        if compiles && covers_all && groups.len() < targets.len() {
+            return self.build_once_per_target(&all, &groups, options);
+        }
+        let raw = self.raw();
+        cl3::program::build_program(raw, &Self::device_ids(devices), options, None, std::ptr::null_mut()).ur()?;
+        ur_core::log::build_note(if compiles { targets.len() } else { 0 }, targets.len());
+        Ok(())
+    }
+
+    /// Whether building for `device` compiles: the program holds IL or
+    /// source for it, or a SPIR binary, not a native binary.
+    fn compiles_for(&self, device: &Device) -> bool {
+        let kind = cl::value::<sys::cl_program_binary_type>(cl3::program::get_program_build_data(
+            self.raw(),
+            device.id,
+            sys::CL_PROGRAM_BINARY_TYPE,
+        ));
+        matches!(kind, Ok(sys::CL_PROGRAM_BINARY_TYPE_NONE | CL_PROGRAM_BINARY_TYPE_INTERMEDIATE))
+    }
+
+    /// [`build`](Self::build) for `all` devices of the program, grouped by
+    /// target (the first of each group compiles).
+    fn build_once_per_target(&self, all: &[&'static Device], groups: &[Vec<&'static Device>], options: &CStr) -> UrResult {
+        let first: Vec<&'static Device> = groups.iter().map(|g| g[0]).collect();
+        let raw = self.raw();
+        cl3::program::build_program(raw, &Self::device_ids(&first), options, None, std::ptr::null_mut()).ur()?;
+        let compiled = first.len();
+        match self.load_for_all(all, groups, options) {
+            Ok(program) => {
+                let old = std::mem::replace(&mut *self.cl.write().unwrap_or_else(|e| e.into_inner()), program);
+                self.swapped_out.lock().unwrap_or_else(|e| e.into_inner()).push(old);
+                ur_core::log::build_note(compiled, all.len());
+                Ok(())
+            }
+            Err(e) => {
+                ur_core::log::info(&format!("program build: no binary route ({}), compiling per device", e.0));
+                let rest: Vec<&'static Device> =
+                    all.iter().copied().filter(|d| !first.iter().any(|f| std::ptr::eq(*f, *d))).collect();
+                cl3::program::build_program(raw, &Self::device_ids(&rest), options, None, std::ptr::null_mut())
+                    .ur()?;
+                ur_core::log::build_note(compiled + rest.len(), all.len());
+                Ok(())
+            }
+        }
+    }
+
+    /// A program for `all` devices made from the binaries the first device
+    /// of each group compiled, and built (loaded) with the same options.
+    fn load_for_all(&self, all: &[&'static Device], groups: &[Vec<&'static Device>], options: &CStr) -> UrResult<ClProgram> {
+        let compiled_for = self.devices()?;
+        let binaries = self.binaries()?;
+        let binary_of = |d: &Device| {
+            let first = groups.iter().find(|g| g.iter().any(|m| std::ptr::eq(*m, d)))?[0];
+            let i = compiled_for.iter().position(|c| std::ptr::eq(*c, first))?;
+            Some(binaries[i].as_slice()).filter(|b| !b.is_empty())
+        };
+        let images: Vec<&[u8]> = all.iter().map(|d| binary_of(d)).collect::<Option<_>>().ok_or(UR_RESULT_ERROR_INVALID_BINARY)?;
+        let program = create_with_binaries(self.context.cl.get(), &Self::device_ids(all), &images)
+            .map(ClProgram)
+            .ur()?;
+        cl3::program::build_program(program.get(), &Self::device_ids(all), options, None, std::ptr::null_mut()).ur()?;
+        Ok(program)
     }
 
     /// `urProgramCompile`.
     pub fn compile(&self, devices: &[&'static Device], options: &CStr) -> UrResult {
         cl3::program::compile_program(
-            self.cl.get(),
+            self.raw(),
             &Self::device_ids(devices),
             options,
             &[],
@@ -155,7 +296,7 @@ impl Program {
             return Err((UR_RESULT_ERROR_INVALID_PROGRAM, None));
         }
         let ids = Self::device_ids(devices);
-        let inputs: Vec<cl_program> = programs.iter().map(|p| p.cl.get()).collect();
+        let inputs: Vec<cl_program> = programs.iter().map(|p| p.raw()).collect();
         let runtime = cl3::load_library().as_ref().map_err(|_| (UR_RESULT_ERROR_UNSUPPORTED_FEATURE, None))?;
         let mut err: cl_int = sys::CL_SUCCESS;
         let linked = runtime
@@ -186,13 +327,13 @@ impl Program {
     }
 
     fn data(&self, param: sys::cl_program_info) -> Result<Vec<u8>, cl_int> {
-        cl3::program::get_program_data(self.cl.get(), param)
+        cl3::program::get_program_data(self.raw(), param)
     }
 
     /// `urProgramSetSpecializationConstants`.
     pub fn set_specialization_constant(&self, id: u32, size: usize, value: *const c_void) -> UrResult {
         // SAFETY: the caller's value holds `size` bytes.
-        unsafe { cl3::program::set_program_specialization_constant(self.cl.get(), id, size, value) }.map_err(
+        unsafe { cl3::program::set_program_specialization_constant(self.raw(), id, size, value) }.map_err(
             |e| match e {
                 sys::CL_INVALID_SPEC_ID => UR_RESULT_ERROR_INVALID_SPEC_ID,
                 sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_VALUE,
@@ -226,7 +367,7 @@ impl Program {
         let mut binaries: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
         let mut buffers: Vec<*mut u8> = binaries.iter_mut().map(|b| b.as_mut_ptr()).collect();
         conv::check(cl::call!(clGetProgramInfo(
-            self.cl.get(),
+            self.raw(),
             sys::CL_PROGRAM_BINARIES,
             buffers.len() * std::mem::size_of::<*mut u8>(),
             buffers.as_mut_ptr() as *mut c_void,
@@ -241,7 +382,7 @@ impl Program {
         if !self.devices()?.iter().any(|d| std::ptr::eq(*d, device)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        let data = |p| cl3::program::get_program_build_data(self.cl.get(), device.id, p);
+        let data = |p| cl3::program::get_program_build_data(self.raw(), device.id, p);
         match prop {
             UR_PROGRAM_BUILD_INFO_STATUS => {
                 out.value(conv::build_status(cl::value::<cl_int>(data(sys::CL_PROGRAM_BUILD_STATUS)).ur()?))

@@ -481,13 +481,22 @@ impl UsmPool {
     }
 
     /// The engine pool serving `kind` memory of `device`, made on first
-    /// use. A pool of `urUSMPoolCreate` holds one device's memory: another
-    /// device's async allocations from it are `UR_RESULT_ERROR_INVALID_VALUE`.
+    /// use. A pool of `urUSMPoolCreate` holds one device's device memory:
+    /// another device's async device allocations from it are
+    /// `UR_RESULT_ERROR_INVALID_VALUE`. Its host and shared memory belong to
+    /// no device and serve every device of the context.
     pub fn engine_pool(&self, kind: UsmKind, device: &'static Device) -> UrResult<&Arc<engine::Pool>> {
-        let bound = *self.bound_device.get_or_init(|| self.device.unwrap_or(device));
-        if kind != UsmKind::Host && !std::ptr::eq(bound, device) {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
-        }
+        let owner_device = match (kind, self.device) {
+            (UsmKind::Host, _) | (UsmKind::Shared, None) => None,
+            (UsmKind::Shared, Some(d)) => Some(d),
+            (UsmKind::Device, _) => {
+                let bound = *self.bound_device.get_or_init(|| self.device.unwrap_or(device));
+                if !std::ptr::eq(bound, device) {
+                    return Err(UR_RESULT_ERROR_INVALID_VALUE);
+                }
+                Some(bound)
+            }
+        };
         if let Some(p) = self.engine.get(kind) {
             return Ok(p);
         }
@@ -505,8 +514,7 @@ impl UsmPool {
                     pool: pool.clone(),
                     usm_pool: self.me.clone(),
                     kind,
-                    // Host memory belongs to no device.
-                    device: (kind != UsmKind::Host).then_some(bound),
+                    device: owner_device,
                 };
                 let source: Arc<dyn engine::MemorySource> = Arc::new(ClMemory::new(raw, context.slabs.clone(), owner));
                 engine::Pool::new(dag, source, config)

@@ -1,0 +1,369 @@
+//! Contexts of several devices: a pool per device, blocks freed on a queue
+//! of another device going back to their own pool, blocks handed between
+//! devices through events, one compile per target, kernels running on every
+//! device, and the bad input that only a second device can express.
+//!
+//! Each case pairs the fixture's device with the next device of its
+//! platform (so both orders run), and skips, naming why, where the platform
+//! has one device. Two-device platforms: PoCL with
+//! `POCL_DEVICES="pthread pthread"`, native CPU with
+//! `UR_NATIVE_CPU_DEVICES=2` (scripts/test.sh runs both).
+
+use super::kernel::{check_words, launch, pointer_arg, value_arg, words, N};
+use super::program::{kernel_program, spir, spirv, KernelForm, KERNEL_PTX};
+use super::usm_exp::{alloc, all_are, fill, finish, free, read, require_pools, set_stat, stat, KEEP, KIB};
+use crate::harness::*;
+use crate::names::result_name;
+use crate::{check, check_eq, expect_result, expect_success, skip};
+use std::ffi::{c_char, c_void, CStr};
+use std::mem::ManuallyDrop;
+use std::ptr::{null, null_mut};
+use std::sync::Mutex;
+use ur_core::abi::*;
+
+pub const CASES: &[Case] = &[
+    Case::device("urEnqueueUSMDeviceAllocExp.multi_device_pool_per_device", pool_per_device),
+    Case::device("urEnqueueUSMFreeExp.multi_device_free_returns_to_the_owning_pool", free_on_other_device),
+    Case::device("urEnqueueUSMFreeExp.multi_device_hand_over_through_events", hand_over),
+    Case::device("urEnqueueUSMFreeExp.multi_device_foreign_context_block", free_foreign_context),
+    Case::device("urQueueCreate.multi_device_invalid_device_outside_context", queue_outside_context),
+    Case::device("urProgramBuild.multi_device_one_compile_per_target", one_compile_per_target),
+    Case::device("urProgramBuildExp.multi_device_invalid_device_outside_context", build_outside_context),
+];
+
+/// The other device of a pair: the next device of the fixture's platform.
+unsafe fn next_device(fx: &DeviceFx) -> Result<ur_device_handle_t, Outcome> {
+    let mut count = 0u32;
+    expect_success!(fx.api.urDeviceGet(fx.platform, UR_DEVICE_TYPE_ALL, 0, null_mut(), &mut count));
+    if count < 2 {
+        skip!(
+            "the platform has {count} device: multi-device cases need two (POCL_DEVICES=\"pthread pthread\", \
+             UR_NATIVE_CPU_DEVICES=2)"
+        );
+    }
+    let mut devices = vec![null_mut(); count as usize];
+    expect_success!(fx.api.urDeviceGet(fx.platform, UR_DEVICE_TYPE_ALL, count, devices.as_mut_ptr(), null_mut()));
+    let me = devices.iter().position(|&d| d == fx.device).ok_or("urDeviceGet does not list the fixture's device")?;
+    Ok(devices[(me + 1) % devices.len()])
+}
+
+/// A context of the fixture's device and the next one, as a fixture whose
+/// queue is on the first, with a view whose queue is on the second.
+struct Pair<'a> {
+    first: DeviceFx<'a>,
+    /// Borrows `first`'s context; its queue is its own.
+    second: ManuallyDrop<DeviceFx<'a>>,
+}
+
+impl Drop for Pair<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `second` owns one reference of its queue only.
+        unsafe {
+            let _ = self.first.api.urQueueFinish(self.second.queue);
+            let _ = self.first.api.urQueueRelease(self.second.queue);
+        }
+    }
+}
+
+unsafe fn pair<'a>(fx: &DeviceFx<'a>) -> Result<Pair<'a>, Outcome> {
+    let other = next_device(fx)?;
+    let devices = [fx.device, other];
+    let mut context = null_mut();
+    expect_success!(fx.api.urContextCreate(2, devices.as_ptr(), null(), &mut context));
+    let (mut q0, mut q1) = (null_mut(), null_mut());
+    let c0 = fx.api.urQueueCreate(context, fx.device, null(), &mut q0)?;
+    let c1 = fx.api.urQueueCreate(context, other, null(), &mut q1)?;
+    let view = |device, queue| DeviceFx {
+        api: fx.api,
+        adapter: fx.adapter,
+        platform: fx.platform,
+        device,
+        backend: fx.backend,
+        context,
+        queue,
+    };
+    let first = view(fx.device, q0);
+    if c0 != UR_RESULT_SUCCESS || c1 != UR_RESULT_SUCCESS {
+        if !q1.is_null() {
+            let _ = fx.api.urQueueRelease(q1);
+        }
+        drop(first);
+        return Err(format!("urQueueCreate on a two-device context: {}, {}", result_name(c0), result_name(c1)).into());
+    }
+    Ok(Pair { second: ManuallyDrop::new(view(other, q1)), first })
+}
+
+unsafe fn default_pool(fx: &DeviceFx) -> Result<ur_usm_pool_handle_t, Outcome> {
+    let mut pool = null_mut();
+    expect_success!(fx.api.urUSMPoolGetDefaultDevicePoolExp(fx.context, fx.device, &mut pool));
+    Ok(pool)
+}
+
+unsafe fn used(fx: &DeviceFx, pool: ur_usm_pool_handle_t) -> Result<usize, Outcome> {
+    stat(fx, pool, UR_USM_POOL_INFO_USED_CURRENT_EXP)
+}
+
+// ---------------------------------------------------------------------------
+// Pools
+
+/// Each device of the context has a default pool of its own; an async
+/// allocation on a queue of a device comes from that device's pool, and the
+/// statistics count it there only.
+unsafe fn pool_per_device(fx: &DeviceFx) -> CaseResult {
+    require_pools(fx)?;
+    let p = pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    let (pa, pb) = (default_pool(a)?, default_pool(b)?);
+    check!(pa != pb, "both devices of the context have the same default pool");
+    let (ua, ub) = (used(a, pa)?, used(b, pb)?);
+    let (x, _) = alloc(a, a.queue, UsmKind::Device, null_mut(), 64 * KIB, &[], false)?;
+    check!(used(a, pa)? >= ua + 64 * KIB, "an allocation on the first device's queue is not in its pool's USED");
+    check_eq!(used(b, pb)?, ub);
+    let (y, _) = alloc(b, b.queue, UsmKind::Device, null_mut(), 128 * KIB, &[], false)?;
+    check!(used(b, pb)? >= ub + 128 * KIB, "an allocation on the second device's queue is not in its pool's USED");
+    check!(used(a, pa)? < ua + 192 * KIB, "the second device's allocation counted in the first device's pool");
+    let filled = fill(b, b.queue, y, 0x3c, 128 * KIB, &[])?;
+    all_are("the second device's block", &read(b, b.queue, y, 128 * KIB, &[filled.get()])?, 0x3c)?;
+    free(a, a.queue, null_mut(), x, &[], false)?;
+    free(b, b.queue, null_mut(), y, &[], false)?;
+    finish(a, a.queue)?;
+    finish(b, b.queue)?;
+    check_eq!(used(a, pa)?, ua);
+    check_eq!(used(b, pb)?, ub);
+    Ok(())
+}
+
+/// A block of the first device's pool, freed on a queue of the second
+/// device after that queue's use of it: it goes back to the first device's
+/// pool, ordered by the free's event, and an allocation on the first device
+/// that waits for that event takes it again.
+unsafe fn free_on_other_device(fx: &DeviceFx) -> CaseResult {
+    require_pools(fx)?;
+    let p = pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    let (pa, pb) = (default_pool(a)?, default_pool(b)?);
+    set_stat(a, pa, UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, KEEP)?;
+    let ub = used(b, pb)?;
+    let size = 256 * KIB;
+    let (x, ready) = alloc(a, a.queue, UsmKind::Device, null_mut(), size, &[], true)?;
+    let written = fill(a, a.queue, x, 0x5a, size, &[ready.expect("asked for").get()])?;
+    all_are("written on the first device, read on the second", &read(b, b.queue, x, size, &[written.get()])?, 0x5a)?;
+    let freed = free(b, b.queue, null_mut(), x, &[written.get()], true)?.expect("asked for");
+    check_eq!(used(b, pb)?, ub);
+    let (y, again) = alloc(a, a.queue, UsmKind::Device, null_mut(), size, &[freed.get()], true)?;
+    check!(y == x, "an allocation ordered after the free on the other device did not take the freed block");
+    let rewritten = fill(a, a.queue, y, 0x11, size, &[again.expect("asked for").get()])?;
+    all_are("the block taken again", &read(a, a.queue, y, size, &[rewritten.get()])?, 0x11)?;
+    free(a, a.queue, null_mut(), y, &[], false)?;
+    finish(a, a.queue)?;
+    finish(b, b.queue)?;
+    check_eq!(used(a, pa)?, 0usize);
+    set_stat(a, pa, UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, 0)?;
+    Ok(())
+}
+
+/// A context-wide pool (`urUSMPoolCreate`) serves both devices with shared
+/// memory: one block handed between them, each allocation waiting for the
+/// other device's free, keeps one address and the data each device wrote.
+unsafe fn hand_over(fx: &DeviceFx) -> CaseResult {
+    require_pools(fx)?;
+    fx.require_kind(UsmKind::Shared)?;
+    let p = pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    let mut desc = ur_usm_pool_desc_t { stype: UR_STRUCTURE_TYPE_USM_POOL_DESC, pNext: null(), flags: 0 };
+    let mut pool = null_mut();
+    expect_success!(a.api.urUSMPoolCreate(a.context, &mut desc, &mut pool));
+    let pool = a.own_pool(pool);
+    set_stat(a, pool.get(), UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, KEEP)?;
+    let size = 64 * KIB;
+    let mut addresses = std::collections::BTreeSet::new();
+    let mut last_free: Option<OwnedEvent> = None;
+    for round in 0..16u8 {
+        let waits: Vec<ur_event_handle_t> = last_free.iter().map(|e| e.get()).collect();
+        let (x, x_ready) = alloc(a, a.queue, UsmKind::Shared, pool.get(), size, &waits, true)?;
+        let used_x = fill(a, a.queue, x, round, size, &[x_ready.expect("asked for").get()])?;
+        let freed_x = free(a, a.queue, pool.get(), x, &[used_x.get()], true)?.expect("asked for");
+        let (y, y_ready) = alloc(b, b.queue, UsmKind::Shared, pool.get(), size, &[freed_x.get()], true)?;
+        let used_y = fill(b, b.queue, y, !round, size, &[y_ready.expect("asked for").get()])?;
+        if round % 4 == 3 {
+            all_are(&format!("round {round} on the second device"), &read(b, b.queue, y, size, &[used_y.get()])?, !round)?;
+        }
+        last_free = free(b, b.queue, pool.get(), y, &[used_y.get()], true)?;
+        addresses.insert(x as usize);
+        addresses.insert(y as usize);
+    }
+    finish(a, a.queue)?;
+    finish(b, b.queue)?;
+    check_eq!(used(a, pool.get())?, 0usize);
+    check!(addresses.len() == 1, "the block handed between devices lived at {} addresses", addresses.len());
+    Ok(())
+}
+
+/// An async free, on a queue of a two-device context, of a block another
+/// context's pool gave out: INVALID_VALUE, and the block stays live and
+/// counted where it was.
+unsafe fn free_foreign_context(fx: &DeviceFx) -> CaseResult {
+    require_pools(fx)?;
+    let p = pair(fx)?;
+    let b = &*p.second;
+    let mine = default_pool(fx)?;
+    let before = used(fx, mine)?;
+    let size = 64 * KIB;
+    let (x, _) = alloc(fx, fx.queue, UsmKind::Device, null_mut(), size, &[], false)?;
+    let after = used(fx, mine)?;
+    expect_result!(UR_RESULT_ERROR_INVALID_VALUE, b.api.urEnqueueUSMFreeExp(b.queue, null_mut(), x, 0, null(), null_mut()));
+    finish(b, b.queue)?;
+    check_eq!(used(fx, mine)?, after);
+    let filled = fill(fx, fx.queue, x, 0x77, size, &[])?;
+    all_are("the block after a refused foreign free", &read(fx, fx.queue, x, size, &[filled.get()])?, 0x77)?;
+    free(fx, fx.queue, null_mut(), x, &[], false)?;
+    finish(fx, fx.queue)?;
+    check_eq!(used(fx, mine)?, before);
+    Ok(())
+}
+
+/// A queue of a device the context does not hold: INVALID_DEVICE.
+unsafe fn queue_outside_context(fx: &DeviceFx) -> CaseResult {
+    let other = next_device(fx)?;
+    let mut q = null_mut();
+    expect_result!(UR_RESULT_ERROR_INVALID_DEVICE, fx.api.urQueueCreate(fx.context, other, null(), &mut q));
+    check!(q.is_null(), "a refused urQueueCreate wrote a queue");
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Programs
+
+/// The adapter's build notes (`ur_core::log::build_note`), as its logger
+/// callback delivers them.
+static NOTES: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn keep_note(_level: ur_logger_level_t, message: *const c_char, _user_data: *mut c_void) {
+    if message.is_null() {
+        return;
+    }
+    // SAFETY: the adapter passes a null-terminated message.
+    if let Some(note) = ur_core::log::parse_build_note(&CStr::from_ptr(message).to_string_lossy()) {
+        NOTES.lock().unwrap_or_else(|e| e.into_inner()).push(note);
+    }
+}
+
+/// The suite's kernels as an unbuilt program of the pair's context, in the
+/// form the fixture's device takes (for every device of the pair).
+unsafe fn pair_program(fx: &DeviceFx, p: &Pair) -> Result<(OwnedProgram, KernelForm), Outcome> {
+    let (_probe, form) = kernel_program(fx)?;
+    let ctx = p.first.context;
+    let mut program = null_mut();
+    let code = match form {
+        KernelForm::SpirV => {
+            let il = spirv()?;
+            fx.api.urProgramCreateWithIL(ctx, il.as_ptr().cast(), il.len(), null(), &mut program)?
+        }
+        KernelForm::Spir | KernelForm::Ptx => {
+            let image = if form == KernelForm::Spir { spir()? } else { KERNEL_PTX.as_bytes() };
+            let mut devices = [p.first.device, p.second.device];
+            let mut lengths = [image.len(); 2];
+            let mut images = [image.as_ptr(); 2];
+            fx.api.urProgramCreateWithBinary(
+                ctx,
+                2,
+                devices.as_mut_ptr(),
+                lengths.as_mut_ptr(),
+                images.as_mut_ptr(),
+                null(),
+                &mut program,
+            )?
+        }
+    };
+    expect_code(UR_RESULT_SUCCESS, code, &format!("creating a {form:?} program for two devices"))?;
+    Ok((Owned::new(program, fx.api.fns.urProgramRelease), form))
+}
+
+unsafe fn program_devices(fx: &DeviceFx, program: ur_program_handle_t) -> Result<Vec<ur_device_handle_t>, Outcome> {
+    let mut n = 0u32;
+    expect_success!(fx.api.urProgramGetInfo(
+        program,
+        UR_PROGRAM_INFO_NUM_DEVICES,
+        size_of::<u32>(),
+        (&mut n as *mut u32).cast(),
+        null_mut()
+    ));
+    let mut devices: Vec<ur_device_handle_t> = vec![null_mut(); n as usize];
+    expect_success!(fx.api.urProgramGetInfo(
+        program,
+        UR_PROGRAM_INFO_DEVICES,
+        devices.len() * size_of::<ur_device_handle_t>(),
+        devices.as_mut_ptr().cast(),
+        null_mut()
+    ));
+    Ok(devices)
+}
+
+/// `fill_index` of `program` run on the view's queue, into USM the view
+/// allocates, read back.
+unsafe fn fill_index_on(v: &DeviceFx, kernel: ur_kernel_handle_t, base: u32) -> CaseResult {
+    let out = v.alloc(UsmKind::Shared, N * 4).or_else(|_| v.alloc(UsmKind::Device, N * 4))?;
+    expect_success!(launch(v, v.queue, kernel, N, None, &[pointer_arg(0, out.ptr), value_arg(1, &base)], &[], null_mut()));
+    let got = words(&v.read(v.queue, out.ptr, N * 4)?);
+    check_words("fill_index on one device of a two-device program", &got, |i| base + i as u32)
+}
+
+/// A program built for both devices of a pair: the adapter's build note
+/// says how many compiles it asked of the driver, one where the devices
+/// have one target (same name, so same runtime and ISA) and two otherwise;
+/// the program lists both devices and a binary for each; one kernel runs on
+/// both.
+unsafe fn one_compile_per_target(fx: &DeviceFx) -> CaseResult {
+    let p = pair(fx)?;
+    let (program, form) = pair_program(fx, &p)?;
+    NOTES.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    expect_success!(fx.api.urAdapterSetLoggerCallback(fx.adapter, Some(keep_note), null_mut(), UR_LOGGER_LEVEL_INFO));
+    let built = fx.api.urProgramBuild(p.first.context, program.get(), form.build_options().as_ptr());
+    expect_success!(fx.api.urAdapterSetLoggerCallbackLevel(fx.adapter, UR_LOGGER_LEVEL_QUIET));
+    expect_code(UR_RESULT_SUCCESS, built?, "urProgramBuild for two devices")?;
+    let notes = std::mem::take(&mut *NOTES.lock().unwrap_or_else(|e| e.into_inner()));
+    if notes.is_empty() {
+        skip!("the adapter logs no build notes (ur_core::log::build_note), so its compiles cannot be counted");
+    }
+    let names = [
+        fx.api.device_info_string(p.first.device, UR_DEVICE_INFO_NAME)?,
+        fx.api.device_info_string(p.second.device, UR_DEVICE_INFO_NAME)?,
+    ];
+    let expected = if names[0] == names[1] { 1 } else { 2 };
+    check_eq!(notes, vec![(expected, 2usize)]);
+    let devices = program_devices(fx, program.get())?;
+    check!(
+        devices.len() == 2 && devices.contains(&p.first.device) && devices.contains(&p.second.device),
+        "the program lists {} devices, not the pair",
+        devices.len()
+    );
+    let mut sizes = [0usize; 2];
+    expect_success!(fx.api.urProgramGetInfo(
+        program.get(),
+        UR_PROGRAM_INFO_BINARY_SIZES,
+        size_of_val(&sizes),
+        sizes.as_mut_ptr().cast(),
+        null_mut()
+    ));
+    check!(sizes.iter().all(|&s| s > 0), "binary sizes {sizes:?}: a device of the build has no binary");
+    let mut k = null_mut();
+    expect_success!(fx.api.urKernelCreate(program.get(), c"fill_index".as_ptr(), &mut k));
+    let k: OwnedKernel = Owned::new(k, fx.api.fns.urKernelRelease);
+    fill_index_on(&p.first, k.get(), 7)?;
+    fill_index_on(&p.second, k.get(), 1000)?;
+    Ok(())
+}
+
+/// urProgramBuildExp for a device outside the program's context (the
+/// fixture's context holds one device): INVALID_DEVICE, as for every call
+/// that names a device its context lacks.
+unsafe fn build_outside_context(fx: &DeviceFx) -> CaseResult {
+    let other = next_device(fx)?;
+    let (program, form) = kernel_program(fx)?;
+    let mut devices = [other];
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_DEVICE,
+        fx.api.urProgramBuildExp(program.get(), 1, devices.as_mut_ptr(), 0, form.build_options().as_ptr())
+    );
+    Ok(())
+}
