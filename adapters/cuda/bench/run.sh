@@ -38,6 +38,9 @@ echo "== benchmark: raw CUDA runtime"
 nvcc -O2 -arch=sm_90 -o "$OUT/raw_async_alloc" adapters/cuda/bench/raw_async_alloc.cu -lcuda || exit 1
 "$OUT/raw_async_alloc" "$BYTES" "$ITERS" | tee "$OUT/raw.txt"
 
+echo "== the driver's floor for ur_bench scenario 2 (raw memset + copy, no allocator)"
+nvcc -O2 -arch=sm_90 -o "$OUT/raw_fill_copy" adapters/cuda/bench/raw_fill_copy.cu -lcuda && "$OUT/raw_fill_copy"
+
 echo "== benchmark: UR (our loader + CUDA adapter)"
 timeout 300 "$BIN/ur_async_alloc" "$BYTES" "$ITERS" 2>&1 | tee "$OUT/ur.txt"
 echo "exit status ${PIPESTATUS[0]}"
