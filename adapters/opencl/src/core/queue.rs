@@ -297,6 +297,10 @@ impl Queue {
         let _order = self.order_lock();
         let mut trackers = self.trackers();
         self.cover_tail(&mut trackers).ur()?;
+        // A caller polling for empty needs the commands (and the marker
+        // just enqueued) to make progress, which OpenCL promises only once
+        // they are flushed.
+        self.cl.flush().ur()?;
         Ok(trackers.all_finished())
     }
 
