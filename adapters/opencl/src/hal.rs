@@ -244,7 +244,7 @@ impl hal::Queue<OpenCl> for Queue {
     }
 
     fn is_empty(&self) -> UrResult<bool> {
-        Ok(Queue::is_empty(self))
+        Queue::is_empty(self)
     }
 
     fn finish(&self) -> UrResult {

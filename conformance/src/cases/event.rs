@@ -15,10 +15,12 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueEventsWait.empty_list_waits_for_all", wait_cmd_all),
     Case::device("urEnqueueEventsWait.wait_list_across_queues", wait_cmd_list),
     Case::device("urEnqueueEventsWait.no_output_event", wait_cmd_no_event),
+    Case::device("urEnqueueEventsWait.covers_commands_without_events", wait_cmd_covers),
     Case::loader("urEnqueueEventsWait.null_queue", wait_cmd_null_queue),
     Case::device("urEnqueueEventsWait.invalid_wait_list", wait_cmd_bad_list),
     Case::device("urEnqueueEventsWaitWithBarrier.empty_list_waits_for_all", barrier_all),
     Case::device("urEnqueueEventsWaitWithBarrier.orders_later_commands", barrier_orders),
+    Case::device("urEnqueueEventsWaitWithBarrier.covers_commands_without_events", barrier_covers),
     Case::device("urEnqueueEventsWaitWithBarrier.wait_list_across_queues", barrier_list),
     Case::loader("urEnqueueEventsWaitWithBarrier.null_queue", barrier_null_queue),
     Case::device("urEnqueueEventsWaitWithBarrier.invalid_wait_list", barrier_bad_list),
@@ -173,6 +175,65 @@ unsafe fn barrier_orders_commands(fx: &DeviceFx, kind: Sync) -> CaseResult {
     let mut expected = vec![0x44u8; 4096];
     expected.resize(8192, 0x33);
     compare("memory filled before and after a barrier", &data, &expected)
+}
+
+/// With an empty wait list, the command's event stands also for the
+/// commands enqueued before it without an event of their own (an adapter
+/// may make events for some commands only): once it has completed, the host
+/// sees what every one of them wrote, read straight from host USM. Many
+/// small fills, then a large one last, which is likely still running if the
+/// event stood only for an earlier command.
+unsafe fn covers_commands_without_events(fx: &DeviceFx, kind: Sync) -> CaseResult {
+    const COMMANDS: usize = 100;
+    const LEN: usize = 4096;
+    const LAST: usize = 32 << 20;
+    let memory = fx.alloc(UsmKind::Host, COMMANDS * LEN)?;
+    let large = fx.alloc(UsmKind::Host, LAST)?;
+    on_each_queue_kind(fx, |queue, what| {
+        // Other bytes on each queue, so that the first queue's leave nothing to find.
+        let first = if what.starts_with("in-order") { 1 } else { 101 };
+        let fill_quietly = |ptr: *mut u8, byte: u8, len: usize| -> CaseResult {
+            expect_success!(fx.api.urEnqueueUSMFill(
+                queue,
+                ptr.cast(),
+                1,
+                (&byte as *const u8).cast(),
+                len,
+                0,
+                null(),
+                null_mut()
+            ));
+            Ok(())
+        };
+        for i in 0..COMMANDS {
+            fill_quietly(memory.ptr.cast::<u8>().add(i * LEN), (first + i) as u8, LEN)?;
+        }
+        fill_quietly(large.ptr.cast(), first as u8, LAST)?;
+        let sync = enqueue_sync(fx, kind, queue, &[])?;
+        fx.wait(sync.get())?;
+        let data = std::slice::from_raw_parts(memory.ptr.cast::<u8>(), COMMANDS * LEN);
+        for i in 0..COMMANDS {
+            let byte = (first + i) as u8;
+            check!(
+                data[i * LEN..(i + 1) * LEN].iter().all(|&b| b == byte),
+                "on an {what}, small fill {i} (no event) is not visible once the wait command's event has completed"
+            );
+        }
+        let data = std::slice::from_raw_parts(large.ptr.cast::<u8>(), LAST);
+        check!(
+            data.iter().all(|&b| b == first as u8),
+            "on an {what}, the last fill ({LAST} bytes, no event) is not all visible once the wait command's event has completed"
+        );
+        Ok(())
+    })
+}
+
+unsafe fn wait_cmd_covers(fx: &DeviceFx) -> CaseResult {
+    covers_commands_without_events(fx, Sync::Wait)
+}
+
+unsafe fn barrier_covers(fx: &DeviceFx) -> CaseResult {
+    covers_commands_without_events(fx, Sync::Barrier)
 }
 
 unsafe fn wait_cmd_all(fx: &DeviceFx) -> CaseResult {

@@ -10,10 +10,11 @@
 //! never reported from a runtime callback thread, so the engine's releases
 //! (blocking frees among them) always run on a user thread.
 //!
-//! Every submitted command asks OpenCL for an event, whether or not the
-//! caller wants one: it costs nothing measurable on the runtimes here, and
-//! it is what lets `UR_QUEUE_INFO_EMPTY` and the engine's extra
-//! dependencies be answered without a host wait.
+//! OpenCL is asked for the events of only some commands ([`Trackers`]);
+//! where an event of the newest command is needed and it has none
+//! (`UR_QUEUE_INFO_EMPTY`, the engine's extra dependencies, a released
+//! queue), a marker is enqueued for it, so that those are still answered
+//! without a host wait.
 
 use super::device::{Device, UsmPath};
 use super::platform::Platform;
@@ -217,8 +218,12 @@ pub fn retained(event: cl_event) -> opencl3::event::Event {
 }
 
 /// One queue's lane and the events that tell the engine how far its
-/// commands have completed (`ur_core::engine::Tracker`): every command
-/// offers its event; in order, every 32nd and the newest are kept.
+/// commands have completed (`ur_core::engine::Tracker`). OpenCL is asked
+/// for a command's event only when the caller wants it or the tracker keeps
+/// it: out of order every command, in order every 32nd (a `cl_event` costs
+/// Intel's CPU runtime bookkeeping on every command, see the README). The
+/// newest command may thus have no event: `Queue::cover_tail` enqueues a
+/// marker where one is needed.
 pub struct Trackers(Tracker<ClEvent>);
 
 impl Trackers {
@@ -230,8 +235,23 @@ impl Trackers {
         self.0.lane()
     }
 
-    /// Offers `event`, of command `seq` just submitted, to report its
-    /// completion; looks at the older ones now and then.
+    /// Counts a command whose caller wants no event: whether to ask OpenCL
+    /// for one anyway (then [`keep`](Self::keep) it).
+    pub fn wants_event(&mut self) -> bool {
+        self.0.wants_completion()
+    }
+
+    /// Keeps `event`, of command `seq` just submitted, which
+    /// [`wants_event`](Self::wants_event) asked for (or a marker's covering
+    /// `seq`); looks at the older ones now and then.
+    pub fn keep(&mut self, seq: Seq, event: opencl3::event::Event) {
+        self.0.push(seq, ClEvent(event));
+        self.0.poll_if_due(drop);
+    }
+
+    /// Offers `event`, of command `seq` just submitted, that the caller
+    /// wanted anyway (counted here, not by `wants_event`); looks at the
+    /// older ones now and then.
     pub fn push(&mut self, seq: Seq, event: opencl3::event::Event) {
         self.0.offer(seq, ClEvent(event), drop);
     }
@@ -242,8 +262,9 @@ impl Trackers {
         self.0.wait_all(drop);
     }
 
-    /// Whether every command this queue submitted has finished, looking
-    /// (without waiting) at the events of the newest ones.
+    /// Whether every command with an event held has finished, looking
+    /// (without waiting) at the events of the newest ones (the whole queue
+    /// when its newest command is covered, see `Queue::cover_tail`).
     pub fn all_finished(&mut self) -> bool {
         self.0.all_finished(drop)
     }
@@ -252,12 +273,6 @@ impl Trackers {
     /// after reading the lane's tail).
     pub fn complete_upto(&mut self, last: Seq) {
         self.0.complete_upto(last);
-    }
-
-    /// In order: the event of the newest command, while it has not been
-    /// seen to finish (its completion implies that of every command so far).
-    pub fn newest(&self) -> Option<opencl3::event::Event> {
-        self.0.newest().map(|e| retained(e.0.get()))
     }
 
     /// An event whose completion implies that of command `seq`, or `None`

@@ -10,6 +10,7 @@ use cl3::ext as sys;
 use std::ffi::c_void;
 use std::sync::Arc;
 use sys::{cl_event, cl_int};
+use ur_core::engine::Stamp;
 use ur_core::hal::UsmCommand;
 use ur_core::*;
 
@@ -63,6 +64,42 @@ fn at(ptr: *const c_void, offset: usize) -> *mut c_void {
 }
 
 impl Queue {
+    /// A wait or barrier on an in-order queue whose wait list names only
+    /// this queue's commands waits for nothing that the queue's order does
+    /// not already give: it is complete once the previous command is, so it
+    /// enqueues nothing and that command's event (held by the trackers)
+    /// serves as its own. libsycl enqueues two such waits with events per
+    /// in-order async allocation, and a marker costs the runtime a command
+    /// and an event. `None` when it does not apply, or when no event of
+    /// the previous command is held (the caller enqueues a marker); not on
+    /// profiling queues, where the event's timestamps would be another
+    /// command's.
+    fn wait_in_order(
+        &self,
+        command: ur_command_t,
+        node: Node,
+        waits: &[&Event],
+        want_event: bool,
+    ) -> Option<Option<Arc<Event>>> {
+        let own = |e: &&Event| e.queue.as_ref().is_some_and(|q| std::ptr::eq(Arc::as_ptr(q), self));
+        if !self.lane.is_in_order() || self.profiling() || !waits.iter().all(own) {
+            return None;
+        }
+        let stamps: Vec<Stamp> = waits.iter().filter_map(|e| e.stamp).collect();
+        let _order = self.order_lock();
+        let shared = match want_event {
+            true => Some(self.event_after(self.lane.tail().seq)?),
+            false => None,
+        };
+        let dag = self.context.engine.dag();
+        let stamp = match node {
+            Node::Command => dag.record(&self.lane, &stamps),
+            Node::Barrier => dag.record_barrier(&self.lane, &stamps),
+        };
+        // Without an event the node needs none: a later command's covers it.
+        Some(shared.and_then(|e| self.track(command, stamp, super::usm_exp::into_raw(e), true)))
+    }
+
     /// A checked USM command, a wait or a barrier; a blocking copy returns
     /// once done. Returns the command's event when `want_event`.
     pub fn enqueue_usm<'a>(
@@ -83,6 +120,10 @@ impl Queue {
                 // already waits for the one before it, so a barrier is a
                 // marker there.
                 let node = if barrier { Node::Barrier } else { Node::Command };
+                let waits: Vec<&Event> = waits.into_iter().collect();
+                if let Some(done) = self.wait_in_order(command_type, node, &waits, want_event) {
+                    return Ok(done);
+                }
                 let cl_barrier = barrier && self.out_of_order;
                 self.submit_node(command_type, node, waits, want_event, |w, ev| marker(queue, cl_barrier, w, ev))
             }

@@ -190,7 +190,9 @@ impl Queue {
         let waits = self.translate_wait_list(waits)?;
         let _order = self.order_lock();
         let mut event: cl_event = std::ptr::null_mut();
-        enqueue(&waits.cl, &mut event).ur()?;
+        // An event only where someone needs it (see `Trackers`).
+        let ask = want_event || self.trackers().wants_event();
+        enqueue(&waits.cl, if ask { &mut event } else { std::ptr::null_mut() }).ur()?;
         // Recorded once enqueued: a command that failed has no node.
         let dag = self.context.engine.dag();
         let stamp = match node {
@@ -201,15 +203,21 @@ impl Queue {
     }
 
     /// Keeps the event of command `stamp` (one reference of `event`, which
-    /// this takes) to report its completion, and makes a UR event for it
-    /// when `want_event`. Call it with the order lock held.
+    /// this takes; null when OpenCL was not asked for one) to report its
+    /// completion, and makes a UR event for it when `want_event`. Call it
+    /// with the order lock held.
     pub(crate) fn track(&self, command: ur_command_t, stamp: Stamp, event: cl_event, want_event: bool) -> Option<Arc<Event>> {
         if event.is_null() {
             return None;
         }
-        let tracker = if want_event { engine::retained(event) } else { opencl3::event::Event::new(event) };
-        self.trackers().push(stamp.seq, tracker);
-        want_event.then(|| Event::new(event, Some(arc_of(self)), self.context.clone(), command, Some(stamp)))
+        if want_event {
+            self.trackers().push(stamp.seq, engine::retained(event));
+            Some(Event::new(event, Some(arc_of(self)), self.context.clone(), command, Some(stamp)))
+        } else {
+            // Asked for because the trackers keep it.
+            self.trackers().keep(stamp.seq, opencl3::event::Event::new(event));
+            None
+        }
     }
 
     /// Serialises this queue's submissions (see `order`).
@@ -222,14 +230,51 @@ impl Queue {
     }
 
     /// An event whose completion implies that of this queue's command
-    /// `seq`, or `None` when it has completed. `Err` when none is known.
+    /// `seq`, or `None` when it has completed. `Err` when none is known
+    /// and none can be made now: a marker is enqueued for a command that
+    /// has no event unless another thread is enqueueing on this queue (or
+    /// this one is, holding the order lock); the caller then waits for the
+    /// queue on the host.
     pub(crate) fn event_covering(&self, seq: Seq) -> Result<Option<opencl3::event::Event>, ()> {
-        self.trackers().event_covering(seq)
+        if let Ok(e) = self.trackers().event_covering(seq) {
+            return Ok(e);
+        }
+        let _order = match self.order.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Err(()),
+        };
+        if seq > self.lane.tail().seq {
+            return Err(());
+        }
+        let mut trackers = self.trackers();
+        self.cover_tail(&mut trackers).map_err(|_| ())?;
+        trackers.event_covering(seq)
     }
 
-    /// In order: the event of the newest command not yet seen to finish.
-    pub(crate) fn newest_event(&self) -> Option<opencl3::event::Event> {
-        self.trackers().newest()
+    /// In order: an event whose completion implies that of command `seq`
+    /// and every one before it (that command's own, or a later one's),
+    /// while it has not been seen to finish. Call with the order lock held.
+    pub(crate) fn event_after(&self, seq: Seq) -> Option<opencl3::event::Event> {
+        if !self.lane.is_in_order() {
+            return None;
+        }
+        self.trackers().event_covering(seq).ok().flatten()
+    }
+
+    /// Makes sure that an event held covers this queue's newest command:
+    /// when that command has none (OpenCL was not asked for one), a marker
+    /// behind every command so far gets one. Call with the order lock held
+    /// (or with the queue to oneself).
+    fn cover_tail(&self, trackers: &mut Trackers) -> Result<(), cl_int> {
+        let tail = self.lane.tail().seq;
+        if trackers.event_covering(tail).is_ok() {
+            return Ok(());
+        }
+        let mut event: cl_event = std::ptr::null_mut();
+        engine::marker(self.cl.get(), &[], &mut event)?;
+        trackers.keep(tail, opencl3::event::Event::new(event));
+        Ok(())
     }
 
     /// `urQueueFinish`: waits for every command enqueued so far, and tells
@@ -248,8 +293,15 @@ impl Queue {
 
     /// `UR_QUEUE_INFO_EMPTY`: whether every command enqueued so far has
     /// finished, from the events of the newest ones (no wait).
-    pub fn is_empty(&self) -> bool {
-        self.trackers().all_finished()
+    pub fn is_empty(&self) -> UrResult<bool> {
+        let _order = self.order_lock();
+        let mut trackers = self.trackers();
+        self.cover_tail(&mut trackers).ur()?;
+        // A caller polling for empty needs the commands (and the marker
+        // just enqueued) to make progress, which OpenCL promises only once
+        // they are flushed.
+        self.cl.flush().ur()?;
+        Ok(trackers.all_finished())
     }
 
     /// The `cl_event`s of a UR wait list that this queue can wait for.
@@ -279,6 +331,11 @@ impl Drop for Queue {
     /// its trackers to the context, which retires the lane once they finish.
     fn drop(&mut self) {
         let mut trackers = std::mem::replace(self.trackers.get_mut().unwrap_or_else(|e| e.into_inner()), Trackers::new(self.lane.clone()));
+        if self.cover_tail(&mut trackers).is_err() {
+            // No marker (the runtime refused): the queue's own finish it is.
+            let _ = self.cl.finish();
+            trackers.complete_upto(self.lane.tail().seq);
+        }
         if trackers.all_finished() {
             self.context.engine.dag().retire_lane(&self.lane);
         } else {

@@ -5,7 +5,7 @@
 //! adapter turns that into OpenCL commands: none when the allocation or free
 //! needs nothing run (in order, no wait list, no event); none either when,
 //! on an in-order queue, it waits only on that queue's own commands (the
-//! newest command's event is its event, see `shared_event`); else a marker
+//! previous command's event serves, when it has one, see `shared_event`); else a marker
 //! (a one-byte fill on out-of-order queues, see `enqueue_command`; a zeroing
 //! fill for zero-initialising pools) behind the wait list and the engine's
 //! extra dependencies, whose event is the command's. Deciding and
@@ -81,24 +81,25 @@ fn enqueue_command(
     }
 }
 
-/// An allocation or free with nothing to run on an in-order queue, whose
-/// wait list and extra dependencies name only this queue's earlier commands
-/// (or finished ones), is complete as soon as the queue's newest command is:
-/// that command's event serves as its own, so no marker is enqueued. This
-/// is what libsycl asks for on an in-order queue (an event, waiting on the
-/// previous command's), and a marker costs the runtime a command.
-fn shared_event(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[Stamp]) -> Option<opencl3::event::Event> {
+/// An allocation or free (node `stamp`) with nothing to run on an in-order
+/// queue, whose wait list and extra dependencies name only this queue's
+/// earlier commands (or finished ones), is complete as soon as the queue's
+/// previous command is: an event covering that one serves as its own, so no
+/// marker is enqueued. This is what libsycl asks for on an in-order queue
+/// (an event, waiting on the previous command's), and a marker costs the
+/// runtime a command. `None` when that command has no event held.
+fn shared_event(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[Stamp], stamp: Stamp) -> Option<opencl3::event::Event> {
     let own = |s: &Stamp| s.lane == queue.lane.id();
     let waits_own = waits.cl.len() == waits.stamps.len() && waits.stamps.iter().all(own);
     let deps_own = deps.iter().all(|d| own(d) || matches!(ctx.covering(*d), Covering::Done));
     if !queue.lane.is_in_order() || !waits_own || !deps_own {
         return None;
     }
-    queue.newest_event()
+    queue.event_after(stamp.seq - 1)
 }
 
 /// The one reference of `event` that [`Queue::track`] takes over.
-fn into_raw(event: opencl3::event::Event) -> cl_event {
+pub(crate) fn into_raw(event: opencl3::event::Event) -> cl_event {
     let raw = event.get();
     std::mem::forget(event);
     raw
@@ -151,7 +152,7 @@ impl Queue {
         let mut event = None;
         if let Some(stamp) = a.stamp {
             if !a.zero {
-                if let Some(e) = shared_event(ctx, self, &translated, a.deps.as_slice()) {
+                if let Some(e) = shared_event(ctx, self, &translated, a.deps.as_slice(), stamp) {
                     let event = self.track(alloc_command(kind), stamp, into_raw(e), want_event);
                     return Ok((ptr, event));
                 }
@@ -210,7 +211,7 @@ impl Queue {
             // tail and costs nothing.
             return Ok(None);
         };
-        if let Some(e) = shared_event(ctx, self, &translated, out.deps.as_slice()) {
+        if let Some(e) = shared_event(ctx, self, &translated, out.deps.as_slice(), stamp) {
             return Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, into_raw(e), want_event));
         }
         let mut waits = translated.cl;
