@@ -141,11 +141,6 @@ impl UsmRegistry {
         }
     }
 
-    /// The kind of memory at `addr`, if it is one of ours.
-    pub fn kind_of(&self, addr: usize) -> Option<UsmKind> {
-        self.with(addr, |a| a.kind)
-    }
-
     /// Takes the allocation whose base is exactly `base`; anything else (an
     /// interior pointer, a pointer freed already, a foreign one) is
     /// `INVALID_MEM_OBJECT` and changes nothing.
@@ -359,7 +354,7 @@ impl Context {
         let (pool, _) = self
             .engine_owner(base)
             .ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-        if pool.live_block_containing(base).is_none_or(|(b, _)| b != base) {
+        if !pool.owns(base as *const u8) {
             return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
         }
         self.synchronize_devices()?;

@@ -174,7 +174,7 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
         // use it (the engine knows only its allocation), so they all finish
         // first; then it goes back to its pool.
         let pool = ctx.slabs.pool_of(ptr as usize).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-        if pool.live_block_containing(ptr as usize).is_none_or(|(base, _)| base != ptr as usize) {
+        if !pool.owns(ptr as *const u8) {
             return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
         }
         ctx.finish_all_queues()?;
