@@ -214,6 +214,24 @@ pub trait Device<B: Backend>: UrObject<Handle = ur_device_handle_t_> {
     fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
         request.check_against(&[], 0, 0, 0).map(|()| Vec::new())
     }
+    /// Whether kernels on this device may reach memory of other devices
+    /// of its backend (`USM_P2P_SUPPORT_EXP`); a backend that says so
+    /// answers [`Device::peer_info`] per pair and overrides
+    /// [`Device::set_peer_access`].
+    const PEER_ACCESS: bool = false;
+    /// `urUsmP2PPeerAccessGetInfoExp` for `peer`, another device of this
+    /// backend (the core answers a device about itself): 1 or 0. The
+    /// default says no, so that a client asking before it enables (as
+    /// SYCL's `ext_oneapi_can_access_peer` does) learns "no" rather than
+    /// an error.
+    fn peer_info(&self, _peer: &Self, _prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        Ok(0)
+    }
+    /// `urUsmP2PEnablePeerAccessExp`/`DisablePeerAccessExp` for `peer`,
+    /// another device of this backend.
+    fn set_peer_access(&self, _peer: &Self, _enable: bool) -> UrResult {
+        Err(UNSUPPORTED)
+    }
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Err(UNSUPPORTED)
     }

@@ -20,6 +20,7 @@ pub mod info;
 pub mod log;
 /// cbindgen:ignore
 pub mod partition;
+pub mod peer;
 /// cbindgen:ignore
 pub mod usm_align;
 /// cbindgen:ignore

@@ -43,7 +43,11 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
     ffi_call(|| {
         let device = obj::<B, B::Device>(h)?;
         super::prop_in_range(prop.0, UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0, &[])?;
-        device.info(prop, InfoOut::new(size, value, size_ret)?)
+        let out = InfoOut::new(size, value, size_ret)?;
+        if prop == UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP {
+            return out.bool(B::Device::PEER_ACCESS);
+        }
+        device.info(prop, out)
     })
 }
 

@@ -115,6 +115,7 @@ mod program;
 mod queue;
 mod usm;
 mod usm_exp;
+mod usm_p2p;
 
 use crate::abi::*;
 use crate::boundary::{ffi_call, wait_list_arg};
@@ -173,6 +174,9 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
             pfnPoolSetDevicePoolExp: usm_exp::set_device_pool::<B>,
             pfnPoolGetDevicePoolExp: usm_exp::get_device_pool::<B>, pfnPoolTrimToExp: usm_exp::trim_to::<B>,
             pfnPoolGetInfoExp: usm_exp::get_info::<B>, pfnPoolSetInfoExp: usm_exp::set_info::<B> }
+        UsmP2PExp { pfnEnablePeerAccessExp: usm_p2p::enable_peer_access::<B>,
+            pfnDisablePeerAccessExp: usm_p2p::disable_peer_access::<B>,
+            pfnPeerAccessGetInfoExp: usm_p2p::peer_access_get_info::<B> }
     );
     if <B::Program as crate::hal::Program<B>>::SUPPORTED {
         slots!(d;

@@ -166,3 +166,13 @@ mod tests {
         assert_eq!(ms_to_ns(-1.0), 0);
     }
 }
+
+/// The P2P attribute behind a peer query.
+pub fn p2p_attribute(prop: ur_exp_peer_info_t) -> UrResult<driver::P2PAttr> {
+    use driver::P2PAttr::*;
+    match prop {
+        UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT => Ok(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED),
+        UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT => Ok(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED),
+        _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
+    }
+}

@@ -27,7 +27,7 @@ use std::ptr::null_mut;
 use std::sync::OnceLock;
 
 pub use sys::{
-    CUcontext, CUdevice, CUdevice_attribute as Attr, CUdeviceptr, CUevent, CUfunction,
+    CUcontext, CUdevice, CUdevice_P2PAttribute as P2PAttr, CUdevice_attribute as Attr, CUdeviceptr, CUevent, CUfunction,
     CUmemoryPool, CUmodule, CUresult, CUstream,
 };
 
@@ -48,6 +48,9 @@ pub const SYMBOLS: &[&str] = &[
     "cuDeviceGetAttribute",
     "cuDeviceGetUuid_v2",
     "cuDeviceGetPCIBusId",
+    "cuDeviceGetP2PAttribute",
+    "cuCtxEnablePeerAccess",
+    "cuCtxDisablePeerAccess",
     "cuDevicePrimaryCtxRetain",
     "cuCtxGetCurrent",
     "cuCtxSetCurrent",
@@ -191,6 +194,26 @@ pub fn device_pci_bus_id(dev: CUdevice) -> CuResult<String> {
     Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
         .to_string_lossy()
         .into_owned())
+}
+
+/// What kernels on `src` may do with `dst`'s memory (one P2P attribute).
+pub fn p2p_attribute(attr: P2PAttr, src: CUdevice, dst: CUdevice) -> CuResult<i32> {
+    let mut v = 0;
+    // SAFETY: one out int; the driver checks the devices.
+    check(unsafe { sys::cuDeviceGetP2PAttribute(&mut v, attr, src, dst) })?;
+    Ok(v)
+}
+
+/// Lets the current context reach `peer`'s memory, or stops it.
+pub fn set_peer_access(peer: CUcontext, enable: bool) -> CuResult {
+    // SAFETY: `peer` is a retained primary context; the driver checks it.
+    check(unsafe {
+        if enable {
+            sys::cuCtxEnablePeerAccess(peer, 0)
+        } else {
+            sys::cuCtxDisablePeerAccess(peer)
+        }
+    })
 }
 
 pub fn default_mem_pool(dev: CUdevice) -> CuResult<CUmemoryPool> {

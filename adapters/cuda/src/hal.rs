@@ -127,6 +127,17 @@ impl hal::Device<Cuda> for Device {
         Ok((now, now))
     }
 
+    /// Each pair's answer is the driver's (`cuDeviceGetP2PAttribute`).
+    const PEER_ACCESS: bool = true;
+
+    fn peer_info(&self, peer: &Device, prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        Device::peer_info(self, peer, prop)
+    }
+
+    fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
+        Device::set_peer_access(self, peer, enable)
+    }
+
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Ok(self.cu as ur_native_handle_t)
     }

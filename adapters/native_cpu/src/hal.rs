@@ -95,6 +95,18 @@ impl hal::Device<NativeCpu> for Device {
         let now = device::monotonic_ns();
         Ok((now, now))
     }
+
+    /// Every device is the same host: each reaches the others' memory,
+    /// atomics included, whether or not access was enabled.
+    const PEER_ACCESS: bool = true;
+
+    fn peer_info(&self, _peer: &Device, _prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        Ok(1)
+    }
+
+    fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
+        self.peers.set(&ADAPTER.get_or_create(), self, peer, enable)
+    }
 }
 
 impl hal::Context<NativeCpu> for Context {

@@ -86,6 +86,7 @@ mod tests {
         "urPlatformCreateWithNativeHandle", "urDeviceCreateWithNativeHandle", "urContextCreateWithNativeHandle",
         "urQueueCreateWithNativeHandle", "urEventCreateWithNativeHandle", "urProgramCreateWithNativeHandle",
         "urKernelCreateWithNativeHandle",
+        "urUsmP2PEnablePeerAccessExp", "urUsmP2PDisablePeerAccessExp", "urUsmP2PPeerAccessGetInfoExp",
     ];
 
     /// Words in case names that mark an error path.

@@ -29,6 +29,19 @@ pub const CASES: &[Case] = &[
     Case::device("urQueueCreate.multi_device_invalid_device_outside_context", queue_outside_context),
     Case::device("urProgramBuild.multi_device_one_compile_per_target", one_compile_per_target),
     Case::device("urProgramBuildExp.multi_device_invalid_device_outside_context", build_outside_context),
+    Case::device("urUsmP2PPeerAccessGetInfoExp.self_is_peer", peer_self_info),
+    Case::device("urUsmP2PPeerAccessGetInfoExp.multi_device_agrees_with_device_support", peer_pair_info),
+    Case::device("urUsmP2PPeerAccessGetInfoExp.invalid_enumeration", peer_info_bad_enum),
+    Case::device("urUsmP2PPeerAccessGetInfoExp.invalid_size", peer_info_bad_size),
+    Case::device("urUsmP2PPeerAccessGetInfoExp.null_value_and_size", peer_info_null_out),
+    Case::loader("urUsmP2PPeerAccessGetInfoExp.null_handle", peer_info_null_handle),
+    Case::device("urUsmP2PEnablePeerAccessExp.self_changes_nothing", peer_self_enable),
+    Case::device("urUsmP2PEnablePeerAccessExp.multi_device_kernel_writes_peer_memory", peer_kernel),
+    Case::device("urUsmP2PEnablePeerAccessExp.multi_device_invalid_second_enable", peer_twice),
+    Case::loader("urUsmP2PEnablePeerAccessExp.null_handle", peer_enable_null_handle),
+    Case::device("urUsmP2PDisablePeerAccessExp.self_changes_nothing", peer_self_disable),
+    Case::device("urUsmP2PDisablePeerAccessExp.multi_device_invalid_without_enable", peer_disable_unlinked),
+    Case::loader("urUsmP2PDisablePeerAccessExp.null_handle", peer_disable_null_handle),
 ];
 
 /// The other device of a pair: the next device of the fixture's platform.
@@ -367,3 +380,199 @@ unsafe fn build_outside_context(fx: &DeviceFx) -> CaseResult {
     );
     Ok(())
 }
+
+// ---------------------------------------------------------------------------
+// Peer access (urUsmP2P*Exp)
+
+/// One peer query's answer, which must be an `int` of 0 or 1.
+unsafe fn peer_info(fx: &DeviceFx, peer: ur_device_handle_t, prop: ur_exp_peer_info_t) -> Result<i32, Outcome> {
+    let (mut value, mut size) = (-1i32, 0usize);
+    expect_success!(fx.api.urUsmP2PPeerAccessGetInfoExp(
+        fx.device,
+        peer,
+        prop,
+        size_of::<i32>(),
+        (&mut value as *mut i32).cast(),
+        &mut size
+    ));
+    check_eq!(size, size_of::<i32>());
+    check!(value == 0 || value == 1, "peer query {} answered {value}, not 0 or 1", prop.0);
+    Ok(value)
+}
+
+/// A device reaches its own memory: both queries say 1 about itself.
+unsafe fn peer_self_info(fx: &DeviceFx) -> CaseResult {
+    check_eq!(peer_info(fx, fx.device, UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT)?, 1);
+    check_eq!(peer_info(fx, fx.device, UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT)?, 1);
+    Ok(())
+}
+
+/// About another device the answer is 0 or 1, and 0 wherever the device
+/// reports no P2P support at all; atomics need access.
+unsafe fn peer_pair_info(fx: &DeviceFx) -> CaseResult {
+    let other = next_device(fx)?;
+    let support: ur_bool_t = fx.api.device_info(fx.device, UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP)?;
+    let access = peer_info(fx, other, UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT)?;
+    let atomics = peer_info(fx, other, UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT)?;
+    check!(support != 0 || access == 0, "USM_P2P_SUPPORT_EXP is false but a peer query says access is supported");
+    check!(access == 1 || atomics == 0, "atomics over a peer link that has no access");
+    Ok(())
+}
+
+unsafe fn peer_info_bad_enum(fx: &DeviceFx) -> CaseResult {
+    let mut value = 0i32;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_ENUMERATION,
+        fx.api.urUsmP2PPeerAccessGetInfoExp(
+            fx.device,
+            fx.device,
+            ur_exp_peer_info_t(UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT.0 + 1),
+            size_of::<i32>(),
+            (&mut value as *mut i32).cast(),
+            null_mut()
+        )
+    );
+    Ok(())
+}
+
+/// A value of fewer bytes than an `int`: INVALID_SIZE, nothing written.
+unsafe fn peer_info_bad_size(fx: &DeviceFx) -> CaseResult {
+    let mut value = [0x5au8; 4];
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_SIZE,
+        fx.api.urUsmP2PPeerAccessGetInfoExp(
+            fx.device,
+            fx.device,
+            UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT,
+            1,
+            value.as_mut_ptr().cast(),
+            null_mut()
+        )
+    );
+    check_eq!(value, [0x5au8; 4]);
+    Ok(())
+}
+
+unsafe fn peer_info_null_out(fx: &DeviceFx) -> CaseResult {
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_POINTER,
+        fx.api.urUsmP2PPeerAccessGetInfoExp(
+            fx.device,
+            fx.device,
+            UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT,
+            0,
+            null_mut(),
+            null_mut()
+        )
+    );
+    Ok(())
+}
+
+unsafe fn peer_info_null_handle(fx: &LoaderFx) -> CaseResult {
+    let mut value = 0i32;
+    expect_result!(
+        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
+        fx.api.urUsmP2PPeerAccessGetInfoExp(
+            null_mut(),
+            null_mut(),
+            UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT,
+            size_of::<i32>(),
+            (&mut value as *mut i32).cast(),
+            null_mut()
+        )
+    );
+    Ok(())
+}
+
+/// Enabling a device's access to itself succeeds any number of times: there
+/// is no link to change.
+unsafe fn peer_self_enable(fx: &DeviceFx) -> CaseResult {
+    for _ in 0..2 {
+        expect_success!(fx.api.urUsmP2PEnablePeerAccessExp(fx.device, fx.device));
+    }
+    Ok(())
+}
+
+/// Disabling it too, enabled or not.
+unsafe fn peer_self_disable(fx: &DeviceFx) -> CaseResult {
+    for _ in 0..2 {
+        expect_success!(fx.api.urUsmP2PDisablePeerAccessExp(fx.device, fx.device));
+    }
+    Ok(())
+}
+
+/// The pair's devices with access from the first to the second enabled, or
+/// a skip naming why there is none: where the query says no, enabling must
+/// fail (UNSUPPORTED_FEATURE, or the driver's refusal).
+unsafe fn linked_pair<'a>(fx: &DeviceFx<'a>) -> Result<Pair<'a>, Outcome> {
+    let p = pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    if peer_info(a, b.device, UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT)? == 0 {
+        let code = a.api.urUsmP2PEnablePeerAccessExp(a.device, b.device)?;
+        check!(code != UR_RESULT_SUCCESS, "enabling peer access succeeded where the query says it is not supported");
+        skip!("the devices have no peer access (the query says 0; enabling answers {})", result_name(code));
+    }
+    expect_success!(a.api.urUsmP2PEnablePeerAccessExp(a.device, b.device));
+    Ok(p)
+}
+
+/// With access enabled, a kernel on the first device writes device memory
+/// of the second, which the second device reads back; then access is
+/// disabled again.
+unsafe fn peer_kernel(fx: &DeviceFx) -> CaseResult {
+    let p = linked_pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    let result = (|| -> CaseResult {
+        let (program, form) = pair_program(fx, &p)?;
+        expect_success!(fx.api.urProgramBuild(a.context, program.get(), form.build_options().as_ptr()));
+        let mut k = null_mut();
+        expect_success!(fx.api.urKernelCreate(program.get(), c"fill_index".as_ptr(), &mut k));
+        let k: OwnedKernel = Owned::new(k, fx.api.fns.urKernelRelease);
+        let theirs = b.alloc(UsmKind::Device, N * 4)?;
+        let base = 4242u32;
+        expect_success!(launch(a, a.queue, k.get(), N, None, &[pointer_arg(0, theirs.ptr), value_arg(1, &base)], &[], null_mut()));
+        finish(a, a.queue)?;
+        let got = words(&b.read(b.queue, theirs.ptr, N * 4)?);
+        check_words("written by the first device into the second's memory", &got, |i| base + i as u32)
+    })();
+    expect_success!(a.api.urUsmP2PDisablePeerAccessExp(a.device, b.device));
+    result
+}
+
+/// A second enable of one link is refused, as CUDA refuses it
+/// (ADAPTER_SPECIFIC, the reason in urAdapterGetLastError); the link stays
+/// and one disable removes it.
+unsafe fn peer_twice(fx: &DeviceFx) -> CaseResult {
+    let p = linked_pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    let again = a.api.urUsmP2PEnablePeerAccessExp(a.device, b.device)?;
+    let disabled = a.api.urUsmP2PDisablePeerAccessExp(a.device, b.device)?;
+    expect_code(UR_RESULT_ERROR_ADAPTER_SPECIFIC, again, "a second urUsmP2PEnablePeerAccessExp")?;
+    expect_code(UR_RESULT_SUCCESS, disabled, "urUsmP2PDisablePeerAccessExp after a refused second enable")?;
+    Ok(())
+}
+
+/// Disabling a link that was never enabled (or already disabled) is
+/// refused with ADAPTER_SPECIFIC and a message for urAdapterGetLastError.
+unsafe fn peer_disable_unlinked(fx: &DeviceFx) -> CaseResult {
+    let p = linked_pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    expect_success!(a.api.urUsmP2PDisablePeerAccessExp(a.device, b.device));
+    expect_result!(UR_RESULT_ERROR_ADAPTER_SPECIFIC, a.api.urUsmP2PDisablePeerAccessExp(a.device, b.device));
+    let (mut message, mut error) = (null(), 0i32);
+    expect_success!(a.api.urAdapterGetLastError(a.adapter, &mut message, &mut error));
+    check!(!message.is_null() && !CStr::from_ptr(message).to_bytes().is_empty(), "no message for the refused disable");
+    check!(error != 0, "no native error code for the refused disable");
+    Ok(())
+}
+
+unsafe fn peer_enable_null_handle(fx: &LoaderFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urUsmP2PEnablePeerAccessExp(null_mut(), null_mut()));
+    Ok(())
+}
+
+unsafe fn peer_disable_null_handle(fx: &LoaderFx) -> CaseResult {
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urUsmP2PDisablePeerAccessExp(null_mut(), null_mut()));
+    Ok(())
+}
+

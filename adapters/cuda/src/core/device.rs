@@ -1,7 +1,7 @@
 //! One UR device per GPU, with the properties read once at discovery.
 
 use super::platform::Platform;
-use crate::conv::CuExt;
+use crate::conv::{self, CuExt};
 use crate::driver::{self, Attr, CUcontext, CUdevice, CuResult, MemPool};
 use crate::DDI;
 use std::sync::{Arc, OnceLock, Weak};
@@ -152,6 +152,22 @@ impl Device {
     pub fn find_native(native: ur_native_handle_t) -> Option<&'static Arc<Device>> {
         let cu = CUdevice::try_from(native).ok()?;
         Platform::get()?.devices.iter().find(|d| d.cu == cu)
+    }
+
+    /// `urUsmP2PPeerAccessGetInfoExp`: the driver's P2P attribute for
+    /// kernels on this GPU reaching `peer`'s memory.
+    pub fn peer_info(&self, peer: &Device, prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        driver::p2p_attribute(conv::p2p_attribute(prop)?, self.cu, peer.cu).cu()
+    }
+
+    /// `cuCtxEnablePeerAccess`/`DisablePeerAccess` from this GPU's primary
+    /// context to the peer's; a second enable, or a disable of no link, is
+    /// the driver's error (`ADAPTER_SPECIFIC`, its code for
+    /// `urAdapterGetLastError`).
+    pub fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
+        let peer_context = peer.primary_context()?;
+        self.activate()?;
+        driver::set_peer_access(peer_context, enable).cu()
     }
 
     /// The GPU's default stream-ordered pool (the one `cudaMallocAsync` uses).
@@ -354,7 +370,6 @@ impl Device {
             | UR_DEVICE_INFO_LOW_POWER_EVENTS_SUPPORT_EXP
             | UR_DEVICE_INFO_GRAPH_RECORD_AND_REPLAY_SUPPORT_EXP
             | UR_DEVICE_INFO_USM_HOST_ALLOC_REGISTER_SUPPORT_EXP
-            | UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP
             | UR_DEVICE_INFO_MULTI_DEVICE_COMPILE_SUPPORT_EXP
             | UR_DEVICE_INFO_DEVICE_WAIT_SUPPORT_EXP
             | UR_DEVICE_INFO_DYNAMIC_LINK_SUPPORT_EXP

@@ -16,6 +16,10 @@ pub struct Device {
     /// Position on the platform (0 unless `UR_NATIVE_CPU_DEVICES` asks for
     /// more than one device).
     pub index: usize,
+    /// The peers this device has enabled access to (`urUsmP2P*`). All
+    /// devices read the same host memory, so the link only records the
+    /// user's request.
+    pub peers: ur_core::peer::PeerLinks,
 }
 
 ur_core::ur_object!(Device, Device, ur_device_handle_t_);
@@ -80,7 +84,13 @@ impl Device {
         if let Some(u) = host.uuid.as_mut() {
             u[15] ^= index as u8;
         }
-        Arc::new(Device { header: HandleHeader::new(&DDI, ObjectKind::Device), platform, host, index })
+        Arc::new(Device {
+            header: HandleHeader::new(&DDI, ObjectKind::Device),
+            platform,
+            host,
+            index,
+            peers: Default::default(),
+        })
     }
 
     pub fn handle(self: &Arc<Self>) -> ur_device_handle_t {

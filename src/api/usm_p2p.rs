@@ -1,0 +1,61 @@
+//! `urUsmP2P*Exp`: access from one device to another's device memory.
+//!
+//! Both handles must be devices of this adapter. A device reaches its own
+//! memory without asking, so the core answers a pair of one device itself:
+//! the query says yes, enabling and disabling change nothing (CUDA would
+//! refuse a context as its own peer; SYCL never asks).
+
+use super::obj;
+use crate::abi::*;
+use crate::boundary::ffi_call;
+use crate::hal::{Backend, Device};
+use crate::info::InfoOut;
+use crate::UrResult;
+use core::ffi::c_void;
+
+/// The two devices of a call, or `None` for a device and itself.
+///
+/// # Safety
+/// As for [`obj`].
+unsafe fn pair<'a, B: Backend>(
+    command: ur_device_handle_t,
+    peer: ur_device_handle_t,
+) -> UrResult<Option<(&'a B::Device, &'a B::Device)>> {
+    let command = obj::<B, B::Device>(command)?;
+    let peer = obj::<B, B::Device>(peer)?;
+    Ok((!core::ptr::eq(command, peer)).then_some((command, peer)))
+}
+
+pub(super) unsafe extern "C" fn enable_peer_access<B: Backend>(
+    command: ur_device_handle_t,
+    peer: ur_device_handle_t,
+) -> ur_result_t {
+    ffi_call(|| pair::<B>(command, peer)?.map_or(Ok(()), |(c, p)| c.set_peer_access(p, true)))
+}
+
+pub(super) unsafe extern "C" fn disable_peer_access<B: Backend>(
+    command: ur_device_handle_t,
+    peer: ur_device_handle_t,
+) -> ur_result_t {
+    ffi_call(|| pair::<B>(command, peer)?.map_or(Ok(()), |(c, p)| c.set_peer_access(p, false)))
+}
+
+pub(super) unsafe extern "C" fn peer_access_get_info<B: Backend>(
+    command: ur_device_handle_t,
+    peer: ur_device_handle_t,
+    prop: ur_exp_peer_info_t,
+    size: usize,
+    value: *mut c_void,
+    size_ret: *mut usize,
+) -> ur_result_t {
+    ffi_call(|| {
+        let devices = pair::<B>(command, peer)?;
+        super::prop_in_range(prop.0, UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT.0, &[])?;
+        let out = InfoOut::new(size, value, size_ret)?;
+        let answer = match devices {
+            None => 1,
+            Some((c, p)) => c.peer_info(p, prop)?,
+        };
+        out.value(answer)
+    })
+}
