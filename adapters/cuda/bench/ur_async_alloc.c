@@ -107,6 +107,9 @@ static double two_queue(ur_usm_pool_handle_t pool, size_t *distinct) {
 }
 
 static void run_pool(const char *name, ur_usm_pool_handle_t pool) {
+  /* UR_ASYNC_ALLOC_ONLY=<name> runs one pool's figures (for a profiler). */
+  const char *only = getenv("UR_ASYNC_ALLOC_ONLY");
+  if (only && strcmp(only, name) != 0) return;
   size_t distinct = 0;
   printf("ur_%s_async_pair_us %.3f\n", name, async_pair(pool, urEnqueueUSMDeviceAllocExp, iters));
   CHECK(urUSMPoolSetInfoExp(pool, UR_USM_POOL_INFO_RESERVED_HIGH_EXP, &(size_t){0}, sizeof(size_t)));
