@@ -173,10 +173,10 @@ impl Device {
             .cu()
     }
 
-    /// The callback stream for events recorded on the stream `source`
-    /// (the same one for every event of that stream, whose callbacks then
-    /// run in the order of their events), made on first use in this GPU's
-    /// primary context, which is left current.
+    /// The callback stream for events recorded on the stream `source` (the
+    /// same one for every event of that stream, which completes them in
+    /// order anyway), made on first use in this GPU's primary context,
+    /// which is left current.
     pub fn callback_stream(&self, source: usize) -> UrResult<&Mutex<Stream>> {
         self.activate()?;
         let streams = self
