@@ -60,6 +60,7 @@ pub const SYMBOLS: &[&str] = &[
     "cuStreamDestroy_v2",
     "cuStreamSynchronize",
     "cuStreamWaitEvent",
+    "cuLaunchHostFunc",
     "cuEventCreate",
     "cuEventRecord",
     "cuEventQuery",
@@ -311,6 +312,21 @@ impl Stream {
         let flags = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
         // SAFETY: a live stream and a live event.
         unsafe { result::stream::wait_event(self.raw, event, flags) }.map_err(code)
+    }
+
+    /// Has a driver thread call `f(data)` once the work before it on this
+    /// stream has completed.
+    ///
+    /// # Safety
+    /// `f` must make no CUDA call (the driver forbids it there), must not
+    /// unwind, and must be able to take `data` whenever it runs, from
+    /// any thread.
+    pub unsafe fn launch_host_fn(
+        &self,
+        f: unsafe extern "C" fn(*mut c_void),
+        data: *mut c_void,
+    ) -> CuResult {
+        result::stream::launch_host_function(self.raw, f, data).map_err(code)
     }
 }
 
@@ -817,6 +833,7 @@ mod tests {
         ("stream::create", "cuStreamCreate"),
         ("stream::synchronize", "cuStreamSynchronize"),
         ("stream::wait_event", "cuStreamWaitEvent"),
+        ("stream::launch_host_function", "cuLaunchHostFunc"),
         ("stream::destroy", "cuStreamDestroy_v2"),
         ("event::create", "cuEventCreate"),
         ("event::record", "cuEventRecord"),

@@ -452,8 +452,7 @@ impl hal::Event<Cuda> for Event {
         if on != UR_EXECUTION_INFO_COMPLETE {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
         }
-        arc_of(self).on_complete(callback, user_data);
-        Ok(())
+        arc_of(self).on_complete(callback, user_data)
     }
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {

@@ -49,6 +49,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEventGetProfilingInfo.invalid_value", profiling_bad_value),
     Case::device("urEventSetCallback.called_on_completion", callback),
     Case::device("urEventSetCallback.already_complete", callback_late),
+    Case::device("urEventSetCallback.many_each_once", callback_many),
     Case::loader("urEventSetCallback.null_handle", callback_null_handle),
     Case::device("urEventSetCallback.null_callback", callback_null),
     Case::device("urEventSetCallback.invalid_enumeration", callback_bad_enum),
@@ -598,6 +599,102 @@ unsafe fn callback_late(fx: &DeviceFx) -> CaseResult {
         seen as *const Notified as *mut c_void
     ));
     expect_notified(seen, event.get())
+}
+
+/// One of many callbacks: what it saw, and the entry point it calls to
+/// release the event when the case handed it its reference.
+#[derive(Default)]
+struct Tally {
+    seen: Notified,
+    release_with: Option<unsafe extern "C" fn(ur_event_handle_t) -> ur_result_t>,
+    release_result: AtomicU32,
+}
+
+unsafe extern "C" fn tally(event: ur_event_handle_t, status: ur_execution_info_t, user_data: *mut c_void) {
+    // SAFETY: the case passes a leaked `Tally`.
+    let tally = &*(user_data as *const Tally);
+    if let Some(release) = tally.release_with {
+        tally.release_result.store(release(event).0, Ordering::SeqCst);
+    }
+    notify(event, status, &tally.seen as *const Notified as *mut c_void);
+}
+
+/// 200 callbacks on 100 events, half registered while their commands are
+/// queued behind a large fill and half once they are complete, and one on
+/// an event whose only reference the callback releases: each runs exactly
+/// once, with its own user data and its own event.
+unsafe fn callback_many(fx: &DeviceFx) -> CaseResult {
+    const EVENTS: usize = 100;
+    const SLICE: usize = 256;
+    const BIG: usize = 8 << 20;
+    let big = fx.alloc(UsmKind::Device, BIG)?;
+    let memory = fx.alloc(UsmKind::Device, EVENTS * SLICE)?;
+    let leak = || -> &'static Tally { Box::leak(Box::default()) };
+    let register = |event: ur_event_handle_t, record: &'static Tally| -> CaseResult {
+        expect_success!(fx.api.urEventSetCallback(
+            event,
+            UR_EXECUTION_INFO_COMPLETE,
+            Some(tally),
+            record as *const Tally as *mut c_void
+        ));
+        Ok(())
+    };
+    // Keeps the queue busy, so that the callbacks below are registered on
+    // commands still in flight (on a fast device some may be done already).
+    let _busy = fill(fx, fx.queue, big.ptr, 3, BIG, &[])?;
+    let mut events = Vec::with_capacity(EVENTS);
+    let mut early = Vec::with_capacity(EVENTS);
+    for i in 0..EVENTS {
+        let slice = memory.ptr.cast::<u8>().add(i * SLICE).cast();
+        let event = fill(fx, fx.queue, slice, i as u8, SLICE, &[])?;
+        let tally = leak();
+        register(event.get(), tally)?;
+        events.push(event);
+        early.push(tally);
+    }
+    // An event whose one reference goes to its callback, which releases it.
+    let mut given = null_mut();
+    expect_success!(fx.api.urEnqueueUSMFill(
+        fx.queue,
+        memory.ptr,
+        1,
+        (&7u8 as *const u8).cast(),
+        SLICE,
+        0,
+        null(),
+        &mut given
+    ));
+    check!(!given.is_null(), "urEnqueueUSMFill returned a null event");
+    let releaser: &'static Tally = Box::leak(Box::new(Tally {
+        release_with: fx.api.fns.urEventRelease,
+        ..Tally::default()
+    }));
+    releaser.release_result.store(u32::MAX, Ordering::SeqCst);
+    register(given, releaser)?;
+    expect_success!(fx.api.urQueueFinish(fx.queue));
+    let mut late = Vec::with_capacity(EVENTS);
+    for event in &events {
+        let tally = leak();
+        register(event.get(), tally)?;
+        late.push(tally);
+    }
+    let all: Vec<&Tally> = early.iter().chain(&late).copied().chain([releaser]).collect();
+    let ran = eventually(CALLBACK_LIMIT, || all.iter().all(|t| t.seen.calls.load(Ordering::SeqCst) >= 1));
+    let waiting = all.iter().filter(|t| t.seen.calls.load(Ordering::SeqCst) == 0).count();
+    check!(ran, "{waiting} of {} callbacks never ran", all.len());
+    for (i, event) in events.iter().enumerate() {
+        for (when, tally) in [("before", early[i]), ("after", late[i])] {
+            let calls = tally.seen.calls.load(Ordering::SeqCst);
+            check!(calls == 1, "the callback registered {when} completion on event {i} ran {calls} times");
+            let got = tally.seen.event.load(Ordering::SeqCst);
+            check!(got == event.get() as usize, "the callback registered {when} completion on event {i} got another event");
+            check_eq!(tally.seen.status.load(Ordering::SeqCst), UR_EXECUTION_INFO_COMPLETE.0);
+        }
+    }
+    check_eq!(releaser.seen.calls.load(Ordering::SeqCst), 1);
+    check_eq!(releaser.seen.event.load(Ordering::SeqCst), given as usize);
+    check_eq!(releaser.release_result.load(Ordering::SeqCst), UR_RESULT_SUCCESS.0);
+    Ok(())
 }
 
 unsafe fn callback_null_handle(fx: &LoaderFx) -> CaseResult {

@@ -2,9 +2,9 @@
 
 use super::platform::Platform;
 use crate::conv::{self, CuExt};
-use crate::driver::{self, Attr, CUcontext, CUdevice, CuResult, MemPool};
+use crate::driver::{self, Attr, CUcontext, CUdevice, CuResult, MemPool, Stream};
 use crate::DDI;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
@@ -106,7 +106,16 @@ pub struct Device {
     pub props: Properties,
     primary: OnceLock<Result<PrimaryContext, driver::CUresult>>,
     default_pool: OnceLock<Result<Arc<MemPool>, driver::CUresult>>,
+    /// Streams that only wait for events and run the host function of
+    /// `core/callback.rs`. Like the primary context they live as long as
+    /// the process.
+    callback_streams: OnceLock<Result<Vec<Mutex<Stream>>, driver::CUresult>>,
 }
+
+/// Callback streams per GPU. A callback runs no earlier than those queued
+/// before it on its stream; spreading the events of different streams over
+/// a few keeps a long command from holding up callbacks of other queues.
+const CALLBACK_STREAMS: usize = 4;
 
 ur_core::ur_object!(Device, Device, ur_device_handle_t_);
 
@@ -121,6 +130,7 @@ impl Device {
             props: Properties::read(cu)?,
             primary: OnceLock::new(),
             default_pool: OnceLock::new(),
+            callback_streams: OnceLock::new(),
         }))
     }
 
@@ -177,6 +187,27 @@ impl Device {
             .get_or_init(|| MemPool::device_default(self.cu).map(Arc::new))
             .clone()
             .cu()
+    }
+
+    /// The callback stream for events recorded on the stream `source` (the
+    /// same one for every event of that stream, which completes them in
+    /// order anyway), made on first use in this GPU's primary context,
+    /// which is left current.
+    pub fn callback_stream(&self, source: usize) -> UrResult<&Mutex<Stream>> {
+        self.activate()?;
+        let streams = self
+            .callback_streams
+            .get_or_init(|| {
+                (0..CALLBACK_STREAMS)
+                    .map(|_| Stream::new().map(Mutex::new))
+                    .collect()
+            })
+            .as_ref()
+            .map_err(|e| crate::conv::cu_error(*e))?;
+        // Fibonacci hashing: stream handles are aligned heap addresses,
+        // whose low bits alone would pick the same stream every time.
+        let spread = (source as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        Ok(&streams[spread as usize % CALLBACK_STREAMS])
     }
 
     /// Largest single allocation: the whole memory, as CUDA allows.

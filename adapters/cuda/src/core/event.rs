@@ -1,7 +1,9 @@
 //! Events: a CUDA event recorded after the command, and for profiling
 //! queues a second one recorded before it.
 
+use super::callback;
 use super::context::Context;
+use super::device::Device;
 use super::queue::Queue;
 use crate::conv::{self, CuExt};
 use crate::driver::{CUstream, CuEvent};
@@ -81,6 +83,23 @@ impl Event {
         })
     }
 
+    /// An event complete when made, with no CUDA event: for tests that
+    /// run without a driver.
+    #[cfg(test)]
+    pub fn complete_for_test(context: Arc<Context>) -> Arc<Event> {
+        Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            context,
+            queue: None,
+            command: UR_COMMAND_EVENTS_WAIT,
+            stream: 0,
+            done: None,
+            stamp: None,
+            start: None,
+            queued_ns: now_ns(),
+        })
+    }
+
     pub fn handle(&self) -> ur_event_handle_t {
         ur_core::handle::handle_of(self)
     }
@@ -91,7 +110,7 @@ impl Event {
     }
 
     /// Tells the engine the command has completed.
-    fn report_complete(&self) {
+    pub(super) fn report_complete(&self) {
         if let Some(s) = self.stamp {
             self.context.engine.dag().complete(s);
         }
@@ -111,11 +130,17 @@ impl Event {
         Ok(done)
     }
 
+    /// The GPU whose context is made current to use the CUDA event: the
+    /// queue's, or for an event from a native handle the context's first.
+    pub(super) fn device(&self) -> Option<&Arc<Device>> {
+        match &self.queue {
+            Some(q) => Some(&q.device),
+            None => self.context.devices.first(),
+        }
+    }
+
     fn activate(&self) -> UrResult {
-        if let Some(q) = &self.queue {
-            q.device.activate()?;
-        } else if let Some(d) = self.context.devices.first() {
-            // An event from a native handle: some context of ours current.
+        if let Some(d) = self.device() {
             d.activate()?;
         }
         Ok(())
@@ -139,33 +164,15 @@ impl Event {
         })
     }
 
-    /// `urEventSetCallback` for completion: a thread waits for the event and
-    /// then calls `notify` (the event stays alive until it has).
+    /// `urEventSetCallback` for completion: `notify` runs on the callback
+    /// dispatcher's thread once the command has completed
+    /// (`core/callback.rs`); the event stays alive until it has.
     pub fn on_complete(
         self: Arc<Self>,
-        notify: unsafe extern "C" fn(
-            ur_event_handle_t,
-            ur_execution_info_t,
-            *mut core::ffi::c_void,
-        ),
+        notify: callback::Notify,
         user_data: *mut core::ffi::c_void,
-    ) {
-        let user_data = user_data as usize;
-        std::thread::spawn(move || {
-            if let Err(e) = self.wait() {
-                ur_core::log::error(&format!(
-                    "waiting for an event before its callback failed: {e:?}"
-                ));
-            }
-            // SAFETY: the user registered this callback for this event.
-            unsafe {
-                notify(
-                    self.handle(),
-                    UR_EXECUTION_INFO_COMPLETE,
-                    user_data as *mut core::ffi::c_void,
-                )
-            };
-        });
+    ) -> UrResult {
+        callback::register(self, notify, user_data)
     }
 
     /// `urEventGetProfilingInfo`: host times for queued and submitted, device

@@ -1,5 +1,6 @@
 //! The adapter's objects, safe Rust over the driver wrappers.
 
+pub mod callback;
 pub mod context;
 pub mod device;
 pub mod engine;
