@@ -307,19 +307,8 @@ impl hal::Event<LevelZero> for Event {
         context.collect_pools();
     }
 
-    /// Level Zero events tell completion only.
-    fn set_callback(
-        &self,
-        on: ur_execution_info_t,
-        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) -> UrResult {
-        if on != UR_EXECUTION_INFO_COMPLETE {
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
-        }
-        arc_of(self).on_complete(callback, user_data);
-        Ok(())
-    }
+    // Level Zero events tell completion only: `set_callback` is the core's
+    // default.
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Ok(self.done.raw as ur_native_handle_t)

@@ -139,35 +139,6 @@ impl Event {
         })
     }
 
-    /// `urEventSetCallback` for completion: a thread waits for the event and
-    /// then calls `notify` (the event stays alive until it has).
-    pub fn on_complete(
-        self: Arc<Self>,
-        notify: unsafe extern "C" fn(
-            ur_event_handle_t,
-            ur_execution_info_t,
-            *mut core::ffi::c_void,
-        ),
-        user_data: *mut core::ffi::c_void,
-    ) {
-        let user_data = user_data as usize;
-        std::thread::spawn(move || {
-            if let Err(e) = self.wait() {
-                ur_core::log::error(&format!(
-                    "waiting for an event before its callback failed: {e:?}"
-                ));
-            }
-            // SAFETY: the user registered this callback for this event.
-            unsafe {
-                notify(
-                    self.handle(),
-                    UR_EXECUTION_INFO_COMPLETE,
-                    user_data as *mut core::ffi::c_void,
-                )
-            };
-        });
-    }
-
     /// `urEventGetProfilingInfo`: host times for queued and submitted, device
     /// times (placed on the host clock through the queue's base event) for
     /// start and end.
