@@ -250,7 +250,7 @@ impl Context {
             let pools = self.pools();
             pools.defaults.iter().map(|(_, p)| p.clone()).chain(pools.users.iter().filter_map(Weak::upgrade)).collect()
         };
-        pools.iter().for_each(|p| p.engine.collect());
+        pools.iter().for_each(|p| p.base.engine.collect());
     }
 
     pub fn set_extended_deleter(&self, f: unsafe extern "C" fn(*mut core::ffi::c_void), user_data: *mut core::ffi::c_void) {

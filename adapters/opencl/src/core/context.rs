@@ -375,7 +375,7 @@ impl Context {
             let pools = self.pools();
             pools.defaults.iter().map(|(_, p)| p.clone()).chain(pools.users.iter().filter_map(Weak::upgrade)).collect()
         };
-        pools.iter().for_each(|p| p.engine.collect());
+        pools.iter().for_each(|p| p.base.engine.collect());
     }
 
     /// The adapter's own in-order queue on `device`.
