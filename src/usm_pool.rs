@@ -2,9 +2,11 @@
 //! a pool handle that is not the backend's own (its context, the device it
 //! serves, its descriptor and the engine pools behind it).
 
-use crate::engine::{PoolConfig, UsmKind};
+use crate::abi::*;
+use crate::engine::{Pool, PoolConfig, UsmKind};
 use crate::handle::{handle_of_weak, UrObject};
 use crate::usm_async::{PoolApi, PoolDesc, PoolSet};
+use crate::UrResult;
 use std::ops::Deref;
 use std::sync::{Arc, Weak};
 
@@ -92,12 +94,28 @@ impl<C: UrObject, D: Deref> PoolBase<C, D> {
             self.desc.engine_config(kind, self.api)
         }
     }
+
+    /// The engine pool serving `kind` memory, made on first use by `make`
+    /// from the pool's context and [`engine_config`](Self::engine_config).
+    #[inline]
+    pub fn engine_pool(
+        &self,
+        kind: UsmKind,
+        make: impl FnOnce(Arc<C>, PoolConfig) -> UrResult<Arc<Pool>>,
+    ) -> UrResult<&Arc<Pool>> {
+        if let Some(p) = self.engine.get(kind) {
+            return Ok(p);
+        }
+        self.engine.get_or_make(kind, || {
+            let context = self.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+            make(context, self.engine_config(kind))
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::*;
     use crate::handle::{HandleHeader, ObjectKind};
 
     static DDI: ur_dditable_t = crate::ddi::UNSUPPORTED_DDI;

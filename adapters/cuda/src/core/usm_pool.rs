@@ -147,13 +147,8 @@ impl UsmPool {
 
     /// The engine pool serving `kind` memory, made on first use.
     pub fn engine_pool(&self, kind: UsmKind) -> UrResult<Arc<engine::Pool>> {
-        let engine = &self.base.engine;
-        if let Some(p) = engine.get(kind.engine_kind()) {
-            return Ok(p.clone());
-        }
-        engine
-            .get_or_make(kind.engine_kind(), || {
-                let context = self.base.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+        self.base
+            .engine_pool(kind.engine_kind(), |context, config| {
                 let source = |pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
                     Arc::new(CudaMemory {
                         device: self.device.clone(),
@@ -167,7 +162,6 @@ impl UsmPool {
                         },
                     })
                 };
-                let config = self.base.engine_config(kind.engine_kind());
                 if self.base.is_default {
                     let key = context.device_index(&self.device)?;
                     return Ok(context.engine.default_pool_named(key, kind.engine_kind(), |pool| {

@@ -75,13 +75,7 @@ impl UsmPool {
         if kind != UsmKind::Host && !Arc::ptr_eq(bound, device) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        let engine = &self.base.engine;
-        if let Some(p) = engine.get(kind) {
-            return Ok(p);
-        }
-        engine.get_or_make(kind, || {
-            let context = self.base.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-            let mut config = self.base.engine_config(kind);
+        self.base.engine_pool(kind, |context, mut config| {
             if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
                 config.min_slab_size = SLAB_SIZE;
             }

@@ -219,19 +219,14 @@ impl Pool {
     /// The engine pool serving `kind` memory, made on first use.
     #[inline]
     pub fn engine_pool(&self, kind: UsmKind) -> UrResult<&Arc<engine::Pool>> {
-        let engine = &self.base.engine;
-        if let Some(p) = engine.get(kind) {
-            return Ok(p);
-        }
-        engine.get_or_make(kind, || {
-            let context = self.base.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+        self.base.engine_pool(kind, |context, config| {
             let source: Arc<dyn MemorySource> = Arc::new(PoolMemory {
                 host: self.host.clone(),
                 slabs: self.slabs.clone(),
                 pool: self.me.clone(),
                 kind,
             });
-            let config = engine_config(self.base.engine_config(kind), &self.base.desc, self.base.api);
+            let config = engine_config(config, &self.base.desc, self.base.api);
             Ok(Arc::new(engine::Pool::new(context.dag.clone(), source, config)))
         })
     }
