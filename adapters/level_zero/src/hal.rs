@@ -202,12 +202,12 @@ impl hal::Context<LevelZero> for Context {
     }
 
     fn set_current_pool(&self, device: &Device, pool: &UsmPool) -> UrResult {
-        Context::set_current_pool(self, device, &arc_of(pool));
+        self.pools.set_current(device, &arc_of(pool));
         Ok(())
     }
 
     fn forget_pool(&self, pool: &UsmPool) {
-        Context::forget_pool(self, pool)
+        self.pools.forget(pool)
     }
 }
 

@@ -420,7 +420,7 @@ impl UsmPool {
             bound_device: OnceLock::new(),
             me: me.clone(),
         });
-        context.register_pool(&pool);
+        context.pools.add_user(&pool);
         Ok(pool)
     }
 
@@ -481,7 +481,7 @@ impl Drop for UsmPool {
     /// they are freed.
     fn drop(&mut self) {
         if let Some(context) = self.base.context() {
-            self.base.engine.made().filter(|p| p.live_blocks() > 0).for_each(|p| context.keep_pool(p.clone()));
+            context.pools.keep_until_freed(&self.base.engine);
         }
     }
 }
