@@ -17,14 +17,16 @@ use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
 use crate::engine::UsmKind;
-use crate::handle::UrObject;
+use crate::handle::{arc_of, handle_of, ArcObject, UrObject};
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
 use crate::usm_async::{PoolApi, PoolDesc};
+use crate::usm_pool::PoolBase;
 use crate::UrResult;
 use core::ffi::c_void;
 use std::ffi::CStr;
 use std::marker::PhantomData;
+use std::ops::Deref;
 use std::sync::Arc;
 
 const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
@@ -362,7 +364,8 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
     ) -> UrResult<Option<Arc<B::Event>>>;
 }
 
-pub trait Event<B: Backend>: UrObject<Handle = ur_event_handle_t_> {
+/// Events live in `Arc`s: a callback's thread holds its event.
+pub trait Event<B: Backend>: ArcObject<Handle = ur_event_handle_t_> {
     /// The queue that enqueued the command (none for a native event).
     fn queue(&self) -> Option<&B::Queue>;
     fn context(&self) -> &B::Context;
@@ -381,12 +384,30 @@ pub trait Event<B: Backend>: UrObject<Handle = ur_event_handle_t_> {
     fn wait(&self) -> UrResult;
     /// A host synchronisation point after waits on events of `context`.
     fn host_sync(context: &B::Context);
+    /// `urEventSetCallback` (`on` is `SUBMITTED`, `RUNNING` or `COMPLETE`).
+    /// The default serves a backend whose events tell completion only: a
+    /// thread waits for the event, which it holds, then calls `callback`.
     fn set_callback(
         &self,
         on: ur_execution_info_t,
         callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
-    ) -> UrResult;
+    ) -> UrResult {
+        if on != UR_EXECUTION_INFO_COMPLETE {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
+        }
+        let event = arc_of(self);
+        // A pointer is not `Send`: the user's data crosses as its address.
+        let user_data = user_data as usize;
+        std::thread::spawn(move || {
+            if let Err(e) = event.wait() {
+                crate::log::error(&format!("waiting for an event before its callback failed: {e:?}"));
+            }
+            // SAFETY: the user registered this callback for this event.
+            unsafe { callback(handle_of(&*event), UR_EXECUTION_INFO_COMPLETE, user_data as *mut c_void) };
+        });
+        Ok(())
+    }
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Err(UNSUPPORTED)
     }
@@ -399,18 +420,39 @@ pub trait Event<B: Backend>: UrObject<Handle = ur_event_handle_t_> {
     }
 }
 
+/// A USM pool. The defaults answer from the pool's [`PoolBase`]; a backend
+/// with pools of its own beside the engine's (CUDA's native pools) adds
+/// theirs to `info`, `set_info` and `trim_to`.
 pub trait Pool<B: Backend>: UrObject<Handle = ur_usm_pool_handle_t_> {
+    /// How the pool holds its device (see [`PoolBase`]).
+    type DeviceRef: Deref<Target = B::Device>;
+    /// The part of the pool that is the same on every adapter.
+    fn base(&self) -> &PoolBase<B::Context, Self::DeviceRef>;
     /// The pool's context, as a handle the caller does not own.
-    fn context_handle(&self) -> ur_context_handle_t;
-    fn belongs_to(&self, context: &B::Context) -> bool;
+    fn context_handle(&self) -> ur_context_handle_t {
+        self.base().context_handle()
+    }
+    fn belongs_to(&self, context: &B::Context) -> bool {
+        self.base().belongs_to(context)
+    }
     /// Whether the pool may serve allocations of `device` in `context`.
-    fn serves(&self, context: &B::Context, device: &B::Device) -> bool;
+    fn serves(&self, context: &B::Context, device: &B::Device) -> bool {
+        self.base().serves(context, device)
+    }
     /// A context's default pool: the user's retain and release leave it be.
-    fn is_default(&self) -> bool;
+    fn is_default(&self) -> bool {
+        self.base().is_default
+    }
     /// `RESERVED`/`USED` current and high, threshold, maximum size.
-    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize>;
-    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult;
-    fn trim_to(&self, keep: usize);
+    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+        self.base().engine.info(prop)
+    }
+    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+        self.base().engine.set_info(prop, value)
+    }
+    fn trim_to(&self, keep: usize) {
+        self.base().engine.trim_to(keep)
+    }
 }
 
 /// Program and kernel objects. A backend that builds none uses [`NoProgram`]

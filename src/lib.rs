@@ -3,7 +3,7 @@
 //! No backend lives here. The crate holds the C ABI (`abi`), the pieces every
 //! adapter shares at the C boundary (`handle`, `info`, `boundary`, `ddi`), the
 //! logger, the asynchronous pool engine (`engine`) and what adapters share
-//! around it at the C boundary (`usm_async`).
+//! around it (`usm_async`, `usm_pool`).
 
 pub mod abi;
 pub mod adapter;
@@ -25,6 +25,8 @@ pub mod peer;
 pub mod usm_align;
 /// cbindgen:ignore
 pub mod usm_async;
+/// cbindgen:ignore
+pub mod usm_pool;
 
 pub use abi::*;
 

@@ -4,7 +4,7 @@ use super::{obj, write_handles};
 use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::{ffi_call, native_args, select_binary, write_optional, write_out};
-use crate::hal::{Backend, Device};
+use crate::hal::{Backend, Device, Program};
 use crate::handle;
 use crate::info::InfoOut;
 use crate::partition::{write_sub_devices, PartitionRequest};
@@ -44,10 +44,23 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
         let device = obj::<B, B::Device>(h)?;
         super::prop_in_range(prop.0, UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0, &[])?;
         let out = InfoOut::new(size, value, size_ret)?;
-        if prop == UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP {
-            return out.bool(B::Device::PEER_ACCESS);
+        match prop {
+            UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP => out.bool(B::Device::PEER_ACCESS),
+            _ if <B::Program as Program<B>>::SUPPORTED => device.info(prop, out),
+            // A backend that builds no programs runs no device code: what
+            // only device code uses is not offered, and image limits are 0.
+            UR_DEVICE_INFO_KERNEL_SET_SPECIALIZATION_CONSTANTS
+            | UR_DEVICE_INFO_PROGRAM_SET_SPECIALIZATION_CONSTANTS
+            | UR_DEVICE_INFO_USE_NATIVE_ASSERT
+            | UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP
+            | UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP
+            | UR_DEVICE_INFO_CLOCK_DEVICE_SUPPORT_EXP => out.bool(false),
+            UR_DEVICE_INFO_IMAGE_PITCH_ALIGN_EXP | UR_DEVICE_INFO_MIPMAP_MAX_ANISOTROPY_EXP => out.value(0u32),
+            UR_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH_EXP
+            | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_HEIGHT_EXP
+            | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_PITCH_EXP => out.value(0usize),
+            _ => device.info(prop, out),
         }
-        device.info(prop, out)
     })
 }
 

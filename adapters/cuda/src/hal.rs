@@ -24,6 +24,7 @@ use ur_core::hal::{
 use ur_core::handle::{arc_of, ArcObject};
 use ur_core::info::InfoOut;
 use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_pool::PoolBase;
 use ur_core::*;
 
 pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_CUDA, "CUDA");
@@ -470,21 +471,12 @@ impl hal::Event<Cuda> for Event {
     }
 }
 
+/// Statistics, settings and trimming add the native pool to the engine's.
 impl hal::Pool<Cuda> for UsmPool {
-    fn context_handle(&self) -> ur_context_handle_t {
-        UsmPool::context_handle(self)
-    }
+    type DeviceRef = Arc<Device>;
 
-    fn belongs_to(&self, context: &Context) -> bool {
-        self.context_handle() == context.handle()
-    }
-
-    fn serves(&self, context: &Context, device: &Device) -> bool {
-        UsmPool::serves(self, context, device)
-    }
-
-    fn is_default(&self) -> bool {
-        self.is_default
+    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
+        &self.base
     }
 
     fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {

@@ -20,6 +20,7 @@ use ur_core::hal::{self, AllocInfo, AllocRequest, Completion, Events, NoKernel, 
 use ur_core::handle::{arc_of, handle_of};
 use ur_core::info::InfoOut;
 use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_pool::PoolBase;
 use ur_core::*;
 
 pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_LEVEL_ZERO, "LEVEL_ZERO");
@@ -201,12 +202,12 @@ impl hal::Context<LevelZero> for Context {
     }
 
     fn set_current_pool(&self, device: &Device, pool: &UsmPool) -> UrResult {
-        Context::set_current_pool(self, device, &arc_of(pool));
+        self.pools.set_current(device, &arc_of(pool));
         Ok(())
     }
 
     fn forget_pool(&self, pool: &UsmPool) {
-        Context::forget_pool(self, pool)
+        self.pools.forget(pool)
     }
 }
 
@@ -307,19 +308,8 @@ impl hal::Event<LevelZero> for Event {
         context.collect_pools();
     }
 
-    /// Level Zero events tell completion only.
-    fn set_callback(
-        &self,
-        on: ur_execution_info_t,
-        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) -> UrResult {
-        if on != UR_EXECUTION_INFO_COMPLETE {
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
-        }
-        arc_of(self).on_complete(callback, user_data);
-        Ok(())
-    }
+    // Level Zero events tell completion only: `set_callback` is the core's
+    // default.
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Ok(self.done.raw as ur_native_handle_t)
@@ -332,31 +322,9 @@ impl hal::Event<LevelZero> for Event {
 }
 
 impl hal::Pool<LevelZero> for UsmPool {
-    fn context_handle(&self) -> ur_context_handle_t {
-        UsmPool::context_handle(self)
-    }
+    type DeviceRef = Arc<Device>;
 
-    fn belongs_to(&self, context: &Context) -> bool {
-        UsmPool::belongs_to(self, context)
-    }
-
-    fn serves(&self, context: &Context, device: &Device) -> bool {
-        UsmPool::serves(self, context, device)
-    }
-
-    fn is_default(&self) -> bool {
-        self.is_default
-    }
-
-    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        self.engine.info(prop)
-    }
-
-    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        self.engine.set_info(prop, value)
-    }
-
-    fn trim_to(&self, keep: usize) {
-        self.engine.trim_to(keep)
+    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
+        &self.base
     }
 }

@@ -18,6 +18,7 @@ use ur_core::hal::{self, region_bytes, AllocInfo, AllocRequest, Completion, Even
 use ur_core::handle::arc_of;
 use ur_core::info::InfoOut;
 use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_pool::PoolBase;
 use ur_core::*;
 
 pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_NATIVE_CPU, "NATIVE_CPU");
@@ -163,7 +164,7 @@ impl hal::Context<NativeCpu> for Context {
         let block = self.pool_block(addr)?;
         // Host memory belongs to no device; a context-wide pool's other
         // kinds serve the context's (only) device.
-        let device = match (block.kind, &block.pool.device) {
+        let device = match (block.kind, &block.pool.base.device) {
             (UsmKind::Host, _) => std::ptr::null_mut(),
             (_, Some(d)) => d.handle(),
             (_, None) => self.devices.first().map_or(std::ptr::null_mut(), |d| d.handle()),
@@ -384,31 +385,9 @@ impl hal::Event<NativeCpu> for Event {
 }
 
 impl hal::Pool<NativeCpu> for Pool {
-    fn context_handle(&self) -> ur_context_handle_t {
-        Pool::context_handle(self)
-    }
+    type DeviceRef = Arc<Device>;
 
-    fn belongs_to(&self, context: &Context) -> bool {
-        Pool::belongs_to(self, context)
-    }
-
-    fn serves(&self, context: &Context, device: &Device) -> bool {
-        Pool::serves(self, context, device)
-    }
-
-    fn is_default(&self) -> bool {
-        self.is_default
-    }
-
-    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        self.engine.info(prop)
-    }
-
-    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        self.engine.set_info(prop, value)
-    }
-
-    fn trim_to(&self, keep: usize) {
-        self.engine.trim_to(keep)
+    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
+        &self.base
     }
 }

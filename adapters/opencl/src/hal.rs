@@ -23,6 +23,7 @@ use ur_core::handle::{arc_of, handle_of};
 use ur_core::info::InfoOut;
 use ur_core::partition::PartitionRequest;
 use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_pool::PoolBase;
 use ur_core::*;
 
 pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_OPENCL, "OPENCL");
@@ -217,12 +218,12 @@ impl hal::Context<OpenCl> for Context {
     }
 
     fn set_current_pool(&self, device: &Device, pool: &UsmPool) -> UrResult {
-        Context::set_current_pool(self, device, &arc_of(pool));
+        self.pools.set_current(device, &arc_of(pool));
         Ok(())
     }
 
     fn forget_pool(&self, pool: &UsmPool) {
-        Context::forget_pool(self, pool)
+        self.pools.forget(pool)
     }
 }
 
@@ -373,32 +374,10 @@ impl hal::Event<OpenCl> for Event {
 }
 
 impl hal::Pool<OpenCl> for UsmPool {
-    fn context_handle(&self) -> ur_context_handle_t {
-        UsmPool::context_handle(self)
-    }
+    type DeviceRef = &'static Device;
 
-    fn belongs_to(&self, context: &Context) -> bool {
-        UsmPool::belongs_to(self, context)
-    }
-
-    fn serves(&self, context: &Context, device: &Device) -> bool {
-        UsmPool::serves(self, context, device)
-    }
-
-    fn is_default(&self) -> bool {
-        self.is_default
-    }
-
-    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        self.engine.info(prop)
-    }
-
-    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        self.engine.set_info(prop, value)
-    }
-
-    fn trim_to(&self, keep: usize) {
-        self.engine.trim_to(keep)
+    fn base(&self) -> &PoolBase<Context, &'static Device> {
+        &self.base
     }
 }
 

@@ -169,7 +169,7 @@ impl Queue {
         want_event: bool,
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
         let context = &self.context;
-        if !pool.serves(context, &self.device) {
+        if !pool.base.serves(context, &self.device) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         let device = (kind != UsmKind::Host).then(|| self.device.clone());
@@ -274,8 +274,8 @@ impl Queue {
         // named pool's or the queue's current one): tried first, it needs
         // no table shared with other queues. A refused free changes nothing.
         let guess = match pool {
-            Some(p) => p.engine.get(engine::UsmKind::Device).map(|e| free(e)),
-            None => self.with_current_pool(|p| p.engine.get(engine::UsmKind::Device).map(|e| free(e)))?,
+            Some(p) => p.base.engine.get(engine::UsmKind::Device).map(|e| free(e)),
+            None => self.with_current_pool(|p| p.base.engine.get(engine::UsmKind::Device).map(|e| free(e)))?,
         };
         let out = match guess {
             Some(Ok(out)) => out,

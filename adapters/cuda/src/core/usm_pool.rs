@@ -20,26 +20,23 @@ use crate::conv::CuExt;
 use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
 use crate::DDI;
 use std::sync::{Arc, Weak};
-use ur_core::engine::{self, PoolConfig};
+use ur_core::engine;
 use ur_core::handle::{HandleHeader, ObjectKind};
-use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
+use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_pool::PoolBase;
 use ur_core::*;
 
 #[repr(C)]
 pub struct UsmPool {
     header: HandleHeader,
-    /// Weak: a context keeps its default pools, which must not keep it.
-    context: Weak<Context>,
-    pub device: Arc<Device>,
-    pub flags: ur_usm_pool_flags_t,
-    pub is_default: bool,
-    desc: PoolDesc,
-    api: PoolApi,
+    /// Its engine pools serve host and shared memory, and device memory
+    /// unless that is native.
+    pub base: PoolBase<Context, Arc<Device>>,
+    /// The GPU whose memory the pool holds (every CUDA pool has one; the
+    /// base holds it too).
+    device: Arc<Device>,
     /// The native pool serving device allocations, when they are native.
     native: Option<Arc<MemPool>>,
-    /// The engine pools (host, shared, and device unless native), with the
-    /// handle's release threshold and maximum size.
-    pub engine: PoolSet,
     /// This pool, for the slabs of its engine pools to name their owner.
     me: Weak<UsmPool>,
 }
@@ -87,20 +84,11 @@ impl UsmPool {
         };
         Ok(Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            context: Arc::downgrade(context),
-            device: device.clone(),
-            flags: if ENGINE_FOR_DEVICE_POOLS {
-                0
-            } else {
-                UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0
-            },
-            is_default: true,
-            desc: PoolDesc::default(),
-            api: PoolApi::Exp,
-            native,
             // The engine's default pools' own threshold (`SIZE_MAX`) and no
             // maximum size: taking them leaves them as they are.
-            engine: PoolSet::from_config(&PoolConfig::new(engine::UsmKind::Device)),
+            base: PoolBase::device_default(context, device.clone()),
+            device: device.clone(),
+            native,
             me: me.clone(),
         }))
     }
@@ -114,10 +102,9 @@ impl UsmPool {
     ) -> UrResult<Arc<UsmPool>> {
         Self::check_device(device)?;
         device.activate()?;
-        let flags = desc.flags;
         let config = desc.engine_config(engine::UsmKind::Device, api);
         let wants_native =
-            flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 != 0 || !ENGINE_FOR_DEVICE_POOLS;
+            desc.flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 != 0 || !ENGINE_FOR_DEVICE_POOLS;
         let native = if wants_native {
             let pool = MemPool::new(device.cu).cu()?;
             pool.set_u64(
@@ -131,34 +118,15 @@ impl UsmPool {
         };
         Ok(Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            context: Arc::downgrade(context),
+            base: PoolBase::user(context, Some(device.clone()), desc, api),
             device: device.clone(),
-            flags,
-            is_default: false,
-            desc,
-            api,
             native,
-            engine: PoolSet::from_config(&config),
             me: me.clone(),
         }))
     }
 
     pub fn handle(&self) -> ur_usm_pool_handle_t {
         ur_core::handle::handle_of(self)
-    }
-
-    pub fn context_handle(&self) -> ur_context_handle_t {
-        ur_core::handle::handle_of_weak(&self.context)
-    }
-
-    pub fn context(&self) -> Option<Arc<Context>> {
-        self.context.upgrade()
-    }
-
-    /// Whether this pool serves `device` in `context` (compared by address:
-    /// no reference count of the context is touched).
-    pub fn serves(&self, context: &Context, device: &Device) -> bool {
-        std::ptr::eq(&*self.device, device) && std::ptr::eq(self.context.as_ptr(), context)
     }
 
     /// A new reference to this pool.
@@ -179,12 +147,8 @@ impl UsmPool {
 
     /// The engine pool serving `kind` memory, made on first use.
     pub fn engine_pool(&self, kind: UsmKind) -> UrResult<Arc<engine::Pool>> {
-        if let Some(p) = self.engine.get(kind.engine_kind()) {
-            return Ok(p.clone());
-        }
-        self.engine
-            .get_or_make(kind.engine_kind(), || {
-                let context = self.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+        self.base
+            .engine_pool(kind.engine_kind(), |context, config| {
                 let source = |pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
                     Arc::new(CudaMemory {
                         device: self.device.clone(),
@@ -198,13 +162,12 @@ impl UsmPool {
                         },
                     })
                 };
-                if self.is_default {
+                if self.base.is_default {
                     let key = context.device_index(&self.device)?;
                     return Ok(context.engine.default_pool_named(key, kind.engine_kind(), |pool| {
-                        (source(pool), PoolConfig::new(kind.engine_kind()))
+                        (source(pool), config)
                     }));
                 }
-                let config = self.desc.engine_config(kind.engine_kind(), self.api);
                 Ok(context.engine.create_pool_named(|pool| (source(pool), config)))
             })
             .cloned()
@@ -213,21 +176,17 @@ impl UsmPool {
     /// `f` of the engine pool serving `kind` memory, borrowed once it is
     /// made (see [`engine_pool`](Self::engine_pool)).
     pub fn with_engine_pool<R>(&self, kind: UsmKind, f: impl FnOnce(&engine::Pool) -> R) -> UrResult<R> {
-        if let Some(p) = self.engine.get(kind.engine_kind()) {
+        if let Some(p) = self.base.engine.get(kind.engine_kind()) {
             return Ok(f(p));
         }
         let made = self.engine_pool(kind)?;
         Ok(f(&made))
     }
 
-    fn zero_initialize(&self) -> bool {
-        self.flags & UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0 != 0
-    }
-
     /// A host synchronisation point: completed frees of the engine pools
     /// become reusable and memory above the threshold goes back.
     pub fn collect(&self) {
-        self.engine.collect();
+        self.base.engine.collect();
     }
 
     /// Stream-ordered allocation: usable by work after this point of `stream`.
@@ -235,7 +194,7 @@ impl UsmPool {
     /// memory in use past it.
     pub fn alloc_async(&self, size: usize, stream: CUstream) -> UrResult<CUdeviceptr> {
         let native = self.native()?;
-        let max_size = self.engine.maximum_size();
+        let max_size = self.base.engine.maximum_size();
         if max_size != 0 {
             let used = native
                 .get_u64(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
@@ -245,7 +204,7 @@ impl UsmPool {
             }
         }
         let p = native.alloc_async(size, stream).cu()?;
-        if self.zero_initialize() {
+        if self.base.zero_init() {
             // SAFETY: the block was just allocated on this stream.
             if let Err(e) = unsafe { driver::memset_async(p, 0, 1, size, stream) } {
                 // SAFETY: give back the block we could not initialise.
@@ -282,17 +241,17 @@ impl UsmPool {
         let attr = match prop {
             // A default pool backed by the GPU's own pool reports that
             // pool's threshold (the set follows the engine's defaults).
-            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP if self.is_default && self.native.is_some() => {
+            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP if self.base.is_default && self.native.is_some() => {
                 return self.native_attr(PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
             }
             UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
             UR_USM_POOL_INFO_RESERVED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
             UR_USM_POOL_INFO_USED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
             UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
-            _ => return self.engine.info(prop),
+            _ => return self.base.engine.info(prop),
         };
         let native = self.native_attr(attr)?;
-        Ok(native.saturating_add(self.engine.info(prop)?))
+        Ok(native.saturating_add(self.base.engine.info(prop)?))
     }
 
     /// `urUSMPoolSetInfoExp`: the release threshold, and resetting a
@@ -316,7 +275,7 @@ impl UsmPool {
             };
             native.set_u64(attr, native_value).cu()?;
         }
-        self.engine.set_info(prop, value)
+        self.base.engine.set_info(prop, value)
     }
 
     /// `urUSMPoolTrimToExp`: gives unused memory back to the driver. The
@@ -327,7 +286,7 @@ impl UsmPool {
         if let Some(native) = &self.native {
             native.trim_to(keep).cu()?;
         }
-        self.engine.trim_to(keep);
+        self.base.engine.trim_to(keep);
         Ok(())
     }
 }
@@ -336,8 +295,8 @@ impl Drop for UsmPool {
     /// Blocks still live keep their engine pool: the context holds it until
     /// they are freed (they have no registry entry to hold it).
     fn drop(&mut self) {
-        if let Some(context) = self.context.upgrade() {
-            self.engine
+        if let Some(context) = self.base.context() {
+            self.base.engine
                 .made()
                 .filter(|p| p.live_blocks() > 0)
                 .for_each(|p| context.keep_pool(p.clone()));

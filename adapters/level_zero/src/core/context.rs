@@ -12,36 +12,18 @@ use crate::conv::ZeExt;
 use crate::driver::ZeContext;
 use crate::DDI;
 use level_zero_sys::ze_context_handle_t;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use ur_core::engine::{self, Cover, Engine, RangeMap, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_pool::ContextPools;
 use ur_core::*;
-
-/// The pools of a context, by device (keyed by the device's address).
-#[derive(Default)]
-struct Pools {
-    /// Made on first use; they live as long as the context.
-    defaults: Vec<(usize, Arc<UsmPool>)>,
-    /// Set by `urUSMPoolSetDevicePoolExp`; weak, so that a pool goes when
-    /// its user releases it (the default serves again).
-    current: Vec<(usize, Weak<UsmPool>)>,
-    /// Every user pool, for synchronisation points.
-    users: Vec<Weak<UsmPool>>,
-}
-
-fn device_key(device: &Device) -> usize {
-    device as *const Device as usize
-}
 
 #[repr(C)]
 pub struct Context {
     header: HandleHeader,
     /// Declared first among the engine's users: default pools go before
     /// the graph and the Level Zero context they use.
-    pools: RwLock<Pools>,
-    /// Engine pools of released UR pools that still have live blocks.
-    kept_pools: Mutex<Vec<Arc<engine::Pool>>>,
+    pub pools: ContextPools<UsmPool>,
     pub devices: Vec<Arc<Device>>,
     /// Live blocking USM allocations by base address.
     allocations: Mutex<RangeMap<Allocation>>,
@@ -49,7 +31,6 @@ pub struct Context {
     extended_deleter: Mutex<Option<(unsafe extern "C" fn(*mut core::ffi::c_void), usize)>>,
     pub engine: Engine,
     pub slabs: Arc<SlabMap>,
-    any_current: AtomicBool,
     events: Arc<EventCache>,
     timed_events: Arc<EventCache>,
     pub ze: Arc<ZeContext>,
@@ -89,15 +70,13 @@ impl Context {
         let ze = Arc::new(ze);
         Arc::new(Context {
             header: HandleHeader::new(&DDI, ObjectKind::Context),
-            pools: RwLock::new(Pools::default()),
-            kept_pools: Mutex::new(Vec::new()),
+            pools: ContextPools::default(),
             devices,
             allocations: Mutex::new(RangeMap::new()),
             queues: Mutex::new(Vec::new()),
             extended_deleter: Mutex::new(None),
             engine: Engine::new(),
             slabs: Arc::default(),
-            any_current: AtomicBool::new(false),
             events: EventCache::new(ze.clone(), false),
             timed_events: EventCache::new(ze.clone(), true),
             ze,
@@ -182,75 +161,19 @@ impl Context {
         engine::wait_for_stamp(self.engine.dag(), stamp, |s| self.covering(s));
     }
 
-    fn pools(&self) -> std::sync::RwLockReadGuard<'_, Pools> {
-        self.pools.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn pools_mut(&self) -> std::sync::RwLockWriteGuard<'_, Pools> {
-        self.pools.write().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The default pool of `device` (a device of this context).
     pub fn default_pool(self: &Arc<Self>, device: &Arc<Device>) -> Arc<UsmPool> {
-        let key = device_key(device);
-        if let Some((_, p)) = self.pools().defaults.iter().find(|(k, _)| *k == key) {
-            return p.clone();
-        }
-        let mut pools = self.pools_mut();
-        if let Some((_, p)) = pools.defaults.iter().find(|(k, _)| *k == key) {
-            return p.clone();
-        }
-        let pool = UsmPool::device_default(self, device);
-        pools.defaults.push((key, pool.clone()));
-        pool
+        self.pools.default_pool(&**device, || UsmPool::device_default(self, device))
     }
 
     /// The pool that async allocations on `device` use when none is named.
     pub fn current_pool(self: &Arc<Self>, device: &Arc<Device>) -> Arc<UsmPool> {
-        let key = device_key(device);
-        let set = self.pools().current.iter().find(|(k, _)| *k == key).and_then(|(_, p)| p.upgrade());
-        set.unwrap_or_else(|| self.default_pool(device))
+        self.pools.current_pool(&**device, || UsmPool::device_default(self, device))
     }
 
-    pub fn set_current_pool(&self, device: &Device, pool: &Arc<UsmPool>) {
-        let key = device_key(device);
-        let mut pools = self.pools_mut();
-        pools.current.retain(|(k, _)| *k != key);
-        pools.current.push((key, Arc::downgrade(pool)));
-        self.any_current.store(true, Ordering::Release);
-    }
-
-    pub fn any_current_pool(&self) -> bool {
-        self.any_current.load(Ordering::Acquire)
-    }
-
-    /// A pool being destroyed stops being any device's current pool.
-    pub fn forget_pool(&self, pool: &UsmPool) {
-        let mut pools = self.pools_mut();
-        pools.current.retain(|(_, p)| !std::ptr::eq(p.as_ptr(), pool));
-        self.any_current.store(!pools.current.is_empty(), Ordering::Release);
-    }
-
-    pub(crate) fn register_pool(&self, pool: &Arc<UsmPool>) {
-        let mut pools = self.pools_mut();
-        pools.users.retain(|p| p.strong_count() > 0);
-        pools.users.push(Arc::downgrade(pool));
-    }
-
-    /// Keeps the engine pool of a released UR pool while blocks of it live.
-    pub(crate) fn keep_pool(&self, pool: Arc<engine::Pool>) {
-        self.kept_pools.lock().unwrap_or_else(|e| e.into_inner()).push(pool);
-    }
-
-    /// A host synchronisation point: every pool files the blocks whose
-    /// frees have completed and gives back what is above its threshold.
+    /// A host synchronisation point for every pool.
     pub(crate) fn collect_pools(&self) {
-        self.kept_pools.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p.live_blocks() > 0);
-        let pools: Vec<Arc<UsmPool>> = {
-            let pools = self.pools();
-            pools.defaults.iter().map(|(_, p)| p.clone()).chain(pools.users.iter().filter_map(Weak::upgrade)).collect()
-        };
-        pools.iter().for_each(|p| p.engine.collect());
+        self.pools.collect(|p| &p.base.engine);
     }
 
     pub fn set_extended_deleter(&self, f: unsafe extern "C" fn(*mut core::ffi::c_void), user_data: *mut core::ffi::c_void) {

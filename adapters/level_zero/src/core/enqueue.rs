@@ -245,7 +245,7 @@ impl Queue {
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
         let engine_pool = self.context.slabs.pool_of(ptr as usize).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-        if pool.is_some_and(|p| !p.engine.holds(&engine_pool)) {
+        if pool.is_some_and(|p| !p.base.engine.holds(&engine_pool)) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         let waits = self.translate(waits)?;

@@ -12,10 +12,9 @@ use crate::driver::{self, EventPool, ZeContext};
 use crate::ze;
 use crate::DDI;
 use level_zero_sys::*;
-use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use ur_core::engine::{self, Progress, Stamp};
-use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// Events made per Level Zero event pool.
@@ -274,22 +273,5 @@ impl Event {
             UR_PROFILING_INFO_COMMAND_END | UR_PROFILING_INFO_COMMAND_COMPLETE => Ok(end),
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         }
-    }
-
-    /// `urEventSetCallback` for completion: a thread waits for the event and
-    /// then calls `notify` (the event stays alive until it has).
-    pub fn on_complete(
-        self: Arc<Self>,
-        notify: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) {
-        let user_data = user_data as usize;
-        std::thread::spawn(move || {
-            if let Err(e) = self.wait() {
-                log::error(&format!("waiting for an event before its callback failed: {e:?}"));
-            }
-            // SAFETY: the user registered this callback for this event.
-            unsafe { notify(handle_of(&*self), UR_EXECUTION_INFO_COMPLETE, user_data as *mut c_void) };
-        });
     }
 }

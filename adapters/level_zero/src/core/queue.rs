@@ -110,10 +110,8 @@ impl Queue {
 
     /// The pool async allocations on this queue use when none is named.
     pub fn with_current_pool<R>(&self, f: impl FnOnce(&UsmPool) -> R) -> R {
-        if self.context.any_current_pool() {
-            return f(&self.context.current_pool(&self.device));
-        }
-        f(self.default_pool.get_or_init(|| self.context.default_pool(&self.device)))
+        let make_default = || UsmPool::device_default(&self.context, &self.device);
+        self.context.pools.with_current(&*self.device, &self.default_pool, make_default, f)
     }
 
     /// Held from a command's node in the engine's graph to its append.

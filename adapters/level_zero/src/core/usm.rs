@@ -64,7 +64,7 @@ pub fn alloc(ctx: &Context, req: Request) -> UrResult<*mut c_void> {
         pool: req.pool.as_ref().map(Arc::downgrade),
     };
     if let Some(pool) = &req.pool {
-        if pool.zero_init {
+        if pool.base.zero_init() {
             // Device memory need not be host-reachable: zeroed by a fill.
             if let Err(e) = super::enqueue::zero_fill(ctx, device.unwrap_or(&ctx.devices[0]), ptr, req.size) {
                 // SAFETY: just allocated, never handed out.
@@ -72,7 +72,7 @@ pub fn alloc(ctx: &Context, req: Request) -> UrResult<*mut c_void> {
                 return Err(e);
             }
         }
-        pool.engine.account_blocking(req.size as isize);
+        pool.base.engine.account_blocking(req.size as isize);
     }
     ctx.allocations().insert(allocation.base, allocation.size, allocation);
     Ok(ptr)
@@ -107,7 +107,7 @@ pub(crate) fn release(ctx: &Context, a: &Allocation) {
     // no command uses it.
     unsafe { raw_free(&ctx.ze, a.base as *mut c_void) };
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
-        pool.engine.account_blocking(-(a.size as isize));
+        pool.base.engine.account_blocking(-(a.size as isize));
     }
 }
 

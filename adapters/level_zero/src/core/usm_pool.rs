@@ -9,9 +9,10 @@ use super::device::Device;
 use super::engine::{SlabOwner, ZeMemory};
 use crate::DDI;
 use std::sync::{Arc, OnceLock, Weak};
-use ur_core::engine::{self, PoolConfig, UsmKind};
+use ur_core::engine::{self, UsmKind};
 use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
-use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
+use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_pool::PoolBase;
 use ur_core::*;
 
 /// Least slab an engine pool takes from the driver, unless the pool's
@@ -21,22 +22,13 @@ const SLAB_SIZE: usize = 1 << 20;
 #[repr(C)]
 pub struct UsmPool {
     header: HandleHeader,
-    /// Weak: a context keeps its default pools, which must not keep it.
-    context: Weak<Context>,
+    pub base: PoolBase<Context, Arc<Device>>,
     /// A user's pool keeps its context alive, as its handle does.
     _owner: Option<Arc<Context>>,
-    /// The device a pool of `urUSMPoolCreateExp` (or a default pool)
-    /// serves; `None` for one of `urUSMPoolCreate`.
-    pub device: Option<Arc<Device>>,
-    pub is_default: bool,
-    pub zero_init: bool,
-    desc: PoolDesc,
-    api: PoolApi,
-    pub engine: PoolSet,
     /// The device whose memory the engine pools of a device-less pool hold:
     /// the first one an async allocation asked for.
     bound_device: OnceLock<Arc<Device>>,
-    /// Blocking allocations' bytes in use, and their high-water mark.
+    /// This pool, for the slabs of its engine pools to name their owner.
     me: Weak<UsmPool>,
 }
 
@@ -49,37 +41,23 @@ impl UsmPool {
     /// A user's pool: of `urUSMPoolCreate` when `device` is `None`, else
     /// of `urUSMPoolCreateExp`.
     pub fn new(context: Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<UsmPool> {
-        let config = desc.engine_config(UsmKind::Device, api);
         let pool = Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            context: Arc::downgrade(&context),
+            base: PoolBase::user(&context, device, desc, api),
             _owner: Some(context.clone()),
-            device,
-            is_default: false,
-            zero_init: desc.zero_init(),
-            desc,
-            api,
-            engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
             me: me.clone(),
         });
-        context.register_pool(&pool);
+        context.pools.add_user(&pool);
         pool
     }
 
     /// The default pool of `device` in `context` (made once by the context).
     pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> Arc<UsmPool> {
-        let config = PoolConfig::new(UsmKind::Device);
         Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            context: Arc::downgrade(context),
+            base: PoolBase::device_default(context, device.clone()),
             _owner: None,
-            device: Some(device.clone()),
-            is_default: true,
-            zero_init: false,
-            desc: PoolDesc::default(),
-            api: PoolApi::Exp,
-            engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
             me: me.clone(),
         })
@@ -89,33 +67,15 @@ impl UsmPool {
         handle_of(self)
     }
 
-    pub fn context_handle(&self) -> ur_context_handle_t {
-        self.context.upgrade().map_or(std::ptr::null_mut(), |c| handle_of(&*c))
-    }
-
-    pub fn belongs_to(&self, context: &Context) -> bool {
-        std::ptr::eq(self.context.as_ptr(), context)
-    }
-
-    pub fn serves(&self, context: &Context, device: &Device) -> bool {
-        self.belongs_to(context) && self.device.as_ref().is_none_or(|d| std::ptr::eq(&**d, device))
-    }
-
     /// The engine pool serving `kind` memory of `device`, made on first
     /// use. A pool of `urUSMPoolCreate` holds one device's memory: another
     /// device's async allocations from it are `INVALID_VALUE`.
     pub fn engine_pool(&self, kind: UsmKind, device: &Arc<Device>) -> UrResult<&Arc<engine::Pool>> {
-        let bound = self.bound_device.get_or_init(|| self.device.clone().unwrap_or_else(|| device.clone()));
+        let bound = self.bound_device.get_or_init(|| self.base.device.clone().unwrap_or_else(|| device.clone()));
         if kind != UsmKind::Host && !Arc::ptr_eq(bound, device) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        if let Some(p) = self.engine.get(kind) {
-            return Ok(p);
-        }
-        self.engine.get_or_make(kind, || {
-            let context = self.context.upgrade().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-            let mut config =
-                if self.is_default { PoolConfig::new(kind) } else { self.desc.engine_config(kind, self.api) };
+        self.base.engine_pool(kind, |context, mut config| {
             if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
                 config.min_slab_size = SLAB_SIZE;
             }
@@ -138,8 +98,8 @@ impl Drop for UsmPool {
     /// Blocks still live keep their engine pool: the context holds it until
     /// they are freed.
     fn drop(&mut self) {
-        if let Some(context) = self.context.upgrade() {
-            self.engine.made().filter(|p| p.live_blocks() > 0).for_each(|p| context.keep_pool(p.clone()));
+        if let Some(context) = self.base.context() {
+            context.pools.keep_until_freed(&self.base.engine);
         }
     }
 }

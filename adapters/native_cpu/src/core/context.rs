@@ -148,7 +148,7 @@ impl Context {
     pub fn set_current_pool(&self, device: &Device, pool: Arc<Pool>) -> UrResult {
         let i = self.device_index(device).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
         let mut current = lock(&self.current_pools);
-        current[i] = (!pool.is_default).then_some(pool);
+        current[i] = (!pool.base.is_default).then_some(pool);
         self.custom_current.store(current.iter().any(Option::is_some), Ordering::Release);
         Ok(())
     }
@@ -187,7 +187,7 @@ impl Context {
     /// threshold. Released pools whose last allocation was freed go.
     pub fn collect_pools(&self) {
         for pool in self.pools() {
-            pool.engine.collect();
+            pool.base.engine.collect();
         }
         let done: Vec<Arc<Pool>> = {
             let mut orphans = lock(&self.orphan_pools);

@@ -300,19 +300,9 @@ pub fn info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(ASYNC_USM_ALLOCATIONS_SUPPORT),
         // Features no adapter of this project serves (ur_core::info).
         p if ur_core::info::is_unserved_feature(p) => out.bool(false),
-        // Features this adapter does not offer.
-        UR_DEVICE_INFO_KERNEL_SET_SPECIALIZATION_CONSTANTS
-        | UR_DEVICE_INFO_PROGRAM_SET_SPECIALIZATION_CONSTANTS
-        | UR_DEVICE_INFO_USE_NATIVE_ASSERT
-        | UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP
-        | UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP
-        | UR_DEVICE_INFO_CLOCK_DEVICE_SUPPORT_EXP
-        | UR_DEVICE_INFO_IS_INTEGRATED_GPU => out.bool(false),
-        // Limits of features this adapter does not offer.
-        UR_DEVICE_INFO_IMAGE_PITCH_ALIGN_EXP | UR_DEVICE_INFO_MIPMAP_MAX_ANISOTROPY_EXP => out.value(0u32),
-        UR_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH_EXP
-        | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_HEIGHT_EXP
-        | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_PITCH_EXP => out.value(0usize),
+        // The core answers the features of device code (this adapter builds
+        // none).
+        UR_DEVICE_INFO_IS_INTEGRATED_GPU => out.bool(false),
         // GPU facts, PCI and power data, device ids, IL (this adapter takes
         // no device code), registers: nothing true to answer.
         _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),

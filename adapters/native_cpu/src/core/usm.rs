@@ -171,7 +171,7 @@ impl Context {
     /// The live block of pool memory that holds `addr`, if any.
     pub fn pool_block(&self, addr: usize) -> Option<PoolBlock> {
         let (pool, kind) = super::usm_pool::owner_of(&self.slabs, addr)?;
-        let (base, size) = pool.engine.get(kind)?.live_block_containing(addr)?;
+        let (base, size) = pool.base.engine.get(kind)?.live_block_containing(addr)?;
         Some(PoolBlock { pool, kind, base, size })
     }
 
@@ -187,7 +187,7 @@ impl Context {
             return Ok(());
         }
         let block = self.pool_block(addr).filter(|b| b.base == addr).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-        let engine = block.pool.engine.get(block.kind).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+        let engine = block.pool.base.engine.get(block.kind).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
         self.wait_all_queues();
         engine.free_blocking(ptr, |s| wait_reported(&self.dag, s)).map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }

@@ -27,7 +27,7 @@ impl Queue {
         if !self.engine_fast_path() || size == 0 || size as u64 > q.device.max_alloc_size() {
             return None;
         }
-        let engine = q.context.current_default_pool(&q.device)?.engine.get(kind)?;
+        let engine = q.context.current_default_pool(&q.device)?.base.engine.get(kind)?;
         Some(engine.alloc(&q.lane, &[], size, 0, false).map(|a| {
             if let Some(stamp) = a.stamp {
                 self.enqueue_recorded(EngineCommand {
@@ -51,7 +51,7 @@ impl Queue {
         if !self.engine_fast_path() {
             return false;
         }
-        let Some(engine) = q.context.current_default_pool(&q.device).and_then(|p| p.engine.get(UsmKind::Device)) else {
+        let Some(engine) = q.context.current_default_pool(&q.device).and_then(|p| p.base.engine.get(UsmKind::Device)) else {
             return false;
         };
         let Ok(out) = engine.free(&q.lane, &[], ptr, false) else { return false };
@@ -105,7 +105,7 @@ impl Queue {
         };
         let context = &q.context;
         match pool {
-            Some(p) if !p.serves(context, &q.device) => Err(UR_RESULT_ERROR_INVALID_VALUE),
+            Some(p) if !p.base.serves(context, &q.device) => Err(UR_RESULT_ERROR_INVALID_VALUE),
             Some(p) => run(p.engine_pool(kind)?),
             None => context.with_current_pool(&q.device, |p| run(p.engine_pool(kind)?))?,
         }
@@ -126,7 +126,7 @@ impl Queue {
         if deps.is_empty() && !want_event && pool.is_none() && self.free_async_hot(ptr) {
             return Ok(None);
         }
-        if pool.is_some_and(|p| !p.belongs_to(context)) {
+        if pool.is_some_and(|p| !p.base.belongs_to(context)) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         let want_node = want_event || !deps.is_empty();
@@ -141,7 +141,7 @@ impl Queue {
                         let owner = super::usm_pool::owner_of(&context.slabs, ptr as usize);
                         let owner = owner.filter(|(p, _)| pool.is_none_or(|n| std::ptr::eq(&**p, n)));
                         let (owner, kind) = owner.ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-                        free(owner.engine.get(kind).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?)?
+                        free(owner.base.engine.get(kind).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?)?
                     }
                 };
                 let command = out.stamp.map(|stamp| EngineCommand {
@@ -155,8 +155,8 @@ impl Queue {
             })
         };
         let ((), event) = match pool {
-            Some(p) => run(p.engine.get(UsmKind::Device).map(|e| &**e))?,
-            None => context.with_current_pool(&q.device, |p| run(p.engine.get(UsmKind::Device).map(|e| &**e)))??,
+            Some(p) => run(p.base.engine.get(UsmKind::Device).map(|e| &**e))?,
+            None => context.with_current_pool(&q.device, |p| run(p.base.engine.get(UsmKind::Device).map(|e| &**e)))??,
         };
         Ok(event)
     }

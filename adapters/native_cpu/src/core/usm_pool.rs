@@ -13,7 +13,8 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, Weak};
 use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, UsmKind, VirtualMemory};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
-use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
+use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_pool::PoolBase;
 use ur_core::*;
 
 /// Which pool, and which of its kinds, owns each slab of a context.
@@ -113,18 +114,10 @@ impl VirtualMemory for PoolMemory {
 #[repr(C)]
 pub struct Pool {
     header: HandleHeader,
-    /// Weak: a context keeps its default pools, which must not keep it.
-    context: Weak<Context>,
+    pub base: PoolBase<Context, Arc<Device>>,
     /// Pools the user made keep their context alive, as other handles do,
     /// until their last user reference goes.
     user_context: Mutex<Option<Arc<Context>>>,
-    /// The device an Exp pool (or a default pool) serves; `None` for a
-    /// `urUSMPoolCreate` pool, which serves every device of its context.
-    pub device: Option<Arc<Device>>,
-    pub is_default: bool,
-    desc: PoolDesc,
-    api: PoolApi,
-    pub engine: PoolSet,
     host: Arc<HostMemory>,
     slabs: Arc<SlabMap>,
     me: Weak<Pool>,
@@ -137,7 +130,7 @@ ur_core::ur_object!(Pool, UsmPool, ur_usm_pool_handle_t_, {
     /// they are freed (and the pool no longer keeps the context).
     fn last_user_release(&self) {
         let held = self.user_context.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(context) = self.context.upgrade() {
+        if let Some(context) = self.base.context() {
             context.forget_pool(self);
             if self.live_blocks() > 0 {
                 if let Some(me) = self.me.upgrade() {
@@ -186,18 +179,13 @@ impl Pool {
     /// A pool the user asked for: `device` for `urUSMPoolCreateExp`, none
     /// for `urUSMPoolCreate`.
     pub fn create(context: &Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<Pool> {
-        // The threshold and maximum size do not depend on the kind.
-        let config = desc.engine_config(UsmKind::Device, api);
-        let host = host_memory(config.max_size);
+        // The maximum size does not depend on the kind.
+        let host = host_memory(desc.engine_config(UsmKind::Device, api).max_size);
+        let base = PoolBase::user(context, device, desc, api);
         let pool = Arc::new_cyclic(|me| Pool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            context: Arc::downgrade(context),
+            base,
             user_context: Mutex::new(Some(context.clone())),
-            device,
-            is_default: false,
-            desc,
-            api,
-            engine: PoolSet::from_config(&config),
             host,
             slabs: context.slabs.clone(),
             me: me.clone(),
@@ -209,16 +197,10 @@ impl Pool {
     /// The default pool of `device` in `context`: it keeps everything it
     /// reserves (threshold `SIZE_MAX`) until trimmed or the context goes.
     pub fn default_for(context: &Arc<Context>, device: Arc<Device>) -> Arc<Pool> {
-        let config = PoolConfig::new(UsmKind::Device);
         Arc::new_cyclic(|me| Pool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            context: Arc::downgrade(context),
+            base: PoolBase::device_default(context, device),
             user_context: Mutex::new(None),
-            device: Some(device),
-            is_default: true,
-            desc: PoolDesc::default(),
-            api: PoolApi::Exp,
-            engine: PoolSet::from_config(&config),
             host: host_memory(usize::MAX),
             slabs: context.slabs.clone(),
             me: me.clone(),
@@ -229,44 +211,22 @@ impl Pool {
         ur_core::handle::handle_of(self)
     }
 
-    pub fn context_handle(&self) -> ur_context_handle_t {
-        ur_core::handle::handle_of_weak(&self.context)
-    }
-
-    pub fn belongs_to(&self, context: &Context) -> bool {
-        std::ptr::eq(self.context.as_ptr(), context)
-    }
-
-    /// Whether allocations for `device` in `context` may come from this pool.
-    pub fn serves(&self, context: &Context, device: &Device) -> bool {
-        self.belongs_to(context) && self.device.as_ref().is_none_or(|d| std::ptr::eq(Arc::as_ptr(d), device))
-    }
-
-    pub fn zero_initialize(&self) -> bool {
-        self.desc.zero_init()
-    }
-
     /// Allocations of the pool, of every kind, handed out and not freed.
     pub fn live_blocks(&self) -> usize {
-        self.engine.made().map(|p| p.live_blocks()).sum()
+        self.base.engine.made().map(|p| p.live_blocks()).sum()
     }
 
     /// The engine pool serving `kind` memory, made on first use.
     #[inline]
     pub fn engine_pool(&self, kind: UsmKind) -> UrResult<&Arc<engine::Pool>> {
-        if let Some(p) = self.engine.get(kind) {
-            return Ok(p);
-        }
-        self.engine.get_or_make(kind, || {
-            let context = self.context.upgrade().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-            let config = if self.is_default { PoolConfig::new(kind) } else { self.desc.engine_config(kind, self.api) };
+        self.base.engine_pool(kind, |context, config| {
             let source: Arc<dyn MemorySource> = Arc::new(PoolMemory {
                 host: self.host.clone(),
                 slabs: self.slabs.clone(),
                 pool: self.me.clone(),
                 kind,
             });
-            let config = engine_config(config, &self.desc, self.api);
+            let config = engine_config(config, &self.base.desc, self.base.api);
             Ok(Arc::new(engine::Pool::new(context.dag.clone(), source, config)))
         })
     }

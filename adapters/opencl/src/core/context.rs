@@ -10,27 +10,11 @@ use super::usm::{Allocation, UsmPool};
 use crate::conv::ClResultExt;
 use crate::DDI;
 use cl3::ext as sys;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use ur_core::engine::{self, Cover, Engine, LaneId, RangeMap, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_pool::ContextPools;
 use ur_core::*;
-
-/// The pools of a context, by device (keyed by the device's address).
-#[derive(Default)]
-struct Pools {
-    /// Made on first use; they live as long as the context.
-    defaults: Vec<(usize, Arc<UsmPool>)>,
-    /// Set by `urUSMPoolSetDevicePoolExp`; weak, so that a pool goes when
-    /// its user releases it (the default serves again).
-    current: Vec<(usize, Weak<UsmPool>)>,
-    /// Every user pool, for synchronisation points.
-    users: Vec<Weak<UsmPool>>,
-}
-
-fn device_key(device: &Device) -> usize {
-    device as *const Device as usize
-}
 
 #[repr(C)]
 pub struct Context {
@@ -53,18 +37,12 @@ pub struct Context {
     pub engine: Engine,
     /// The slabs of every engine pool of this context, by address.
     pub slabs: Arc<SlabMap>,
-    pools: RwLock<Pools>,
-    /// Whether any device has a current pool set (`pools.current` is not
-    /// empty): while none has, a queue answers `current_pool` from its own
-    /// copy of its device's default pool, touching no shared lock or count.
-    any_current: AtomicBool,
+    pub pools: ContextPools<UsmPool>,
     /// Progress trackers of released queues whose commands had not all
     /// finished: their lanes retire once they have (released queues are
     /// not waited for, since the last release may come on a runtime
     /// callback thread, where OpenCL forbids blocking).
     orphans: Mutex<Vec<Trackers>>,
-    /// Engine pools of released UR pools that still have live blocks.
-    kept_pools: Mutex<Vec<Arc<ur_core::engine::Pool>>>,
     /// A word of USM that commands standing in for markers write (see
     /// `core/usm_exp.rs`); null when it could not be allocated.
     scratch: std::sync::OnceLock<usize>,
@@ -153,10 +131,8 @@ impl Context {
             extended_deleter: Mutex::new(None),
             engine: Engine::new(),
             slabs: Arc::default(),
-            pools: RwLock::new(Pools::default()),
-            any_current: AtomicBool::new(false),
+            pools: ContextPools::default(),
             orphans: Mutex::new(Vec::new()),
-            kept_pools: Mutex::new(Vec::new()),
             scratch: std::sync::OnceLock::new(),
         })
     }
@@ -285,73 +261,16 @@ impl Context {
         });
     }
 
-    fn pools(&self) -> std::sync::RwLockReadGuard<'_, Pools> {
-        self.pools.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn pools_mut(&self) -> std::sync::RwLockWriteGuard<'_, Pools> {
-        self.pools.write().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The default pool of `device` (a device of this context).
     pub fn default_pool(self: &Arc<Self>, device: &'static Device) -> Arc<UsmPool> {
-        let key = device_key(device);
-        if let Some((_, p)) = self.pools().defaults.iter().find(|(k, _)| *k == key) {
-            return p.clone();
-        }
-        let mut pools = self.pools_mut();
-        if let Some((_, p)) = pools.defaults.iter().find(|(k, _)| *k == key) {
-            return p.clone();
-        }
-        let pool = UsmPool::device_default(self, device);
-        pools.defaults.push((key, pool.clone()));
-        pool
+        self.pools.default_pool(device, || UsmPool::device_default(self, device))
     }
 
     /// The pool that async allocations on `device` use when none is named.
     pub fn current_pool(self: &Arc<Self>, device: &'static Device) -> Arc<UsmPool> {
-        let key = device_key(device);
-        {
-            let pools = self.pools();
-            if let Some(p) = pools.current.iter().find(|(k, _)| *k == key).and_then(|(_, p)| p.upgrade()) {
-                return p;
-            }
-            if let Some((_, p)) = pools.defaults.iter().find(|(k, _)| *k == key) {
-                return p.clone();
-            }
-        }
-        self.default_pool(device)
+        self.pools.current_pool(device, || UsmPool::device_default(self, device))
     }
 
-    pub fn set_current_pool(&self, device: &Device, pool: &Arc<UsmPool>) {
-        let key = device_key(device);
-        let mut pools = self.pools_mut();
-        pools.current.retain(|(k, _)| *k != key);
-        pools.current.push((key, Arc::downgrade(pool)));
-        self.any_current.store(true, Ordering::Release);
-    }
-
-    /// Whether a current pool may be set for some device (see `any_current`).
-    pub fn any_current_pool(&self) -> bool {
-        self.any_current.load(Ordering::Acquire)
-    }
-
-    /// A pool being destroyed stops being any device's current pool.
-    pub fn forget_pool(&self, pool: &UsmPool) {
-        let mut pools = self.pools_mut();
-        pools.current.retain(|(_, p)| !std::ptr::eq(p.as_ptr(), pool));
-        self.any_current.store(!pools.current.is_empty(), Ordering::Release);
-    }
-
-    pub(crate) fn register_pool(&self, pool: &Arc<UsmPool>) {
-        let mut pools = self.pools_mut();
-        pools.users.retain(|p| p.strong_count() > 0);
-        pools.users.push(Arc::downgrade(pool));
-    }
-
-    /// A host synchronisation point: every pool files the blocks whose
-    /// frees have completed and gives back what is above its release
-    /// threshold.
     /// The context's scratch word: host USM on the Intel path (any device
     /// reaches it), a coarse-grained SVM word otherwise; `None` when the
     /// runtime refused it.
@@ -363,19 +282,12 @@ impl Context {
         (word != 0).then_some(word as *mut core::ffi::c_void)
     }
 
-    /// Keeps the engine pool of a released UR pool while blocks of it live.
-    pub(crate) fn keep_pool(&self, pool: Arc<ur_core::engine::Pool>) {
-        self.kept_pools.lock().unwrap_or_else(|e| e.into_inner()).push(pool);
-    }
-
+    /// A host synchronisation point: released queues that have finished
+    /// retire, and every pool files the blocks whose frees have completed
+    /// and gives back what is above its release threshold.
     pub(crate) fn collect_pools(&self) {
         self.reap_orphans();
-        self.kept_pools.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p.live_blocks() > 0);
-        let pools: Vec<Arc<UsmPool>> = {
-            let pools = self.pools();
-            pools.defaults.iter().map(|(_, p)| p.clone()).chain(pools.users.iter().filter_map(Weak::upgrade)).collect()
-        };
-        pools.iter().for_each(|p| p.engine.collect());
+        self.pools.collect(|p| &p.base.engine);
     }
 
     /// The adapter's own in-order queue on `device`.

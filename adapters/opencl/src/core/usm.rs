@@ -26,9 +26,10 @@ use cl3::ext as sys;
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock, Weak};
 use sys::{cl_event, cl_int};
-use ur_core::engine::{self, PoolConfig, UsmKind};
+use ur_core::engine::{self, UsmKind};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
-use ur_core::usm_async::{PoolApi, PoolDesc, PoolSet};
+use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_pool::PoolBase;
 use ur_core::*;
 
 /// One live USM allocation of a context.
@@ -124,13 +125,13 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
         raw: raw as usize,
     };
     if let Some(pool) = &req.pool {
-        if pool.zero_init {
+        if pool.base.zero_init() {
             if let Err(e) = zero(ctx, &allocation) {
                 release_backing(ctx, &allocation);
                 return Err(e);
             }
         }
-        pool.engine.account_blocking(req.size as isize);
+        pool.base.engine.account_blocking(req.size as isize);
     }
     ctx.allocations().insert(allocation.base, allocation.size, allocation);
     Ok(ptr)
@@ -201,7 +202,7 @@ pub(crate) fn release_backing(ctx: &Context, a: &Allocation) {
     // was removed from the table, so it is freed once.
     unsafe { ctx.raw_usm().free(a.raw as *mut c_void, true) };
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
-        pool.engine.account_blocking(-(a.size as isize));
+        pool.base.engine.account_blocking(-(a.size as isize));
     }
 }
 
@@ -385,26 +386,12 @@ pub fn set_kernel_arg_pointer(
 #[repr(C)]
 pub struct UsmPool {
     header: HandleHeader,
-    /// Weak: a context keeps its default pools, which must not keep it.
-    context: Weak<Context>,
+    pub base: PoolBase<Context, &'static Device>,
     /// A user's pool keeps its context alive, as its handle does.
     _owner: Option<Arc<Context>>,
-    /// The device a pool of `urUSMPoolCreateExp` (or a default pool)
-    /// serves; `None` for one of `urUSMPoolCreate`, which serves every
-    /// device of its context.
-    pub device: Option<&'static Device>,
-    /// A device's default pool: it lives as long as its context, keeps what
-    /// it reserves until trimmed, and its handle carries no reference.
-    pub is_default: bool,
-    pub zero_init: bool,
-    desc: PoolDesc,
-    api: PoolApi,
-    /// The engine pools (one per USM kind) that serve async allocations.
-    pub engine: PoolSet,
     /// The device whose memory the engine pools of a device-less pool hold:
     /// the first one an async allocation asked for.
     bound_device: OnceLock<&'static Device>,
-    /// Blocking allocations' bytes in use, and their high-water mark.
     /// This pool, for the slabs of its engine pools to name their owner.
     me: Weak<UsmPool>,
 }
@@ -426,38 +413,23 @@ impl UsmPool {
         if context.usm_path() == UsmPath::None {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
-        // The threshold and maximum size do not depend on the kind.
-        let config = desc.engine_config(UsmKind::Device, api);
         let pool = Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            context: Arc::downgrade(&context),
+            base: PoolBase::user(&context, device, desc, api),
             _owner: Some(context.clone()),
-            device,
-            is_default: false,
-            zero_init: desc.zero_init(),
-            desc,
-            api,
-            engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
             me: me.clone(),
         });
-        context.register_pool(&pool);
+        context.pools.add_user(&pool);
         Ok(pool)
     }
 
     /// The default pool of `device` in `context` (made once by the context).
     pub fn device_default(context: &Arc<Context>, device: &'static Device) -> Arc<UsmPool> {
-        let config = PoolConfig::new(UsmKind::Device);
         Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            context: Arc::downgrade(context),
+            base: PoolBase::device_default(context, device),
             _owner: None,
-            device: Some(device),
-            is_default: true,
-            zero_init: false,
-            desc: PoolDesc::default(),
-            api: PoolApi::Exp,
-            engine: PoolSet::from_config(&config),
             bound_device: OnceLock::new(),
             me: me.clone(),
         })
@@ -467,43 +439,24 @@ impl UsmPool {
         ur_core::handle::handle_of(self)
     }
 
-    pub fn context_handle(&self) -> ur_context_handle_t {
-        ur_core::handle::handle_of_weak(&self.context)
-    }
-
-    pub fn belongs_to(&self, context: &Context) -> bool {
-        std::ptr::eq(self.context.as_ptr(), context)
-    }
-
-    /// Whether this pool serves `device` in `context`.
-    pub fn serves(&self, context: &Context, device: &Device) -> bool {
-        self.belongs_to(context) && self.device.is_none_or(|d| std::ptr::eq(d, device))
-    }
-
     /// The engine pool serving `kind` memory of `device`, made on first
     /// use. A pool of `urUSMPoolCreate` holds one device's device memory:
     /// another device's async device allocations from it are
     /// `UR_RESULT_ERROR_INVALID_VALUE`. Its host and shared memory belong to
     /// no device and serve every device of the context.
     pub fn engine_pool(&self, kind: UsmKind, device: &'static Device) -> UrResult<&Arc<engine::Pool>> {
-        let owner_device = match (kind, self.device) {
+        let owner_device = match (kind, self.base.device) {
             (UsmKind::Host, _) | (UsmKind::Shared, None) => None,
             (UsmKind::Shared, Some(d)) => Some(d),
             (UsmKind::Device, _) => {
-                let bound = *self.bound_device.get_or_init(|| self.device.unwrap_or(device));
+                let bound = *self.bound_device.get_or_init(|| self.base.device.unwrap_or(device));
                 if !std::ptr::eq(bound, device) {
                     return Err(UR_RESULT_ERROR_INVALID_VALUE);
                 }
                 Some(bound)
             }
         };
-        if let Some(p) = self.engine.get(kind) {
-            return Ok(p);
-        }
-        self.engine.get_or_make(kind, || {
-            let context = self.context.upgrade().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-            let mut config =
-                if self.is_default { PoolConfig::new(kind) } else { self.desc.engine_config(kind, self.api) };
+        self.base.engine_pool(kind, |context, mut config| {
             if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
                 config.min_slab_size = SLAB_SIZE;
             }
@@ -527,8 +480,8 @@ impl Drop for UsmPool {
     /// Blocks still live keep their engine pool: the context holds it until
     /// they are freed.
     fn drop(&mut self) {
-        if let Some(context) = self.context.upgrade() {
-            self.engine.made().filter(|p| p.live_blocks() > 0).for_each(|p| context.keep_pool(p.clone()));
+        if let Some(context) = self.base.context() {
+            context.pools.keep_until_freed(&self.base.engine);
         }
     }
 }

@@ -199,7 +199,7 @@ impl Queue {
         // Memory no engine pool of this context holds, or another pool's
         // than the one named, is not this free's.
         let engine_pool = ctx.slabs.pool_of(ptr as usize).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-        if pool.is_some_and(|p| !p.engine.holds(&engine_pool)) {
+        if pool.is_some_and(|p| !p.base.engine.holds(&engine_pool)) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         let translated = self.translate_wait_list(wait_list)?;

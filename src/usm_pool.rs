@@ -1,0 +1,325 @@
+//! What adapters' USM pool objects share: [`PoolBase`], the part of a
+//! pool handle that is not the backend's own (its context, the device it
+//! serves, its descriptor and the engine pools behind it), and
+//! [`ContextPools`], a context's table of its pools.
+
+use crate::abi::*;
+use crate::engine::{Pool, PoolConfig, UsmKind};
+use crate::handle::{handle_of_weak, UrObject};
+use crate::usm_async::{PoolApi, PoolDesc, PoolSet};
+use crate::UrResult;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+
+/// The part of a UR pool that is the same on every adapter. `C` is the
+/// backend's context; `D` how the backend holds a device (`Arc<Device>`,
+/// or `&'static Device` where devices live as long as the adapter).
+pub struct PoolBase<C, D> {
+    /// Weak: a context keeps its default pools, which must not keep it.
+    context: Weak<C>,
+    /// The device a pool of `urUSMPoolCreateExp` (or a default pool)
+    /// serves; `None` for one of `urUSMPoolCreate`, which serves every
+    /// device of its context.
+    pub device: Option<D>,
+    /// A device's default pool: it lives as long as its context, keeps what
+    /// it reserves until trimmed, and its handle carries no reference.
+    pub is_default: bool,
+    pub desc: PoolDesc,
+    pub api: PoolApi,
+    /// The engine pools (one per USM kind) that serve async allocations,
+    /// with the handle's release threshold and maximum size.
+    pub engine: PoolSet,
+}
+
+impl<C: UrObject, D: Deref> PoolBase<C, D> {
+    /// A pool the user asked for, with `urUSMPoolCreate` (`api` Classic)
+    /// or `urUSMPoolCreateExp` (Exp).
+    pub fn user(context: &Arc<C>, device: Option<D>, desc: PoolDesc, api: PoolApi) -> Self {
+        // The threshold and maximum size do not depend on the kind.
+        let config = desc.engine_config(UsmKind::Device, api);
+        PoolBase {
+            context: Arc::downgrade(context),
+            device,
+            is_default: false,
+            desc,
+            api,
+            engine: PoolSet::from_config(&config),
+        }
+    }
+
+    /// The default pool of `device` in `context`: the engine's own
+    /// settings (threshold `SIZE_MAX`, no maximum size).
+    pub fn device_default(context: &Arc<C>, device: D) -> Self {
+        PoolBase {
+            context: Arc::downgrade(context),
+            device: Some(device),
+            is_default: true,
+            desc: PoolDesc::default(),
+            api: PoolApi::Exp,
+            engine: PoolSet::from_config(&PoolConfig::new(UsmKind::Device)),
+        }
+    }
+
+    /// The pool's context, while it lives.
+    pub fn context(&self) -> Option<Arc<C>> {
+        self.context.upgrade()
+    }
+
+    /// The pool's context as a handle the caller does not own; null once
+    /// the context is gone.
+    pub fn context_handle(&self) -> *mut C::Handle {
+        handle_of_weak(&self.context)
+    }
+
+    /// Compared by address: no reference count is touched.
+    pub fn belongs_to(&self, context: &C) -> bool {
+        std::ptr::eq(self.context.as_ptr(), context)
+    }
+
+    /// Whether allocations of `device` in `context` may come from this pool.
+    pub fn serves(&self, context: &C, device: &D::Target) -> bool {
+        self.belongs_to(context) && self.device.as_ref().is_none_or(|d| std::ptr::eq(&**d, device))
+    }
+
+    /// `UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK`.
+    pub fn zero_init(&self) -> bool {
+        self.desc.zero_init()
+    }
+
+    /// The engine configuration of the pool's `kind` memory: a default
+    /// pool's is the engine's own, a user pool's its descriptor's.
+    pub fn engine_config(&self, kind: UsmKind) -> PoolConfig {
+        if self.is_default {
+            PoolConfig::new(kind)
+        } else {
+            self.desc.engine_config(kind, self.api)
+        }
+    }
+
+    /// The engine pool serving `kind` memory, made on first use by `make`
+    /// from the pool's context and [`engine_config`](Self::engine_config).
+    #[inline]
+    pub fn engine_pool(
+        &self,
+        kind: UsmKind,
+        make: impl FnOnce(Arc<C>, PoolConfig) -> UrResult<Arc<Pool>>,
+    ) -> UrResult<&Arc<Pool>> {
+        if let Some(p) = self.engine.get(kind) {
+            return Ok(p);
+        }
+        self.engine.get_or_make(kind, || {
+            let context = self.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+            make(context, self.engine_config(kind))
+        })
+    }
+}
+
+/// A context's USM pools, by device (keyed by the device's address): the
+/// devices' default pools, made on first use, which live as long as the
+/// context; the pools `urUSMPoolSetDevicePoolExp` chose, held weakly so
+/// that the default serves again once the user releases one; every user
+/// pool, for synchronisation points; and the engine pools of released
+/// pools whose blocks are still live.
+pub struct ContextPools<P> {
+    table: RwLock<PoolTable<P>>,
+    /// Whether any device has a current pool set (`table.current` is not
+    /// empty): while none has, a queue answers from its own copy of its
+    /// device's default pool, touching no shared lock or count.
+    any_current: AtomicBool,
+    kept: Mutex<Vec<Arc<Pool>>>,
+}
+
+struct PoolTable<P> {
+    defaults: Vec<(usize, Arc<P>)>,
+    current: Vec<(usize, Weak<P>)>,
+    users: Vec<Weak<P>>,
+}
+
+impl<P> Default for ContextPools<P> {
+    fn default() -> Self {
+        ContextPools {
+            table: RwLock::new(PoolTable { defaults: Vec::new(), current: Vec::new(), users: Vec::new() }),
+            any_current: AtomicBool::new(false),
+            kept: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+fn device_key<D>(device: &D) -> usize {
+    device as *const D as usize
+}
+
+impl<P> PoolTable<P> {
+    fn default_of(&self, key: usize) -> Option<Arc<P>> {
+        self.defaults.iter().find(|(k, _)| *k == key).map(|(_, p)| p.clone())
+    }
+}
+
+impl<P> ContextPools<P> {
+    fn table(&self) -> RwLockReadGuard<'_, PoolTable<P>> {
+        self.table.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn table_mut(&self) -> RwLockWriteGuard<'_, PoolTable<P>> {
+        self.table.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The default pool of `device`, made by `make` on first use.
+    pub fn default_pool<D>(&self, device: &D, make: impl FnOnce() -> Arc<P>) -> Arc<P> {
+        let key = device_key(device);
+        if let Some(p) = self.table().default_of(key) {
+            return p;
+        }
+        let mut table = self.table_mut();
+        if let Some(p) = table.default_of(key) {
+            return p;
+        }
+        let pool = make();
+        table.defaults.push((key, pool.clone()));
+        pool
+    }
+
+    /// The pool async allocations on `device` take when none is named: the
+    /// one set for it while it lives, else its default pool (made by
+    /// `make_default` on first use).
+    pub fn current_pool<D>(&self, device: &D, make_default: impl FnOnce() -> Arc<P>) -> Arc<P> {
+        let key = device_key(device);
+        {
+            let table = self.table();
+            if let Some(p) = table.current.iter().find(|(k, _)| *k == key).and_then(|(_, p)| p.upgrade()) {
+                return p;
+            }
+            if let Some(p) = table.default_of(key) {
+                return p;
+            }
+        }
+        self.default_pool(device, make_default)
+    }
+
+    /// `f` of [`current_pool`](Self::current_pool); while no device has a
+    /// current pool set, a queue's own copy `cached` of its device's
+    /// default pool answers, so that queues on different threads do not
+    /// meet on the table.
+    #[inline]
+    pub fn with_current<D, R>(
+        &self,
+        device: &D,
+        cached: &OnceLock<Arc<P>>,
+        make_default: impl FnOnce() -> Arc<P>,
+        f: impl FnOnce(&P) -> R,
+    ) -> R {
+        if self.any_current.load(Ordering::Acquire) {
+            return f(&self.current_pool(device, make_default));
+        }
+        f(cached.get_or_init(|| self.default_pool(device, make_default)))
+    }
+
+    /// `urUSMPoolSetDevicePoolExp`.
+    pub fn set_current<D>(&self, device: &D, pool: &Arc<P>) {
+        let key = device_key(device);
+        let mut table = self.table_mut();
+        table.current.retain(|(k, _)| *k != key);
+        table.current.push((key, Arc::downgrade(pool)));
+        self.any_current.store(true, Ordering::Release);
+    }
+
+    /// A pool being destroyed stops being any device's current pool.
+    pub fn forget(&self, pool: &P) {
+        let mut table = self.table_mut();
+        table.current.retain(|(_, p)| !std::ptr::eq(p.as_ptr(), pool));
+        self.any_current.store(!table.current.is_empty(), Ordering::Release);
+    }
+
+    /// A pool the user made, for synchronisation points.
+    pub fn add_user(&self, pool: &Arc<P>) {
+        let mut table = self.table_mut();
+        table.users.retain(|p| p.strong_count() > 0);
+        table.users.push(Arc::downgrade(pool));
+    }
+
+    /// Keeps the engine pools of a released pool (`engine`) while blocks of
+    /// them live.
+    pub fn keep_until_freed(&self, engine: &PoolSet) {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.extend(engine.made().filter(|p| p.live_blocks() > 0).cloned());
+    }
+
+    /// A host synchronisation point: kept engine pools whose blocks are all
+    /// freed go, and every pool (its engine pools `engine_of`) files the
+    /// blocks whose frees have completed and gives back what is above its
+    /// release threshold.
+    pub fn collect(&self, engine_of: impl Fn(&P) -> &PoolSet) {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p.live_blocks() > 0);
+        let pools: Vec<Arc<P>> = {
+            let table = self.table();
+            table.defaults.iter().map(|(_, p)| p.clone()).chain(table.users.iter().filter_map(Weak::upgrade)).collect()
+        };
+        pools.iter().for_each(|p| engine_of(p).collect());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handle::{HandleHeader, ObjectKind};
+
+    static DDI: ur_dditable_t = crate::ddi::UNSUPPORTED_DDI;
+
+    #[repr(C)]
+    struct Context {
+        header: HandleHeader,
+    }
+    crate::ur_object!(Context, Context, ur_context_handle_t_);
+
+    fn context() -> Arc<Context> {
+        Arc::new(Context { header: HandleHeader::new(&DDI, ObjectKind::Context) })
+    }
+
+    #[test]
+    fn a_pool_serves_its_device_of_its_context() {
+        let (mine, other) = (context(), context());
+        let devices = [0u8, 1u8];
+        let exp = PoolBase::user(&mine, Some(&devices[0]), PoolDesc::default(), PoolApi::Exp);
+        assert!(exp.serves(&mine, &devices[0]));
+        assert!(!exp.serves(&mine, &devices[1]), "another device");
+        assert!(!exp.serves(&other, &devices[0]), "another context");
+        let classic = PoolBase::<_, &u8>::user(&mine, None, PoolDesc::default(), PoolApi::Classic);
+        assert!(classic.serves(&mine, &devices[1]), "every device of its context");
+        assert_eq!(classic.context_handle(), crate::handle::handle_of(&*mine));
+        drop(mine);
+        assert!(classic.context().is_none() && classic.context_handle().is_null());
+    }
+
+    #[test]
+    fn a_default_pool_keeps_the_engine_settings() {
+        let c = context();
+        let default = PoolBase::device_default(&c, &0u8);
+        assert!(default.is_default && !default.zero_init());
+        assert_eq!(default.engine_config(UsmKind::Host).release_threshold, usize::MAX);
+        let desc = PoolDesc { flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, limits: None };
+        let user = PoolBase::user(&c, Some(&0u8), desc, PoolApi::Exp);
+        assert!(!user.is_default && user.zero_init());
+        assert_eq!(user.engine_config(UsmKind::Host).release_threshold, 0);
+    }
+
+    #[test]
+    fn a_context_table_falls_back_to_the_default_pool() {
+        let pools = ContextPools::<u32>::default();
+        let devices = [0u8, 1u8];
+        let default = pools.default_pool(&devices[0], || Arc::new(10));
+        assert!(Arc::ptr_eq(&default, &pools.default_pool(&devices[0], || unreachable!())), "made once");
+        let cached = OnceLock::new();
+        assert_eq!(pools.with_current(&devices[0], &cached, || unreachable!(), |p| *p), 10);
+        assert_eq!(cached.get().map(|p| **p), Some(10), "a queue's copy of the default");
+        let chosen = Arc::new(20);
+        pools.set_current(&devices[0], &chosen);
+        assert_eq!(pools.with_current(&devices[0], &cached, || unreachable!(), |p| *p), 20);
+        assert_eq!(*pools.current_pool(&devices[1], || Arc::new(11)), 11, "another device keeps its default");
+        pools.forget(&chosen);
+        assert_eq!(*pools.current_pool(&devices[0], || unreachable!()), 10);
+        pools.set_current(&devices[0], &chosen);
+        drop(chosen);
+        assert_eq!(*pools.current_pool(&devices[0], || unreachable!()), 10, "a released pool is current no more");
+    }
+}
