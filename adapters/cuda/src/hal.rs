@@ -223,18 +223,14 @@ impl hal::Context<Cuda> for Context {
         if registered.is_some() {
             return registered;
         }
-        // An engine block: its pool knows it (its size is the request
-        // rounded up to the pool's granule); a destroyed pool reads as none.
-        let (engine_pool, owner) = self.engine_owner(ptr as usize)?;
-        let (base, size) = engine_pool.live_block_containing(ptr as usize)?;
+        // An engine block: its pool knows it; a destroyed pool reads as none.
+        let owner = self.slabs.owner_of(ptr as usize)?;
+        let (base, size) = owner.live_block(ptr as usize)?;
         let device = owner
             .device
             .as_ref()
             .map_or(std::ptr::null_mut(), |d| d.handle());
-        let pool = owner
-            .usm_pool
-            .upgrade()
-            .map_or(std::ptr::null_mut(), |p| p.handle());
+        let pool = owner.usm_pool_handle();
         Some(AllocInfo::new(owner.kind.as_ur(), base as *mut c_void, size, device, pool))
     }
 
