@@ -157,13 +157,9 @@ impl hal::Context<Cuda> for Context {
         Context::has_device(self, device)
     }
 
-    fn info(&self, prop: ur_context_info_t, out: InfoOut) -> UrResult {
-        match prop {
-            UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT | UR_CONTEXT_INFO_USM_FILL2D_SUPPORT => {
-                out.bool(false)
-            }
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
+    /// Not served yet: driver.rs has a pitched fill but no pitched copy.
+    fn usm_2d_supported(&self) -> bool {
+        false
     }
 
     fn set_extended_deleter(
@@ -359,16 +355,11 @@ impl hal::Queue<Cuda> for Queue {
                 queue.usm_prefetch(ptr, size, flags, &wait, want)
             }
             UsmCommand::Advise { ptr, size, advice } => queue.usm_advise(ptr, size, advice, want),
-            // `usm_2d_supported` is false: the core never sends these.
+            // The context's `usm_2d_supported` is false: the core never sends these.
             UsmCommand::Fill2D { .. } | UsmCommand::Copy2D { .. } => {
                 Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
             }
         }
-    }
-
-    /// Not served yet: driver.rs has a pitched fill but no pitched copy.
-    fn usm_2d_supported(&self) -> bool {
-        false
     }
 
     fn async_alloc_supported(&self) -> bool {
