@@ -251,9 +251,11 @@ pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
     fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Self>>;
     fn devices(&self) -> Vec<ur_device_handle_t>;
     fn has_device(&self, device: &B::Device) -> bool;
-    /// The queries the core does not answer itself (it answers the device
-    /// list and count and the reference count).
-    fn info(&self, prop: ur_context_info_t, out: InfoOut) -> UrResult;
+    /// Whether `urEnqueueUSMFill2D`/`Memcpy2D` are served (the context's
+    /// `USM_FILL2D_SUPPORT` and `USM_MEMCPY2D_SUPPORT`).
+    fn usm_2d_supported(&self) -> bool {
+        true
+    }
     fn set_extended_deleter(&self, deleter: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void);
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Err(UNSUPPORTED)
@@ -327,11 +329,6 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
         waits: Events<'_, B>,
         completion: Completion,
     ) -> UrResult<Option<Arc<B::Event>>>;
-    /// Whether `urEnqueueUSMFill2D`/`Memcpy2D` are served.
-    fn usm_2d_supported(&self) -> bool {
-        true
-    }
-
     /// Whether async allocations are served (`ASYNC_USM_ALLOCATIONS_SUPPORT`).
     fn async_alloc_supported(&self) -> bool;
     /// The fast path of an async allocation with no pool, no wait list and

@@ -1,10 +1,11 @@
 //! What adapters' USM pool objects share: [`PoolBase`], the part of a
 //! pool handle that is not the backend's own (its context, the device it
-//! serves, its descriptor and the engine pools behind it), and
-//! [`ContextPools`], a context's table of its pools.
+//! serves, its descriptor and the engine pools behind it); [`ContextPools`],
+//! a context's table of its pools; and [`SlabOwner`], what any address
+//! inside an engine pool's memory finds.
 
 use crate::abi::*;
-use crate::engine::{Pool, PoolConfig, UsmKind};
+use crate::engine::{Pool, PoolConfig, SlabOfPool, UsmKind};
 use crate::handle::{handle_of_weak, UrObject};
 use crate::usm_async::{PoolApi, PoolDesc, PoolSet};
 use crate::UrResult;
@@ -259,6 +260,46 @@ impl<P> ContextPools<P> {
     }
 }
 
+/// Whose an engine slab is, in the `SlabMap` of a context whose UR pools
+/// (`P`) enter their engine pools' slabs there: any address inside pool
+/// memory finds its engine pool, the UR pool that serves, and the kind
+/// (`K`) and device (`D`) of the memory, with no entry per block.
+pub struct SlabOwner<P, D, K = UsmKind> {
+    /// The engine pool that sub-allocates the slab.
+    pub pool: Weak<Pool>,
+    /// The UR pool it serves (gone once that is destroyed).
+    pub usm_pool: Weak<P>,
+    pub kind: K,
+    /// `None` for host memory.
+    pub device: Option<D>,
+}
+
+impl<P, D: Clone, K: Copy> Clone for SlabOwner<P, D, K> {
+    fn clone(&self) -> Self {
+        SlabOwner { pool: self.pool.clone(), usm_pool: self.usm_pool.clone(), kind: self.kind, device: self.device.clone() }
+    }
+}
+
+impl<P, D, K> SlabOfPool for SlabOwner<P, D, K> {
+    fn engine_pool(&self) -> &Weak<Pool> {
+        &self.pool
+    }
+}
+
+impl<P: UrObject, D, K> SlabOwner<P, D, K> {
+    /// The live block of the slab holding `addr`, as `(base, size)` (the
+    /// block's size: the request rounded up to the pool's granule).
+    pub fn live_block(&self, addr: usize) -> Option<(usize, usize)> {
+        self.pool.upgrade()?.live_block_containing(addr)
+    }
+
+    /// The UR pool as a handle the caller does not own; null once it is
+    /// destroyed.
+    pub fn usm_pool_handle(&self) -> *mut P::Handle {
+        handle_of_weak(&self.usm_pool)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,5 +362,37 @@ mod tests {
         pools.set_current(&devices[0], &chosen);
         drop(chosen);
         assert_eq!(*pools.current_pool(&devices[0], || unreachable!()), 10, "a released pool is current no more");
+    }
+
+    #[test]
+    fn an_engine_block_is_found_inside_and_freed_only_at_its_base() {
+        use crate::engine::{Dag, HostMemory, QueueOrder, SlabMap};
+        let dag = Dag::new();
+        let mut config = PoolConfig::new(UsmKind::Device);
+        config.min_slab_size = 64 << 10;
+        let pool = Arc::new(Pool::new(dag.clone(), Arc::new(HostMemory::new()), config));
+        let lane = dag.create_lane(QueueOrder::InOrder);
+        let block = pool.alloc(&lane, &[], 1000, 0, false).unwrap();
+        let base = block.ptr.as_ptr() as usize;
+        let slabs = SlabMap::<SlabOwner<Context, &u8>>::default();
+        let owner = SlabOwner { pool: Arc::downgrade(&pool), usm_pool: Weak::new(), kind: UsmKind::Device, device: None };
+        slabs.insert(base, block.size, owner);
+        assert_eq!(slabs.live_block_containing(base + 8), Some((base, block.size)));
+        let found = slabs.owner_of(base + 8).unwrap();
+        assert_eq!(found.live_block(base + 8), Some((base, block.size)));
+        assert!(found.usm_pool_handle().is_null(), "no UR pool");
+        let settled = std::cell::Cell::new(0);
+        let settle = || {
+            settled.set(settled.get() + 1);
+            Ok(())
+        };
+        for bad in [base + 8, base + block.size, 1] {
+            assert_eq!(slabs.free_blocking(bad, settle, |_| {}), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
+        }
+        assert_eq!(settled.get(), 0, "nothing to settle for a pointer refused");
+        assert_eq!(slabs.free_blocking(base, settle, |_| {}), Ok(()));
+        assert_eq!(settled.get(), 1);
+        assert_eq!(slabs.free_blocking(base, settle, |_| {}), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT), "freed twice");
+        assert_eq!(slabs.live_block_containing(base), None);
     }
 }

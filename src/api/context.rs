@@ -51,7 +51,10 @@ super::info_entry!(Context, ur_context_handle_t, ur_context_info_t, UR_CONTEXT_I
         UR_CONTEXT_INFO_NUM_DEVICES => out.value(context.devices().len() as u32),
         UR_CONTEXT_INFO_DEVICES => out.slice(&context.devices()),
         UR_CONTEXT_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(context)),
-        _ => context.info(prop, out),
+        UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT | UR_CONTEXT_INFO_USM_FILL2D_SUPPORT => {
+            out.bool(context.usm_2d_supported())
+        }
+        _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
     }
 });
 

@@ -187,7 +187,7 @@ pub(super) unsafe extern "C" fn usm_fill_2d<B: Backend>(
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         check_range::<B>(queue, dst, region_bytes(pitch, width, height)?)?;
-        if !queue.usm_2d_supported() {
+        if !queue.context().usm_2d_supported() {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
         let waits = wait_list::<B>(count, list)?;
@@ -219,7 +219,7 @@ pub(super) unsafe extern "C" fn usm_memcpy_2d<B: Backend>(
         }
         check_range::<B>(queue, dst, region_bytes(dst_pitch, width, height)?)?;
         check_range::<B>(queue, src, region_bytes(src_pitch, width, height)?)?;
-        if !queue.usm_2d_supported() {
+        if !queue.context().usm_2d_supported() {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
         let waits = wait_list::<B>(count, list)?;

@@ -15,7 +15,10 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::{Arc, RwLock, Weak};
+use super::clock::Stamp;
 use super::pool::Pool;
+use crate::abi::*;
+use crate::UrResult;
 
 const EMPTY: usize = 0;
 
@@ -363,5 +366,39 @@ impl<O: SlabOfPool> SlabMap<O> {
     /// The engine pool whose slab holds `addr`, while it lives.
     pub fn pool_of(&self, addr: usize) -> Option<Arc<Pool>> {
         self.with_owner(addr, |o| o.engine_pool().upgrade()).flatten()
+    }
+
+    /// [`pool_of`](Self::pool_of), and the slab's owner.
+    pub fn pool_and_owner(&self, addr: usize) -> Option<(Arc<Pool>, O)>
+    where
+        O: Clone,
+    {
+        self.with_owner(addr, |o| Some((o.engine_pool().upgrade()?, o.clone()))).flatten()
+    }
+
+    /// The live block holding `addr` (its base or any byte inside), as
+    /// `(base, size)`: see [`Pool::live_block_containing`].
+    pub fn live_block_containing(&self, addr: usize) -> Option<(usize, usize)> {
+        self.pool_of(addr)?.live_block_containing(addr)
+    }
+
+    /// `urUSMFree` of a block of an engine pool: only the exact base of a
+    /// live block is accepted, anything else is `INVALID_MEM_OBJECT` and
+    /// frees nothing. Any command may still use the block (the engine knows
+    /// only its allocation's order), so `settle` first lets them finish;
+    /// then the block goes back to its pool (`wait_for` as for
+    /// [`Pool::free_blocking`]).
+    pub fn free_blocking(
+        &self,
+        addr: usize,
+        settle: impl FnOnce() -> UrResult,
+        wait_for: impl FnOnce(Stamp),
+    ) -> UrResult {
+        let pool = self.pool_of(addr).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+        if !pool.owns(addr as *const u8) {
+            return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
+        }
+        settle()?;
+        pool.free_blocking(addr as *const u8, wait_for).map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
 }

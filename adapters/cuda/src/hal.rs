@@ -168,13 +168,9 @@ impl hal::Context<Cuda> for Context {
         Context::has_device(self, device)
     }
 
-    fn info(&self, prop: ur_context_info_t, out: InfoOut) -> UrResult {
-        match prop {
-            UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT | UR_CONTEXT_INFO_USM_FILL2D_SUPPORT => {
-                out.bool(false)
-            }
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
+    /// Not served yet: driver.rs has a pitched fill but no pitched copy.
+    fn usm_2d_supported(&self) -> bool {
+        false
     }
 
     fn set_extended_deleter(
@@ -234,18 +230,14 @@ impl hal::Context<Cuda> for Context {
         if registered.is_some() {
             return registered;
         }
-        // An engine block: its pool knows it (its size is the request
-        // rounded up to the pool's granule); a destroyed pool reads as none.
-        let (engine_pool, owner) = self.engine_owner(ptr as usize)?;
-        let (base, size) = engine_pool.live_block_containing(ptr as usize)?;
+        // An engine block: its pool knows it; a destroyed pool reads as none.
+        let owner = self.slabs.owner_of(ptr as usize)?;
+        let (base, size) = owner.live_block(ptr as usize)?;
         let device = owner
             .device
             .as_ref()
             .map_or(std::ptr::null_mut(), |d| d.handle());
-        let pool = owner
-            .usm_pool
-            .upgrade()
-            .map_or(std::ptr::null_mut(), |p| p.handle());
+        let pool = owner.usm_pool_handle();
         Some(AllocInfo::new(owner.kind.as_ur(), base as *mut c_void, size, device, pool))
     }
 
@@ -374,16 +366,11 @@ impl hal::Queue<Cuda> for Queue {
                 queue.usm_prefetch(ptr, size, flags, &wait, want)
             }
             UsmCommand::Advise { ptr, size, advice } => queue.usm_advise(ptr, size, advice, want),
-            // `usm_2d_supported` is false: the core never sends these.
+            // The context's `usm_2d_supported` is false: the core never sends these.
             UsmCommand::Fill2D { .. } | UsmCommand::Copy2D { .. } => {
                 Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
             }
         }
-    }
-
-    /// Not served yet: driver.rs has a pitched fill but no pitched copy.
-    fn usm_2d_supported(&self) -> bool {
-        false
     }
 
     fn async_alloc_supported(&self) -> bool {

@@ -138,14 +138,6 @@ impl hal::Context<LevelZero> for Context {
         Context::has_device(self, device)
     }
 
-    fn info(&self, prop: ur_context_info_t, out: InfoOut) -> UrResult {
-        match prop {
-            // Rows of 2D fills and copies are appended one by one.
-            UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT | UR_CONTEXT_INFO_USM_FILL2D_SUPPORT => out.bool(true),
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
-    }
-
     fn set_extended_deleter(&self, deleter: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void) {
         Context::set_extended_deleter(self, deleter, user_data)
     }

@@ -2,7 +2,7 @@
 //! the USM allocations made in it, and the pools its devices use by default.
 
 use super::device::Device;
-use super::engine::{SlabMap, SlabOwner};
+use super::engine::SlabMap;
 use super::queue::Queue;
 use super::usm::UsmRegistry;
 use super::usm_pool::UsmPool;
@@ -253,13 +253,6 @@ impl Context {
         let mut kept = self.kept_pools.lock().unwrap_or_else(|e| e.into_inner());
         kept.retain(|p| p.live_blocks() > 0);
         kept.push(pool);
-    }
-
-    /// The engine pool whose memory holds `addr`, and who owns it.
-    pub fn engine_owner(&self, addr: usize) -> Option<(Arc<engine::Pool>, SlabOwner)> {
-        self.slabs
-            .with_owner(addr, |o| Some((o.pool.upgrade()?, o.clone())))
-            .flatten()
     }
 
     pub fn add_deleter(

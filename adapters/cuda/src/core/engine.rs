@@ -20,7 +20,7 @@ use super::usm::UsmKind;
 use super::usm_pool::UsmPool;
 use crate::driver::{self, CUstream, CuEvent};
 use std::ptr::NonNull;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use super::vmm;
 use ur_core::engine::{
     self, Completion, Cover, Lane, MemorySource, OutOfMemory, Progress, Seq, Stamp, Tracker, VirtualMemory,
@@ -30,22 +30,7 @@ use ur_core::engine::{
 /// engine memory reports, so that blocks need no entry of their own in the
 /// context's allocation registry (which threads on different queues would
 /// all write).
-#[derive(Clone)]
-pub struct SlabOwner {
-    /// The engine pool that sub-allocates the slab.
-    pub pool: Weak<engine::Pool>,
-    /// The UR pool that engine pool serves (gone once it is destroyed).
-    pub usm_pool: Weak<UsmPool>,
-    pub kind: UsmKind,
-    /// The GPU whose memory it is (`None` for host memory).
-    pub device: Option<Arc<Device>>,
-}
-
-impl engine::SlabOfPool for SlabOwner {
-    fn engine_pool(&self) -> &Weak<engine::Pool> {
-        &self.pool
-    }
-}
+pub type SlabOwner = ur_core::usm_pool::SlabOwner<UsmPool, Arc<Device>, UsmKind>;
 
 /// The engine slabs and ranges of one context by address.
 pub type SlabMap = engine::SlabMap<SlabOwner>;

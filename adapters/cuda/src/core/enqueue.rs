@@ -245,7 +245,7 @@ impl Queue {
             }
         };
         // An engine block has no registry entry: the context's slab map
-        // finds it (`Context::engine_owner`).
+        // finds it.
         Ok((p as *mut c_void, event))
     }
 
@@ -279,7 +279,7 @@ impl Queue {
         };
         let out = match guess {
             Some(Ok(out)) => out,
-            _ => match context.engine_owner(ptr as usize) {
+            _ => match context.slabs.pool_and_owner(ptr as usize) {
                 Some((engine_pool, owner)) => {
                     if pool.is_some_and(|p| !std::ptr::eq(owner.usm_pool.as_ptr(), p)) {
                         return Err(UR_RESULT_ERROR_INVALID_VALUE);

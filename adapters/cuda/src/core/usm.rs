@@ -2,7 +2,7 @@
 //! registry that knows every live allocation of a context outside the
 //! engine's pools (for frees, for `urUSMGetMemAllocInfo`, and to refuse
 //! interior, foreign and double frees). Engine blocks are found through the
-//! context's slab map instead (`Context::engine_owner`).
+//! context's slab map instead (`Context::slabs`).
 
 use super::context::Context;
 use super::device::Device;
@@ -351,19 +351,11 @@ impl Context {
     /// `urUSMFree` of an engine block (the exact base of a live one): any
     /// command may still use it, so the devices synchronise first.
     fn engine_free_blocking(&self, base: usize) -> UrResult {
-        let (pool, _) = self
-            .engine_owner(base)
-            .ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-        if !pool.owns(base as *const u8) {
-            return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
-        }
-        self.synchronize_devices()?;
         let dag = self.engine.dag();
-        pool.free_blocking(base as *const u8, |s| {
+        self.slabs.free_blocking(base, || self.synchronize_devices(), |s| {
             // The devices synchronised: it is done.
             engine::wait_for_stamp::<std::convert::Infallible>(dag, s, |_| Cover::Done)
         })
-        .map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
 
     /// `(base, size, kind)` of the live allocation holding `addr`: one in
@@ -372,8 +364,8 @@ impl Context {
         if let Some(found) = self.usm.with(addr, |a| (a.base, a.size, a.kind)) {
             return Some(found);
         }
-        let (pool, owner) = self.engine_owner(addr)?;
-        let (base, size) = pool.live_block_containing(addr)?;
+        let owner = self.slabs.owner_of(addr)?;
+        let (base, size) = owner.live_block(addr)?;
         Some((base, size, owner.kind))
     }
 }

@@ -15,7 +15,7 @@ use crate::ze;
 use level_zero_sys::*;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
 
 /// `size` bytes of `kind` memory aligned to `align` (0: the driver's
@@ -58,20 +58,7 @@ pub unsafe fn raw_free(context: &ZeContext, ptr: *mut c_void) {
 }
 
 /// Whose an engine slab is: what any address inside pool memory reports.
-#[derive(Clone)]
-pub struct SlabOwner {
-    pub pool: Weak<engine::Pool>,
-    pub usm_pool: Weak<UsmPool>,
-    pub kind: UsmKind,
-    /// `None` for host memory.
-    pub device: Option<Arc<Device>>,
-}
-
-impl engine::SlabOfPool for SlabOwner {
-    fn engine_pool(&self) -> &Weak<engine::Pool> {
-        &self.pool
-    }
-}
+pub type SlabOwner = ur_core::usm_pool::SlabOwner<UsmPool, Arc<Device>>;
 
 /// The engine slabs of one context by address.
 pub type SlabMap = engine::SlabMap<SlabOwner>;

@@ -84,14 +84,7 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
     let addr = ptr as usize;
     let found = ctx.allocations().get(addr).cloned();
     let Some(a) = found else {
-        let pool = ctx.slabs.pool_of(addr).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-        if pool.live_block_containing(addr).is_none_or(|(base, _)| base != addr) {
-            return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
-        }
-        ctx.finish_busy_queues()?;
-        return pool
-            .free_blocking(ptr as *const u8, |stamp| ctx.wait_for_stamp(stamp))
-            .map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT);
+        return ctx.slabs.free_blocking(addr, || ctx.finish_busy_queues(), |stamp| ctx.wait_for_stamp(stamp));
     };
     // Level Zero frees at once: nothing may still use the memory.
     ctx.finish_busy_queues()?;
@@ -134,14 +127,9 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
         });
     }
     if let Some(owner) = ctx.slabs.owner_of(addr) {
-        let (base, size) = owner.pool.upgrade()?.live_block_containing(addr)?;
-        return Some(PointerInfo {
-            kind: owner.kind.to_ur(),
-            base,
-            size,
-            device: owner.device,
-            pool: owner.usm_pool.upgrade().map_or(std::ptr::null_mut(), |p| p.handle()),
-        });
+        let (base, size) = owner.live_block(addr)?;
+        let pool = owner.usm_pool_handle();
+        return Some(PointerInfo { kind: owner.kind.to_ur(), base, size, device: owner.device, pool });
     }
     let mut props: ze_memory_allocation_properties_t = unsafe { std::mem::zeroed() };
     props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
@@ -168,5 +156,5 @@ pub fn range_of(ctx: &Context, ptr: *const c_void) -> Option<(usize, usize)> {
     if let Some(a) = ctx.allocations().value_at(addr) {
         return Some((a.base, a.size));
     }
-    ctx.slabs.pool_of(addr).and_then(|p| p.live_block_containing(addr))
+    ctx.slabs.live_block_containing(addr)
 }

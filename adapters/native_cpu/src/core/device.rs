@@ -207,19 +207,6 @@ pub fn info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResult {
             Some(bytes) => out.value(bytes),
             None => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         },
-        // No image support: every image limit is 0.
-        UR_DEVICE_INFO_IMAGE_SUPPORT | UR_DEVICE_INFO_IMAGE_SRGB => out.bool(false),
-        UR_DEVICE_INFO_MAX_READ_IMAGE_ARGS
-        | UR_DEVICE_INFO_MAX_WRITE_IMAGE_ARGS
-        | UR_DEVICE_INFO_MAX_READ_WRITE_IMAGE_ARGS
-        | UR_DEVICE_INFO_MAX_SAMPLERS => out.value(0u32),
-        UR_DEVICE_INFO_IMAGE2D_MAX_WIDTH
-        | UR_DEVICE_INFO_IMAGE2D_MAX_HEIGHT
-        | UR_DEVICE_INFO_IMAGE3D_MAX_WIDTH
-        | UR_DEVICE_INFO_IMAGE3D_MAX_HEIGHT
-        | UR_DEVICE_INFO_IMAGE3D_MAX_DEPTH
-        | UR_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE
-        | UR_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE => out.value(0usize),
         // In bits, as OpenCL counts it: the default USM alignment.
         UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value((DEFAULT_USM_ALIGNMENT * 8) as u32),
         UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => out.value(UR_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE),

@@ -24,9 +24,9 @@ use crate::conv;
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use sys::{cl_event, cl_int};
-use ur_core::engine::{self, Completion, Cover, Lane, MemorySource, OutOfMemory, Progress, Seq, Tracker, UsmKind};
+use ur_core::engine::{self, Completion, Cover, Lane, MemorySource, OutOfMemory, Progress, Seq, Tracker};
 use ur_core::*;
 
 /// The runtime allocation entry points of one context, shared by
@@ -126,22 +126,7 @@ impl RawUsm {
 }
 
 /// Whose an engine slab is: what any address inside pool memory reports.
-#[derive(Clone)]
-pub struct SlabOwner {
-    /// The engine pool that sub-allocates the slab.
-    pub pool: Weak<engine::Pool>,
-    /// The UR pool that pool serves.
-    pub usm_pool: Weak<UsmPool>,
-    pub kind: UsmKind,
-    /// `None` for host memory.
-    pub device: Option<&'static Device>,
-}
-
-impl engine::SlabOfPool for SlabOwner {
-    fn engine_pool(&self) -> &Weak<engine::Pool> {
-        &self.pool
-    }
-}
+pub type SlabOwner = ur_core::usm_pool::SlabOwner<UsmPool, &'static Device>;
 
 /// The engine slabs of one context by address.
 pub type SlabMap = engine::SlabMap<SlabOwner>;

@@ -171,17 +171,9 @@ fn zero(ctx: &Context, a: &Allocation) -> UrResult {
 /// still using the memory finish first.
 pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
     let Some(a) = ctx.allocations().remove(ptr as usize) else {
-        // A block of an engine pool: any command of the context may still
-        // use it (the engine knows only its allocation), so they all finish
-        // first; then it goes back to its pool.
-        let pool = ctx.slabs.pool_of(ptr as usize).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-        if !pool.owns(ptr as *const u8) {
-            return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
-        }
-        ctx.finish_all_queues()?;
-        return pool
-            .free_blocking(ptr as *const u8, |stamp| ctx.wait_for_stamp(stamp))
-            .map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT);
+        // A block of an engine pool: every command of the context finishes
+        // first.
+        return ctx.slabs.free_blocking(ptr as usize, || ctx.finish_all_queues(), |stamp| ctx.wait_for_stamp(stamp));
     };
     if ctx.usm_path() == UsmPath::Svm {
         // clSVMFree does not wait for commands that use the memory.
@@ -236,14 +228,9 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
     // Memory of an engine pool: the pool knows its live blocks (a block's
     // size is the request rounded up to the pool's granule).
     if let Some(owner) = ctx.slabs.owner_of(ptr as usize) {
-        let (base, size) = owner.pool.upgrade()?.live_block_containing(ptr as usize)?;
-        return Some(PointerInfo {
-            kind: owner.kind.to_ur(),
-            base,
-            size,
-            device: owner.device,
-            pool: owner.usm_pool.upgrade().map_or(std::ptr::null_mut(), |p| p.handle()),
-        });
+        let (base, size) = owner.live_block(ptr as usize)?;
+        let pool = owner.usm_pool_handle();
+        return Some(PointerInfo { kind: owner.kind.to_ur(), base, size, device: owner.device, pool });
     }
     let usm = ctx.platform.intel_usm.as_ref()?;
     let query = |param: sys::cl_mem_info_intel, out: *mut c_void, size: usize| {
@@ -275,7 +262,7 @@ pub fn range_of(ctx: &Context, ptr: *const c_void) -> Option<(usize, usize)> {
     let addr = ptr as usize;
     match ctx.find_allocation(addr) {
         Some((a, _)) => Some((a.base, a.size)),
-        None => ctx.slabs.pool_of(addr).and_then(|p| p.live_block_containing(addr)),
+        None => ctx.slabs.live_block_containing(addr),
     }
 }
 
