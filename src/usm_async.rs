@@ -191,10 +191,15 @@ fn kind_index(kind: UsmKind) -> usize {
 }
 
 /// The engine pools behind one UR pool handle: one per USM kind, made on
-/// first use, reached without a lock once made. The handle's release
-/// threshold and maximum size apply to each; statistics add up.
+/// first use, reached without a lock once made; a handle serving several
+/// devices keeps each device's device memory in an engine pool of its own
+/// (a device slot). The handle's release threshold and maximum size apply
+/// to each; statistics add up.
 pub struct PoolSet {
     pools: [OnceLock<Arc<Pool>>; 3],
+    /// Device memory by device, for a handle of several devices (empty
+    /// otherwise; the device kind's entry of `pools` then stays unmade).
+    device_slots: Box<[OnceLock<Arc<Pool>>]>,
     making: Mutex<()>,
     threshold: AtomicUsize,
     /// 0: no limit but the backend's.
@@ -211,6 +216,7 @@ impl PoolSet {
     pub fn new(threshold: usize, max_size: usize) -> Self {
         PoolSet {
             pools: Default::default(),
+            device_slots: Box::default(),
             making: Mutex::new(()),
             threshold: AtomicUsize::new(threshold),
             max_size,
@@ -223,10 +229,38 @@ impl PoolSet {
         Self::new(config.release_threshold, config.max_size)
     }
 
-    /// The pool of `kind`, when made.
+    /// The set with one device slot for each of `devices` devices (none
+    /// for a handle of one device).
+    pub fn with_device_slots(mut self, devices: usize) -> Self {
+        self.device_slots = (0..devices).map(|_| OnceLock::new()).collect();
+        self
+    }
+
+    /// Whether device memory is kept by device (see
+    /// [`with_device_slots`](Self::with_device_slots)).
+    pub fn has_device_slots(&self) -> bool {
+        !self.device_slots.is_empty()
+    }
+
+    fn cell(&self, kind: UsmKind, slot: Option<usize>) -> Option<&OnceLock<Arc<Pool>>> {
+        match slot {
+            Some(i) if kind == UsmKind::Device && self.has_device_slots() => self.device_slots.get(i),
+            _ => Some(&self.pools[kind_index(kind)]),
+        }
+    }
+
+    /// The pool of `kind`, when made. A set with device slots has no single
+    /// device pool: see [`get_in`](Self::get_in).
     #[inline]
     pub fn get(&self, kind: UsmKind) -> Option<&Arc<Pool>> {
         self.pools[kind_index(kind)].get()
+    }
+
+    /// The pool of `kind` of device slot `slot` (used only for device
+    /// memory of a set with slots), when made.
+    #[inline]
+    pub fn get_in(&self, kind: UsmKind, slot: Option<usize>) -> Option<&Arc<Pool>> {
+        self.cell(kind, slot)?.get()
     }
 
     /// The pool of `kind`, made by `make` on first use (it then takes the
@@ -236,7 +270,18 @@ impl PoolSet {
         kind: UsmKind,
         make: impl FnOnce() -> UrResult<Arc<Pool>>,
     ) -> UrResult<&Arc<Pool>> {
-        let cell = &self.pools[kind_index(kind)];
+        self.get_or_make_in(kind, None, make)
+    }
+
+    /// [`get_or_make`](Self::get_or_make) for device slot `slot`; a slot
+    /// the set does not have is `INVALID_VALUE`.
+    pub fn get_or_make_in(
+        &self,
+        kind: UsmKind,
+        slot: Option<usize>,
+        make: impl FnOnce() -> UrResult<Arc<Pool>>,
+    ) -> UrResult<&Arc<Pool>> {
+        let cell = self.cell(kind, slot).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
         if let Some(p) = cell.get() {
             return Ok(p);
         }
@@ -251,7 +296,7 @@ impl PoolSet {
 
     /// The pools made so far.
     pub fn made(&self) -> impl Iterator<Item = &Arc<Pool>> {
-        self.pools.iter().filter_map(OnceLock::get)
+        self.pools.iter().chain(self.device_slots.iter()).filter_map(OnceLock::get)
     }
 
     /// Whether `pool` is one of this set's.

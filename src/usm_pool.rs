@@ -23,6 +23,10 @@ pub struct PoolBase<C, D> {
     /// serves; `None` for one of `urUSMPoolCreate`, which serves every
     /// device of its context.
     pub device: Option<D>,
+    /// For a pool of `urUSMPoolCreate`: its context's devices, each of
+    /// which has its device memory in an engine pool of its own (the
+    /// engine set's device slots, in this order). Empty otherwise.
+    devices: Vec<D>,
     /// A device's default pool: it lives as long as its context, keeps what
     /// it reserves until trimmed, and its handle carries no reference.
     pub is_default: bool,
@@ -35,17 +39,29 @@ pub struct PoolBase<C, D> {
 
 impl<C: UrObject, D: Deref> PoolBase<C, D> {
     /// A pool the user asked for, with `urUSMPoolCreate` (`api` Classic)
-    /// or `urUSMPoolCreateExp` (Exp).
-    pub fn user(context: &Arc<C>, device: Option<D>, desc: PoolDesc, api: PoolApi) -> Self {
+    /// or `urUSMPoolCreateExp` (Exp): of `device`, or, with none, of every
+    /// one of `context_devices`.
+    pub fn user(
+        context: &Arc<C>,
+        device: Option<D>,
+        context_devices: impl IntoIterator<Item = D>,
+        desc: PoolDesc,
+        api: PoolApi,
+    ) -> Self {
         // The threshold and maximum size do not depend on the kind.
         let config = desc.engine_config(UsmKind::Device, api);
+        let devices: Vec<D> = match device {
+            Some(_) => Vec::new(),
+            None => context_devices.into_iter().collect(),
+        };
         PoolBase {
             context: Arc::downgrade(context),
             device,
+            engine: PoolSet::from_config(&config).with_device_slots(devices.len()),
+            devices,
             is_default: false,
             desc,
             api,
-            engine: PoolSet::from_config(&config),
         }
     }
 
@@ -55,6 +71,7 @@ impl<C: UrObject, D: Deref> PoolBase<C, D> {
         PoolBase {
             context: Arc::downgrade(context),
             device: Some(device),
+            devices: Vec::new(),
             is_default: true,
             desc: PoolDesc::default(),
             api: PoolApi::Exp,
@@ -98,20 +115,36 @@ impl<C: UrObject, D: Deref> PoolBase<C, D> {
         }
     }
 
-    /// The engine pool serving `kind` memory, made on first use by `make`
-    /// from the pool's context and [`engine_config`](Self::engine_config).
+    /// The engine pool serving `kind` memory to `device`, made on first
+    /// use by `make` from the pool's context, [`engine_config`](Self::engine_config)
+    /// and the device whose pool it is: the pool's own device, or, for
+    /// device memory of a pool of every device, `device` (none for host and
+    /// shared memory of such a pool, which serve every device). Device
+    /// memory of such a pool for no device, or a device outside the pool's
+    /// context, is `INVALID_VALUE`.
     #[inline]
     pub fn engine_pool(
         &self,
         kind: UsmKind,
-        make: impl FnOnce(Arc<C>, PoolConfig) -> UrResult<Arc<Pool>>,
+        device: Option<&D::Target>,
+        make: impl FnOnce(Arc<C>, PoolConfig, Option<&D>) -> UrResult<Arc<Pool>>,
     ) -> UrResult<&Arc<Pool>> {
-        if let Some(p) = self.engine.get(kind) {
+        let slot = if kind == UsmKind::Device && self.engine.has_device_slots() {
+            let slot = device.and_then(|device| self.devices.iter().position(|d| std::ptr::eq(&**d, device)));
+            Some(slot.ok_or(UR_RESULT_ERROR_INVALID_VALUE)?)
+        } else {
+            None
+        };
+        if let Some(p) = self.engine.get_in(kind, slot) {
             return Ok(p);
         }
-        self.engine.get_or_make(kind, || {
+        let serving = match slot {
+            Some(i) => self.devices.get(i),
+            None => self.device.as_ref(),
+        };
+        self.engine.get_or_make_in(kind, slot, || {
             let context = self.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-            make(context, self.engine_config(kind))
+            make(context, self.engine_config(kind), serving)
         })
     }
 }
@@ -321,11 +354,11 @@ mod tests {
     fn a_pool_serves_its_device_of_its_context() {
         let (mine, other) = (context(), context());
         let devices = [0u8, 1u8];
-        let exp = PoolBase::user(&mine, Some(&devices[0]), PoolDesc::default(), PoolApi::Exp);
+        let exp = PoolBase::user(&mine, Some(&devices[0]), [], PoolDesc::default(), PoolApi::Exp);
         assert!(exp.serves(&mine, &devices[0]));
         assert!(!exp.serves(&mine, &devices[1]), "another device");
         assert!(!exp.serves(&other, &devices[0]), "another context");
-        let classic = PoolBase::<_, &u8>::user(&mine, None, PoolDesc::default(), PoolApi::Classic);
+        let classic = PoolBase::user(&mine, None, &devices, PoolDesc::default(), PoolApi::Classic);
         assert!(classic.serves(&mine, &devices[1]), "every device of its context");
         assert_eq!(classic.context_handle(), crate::handle::handle_of(&*mine));
         drop(mine);
@@ -339,7 +372,7 @@ mod tests {
         assert!(default.is_default && !default.zero_init());
         assert_eq!(default.engine_config(UsmKind::Host).release_threshold, usize::MAX);
         let desc = PoolDesc { flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, limits: None };
-        let user = PoolBase::user(&c, Some(&0u8), desc, PoolApi::Exp);
+        let user = PoolBase::user(&c, Some(&0u8), [], desc, PoolApi::Exp);
         assert!(!user.is_default && user.zero_init());
         assert_eq!(user.engine_config(UsmKind::Host).release_threshold, 0);
     }
@@ -362,6 +395,35 @@ mod tests {
         pools.set_current(&devices[0], &chosen);
         drop(chosen);
         assert_eq!(*pools.current_pool(&devices[0], || unreachable!()), 10, "a released pool is current no more");
+    }
+
+    #[test]
+    fn a_pool_of_every_device_keeps_device_memory_by_device() {
+        use crate::engine::{Dag, HostMemory};
+        let c = context();
+        let dag = Dag::new();
+        let devices = [0u8, 1u8];
+        let stranger = 2u8;
+        let pool = PoolBase::user(&c, None, &devices, PoolDesc::default(), PoolApi::Classic);
+        let made_for = std::cell::RefCell::new(Vec::new());
+        let get = |kind, device: &u8| {
+            pool.engine_pool(kind, Some(device), |_, config, serving: Option<&&u8>| {
+                made_for.borrow_mut().push((kind, serving.map(|d| **d)));
+                Ok(Arc::new(Pool::new(dag.clone(), Arc::new(HostMemory::new()), config)))
+            })
+            .map(|p| Arc::as_ptr(p))
+        };
+        let (d0, d1) = (get(UsmKind::Device, &devices[0]).unwrap(), get(UsmKind::Device, &devices[1]).unwrap());
+        assert_ne!(d0, d1, "each device has its own device memory");
+        assert_eq!(get(UsmKind::Device, &devices[0]), Ok(d0), "made once");
+        assert_eq!(get(UsmKind::Shared, &devices[0]), get(UsmKind::Shared, &devices[1]), "shared memory serves both");
+        assert_eq!(get(UsmKind::Device, &stranger), Err(UR_RESULT_ERROR_INVALID_VALUE));
+        assert_eq!(
+            *made_for.borrow(),
+            [(UsmKind::Device, Some(0)), (UsmKind::Device, Some(1)), (UsmKind::Shared, None)]
+        );
+        assert_eq!(pool.engine.made().count(), 3);
+        assert!(pool.engine.get(UsmKind::Device).is_none(), "no single device pool");
     }
 
     #[test]

@@ -262,14 +262,7 @@ impl hal::Context<Cuda> for Context {
         desc: PoolDesc,
         api: PoolApi,
     ) -> UrResult<Arc<UsmPool>> {
-        let device = match device {
-            Some(d) => arc_of(d),
-            None => match self.devices.as_slice() {
-                [d] => d.clone(),
-                _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE),
-            },
-        };
-        UsmPool::create(&arc_of(self), &device, desc, api)
+        UsmPool::create(&arc_of(self), device.map(arc_of).as_ref(), desc, api)
     }
 
     fn default_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {

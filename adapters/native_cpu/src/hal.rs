@@ -155,13 +155,7 @@ impl hal::Context<NativeCpu> for Context {
             return Some(AllocInfo::new(a.kind.to_ur(), a.base() as *mut c_void, a.size(), device, std::ptr::null_mut()));
         }
         let block = self.pool_block(addr)?;
-        // Host memory belongs to no device; a context-wide pool's other
-        // kinds serve the context's (only) device.
-        let device = match (block.kind, &block.pool.base.device) {
-            (UsmKind::Host, _) => std::ptr::null_mut(),
-            (_, Some(d)) => d.handle(),
-            (_, None) => self.devices.first().map_or(std::ptr::null_mut(), |d| d.handle()),
-        };
+        let device = block.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
         Some(AllocInfo::new(block.kind.to_ur(), block.base as *mut c_void, block.size, device, block.pool.handle()))
     }
 

@@ -191,9 +191,8 @@ impl Queue {
             ));
             return Ok((p as *mut c_void, done.event));
         }
-        pool.with_engine_pool(kind, |engine_pool| {
-            self.alloc_from_engine(kind, engine_pool, size, wait, want_event)
-        })?
+        let engine_pool = pool.engine_pool(kind, Some(&self.device))?;
+        self.alloc_from_engine(kind, engine_pool, size, wait, want_event)
     }
 
     fn alloc_from_engine(

@@ -300,7 +300,7 @@ impl Context {
         pool: &Arc<UsmPool>,
         req: &AllocRequest,
     ) -> UrResult<*mut core::ffi::c_void> {
-        let engine_pool = pool.engine_pool(req.kind)?;
+        let engine_pool = pool.engine_pool(req.kind, req.device.map(|d| &**d))?;
         self.start_tracking();
         let a = engine_pool.alloc(self.host_lane(), &[], req.size, req.align, false)?;
         let p = a.ptr.as_ptr() as usize;

@@ -32,8 +32,9 @@ pub struct UsmPool {
     /// Its engine pools serve host and shared memory, and device memory
     /// unless that is native.
     pub base: PoolBase<Context, Arc<Device>>,
-    /// The GPU whose memory the pool holds (every CUDA pool has one; the
-    /// base holds it too).
+    /// The GPU whose memory the pool holds; for a pool of every GPU of its
+    /// context (`urUSMPoolCreate`), whose device memory the base keeps by
+    /// GPU, the first GPU, which serves its shared and host memory.
     device: Arc<Device>,
     /// The native pool serving device allocations, when they are native.
     native: Option<Arc<MemPool>>,
@@ -93,14 +94,22 @@ impl UsmPool {
         }))
     }
 
-    /// A new pool of `device`'s memory.
+    /// A new pool of `device`'s memory, or, with none, of every GPU of
+    /// `context`. Only a pool of one GPU may be native.
     pub fn create(
         context: &Arc<Context>,
-        device: &Arc<Device>,
+        one_device: Option<&Arc<Device>>,
         desc: PoolDesc,
         api: PoolApi,
     ) -> UrResult<Arc<UsmPool>> {
-        Self::check_device(device)?;
+        let device = match (one_device, context.devices.as_slice()) {
+            (Some(d), _) | (None, [d]) => d,
+            (None, [first, ..]) if desc.flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 == 0 => first,
+            _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE),
+        };
+        for d in one_device.map_or(context.devices.as_slice(), std::slice::from_ref) {
+            Self::check_device(d)?;
+        }
         device.activate()?;
         let config = desc.engine_config(engine::UsmKind::Device, api);
         let wants_native =
@@ -118,7 +127,7 @@ impl UsmPool {
         };
         Ok(Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base: PoolBase::user(context, Some(device.clone()), desc, api),
+            base: PoolBase::user(context, one_device.cloned(), context.devices.iter().cloned(), desc, api),
             device: device.clone(),
             native,
             me: me.clone(),
@@ -145,42 +154,30 @@ impl UsmPool {
             .ok_or(UR_RESULT_ERROR_INVALID_OPERATION)
     }
 
-    /// The engine pool serving `kind` memory, made on first use.
-    pub fn engine_pool(&self, kind: UsmKind) -> UrResult<Arc<engine::Pool>> {
-        self.base
-            .engine_pool(kind.engine_kind(), |context, config| {
-                let source = |pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
-                    Arc::new(CudaMemory {
-                        device: self.device.clone(),
+    /// The engine pool serving `kind` memory to `device`, made on first
+    /// use (see [`PoolBase::engine_pool`]).
+    pub fn engine_pool(&self, kind: UsmKind, device: Option<&Device>) -> UrResult<&Arc<engine::Pool>> {
+        self.base.engine_pool(kind.engine_kind(), device, |context, config, serving| {
+            let gpu = serving.unwrap_or(&self.device).clone();
+            let source = |pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
+                Arc::new(CudaMemory {
+                    device: gpu.clone(),
+                    kind,
+                    slabs: context.slabs.clone(),
+                    owner: SlabOwner {
+                        pool: pool.clone(),
+                        usm_pool: self.me.clone(),
                         kind,
-                        slabs: context.slabs.clone(),
-                        owner: SlabOwner {
-                            pool: pool.clone(),
-                            usm_pool: self.me.clone(),
-                            kind,
-                            device: (kind != UsmKind::Host).then(|| self.device.clone()),
-                        },
-                    })
-                };
-                if self.base.is_default {
-                    let key = context.device_index(&self.device)?;
-                    return Ok(context.engine.default_pool_named(key, kind.engine_kind(), |pool| {
-                        (source(pool), config)
-                    }));
-                }
-                Ok(context.engine.create_pool_named(|pool| (source(pool), config)))
-            })
-            .cloned()
-    }
-
-    /// `f` of the engine pool serving `kind` memory, borrowed once it is
-    /// made (see [`engine_pool`](Self::engine_pool)).
-    pub fn with_engine_pool<R>(&self, kind: UsmKind, f: impl FnOnce(&engine::Pool) -> R) -> UrResult<R> {
-        if let Some(p) = self.base.engine.get(kind.engine_kind()) {
-            return Ok(f(p));
-        }
-        let made = self.engine_pool(kind)?;
-        Ok(f(&made))
+                        device: if kind == UsmKind::Host { None } else { serving.cloned() },
+                    },
+                })
+            };
+            if self.base.is_default {
+                let key = context.device_index(&self.device)?;
+                return Ok(context.engine.default_pool_named(key, kind.engine_kind(), |pool| (source(pool), config)));
+            }
+            Ok(context.engine.create_pool_named(|pool| (source(pool), config)))
+        })
     }
 
     /// A host synchronisation point: completed frees of the engine pools

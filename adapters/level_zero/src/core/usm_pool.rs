@@ -8,7 +8,7 @@ use super::context::Context;
 use super::device::Device;
 use super::engine::{SlabOwner, ZeMemory};
 use crate::DDI;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use ur_core::engine::{self, UsmKind};
 use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -25,9 +25,6 @@ pub struct UsmPool {
     pub base: PoolBase<Context, Arc<Device>>,
     /// A user's pool keeps its context alive, as its handle does.
     _owner: Option<Arc<Context>>,
-    /// The device whose memory the engine pools of a device-less pool hold:
-    /// the first one an async allocation asked for.
-    bound_device: OnceLock<Arc<Device>>,
     /// This pool, for the slabs of its engine pools to name their owner.
     me: Weak<UsmPool>,
 }
@@ -43,9 +40,8 @@ impl UsmPool {
     pub fn new(context: Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<UsmPool> {
         let pool = Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base: PoolBase::user(&context, device, desc, api),
+            base: PoolBase::user(&context, device, context.devices.iter().cloned(), desc, api),
             _owner: Some(context.clone()),
-            bound_device: OnceLock::new(),
             me: me.clone(),
         });
         context.pools.add_user(&pool);
@@ -58,7 +54,6 @@ impl UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             base: PoolBase::device_default(context, device.clone()),
             _owner: None,
-            bound_device: OnceLock::new(),
             me: me.clone(),
         })
     }
@@ -68,24 +63,21 @@ impl UsmPool {
     }
 
     /// The engine pool serving `kind` memory of `device`, made on first
-    /// use. A pool of `urUSMPoolCreate` holds one device's memory: another
-    /// device's async allocations from it are `INVALID_VALUE`.
+    /// use. A pool of `urUSMPoolCreate` keeps each device's device memory
+    /// apart; its host and shared memory serve every device of the context.
     pub fn engine_pool(&self, kind: UsmKind, device: &Arc<Device>) -> UrResult<&Arc<engine::Pool>> {
-        let bound = self.bound_device.get_or_init(|| self.base.device.clone().unwrap_or_else(|| device.clone()));
-        if kind != UsmKind::Host && !Arc::ptr_eq(bound, device) {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
-        }
-        self.base.engine_pool(kind, |context, mut config| {
+        self.base.engine_pool(kind, Some(device), |context, mut config, serving| {
             if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
                 config.min_slab_size = SLAB_SIZE;
             }
+            let device = if kind == UsmKind::Host { None } else { serving.cloned() };
             let dag = context.engine.dag().clone();
             Ok(Arc::new_cyclic(|pool| {
                 let owner = SlabOwner {
                     pool: pool.clone(),
                     usm_pool: self.me.clone(),
                     kind,
-                    device: (kind != UsmKind::Host).then(|| bound.clone()),
+                    device,
                 };
                 let source = ZeMemory { context: context.ze.clone(), slabs: context.slabs.clone(), owner };
                 engine::Pool::new(dag, Arc::new(source), config)

@@ -43,8 +43,10 @@ pub fn resolve(ctx: &Context, addr: *const u8, len: usize) -> UrResult<Option<Ar
     match ctx.usm.find(addr as usize) {
         Some(alloc) if alloc.contains(addr as usize, len) => Ok(Some(alloc)),
         Some(_) => Err(UR_RESULT_ERROR_INVALID_SIZE),
-        None => match ctx.pool_block(addr as usize) {
-            Some(block) if !block.contains(addr as usize, len) => Err(UR_RESULT_ERROR_INVALID_SIZE),
+        None => match ctx.slabs.live_block_containing(addr as usize) {
+            Some((base, size)) if (addr as usize).checked_add(len).is_none_or(|end| end > base + size) => {
+                Err(UR_RESULT_ERROR_INVALID_SIZE)
+            }
             _ => Ok(None),
         },
     }

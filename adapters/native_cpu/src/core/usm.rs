@@ -107,15 +107,12 @@ pub struct AllocRequest<'a> {
 pub struct PoolBlock {
     pub pool: Arc<Pool>,
     pub kind: UsmKind,
+    /// The device whose memory it is; none for host memory and for shared
+    /// memory of a pool of every device.
+    pub device: Option<Arc<Device>>,
     pub base: usize,
     /// The block's size: the request rounded up to the pool's granule.
     pub size: usize,
-}
-
-impl PoolBlock {
-    pub fn contains(&self, addr: usize, len: usize) -> bool {
-        addr >= self.base && addr.checked_add(len).is_some_and(|end| end <= self.base + self.size)
-    }
 }
 
 impl Context {
@@ -132,7 +129,7 @@ impl Context {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         if let Some(pool) = req.pool {
-            return self.pool_alloc(pool, req.kind, req.size, req.align);
+            return self.pool_alloc(pool, req.kind, req.device.map(|d| &**d), req.size, req.align);
         }
         let align = req.align.max(DEFAULT_USM_ALIGNMENT);
         let layout = Layout::from_size_align(req.size, align).map_err(|_| UR_RESULT_ERROR_INVALID_USM_SIZE)?;
@@ -152,8 +149,8 @@ impl Context {
     /// A blocking allocation from `pool`, made on the host lane: when the
     /// engine hands out a block whose earlier owner's free is still pending,
     /// this waits for that free.
-    fn pool_alloc(&self, pool: &Pool, kind: UsmKind, size: usize, align: usize) -> UrResult<*mut u8> {
-        let engine = pool.engine_pool(kind)?;
+    fn pool_alloc(&self, pool: &Pool, kind: UsmKind, device: Option<&Device>, size: usize, align: usize) -> UrResult<*mut u8> {
+        let engine = pool.engine_pool(kind, device)?;
         let a = engine.alloc(&self.host_lane, &[], size, align, false)?;
         if let Some(stamp) = a.stamp {
             for &dep in a.deps.as_slice() {
@@ -170,9 +167,9 @@ impl Context {
 
     /// The live block of pool memory that holds `addr`, if any.
     pub fn pool_block(&self, addr: usize) -> Option<PoolBlock> {
-        let (pool, kind) = super::usm_pool::owner_of(&self.slabs, addr)?;
-        let (base, size) = pool.base.engine.get(kind)?.live_block_containing(addr)?;
-        Some(PoolBlock { pool, kind, base, size })
+        let owner = self.slabs.owner_of(addr)?;
+        let (base, size) = owner.live_block(addr)?;
+        Some(PoolBlock { pool: owner.usm_pool.upgrade()?, kind: owner.kind, device: owner.device, base, size })
     }
 
     /// `urUSMFree`. A plain allocation is forgotten now; its memory goes
@@ -186,10 +183,11 @@ impl Context {
             drop(alloc);
             return Ok(());
         }
-        let block = self.pool_block(addr).filter(|b| b.base == addr).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-        let engine = block.pool.base.engine.get(block.kind).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-        self.wait_all_queues();
-        engine.free_blocking(ptr, |s| wait_reported(&self.dag, s)).map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+        let settle = || {
+            self.wait_all_queues();
+            Ok(())
+        };
+        self.slabs.free_blocking(addr, settle, |s| wait_reported(&self.dag, s))
     }
 }
 

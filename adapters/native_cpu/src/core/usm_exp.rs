@@ -106,8 +106,8 @@ impl Queue {
         let context = &q.context;
         match pool {
             Some(p) if !p.base.serves(context, &q.device) => Err(UR_RESULT_ERROR_INVALID_VALUE),
-            Some(p) => run(p.engine_pool(kind)?),
-            None => context.with_current_pool(&q.device, |p| run(p.engine_pool(kind)?))?,
+            Some(p) => run(p.engine_pool(kind, Some(&q.device))?),
+            None => context.with_current_pool(&q.device, |p| run(p.engine_pool(kind, Some(&q.device))?))?,
         }
     }
 
@@ -138,10 +138,10 @@ impl Queue {
                 let out = match first.map(free) {
                     Some(Ok(out)) => out,
                     _ => {
-                        let owner = super::usm_pool::owner_of(&context.slabs, ptr as usize);
-                        let owner = owner.filter(|(p, _)| pool.is_none_or(|n| std::ptr::eq(&**p, n)));
-                        let (owner, kind) = owner.ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-                        free(owner.base.engine.get(kind).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?)?
+                        let owner = context.slabs.owner_of(ptr as usize);
+                        let owner = owner.filter(|o| pool.is_none_or(|n| std::ptr::eq(o.usm_pool.as_ptr(), n)));
+                        let engine = owner.and_then(|o| o.pool.upgrade()).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+                        free(&engine)?
                     }
                 };
                 let command = out.stamp.map(|stamp| EngineCommand {

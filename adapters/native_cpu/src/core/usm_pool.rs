@@ -14,30 +14,21 @@ use std::sync::{Arc, Mutex, Weak};
 use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, UsmKind, VirtualMemory};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
-use ur_core::usm_pool::PoolBase;
+use ur_core::usm_pool::{self, PoolBase};
 use ur_core::*;
 
-/// Which pool, and which of its kinds, owns each slab of a context.
+/// Which engine pool, UR pool, USM kind and device own each slab of a
+/// context.
+pub type SlabOwner = usm_pool::SlabOwner<Pool, Arc<Device>>;
 pub type SlabMap = engine::SlabMap<SlabOwner>;
 
-pub struct SlabOwner {
-    pool: Weak<Pool>,
-    kind: UsmKind,
-}
-
-/// The pool and USM kind of the slab that holds `addr`, while that pool
-/// lives.
-pub fn owner_of(slabs: &SlabMap, addr: usize) -> Option<(Arc<Pool>, UsmKind)> {
-    slabs.with_owner(addr, |o| Some((o.pool.upgrade()?, o.kind))).flatten()
-}
-
-/// Host memory for one USM kind of one pool. The kinds of a pool share one
-/// [`HostMemory`], whose budget is the pool's maximum size.
+/// Host memory for one USM kind (and device) of one pool. The engine pools
+/// of a UR pool share one [`HostMemory`], whose budget is the pool's
+/// maximum size.
 struct PoolMemory {
     host: Arc<HostMemory>,
     slabs: Arc<SlabMap>,
-    pool: Weak<Pool>,
-    kind: UsmKind,
+    owner: SlabOwner,
 }
 
 /// Test hook: `UR_NATIVE_CPU_FAIL_ALLOC_AT=N` makes the Nth memory request
@@ -63,7 +54,7 @@ impl MemorySource for PoolMemory {
     fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
         injected_failure()?;
         let p = self.host.allocate(size, align)?;
-        self.slabs.insert(p.as_ptr() as usize, size, SlabOwner { pool: self.pool.clone(), kind: self.kind });
+        self.slabs.insert(p.as_ptr() as usize, size, self.owner.clone());
         Ok(p)
     }
 
@@ -87,7 +78,7 @@ impl VirtualMemory for PoolMemory {
     fn reserve(&self, size: usize) -> Result<NonNull<u8>, OutOfMemory> {
         injected_failure()?;
         let p = self.host.reserve(size)?;
-        self.slabs.insert(p.as_ptr() as usize, size, SlabOwner { pool: self.pool.clone(), kind: self.kind });
+        self.slabs.insert(p.as_ptr() as usize, size, self.owner.clone());
         Ok(p)
     }
 
@@ -181,7 +172,7 @@ impl Pool {
     pub fn create(context: &Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<Pool> {
         // The maximum size does not depend on the kind.
         let host = host_memory(desc.engine_config(UsmKind::Device, api).max_size);
-        let base = PoolBase::user(context, device, desc, api);
+        let base = PoolBase::user(context, device, context.devices.iter().cloned(), desc, api);
         let pool = Arc::new_cyclic(|me| Pool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             base,
@@ -216,18 +207,23 @@ impl Pool {
         self.base.engine.made().map(|p| p.live_blocks()).sum()
     }
 
-    /// The engine pool serving `kind` memory, made on first use.
+    /// The engine pool serving `kind` memory to `device`, made on first
+    /// use. A pool of `urUSMPoolCreate` keeps each device's device memory
+    /// apart; its host and shared memory serve every device.
     #[inline]
-    pub fn engine_pool(&self, kind: UsmKind) -> UrResult<&Arc<engine::Pool>> {
-        self.base.engine_pool(kind, |context, config| {
-            let source: Arc<dyn MemorySource> = Arc::new(PoolMemory {
-                host: self.host.clone(),
-                slabs: self.slabs.clone(),
-                pool: self.me.clone(),
-                kind,
-            });
+    pub fn engine_pool(&self, kind: UsmKind, device: Option<&Device>) -> UrResult<&Arc<engine::Pool>> {
+        self.base.engine_pool(kind, device, |context, config, serving| {
             let config = engine_config(config, &self.base.desc, self.base.api);
-            Ok(Arc::new(engine::Pool::new(context.dag.clone(), source, config)))
+            Ok(Arc::new_cyclic(|engine_pool| {
+                let owner = SlabOwner {
+                    pool: engine_pool.clone(),
+                    usm_pool: self.me.clone(),
+                    kind,
+                    device: if kind == UsmKind::Host { None } else { serving.cloned() },
+                };
+                let source = PoolMemory { host: self.host.clone(), slabs: self.slabs.clone(), owner };
+                engine::Pool::new(context.dag.clone(), Arc::new(source), config)
+            }))
         })
     }
 }

@@ -24,7 +24,7 @@ use crate::conv::{self, check, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
 use std::ffi::c_void;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{self, UsmKind};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
@@ -376,9 +376,6 @@ pub struct UsmPool {
     pub base: PoolBase<Context, &'static Device>,
     /// A user's pool keeps its context alive, as its handle does.
     _owner: Option<Arc<Context>>,
-    /// The device whose memory the engine pools of a device-less pool hold:
-    /// the first one an async allocation asked for.
-    bound_device: OnceLock<&'static Device>,
     /// This pool, for the slabs of its engine pools to name their owner.
     me: Weak<UsmPool>,
 }
@@ -402,9 +399,8 @@ impl UsmPool {
         }
         let pool = Arc::new_cyclic(|me| UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base: PoolBase::user(&context, device, desc, api),
+            base: PoolBase::user(&context, device, context.devices.iter().copied(), desc, api),
             _owner: Some(context.clone()),
-            bound_device: OnceLock::new(),
             me: me.clone(),
         });
         context.pools.add_user(&pool);
@@ -417,7 +413,6 @@ impl UsmPool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             base: PoolBase::device_default(context, device),
             _owner: None,
-            bound_device: OnceLock::new(),
             me: me.clone(),
         })
     }
@@ -427,26 +422,15 @@ impl UsmPool {
     }
 
     /// The engine pool serving `kind` memory of `device`, made on first
-    /// use. A pool of `urUSMPoolCreate` holds one device's device memory:
-    /// another device's async device allocations from it are
-    /// `UR_RESULT_ERROR_INVALID_VALUE`. Its host and shared memory belong to
-    /// no device and serve every device of the context.
+    /// use. A pool of `urUSMPoolCreate` keeps each device's device memory
+    /// apart; its host and shared memory belong to no device and serve
+    /// every device of the context.
     pub fn engine_pool(&self, kind: UsmKind, device: &'static Device) -> UrResult<&Arc<engine::Pool>> {
-        let owner_device = match (kind, self.base.device) {
-            (UsmKind::Host, _) | (UsmKind::Shared, None) => None,
-            (UsmKind::Shared, Some(d)) => Some(d),
-            (UsmKind::Device, _) => {
-                let bound = *self.bound_device.get_or_init(|| self.base.device.unwrap_or(device));
-                if !std::ptr::eq(bound, device) {
-                    return Err(UR_RESULT_ERROR_INVALID_VALUE);
-                }
-                Some(bound)
-            }
-        };
-        self.base.engine_pool(kind, |context, mut config| {
+        self.base.engine_pool(kind, Some(device), |context, mut config, serving| {
             if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
                 config.min_slab_size = SLAB_SIZE;
             }
+            let owner_device = if kind == UsmKind::Host { None } else { serving.copied() };
             let raw = context.raw_usm();
             let dag = context.engine.dag().clone();
             Ok(Arc::new_cyclic(|pool| {
