@@ -11,6 +11,7 @@
 
 use super::kernel::{check_words, launch, pointer_arg, value_arg, words, N};
 use super::program::{kernel_program, spir, spirv, KernelForm, KERNEL_PTX};
+use super::usm::alloc_info;
 use super::usm_exp::{alloc, all_are, fill, finish, free, read, require_pools, set_stat, stat, KEEP, KIB};
 use crate::harness::*;
 use crate::names::result_name;
@@ -25,6 +26,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueUSMDeviceAllocExp.multi_device_pool_per_device", pool_per_device),
     Case::device("urEnqueueUSMFreeExp.multi_device_free_returns_to_the_owning_pool", free_on_other_device),
     Case::device("urEnqueueUSMFreeExp.multi_device_hand_over_through_events", hand_over),
+    Case::device("urEnqueueUSMDeviceAllocExp.multi_device_context_pool_keeps_devices_apart", context_pool_per_device),
     Case::device("urEnqueueUSMFreeExp.multi_device_foreign_context_block", free_foreign_context),
     Case::device("urQueueCreate.multi_device_invalid_device_outside_context", queue_outside_context),
     Case::device("urProgramBuild.multi_device_one_compile_per_target", one_compile_per_target),
@@ -209,6 +211,46 @@ unsafe fn hand_over(fx: &DeviceFx) -> CaseResult {
     finish(b, b.queue)?;
     check_eq!(used(a, pool.get())?, 0usize);
     check!(addresses.len() == 1, "the block handed between devices lived at {} addresses", addresses.len());
+    Ok(())
+}
+
+/// A pool of every device of the context (`urUSMPoolCreate`) keeps each
+/// device's device memory apart: both devices allocate from it, each block
+/// reports its own device, and a block freed on the other device's queue
+/// goes back to its own device's memory. Ordered after that free, the other
+/// device gets a block of its own and the block's device gets it back.
+unsafe fn context_pool_per_device(fx: &DeviceFx) -> CaseResult {
+    require_pools(fx)?;
+    let p = pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    let mut desc = ur_usm_pool_desc_t { stype: UR_STRUCTURE_TYPE_USM_POOL_DESC, pNext: null(), flags: 0 };
+    let mut pool = null_mut();
+    expect_success!(a.api.urUSMPoolCreate(a.context, &mut desc, &mut pool));
+    let pool = a.own_pool(pool);
+    set_stat(a, pool.get(), UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, KEEP)?;
+    let size = 64 * KIB;
+    let (x, x_ready) = alloc(a, a.queue, UsmKind::Device, pool.get(), size, &[], true)?;
+    let (y, y_ready) = alloc(b, b.queue, UsmKind::Device, pool.get(), size, &[], true)?;
+    check!(x != y, "both devices were given one block");
+    check_eq!(alloc_info::<ur_device_handle_t>(a, x, UR_USM_ALLOC_INFO_DEVICE)?, a.device);
+    check_eq!(alloc_info::<ur_device_handle_t>(b, y, UR_USM_ALLOC_INFO_DEVICE)?, b.device);
+    check!(used(a, pool.get())? >= 2 * size, "the pool's USED does not count both devices' blocks");
+    let x_used = fill(a, a.queue, x, 0x1a, size, &[x_ready.expect("asked for").get()])?;
+    let y_used = fill(b, b.queue, y, 0x2b, size, &[y_ready.expect("asked for").get()])?;
+    all_are("the first device's block", &read(a, a.queue, x, size, &[x_used.get()])?, 0x1a)?;
+    all_are("the second device's block", &read(b, b.queue, y, size, &[y_used.get()])?, 0x2b)?;
+    let freed = free(b, b.queue, pool.get(), x, &[x_used.get()], true)?.expect("asked for");
+    let (z, _) = alloc(b, b.queue, UsmKind::Device, pool.get(), size, &[freed.get()], true)?;
+    check!(z != x, "the first device's memory was handed to the second device");
+    check_eq!(alloc_info::<ur_device_handle_t>(b, z, UR_USM_ALLOC_INFO_DEVICE)?, b.device);
+    let (w, _) = alloc(a, a.queue, UsmKind::Device, pool.get(), size, &[freed.get()], true)?;
+    check!(w == x, "a block freed on the other device's queue did not go back to its own device's memory");
+    for (fx, q, ptr) in [(b, b.queue, y), (b, b.queue, z), (a, a.queue, w)] {
+        free(fx, q, pool.get(), ptr, &[], false)?;
+    }
+    finish(a, a.queue)?;
+    finish(b, b.queue)?;
+    check_eq!(used(a, pool.get())?, 0usize);
     Ok(())
 }
 

@@ -135,7 +135,7 @@ unsafe fn usm_type(fx: &DeviceFx, ptr: *const c_void) -> Result<ur_usm_type_t, O
     Ok(kind)
 }
 
-unsafe fn alloc_info<T: Copy>(fx: &DeviceFx, ptr: *const c_void, prop: ur_usm_alloc_info_t) -> Result<T, Outcome> {
+pub(crate) unsafe fn alloc_info<T: Copy>(fx: &DeviceFx, ptr: *const c_void, prop: ur_usm_alloc_info_t) -> Result<T, Outcome> {
     let mut value = std::mem::MaybeUninit::<T>::zeroed();
     let mut size = 0usize;
     let code =
