@@ -112,6 +112,8 @@ static void run_pool(const char *name, ur_usm_pool_handle_t pool) {
   if (only && strcmp(only, name) != 0) return;
   size_t distinct = 0;
   printf("ur_%s_async_pair_us %.3f\n", name, async_pair(pool, urEnqueueUSMDeviceAllocExp, iters));
+  /* UR_ASYNC_ALLOC_PAIRS_ONLY=1: only the pair figure (for a profiler). */
+  if (getenv("UR_ASYNC_ALLOC_PAIRS_ONLY")) return;
   CHECK(urUSMPoolSetInfoExp(pool, UR_USM_POOL_INFO_RESERVED_HIGH_EXP, &(size_t){0}, sizeof(size_t)));
   printf("ur_%s_two_queue_iter_us %.3f\n", name, two_queue(pool, &distinct));
   printf("ur_%s_two_queue_distinct_blocks %zu\n", name, distinct);
