@@ -12,9 +12,14 @@
  * pool made with UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP (a new native
  * pool) and a pool made without it (served by the shared engine). Prints one
  * `name value unit` line per figure.
+ *
+ * The native pool's pair is also timed beside the driver's own calls in the
+ * same process, on the same stream (the queue's native handle): libcuda is
+ * opened with dlopen, so no CUDA header or library is needed to build.
  */
 #include <ur_api.h>
 
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +111,106 @@ static double two_queue(ur_usm_pool_handle_t pool, size_t *distinct) {
   return (t1 - t0) / iters;
 }
 
+/* The driver calls a native pool's pair comes down to, resolved from
+ * libcuda at run time (the CUDA driver API's own names and signatures). */
+typedef int (*cu_alloc_from_pool_async_t)(unsigned long long *, size_t, void *, void *);
+typedef int (*cu_alloc_async_t)(unsigned long long *, size_t, void *);
+typedef int (*cu_free_async_t)(unsigned long long, void *);
+typedef int (*cu_pool_create_t)(void **, const void *);
+typedef int (*cu_pool_destroy_t)(void *);
+typedef int (*cu_stream_sync_t)(void *);
+
+static void *cu_symbol(void *lib, const char *name) {
+  void *f = dlsym(lib, name);
+  if (!f) {
+    fprintf(stderr, "ur_async_alloc: libcuda has no %s\n", name);
+    exit(1);
+  }
+  return f;
+}
+
+#define CU_CHECK(call)                                                       \
+  do {                                                                       \
+    int cu_result_ = (call);                                                 \
+    if (cu_result_ != 0) {                                                   \
+      fprintf(stderr, "ur_async_alloc: %s failed with CUDA error %d\n",     \
+              #call, cu_result_);                                            \
+      exit(1);                                                               \
+    }                                                                        \
+  } while (0)
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Rounds of: the native UR pool's pair, cuMemAllocAsync + cuMemFreeAsync
+ * (what cudaMallocAsync calls: the device's default pool), and
+ * cuMemAllocFromPoolAsync + cuMemFreeAsync on a pool of our own, all on
+ * qa's stream; medians of the rounds and their ratios. */
+static void native_against_driver(ur_usm_pool_handle_t native_pool) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) lib = dlopen("libcuda.so.1", RTLD_NOW);
+  if (!lib) {
+    fprintf(stderr, "ur_async_alloc: cannot open libcuda.so.1\n");
+    exit(1);
+  }
+  cu_alloc_from_pool_async_t alloc_from_pool = (cu_alloc_from_pool_async_t)cu_symbol(lib, "cuMemAllocFromPoolAsync");
+  cu_alloc_async_t alloc_async = (cu_alloc_async_t)cu_symbol(lib, "cuMemAllocAsync");
+  cu_free_async_t free_async = (cu_free_async_t)cu_symbol(lib, "cuMemFreeAsync");
+  cu_pool_create_t pool_create = (cu_pool_create_t)cu_symbol(lib, "cuMemPoolCreate");
+  cu_pool_destroy_t pool_destroy = (cu_pool_destroy_t)cu_symbol(lib, "cuMemPoolDestroy");
+  cu_stream_sync_t stream_sync = (cu_stream_sync_t)cu_symbol(lib, "cuStreamSynchronize");
+  ur_native_handle_t native = 0;
+  CHECK(urQueueGetNativeHandle(qa, NULL, &native));
+  void *stream = (void *)native;
+  int ordinal = 0;
+  CHECK(urDeviceGetNativeHandle(device, &native));
+  ordinal = (int)native;
+  /* CUmemPoolProps: allocType PINNED (1), no handle types, location
+   * DEVICE (1) and ordinal; the rest zero (the buffer is larger than any
+   * version of the struct). */
+  int props[64] = {0};
+  props[0] = 1;
+  props[2] = 1;
+  props[3] = ordinal;
+  void *own = NULL;
+  CU_CHECK(pool_create(&own, props));
+  enum { ROUNDS = 5 };
+  double ours[ROUNDS], dflt[ROUNDS], pool[ROUNDS];
+  int n = iters;
+  unsigned long long d;
+  for (int r = 0; r < ROUNDS; ++r) {
+    ours[r] = async_pair(native_pool, urEnqueueUSMDeviceAllocExp, n);
+    double t0 = now_us();
+    for (int i = 0; i < n; ++i) {
+      CU_CHECK(alloc_async(&d, bytes, stream));
+      CU_CHECK(free_async(d, stream));
+    }
+    double t1 = now_us();
+    CU_CHECK(stream_sync(stream));
+    dflt[r] = (t1 - t0) / n;
+    t0 = now_us();
+    for (int i = 0; i < n; ++i) {
+      CU_CHECK(alloc_from_pool(&d, bytes, own, stream));
+      CU_CHECK(free_async(d, stream));
+    }
+    t1 = now_us();
+    CU_CHECK(stream_sync(stream));
+    pool[r] = (t1 - t0) / n;
+  }
+  qsort(ours, ROUNDS, sizeof ours[0], by_value);
+  qsort(dflt, ROUNDS, sizeof dflt[0], by_value);
+  qsort(pool, ROUNDS, sizeof pool[0], by_value);
+  double o = ours[ROUNDS / 2], a = dflt[ROUNDS / 2], b = pool[ROUNDS / 2];
+  printf("same_process_native_pair_us %.3f\n", o);
+  printf("same_process_driver_default_pool_pair_us %.3f\n", a);
+  printf("same_process_driver_own_pool_pair_us %.3f\n", b);
+  printf("native_over_driver_default_pool %.2f\n", o / a);
+  printf("native_over_driver_own_pool %.2f\n", o / b);
+  CU_CHECK(pool_destroy(own));
+}
+
 static void run_pool(const char *name, ur_usm_pool_handle_t pool) {
   /* UR_ASYNC_ALLOC_ONLY=<name> runs one pool's figures (for a profiler). */
   const char *only = getenv("UR_ASYNC_ALLOC_ONLY");
@@ -167,12 +272,15 @@ int main(int argc, char **argv) {
   ur_usm_pool_handle_t native_pool;
   CHECK(urUSMPoolCreateExp(context, device, &native_desc, &native_pool));
   run_pool("native", native_pool);
+  const char *only = getenv("UR_ASYNC_ALLOC_ONLY");
+  if (!only || strcmp(only, "native") == 0) native_against_driver(native_pool);
 
   ur_usm_pool_desc_t engine_desc = {UR_STRUCTURE_TYPE_USM_POOL_DESC, NULL, 0};
   ur_usm_pool_handle_t engine_pool;
   CHECK(urUSMPoolCreateExp(context, device, &engine_desc, &engine_pool));
   run_pool("engine", engine_pool);
 
+  if (getenv("UR_ASYNC_ALLOC_PAIRS_ONLY")) goto done;
   printf("ur_default_shared_async_pair_us %.3f\n", async_pair(NULL, urEnqueueUSMSharedAllocExp, iters / 10));
   printf("ur_default_host_async_pair_us %.3f\n", async_pair(NULL, urEnqueueUSMHostAllocExp, iters / 10));
 
@@ -186,6 +294,7 @@ int main(int argc, char **argv) {
   double t1 = now_us();
   printf("ur_blocking_pair_us %.3f\n", (t1 - t0) / blocking);
 
+done:
   CHECK(urUSMPoolDestroyExp(context, device, engine_pool));
   CHECK(urUSMPoolDestroyExp(context, device, native_pool));
   CHECK(urQueueRelease(qa));

@@ -260,10 +260,14 @@ impl Queue {
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
         let context = &self.context;
-        if pool.is_some_and(|p| p.is_native()) && context.usm.with(ptr as usize, |_| ()).is_some() {
-            // A native pool's device allocation (its other kinds are the
-            // engine's).
-            return self.free_native_async(pool, ptr, wait, want_event);
+        if pool.is_some_and(|p| p.is_native()) {
+            // Likely a native pool's device allocation (its other kinds are
+            // the engine's): one registry lookup takes it.
+            match context.usm.remove_if(ptr as usize, |a| Self::check_native_free(pool, a)) {
+                Ok(a) => return self.free_native_block(a, wait, want_event),
+                Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT) => {}
+                Err(e) => return Err(e),
+            }
         }
         let lane = self.lane();
         let stamps = stamps_of(wait);
@@ -318,23 +322,35 @@ impl Queue {
         wait: &[&Event],
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let context = &self.context;
-        let a = context
+        let a = self
+            .context
             .usm
-            .remove_if(ptr as usize, |a| {
-                // Memory no pool gave out, or another pool's, is not this free's.
-                if !a.backing.is_pool() {
-                    return Err(UR_RESULT_ERROR_INVALID_VALUE);
-                }
-                match (pool, &a.pool) {
-                    (Some(p), Some(owner)) if !std::ptr::eq(p, &**owner) => {
-                        Err(UR_RESULT_ERROR_INVALID_VALUE)
-                    }
-                    _ => Ok(()),
-                }
-            })
+            .remove_if(ptr as usize, |a| Self::check_native_free(pool, a))
             // An interior, freed or foreign pointer: spec/usm_async.md.
             .map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
+        self.free_native_block(a, wait, want_event)
+    }
+
+    /// Whether an async free naming `pool` may free `a`: only memory a
+    /// pool gave out, and only the named pool's.
+    fn check_native_free(pool: Option<&UsmPool>, a: &Allocation) -> UrResult {
+        if !a.backing.is_pool() {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        match (pool, &a.pool) {
+            (Some(p), Some(owner)) if !std::ptr::eq(p, &**owner) => Err(UR_RESULT_ERROR_INVALID_VALUE),
+            _ => Ok(()),
+        }
+    }
+
+    /// Returns `a`, taken from the registry, to its native pool in stream
+    /// order; should that fail it goes back to the registry, still valid.
+    fn free_native_block(
+        self: &Arc<Self>,
+        a: Allocation,
+        wait: &[&Event],
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
         let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
         let result = self
             .submit_node(&self.begin_submit(), command, wait, Node::Untracked, want_event, |s| {
@@ -345,7 +361,7 @@ impl Queue {
             .map(|done| done.event);
         if result.is_err() {
             // Nothing was freed: the allocation stays valid.
-            context.usm.insert(a);
+            self.context.usm.insert(a);
         }
         result
     }
