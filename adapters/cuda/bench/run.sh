@@ -10,7 +10,7 @@
 #
 #   scripts: cargo build --release -p ur_loader -p ur_adapter_cuda -p ur_conformance -p ur_bench
 #            gcc -O2 -I include adapters/cuda/bench/ur_async_alloc.c \
-#                -L target/release -l:libur_loader.so.0 -Wl,-rpath,'$ORIGIN' -o ur_async_alloc
+#                -L target/release -l:libur_loader.so.0 -ldl -Wl,-rpath,'$ORIGIN' -o ur_async_alloc
 set -u
 BIN=${BIN:-build/device}
 OUT=${OUT:-/tmp/cuda-run}

@@ -5,7 +5,7 @@
  * figures side by side.
  *
  *   gcc -O2 -I include adapters/cuda/bench/ur_async_alloc.c \
- *       -L target/release -l:libur_loader.so.0 -o ur_async_alloc
+ *       -L target/release -l:libur_loader.so.0 -ldl -o ur_async_alloc
  *   ./ur_async_alloc [bytes] [iterations]
  *
  * Pools measured: the device's default pool (CUDA's own default pool), a
