@@ -38,10 +38,13 @@
 //! `urAdapterRelease`.
 
 use crate::abi::*;
+use crate::hal::Backend;
+use crate::handle::handle_of;
 use crate::log;
 use crate::UrResult;
 use std::collections::VecDeque;
 use std::ffi::c_void;
+use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -166,6 +169,22 @@ pub fn register(event: impl CallbackEvent, notify: Notify, user_data: *mut c_voi
     start()?;
     watch(Pending::new(event, notify, user_data));
     Ok(())
+}
+
+/// A backend's event as the dispatcher sees it, for the default
+/// `hal::Event::set_callback`: completion from `status`, as a query would.
+pub(crate) struct HalEvent<B, E>(pub Arc<E>, pub PhantomData<fn() -> B>);
+
+impl<B: Backend, E: crate::hal::Event<B>> CallbackEvent for HalEvent<B, E> {
+    fn handle(&self) -> ur_event_handle_t {
+        handle_of(&*self.0)
+    }
+    fn is_complete(&self) -> UrResult<bool> {
+        Ok(matches!(self.0.status()?, UR_EVENT_STATUS_COMPLETE | UR_EVENT_STATUS_ERROR))
+    }
+    fn wait(&self) -> UrResult {
+        self.0.wait()
+    }
 }
 
 /// The dispatcher thread.
