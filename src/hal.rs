@@ -381,19 +381,21 @@ pub trait Event<B: Backend>: ArcObject<Handle = ur_event_handle_t_> {
     fn wait(&self) -> UrResult;
     /// A host synchronisation point after waits on events of `context`.
     fn host_sync(context: &B::Context);
-    /// `urEventSetCallback` (`on` is `SUBMITTED`, `RUNNING` or `COMPLETE`).
-    /// The default serves a backend whose events tell completion only: the
+    /// Whether `set_callback` takes `SUBMITTED` and `RUNNING` besides
+    /// `COMPLETE`. When not (events that tell completion only), the core
+    /// answers those two `UNSUPPORTED_ENUMERATION` before `set_callback`.
+    const CALLBACKS_BEFORE_COMPLETE: bool = false;
+    /// `urEventSetCallback`: `on` is `COMPLETE`, or `SUBMITTED`/`RUNNING`
+    /// with [`Event::CALLBACKS_BEFORE_COMPLETE`] (the core checked it). The
+    /// default serves a backend whose events tell completion only: the
     /// core's callback dispatcher (`event_callback`) holds the event,
     /// watches it until it completes, then calls `callback`.
     fn set_callback(
         &self,
-        on: ur_execution_info_t,
+        _on: ur_execution_info_t,
         callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
     ) -> UrResult {
-        if on != UR_EXECUTION_INFO_COMPLETE {
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
-        }
         let event = crate::event_callback::HalEvent::<B, Self>(arc_of(self), PhantomData);
         crate::event_callback::register(event, callback, user_data)
     }
