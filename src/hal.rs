@@ -17,7 +17,7 @@ use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
 use crate::engine::UsmKind;
-use crate::handle::{arc_of, handle_of, ArcObject, UrObject};
+use crate::handle::{arc_of, ArcObject, UrObject};
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
 use crate::usm_async::{PoolApi, PoolDesc};
@@ -361,7 +361,7 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
     ) -> UrResult<Option<Arc<B::Event>>>;
 }
 
-/// Events live in `Arc`s: a callback's thread holds its event.
+/// Events live in `Arc`s: a pending callback holds its event.
 pub trait Event<B: Backend>: ArcObject<Handle = ur_event_handle_t_> {
     /// The queue that enqueued the command (none for a native event).
     fn queue(&self) -> Option<&B::Queue>;
@@ -381,29 +381,23 @@ pub trait Event<B: Backend>: ArcObject<Handle = ur_event_handle_t_> {
     fn wait(&self) -> UrResult;
     /// A host synchronisation point after waits on events of `context`.
     fn host_sync(context: &B::Context);
-    /// `urEventSetCallback` (`on` is `SUBMITTED`, `RUNNING` or `COMPLETE`).
-    /// The default serves a backend whose events tell completion only: a
-    /// thread waits for the event, which it holds, then calls `callback`.
+    /// Whether `set_callback` takes `SUBMITTED` and `RUNNING` besides
+    /// `COMPLETE`. When not (events that tell completion only), the core
+    /// answers those two `UNSUPPORTED_ENUMERATION` before `set_callback`.
+    const CALLBACKS_BEFORE_COMPLETE: bool = false;
+    /// `urEventSetCallback`: `on` is `COMPLETE`, or `SUBMITTED`/`RUNNING`
+    /// with [`Event::CALLBACKS_BEFORE_COMPLETE`] (the core checked it). The
+    /// default serves a backend whose events tell completion only: the
+    /// core's callback dispatcher (`event_callback`) holds the event,
+    /// watches it until it completes, then calls `callback`.
     fn set_callback(
         &self,
-        on: ur_execution_info_t,
+        _on: ur_execution_info_t,
         callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
     ) -> UrResult {
-        if on != UR_EXECUTION_INFO_COMPLETE {
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
-        }
-        let event = arc_of(self);
-        // A pointer is not `Send`: the user's data crosses as its address.
-        let user_data = user_data as usize;
-        std::thread::spawn(move || {
-            if let Err(e) = event.wait() {
-                crate::log::error(&format!("waiting for an event before its callback failed: {e:?}"));
-            }
-            // SAFETY: the user registered this callback for this event.
-            unsafe { callback(handle_of(&*event), UR_EXECUTION_INFO_COMPLETE, user_data as *mut c_void) };
-        });
-        Ok(())
+        let event = crate::event_callback::HalEvent::<B, Self>(arc_of(self), PhantomData);
+        crate::event_callback::register(event, callback, user_data)
     }
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Err(UNSUPPORTED)

@@ -2,8 +2,9 @@
 //!
 //! No backend lives here. The crate holds the C ABI (`abi`), the pieces every
 //! adapter shares at the C boundary (`handle`, `info`, `boundary`, `ddi`), the
-//! logger, the asynchronous pool engine (`engine`) and what adapters share
-//! around it (`usm_async`, `usm_pool`).
+//! logger, the dispatcher of event callbacks (`event_callback`), the
+//! asynchronous pool engine (`engine`) and what adapters share around it
+//! (`usm_async`, `usm_pool`).
 
 pub mod abi;
 pub mod adapter;
@@ -13,6 +14,8 @@ pub mod boundary;
 pub mod ddi;
 /// cbindgen:ignore
 pub mod engine;
+/// cbindgen:ignore
+pub mod event_callback;
 /// cbindgen:ignore
 pub mod hal;
 pub mod handle;

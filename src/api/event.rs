@@ -82,7 +82,11 @@ pub(super) unsafe extern "C" fn set_callback<B: Backend>(
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
         let callback = callback.ok_or(UR_RESULT_ERROR_INVALID_NULL_POINTER)?;
-        if on == UR_EXECUTION_INFO_QUEUED {
+        // No backend calls back on queueing; a backend whose events tell
+        // completion only takes nothing earlier than completion.
+        if on == UR_EXECUTION_INFO_QUEUED
+            || (on != UR_EXECUTION_INFO_COMPLETE && !<B::Event as Event<B>>::CALLBACKS_BEFORE_COMPLETE)
+        {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
         }
         event.set_callback(on, callback, user_data)

@@ -423,16 +423,14 @@ impl hal::Event<Cuda> for Event {
         context.engine.collect_all();
     }
 
-    /// CUDA tells completion only; the earlier stages have no signal.
+    /// CUDA tells completion only; the earlier stages have no signal (the
+    /// core answers them `UNSUPPORTED_ENUMERATION`).
     fn set_callback(
         &self,
-        on: ur_execution_info_t,
+        _on: ur_execution_info_t,
         callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
     ) -> UrResult {
-        if on != UR_EXECUTION_INFO_COMPLETE {
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
-        }
         arc_of(self).on_complete(callback, user_data)
     }
 

@@ -360,6 +360,9 @@ impl hal::Event<NativeCpu> for Event {
         context.collect_pools();
     }
 
+    /// Workers mark commands running and complete: every stage calls back.
+    const CALLBACKS_BEFORE_COMPLETE: bool = true;
+
     fn set_callback(
         &self,
         on: ur_execution_info_t,

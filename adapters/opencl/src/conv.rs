@@ -315,7 +315,7 @@ pub fn execution_info(s: ur_execution_info_t) -> UrResult<cl_int> {
         UR_EXECUTION_INFO_COMPLETE => Ok(cl::CL_COMPLETE),
         UR_EXECUTION_INFO_RUNNING => Ok(cl::CL_RUNNING),
         UR_EXECUTION_INFO_SUBMITTED => Ok(cl::CL_SUBMITTED),
-        UR_EXECUTION_INFO_QUEUED => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        // The core lets only the three above through to `set_callback`.
         _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
     }
 }

@@ -337,6 +337,9 @@ impl hal::Event<OpenCl> for Event {
         context.collect_pools();
     }
 
+    /// `clSetEventCallback` takes submitted, running and complete.
+    const CALLBACKS_BEFORE_COMPLETE: bool = true;
+
     fn set_callback(
         &self,
         on: ur_execution_info_t,

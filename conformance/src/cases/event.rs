@@ -4,7 +4,7 @@
 
 use crate::cases::common::Which;
 use crate::harness::*;
-use crate::names::event_status_name;
+use crate::names::{event_status_name, result_name};
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
@@ -54,6 +54,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEventSetCallback.null_callback", callback_null),
     Case::device("urEventSetCallback.invalid_enumeration", callback_bad_enum),
     Case::device("urEventSetCallback.queued_status", callback_queued),
+    Case::device("urEventSetCallback.earlier_stage", callback_earlier_stage),
 ];
 
 const BYTES: usize = 1 << 16;
@@ -733,6 +734,27 @@ unsafe fn callback_queued(fx: &DeviceFx) -> CaseResult {
         UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION,
         fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_QUEUED, Some(notify), spare_record())
     );
+    Ok(())
+}
+
+/// A callback on submission or on running, registered once the command is
+/// past both: a backend whose events tell completion only answers
+/// UNSUPPORTED_ENUMERATION; any other calls it once, with that stage.
+unsafe fn callback_earlier_stage(fx: &DeviceFx) -> CaseResult {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = done_event(fx, &memory)?;
+    for stage in [UR_EXECUTION_INFO_SUBMITTED, UR_EXECUTION_INFO_RUNNING] {
+        let seen: &'static Notified = Box::leak(Box::default());
+        let got = fx.api.urEventSetCallback(event.get(), stage, Some(notify), seen as *const Notified as *mut c_void)?;
+        if got == UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION {
+            continue;
+        }
+        check!(got == UR_RESULT_SUCCESS, "urEventSetCallback on stage {} returned {}", stage.0, result_name(got));
+        check!(eventually(CALLBACK_LIMIT, || seen.calls.load(Ordering::SeqCst) >= 1), "the callback on stage {} was never called", stage.0);
+        check_eq!(seen.calls.load(Ordering::SeqCst), 1);
+        check_eq!(seen.event.load(Ordering::SeqCst), event.get() as usize);
+        check_eq!(seen.status.load(Ordering::SeqCst), stage.0);
+    }
     Ok(())
 }
 

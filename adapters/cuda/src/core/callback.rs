@@ -1,103 +1,86 @@
 //! `urEventSetCallback`: completion learned from the driver, callbacks run
-//! by one dispatcher thread per process.
+//! by the core's dispatcher thread (`ur_core::event_callback`).
 //!
 //! For an event still in flight, one of its GPU's callback streams waits
 //! for the event's CUDA event (`cuStreamWaitEvent`) and then runs
 //! [`completed_on_device`] (`cuLaunchHostFunc`). A driver thread runs that
-//! host function, where CUDA calls are forbidden, so it only moves the
-//! callback onto the dispatcher's queue. The dispatcher thread makes the
+//! host function, where CUDA calls are forbidden, so it only hands the
+//! callback over to the dispatcher's queue. The dispatcher thread makes the
 //! user's call, from where the callback may call UR freely (wait, enqueue,
-//! release the event). An event complete already goes to the queue at
-//! once; when the driver refuses the wait or the launch, the dispatcher
-//! waits for the event itself before the call.
+//! release the event). An event complete already is handed over at once;
+//! when the driver refuses the wait or the launch, the dispatcher watches
+//! the event itself (`cuEventQuery`) before the call.
 //!
 //! A pending callback holds a reference of its event, so the event lives
 //! until the user's call has returned even if the user released it
 //! meanwhile; the dispatcher lets it go afterwards, which may free the event
 //! (and its queue) there, never on a driver thread.
 //!
-//! Shutdown: the dispatcher is a detached thread, which does not keep the
-//! process from exiting. Once a callback has been registered, the library
-//! is pinned in memory (`RTLD_NODELETE`): the dispatcher's code and the
-//! host functions the driver still holds must stay mapped even if a
-//! loader unloads the adapter after `urAdapterRelease`.
+//! Shutdown: the dispatcher pins the adapter library in memory
+//! (`RTLD_NODELETE`) when it starts, which keeps the host functions the
+//! driver still holds mapped too.
 
 use super::event::Event;
 use crate::conv::CuExt;
-use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
+use ur_core::event_callback::{self as dispatcher, CallbackEvent, Pending};
 use ur_core::log;
 use ur_core::*;
 
 /// The user's function, as `urEventSetCallback` received it.
-pub type Notify = unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void);
+pub use dispatcher::Notify;
 
-/// One registered callback, from registration to the user's call.
-struct Pending {
-    /// Kept alive until the user's call has returned.
-    event: Arc<Event>,
-    notify: Notify,
-    user_data: usize,
-    /// The dispatcher must wait for the event itself: the driver was not
-    /// asked to tell its completion.
-    wait_first: bool,
-}
+impl CallbackEvent for Event {
+    fn handle(&self) -> ur_event_handle_t {
+        Event::handle(self)
+    }
 
-/// Callbacks whose event has completed (or that the dispatcher must wait
-/// for), oldest first. A leaf lock: the host function takes it on a driver
-/// thread, so nothing may be waited for while it is held.
-static DUE: Mutex<VecDeque<Pending>> = Mutex::new(VecDeque::new());
-static DUE_CHANGED: Condvar = Condvar::new();
+    fn is_complete(&self) -> UrResult<bool> {
+        Event::is_complete(self)
+    }
 
-/// Whether the dispatcher thread runs (it never stops once started).
-static DISPATCHER: Mutex<bool> = Mutex::new(false);
+    fn wait(&self) -> UrResult {
+        Event::wait(self)
+    }
 
-fn due() -> MutexGuard<'static, VecDeque<Pending>> {
-    DUE.lock().unwrap_or_else(|e| e.into_inner())
+    /// The host function ran: what a host wait would tell the engine.
+    fn told_complete(&self) {
+        self.report_complete();
+    }
 }
 
 /// Calls `notify` once `event` has completed, from the dispatcher thread.
 /// `OUT_OF_RESOURCES` when that thread cannot be started; the callback is
 /// then not registered.
 pub fn register(event: Arc<Event>, notify: Notify, user_data: *mut c_void) -> UrResult {
-    start_dispatcher()?;
-    let mut pending = Pending {
-        event,
-        notify,
-        user_data: user_data as usize,
-        wait_first: false,
-    };
-    match pending.event.is_complete() {
-        Ok(true) => {}
-        Ok(false) => match after_event_on_device(pending) {
-            Ok(()) => return Ok(()),
-            Err((back, why)) => {
+    dispatcher::start()?;
+    let pending = Pending::new(event.clone(), notify, user_data);
+    match event.is_complete() {
+        Ok(true) => dispatcher::hand_over(pending),
+        Ok(false) => {
+            if let Err((back, why)) = after_event_on_device(&event, pending) {
                 log::warning(&format!(
                     "event callback: the driver refused to run it on completion ({why:?}); \
-                     the dispatcher waits for the event instead"
+                     the dispatcher watches the event instead"
                 ));
-                pending = back;
-                pending.wait_first = true;
+                dispatcher::watch(back);
             }
-        },
+        }
         Err(why) => {
             log::warning(&format!(
-                "event callback: querying the event failed ({why:?}); the dispatcher waits for it"
+                "event callback: querying the event failed ({why:?}); the dispatcher watches it"
             ));
-            pending.wait_first = true;
+            dispatcher::watch(pending);
         }
     }
-    hand_over(pending);
     Ok(())
 }
 
-/// Puts `pending` on a callback stream of the event's GPU, behind a wait
-/// for its CUDA event. On failure it comes back with the reason.
-fn after_event_on_device(pending: Pending) -> Result<(), (Pending, ur_result_t)> {
-    // Our own reference: the stream below is borrowed from the event's
-    // device while `pending` moves to the driver.
-    let event = pending.event.clone();
+/// Puts `pending` (which holds `event`) on a callback stream of the event's
+/// GPU, behind a wait for its CUDA event. On failure it comes back with the
+/// reason.
+fn after_event_on_device(event: &Event, pending: Pending) -> Result<(), (Pending, ur_result_t)> {
     let (Some(done), Some(device)) = (event.cu_event(), event.device()) else {
         // Nothing to wait on: `is_complete` said complete already.
         return Err((pending, UR_RESULT_ERROR_INVALID_EVENT));
@@ -128,109 +111,13 @@ fn after_event_on_device(pending: Pending) -> Result<(), (Pending, ur_result_t)>
 
 /// The host function behind a callback's wait: runs on a driver thread once
 /// the event has completed. No CUDA call here (a driver rule), and nothing
-/// that could release the event: it only hands the callback over.
+/// that could release the event: it only hands the callback over (the
+/// dispatcher's queue is static and `hand_over` drops nothing).
 unsafe extern "C" fn completed_on_device(token: *mut c_void) {
     // SAFETY: `token` is the `Box<Pending>` that `after_event_on_device`
     // leaked for this launch, and the driver runs each host function once.
     let pending = unsafe { Box::from_raw(token.cast::<Pending>()) };
-    hand_over(*pending);
-}
-
-/// Queues a callback for the dispatcher. Never drops it (dropping could
-/// release the event, a CUDA call): the queue is static, so it outlives
-/// every caller, the driver's threads included.
-fn hand_over(pending: Pending) {
-    due().push_back(pending);
-    DUE_CHANGED.notify_one();
-}
-
-/// Starts the dispatcher thread unless it runs already.
-fn start_dispatcher() -> UrResult {
-    let mut running = DISPATCHER.lock().unwrap_or_else(|e| e.into_inner());
-    if *running {
-        return Ok(());
-    }
-    pin_library();
-    std::thread::Builder::new()
-        .name("ur-cuda-callbacks".into())
-        .spawn(dispatch)
-        .map_err(|e| {
-            log::error(&format!("event callbacks: cannot start their thread: {e}"));
-            UR_RESULT_ERROR_OUT_OF_RESOURCES
-        })?;
-    *running = true;
-    Ok(())
-}
-
-/// The dispatcher thread: makes each due callback's call, oldest first.
-fn dispatch() {
-    loop {
-        let pending = {
-            let mut queue = due();
-            loop {
-                match queue.pop_front() {
-                    Some(p) => break p,
-                    None => queue = DUE_CHANGED.wait(queue).unwrap_or_else(|e| e.into_inner()),
-                }
-            }
-        };
-        // Our own code panicking (a poisoned lock, say) must not end the
-        // thread that every later callback needs.
-        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(pending)));
-        if ran.is_err() {
-            log::error("event callback: the dispatcher caught a panic; that callback is lost");
-        }
-    }
-}
-
-fn run(pending: Pending) {
-    let event = &pending.event;
-    if pending.wait_first {
-        if let Err(e) = event.wait() {
-            log::error(&format!(
-                "event callback: waiting for the event failed ({e:?}); calling it anyway"
-            ));
-        }
-    } else {
-        // What a host wait would tell the engine.
-        event.report_complete();
-    }
-    // SAFETY: the user registered this function and data for this event,
-    // which stays alive during the call (`pending` holds it).
-    unsafe {
-        (pending.notify)(
-            event.handle(),
-            UR_EXECUTION_INFO_COMPLETE,
-            pending.user_data as *mut c_void,
-        )
-    };
-    // Dropping `pending` may release the event, here, after the call.
-}
-
-/// Keeps this library mapped until the process exits: the dispatcher
-/// thread never ends, and the driver may still hold host functions of ours.
-/// `dlclose` of the adapter then only drops the loader's reference.
-fn pin_library() {
-    // SAFETY: `dladdr` only reads the address of one of our functions and
-    // fills `info` (all zeroes is a valid `Dl_info`: null pointers);
-    // `dlopen` with RTLD_NOLOAD loads nothing, it marks the library that is
-    // loaded already, the one `dli_fname` names, as never to be unloaded.
-    let pinned = unsafe {
-        let mut info: libc::Dl_info = std::mem::zeroed();
-        libc::dladdr(completed_on_device as *const c_void, &mut info) != 0
-            && !info.dli_fname.is_null()
-            && !libc::dlopen(
-                info.dli_fname,
-                libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
-            )
-            .is_null()
-    };
-    if !pinned {
-        log::warning(
-            "event callbacks: could not pin the adapter library; \
-             unloading it with callbacks pending would be unsafe",
-        );
-    }
+    dispatcher::hand_over(*pending);
 }
 
 #[cfg(test)]
@@ -272,7 +159,7 @@ mod tests {
         let i = data as usize;
         HANDLES[i].store(event as usize, Ordering::SeqCst);
         if on != UR_EXECUTION_INFO_COMPLETE
-            || std::thread::current().name() != Some("ur-cuda-callbacks")
+            || std::thread::current().name() != Some(dispatcher::THREAD_NAME)
         {
             ELSEWHERE.store(true, Ordering::SeqCst);
         }
@@ -318,15 +205,10 @@ mod tests {
     /// function: call it, on a thread of its own.
     #[test]
     fn the_host_function_hands_the_callback_to_the_dispatcher() {
-        start_dispatcher().unwrap();
+        dispatcher::start().unwrap();
         let event = complete_event();
         let released = Arc::downgrade(&event);
-        let pending = Pending {
-            event,
-            notify: note_handed,
-            user_data: 0,
-            wait_first: false,
-        };
+        let pending = Pending::new(event, note_handed, null_data());
         let token = Box::into_raw(Box::new(pending)) as usize;
         // SAFETY: a token made as `after_event_on_device` makes it, used once.
         std::thread::spawn(move || unsafe { completed_on_device(token as *mut c_void) })
