@@ -144,7 +144,8 @@ impl hal::Context<NativeCpu> for Context {
         let addr = ptr as usize;
         match self.usm.find(addr) {
             Some(a) => Some((a.base() as usize, a.size())),
-            None => self.pool_block(addr).map(|b| (b.base, b.size)),
+            // Checked on every enqueue: no owner is cloned, no pool upgraded.
+            None => self.slabs.live_block_containing(addr),
         }
     }
 
