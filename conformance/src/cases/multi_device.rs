@@ -177,6 +177,17 @@ unsafe fn free_on_other_device(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
+/// A pool of every device of the fixture's context (`urUSMPoolCreate`)
+/// that keeps what it reserves, so that reuse shows in addresses.
+unsafe fn kept_context_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
+    let mut desc = ur_usm_pool_desc_t { stype: UR_STRUCTURE_TYPE_USM_POOL_DESC, pNext: null(), flags: 0 };
+    let mut pool = null_mut();
+    expect_success!(fx.api.urUSMPoolCreate(fx.context, &mut desc, &mut pool));
+    let pool = fx.own_pool(pool);
+    set_stat(fx, pool.get(), UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, KEEP)?;
+    Ok(pool)
+}
+
 /// A context-wide pool (`urUSMPoolCreate`) serves both devices with shared
 /// memory: one block handed between them, each allocation waiting for the
 /// other device's free, keeps one address and the data each device wrote.
@@ -185,11 +196,7 @@ unsafe fn hand_over(fx: &DeviceFx) -> CaseResult {
     fx.require_kind(UsmKind::Shared)?;
     let p = pair(fx)?;
     let (a, b) = (&p.first, &*p.second);
-    let mut desc = ur_usm_pool_desc_t { stype: UR_STRUCTURE_TYPE_USM_POOL_DESC, pNext: null(), flags: 0 };
-    let mut pool = null_mut();
-    expect_success!(a.api.urUSMPoolCreate(a.context, &mut desc, &mut pool));
-    let pool = a.own_pool(pool);
-    set_stat(a, pool.get(), UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, KEEP)?;
+    let pool = kept_context_pool(a)?;
     let size = 64 * KIB;
     let mut addresses = std::collections::BTreeSet::new();
     let mut last_free: Option<OwnedEvent> = None;
@@ -223,11 +230,7 @@ unsafe fn context_pool_per_device(fx: &DeviceFx) -> CaseResult {
     require_pools(fx)?;
     let p = pair(fx)?;
     let (a, b) = (&p.first, &*p.second);
-    let mut desc = ur_usm_pool_desc_t { stype: UR_STRUCTURE_TYPE_USM_POOL_DESC, pNext: null(), flags: 0 };
-    let mut pool = null_mut();
-    expect_success!(a.api.urUSMPoolCreate(a.context, &mut desc, &mut pool));
-    let pool = a.own_pool(pool);
-    set_stat(a, pool.get(), UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, KEEP)?;
+    let pool = kept_context_pool(a)?;
     let size = 64 * KIB;
     let (x, x_ready) = alloc(a, a.queue, UsmKind::Device, pool.get(), size, &[], true)?;
     let (y, y_ready) = alloc(b, b.queue, UsmKind::Device, pool.get(), size, &[], true)?;
