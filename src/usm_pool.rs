@@ -115,6 +115,25 @@ impl<C: UrObject, D: Deref> PoolBase<C, D> {
         }
     }
 
+    /// The engine pool serving `kind` memory to `device` when it has been
+    /// made (see [`engine_pool`](Self::engine_pool)); nothing is made.
+    #[inline]
+    pub fn made_engine_pool(&self, kind: UsmKind, device: Option<&D::Target>) -> Option<&Arc<Pool>> {
+        self.engine.get_in(kind, self.slot(kind, device).ok()?)
+    }
+
+    /// The device slot of `kind` memory for `device`: only device memory of
+    /// a pool of several devices has one.
+    #[inline]
+    fn slot(&self, kind: UsmKind, device: Option<&D::Target>) -> UrResult<Option<usize>> {
+        if kind == UsmKind::Device && self.engine.has_device_slots() {
+            let slot = device.and_then(|device| self.devices.iter().position(|d| std::ptr::eq(&**d, device)));
+            Ok(Some(slot.ok_or(UR_RESULT_ERROR_INVALID_VALUE)?))
+        } else {
+            Ok(None)
+        }
+    }
+
     /// The engine pool serving `kind` memory to `device`, made on first
     /// use by `make` from the pool's context, [`engine_config`](Self::engine_config)
     /// and the device whose pool it is: the pool's own device, or, for
@@ -129,12 +148,7 @@ impl<C: UrObject, D: Deref> PoolBase<C, D> {
         device: Option<&D::Target>,
         make: impl FnOnce(Arc<C>, PoolConfig, Option<&D>) -> UrResult<Arc<Pool>>,
     ) -> UrResult<&Arc<Pool>> {
-        let slot = if kind == UsmKind::Device && self.engine.has_device_slots() {
-            let slot = device.and_then(|device| self.devices.iter().position(|d| std::ptr::eq(&**d, device)));
-            Some(slot.ok_or(UR_RESULT_ERROR_INVALID_VALUE)?)
-        } else {
-            None
-        };
+        let slot = self.slot(kind, device)?;
         if let Some(p) = self.engine.get_in(kind, slot) {
             return Ok(p);
         }
@@ -456,5 +470,52 @@ mod tests {
         assert_eq!(settled.get(), 1);
         assert_eq!(slabs.free_blocking(base, settle, |_| {}), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT), "freed twice");
         assert_eq!(slabs.live_block_containing(base), None);
+    }
+
+    #[test]
+    fn an_async_free_tries_the_likely_pool_then_the_slab_map() {
+        use crate::engine::{Dag, HostMemory, QueueOrder, SlabMap};
+        let dag = Dag::new();
+        let lane = dag.create_lane(QueueOrder::InOrder);
+        let slabs = SlabMap::<SlabOwner<Context, &u8>>::default();
+        let pools: Vec<_> = (0..2)
+            .map(|_| Arc::new(Pool::new(dag.clone(), Arc::new(HostMemory::new()), PoolConfig::new(UsmKind::Device))))
+            .collect();
+        let bases: Vec<usize> = pools
+            .iter()
+            .map(|pool| {
+                let block = pool.alloc(&lane, &[], 1000, 0, false).unwrap();
+                let base = block.ptr.as_ptr() as usize;
+                let owner =
+                    SlabOwner { pool: Arc::downgrade(pool), usm_pool: Weak::new(), kind: UsmKind::Device, device: None };
+                slabs.insert(base, block.size, owner);
+                base
+            })
+            .collect();
+        let asked = std::cell::Cell::new(0);
+        let accept = |yes: bool| {
+            let asked = &asked;
+            move |_: &Arc<Pool>, _: &SlabOwner<Context, &u8>| {
+                asked.set(asked.get() + 1);
+                yes
+            }
+        };
+        let lane = &lane;
+        let free = |at: usize| move |p: &Pool| p.free(lane, &[], at as *const u8, false).map(|_| ());
+        let (likely, other) = (Some(&pools[0]), bases[1]);
+        // Refused by the likely pool, so the slab map decides.
+        let refused = slabs.free_with(other, likely, accept(false), free(other));
+        assert_eq!(refused, Some(Err(UR_RESULT_ERROR_INVALID_VALUE)));
+        assert_eq!(asked.get(), 1);
+        assert_eq!(slabs.free_with(other, likely, accept(true), free(other)), Some(Ok(())), "still live when refused");
+        assert_eq!(asked.get(), 2);
+        // Taken by the likely pool: no slab map lookup.
+        assert_eq!(slabs.free_with(bases[0], likely, accept(false), free(bases[0])), Some(Ok(())));
+        assert_eq!(asked.get(), 2, "accept is not asked");
+        let twice = slabs.free_with(bases[0], likely, accept(true), free(bases[0]));
+        assert!(twice.is_some_and(|r| r.is_err()), "freed twice");
+        let interior = slabs.free_with(other + 8, None, accept(true), free(other + 8));
+        assert!(interior.is_some_and(|r| r.is_err()), "an interior pointer");
+        assert_eq!(slabs.free_with(8, likely, accept(true), free(8)), None, "no slab holds it");
     }
 }

@@ -376,6 +376,32 @@ impl<O: SlabOfPool> SlabMap<O> {
         self.with_owner(addr, |o| Some((o.engine_pool().upgrade()?, o.clone()))).flatten()
     }
 
+    /// An engine free of the block at `addr`, by `free`: first on `likely`,
+    /// the pool a free usually gives back to (the named pool's or the
+    /// queue's current pool's device memory), which needs neither this
+    /// map's lock nor a reference count that other queues' threads also
+    /// write; a free that pool refuses changes nothing. Else on the pool
+    /// whose slab holds `addr`, when `accept` takes it. `None` when no slab
+    /// of this map holds `addr`.
+    #[inline]
+    pub fn free_with<R>(
+        &self,
+        addr: usize,
+        likely: Option<&Arc<Pool>>,
+        accept: impl FnOnce(&Arc<Pool>, &O) -> bool,
+        free: impl Fn(&Pool) -> UrResult<R>,
+    ) -> Option<UrResult<R>> {
+        if let Some(Ok(done)) = likely.map(|p| free(p)) {
+            return Some(Ok(done));
+        }
+        let (pool, accepted) = self.with_owner(addr, |o| {
+            let pool = o.engine_pool().upgrade()?;
+            let accepted = accept(&pool, o);
+            Some((pool, accepted))
+        })??;
+        Some(if accepted { free(&pool) } else { Err(UR_RESULT_ERROR_INVALID_VALUE) })
+    }
+
     /// The live block holding `addr` (its base or any byte inside), as
     /// `(base, size)`: see [`Pool::live_block_containing`].
     pub fn live_block_containing(&self, addr: usize) -> Option<(usize, usize)> {

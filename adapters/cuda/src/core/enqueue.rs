@@ -1,7 +1,7 @@
 //! USM commands on a queue: fills, copies, prefetch and advice, and the
 //! asynchronous allocations and frees of the async-alloc extension.
 
-use super::engine::stamps_of;
+use super::engine::{stamps_of, SlabOwner};
 use super::event::Event;
 use super::queue::{Node, Queue, Submitted};
 use super::usm::{Allocation, Backing, UsmKind};
@@ -273,28 +273,25 @@ impl Queue {
         let stamps = stamps_of(wait);
         let submitting = self.begin_submit();
         let free = |e: &engine::Pool| e.free(&lane, &stamps, ptr as *const u8, want_event);
-        // Most frees give a block back to the pool it came from here (the
-        // named pool's or the queue's current one): tried first, it needs
-        // no table shared with other queues. A refused free changes nothing.
-        let guess = match pool {
-            Some(p) => p.base.engine.get(engine::UsmKind::Device).map(|e| free(e)),
-            None => self.with_current_pool(|p| p.base.engine.get(engine::UsmKind::Device).map(|e| free(e)))?,
+        let device = Some(&*self.device);
+        let freed = match pool {
+            Some(p) => {
+                let likely = p.base.made_engine_pool(engine::UsmKind::Device, device);
+                let named = |_: &Arc<engine::Pool>, o: &SlabOwner| std::ptr::eq(o.usm_pool.as_ptr(), p);
+                context.slabs.free_with(ptr as usize, likely, named, free)
+            }
+            None => self.with_current_pool(|p| {
+                let likely = p.base.made_engine_pool(engine::UsmKind::Device, device);
+                context.slabs.free_with(ptr as usize, likely, |_, _| true, free)
+            })?,
         };
-        let out = match guess {
-            Some(Ok(out)) => out,
-            _ => match context.slabs.pool_and_owner(ptr as usize) {
-                Some((engine_pool, owner)) => {
-                    if pool.is_some_and(|p| !std::ptr::eq(owner.usm_pool.as_ptr(), p)) {
-                        return Err(UR_RESULT_ERROR_INVALID_VALUE);
-                    }
-                    // An interior, freed or foreign pointer: spec/usm_async.md.
-                    free(&engine_pool).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?
-                }
-                None => {
-                    drop(submitting);
-                    return self.free_native_async(pool, ptr, wait, want_event);
-                }
-            },
+        let out = match freed {
+            // An interior, freed or foreign pointer: spec/usm_async.md.
+            Some(done) => done.map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?,
+            None => {
+                drop(submitting);
+                return self.free_native_async(pool, ptr, wait, want_event);
+            }
         };
         let Some(stamp) = out.stamp else {
             // In order, nothing to wait for: the free sits at the queue's

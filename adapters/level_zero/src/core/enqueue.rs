@@ -244,13 +244,25 @@ impl Queue {
         waits: impl IntoIterator<Item = &'a Event>,
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let engine_pool = self.context.slabs.pool_of(ptr as usize).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-        if pool.is_some_and(|p| !p.base.engine.holds(&engine_pool)) {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
-        }
         let waits = self.translate(waits)?;
         let order = self.order();
-        let out = engine_pool.free(&self.lane, &waits.stamps, ptr as *const u8, want_event)?;
+        // Memory no engine pool of this context holds, or another pool's
+        // than the one named, is not this free's.
+        let slabs = &self.context.slabs;
+        let free = |e: &ur_core::engine::Pool| {
+            e.free(&self.lane, &waits.stamps, ptr as *const u8, want_event)
+        };
+        let out = match pool {
+            Some(p) => {
+                let likely = p.base.made_engine_pool(UsmKind::Device, Some(&self.device));
+                slabs.free_with(ptr as usize, likely, |e, _| p.base.engine.holds(e), free)
+            }
+            None => self.with_current_pool(|p| {
+                let likely = p.base.made_engine_pool(UsmKind::Device, Some(&self.device));
+                slabs.free_with(ptr as usize, likely, |_, _| true, free)
+            }),
+        }
+        .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
         let Some(stamp) = out.stamp else { return Ok(None) };
         let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
         if self.needs_nothing_run(&waits, out.deps.as_slice()) {

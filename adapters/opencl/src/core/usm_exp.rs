@@ -196,16 +196,25 @@ impl Queue {
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
         let ctx = &self.context;
-        // Memory no engine pool of this context holds, or another pool's
-        // than the one named, is not this free's.
-        let engine_pool = ctx.slabs.pool_of(ptr as usize).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-        if pool.is_some_and(|p| !p.base.engine.holds(&engine_pool)) {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
-        }
         let translated = self.translate_wait_list(wait_list)?;
         let _order = self.order_lock();
-        // Only the exact base of a live block is accepted.
-        let out = engine_pool.free(&self.lane, &translated.stamps, ptr as *const u8, want_event)?;
+        // Only the exact base of a live block is accepted. Memory no engine
+        // pool of this context holds, or another pool's than the one named,
+        // is not this free's.
+        let free = |e: &ur_core::engine::Pool| {
+            e.free(&self.lane, &translated.stamps, ptr as *const u8, want_event)
+        };
+        let out = match pool {
+            Some(p) => {
+                let likely = p.base.made_engine_pool(UsmKind::Device, Some(self.device));
+                ctx.slabs.free_with(ptr as usize, likely, |e, _| p.base.engine.holds(e), free)
+            }
+            None => self.with_current_pool(|p| {
+                let likely = p.base.made_engine_pool(UsmKind::Device, Some(self.device));
+                ctx.slabs.free_with(ptr as usize, likely, |_, _| true, free)
+            }),
+        }
+        .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
         let Some(stamp) = out.stamp else {
             // In order with nothing to wait for: the free sits at the queue's
             // tail and costs nothing.
