@@ -172,7 +172,6 @@ impl Queue {
         if !pool.base.serves(context, &self.device) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        let device = (kind != UsmKind::Host).then(|| self.device.clone());
         if kind == UsmKind::Device && pool.is_native() {
             let command = UR_COMMAND_ENQUEUE_USM_DEVICE_ALLOC_EXP;
             let alloc = |s: &Stream| pool.alloc_async(size, s.raw());
@@ -185,7 +184,8 @@ impl Queue {
                 p,
                 size,
                 kind,
-                device,
+                // Cloned only here: every queue of the device shares its count.
+                Some(self.device.clone()),
                 pool.arc(),
                 Backing::NativePool,
             ));
