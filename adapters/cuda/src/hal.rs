@@ -215,7 +215,12 @@ impl hal::Context<Cuda> for Context {
     }
 
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        self.usm_lookup(ptr as usize).map(|(base, size, _)| (base, size))
+        let addr = ptr as usize;
+        match self.usm.with(addr, |a| (a.base, a.size)) {
+            Some(found) => Some(found),
+            // Checked on every enqueue: no owner is cloned.
+            None => self.slabs.live_block_containing(addr),
+        }
     }
 
     fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<Cuda>> {

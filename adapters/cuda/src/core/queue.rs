@@ -283,11 +283,13 @@ impl Queue {
     }
 
     /// The queue's lane in the engine's graph.
-    pub fn lane(self: &Arc<Self>) -> Arc<Lane> {
-        match self.lane.get() {
-            Some(lane) => lane.clone(),
-            None => self.trackers().as_ref().expect("made above").lane().clone(),
+    /// Borrowed: its reference count is not written on every command.
+    pub fn lane(self: &Arc<Self>) -> &Arc<Lane> {
+        if self.lane.get().is_none() {
+            // Makes the lane and trackers, and sets `lane`.
+            drop(self.trackers());
         }
+        self.lane.get().expect("set with the trackers")
     }
 
     /// The pool asynchronous allocations of this queue use when none is

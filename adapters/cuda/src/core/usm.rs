@@ -364,9 +364,11 @@ impl Context {
         if let Some(found) = self.usm.with(addr, |a| (a.base, a.size, a.kind)) {
             return Some(found);
         }
-        let owner = self.slabs.owner_of(addr)?;
-        let (base, size) = owner.live_block(addr)?;
-        Some((base, size, owner.kind))
+        // The pool is asked after the slab map's lock is dropped: the pool
+        // lock comes first (src/engine/LOCKING.md).
+        let (pool, kind) = self.slabs.with_owner(addr, |o| Some((o.pool.upgrade()?, o.kind)))??;
+        let (base, size) = pool.live_block_containing(addr)?;
+        Some((base, size, kind))
     }
 }
 
