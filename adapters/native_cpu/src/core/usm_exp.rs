@@ -10,7 +10,7 @@
 use super::event::Event;
 use super::queue::{EngineCommand, Queue};
 use super::usm::UsmKind;
-use super::usm_pool::Pool;
+use super::usm_pool::{Pool, SlabOwner};
 use std::sync::Arc;
 use ur_core::engine;
 use ur_core::usm_async::alloc_command;
@@ -132,18 +132,15 @@ impl Queue {
         let want_node = want_event || !deps.is_empty();
         // The likeliest owner is tried first (device memory of the named
         // pool, or of the device's current pool), then the slab's owner.
-        let run = |first: Option<&engine::Pool>| {
+        let run = |likely: &Pool| {
+            let likely = likely.base.made_engine_pool(UsmKind::Device, Some(&q.device));
+            let named = |_: &Arc<engine::Pool>, o: &SlabOwner| {
+                pool.is_none_or(|n| std::ptr::eq(o.usm_pool.as_ptr(), n))
+            };
             self.submit_engine(deps, |lane, wait| {
                 let free = |e: &engine::Pool| e.free(lane, wait, ptr, want_node);
-                let out = match first.map(free) {
-                    Some(Ok(out)) => out,
-                    _ => {
-                        let owner = context.slabs.owner_of(ptr as usize);
-                        let owner = owner.filter(|o| pool.is_none_or(|n| std::ptr::eq(o.usm_pool.as_ptr(), n)));
-                        let engine = owner.and_then(|o| o.pool.upgrade()).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-                        free(&engine)?
-                    }
-                };
+                let freed = context.slabs.free_with(ptr as usize, likely, named, free);
+                let out = freed.ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
                 let command = out.stamp.map(|stamp| EngineCommand {
                     stamp,
                     command_type: UR_COMMAND_ENQUEUE_USM_FREE_EXP,
@@ -155,8 +152,8 @@ impl Queue {
             })
         };
         let ((), event) = match pool {
-            Some(p) => run(p.base.engine.get(UsmKind::Device).map(|e| &**e))?,
-            None => context.with_current_pool(&q.device, |p| run(p.base.engine.get(UsmKind::Device).map(|e| &**e)))??,
+            Some(p) => run(p)?,
+            None => context.with_current_pool(&q.device, |p| run(p))??,
         };
         Ok(event)
     }
