@@ -357,6 +357,53 @@ conformance_level_zero() {
   return $status
 }
 
+# The lock order of src/engine/LOCKING.md, checked as locks are taken: with
+# ur_core's `lock-order` feature (src/lock_order.rs) a thread that waits
+# for a ranked lock out of order stops the process, naming both locks, the
+# first time the two nest the wrong way (no deadlock needs to happen). Run
+# over the engine's own tests (its multi-thread stress tests among them),
+# the conformance suite on every CPU backend, and ur_bench's multi-queue
+# scenarios (3, 4, 6: two queues, two threads) and SYCL's (7). Its own
+# target folder and the dev profile, so the release artifacts stay as built.
+lock_order_checked() {
+  bash scripts/install_opencl.sh || return 1
+  install_level_zero || return 1
+  local dir=target/lock-order status=0 lib
+  local out=$dir/debug
+  CARGO_TARGET_DIR=$dir cargo test -p ur_core --features lock-order --lib || status=1
+  CARGO_TARGET_DIR=$dir cargo build --features ur_core/lock-order -p ur_loader -p ur_adapter_native_cpu \
+    -p ur_adapter_opencl -p ur_adapter_level_zero -p ur_conformance -p ur_bench || return 1
+  for lib in "$out"/libur_loader.so "$out"/libur_adapter_*.so; do
+    ln -sf "$(basename "$lib")" "$lib.0"
+  done
+  checked_conformance() {
+    local backend=$1
+    shift
+    echo "--- conformance, $backend${*:+ ($*)}"
+    env "$@" UR_ADAPTERS_FORCE_LOAD="$PWD/$out/libur_adapter_$backend.so.0" \
+      "$out/ur_conformance" --backend "$backend" | grep -v '^PASS'
+    return "${PIPESTATUS[0]}"
+  }
+  checked_conformance native_cpu || status=1
+  checked_conformance native_cpu UR_NATIVE_CPU_DEVICES=2 || status=1
+  (
+    export ZE_HOST_DRIVER=$PWD/target/release/libze_host_driver.so
+    source scripts/level_zero_env.sh
+    checked_conformance level_zero || status=1
+    for vendor in intel pocl; do
+      (export OPENCL_VENDOR=$vendor; source scripts/opencl_env.sh; checked_conformance opencl OPENCL_VENDOR=$vendor) \
+        || status=1
+    done
+    (export OPENCL_VENDOR=pocl; source scripts/opencl_env.sh; checked_conformance opencl OPENCL_VENDOR=pocl POCL_DEVICES="pthread pthread") \
+      || status=1
+    source scripts/opencl_env.sh
+    echo "--- ur_bench --quick --scenarios 3,4,6,7 (every backend the loader finds)"
+    "$out/ur_bench" --quick --scenarios 3,4,6,7 || status=1
+    exit $status
+  ) || status=1
+  return $status
+}
+
 step "install test dependencies" install_all
 step "build (scripts/build.sh)" build
 step "cargo test --release --workspace" cargo_tests
@@ -375,6 +422,7 @@ step "conformance through Intel's loader: native CPU" conformance_intel_loader_n
 step "conformance through Intel's loader: OpenCL (Intel CPU runtime, PoCL)" conformance_intel_loader_opencl
 step "Level Zero host driver through Debian's loader (tests/level_zero)" level_zero_host_driver
 step "conformance: Level Zero adapter on the host driver" conformance_level_zero
+step "lock order checked: engine tests, conformance and ur_bench on every CPU backend" lock_order_checked
 
 echo
 if [ "$failed" -gt 0 ]; then

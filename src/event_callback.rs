@@ -46,7 +46,8 @@ use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use crate::lock_order::{Condvar, Mutex, MutexGuard, Rank};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The user's function, as `urEventSetCallback` received it.
@@ -115,22 +116,22 @@ impl Pending {
 /// Callbacks handed over and not yet taken by the dispatcher, oldest first.
 /// A leaf lock: [`hand_over`] takes it on driver threads, so nothing is
 /// taken or waited for while it is held.
-static DUE: Mutex<VecDeque<Pending>> = Mutex::new(VecDeque::new());
+static DUE: Mutex<VecDeque<Pending>> = Mutex::new(Rank::Leaf, VecDeque::new());
 static DUE_CHANGED: Condvar = Condvar::new();
 
 /// Whether the dispatcher thread runs (it never stops once started). Held
 /// only to start it.
-static STARTED: Mutex<bool> = Mutex::new(false);
+static STARTED: Mutex<bool> = Mutex::new(Rank::Leaf, false);
 
 fn due() -> MutexGuard<'static, VecDeque<Pending>> {
-    DUE.lock().unwrap_or_else(|e| e.into_inner())
+    DUE.lock()
 }
 
 /// Starts the dispatcher thread unless it runs already, and pins the
 /// library. `OUT_OF_RESOURCES` when the thread cannot be started: the
 /// caller then registers nothing.
 pub fn start() -> UrResult {
-    let mut started = STARTED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut started = STARTED.lock();
     if *started {
         return Ok(());
     }
@@ -199,11 +200,11 @@ fn dispatch() {
             let mut queue = due();
             while queue.is_empty() {
                 if watched.is_empty() {
-                    queue = DUE_CHANGED.wait(queue).unwrap_or_else(|e| e.into_inner());
+                    queue = DUE_CHANGED.wait(queue);
                 } else {
-                    let (back, woke) = DUE_CHANGED.wait_timeout(queue, nap).unwrap_or_else(|e| e.into_inner());
+                    let (back, timed_out) = DUE_CHANGED.wait_timeout(queue, nap);
                     queue = back;
-                    if woke.timed_out() {
+                    if timed_out {
                         break;
                     }
                 }
@@ -313,7 +314,7 @@ mod tests {
 
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-    use std::sync::Weak;
+    use std::sync::{Condvar, Mutex, Weak};
     use std::time::Instant;
 
     fn eventually(done: impl Fn() -> bool) -> bool {

@@ -20,6 +20,8 @@ pub mod event_callback;
 pub mod hal;
 pub mod handle;
 pub mod info;
+/// cbindgen:ignore
+pub mod lock_order;
 pub mod log;
 /// cbindgen:ignore
 pub mod partition;

@@ -11,7 +11,8 @@ use crate::usm_async::{PoolApi, PoolDesc, PoolSet};
 use crate::UrResult;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+use crate::lock_order::{Mutex, Rank, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, OnceLock, Weak};
 
 /// The part of a UR pool that is the same on every adapter. `C` is the
 /// backend's context; `D` how the backend holds a device (`Arc<Device>`,
@@ -187,9 +188,9 @@ struct PoolTable<P> {
 impl<P> Default for ContextPools<P> {
     fn default() -> Self {
         ContextPools {
-            table: RwLock::new(PoolTable { defaults: Vec::new(), current: Vec::new(), users: Vec::new() }),
+            table: RwLock::new(Rank::PoolTable, PoolTable { defaults: Vec::new(), current: Vec::new(), users: Vec::new() }),
             any_current: AtomicBool::new(false),
-            kept: Mutex::new(Vec::new()),
+            kept: Mutex::new(Rank::Leaf, Vec::new()),
         }
     }
 }
@@ -206,11 +207,11 @@ impl<P> PoolTable<P> {
 
 impl<P> ContextPools<P> {
     fn table(&self) -> RwLockReadGuard<'_, PoolTable<P>> {
-        self.table.read().unwrap_or_else(|e| e.into_inner())
+        self.table.read()
     }
 
     fn table_mut(&self) -> RwLockWriteGuard<'_, PoolTable<P>> {
-        self.table.write().unwrap_or_else(|e| e.into_inner())
+        self.table.write()
     }
 
     /// The default pool of `device`, made by `make` on first use.
@@ -289,8 +290,11 @@ impl<P> ContextPools<P> {
     /// Keeps the engine pools of a released pool (`engine`) while blocks of
     /// them live.
     pub fn keep_until_freed(&self, engine: &PoolSet) {
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        kept.extend(engine.made().filter(|p| p.live_blocks() > 0).cloned());
+        // Counted before `kept` is taken: counting takes each pool's lock.
+        let live: Vec<Arc<Pool>> = engine.made().filter(|p| p.live_blocks() > 0).cloned().collect();
+        if !live.is_empty() {
+            self.kept.lock().extend(live);
+        }
     }
 
     /// A host synchronisation point: kept engine pools whose blocks are all
@@ -298,7 +302,16 @@ impl<P> ContextPools<P> {
     /// blocks whose frees have completed and gives back what is above its
     /// release threshold.
     pub fn collect(&self, engine_of: impl Fn(&P) -> &PoolSet) {
-        self.kept.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p.live_blocks() > 0);
+        // Counted with `kept` let go (counting takes each pool's lock), and
+        // the pools that go are dropped after it (a drop gives memory back).
+        // A concurrent synchronisation point finds the list empty meanwhile;
+        // the pools are kept all the same.
+        let kept = std::mem::take(&mut *self.kept.lock());
+        let (live, freed): (Vec<_>, Vec<_>) = kept.into_iter().partition(|p| p.live_blocks() > 0);
+        if !live.is_empty() {
+            self.kept.lock().extend(live);
+        }
+        drop(freed);
         let pools: Vec<Arc<P>> = {
             let table = self.table();
             table.defaults.iter().map(|(_, p)| p.clone()).chain(table.users.iter().filter_map(Weak::upgrade)).collect()

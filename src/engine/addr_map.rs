@@ -14,7 +14,8 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::{Arc, RwLock, Weak};
+use crate::lock_order::{Rank, RwLock};
+use std::sync::{Arc, Weak};
 use super::clock::Stamp;
 use super::pool::Pool;
 use crate::abi::*;
@@ -330,22 +331,22 @@ pub struct SlabMap<O> {
 
 impl<O> Default for SlabMap<O> {
     fn default() -> Self {
-        SlabMap { slabs: RwLock::new(RangeMap::new()) }
+        SlabMap { slabs: RwLock::new(Rank::SlabMap, RangeMap::new()) }
     }
 }
 
 impl<O> SlabMap<O> {
     pub fn insert(&self, addr: usize, size: usize, owner: O) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).insert(addr, size, owner);
+        self.slabs.write().insert(addr, size, owner);
     }
 
     pub fn remove(&self, addr: usize) {
-        self.slabs.write().unwrap_or_else(|e| e.into_inner()).remove(addr);
+        self.slabs.write().remove(addr);
     }
 
     /// `f` of the owner of the slab holding `addr`, when there is one.
     pub fn with_owner<R>(&self, addr: usize, f: impl FnOnce(&O) -> R) -> Option<R> {
-        self.slabs.read().unwrap_or_else(|e| e.into_inner()).value_at(addr).map(f)
+        self.slabs.read().value_at(addr).map(f)
     }
 
     /// The owner of the slab holding `addr`, when there is one.

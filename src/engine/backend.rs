@@ -6,7 +6,7 @@ use crate::abi::*;
 use std::alloc::Layout;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering::*};
-use std::sync::Mutex;
+use crate::lock_order::{Mutex, MutexGuard, Rank};
 
 /// The backend has no memory left for this request.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -131,7 +131,7 @@ impl HostMemory {
             budget,
             taken: AtomicUsize::new(0),
             granule: 0,
-            ranges: Mutex::new(Vec::new()),
+            ranges: Mutex::new(Rank::Leaf, Vec::new()),
         }
     }
 
@@ -143,7 +143,7 @@ impl HostMemory {
             budget,
             taken: AtomicUsize::new(0),
             granule: granule.max(page_size()).next_power_of_two(),
-            ranges: Mutex::new(Vec::new()),
+            ranges: Mutex::new(Rank::Leaf, Vec::new()),
         }
     }
 
@@ -298,8 +298,8 @@ impl VirtualMemory for HostMemory {
 }
 
 impl HostMemory {
-    fn lock_ranges(&self) -> std::sync::MutexGuard<'_, Vec<(usize, usize, usize)>> {
+    fn lock_ranges(&self) -> MutexGuard<'_, Vec<(usize, usize, usize)>> {
         // Every update leaves the list consistent before it could panic.
-        self.ranges.lock().unwrap_or_else(|e| e.into_inner())
+        self.ranges.lock()
     }
 }

@@ -30,7 +30,7 @@
 
 use super::addr_map::AddrMap;
 use super::clock::{LaneId, Seq, Stamp};
-use std::sync::{Mutex, MutexGuard};
+use crate::lock_order::{Mutex, MutexGuard, Rank};
 
 /// Shards per pool; queues with consecutive lane ids land in different ones.
 pub(super) const SHARDS: usize = 16;
@@ -203,14 +203,14 @@ pub(super) struct Shard {
 impl Shard {
     pub(super) fn new() -> Self {
         Shard {
-            caches: Mutex::new(Vec::new()),
+            caches: Mutex::new(Rank::Shard, Vec::new()),
         }
     }
 
     #[inline]
     pub(super) fn lock(&self) -> MutexGuard<'_, Vec<LaneCache>> {
         // Every mutation keeps a cache consistent before it can panic.
-        self.caches.lock().unwrap_or_else(|e| e.into_inner())
+        self.caches.lock()
     }
 }
 

@@ -10,7 +10,8 @@ use super::pool::{FreeOutcome, Pool};
 use crate::abi::*;
 use crate::UrResult;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use crate::lock_order::{Mutex, Rank};
+use std::sync::{Arc, Weak};
 
 /// Identifies a device within a context; adapters pick the values (for
 /// example the device handle's address or its index).
@@ -26,8 +27,8 @@ impl Default for Engine {
     fn default() -> Self {
         Engine {
             dag: Dag::new(),
-            defaults: Mutex::default(),
-            user_pools: Mutex::default(),
+            defaults: Mutex::new(Rank::EnginePools, HashMap::new()),
+            user_pools: Mutex::new(Rank::EnginePools, Vec::new()),
         }
     }
 }
@@ -48,7 +49,7 @@ impl Engine {
         kind: UsmKind,
         make: impl FnOnce() -> (Arc<dyn MemorySource>, PoolConfig),
     ) -> Arc<Pool> {
-        let mut defaults = self.defaults.lock().unwrap_or_else(|e| e.into_inner());
+        let mut defaults = self.defaults.lock();
         defaults
             .entry((device, kind))
             .or_insert_with(|| {
@@ -66,7 +67,7 @@ impl Engine {
         kind: UsmKind,
         make: impl FnOnce(&Weak<Pool>) -> (Arc<dyn MemorySource>, PoolConfig),
     ) -> Arc<Pool> {
-        let mut defaults = self.defaults.lock().unwrap_or_else(|e| e.into_inner());
+        let mut defaults = self.defaults.lock();
         defaults
             .entry((device, kind))
             .or_insert_with(|| self.named_pool(make))
@@ -93,7 +94,7 @@ impl Engine {
         make: impl FnOnce(&Weak<Pool>) -> (Arc<dyn MemorySource>, PoolConfig),
     ) -> Arc<Pool> {
         let pool = self.named_pool(make);
-        let mut pools = self.user_pools.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pools = self.user_pools.lock();
         pools.retain(|p| p.strong_count() > 0);
         pools.push(Arc::downgrade(&pool));
         pool
@@ -102,7 +103,7 @@ impl Engine {
     /// The default pools made so far, taken out of their lock (pool calls
     /// must not run under it: see LOCKING.md).
     fn default_pools(&self) -> Vec<Arc<Pool>> {
-        self.defaults.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
+        self.defaults.lock().values().cloned().collect()
     }
 
     /// The pool holding a live allocation based at `ptr`: default pools first.
@@ -113,7 +114,6 @@ impl Engine {
         let users: Vec<Weak<Pool>> = self
             .user_pools
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .clone();
         users.iter().filter_map(Weak::upgrade).find(|p| p.owns(ptr))
     }
@@ -144,7 +144,6 @@ impl Engine {
         let users: Vec<Weak<Pool>> = self
             .user_pools
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .clone();
         pools.extend(users.iter().filter_map(Weak::upgrade));
         for p in pools {
@@ -155,7 +154,7 @@ impl Engine {
     /// Drops the default pools (context release). Their memory goes back
     /// once no recorded command can still touch it.
     pub fn release_default_pools(&self) {
-        let pools = std::mem::take(&mut *self.defaults.lock().unwrap_or_else(|e| e.into_inner()));
+        let pools = std::mem::take(&mut *self.defaults.lock());
         // Dropped after the lock: a pool's drop gives memory back to the backend.
         drop(pools);
     }

@@ -12,7 +12,8 @@ use super::lane::{Lane, NodeKind, QueueOrder};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering::*};
-use std::sync::{Arc, RwLock, RwLockReadGuard};
+use crate::lock_order::{Rank, RwLock, RwLockReadGuard};
+use std::sync::Arc;
 
 thread_local! {
     /// Scratch clock for the public entry points, so recording allocates nothing
@@ -42,7 +43,7 @@ pub struct Dag {
 impl Default for Dag {
     fn default() -> Self {
         Dag {
-            lanes: RwLock::new(HashMap::new()),
+            lanes: RwLock::new(Rank::DagLanes, HashMap::new()),
             next_lane: AtomicU32::new(1),
             graveyard: Arc::default(),
         }
@@ -55,7 +56,7 @@ impl Dag {
     }
 
     fn registry(&self) -> RwLockReadGuard<'_, HashMap<LaneId, Arc<Lane>>> {
-        self.lanes.read().unwrap_or_else(|e| e.into_inner())
+        self.lanes.read()
     }
 
     /// Registers a queue.
@@ -64,7 +65,6 @@ impl Dag {
         let lane = Arc::new(Lane::new(id, order, self.graveyard.clone()));
         self.lanes
             .write()
-            .unwrap_or_else(|e| e.into_inner())
             .insert(id, lane.clone());
         lane
     }
@@ -75,7 +75,6 @@ impl Dag {
         lane.complete_all();
         self.lanes
             .write()
-            .unwrap_or_else(|e| e.into_inner())
             .remove(&lane.id());
         self.graveyard.sweep();
     }

@@ -5,7 +5,8 @@
 use super::clock::Seq;
 use super::lane::Lane;
 use std::sync::atomic::{AtomicUsize, Ordering::*};
-use std::sync::{Mutex, Weak};
+use crate::lock_order::{Mutex, Rank};
+use std::sync::Weak;
 
 struct Grave {
     /// Released once each lane has completed up to its seq. A lane that no
@@ -22,10 +23,15 @@ impl Grave {
     }
 }
 
-#[derive(Default)]
 pub(crate) struct Graveyard {
     count: AtomicUsize,
     graves: Mutex<Vec<Grave>>,
+}
+
+impl Default for Graveyard {
+    fn default() -> Self {
+        Graveyard { count: AtomicUsize::new(0), graves: Mutex::new(Rank::Leaf, Vec::new()) }
+    }
 }
 
 impl Graveyard {
@@ -43,7 +49,7 @@ impl Graveyard {
             (grave.release)();
             return;
         }
-        let mut graves = self.graves.lock().unwrap_or_else(|e| e.into_inner());
+        let mut graves = self.graves.lock();
         graves.push(grave);
         self.count.store(graves.len(), Release);
         drop(graves);
@@ -57,7 +63,7 @@ impl Graveyard {
             return;
         }
         let ready: Vec<Grave> = {
-            let mut graves = self.graves.lock().unwrap_or_else(|e| e.into_inner());
+            let mut graves = self.graves.lock();
             let (ready, waiting) = std::mem::take(&mut *graves)
                 .into_iter()
                 .partition(Grave::ready);

@@ -7,7 +7,8 @@
 use super::clock::{Clock, LaneId, Seq, Stamp};
 use super::graveyard::Graveyard;
 use std::sync::atomic::{AtomicU64, Ordering::*};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use crate::lock_order::{Condvar, Mutex, MutexGuard, Rank};
+use std::sync::Arc;
 
 /// Whether consecutive commands of a queue are ordered.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -123,7 +124,7 @@ impl Lane {
             last: AtomicU64::new(0),
             done_upto: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
-            state: Mutex::new(LaneState {
+            state: Mutex::new(Rank::LaneState, LaneState {
                 ring: Ring::default(),
                 barrier: Clock::new(),
                 waiters: 0,
@@ -135,7 +136,7 @@ impl Lane {
 
     fn lock(&self) -> MutexGuard<'_, LaneState> {
         // A panic elsewhere never leaves the state half-written, so a poisoned lock is usable.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 
     pub fn id(&self) -> LaneId {
@@ -335,7 +336,7 @@ impl Lane {
         let mut st = self.lock();
         st.waiters += 1;
         while !Self::complete_in(&st, self.done_upto(), seq) && seq <= self.last.load(Relaxed) {
-            st = self.progress.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = self.progress.wait(st);
         }
         st.waiters -= 1;
     }

@@ -25,7 +25,8 @@ use crate::UrResult;
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use crate::lock_order::{Mutex, MutexGuard, Rank};
+use std::sync::Arc;
 
 /// Extra dependencies the engine adds to a command (at most one today).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -195,7 +196,7 @@ impl Pool {
         Pool {
             dag,
             source,
-            inner: Mutex::new(Inner {
+            inner: Mutex::new(Rank::Pool, Inner {
                 heap: Heap::new(config.granule),
                 lanes: Vec::new(),
                 live: AddrMap::new(),
@@ -221,7 +222,7 @@ impl Pool {
     fn lock(&self) -> Locked<'_> {
         Locked {
             // Every mutation keeps the structure consistent before it can panic.
-            inner: ManuallyDrop::new(self.inner.lock().unwrap_or_else(|e| e.into_inner())),
+            inner: ManuallyDrop::new(self.inner.lock()),
             shards: ManuallyDrop::new(ShardLocks::new(&self.shards)),
             parking: &self.parking,
             source: &*self.source,
@@ -233,13 +234,9 @@ impl Pool {
     /// lock is kept (taking it without waiting cannot deadlock), else it is
     /// let go first, as the lock order wants.
     fn lock_after<'p>(&'p self, lane: LaneId, shard: ShardGuard<'p>) -> Locked<'p> {
-        let inner = match self.inner.try_lock() {
-            Ok(inner) => inner,
-            Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                drop(shard);
-                return self.lock();
-            }
+        let Some(inner) = self.inner.try_lock() else {
+            drop(shard);
+            return self.lock();
         };
         Locked {
             inner: ManuallyDrop::new(inner),
@@ -786,16 +783,16 @@ impl Drop for Pool {
     /// Gives back every slab no command can still touch; the others go back
     /// once every lane has completed what it had recorded by now.
     fn drop(&mut self) {
-        let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
-        let mut locks = ShardLocks::new(&self.shards);
-        inner.collect(&mut locks, &*self.source, true);
-        inner.flush_caches(&mut locks, None, Flush::All);
-        drop(locks);
-        // No lock to avoid here: the pool is ours alone.
-        for r in std::mem::take(&mut inner.to_release) {
-            // SAFETY: listed once by the pool, which forgot the memory (`Release`).
-            unsafe { r.give(&*self.source) };
+        {
+            // The pool is ours alone, but shard locks nest only under the
+            // pool lock (the order `lock_order` checks), so it is taken.
+            // Dropping it gives back what the collection released.
+            let mut locked = self.lock();
+            let (inner, locks) = locked.parts();
+            inner.collect(locks, &*self.source, true);
+            inner.flush_caches(locks, None, Flush::All);
         }
+        let inner = self.inner.get_mut();
         let busy_lanes = self.dag.unfinished_tails();
         let mut later = Vec::new();
         for s in 0..inner.heap.slabs.len() as u32 {

@@ -9,7 +9,8 @@ use crate::conv::CuExt;
 use crate::driver::{CuEvent, Stream};
 use crate::DDI;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
+use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::*;
@@ -161,12 +162,12 @@ impl Queue {
             flags,
             streams,
             next: AtomicUsize::new(0),
-            spare: Mutex::new(Vec::new()),
+            spare: Mutex::new(Rank::Leaf, Vec::new()),
             profiling_base,
-            trackers: Mutex::new(None),
+            trackers: Mutex::new(Rank::QueueTrackers, None),
             lane: OnceLock::new(),
             default_pool: OnceLock::new(),
-            submit: Mutex::new(()),
+            submit: Mutex::new(Rank::QueueSubmit, ()),
             published: AtomicU64::new(0),
         }))
     }
@@ -193,7 +194,7 @@ impl Queue {
     }
 
     fn take_event(&self) -> UrResult<CuEvent> {
-        if let Some(e) = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+        if let Some(e) = self.spare.lock().pop() {
             return Ok(e);
         }
         CuEvent::new(self.profiling()).cu()
@@ -207,7 +208,7 @@ impl Queue {
     }
 
     pub fn recycle_event(&self, e: CuEvent) {
-        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        let mut spare = self.spare.lock();
         if spare.len() < 1024 {
             spare.push(e);
         }
@@ -267,7 +268,7 @@ impl Queue {
     /// The queue's lane and trackers, made when first needed (the context
     /// records commands from then on).
     fn trackers(self: &Arc<Self>) -> MutexGuard<'_, Option<Trackers>> {
-        let mut t = self.trackers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut t = self.trackers.lock();
         if t.is_none() {
             let order = if self.is_in_order() {
                 QueueOrder::InOrder
@@ -327,7 +328,7 @@ impl Queue {
     pub fn begin_submit(&self) -> Submitting<'_> {
         Submitting {
             queue: self,
-            _order: self.submit.lock().unwrap_or_else(|e| e.into_inner()),
+            _order: self.submit.lock(),
         }
     }
 
@@ -354,7 +355,7 @@ impl Queue {
     /// queue's own lane, whose submit lock the caller holds: everything
     /// recorded before the caller's command is on the stream.
     pub(super) fn covering_own(&self, seq: u64) -> Option<Arc<CuEvent>> {
-        let mut t = self.trackers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut t = self.trackers.lock();
         let stream = self.streams[0].raw();
         t.as_mut()?
             .event_covering(seq, stream, || self.take_event().ok())
@@ -538,7 +539,6 @@ impl Queue {
             tail,
             self.trackers
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
                 .as_mut(),
         ) {
             t.complete_upto(last);
@@ -569,7 +569,6 @@ impl Drop for Queue {
         if let Some(t) = self
             .trackers
             .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
             .take()
         {
             for s in &self.streams {

@@ -21,7 +21,8 @@ use crate::conv::ZeExt;
 use crate::driver::ImmediateList;
 use crate::DDI;
 use level_zero_sys::*;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
+use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use ur_core::engine::{Cover, Lane, QueueOrder, Seq, Stamp, Tracker};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
@@ -91,10 +92,10 @@ impl Queue {
             context,
             device,
             flags,
-            tracker: Mutex::new(Tracker::new(lane.clone())),
+            tracker: Mutex::new(Rank::QueueTrackers, Tracker::new(lane.clone())),
             lane,
             list,
-            order: Mutex::new(Order { last: None }),
+            order: Mutex::new(Rank::QueueSubmit, Order { last: None }),
         });
         queue.context.add_queue(&queue);
         Ok(queue)
@@ -116,11 +117,11 @@ impl Queue {
 
     /// Held from a command's node in the engine's graph to its append.
     pub fn order(&self) -> MutexGuard<'_, Order> {
-        self.order.lock().unwrap_or_else(|e| e.into_inner())
+        self.order.lock()
     }
 
     fn tracker(&self) -> MutexGuard<'_, Tracker<Arc<Command>>> {
-        self.tracker.lock().unwrap_or_else(|e| e.into_inner())
+        self.tracker.lock()
     }
 
     /// The Level Zero events a UR wait list stands for. Events of another
@@ -262,9 +263,9 @@ impl Drop for Queue {
     /// A command list may only go once its commands have run; then the
     /// lane may retire.
     fn drop(&mut self) {
-        let tracker = self.tracker.get_mut().unwrap_or_else(|e| e.into_inner());
+        let tracker = self.tracker.get_mut();
         tracker.wait_all(drop);
-        self.order.get_mut().unwrap_or_else(|e| e.into_inner()).last = None;
+        self.order.get_mut().last = None;
         self.context.engine.dag().retire_lane(&self.lane);
     }
 }

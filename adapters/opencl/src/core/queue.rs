@@ -11,7 +11,8 @@ use crate::DDI;
 use cl3::ext as sys;
 use opencl3::command_queue::CommandQueue;
 use super::usm::UsmPool;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
+use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
@@ -140,9 +141,9 @@ impl Queue {
             device,
             flags,
             out_of_order,
-            trackers: Mutex::new(Trackers::new(lane.clone())),
+            trackers: Mutex::new(Rank::QueueTrackers, Trackers::new(lane.clone())),
             lane,
-            order: Mutex::new(()),
+            order: Mutex::new(Rank::QueueSubmit, ()),
         });
         queue.context.add_queue(&queue);
         queue
@@ -220,11 +221,11 @@ impl Queue {
 
     /// Serialises this queue's submissions (see `order`).
     pub(crate) fn order_lock(&self) -> MutexGuard<'_, ()> {
-        self.order.lock().unwrap_or_else(|e| e.into_inner())
+        self.order.lock()
     }
 
     fn trackers(&self) -> MutexGuard<'_, Trackers> {
-        self.trackers.lock().unwrap_or_else(|e| e.into_inner())
+        self.trackers.lock()
     }
 
     /// An event whose completion implies that of this queue's command
@@ -237,10 +238,8 @@ impl Queue {
         if let Ok(e) = self.trackers().event_covering(seq) {
             return Ok(e);
         }
-        let _order = match self.order.try_lock() {
-            Ok(guard) => guard,
-            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return Err(()),
+        let Some(_order) = self.order.try_lock() else {
+            return Err(());
         };
         if seq > self.lane.tail().seq {
             return Err(());
@@ -328,7 +327,7 @@ impl Drop for Queue {
     /// runtime callback thread): a queue with commands still running leaves
     /// its trackers to the context, which retires the lane once they finish.
     fn drop(&mut self) {
-        let mut trackers = std::mem::replace(self.trackers.get_mut().unwrap_or_else(|e| e.into_inner()), Trackers::new(self.lane.clone()));
+        let mut trackers = std::mem::replace(self.trackers.get_mut(), Trackers::new(self.lane.clone()));
         if self.cover_tail(&mut trackers).is_err() {
             // No marker (the runtime refused): the queue's own finish it is.
             let _ = self.cl.finish();
