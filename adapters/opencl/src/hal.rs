@@ -249,6 +249,8 @@ impl hal::Queue<OpenCl> for Queue {
     }
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        // The user may enqueue on it from now on, unseen by this queue.
+        self.handed_out();
         Ok(self.cl.get() as ur_native_handle_t)
     }
 

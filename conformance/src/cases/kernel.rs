@@ -25,6 +25,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueKernelLaunchWithArgsExp.writes_usm", launch_writes),
     Case::device("urEnqueueKernelLaunchWithArgsExp.local_memory_and_reads", launch_local),
     Case::device("urEnqueueKernelLaunchWithArgsExp.event_orders_kernels", launch_chain),
+    Case::device("urEnqueueUSMFill.small_fill_after_a_kernel_lands_after_it", fill_after_kernel),
     Case::device("urEnqueueKernelLaunchWithArgsExp.invalid_work_dimension", launch_bad_dims),
     Case::device("urEnqueueKernelLaunchWithArgsExp.invalid_arguments", launch_bad_args),
     Case::device("urEnqueueKernelLaunchWithArgsExp.null_global_size", launch_null_global),
@@ -363,6 +364,68 @@ unsafe fn launch_chain(fx: &DeviceFx) -> CaseResult {
         check_words(&format!("fill_index then scale_add on the {label}"), &words(&out), |i| {
             (base + i as u32) * factor + 1
         })
+    })
+}
+
+/// A small fill or copy queued behind a long kernel that writes the same
+/// memory must land after it: on the in-order queue by the queue's order
+/// alone, on the out-of-order queue by its wait list. (An adapter that runs
+/// small USM commands on the host, as ours does on CPU devices, must not
+/// run them while the kernel is still going.)
+unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
+    let program = built_program(fx)?;
+    let k = kernel(fx, &program, c"fill_index")?;
+    let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
+    // Long enough that the kernel is still running when the fill comes.
+    const WORDS: usize = 1 << 22;
+    const SMALL: usize = 256;
+    let out = fx.alloc(kind, WORDS * 4)?;
+    let source = fx.alloc(kind, SMALL * 4)?;
+    let sevens = 7u32.to_ne_bytes();
+    expect_success!(fx.api.urEnqueueUSMFill(fx.queue, source.ptr, 4, sevens.as_ptr().cast(), SMALL * 4, 0, null(), null_mut()));
+    expect_success!(fx.api.urQueueFinish(fx.queue));
+    on_each_queue_kind(fx, |queue, label| {
+        let base = 11u32;
+        let mut ran = null_mut();
+        expect_success!(launch(fx, queue, k.get(), WORDS, None, &[pointer_arg(0, out.ptr), value_arg(1, &base)], &[], &mut ran));
+        let ran = fx.own_event(ran);
+        // In order: no wait list, the queue orders it. Out of order: the kernel's event.
+        let in_order = label.starts_with("in-order");
+        let ran_list = [ran.get()];
+        let waits: &[ur_event_handle_t] = if in_order { &[] } else { &ran_list };
+        let zero = 0u32.to_ne_bytes();
+        let mut filled = null_mut();
+        expect_success!(fx.api.urEnqueueUSMFill(
+            queue,
+            out.ptr,
+            4,
+            zero.as_ptr().cast(),
+            SMALL * 4,
+            waits.len() as u32,
+            wait_ptr(waits),
+            &mut filled
+        ));
+        let filled = fx.own_event(filled);
+        let tail = (out.ptr as *mut u32).add(WORDS - SMALL) as *mut c_void;
+        let filled_list = [filled.get()];
+        let copy_waits: &[ur_event_handle_t] = if in_order { &[] } else { &filled_list };
+        expect_success!(fx.api.urEnqueueUSMMemcpy(
+            queue,
+            false,
+            tail,
+            source.ptr,
+            SMALL * 4,
+            copy_waits.len() as u32,
+            wait_ptr(copy_waits),
+            null_mut()
+        ));
+        expect_success!(fx.api.urQueueFinish(queue));
+        let head = words(&fx.read(queue, out.ptr, SMALL * 4)?);
+        check_words(&format!("a fill behind fill_index on the {label}"), &head, |_| 0)?;
+        let end = words(&fx.read(queue, tail, SMALL * 4)?);
+        check_words(&format!("a copy behind fill_index on the {label}"), &end, |_| 7)?;
+        let middle = words(&fx.read(queue, (out.ptr as *mut u32).add(SMALL) as *mut c_void, 4)?);
+        check_words(&format!("fill_index past the fill on the {label}"), &middle, |_| base + SMALL as u32)
     })
 }
 

@@ -51,6 +51,12 @@ pub struct Device {
     /// in-order queue serves every out-of-order one correctly, so there the
     /// adapter uses those.
     pub out_of_order_queues: bool,
+    /// Whether the host thread may touch this device's USM directly: a CPU
+    /// device whose memory is the host's (`CL_DEVICE_HOST_UNIFIED_MEMORY`)
+    /// and whose USM the host addresses without mapping (Intel's USM, or
+    /// fine-grained SVM). Small fills and copies then run on the calling
+    /// thread once nothing queued before them is left (`core/enqueue.rs`).
+    pub host_runs_usm: bool,
     /// A profiling queue for reading the device clock where OpenCL 2.1's
     /// timer query is missing; made on first use.
     clock: std::sync::OnceLock<Option<DeviceClock>>,
@@ -100,7 +106,10 @@ impl Device {
         ids.into_iter()
             .filter_map(|id| match Device::new(id, platform, None) {
                 Ok(d) => {
-                    log::info(&format!("{}: {} (USM through {:?})", platform.name, d.name, d.usm_path));
+                    log::info(&format!(
+                        "{}: {} (USM through {:?}; small USM commands on the host: {})",
+                        platform.name, d.name, d.usm_path, d.host_runs_usm
+                    ));
                     Some(&*Box::leak(Box::new(d)))
                 }
                 Err(e) => {
@@ -144,6 +153,7 @@ impl Device {
             clock: std::sync::OnceLock::new(),
             srgb: std::sync::OnceLock::new(),
             out_of_order_queues: true,
+            host_runs_usm: false,
             parent,
             sub_devices: Mutex::new(Vec::new()),
         };
@@ -166,6 +176,10 @@ impl Device {
             device.usm_single_shared = caps.shared;
             device.usm_system = caps.system;
         }
+        let host_unified = cl::value::<sys::cl_bool>(data(sys::CL_DEVICE_HOST_UNIFIED_MEMORY)).unwrap_or(0) != 0;
+        let host_addressed = device.usm_path == UsmPath::Intel
+            || (device.usm_path == UsmPath::Svm && svm & sys::CL_DEVICE_SVM_FINE_GRAIN_BUFFER != 0);
+        device.host_runs_usm = device_type & sys::CL_DEVICE_TYPE_CPU != 0 && host_unified && host_addressed;
         Ok(device)
     }
 

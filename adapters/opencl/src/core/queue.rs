@@ -11,6 +11,7 @@ use crate::DDI;
 use cl3::ext as sys;
 use opencl3::command_queue::CommandQueue;
 use super::usm::UsmPool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use sys::{cl_event, cl_int};
@@ -59,6 +60,13 @@ pub struct Queue {
     order: Mutex<()>,
     /// The events that report this queue's progress to the engine.
     trackers: Mutex<Trackers>,
+    /// The seq of the newest node that gave the OpenCL queue work (0:
+    /// none): once the lane is done up to it, the OpenCL queue has nothing
+    /// left to run. Written under the order lock.
+    cl_work_upto: AtomicU64,
+    /// Whether the OpenCL queue may hold work this adapter did not enqueue:
+    /// its native handle was handed out, or it came from one.
+    foreign_work: AtomicBool,
 }
 
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
@@ -122,7 +130,9 @@ impl Queue {
             unsafe { cl3::command_queue::retain_command_queue(native) }.ur()?;
         }
         let cl = CommandQueue::new(native, 3);
-        Ok(Queue::assemble(context, queue_device, flags, out_of_order, cl))
+        let queue = Queue::assemble(context, queue_device, flags, out_of_order, cl);
+        queue.foreign_work.store(true, Relaxed);
+        Ok(queue)
     }
 
     fn assemble(
@@ -144,6 +154,8 @@ impl Queue {
             trackers: Mutex::new(Rank::QueueTrackers, Trackers::new(lane.clone())),
             lane,
             order: Mutex::new(Rank::QueueSubmit, ()),
+            cl_work_upto: AtomicU64::new(0),
+            foreign_work: AtomicBool::new(false),
         });
         queue.context.add_queue(&queue);
         queue
@@ -198,7 +210,35 @@ impl Queue {
             Node::Command => dag.record(&self.lane, &waits.stamps),
             Node::Barrier => dag.record_barrier(&self.lane, &waits.stamps),
         };
+        self.gave_cl_work(stamp.seq);
         Ok(self.track(command, stamp, event, want_event))
+    }
+
+    /// Node `seq`, just recorded, put a command on the OpenCL queue. Call
+    /// with the order lock held.
+    pub(crate) fn gave_cl_work(&self, seq: Seq) {
+        self.cl_work_upto.store(seq, Relaxed);
+    }
+
+    /// The native queue was handed out: the user may enqueue on it.
+    pub(crate) fn handed_out(&self) {
+        self.foreign_work.store(true, Relaxed);
+    }
+
+    /// Whether the OpenCL queue has run everything it was given (polling
+    /// the events held when the engine does not know yet), so that a
+    /// command may run on the host without passing any. Call with the
+    /// order lock held.
+    pub(crate) fn cl_idle(&self) -> bool {
+        if self.foreign_work.load(Relaxed) {
+            return false;
+        }
+        let upto = self.cl_work_upto.load(Relaxed);
+        if self.lane.done_upto() >= upto {
+            return true;
+        }
+        self.trackers().all_finished();
+        self.lane.done_upto() >= upto
     }
 
     /// Keeps the event of command `stamp` (one reference of `event`, which
@@ -259,6 +299,18 @@ impl Queue {
         self.trackers().event_covering(seq).ok().flatten()
     }
 
+    /// In order: the context's completed event when command `seq` and
+    /// every one before it have completed (the engine knows), so that a
+    /// command waiting only for them needs no marker; not on profiling
+    /// queues, where an event's timestamps must be its command's. Call with
+    /// the order lock held.
+    pub(crate) fn completed_event_after(&self, seq: Seq) -> Option<opencl3::event::Event> {
+        if !self.lane.is_in_order() || self.profiling() || self.lane.done_upto() < seq {
+            return None;
+        }
+        self.context.completed_event()
+    }
+
     /// Makes sure that an event held covers this queue's newest command:
     /// when that command has none (OpenCL was not asked for one), a marker
     /// behind every command so far gets one. Call with the order lock held
@@ -270,6 +322,7 @@ impl Queue {
         }
         let mut event: cl_event = std::ptr::null_mut();
         engine::marker(self.cl.get(), &[], &mut event)?;
+        self.gave_cl_work(tail);
         trackers.keep(tail, opencl3::event::Event::new(event));
         Ok(())
     }

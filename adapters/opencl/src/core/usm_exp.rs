@@ -95,7 +95,7 @@ fn shared_event(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[Stamp], sta
     if !queue.lane.is_in_order() || !waits_own || !deps_own {
         return None;
     }
-    queue.event_after(stamp.seq - 1)
+    queue.event_after(stamp.seq - 1).or_else(|| queue.completed_event_after(stamp.seq - 1))
 }
 
 /// The one reference of `event` that [`Queue::track`] takes over.
@@ -165,6 +165,7 @@ impl Queue {
             });
             match enqueued {
                 Ok(cl_event) => {
+                    self.gave_cl_work(stamp.seq);
                     event = self.track(alloc_command(kind), stamp, cl_event, want_event);
                 }
                 Err(e) => {
@@ -230,7 +231,10 @@ impl Queue {
             Ok(cl_event)
         });
         match enqueued {
-            Ok(cl_event) => Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cl_event, want_event)),
+            Ok(cl_event) => {
+                self.gave_cl_work(stamp.seq);
+                Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cl_event, want_event))
+            }
             Err(e) => {
                 // The engine has taken the block back: make sure that what
                 // the free was to wait for is done before it is reused.
