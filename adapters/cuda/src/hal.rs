@@ -227,7 +227,7 @@ impl hal::Context<Cuda> for Context {
         let registered = self.usm.with(ptr as usize, |a| {
             let device = a
                 .device
-                .as_ref()
+                .and_then(|i| self.devices.get(i))
                 .map_or(std::ptr::null_mut(), |d| d.handle());
             let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
             AllocInfo::new(a.kind.as_ur(), a.base as *mut c_void, a.size, device, pool)

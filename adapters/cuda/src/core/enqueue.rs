@@ -184,8 +184,7 @@ impl Queue {
                 p,
                 size,
                 kind,
-                // Cloned only here: every queue of the device shares its count.
-                Some(self.device.clone()),
+                self.device_index,
                 pool.arc(),
                 Backing::NativePool,
             ));

@@ -22,6 +22,9 @@ pub struct Queue {
     header: HandleHeader,
     pub context: Arc<Context>,
     pub device: Arc<Device>,
+    /// `device`'s index in the context's devices (what a registry entry
+    /// names, rather than counting a reference to the device).
+    pub device_index: Option<usize>,
     pub flags: ur_queue_flags_t,
     streams: Vec<Stream>,
     next: AtomicUsize,
@@ -156,6 +159,7 @@ impl Queue {
         };
         Ok(Arc::new(Queue {
             header: HandleHeader::new(&DDI, ObjectKind::Queue),
+            device_index: context.device_index(&device).ok(),
             context,
             device,
             flags,
