@@ -389,6 +389,36 @@ impl Queue {
         want_event: bool,
         work: impl FnOnce(&Stream) -> UrResult<T>,
     ) -> UrResult<Submitted<T>> {
+        self.submit_unlocked(command, wait, node, want_event, work)
+    }
+
+    /// [`submit`](Self::submit) for a command left out of the engine's
+    /// graph ([`Node::Untracked`]: a native pool's allocation or free),
+    /// without the submit lock. The lock keeps the lane's order the
+    /// stream's; such a command records nothing on the lane, and may land
+    /// on the stream between another thread's recording and its work, as
+    /// a command of a third queue could as far as the engine is concerned.
+    pub fn submit_untracked<T>(
+        self: &Arc<Self>,
+        command: ur_command_t,
+        wait: &[&Event],
+        want_event: bool,
+        work: impl FnOnce(&Stream) -> UrResult<T>,
+    ) -> UrResult<Submitted<T>> {
+        self.submit_unlocked(command, wait, Node::Untracked, want_event, work)
+    }
+
+    /// The body of [`submit_node`](Self::submit_node): the caller holds
+    /// the submit lock unless `node` is [`Node::Untracked`].
+    #[inline]
+    fn submit_unlocked<T>(
+        self: &Arc<Self>,
+        command: ur_command_t,
+        wait: &[&Event],
+        node: Node,
+        want_event: bool,
+        work: impl FnOnce(&Stream) -> UrResult<T>,
+    ) -> UrResult<Submitted<T>> {
         self.device.activate()?;
         let stream = self.pick_stream(wait);
         self.wait_for(stream, wait)?;
