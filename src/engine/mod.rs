@@ -79,7 +79,8 @@
 //! alone). Read a user pool's settings with [`PoolConfig::from_ur_desc`].
 //! [`Pool::live_block_containing`] finds the allocation behind any address;
 //! [`RangeMap`] is the adapters' map from address ranges (allocations,
-//! slabs) to their owners.
+//! slabs) to their owners; [`ShardedRangeMap`] the same split into shards
+//! by address, for a registry that threads write on every allocation.
 //!
 //! **Destruction**: dropping a [`Pool`] gives back what no recorded command
 //! can touch; the rest goes back when every lane has completed what it had
@@ -119,6 +120,7 @@ pub mod lane;
 mod pending;
 pub mod policy;
 pub mod pool;
+mod range_shards;
 pub mod stats;
 mod vm;
 
@@ -137,4 +139,5 @@ pub use dag::Dag;
 pub use lane::{Lane, QueueOrder};
 pub use policy::ReusePolicy;
 pub use pool::{Allocation, Deps, FreeOutcome, Pool};
+pub use range_shards::ShardedRangeMap;
 pub use stats::PoolStats;

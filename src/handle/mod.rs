@@ -200,6 +200,34 @@ pub fn arc_of<T: ArcObject>(obj: &T) -> Arc<T> {
     unsafe { arc_in(obj) }
 }
 
+/// An object's `Arc`, borrowed for as long as the object is: what
+/// [`arc_of`] gives, without writing the reference count, which every
+/// thread using the object shares. Clones of it count as usual.
+pub struct ArcRef<'a, T> {
+    arc: std::mem::ManuallyDrop<Arc<T>>,
+    _borrow: std::marker::PhantomData<&'a T>,
+}
+
+impl<T> std::ops::Deref for ArcRef<'_, T> {
+    type Target = Arc<T>;
+
+    #[inline]
+    fn deref(&self) -> &Arc<T> {
+        &self.arc
+    }
+}
+
+/// The `Arc` holding `obj`, borrowed (see [`ArcRef`]).
+#[inline]
+pub fn arc_ref<T: ArcObject>(obj: &T) -> ArcRef<'_, T> {
+    // SAFETY: `ArcObject` promises `obj` sits inside an `Arc`, so the
+    // pointer is one `Arc::into_raw` would give. The borrow keeps that
+    // `Arc` alive while the `ArcRef` lives, and `ManuallyDrop` never gives
+    // back the count this one did not take.
+    let arc = unsafe { Arc::from_raw(obj as *const T) };
+    ArcRef { arc: std::mem::ManuallyDrop::new(arc), _borrow: std::marker::PhantomData }
+}
+
 fn header_of<T: UrObject>(obj: &T) -> &HandleHeader {
     // SAFETY: `UrObject` promises the header at offset 0 of a `#[repr(C)]` type.
     unsafe { &*(obj as *const T as *const HandleHeader) }
@@ -390,6 +418,23 @@ mod tests {
             unsafe { release::<Thing>(n, &DDI) }.unwrap();
             assert!(unsafe { borrow::<Thing>(h, &DDI) }.is_err());
         }
+    }
+
+    #[test]
+    fn a_borrowed_arc_counts_nothing_and_its_clones_count() {
+        // SAFETY (test): every `Thing` of this test lives in an `Arc`.
+        unsafe impl ArcObject for Thing {}
+        let obj = thing(3);
+        let r = arc_ref(&*obj);
+        assert!(Arc::ptr_eq(&r, &obj));
+        assert_eq!(Arc::strong_count(&obj), 1);
+        let c = Arc::clone(&r);
+        assert_eq!(Arc::strong_count(&obj), 2);
+        drop(r);
+        drop(c);
+        assert_eq!(Arc::strong_count(&obj), 1);
+        assert_eq!(arc_ref(&*obj).value, 3);
+        assert_eq!(Arc::strong_count(&obj), 1);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use ur_core::engine;
 use ur_core::hal::{
     self, AllocInfo, AllocRequest, Completion, Events, KernelArg, NdRange, UsmCommand,
 };
-use ur_core::handle::{arc_of, ArcObject};
+use ur_core::handle::{arc_of, arc_ref, ArcObject};
 use ur_core::info::InfoOut;
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
@@ -227,7 +227,7 @@ impl hal::Context<Cuda> for Context {
         let registered = self.usm.with(ptr as usize, |a| {
             let device = a
                 .device
-                .as_ref()
+                .and_then(|i| self.devices.get(i))
                 .map_or(std::ptr::null_mut(), |d| d.handle());
             let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
             AllocInfo::new(a.kind.as_ur(), a.base as *mut c_void, a.size, device, pool)
@@ -347,8 +347,9 @@ impl hal::Queue<Cuda> for Queue {
         waits: Events<'_, Cuda>,
         completion: Completion,
     ) -> UrResult<Option<Arc<Event>>> {
-        // Events keep their queue: commands need it as an `Arc`.
-        let queue = arc_of(self);
+        // Events keep their queue: commands need it as an `Arc` (borrowed;
+        // an event clones it).
+        let queue = arc_ref(self);
         let wait: Vec<&Event> = waits.iter().collect();
         let want = completion.want_event;
         // A blocking command's event is waited for by the core.
@@ -384,7 +385,8 @@ impl hal::Queue<Cuda> for Queue {
         want_event: bool,
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
         let wait: Vec<&Event> = waits.iter().collect();
-        arc_of(self).usm_alloc_async(cuda_kind(kind), pool, size, &wait, want_event)
+        // Borrowed: the queue's count is not written per command.
+        arc_ref(self).usm_alloc_async(cuda_kind(kind), pool, size, &wait, want_event)
     }
 
     fn free_async(
@@ -395,7 +397,7 @@ impl hal::Queue<Cuda> for Queue {
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
         let wait: Vec<&Event> = waits.iter().collect();
-        arc_of(self).usm_free_async(pool, ptr, &wait, want_event)
+        arc_ref(self).usm_free_async(pool, ptr, &wait, want_event)
     }
 }
 
@@ -594,6 +596,6 @@ impl hal::Kernel<Cuda> for Kernel {
             .collect();
         let range = kernel::NdRange { offset: range.offset, global: range.global, local: range.local };
         let waits: Vec<&Event> = waits.iter().collect();
-        arc_of(queue).launch(self, range, &args, cooperative, &waits, want_event)
+        arc_ref(queue).launch(self, range, &args, cooperative, &waits, want_event)
     }
 }

@@ -175,17 +175,14 @@ impl Queue {
         if kind == UsmKind::Device && pool.is_native() {
             let command = UR_COMMAND_ENQUEUE_USM_DEVICE_ALLOC_EXP;
             let alloc = |s: &Stream| pool.alloc_async(size, s.raw());
-            let submitting = self.begin_submit();
-            let done =
-                self.submit_node(&submitting, command, wait, Node::Untracked, want_event, alloc)?;
+            let done = self.submit_untracked(command, wait, want_event, alloc)?;
             let p = done.value as usize;
             context.usm.insert(Allocation::new(
                 p,
                 p,
                 size,
                 kind,
-                // Cloned only here: every queue of the device shares its count.
-                Some(self.device.clone()),
+                self.device_index,
                 pool.arc(),
                 Backing::NativePool,
             ));
@@ -350,7 +347,7 @@ impl Queue {
     ) -> UrResult<Option<Arc<Event>>> {
         let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
         let result = self
-            .submit_node(&self.begin_submit(), command, wait, Node::Untracked, want_event, |s| {
+            .submit_untracked(command, wait, want_event, |s| {
                 // SAFETY: the registry held this live pool allocation; work
                 // that uses it is ordered before this point of the stream.
                 unsafe { driver::free_async(a.raw() as u64, s.raw()) }.cu()

@@ -23,6 +23,9 @@ pub struct Queue {
     header: HandleHeader,
     pub context: Arc<Context>,
     pub device: Arc<Device>,
+    /// `device`'s index in the context's devices (what a registry entry
+    /// names, rather than counting a reference to the device).
+    pub device_index: Option<usize>,
     pub flags: ur_queue_flags_t,
     streams: Vec<Stream>,
     next: AtomicUsize,
@@ -157,6 +160,7 @@ impl Queue {
         };
         Ok(Arc::new(Queue {
             header: HandleHeader::new(&DDI, ObjectKind::Queue),
+            device_index: context.device_index(&device).ok(),
             context,
             device,
             flags,
@@ -380,6 +384,36 @@ impl Queue {
     pub fn submit_node<T>(
         self: &Arc<Self>,
         _held: &Submitting<'_>,
+        command: ur_command_t,
+        wait: &[&Event],
+        node: Node,
+        want_event: bool,
+        work: impl FnOnce(&Stream) -> UrResult<T>,
+    ) -> UrResult<Submitted<T>> {
+        self.submit_unlocked(command, wait, node, want_event, work)
+    }
+
+    /// [`submit`](Self::submit) for a command left out of the engine's
+    /// graph ([`Node::Untracked`]: a native pool's allocation or free),
+    /// without the submit lock. The lock keeps the lane's order the
+    /// stream's; such a command records nothing on the lane, and may land
+    /// on the stream between another thread's recording and its work, as
+    /// a command of a third queue could as far as the engine is concerned.
+    pub fn submit_untracked<T>(
+        self: &Arc<Self>,
+        command: ur_command_t,
+        wait: &[&Event],
+        want_event: bool,
+        work: impl FnOnce(&Stream) -> UrResult<T>,
+    ) -> UrResult<Submitted<T>> {
+        self.submit_unlocked(command, wait, Node::Untracked, want_event, work)
+    }
+
+    /// The body of [`submit_node`](Self::submit_node): the caller holds
+    /// the submit lock unless `node` is [`Node::Untracked`].
+    #[inline]
+    fn submit_unlocked<T>(
+        self: &Arc<Self>,
         command: ur_command_t,
         wait: &[&Event],
         node: Node,

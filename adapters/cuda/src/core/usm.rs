@@ -9,8 +9,8 @@ use super::device::Device;
 use super::usm_pool::UsmPool;
 use crate::conv::CuExt;
 use crate::driver;
-use std::sync::{Arc, Mutex};
-use ur_core::engine::{self, Cover, RangeMap};
+use std::sync::Arc;
+use ur_core::engine::{self, Cover, ShardedRangeMap};
 use ur_core::log;
 use ur_core::*;
 
@@ -54,7 +54,10 @@ pub struct Allocation {
     raw: usize,
     pub size: usize,
     pub kind: UsmKind,
-    pub device: Option<Arc<Device>>,
+    /// The owning GPU's index in the context's devices: no reference count
+    /// that every queue of the GPU shares is written per allocation (the
+    /// context, which holds the devices, outlives its registry).
+    pub device: Option<usize>,
     pub pool: Option<Arc<UsmPool>>,
     pub backing: Backing,
 }
@@ -65,7 +68,7 @@ impl Allocation {
         base: usize,
         size: usize,
         kind: UsmKind,
-        device: Option<Arc<Device>>,
+        device: Option<usize>,
         pool: Option<Arc<UsmPool>>,
         backing: Backing,
     ) -> Allocation {
@@ -92,9 +95,10 @@ impl Allocation {
     }
 
     /// Gives the memory back at once. Work that may still use it must have
-    /// completed (the caller synchronised the devices).
-    fn release_now(&self) -> UrResult {
-        if let Some(d) = &self.device {
+    /// completed (the caller synchronised the devices). `devices`: the
+    /// context's.
+    fn release_now(&self, devices: &[Arc<Device>]) -> UrResult {
+        if let Some(d) = self.device.and_then(|i| devices.get(i)) {
             d.activate()?;
         }
         // SAFETY: the registry held the only record of this allocation and
@@ -112,24 +116,22 @@ impl Allocation {
     }
 }
 
-/// The live allocations of one context, by base address.
+/// The live allocations of one context, by address. Sharded by address
+/// ([`ShardedRangeMap`]): an allocation and its free take the lock of the
+/// shard of its base, which threads allocating elsewhere do not share.
 #[derive(Default)]
 pub struct UsmRegistry {
-    live: Mutex<RangeMap<Allocation>>,
+    live: ShardedRangeMap<Allocation>,
 }
 
 impl UsmRegistry {
-    fn lock(&self) -> std::sync::MutexGuard<'_, RangeMap<Allocation>> {
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     pub fn insert(&self, a: Allocation) {
-        self.lock().insert(a.base, a.size, a);
+        self.live.insert(a.base, a.size, a);
     }
 
     /// Runs `f` on the allocation that contains `addr`.
     pub fn with<R>(&self, addr: usize, f: impl FnOnce(&Allocation) -> R) -> Option<R> {
-        self.lock().value_at(addr).map(f)
+        self.live.with(addr, |_, a| f(a))
     }
 
     /// `INVALID_SIZE` when `addr` lies in one of ours that ends before
@@ -145,9 +147,7 @@ impl UsmRegistry {
     /// interior pointer, a pointer freed already, a foreign one) is
     /// `INVALID_MEM_OBJECT` and changes nothing.
     pub fn remove(&self, base: usize) -> UrResult<Allocation> {
-        self.lock()
-            .remove(base)
-            .ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+        self.live.remove(base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
 
     /// Like [`remove`](Self::remove), but only when `check` accepts it.
@@ -156,25 +156,24 @@ impl UsmRegistry {
         base: usize,
         check: impl FnOnce(&Allocation) -> UrResult,
     ) -> UrResult<Allocation> {
-        let mut live = self.lock();
-        let a = live.get(base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
-        check(a)?;
-        Ok(live.remove(base).expect("checked above"))
+        self.live
+            .remove_if(base, check)
+            .unwrap_or(Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT))
     }
 
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.live.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
+        self.live.is_empty()
     }
 
-    /// Frees everything (the context is going away; the caller synchronised).
-    pub fn free_all(&self) {
-        let all = std::mem::take(&mut *self.lock());
-        for a in all.into_values() {
-            if let Err(e) = a.release_now() {
+    /// Frees everything (the context, whose `devices` these are, is going
+    /// away; the caller synchronised).
+    pub fn free_all(&self, devices: &[Arc<Device>]) {
+        for a in self.live.take_all() {
+            if let Err(e) = a.release_now(devices) {
                 log::warning(&format!("freeing a leftover allocation failed: {e:?}"));
             }
         }
@@ -278,7 +277,7 @@ impl Context {
         };
         let owner = match req.kind {
             UsmKind::Host => None,
-            _ => device.cloned(),
+            _ => device.and_then(|d| self.device_index(d).ok()),
         };
         self.usm.insert(Allocation::new(
             raw,
@@ -335,7 +334,7 @@ impl Context {
             Err(e) => return self.engine_free_blocking(ptr as usize).map_err(|_| e),
         };
         self.synchronize_devices()?;
-        a.release_now()
+        a.release_now(&self.devices)
     }
 
     /// USM frees in UR are not ordered with queues; like cuMemFree, wait for
