@@ -46,9 +46,6 @@ pub struct Context {
     /// A word of USM that commands standing in for markers write (see
     /// `core/usm_exp.rs`); null when it could not be allocated.
     scratch: std::sync::OnceLock<usize>,
-    /// A user event set complete when made: the event of commands that
-    /// needed nothing run, or ran on the host (`core/enqueue.rs`).
-    completed: std::sync::OnceLock<Option<opencl3::event::Event>>,
 }
 
 /// What stands on the OpenCL side for a command of the engine's graph.
@@ -137,7 +134,6 @@ impl Context {
             pools: ContextPools::default(),
             orphans: Mutex::new(Vec::new()),
             scratch: std::sync::OnceLock::new(),
-            completed: std::sync::OnceLock::new(),
         })
     }
 
@@ -284,18 +280,6 @@ impl Context {
             self.raw_usm().alloc(kind, None, 64, 0, 0).map_or(0, |p| p.as_ptr() as usize)
         });
         (word != 0).then_some(word as *mut core::ffi::c_void)
-    }
-
-    /// A new reference to the context's completed user event; `None` when
-    /// the runtime could not make one.
-    pub(crate) fn completed_event(&self) -> Option<opencl3::event::Event> {
-        let made = self.completed.get_or_init(|| {
-            let event = cl3::event::create_user_event(self.cl.get()).ok()?;
-            let event = opencl3::event::Event::new(event);
-            cl3::event::set_user_event_status(event.get(), cl3::ext::CL_COMPLETE).ok()?;
-            Some(event)
-        });
-        made.as_ref().map(|e| super::engine::retained(e.get()))
     }
 
     /// A host synchronisation point: released queues that have finished

@@ -139,7 +139,7 @@ impl Queue {
             return None;
         }
         let event = match want_event {
-            true => Some(ctx.completed_event()?),
+            true => Some(self.completed_event()?),
             false => None,
         };
         let stamps: Vec<Stamp> = waits.iter().filter(|e| std::ptr::eq(Arc::as_ptr(&e.context), ctx)).filter_map(|e| e.stamp).collect();

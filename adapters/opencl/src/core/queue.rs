@@ -67,6 +67,11 @@ pub struct Queue {
     /// Whether the OpenCL queue may hold work this adapter did not enqueue:
     /// its native handle was handed out, or it came from one.
     foreign_work: AtomicBool,
+    /// A user event set complete when made: the event of commands that
+    /// needed nothing run, or ran on the host (`core/enqueue.rs`). The
+    /// queue's, not the context's: an OpenCL event holds its context, and
+    /// the context must not outlive the user's last queue because of it.
+    completed: OnceLock<Option<opencl3::event::Event>>,
 }
 
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
@@ -156,6 +161,7 @@ impl Queue {
             order: Mutex::new(Rank::QueueSubmit, ()),
             cl_work_upto: AtomicU64::new(0),
             foreign_work: AtomicBool::new(false),
+            completed: OnceLock::new(),
         });
         queue.context.add_queue(&queue);
         queue
@@ -308,7 +314,18 @@ impl Queue {
         if !self.lane.is_in_order() || self.profiling() || self.lane.done_upto() < seq {
             return None;
         }
-        self.context.completed_event()
+        self.completed_event()
+    }
+
+    /// A new reference to this queue's completed user event; `None` when
+    /// the runtime could not make one.
+    pub(crate) fn completed_event(&self) -> Option<opencl3::event::Event> {
+        let made = self.completed.get_or_init(|| {
+            let event = opencl3::event::Event::new(cl3::event::create_user_event(self.context.cl.get()).ok()?);
+            cl3::event::set_user_event_status(event.get(), sys::CL_COMPLETE).ok()?;
+            Some(event)
+        });
+        made.as_ref().map(|e| engine::retained(e.get()))
     }
 
     /// Makes sure that an event held covers this queue's newest command:
