@@ -229,9 +229,6 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
     }
 }
 
-/// Whether this build checks the order (the `lock-order` feature).
-pub const CHECKED: bool = cfg!(feature = "lock-order");
-
 #[cfg(feature = "lock-order")]
 mod held {
     //! The ranked locks each thread holds, in the order taken.

@@ -102,7 +102,7 @@ impl Queue {
     /// queue). Intel's CPU runtime takes 10 to 15 µs to enqueue and run a
     /// 1 KiB fill behind libsycl; the memset itself takes tens of
     /// nanoseconds. The command is a node of the engine's graph, complete
-    /// when this returns, and its event the context's completed user event.
+    /// when this returns, and its event the queue's completed user event.
     /// Only inside this context's live USM allocations (other pointers are
     /// the runtime's to accept or refuse), not on profiling queues (the
     /// event's timestamps would be no command's), not past `host_run_max()`.

@@ -305,7 +305,7 @@ impl Queue {
         self.trackers().event_covering(seq).ok().flatten()
     }
 
-    /// In order: the context's completed event when command `seq` and
+    /// In order: the queue's completed event when command `seq` and
     /// every one before it have completed (the engine knows), so that a
     /// command waiting only for them needs no marker; not on profiling
     /// queues, where an event's timestamps must be its command's. Call with
