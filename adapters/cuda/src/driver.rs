@@ -49,6 +49,7 @@ pub const SYMBOLS: &[&str] = &[
     "cuDeviceGetUuid_v2",
     "cuDeviceGetPCIBusId",
     "cuDeviceGetP2PAttribute",
+    "cuDeviceCanAccessPeer",
     "cuCtxEnablePeerAccess",
     "cuCtxDisablePeerAccess",
     "cuDevicePrimaryCtxRetain",
@@ -89,6 +90,10 @@ pub const SYMBOLS: &[&str] = &[
     "cuMemFreeAsync",
     "cuDeviceGetDefaultMemPool",
     "cuModuleLoadDataEx",
+    "cuLinkCreate_v2",
+    "cuLinkAddData_v2",
+    "cuLinkComplete",
+    "cuLinkDestroy",
     "cuModuleUnload",
     "cuModuleGetFunction",
     "cuModuleGetGlobal_v2",
@@ -203,6 +208,14 @@ pub fn p2p_attribute(attr: P2PAttr, src: CUdevice, dst: CUdevice) -> CuResult<i3
     // SAFETY: one out int; the driver checks the devices.
     check(unsafe { sys::cuDeviceGetP2PAttribute(&mut v, attr, src, dst) })?;
     Ok(v)
+}
+
+/// Whether kernels and copies on `dev` can reach `peer`'s memory.
+pub fn can_access_peer(dev: CUdevice, peer: CUdevice) -> CuResult<bool> {
+    let mut v = 0;
+    // SAFETY: one out int; the driver checks the devices.
+    check(unsafe { sys::cuDeviceCanAccessPeer(&mut v, dev, peer) })?;
+    Ok(v != 0)
 }
 
 /// Lets the current context reach `peer`'s memory, or stops it.
@@ -636,27 +649,100 @@ pub struct Module {
 unsafe impl Send for Module {}
 unsafe impl Sync for Module {}
 
+/// The JIT's info and error log buffers, passed as options to a load or a
+/// link.
+struct JitLogs {
+    info: Vec<u8>,
+    error: Vec<u8>,
+}
+
+impl JitLogs {
+    const SIZE: usize = 16 * 1024;
+
+    fn new() -> JitLogs {
+        JitLogs { info: vec![0u8; Self::SIZE], error: vec![0u8; Self::SIZE] }
+    }
+
+    /// The options and their values; the driver reads sizes passed by
+    /// value in the pointer slots. Valid while `self` lives and is not moved.
+    fn options(&mut self) -> ([sys::CUjit_option; 4], [*mut c_void; 4]) {
+        use sys::CUjit_option as Opt;
+        (
+            [
+                Opt::CU_JIT_INFO_LOG_BUFFER,
+                Opt::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                Opt::CU_JIT_ERROR_LOG_BUFFER,
+                Opt::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+            ],
+            [
+                self.info.as_mut_ptr().cast(),
+                Self::SIZE as *mut c_void,
+                self.error.as_mut_ptr().cast(),
+                Self::SIZE as *mut c_void,
+            ],
+        )
+    }
+
+    fn text(buf: &[u8]) -> String {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    }
+
+    fn info(&self) -> String {
+        Self::text(&self.info)
+    }
+
+    fn error(&self) -> String {
+        Self::text(&self.error)
+    }
+}
+
+/// Compiles PTX (ending in a NUL byte) for the current context's GPU into
+/// a cubin, which loads on any GPU of the same compute capability without
+/// compiling again. Returns the cubin and the JIT's info log, or the error
+/// with its error log.
+pub fn compile_ptx(ptx: &[u8]) -> Result<(Vec<u8>, String), (CUresult, String)> {
+    let mut logs = JitLogs::new();
+    let (mut options, mut values) = logs.options();
+    let mut link: sys::CUlinkState = null_mut();
+    // SAFETY: the log buffers outlive the link state, destroyed below.
+    check(unsafe { sys::cuLinkCreate_v2(4, options.as_mut_ptr(), values.as_mut_ptr(), &mut link) })
+        .map_err(|e| (e, String::new()))?;
+    let result = (|| {
+        // SAFETY: a live link state; the image is complete PTX that the
+        // driver reads during the call only; no per-input options.
+        check(unsafe {
+            sys::cuLinkAddData_v2(
+                link,
+                sys::CUjitInputType::CU_JIT_INPUT_PTX,
+                ptx.as_ptr() as *mut c_void,
+                ptx.len(),
+                c"ur_program".as_ptr(),
+                0,
+                null_mut(),
+                null_mut(),
+            )
+        })?;
+        let (mut cubin, mut size) = (null_mut(), 0usize);
+        // SAFETY: the cubin belongs to the link state and is copied before
+        // the state is destroyed.
+        check(unsafe { sys::cuLinkComplete(link, &mut cubin, &mut size) })?;
+        Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
+    })();
+    // SAFETY: made above, destroyed once.
+    let _ = unsafe { sys::cuLinkDestroy(link) };
+    match result {
+        Ok(cubin) => Ok((cubin, logs.info())),
+        Err(e) => Err((e, logs.error())),
+    }
+}
+
 impl Module {
     /// Loads an image into the current context. PTX must end in a NUL byte.
     /// Returns the module, or the error with the JIT's error log.
     pub fn load(image: &[u8]) -> Result<(Module, String), (CUresult, String)> {
-        use sys::CUjit_option as Opt;
-        const LOG: usize = 16 * 1024;
-        let mut info = vec![0u8; LOG];
-        let mut error = vec![0u8; LOG];
-        let mut options = [
-            Opt::CU_JIT_INFO_LOG_BUFFER,
-            Opt::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-            Opt::CU_JIT_ERROR_LOG_BUFFER,
-            Opt::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-        ];
-        // The driver reads sizes passed by value in the pointer slots.
-        let mut values: [*mut c_void; 4] = [
-            info.as_mut_ptr().cast(),
-            LOG as *mut c_void,
-            error.as_mut_ptr().cast(),
-            LOG as *mut c_void,
-        ];
+        let mut logs = JitLogs::new();
+        let (mut options, mut values) = logs.options();
         let mut m = null_mut();
         // SAFETY: `image` is a complete image; the log buffers outlive the call.
         let r = unsafe {
@@ -668,13 +754,9 @@ impl Module {
                 values.as_mut_ptr(),
             )
         };
-        let text = |buf: &[u8]| {
-            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-            String::from_utf8_lossy(&buf[..end]).into_owned()
-        };
         match check(r) {
-            Ok(()) => Ok((Module { raw: m, owned: true }, text(&info))),
-            Err(e) => Err((e, text(&error))),
+            Ok(()) => Ok((Module { raw: m, owned: true }, logs.info())),
+            Err(e) => Err((e, logs.error())),
         }
     }
 

@@ -12,7 +12,7 @@
 use super::kernel::{check_words, launch, pointer_arg, value_arg, words, N};
 use super::program::{kernel_program, spir, spirv, KernelForm, KERNEL_PTX};
 use super::usm::alloc_info;
-use super::usm_exp::{alloc, all_are, fill, finish, free, read, require_pools, set_stat, stat, KEEP, KIB};
+use super::usm_exp::{alloc, all_are, fill, finish, free, read, require_async, require_pools, set_stat, stat, KEEP, KIB};
 use crate::harness::*;
 use crate::names::result_name;
 use crate::{check, check_eq, expect_result, expect_success, skip};
@@ -26,6 +26,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueUSMDeviceAllocExp.multi_device_pool_per_device", pool_per_device),
     Case::device("urEnqueueUSMFreeExp.multi_device_free_returns_to_the_owning_pool", free_on_other_device),
     Case::device("urEnqueueUSMFreeExp.multi_device_hand_over_through_events", hand_over),
+    Case::device("urEnqueueUSMMemcpy.multi_device_copy_between_devices_ordered_by_events", copy_between_devices),
     Case::device("urEnqueueUSMDeviceAllocExp.multi_device_context_pool_keeps_devices_apart", context_pool_per_device),
     Case::device("urEnqueueUSMFreeExp.multi_device_foreign_context_block", free_foreign_context),
     Case::device("urQueueCreate.multi_device_invalid_device_outside_context", queue_outside_context),
@@ -39,6 +40,7 @@ pub const CASES: &[Case] = &[
     Case::loader("urUsmP2PPeerAccessGetInfoExp.null_handle", peer_info_null_handle),
     Case::device("urUsmP2PEnablePeerAccessExp.self_changes_nothing", peer_self_enable),
     Case::device("urUsmP2PEnablePeerAccessExp.multi_device_kernel_writes_peer_memory", peer_kernel),
+    Case::device("urUsmP2PEnablePeerAccessExp.multi_device_kernel_writes_peer_pooled_memory", peer_kernel_pooled),
     Case::device("urUsmP2PEnablePeerAccessExp.multi_device_invalid_second_enable", peer_twice),
     Case::loader("urUsmP2PEnablePeerAccessExp.null_handle", peer_enable_null_handle),
     Case::device("urUsmP2PDisablePeerAccessExp.self_changes_nothing", peer_self_disable),
@@ -218,6 +220,33 @@ unsafe fn hand_over(fx: &DeviceFx) -> CaseResult {
     finish(b, b.queue)?;
     check_eq!(used(a, pool.get())?, 0usize);
     check!(addresses.len() == 1, "the block handed between devices lived at {} addresses", addresses.len());
+    Ok(())
+}
+
+/// A copy from the first device's memory into the second's, on the second
+/// device's queue, ordered by events on both sides: it waits for the fill
+/// on the first device, and a refill of the source on the first device
+/// waits for it. The destination holds the first fill, whole.
+unsafe fn copy_between_devices(fx: &DeviceFx) -> CaseResult {
+    require_pools(fx)?;
+    let p = pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    let size = 4096 * KIB;
+    let (x, x_ready) = alloc(a, a.queue, UsmKind::Device, null_mut(), size, &[], true)?;
+    let (y, y_ready) = alloc(b, b.queue, UsmKind::Device, null_mut(), size, &[], true)?;
+    let written = fill(a, a.queue, x, 0x6b, size, &[x_ready.expect("asked for").get()])?;
+    let y_ready = y_ready.expect("asked for");
+    let waits = [written.get(), y_ready.get()];
+    let mut copied = null_mut();
+    expect_success!(fx.api.urEnqueueUSMMemcpy(b.queue, false, y, x, size, 2, waits.as_ptr(), &mut copied));
+    let copied = b.own_event(copied);
+    let overwritten = fill(a, a.queue, x, 0x00, size, &[copied.get()])?;
+    all_are("copied from the first device into the second's memory", &read(b, b.queue, y, size, &[])?, 0x6b)?;
+    all_are("the source refilled after the copy", &read(a, a.queue, x, size, &[overwritten.get()])?, 0x00)?;
+    free(a, a.queue, null_mut(), x, &[], false)?;
+    free(b, b.queue, null_mut(), y, &[], false)?;
+    finish(a, a.queue)?;
+    finish(b, b.queue)?;
     Ok(())
 }
 
@@ -562,9 +591,19 @@ unsafe fn linked_pair<'a>(fx: &DeviceFx<'a>) -> Result<Pair<'a>, Outcome> {
 }
 
 /// With access enabled, a kernel on the first device writes device memory
-/// of the second, which the second device reads back; then access is
-/// disabled again.
+/// of the second (from `urUSMDeviceAlloc`), which the second device reads
+/// back; then access is disabled again.
 unsafe fn peer_kernel(fx: &DeviceFx) -> CaseResult {
+    peer_kernel_writes(fx, false)
+}
+
+/// As [`peer_kernel`], into a block of the second device's async pool.
+unsafe fn peer_kernel_pooled(fx: &DeviceFx) -> CaseResult {
+    require_async(fx)?;
+    peer_kernel_writes(fx, true)
+}
+
+unsafe fn peer_kernel_writes(fx: &DeviceFx, pooled: bool) -> CaseResult {
     let p = linked_pair(fx)?;
     let (a, b) = (&p.first, &*p.second);
     let result = (|| -> CaseResult {
@@ -573,12 +612,25 @@ unsafe fn peer_kernel(fx: &DeviceFx) -> CaseResult {
         let mut k = null_mut();
         expect_success!(fx.api.urKernelCreate(program.get(), c"fill_index".as_ptr(), &mut k));
         let k: OwnedKernel = Owned::new(k, fx.api.fns.urKernelRelease);
-        let theirs = b.alloc(UsmKind::Device, N * 4)?;
         let base = 4242u32;
-        expect_success!(launch(a, a.queue, k.get(), N, None, &[pointer_arg(0, theirs.ptr), value_arg(1, &base)], &[], null_mut()));
-        finish(a, a.queue)?;
-        let got = words(&b.read(b.queue, theirs.ptr, N * 4)?);
-        check_words("written by the first device into the second's memory", &got, |i| base + i as u32)
+        let got = if pooled {
+            let (theirs, ready) = alloc(b, b.queue, UsmKind::Device, null_mut(), N * 4, &[], true)?;
+            let ready = ready.expect("asked for");
+            let args = [pointer_arg(0, theirs), value_arg(1, &base)];
+            expect_success!(launch(a, a.queue, k.get(), N, None, &args, &[ready.get()], null_mut()));
+            finish(a, a.queue)?;
+            let got = read(b, b.queue, theirs, N * 4, &[])?;
+            free(b, b.queue, null_mut(), theirs, &[], false)?;
+            finish(b, b.queue)?;
+            got
+        } else {
+            let theirs = b.alloc(UsmKind::Device, N * 4)?;
+            let args = [pointer_arg(0, theirs.ptr), value_arg(1, &base)];
+            expect_success!(launch(a, a.queue, k.get(), N, None, &args, &[], null_mut()));
+            finish(a, a.queue)?;
+            b.read(b.queue, theirs.ptr, N * 4)?
+        };
+        check_words("written by the first device into the second's memory", &words(&got), |i| base + i as u32)
     })();
     expect_success!(a.api.urUsmP2PDisablePeerAccessExp(a.device, b.device));
     result

@@ -44,9 +44,30 @@ pub struct CudaMemory {
     pub kind: UsmKind,
     pub slabs: Arc<SlabMap>,
     pub owner: SlabOwner,
+    /// The GPUs a granule is opened to: the device, then every other device
+    /// of the context. Empty where some device of the context cannot reach
+    /// this one's memory: granules would shut it out even of copies, so
+    /// slabs come from `cuMemAlloc`, which the driver copies between GPUs
+    /// through the host when it must.
+    readers: Vec<driver::CUdevice>,
 }
 
 impl CudaMemory {
+    /// Raw `kind` memory of `device` for a pool of a context of `devices`.
+    pub fn new(device: Arc<Device>, devices: &[Arc<Device>], kind: UsmKind, slabs: Arc<SlabMap>, owner: SlabOwner) -> Self {
+        let mut readers = vec![device.cu];
+        for other in devices.iter().filter(|d| d.cu != device.cu) {
+            match driver::can_access_peer(other.cu, device.cu) {
+                Ok(true) => readers.push(other.cu),
+                _ => {
+                    readers.clear();
+                    break;
+                }
+            }
+        }
+        CudaMemory { device, kind, slabs, owner, readers }
+    }
+
     /// The largest alignment the driver gives without asking.
     fn natural_align(&self) -> usize {
         match self.kind {
@@ -92,7 +113,8 @@ impl MemorySource for CudaMemory {
     }
 
     fn virtual_memory(&self) -> Option<&dyn VirtualMemory> {
-        (self.kind == UsmKind::Device && vmm::granule(self.device.cu).is_some()).then_some(self)
+        (self.kind == UsmKind::Device && !self.readers.is_empty() && vmm::granule(self.device.cu).is_some())
+            .then_some(self)
     }
 }
 
@@ -114,7 +136,7 @@ impl VirtualMemory for CudaMemory {
     unsafe fn commit(&self, addr: NonNull<u8>, len: usize) -> Result<(), OutOfMemory> {
         self.device.activate().map_err(|_| OutOfMemory)?;
         // SAFETY: the engine commits whole granules of a reservation of ours, none mapped.
-        vmm::commit(self.device.cu, addr.as_ptr() as usize as u64, len, self.granule()).map_err(|_| OutOfMemory)
+        vmm::commit(self.device.cu, &self.readers, addr.as_ptr() as usize as u64, len, self.granule()).map_err(|_| OutOfMemory)
     }
 
     unsafe fn decommit(&self, addr: NonNull<u8>, len: usize) {

@@ -160,40 +160,78 @@ impl Program {
         self.build.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `urProgramBuild`: loads every image. Options are kept for the build
-    /// info; the driver's JIT takes none from UR.
+    /// `urProgramBuild`: loads every image. PTX is compiled once per
+    /// target: images of the same PTX for GPUs of one name and compute
+    /// capability share one cubin, compiled on the first of them and loaded
+    /// on each. Every build logs its count ([`ur_core::log::build_note`]).
+    /// Options are kept for the build info; the driver's JIT takes none
+    /// from UR.
     pub fn build(&self, options: &str) -> UrResult {
         let mut state = self.state();
         if state.status == UR_PROGRAM_BUILD_STATUS_SUCCESS {
             return Err(UR_RESULT_ERROR_INVALID_OPERATION);
         }
         state.options = options.to_string();
-        let mut modules = Vec::with_capacity(self.images.len());
         let mut log = String::new();
+        match self.load_images(&mut log) {
+            Ok((modules, compiles)) => {
+                ur_core::log::build_note(compiles, self.images.len());
+                state.log = log;
+                state.modules = modules;
+                state.status = UR_PROGRAM_BUILD_STATUS_SUCCESS;
+                Ok(())
+            }
+            Err(e) => {
+                state.log = log;
+                state.status = UR_PROGRAM_BUILD_STATUS_ERROR;
+                Err(e)
+            }
+        }
+    }
+
+    /// One module per image, in order, and the number of PTX compiles; the
+    /// JIT's logs go to `log`.
+    fn load_images(&self, log: &mut String) -> UrResult<(Vec<Arc<Module>>, usize)> {
+        // (image, cubin) of each target compiled so far.
+        let mut compiled: Vec<(&Image, Vec<u8>)> = Vec::new();
+        let mut modules = Vec::with_capacity(self.images.len());
         for image in &self.images {
             image.device.activate()?;
-            let bytes = if image.kind == ImageKind::Ptx {
-                driver::nul_terminated(&image.bytes)
+            let loaded = if image.kind == ImageKind::Ptx {
+                let same_target = |done: &Image| {
+                    done.bytes == image.bytes
+                        && done.device.props.name == image.device.props.name
+                        && done.device.props.compute_capability == image.device.props.compute_capability
+                };
+                let at = match compiled.iter().position(|(done, _)| same_target(done)) {
+                    Some(at) => at,
+                    None => {
+                        let ptx = driver::nul_terminated(&image.bytes);
+                        let (cubin, info) = driver::compile_ptx(&ptx).map_err(|(e, error)| {
+                            log.push_str(&error);
+                            crate::conv::cu_error(e)
+                        })?;
+                        log.push_str(&info);
+                        compiled.push((image, cubin));
+                        compiled.len() - 1
+                    }
+                };
+                Module::load(&compiled[at].1)
             } else {
-                image.bytes.clone()
+                Module::load(&image.bytes)
             };
-            match Module::load(&bytes) {
+            match loaded {
                 Ok((m, info)) => {
                     log.push_str(&info);
                     modules.push(Arc::new(m));
                 }
-                Err((e, error_log)) => {
-                    log.push_str(&error_log);
-                    state.log = log;
-                    state.status = UR_PROGRAM_BUILD_STATUS_ERROR;
+                Err((e, error)) => {
+                    log.push_str(&error);
                     return Err(crate::conv::cu_error(e));
                 }
             }
         }
-        state.log = log;
-        state.modules = modules;
-        state.status = UR_PROGRAM_BUILD_STATUS_SUCCESS;
-        Ok(())
+        Ok((modules, compiled.len()))
     }
 
     /// The module loaded for `device`; `INVALID_PROGRAM_EXECUTABLE` before a

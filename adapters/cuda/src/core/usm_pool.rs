@@ -160,17 +160,13 @@ impl UsmPool {
         self.base.engine_pool(kind.engine_kind(), device, |context, config, serving| {
             let gpu = serving.unwrap_or(&self.device).clone();
             let source = |pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
-                Arc::new(CudaMemory {
-                    device: gpu.clone(),
+                let owner = SlabOwner {
+                    pool: pool.clone(),
+                    usm_pool: self.me.clone(),
                     kind,
-                    slabs: context.slabs.clone(),
-                    owner: SlabOwner {
-                        pool: pool.clone(),
-                        usm_pool: self.me.clone(),
-                        kind,
-                        device: if kind == UsmKind::Host { None } else { serving.cloned() },
-                    },
-                })
+                    device: if kind == UsmKind::Host { None } else { serving.cloned() },
+                };
+                Arc::new(CudaMemory::new(gpu.clone(), &context.devices, kind, context.slabs.clone(), owner))
             };
             if self.base.is_default {
                 let key = context.device_index(&self.device)?;

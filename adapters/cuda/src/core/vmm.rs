@@ -146,20 +146,31 @@ pub unsafe fn unreserve(p: CUdeviceptr, size: usize) {
 }
 
 /// Puts `dev`'s memory behind `[p, p + len)`, one physical allocation of
-/// `granule` bytes per granule, readable and writable by `dev`. On error
-/// nothing in the range stays mapped. The device's context must be
-/// current.
+/// `granule` bytes per granule, readable and writable by each of
+/// `readers` (`dev` and the peers that may touch it: a mapping, unlike
+/// `cuMemAlloc` memory, is open to no other device until it is granted,
+/// not even for a copy). On error nothing in the range stays mapped. The
+/// device's context must be current.
 ///
 /// # Safety
 /// The range lies in a reservation, is a multiple of `granule` (the
 /// device's), and nothing in it is mapped.
-pub unsafe fn commit(dev: CUdevice, p: CUdeviceptr, len: usize, granule: usize) -> Result<(), CUresult> {
+pub unsafe fn commit(
+    dev: CUdevice,
+    readers: &[CUdevice],
+    p: CUdeviceptr,
+    len: usize,
+    granule: usize,
+) -> Result<(), CUresult> {
     let vmm = vmm().ok_or(CUresult::CUDA_ERROR_NOT_SUPPORTED)?;
     let prop = device_prop(dev);
-    let access = sys::CUmemAccessDesc {
-        location: location(dev),
-        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-    };
+    let access: Vec<sys::CUmemAccessDesc> = readers
+        .iter()
+        .map(|&reader| sys::CUmemAccessDesc {
+            location: location(reader),
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        })
+        .collect();
     let mut done = 0;
     let result = (|| {
         while done < len {
@@ -170,7 +181,7 @@ pub unsafe fn commit(dev: CUdevice, p: CUdeviceptr, len: usize, granule: usize) 
             // The mapping (if any) keeps the memory; the handle is not needed.
             let _ = (vmm.release)(handle);
             mapped?;
-            if let Err(e) = check((vmm.set_access)(at, granule, &access, 1)) {
+            if let Err(e) = check((vmm.set_access)(at, granule, access.as_ptr(), access.len())) {
                 let _ = (vmm.unmap)(at, granule);
                 return Err(e);
             }
