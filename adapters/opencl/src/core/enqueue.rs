@@ -12,7 +12,6 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use sys::{cl_event, cl_int};
 use ur_core::engine::Stamp;
-use ur_core::handle::arc_of;
 use ur_core::hal::UsmCommand;
 use ur_core::*;
 
@@ -138,18 +137,14 @@ impl Queue {
         if !self.cl_idle() {
             return None;
         }
-        let event = match want_event {
-            true => Some(self.completed_event()?),
-            false => None,
-        };
+        if want_event {
+            self.completed_cl()?;
+        }
         let stamps: Vec<Stamp> = waits.iter().filter(|e| std::ptr::eq(Arc::as_ptr(&e.context), ctx)).filter_map(|e| e.stamp).collect();
         let stamp = dag.record(&self.lane, &stamps);
         run();
         dag.complete(stamp);
-        let wrap = |e| {
-            Event::new(super::usm_exp::into_raw(e), Some(arc_of(self)), self.context.clone(), command, Some(stamp))
-        };
-        Some(Ok(event.map(wrap)))
+        Some(Ok(want_event.then(|| Event::completed(self, command, stamp)).flatten()))
     }
 
     /// A wait or barrier on an in-order queue whose wait list names only
@@ -176,8 +171,8 @@ impl Queue {
         let stamps: Vec<Stamp> = waits.iter().filter_map(|e| e.stamp).collect();
         let _order = self.order_lock();
         let tail = self.lane.tail().seq;
-        let shared = match want_event {
-            true => Some(self.event_after(tail).or_else(|| self.completed_event_after(tail))?),
+        let cover = match want_event {
+            true => Some(self.cover_after(tail)?),
             false => None,
         };
         let dag = self.context.engine.dag();
@@ -186,7 +181,7 @@ impl Queue {
             Node::Barrier => dag.record_barrier(&self.lane, &stamps),
         };
         // Without an event the node needs none: a later command's covers it.
-        Some(shared.and_then(|e| self.track(command, stamp, super::usm_exp::into_raw(e), true)))
+        Some(cover.and_then(|c| self.settle(command, stamp, c, true)))
     }
 
     /// A checked USM command, a wait or a barrier; a blocking copy returns

@@ -18,10 +18,40 @@ use ur_core::engine::Stamp;
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
+/// The `cl_event` behind a UR event.
+pub enum EventCl {
+    /// A reference this event owns.
+    Own(opencl3::event::Event),
+    /// The command completed before its event was made, so the event is the
+    /// queue's completed user event, borrowed: the UR event holds the queue,
+    /// which holds that event. Status and waits need no runtime call, and
+    /// making and dropping the UR event retains and releases nothing.
+    Completed(cl_event),
+}
+
+// SAFETY: OpenCL objects may be used from any thread, and a borrowed
+// `Completed` event is only read while its queue lives.
+unsafe impl Send for EventCl {}
+unsafe impl Sync for EventCl {}
+
+impl EventCl {
+    pub fn get(&self) -> cl_event {
+        match self {
+            EventCl::Own(e) => e.get(),
+            EventCl::Completed(e) => *e,
+        }
+    }
+
+    /// Whether the command is known to have completed without asking.
+    pub fn completed(&self) -> bool {
+        matches!(self, EventCl::Completed(_))
+    }
+}
+
 #[repr(C)]
 pub struct Event {
     header: HandleHeader,
-    pub cl: opencl3::event::Event,
+    pub cl: EventCl,
     /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` names a live queue while the
     /// event lives, as an OpenCL event keeps its queue.
     pub queue: Option<Arc<Queue>>,
@@ -58,12 +88,26 @@ impl Event {
     ) -> Arc<Event> {
         Arc::new(Event {
             header: HandleHeader::new(&DDI, ObjectKind::Event),
-            cl: opencl3::event::Event::new(cl),
+            cl: EventCl::Own(opencl3::event::Event::new(cl)),
             queue,
             context,
             command,
             stamp,
         })
+    }
+
+    /// The event of `queue`'s command `stamp`, which has completed; `None`
+    /// when the runtime could not make the queue's completed user event.
+    pub fn completed(queue: &Queue, command: ur_command_t, stamp: Stamp) -> Option<Arc<Event>> {
+        let cl = queue.completed_cl()?;
+        Some(Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            cl: EventCl::Completed(cl),
+            queue: Some(ur_core::handle::arc_of(queue)),
+            context: queue.context.clone(),
+            command,
+            stamp: Some(stamp),
+        }))
     }
 
     /// `urEventCreateWithNativeHandle`: an event over the user's
@@ -94,6 +138,9 @@ impl Event {
     }
 
     pub fn cl_status(&self) -> UrResult<cl_int> {
+        if self.cl.completed() {
+            return Ok(sys::CL_COMPLETE);
+        }
         cl::value(cl3::event::get_event_data(self.cl.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)).ur()
     }
 
@@ -103,7 +150,9 @@ impl Event {
 
     /// Waits on the host for this event.
     pub fn wait(&self) -> UrResult {
-        wait_result(cl3::event::wait_for_events(&[self.cl.get()]))?;
+        if !self.cl.completed() {
+            wait_result(cl3::event::wait_for_events(&[self.cl.get()]))?;
+        }
         self.report_complete();
         Ok(())
     }

@@ -34,6 +34,9 @@ pub struct Waits {
     pub cl: Vec<cl_event>,
     /// The engine's view of the same commands.
     pub stamps: Vec<Stamp>,
+    /// Whether some event has no stamp (made from a native one): the
+    /// engine does not see everything waited for.
+    pub unstamped: bool,
 }
 
 #[repr(C)]
@@ -75,6 +78,15 @@ pub struct Queue {
 }
 
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
+
+/// What stands for the commands before a new one on an in-order queue
+/// ([`Queue::cover_after`]).
+pub(crate) enum Cover {
+    /// An event whose completion implies theirs.
+    Held(opencl3::event::Event),
+    /// They have all completed.
+    Done,
+}
 
 // SAFETY: queues are only made by `assemble`, in an `Arc`.
 unsafe impl ArcObject for Queue {}
@@ -305,27 +317,45 @@ impl Queue {
         self.trackers().event_covering(seq).ok().flatten()
     }
 
-    /// In order: the queue's completed event when command `seq` and
-    /// every one before it have completed (the engine knows), so that a
-    /// command waiting only for them needs no marker; not on profiling
-    /// queues, where an event's timestamps must be its command's. Call with
-    /// the order lock held.
-    pub(crate) fn completed_event_after(&self, seq: Seq) -> Option<opencl3::event::Event> {
+    /// In order: what stands for command `seq` and every one before it, for
+    /// a command that waits for nothing else: an event held that covers
+    /// them, or, when they have all completed (the engine knows), nothing,
+    /// since the command completes at once. Not on profiling queues, where
+    /// an event's timestamps must be its command's, nor where the queue's
+    /// completed user event cannot be made. Call with the order lock held.
+    pub(crate) fn cover_after(&self, seq: Seq) -> Option<Cover> {
+        if let Some(e) = self.event_after(seq) {
+            return Some(Cover::Held(e));
+        }
         if !self.lane.is_in_order() || self.profiling() || self.lane.done_upto() < seq {
             return None;
         }
-        self.completed_event()
+        self.completed_cl().map(|_| Cover::Done)
     }
 
-    /// A new reference to this queue's completed user event; `None` when
-    /// the runtime could not make one.
-    pub(crate) fn completed_event(&self) -> Option<opencl3::event::Event> {
+    /// Settles command `stamp` as [`Self::cover_after`] found it: tracked
+    /// with the covering event, or completed now. Returns its event when
+    /// `want_event`.
+    pub(crate) fn settle(&self, command: ur_command_t, stamp: Stamp, cover: Cover, want_event: bool) -> Option<Arc<Event>> {
+        match cover {
+            Cover::Held(e) => self.track(command, stamp, super::usm_exp::into_raw(e), want_event),
+            Cover::Done => {
+                self.context.engine.dag().complete(stamp);
+                want_event.then(|| Event::completed(self, command, stamp)).flatten()
+            }
+        }
+    }
+
+    /// This queue's completed user event, made on first use, valid while
+    /// the queue lives (no reference is taken); `None` when the runtime
+    /// could not make one.
+    pub(crate) fn completed_cl(&self) -> Option<cl_event> {
         let made = self.completed.get_or_init(|| {
             let event = opencl3::event::Event::new(cl3::event::create_user_event(self.context.cl.get()).ok()?);
             cl3::event::set_user_event_status(event.get(), sys::CL_COMPLETE).ok()?;
             Some(event)
         });
-        made.as_ref().map(|e| engine::retained(e.get()))
+        made.as_ref().map(|e| e.get())
     }
 
     /// Makes sure that an event held covers this queue's newest command:
@@ -373,7 +403,7 @@ impl Queue {
 
     /// The `cl_event`s of a UR wait list that this queue can wait for.
     pub fn translate_wait_list<'a>(&self, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
-        let mut waits = Waits { cl: Vec::new(), stamps: Vec::new() };
+        let mut waits = Waits { cl: Vec::new(), stamps: Vec::new(), unstamped: false };
         for e in events {
             if e.context.cl.get() == self.context.cl.get() {
                 // OpenCL guarantees progress across queues only once the
@@ -381,8 +411,12 @@ impl Queue {
                 if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), self)) {
                     q.cl.flush().ur()?;
                 }
-                waits.cl.push(e.cl.get());
+                // A completed event orders nothing: the runtime need not see it.
+                if !e.cl.completed() {
+                    waits.cl.push(e.cl.get());
+                }
                 waits.stamps.extend(e.stamp);
+                waits.unstamped |= e.stamp.is_none();
             } else {
                 e.wait()?;
             }

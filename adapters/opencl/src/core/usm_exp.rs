@@ -21,7 +21,7 @@
 use super::context::{Context, Covering};
 use super::engine;
 use super::event::Event;
-use super::queue::{Queue, Waits};
+use super::queue::{Cover, Queue, Waits};
 use super::usm::{self, UsmPool};
 use crate::conv::ClResultExt;
 use cl3::ext as sys;
@@ -88,14 +88,14 @@ fn enqueue_command(
 /// marker is enqueued. This is what libsycl asks for on an in-order queue
 /// (an event, waiting on the previous command's), and a marker costs the
 /// runtime a command. `None` when that command has no event held.
-fn shared_event(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[Stamp], stamp: Stamp) -> Option<opencl3::event::Event> {
+fn shared_cover(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[Stamp], stamp: Stamp) -> Option<Cover> {
     let own = |s: &Stamp| s.lane == queue.lane.id();
-    let waits_own = waits.cl.len() == waits.stamps.len() && waits.stamps.iter().all(own);
+    let waits_own = !waits.unstamped && waits.stamps.iter().all(own);
     let deps_own = deps.iter().all(|d| own(d) || matches!(ctx.covering(*d), Covering::Done));
     if !queue.lane.is_in_order() || !waits_own || !deps_own {
         return None;
     }
-    queue.event_after(stamp.seq - 1).or_else(|| queue.completed_event_after(stamp.seq - 1))
+    queue.cover_after(stamp.seq - 1)
 }
 
 /// The one reference of `event` that [`Queue::track`] takes over.
@@ -152,9 +152,8 @@ impl Queue {
         let mut event = None;
         if let Some(stamp) = a.stamp {
             if !a.zero {
-                if let Some(e) = shared_event(ctx, self, &translated, a.deps.as_slice(), stamp) {
-                    let event = self.track(alloc_command(kind), stamp, into_raw(e), want_event);
-                    return Ok((ptr, event));
+                if let Some(cover) = shared_cover(ctx, self, &translated, a.deps.as_slice(), stamp) {
+                    return Ok((ptr, self.settle(alloc_command(kind), stamp, cover, want_event)));
                 }
             }
             let mut waits = translated.cl;
@@ -221,8 +220,8 @@ impl Queue {
             // tail and costs nothing.
             return Ok(None);
         };
-        if let Some(e) = shared_event(ctx, self, &translated, out.deps.as_slice(), stamp) {
-            return Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, into_raw(e), want_event));
+        if let Some(cover) = shared_cover(ctx, self, &translated, out.deps.as_slice(), stamp) {
+            return Ok(self.settle(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cover, want_event));
         }
         let mut waits = translated.cl;
         let enqueued = add_dependencies(ctx, self, out.deps.as_slice(), &mut waits).and_then(|_held| {
