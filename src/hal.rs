@@ -107,8 +107,10 @@ pub enum UsmCommand<'a> {
     /// `urEnqueueEventsWait` (`barrier: false`) or a barrier. An empty wait
     /// list means everything enqueued before on the queue.
     Wait { barrier: bool },
-    Fill { dst: *mut c_void, pattern: &'a [u8], size: usize },
-    Copy { dst: *mut c_void, src: *const c_void, size: usize },
+    /// `in_usm`: every range lies inside a live USM allocation of the
+    /// queue's context (the core looked them up, so an adapter need not).
+    Fill { dst: *mut c_void, pattern: &'a [u8], size: usize, in_usm: bool },
+    Copy { dst: *mut c_void, src: *const c_void, size: usize, in_usm: bool },
     Fill2D { dst: *mut c_void, pitch: usize, pattern: &'a [u8], width: usize, height: usize },
     Copy2D { dst: *mut c_void, dst_pitch: usize, src: *const c_void, src_pitch: usize, width: usize, height: usize },
     Prefetch { ptr: *const c_void, size: usize, flags: ur_usm_migration_flags_t },

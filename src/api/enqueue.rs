@@ -35,14 +35,11 @@ unsafe fn submit<B: Backend>(
 /// When `ptr` lies in a live USM allocation of the context, `len` bytes from
 /// it must stay inside: else `INVALID_SIZE`. Other pointers are the
 /// backend's to accept or refuse (a CPU device takes host memory).
-fn check_range<B: Backend>(queue: &B::Queue, ptr: *const c_void, len: usize) -> UrResult {
-    if let Some((base, size)) = queue.context().usm_range(ptr) {
-        let offset = ptr as usize - base;
-        if len > size - offset {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
-        }
+fn check_range<B: Backend>(queue: &B::Queue, ptr: *const c_void, len: usize) -> UrResult<bool> {
+    match queue.context().usm_range(ptr) {
+        Some((base, size)) if len > size - (ptr as usize - base) => Err(UR_RESULT_ERROR_INVALID_SIZE),
+        found => Ok(found.is_some()),
     }
-    Ok(())
 }
 
 
@@ -122,11 +119,11 @@ pub(super) unsafe extern "C" fn usm_fill<B: Backend>(
         {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
-        check_range::<B>(queue, dst, size)?;
+        let in_usm = check_range::<B>(queue, dst, size)?;
         let waits = wait_list::<B>(count, list)?;
         // The pattern is read here: the caller may reuse its storage at once.
         let pattern = std::slice::from_raw_parts(pattern as *const u8, pattern_size);
-        submit::<B>(queue, UsmCommand::Fill { dst, pattern, size }, waits, false, out)
+        submit::<B>(queue, UsmCommand::Fill { dst, pattern, size, in_usm }, waits, false, out)
     })
 }
 
@@ -147,13 +144,14 @@ pub(super) unsafe extern "C" fn usm_memcpy<B: Backend>(
         if size == 0 {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
-        check_range::<B>(queue, dst, size)?;
-        check_range::<B>(queue, src, size)?;
+        let dst_in_usm = check_range::<B>(queue, dst, size)?;
+        let src_in_usm = check_range::<B>(queue, src, size)?;
         if overlaps(dst, size, src, size) {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         let waits = wait_list::<B>(count, list)?;
-        submit::<B>(queue, UsmCommand::Copy { dst, src, size }, waits, blocking, out)
+        let in_usm = dst_in_usm && src_in_usm;
+        submit::<B>(queue, UsmCommand::Copy { dst, src, size, in_usm }, waits, blocking, out)
     })
 }
 

@@ -355,10 +355,10 @@ impl hal::Queue<Cuda> for Queue {
         // A blocking command's event is waited for by the core.
         match command {
             UsmCommand::Wait { barrier } => queue.wait_events(&wait, barrier, want),
-            UsmCommand::Fill { dst, pattern, size } => {
+            UsmCommand::Fill { dst, pattern, size, .. } => {
                 queue.usm_fill(dst, pattern, size, &wait, want)
             }
-            UsmCommand::Copy { dst, src, size } => {
+            UsmCommand::Copy { dst, src, size, .. } => {
                 queue.usm_memcpy(false, dst, src, size, &wait, want)
             }
             UsmCommand::Prefetch { ptr, size, flags } => {

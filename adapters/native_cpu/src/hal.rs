@@ -254,10 +254,10 @@ impl hal::Queue<NativeCpu> for Queue {
                 order = Order { after_all: waits.is_empty(), fence: barrier };
                 Command::Marker
             }
-            UsmCommand::Fill { dst, pattern, size } => {
+            UsmCommand::Fill { dst, pattern, size, .. } => {
                 Command::Fill { dst: usm_ptr(self, dst, size)?, pattern: Pattern::new(pattern), size }
             }
-            UsmCommand::Copy { dst, src, size } => {
+            UsmCommand::Copy { dst, src, size, .. } => {
                 Command::Copy { dst: usm_ptr(self, dst, size)?, src: usm_ptr(self, src, size)?, size }
             }
             UsmCommand::Fill2D { dst, pitch, pattern, width, height } => Command::Fill2D {

@@ -106,7 +106,7 @@ impl Queue {
                 // Hints: the memory is where host and device reach it.
                 self.submit(kind, Node::Command, waits, want_event, None, |l, s, w| barrier(l, s, w))
             }
-            UsmCommand::Fill { dst, pattern, size } if pattern.len() <= max_pattern => {
+            UsmCommand::Fill { dst, pattern, size, .. } if pattern.len() <= max_pattern => {
                 let kept: Box<[u8]> = pattern.into();
                 let p = kept.as_ptr();
                 let n = kept.len();
@@ -115,12 +115,12 @@ impl Queue {
                     fill(l, dst, unsafe { std::slice::from_raw_parts(p, n) }, size, s, w)
                 })
             }
-            UsmCommand::Fill { dst, pattern, size } => {
+            UsmCommand::Fill { dst, pattern, size, .. } => {
                 let bytes = repeated(pattern, size);
                 let src = bytes.as_ptr() as *const c_void;
                 self.submit(kind, Node::Command, waits, want_event, Some(bytes), |l, s, w| copy(l, dst, src, size, s, w))
             }
-            UsmCommand::Copy { dst, src, size } => {
+            UsmCommand::Copy { dst, src, size, .. } => {
                 self.submit(kind, Node::Command, waits, want_event, None, |l, s, w| copy(l, dst, src, size, s, w))
             }
             UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {

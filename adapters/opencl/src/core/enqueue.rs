@@ -102,28 +102,23 @@ impl Queue {
     /// 1 KiB fill behind libsycl; the memset itself takes tens of
     /// nanoseconds. The command is a node of the engine's graph, complete
     /// when this returns, and its event the queue's completed user event.
-    /// Only inside this context's live USM allocations (other pointers are
-    /// the runtime's to accept or refuse), not on profiling queues (the
-    /// event's timestamps would be no command's), not past `host_run_max()`.
-    /// `None` when it does not apply: the caller enqueues the command.
+    /// Only inside this context's live USM allocations (`in_usm`, which
+    /// the core found; other pointers are the runtime's to accept or
+    /// refuse), not on profiling queues (the event's timestamps would be no
+    /// command's), not past `host_run_max()` bytes. `None` when it does not
+    /// apply: the caller enqueues the command.
     fn run_on_host(
         &self,
         command: ur_command_t,
         waits: &[&Event],
         want_event: bool,
-        touched: &[(*const c_void, usize)],
+        (in_usm, size): (bool, usize),
         run: impl FnOnce(),
     ) -> Option<UrResult<Option<Arc<Event>>>> {
-        if !self.device.host_runs_usm || self.profiling() || touched.iter().any(|&(_, n)| n > host_run_max()) {
+        if !in_usm || !self.device.host_runs_usm || self.profiling() || size > host_run_max() {
             return None;
         }
         let ctx = &*self.context;
-        let inside = |&(p, n): &(*const c_void, usize)| {
-            usm::range_of(ctx, p).is_some_and(|(base, size)| p as usize - base <= size && n <= size - (p as usize - base))
-        };
-        if !touched.iter().all(inside) {
-            return None;
-        }
         let dag = ctx.engine.dag();
         let done = |e: &&Event| {
             let same_context = std::ptr::eq(Arc::as_ptr(&e.context), ctx);
@@ -211,24 +206,23 @@ impl Queue {
                 let cl_barrier = barrier && self.out_of_order;
                 self.submit_node(command_type, node, waits, want_event, |w, ev| marker(queue, cl_barrier, w, ev))
             }
-            UsmCommand::Fill { dst, pattern, size } => {
+            UsmCommand::Fill { dst, pattern, size, in_usm } => {
                 let waits: Vec<&Event> = waits.into_iter().collect();
                 // SAFETY: `run_on_host` runs it only over memory of a live
                 // USM allocation that the host addresses and no command
                 // still running can touch.
                 let run = || unsafe { fill_on_host(dst, pattern, size) };
-                if let Some(done) = self.run_on_host(command_type, &waits, want_event, &[(dst, size)], run) {
+                if let Some(done) = self.run_on_host(command_type, &waits, want_event, (in_usm, size), run) {
                     return done;
                 }
                 self.submit(command_type, waits, want_event, |w, ev| usm::enqueue_fill(ctx, queue, dst, pattern, size, w, ev))
             }
-            UsmCommand::Copy { dst, src, size } => {
+            UsmCommand::Copy { dst, src, size, in_usm } => {
                 let waits: Vec<&Event> = waits.into_iter().collect();
                 // SAFETY: as for a fill, for both ranges; the core refused
                 // overlapping ones, and `copy` would take them anyway.
                 let run = || unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
-                let touched = [(dst as *const c_void, size), (src, size)];
-                if let Some(done) = self.run_on_host(command_type, &waits, want_event, &touched, run) {
+                if let Some(done) = self.run_on_host(command_type, &waits, want_event, (in_usm, size), run) {
                     return done;
                 }
                 self.submit(command_type, waits, want_event, |w, ev| {

@@ -260,10 +260,8 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
 /// runtime's to judge).
 pub fn range_of(ctx: &Context, ptr: *const c_void) -> Option<(usize, usize)> {
     let addr = ptr as usize;
-    match ctx.find_allocation(addr) {
-        Some((a, _)) => Some((a.base, a.size)),
-        None => ctx.slabs.live_block_containing(addr),
-    }
+    let registered = ctx.allocations().value_at(addr).map(|a| (a.base, a.size));
+    registered.or_else(|| ctx.slabs.live_block_containing(addr))
 }
 
 /// The largest fill pattern OpenCL takes (a `long16`/`double16`).
