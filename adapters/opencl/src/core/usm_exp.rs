@@ -81,18 +81,33 @@ fn enqueue_command(
     }
 }
 
-/// An allocation or free (node `stamp`) with nothing to run on an in-order
-/// queue, whose wait list and extra dependencies name only this queue's
-/// earlier commands (or finished ones), is complete as soon as the queue's
-/// previous command is: an event covering that one serves as its own, so no
-/// marker is enqueued. This is what libsycl asks for on an in-order queue
-/// (an event, waiting on the previous command's), and a marker costs the
-/// runtime a command. `None` when that command has no event held.
+/// An allocation or free (node `stamp`) with nothing to run needs no
+/// marker (which costs the runtime a command) when:
+/// - on an in-order queue, its wait list and extra dependencies name only
+///   this queue's earlier commands (or finished ones): it is complete as
+///   soon as the queue's previous command is, and an event covering that
+///   one serves as its own. This is what libsycl asks for on an in-order
+///   queue (an event, waiting on the previous command's);
+/// - on an out-of-order queue, everything it waits for has completed: it
+///   completes at once (an alloc -> fill -> free chain ordered by events,
+///   whose fills ran on the host).
+///
+/// `None` otherwise, or when no event can stand for it.
 fn shared_cover(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[Stamp], stamp: Stamp) -> Option<Cover> {
+    if waits.unstamped {
+        return None;
+    }
+    let dag = ctx.engine.dag();
     let own = |s: &Stamp| s.lane == queue.lane.id();
-    let waits_own = !waits.unstamped && waits.stamps.iter().all(own);
+    if !queue.lane.is_in_order() {
+        // Out of order only what it waits for orders it: when all of that
+        // has completed, so has the command.
+        let done = waits.stamps.iter().chain(deps).all(|s| dag.is_complete(*s));
+        return (done && !queue.profiling() && queue.completed_cl().is_some()).then_some(Cover::Done);
+    }
+    let waits_own = waits.stamps.iter().all(|s| own(s) || dag.is_complete(*s));
     let deps_own = deps.iter().all(|d| own(d) || matches!(ctx.covering(*d), Covering::Done));
-    if !queue.lane.is_in_order() || !waits_own || !deps_own {
+    if !waits_own || !deps_own {
         return None;
     }
     queue.cover_after(stamp.seq - 1)
