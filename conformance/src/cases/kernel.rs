@@ -26,6 +26,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueKernelLaunchWithArgsExp.local_memory_and_reads", launch_local),
     Case::device("urEnqueueKernelLaunchWithArgsExp.event_orders_kernels", launch_chain),
     Case::device("urEnqueueUSMFill.small_fill_after_a_kernel_lands_after_it", fill_after_kernel),
+    Case::device("urEnqueueUSMFreeExp.block_reused_after_a_kernel_waits_for_it", reuse_after_kernel),
     Case::device("urEnqueueKernelLaunchWithArgsExp.invalid_work_dimension", launch_bad_dims),
     Case::device("urEnqueueKernelLaunchWithArgsExp.invalid_arguments", launch_bad_args),
     Case::device("urEnqueueKernelLaunchWithArgsExp.null_global_size", launch_null_global),
@@ -426,6 +427,57 @@ unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
         check_words(&format!("a copy behind fill_index on the {label}"), &end, |_| 7)?;
         let middle = words(&fx.read(queue, (out.ptr as *mut u32).add(SMALL) as *mut c_void, 4)?);
         check_words(&format!("fill_index past the fill on the {label}"), &middle, |_| base + SMALL as u32)
+    })
+}
+
+/// An async block that a long kernel writes, freed after the kernel's
+/// event and taken again by an allocation ordered after the free: a small
+/// fill of the block taken again lands after the kernel, on both queue
+/// kinds. (An adapter that completes the free or the allocation at once,
+/// or runs the fill on the host, must see that the kernel still runs.)
+unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
+    use super::usm_exp::{alloc, fill, free, require_async};
+    require_async(fx)?;
+    let program = built_program(fx)?;
+    let k = kernel(fx, &program, c"fill_index")?;
+    let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
+    // Long enough that the kernel is still running when the fill comes.
+    const WORDS: usize = 1 << 22;
+    const SMALL: usize = 256;
+    on_each_queue_kind(fx, |queue, label| {
+        let base = 11u32;
+        let (x, x_ready) = alloc(fx, queue, kind, null_mut(), WORDS * 4, &[], true)?;
+        let x_ready = x_ready.expect("asked for");
+        let mut ran = null_mut();
+        let args = [pointer_arg(0, x), value_arg(1, &base)];
+        expect_success!(launch(fx, queue, k.get(), WORDS, None, &args, &[x_ready.get()], &mut ran));
+        let ran = fx.own_event(ran);
+        let freed = free(fx, queue, null_mut(), x, &[ran.get()], true)?.expect("asked for");
+        let (y, y_ready) = alloc(fx, queue, kind, null_mut(), WORDS * 4, &[freed.get()], true)?;
+        let y_ready = y_ready.expect("asked for");
+        // Read later events first: a command reads as complete only once
+        // the kernel it follows does.
+        let done = |e: ur_event_handle_t| fx.status(e).map(|s| s == UR_EVENT_STATUS_COMPLETE);
+        let (allocated_done, freed_done, ran_done) = (done(y_ready.get())?, done(freed.get())?, done(ran.get())?);
+        let filled = fill(fx, queue, y, 0, SMALL * 4, &[y_ready.get()])?;
+        let head = words(&super::usm_exp::read(fx, queue, y, SMALL * 4, &[filled.get()])?);
+        let result = (|| {
+            check!(
+                ran_done || !(allocated_done || freed_done),
+                "on the {label}, the free (complete: {freed_done}) or the allocation after it (complete: \
+                 {allocated_done}) read as complete while the kernel before them ran"
+            );
+            check_words(&format!("a fill of the block taken again behind fill_index on the {label}"), &head, |_| 0)?;
+            if y != x {
+                // Another block: nothing of the kernel's is in it to check.
+                return Ok(());
+            }
+            let middle = words(&super::usm_exp::read(fx, queue, (y as *mut u32).add(SMALL) as *mut c_void, 4, &[])?);
+            check_words(&format!("fill_index past the fill on the {label}"), &middle, |_| base + SMALL as u32)
+        })();
+        free(fx, queue, null_mut(), y, &[], false)?;
+        expect_success!(fx.api.urQueueFinish(queue));
+        result
     })
 }
 
