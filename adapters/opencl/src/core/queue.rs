@@ -79,12 +79,12 @@ pub struct Queue {
 
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
 
-/// What stands for the commands before a new one on an in-order queue
-/// ([`Queue::cover_after`]).
+/// What stands for everything a new command waits for, when that command
+/// has nothing to run ([`Queue::cover_after`], `usm_exp::shared_cover`).
 pub(crate) enum Cover {
     /// An event whose completion implies theirs.
     Held(opencl3::event::Event),
-    /// They have all completed.
+    /// They have all completed, and so has the command.
     Done,
 }
 
@@ -406,13 +406,14 @@ impl Queue {
         let mut waits = Waits { cl: Vec::new(), stamps: Vec::new(), unstamped: false };
         for e in events {
             if e.context.cl.get() == self.context.cl.get() {
-                // OpenCL guarantees progress across queues only once the
-                // other queue is flushed.
-                if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), self)) {
-                    q.cl.flush().ur()?;
-                }
-                // A completed event orders nothing: the runtime need not see it.
+                // A completed event orders nothing: the runtime need not see
+                // it, nor its queue be flushed for it.
                 if !e.cl.completed() {
+                    // OpenCL guarantees progress across queues only once the
+                    // other queue is flushed.
+                    if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), self)) {
+                        q.cl.flush().ur()?;
+                    }
                     waits.cl.push(e.cl.get());
                 }
                 waits.stamps.extend(e.stamp);
