@@ -88,6 +88,18 @@ impl Dag {
         with_scratch(|c| self.record_into(lane, wait, &[], NodeKind::Command, c))
     }
 
+    /// Records a command that has already run, after every stamp of `wait`
+    /// had completed (on an in-order lane, after every earlier command too):
+    /// complete at once, and cheap when nothing of `lane` is still in flight.
+    pub fn record_completed(&self, lane: &Lane, wait: &[Stamp]) -> Stamp {
+        if let Some(stamp) = lane.record_completed() {
+            return stamp;
+        }
+        let stamp = self.record(lane, wait);
+        lane.complete(stamp.seq);
+        stamp
+    }
+
     /// Records a barrier. With an empty wait list it is ordered after every
     /// earlier command of the lane; otherwise after its wait list only. Every
     /// later command of the lane is ordered after it.
@@ -246,6 +258,29 @@ mod tests {
         assert!(dag.is_ordered_before(c1, c2));
         dag.complete(a2);
         assert!(dag.is_ordered_before(a2, c2), "complete counts as ordered");
+    }
+
+    #[test]
+    fn a_command_recorded_complete_orders_what_follows_and_leaves_others_in_flight() {
+        let dag = Dag::new();
+        let idle = dag.create_lane(QueueOrder::InOrder);
+        let ran = dag.record_completed(&idle, &[]);
+        assert!(dag.is_complete(ran) && idle.in_flight() == 0, "an idle lane moves its counters only");
+        let next = dag.record(&idle, &[]);
+        assert_eq!(next.seq, ran.seq + 1);
+        assert!(dag.is_ordered_before(ran, next));
+        assert!(!dag.is_complete(next));
+
+        // Out of order, with a command in flight: the node takes a slot,
+        // complete, and the command in flight stays so.
+        let busy = dag.create_lane(QueueOrder::OutOfOrder);
+        let running = dag.record(&busy, &[]);
+        let host_ran = dag.record_completed(&busy, &[ran]);
+        assert!(dag.is_complete(host_ran));
+        assert!(!dag.is_complete(running), "another command's completion is not implied");
+        assert_eq!(busy.done_upto(), 0);
+        dag.complete(running);
+        assert_eq!((busy.done_upto(), busy.in_flight()), (2, 0));
     }
 
     #[test]

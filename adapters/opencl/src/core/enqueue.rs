@@ -100,8 +100,9 @@ impl Queue {
     /// command the OpenCL queue was given (the user has not had the native
     /// queue). Intel's CPU runtime takes 10 to 15 µs to enqueue and run a
     /// 1 KiB fill behind libsycl; the memset itself takes tens of
-    /// nanoseconds. The command is a node of the engine's graph, complete
-    /// when this returns, and its event the queue's completed user event.
+    /// nanoseconds. Asked for an event, the command becomes a node of the
+    /// engine's graph, complete at birth, and its event the queue's
+    /// completed user event; else the engine never hears of it.
     /// Only inside this context's live USM allocations (`in_usm`, which
     /// the core found; other pointers are the runtime's to accept or
     /// refuse), not on profiling queues (the event's timestamps would be no
@@ -135,11 +136,15 @@ impl Queue {
         if want_event {
             self.completed_cl()?;
         }
-        let stamps: Vec<Stamp> = waits.iter().filter(|e| std::ptr::eq(Arc::as_ptr(&e.context), ctx)).filter_map(|e| e.stamp).collect();
-        let stamp = dag.record(&self.lane, &stamps);
         run();
-        dag.complete(stamp);
-        Some(Ok(want_event.then(|| Event::completed(self, command, stamp)).flatten()))
+        if !want_event {
+            // Done before anything could wait for it, and nothing can name
+            // it: the engine need not know of it.
+            return Some(Ok(None));
+        }
+        let stamps: Vec<Stamp> = waits.iter().filter(|e| std::ptr::eq(Arc::as_ptr(&e.context), ctx)).filter_map(|e| e.stamp).collect();
+        let stamp = dag.record_completed(&self.lane, &stamps);
+        Some(Ok(Event::completed(self, command, stamp)))
     }
 
     /// A wait or barrier on an in-order queue whose wait list names only
