@@ -274,8 +274,7 @@ impl Queue {
             let stamps = q.stamps_of(&deps);
             let (value, command) = op(&q.lane, &stamps)?;
             let Some(c) = command else { return Ok((value, None)) };
-            let mut st = q.lock();
-            return Ok((value, self.enqueue_engine(&mut st, deps, c)));
+            return Ok((value, self.enqueue_engine(q.lock(), deps, c)));
         }
         let mut st = q.lock();
         if st.closed {
@@ -286,7 +285,7 @@ impl Queue {
         let stamps = q.stamps_of(&deps);
         let (value, command) = op(&q.lane, &stamps)?;
         let Some(c) = command else { return Ok((value, None)) };
-        Ok((value, self.enqueue_engine(&mut st, deps, c)))
+        Ok((value, self.enqueue_engine(st, deps, c)))
     }
 
     /// Whether an engine operation with no wait list may run without the
@@ -301,15 +300,35 @@ impl Queue {
     /// Queues a command the engine recorded on the fast path.
     #[cold]
     pub fn enqueue_recorded(&self, c: EngineCommand) -> Option<Arc<Event>> {
-        let mut st = self.shared.lock();
-        self.enqueue_engine(&mut st, Vec::new(), c)
+        self.enqueue_engine(self.shared.lock(), Vec::new(), c)
     }
 
-    fn enqueue_engine(&self, st: &mut State, deps: Vec<Arc<Event>>, c: EngineCommand) -> Option<Arc<Event>> {
+    /// Queues the command the engine recorded, under the queue's lock `st`.
+    /// A marker with nothing to wait for, on a queue with nothing before it
+    /// pending or running, completes on the calling thread instead: handing
+    /// it to the worker would cost a wake-up and a switch to run nothing.
+    fn enqueue_engine(&self, mut st: MutexGuard<'_, State>, deps: Vec<Arc<Event>>, c: EngineCommand) -> Option<Arc<Event>> {
         let q = &self.shared;
         let seq = c.stamp.seq;
         debug_assert_eq!(c.stamp.lane, q.lane.id(), "the engine recorded on the queue's lane");
         let event = c.want_event.then(|| Event::new(self.this(), c.command_type, seq));
+        let complete_now = c.zero.is_none()
+            && st.pending.is_empty()
+            && st.running.is_empty()
+            // On an in-order queue an earlier command may be recorded and not queued yet.
+            && (!q.in_order || seq == st.next_start)
+            && deps.iter().all(|d| d.is_done() && !d.failed())
+            && c.after.is_none_or(|s| q.context.dag.is_complete(s));
+        if complete_now {
+            st.running.push(Running { seq, fence: false });
+            st.next_start = seq + 1;
+            drop(st);
+            if let Some(e) = &event {
+                e.mark_running();
+            }
+            complete_command(q, seq, event.clone(), Ok(()));
+            return event;
+        }
         let mut deps = deps;
         deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
         if let Some(s) = c.after {
@@ -320,7 +339,7 @@ impl Queue {
             None => Command::Marker,
         };
         let order = Order::default();
-        q.enqueue(st, Task { seq, order, command, deps, after: c.after, event: event.clone() });
+        q.enqueue(&mut st, Task { seq, order, command, deps, after: c.after, event: event.clone() });
         event
     }
 
@@ -536,8 +555,10 @@ impl QueueShared {
             self.retired.notify_all();
         }
         // On an out-of-order queue a barrier or an after-all command may have
-        // become ready; an in-order worker looks again by itself.
-        if !self.in_order && st.idle_workers > 0 {
+        // become ready. An in-order worker looks again by itself after its
+        // own command, but not after one run on the caller's thread, which
+        // a command queued meanwhile (and its woken worker) waited behind.
+        if st.idle_workers > 0 && (!self.in_order || !st.pending.is_empty()) {
             self.work.notify_all();
         }
     }

@@ -299,4 +299,64 @@ mod tests {
         assert_eq!(*ran.lock().unwrap(), (0..500).collect::<Vec<_>>());
         assert_eq!(q.shared.lane.done_upto(), q.shared.lane.tail().seq, "every recorded command completed");
     }
+
+    /// On an idle queue an allocation or free asked for an event completes
+    /// before it returns (no worker is involved); behind a running command
+    /// it waits for that command.
+    #[test]
+    fn event_of_an_alloc_on_an_idle_queue_is_complete_at_once() {
+        let (ctx, device) = setup();
+        let q = Queue::new(ctx.clone(), device, 0);
+        let (p, e) = q.alloc_async(UsmKind::Device, None, 1000, vec![], true).unwrap();
+        assert!(e.unwrap().is_done(), "nothing to wait for on an idle queue");
+        let freed = q.free_async(None, p, vec![], true).unwrap().unwrap();
+        assert!(freed.is_done());
+        let (g, blocker) = gate(&q);
+        let (p, e) = q.alloc_async(UsmKind::Device, None, 1000, vec![], true).unwrap();
+        let e = e.unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!e.is_done(), "in order behind a blocked command");
+        open(&g);
+        blocker.wait().unwrap();
+        e.wait().unwrap();
+        q.free_async(None, p, vec![], false).unwrap();
+        q.finish().unwrap();
+        assert_eq!(ctx.dag.in_flight(), 0);
+    }
+
+    /// Two threads on one in-order queue: one completes its allocations
+    /// and frees on its own thread, the other hands commands to the worker
+    /// and waits for each. A command queued while one ran on the caller's
+    /// thread must still be started once that one completes.
+    #[test]
+    fn commands_completed_on_the_callers_thread_leave_no_queued_command_behind() {
+        let (ctx, device) = setup();
+        let q = Queue::new(ctx.clone(), device, 0);
+        std::thread::scope(|s| {
+            let q2 = &q;
+            s.spawn(move || {
+                for _ in 0..2000 {
+                    let (p, e) = q2.alloc_async(UsmKind::Device, None, 512, vec![], true).unwrap();
+                    drop(e);
+                    q2.free_async(None, p, vec![], true).unwrap();
+                }
+            });
+            let q3 = &q;
+            s.spawn(move || {
+                for _ in 0..2000 {
+                    let sub = Submission {
+                        command_type: UR_COMMAND_EVENTS_WAIT,
+                        command: Command::Marker,
+                        deps: vec![],
+                        order: Order::default(),
+                        want_event: true,
+                        blocking: false,
+                    };
+                    q3.submit(sub).unwrap().event.unwrap().wait().unwrap();
+                }
+            });
+        });
+        q.finish().unwrap();
+        assert_eq!(q.shared.lane.done_upto(), q.shared.lane.tail().seq, "every recorded command completed");
+    }
 }
