@@ -340,7 +340,10 @@ impl Queue {
         match cover {
             Cover::Held(e) => self.track(command, stamp, super::usm_exp::into_raw(e), want_event),
             Cover::Done => {
-                self.context.engine.dag().complete(stamp);
+                // The command is this queue's: its lane, at hand, needs no
+                // lookup in the graph's registry.
+                debug_assert_eq!(stamp.lane, self.lane.id());
+                self.lane.complete(stamp.seq);
                 want_event.then(|| Event::completed(self, command, stamp)).flatten()
             }
         }
