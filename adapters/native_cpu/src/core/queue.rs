@@ -233,16 +233,12 @@ impl Queue {
             q.ensure_worker(&mut st)?;
         }
         let seq = q.record(&sub.deps, sub.order);
-        // An in-order queue may have an engine command recorded and not
-        // queued yet (which implies it has a worker): this one waits for it.
-        let inline = may_inline && (!q.in_order || seq == st.next_start);
+        let inline = may_inline && st.start_here(q.in_order, seq, sub.order.fence);
         debug_assert!(inline || !may_inline || st.workers > 0);
         let event = sub.want_event.then(|| Event::new(self.this(), sub.command_type, seq));
         let mut deps = sub.deps;
         let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, after: None, event: event.clone() };
         if inline {
-            st.running.push(Running { seq, fence: sub.order.fence });
-            st.next_start = seq + 1;
             drop(st);
             execute(q, task(deps));
         } else {
@@ -304,42 +300,31 @@ impl Queue {
     }
 
     /// Queues the command the engine recorded, under the queue's lock `st`.
-    /// A marker with nothing to wait for, on a queue with nothing before it
-    /// pending or running, completes on the calling thread instead: handing
-    /// it to the worker would cost a wake-up and a switch to run nothing.
+    /// A marker whose wait list and engine dependency are done, on a queue
+    /// with nothing before it pending or running, runs on the calling
+    /// thread instead: handing it to the worker would cost a wake-up and a
+    /// switch to run nothing.
     fn enqueue_engine(&self, mut st: MutexGuard<'_, State>, deps: Vec<Arc<Event>>, c: EngineCommand) -> Option<Arc<Event>> {
         let q = &self.shared;
         let seq = c.stamp.seq;
         debug_assert_eq!(c.stamp.lane, q.lane.id(), "the engine recorded on the queue's lane");
         let event = c.want_event.then(|| Event::new(self.this(), c.command_type, seq));
-        let complete_now = c.zero.is_none()
-            && st.pending.is_empty()
-            && st.running.is_empty()
-            // On an in-order queue an earlier command may be recorded and not queued yet.
-            && (!q.in_order || seq == st.next_start)
-            && deps.iter().all(|d| d.is_done() && !d.failed())
-            && c.after.is_none_or(|s| q.context.dag.is_complete(s));
-        if complete_now {
-            st.running.push(Running { seq, fence: false });
-            st.next_start = seq + 1;
-            drop(st);
-            if let Some(e) = &event {
-                e.mark_running();
-            }
-            complete_command(q, seq, event.clone(), Ok(()));
-            return event;
-        }
-        let mut deps = deps;
-        deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
-        if let Some(s) = c.after {
-            q.context.watch_stamp(q, s);
-        }
         let command = match c.zero {
             Some((addr, bytes)) => zero_block(addr, bytes),
             None => Command::Marker,
         };
         let order = Order::default();
-        q.enqueue(&mut st, Task { seq, order, command, deps, after: c.after, event: event.clone() });
+        let mut task = Task { seq, order, command, deps, after: c.after, event: event.clone() };
+        if c.zero.is_none() && deps_done(&task, q) && st.start_here(q.in_order, seq, order.fence) {
+            drop(st);
+            execute(q, task);
+            return event;
+        }
+        task.deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
+        if let Some(s) = c.after {
+            q.context.watch_stamp(q, s);
+        }
+        q.enqueue(&mut st, task);
         event
     }
 
@@ -565,6 +550,20 @@ impl QueueShared {
 }
 
 impl State {
+    /// Marks command `seq`, whose wait list is done, running on the calling
+    /// thread when nothing is pending or running before it; false (nothing
+    /// changed) otherwise. On an in-order queue an earlier command may be
+    /// recorded by the engine and not queued yet (which implies a worker):
+    /// `seq` then waits for it.
+    fn start_here(&mut self, in_order: bool, seq: u64, fence: bool) -> bool {
+        let idle = self.pending.is_empty() && self.running.is_empty() && (!in_order || seq == self.next_start);
+        if idle {
+            self.running.push(Running { seq, fence });
+            self.next_start = seq + 1;
+        }
+        idle
+    }
+
     /// Takes the next command that may start, and marks it running.
     fn take_ready(&mut self, q: &Arc<QueueShared>) -> Option<Task> {
         let index = if q.in_order { self.ready_in_order(q) } else { self.ready_out_of_order(q) }?;
