@@ -5,7 +5,7 @@
 //! inside an engine pool's memory finds.
 
 use crate::abi::*;
-use crate::engine::{Pool, PoolConfig, SlabOfPool, UsmKind};
+use crate::engine::{Pool, PoolConfig, SlabMap, SlabOfPool, UsmKind};
 use crate::handle::{handle_of_weak, UrObject};
 use crate::usm_async::{PoolApi, PoolDesc, PoolSet};
 use crate::UrResult;
@@ -123,6 +123,30 @@ impl<C: UrObject, D: Deref> PoolBase<C, D> {
         self.engine.get_in(kind, self.slot(kind, device).ok()?)
     }
 
+    /// `urEnqueueUSMFreeExp` of the engine block at `addr`, by `free`
+    /// (the engine's free on the queue's lane), from this pool: the one
+    /// the call names, or, named none, the queue's current pool for
+    /// `device`. This pool's device memory is where the block most likely
+    /// is, so it is tried first (see [`SlabMap::free_with`]); else the
+    /// block goes back to the pool whose slab holds it, which must be this
+    /// one when `scope` is [`FreeScope::Named`]. `None`: no slab of `slabs`
+    /// holds `addr`.
+    #[inline]
+    pub fn free_async_block<O: SlabOfPool, R>(
+        &self,
+        slabs: &SlabMap<O>,
+        device: Option<&D::Target>,
+        scope: FreeScope,
+        addr: usize,
+        free: impl Fn(&Pool) -> UrResult<R>,
+    ) -> Option<UrResult<R>> {
+        let likely = self.made_engine_pool(UsmKind::Device, device);
+        match scope {
+            FreeScope::Named => slabs.free_with(addr, likely, |e, _| self.engine.holds(e), free),
+            FreeScope::Any => slabs.free_with(addr, likely, |_, _| true, free),
+        }
+    }
+
     /// The device slot of `kind` memory for `device`: only device memory of
     /// a pool of several devices has one.
     #[inline]
@@ -161,6 +185,27 @@ impl<C: UrObject, D: Deref> PoolBase<C, D> {
             let context = self.context().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
             make(context, self.engine_config(kind), serving)
         })
+    }
+}
+
+/// Which pools an async free may give a block back to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FreeScope {
+    /// Only the pool the call names: another's block is `INVALID_VALUE`.
+    Named,
+    /// Any pool of the context (none named: the queue's current pool is
+    /// only the likeliest owner).
+    Any,
+}
+
+impl FreeScope {
+    /// The scope of a free that names `pool`, or none.
+    pub fn of<P>(pool: Option<&P>) -> FreeScope {
+        if pool.is_some() {
+            FreeScope::Named
+        } else {
+            FreeScope::Any
+        }
     }
 }
 

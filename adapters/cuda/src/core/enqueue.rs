@@ -1,7 +1,7 @@
 //! USM commands on a queue: fills, copies, prefetch and advice, and the
 //! asynchronous allocations and frees of the async-alloc extension.
 
-use super::engine::{stamps_of, SlabOwner};
+use super::engine::stamps_of;
 use super::event::Event;
 use super::queue::{Node, Queue, Submitted};
 use super::usm::{Allocation, Backing, UsmKind};
@@ -11,6 +11,7 @@ use crate::driver::{self, Stream};
 use std::ffi::c_void;
 use std::sync::Arc;
 use ur_core::engine;
+use ur_core::usm_pool::FreeScope;
 use ur_core::*;
 
 /// Enqueues a fill of `size` bytes at `dst` with a `pattern` that repeats
@@ -270,17 +271,12 @@ impl Queue {
         let stamps = stamps_of(wait);
         let submitting = self.begin_submit();
         let free = |e: &engine::Pool| e.free(&lane, &stamps, ptr as *const u8, want_event);
-        let device = Some(&*self.device);
+        let scope = FreeScope::of(pool);
+        let free_from =
+            |p: &UsmPool| p.base.free_async_block(&context.slabs, Some(&*self.device), scope, ptr as usize, free);
         let freed = match pool {
-            Some(p) => {
-                let likely = p.base.made_engine_pool(engine::UsmKind::Device, device);
-                let named = |_: &Arc<engine::Pool>, o: &SlabOwner| std::ptr::eq(o.usm_pool.as_ptr(), p);
-                context.slabs.free_with(ptr as usize, likely, named, free)
-            }
-            None => self.with_current_pool(|p| {
-                let likely = p.base.made_engine_pool(engine::UsmKind::Device, device);
-                context.slabs.free_with(ptr as usize, likely, |_, _| true, free)
-            })?,
+            Some(p) => free_from(p),
+            None => self.with_current_pool(free_from)?,
         };
         let out = match freed {
             // An interior, freed or foreign pointer: spec/usm_async.md.

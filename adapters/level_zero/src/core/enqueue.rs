@@ -23,6 +23,7 @@ use std::sync::Arc;
 use ur_core::engine::UsmKind;
 use ur_core::hal::UsmCommand;
 use ur_core::usm_async::alloc_command;
+use ur_core::usm_pool::FreeScope;
 use ur_core::*;
 
 fn wait_ptr(waits: &mut [ze_event_handle_t]) -> *mut ze_event_handle_t {
@@ -252,15 +253,11 @@ impl Queue {
         let free = |e: &ur_core::engine::Pool| {
             e.free(&self.lane, &waits.stamps, ptr as *const u8, want_event)
         };
+        let scope = FreeScope::of(pool);
+        let free_from = |p: &UsmPool| p.base.free_async_block(slabs, Some(&self.device), scope, ptr as usize, free);
         let out = match pool {
-            Some(p) => {
-                let likely = p.base.made_engine_pool(UsmKind::Device, Some(&self.device));
-                slabs.free_with(ptr as usize, likely, |e, _| p.base.engine.holds(e), free)
-            }
-            None => self.with_current_pool(|p| {
-                let likely = p.base.made_engine_pool(UsmKind::Device, Some(&self.device));
-                slabs.free_with(ptr as usize, likely, |_, _| true, free)
-            }),
+            Some(p) => free_from(p),
+            None => self.with_current_pool(free_from),
         }
         .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
         let Some(stamp) = out.stamp else { return Ok(None) };

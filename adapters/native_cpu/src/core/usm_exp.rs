@@ -10,10 +10,11 @@
 use super::event::Event;
 use super::queue::{EngineCommand, Queue};
 use super::usm::UsmKind;
-use super::usm_pool::{Pool, SlabOwner};
+use super::usm_pool::Pool;
 use std::sync::Arc;
 use ur_core::engine;
 use ur_core::usm_async::alloc_command;
+use ur_core::usm_pool::FreeScope;
 use ur_core::*;
 
 impl Queue {
@@ -132,14 +133,11 @@ impl Queue {
         let want_node = want_event || !deps.is_empty();
         // The likeliest owner is tried first (device memory of the named
         // pool, or of the device's current pool), then the slab's owner.
-        let run = |likely: &Pool| {
-            let likely = likely.base.made_engine_pool(UsmKind::Device, Some(&q.device));
-            let named = |_: &Arc<engine::Pool>, o: &SlabOwner| {
-                pool.is_none_or(|n| std::ptr::eq(o.usm_pool.as_ptr(), n))
-            };
+        let scope = FreeScope::of(pool);
+        let run = |from: &Pool| {
             self.submit_engine(deps, |lane, wait| {
                 let free = |e: &engine::Pool| e.free(lane, wait, ptr, want_node);
-                let freed = context.slabs.free_with(ptr as usize, likely, named, free);
+                let freed = from.base.free_async_block(&context.slabs, Some(&q.device), scope, ptr as usize, free);
                 let out = freed.ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
                 let command = out.stamp.map(|stamp| EngineCommand {
                     stamp,
