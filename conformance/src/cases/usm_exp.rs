@@ -30,6 +30,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueUSMHostAllocExp.fill_copy_read_back", host_round_trip),
     Case::device("urEnqueueUSMHostAllocExp.out_of_host_memory_past_maximum_size", host_out_of_memory),
     Case::device("urEnqueueUSMHostAllocExp.zero_size", host_zero_size),
+    Case::device("urEnqueueUSMFreeExp.events_follow_earlier_commands_in_order", events_follow_earlier_commands),
     Case::device("urEnqueueUSMFreeExp.cross_queue_reuse_through_events", cross_queue_reuse),
     Case::device("urEnqueueUSMDeviceAllocExp.free_ordered_by_the_wait_list_before_fresh_space", ordered_free_before_fresh_space),
     Case::device("urEnqueueUSMFreeExp.hand_over_between_queues_keeps_one_address", hand_over_one_address),
@@ -398,6 +399,35 @@ unsafe fn in_order_reuse(fx: &DeviceFx) -> CaseResult {
     check!(after <= reserved, "64 alloc/free rounds on one queue grew RESERVED from {reserved} to {after}");
     check_eq!(stat(fx, pool.get(), UR_USM_POOL_INFO_USED_CURRENT_EXP)?, 0usize);
     Ok(())
+}
+
+/// On an in-order queue an async allocation's or free's event completes
+/// only after the commands before it, even where the allocation and the
+/// free do nothing on the device: here a slow fill (of host memory, which
+/// the test reads back) stands between them and an earlier allocation
+/// whose event was already recorded, which they must not take for their
+/// own.
+unsafe fn events_follow_earlier_commands(fx: &DeviceFx) -> CaseResult {
+    require_async(fx)?;
+    let big_size = 64 * MIB;
+    let big = fx.alloc(UsmKind::Host, big_size)?;
+    let (first, last) = (big.ptr as *const u8, (big.ptr as *const u8).add(big_size - 1));
+    for round in 1..=4u8 {
+        let (early, _early_ready) = alloc(fx, fx.queue, UsmKind::Device, null_mut(), 4 * KIB, &[], true)?;
+        let _slow = fill(fx, fx.queue, big.ptr, round, big_size, &[])?;
+        let (late, late_ready) = alloc(fx, fx.queue, UsmKind::Device, null_mut(), 4 * KIB, &[], true)?;
+        let freed = free(fx, fx.queue, null_mut(), early, &[], true)?;
+        for (what, event) in [("allocation", late_ready), ("free", freed)] {
+            fx.wait(event.expect("asked for").get())?;
+            // SAFETY: host USM of `big_size` bytes; the fill has ended if
+            // the event is right, and a late byte is only a wrong value.
+            let seen = [first.read_volatile(), last.read_volatile()];
+            let order = "completed before the fill enqueued before it";
+            check!(seen == [round; 2], "round {round}: the {what}'s event {order} (bytes read {seen:?})");
+        }
+        free(fx, fx.queue, null_mut(), late, &[], false)?;
+    }
+    finish(fx, fx.queue)
 }
 
 /// A block freed on an out-of-order queue after a slow reader, and asked for
