@@ -322,6 +322,7 @@ impl hal::Queue<Cuda> for Queue {
     }
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        self.stream_given_out();
         Ok(self.first_stream().raw() as ur_native_handle_t)
     }
 

@@ -219,6 +219,7 @@ impl Queue {
                 let node = Node::Given {
                     stamp,
                     deps: a.deps.as_slice(),
+                    host_only: !zero,
                 };
                 let run = self.submit_node(&submitting, command, wait, node, want_event, |s| {
                     if zero {
@@ -294,6 +295,7 @@ impl Queue {
         let node = Node::Given {
             stamp,
             deps: out.deps.as_slice(),
+            host_only: true,
         };
         // The engine has taken the block back whatever happens now; a
         // failure here only loses the event.

@@ -8,7 +8,7 @@ use super::event::{now_ns, Event};
 use crate::conv::CuExt;
 use crate::driver::{CuEvent, Stream};
 use crate::DDI;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
@@ -48,6 +48,19 @@ pub struct Queue {
     /// The newest seq of the lane whose work is on its stream: another
     /// queue may record an event covering any command up to it.
     published: AtomicU64,
+    /// Counts the commands that put anything on the stream, each once its
+    /// work is there (see `newest`).
+    stream_work: AtomicU64,
+    /// The newest event recorded on the stream, with the `stream_work`
+    /// count read before it was recorded. While the count is unchanged,
+    /// nothing has gone on the stream since, and a command that puts
+    /// nothing there (an async allocation or free the engine resolved on
+    /// the host) shares this event rather than recording one: the record
+    /// is most of what an event costs. Only while `shares_events`.
+    newest: Mutex<Option<(Arc<CuEvent>, u64)>>,
+    /// In order, untimed, and its stream never the user's (work the user
+    /// puts there is not counted): `newest` may be shared.
+    shares_events: AtomicBool,
 }
 
 /// Proof that the caller holds the queue's submit lock. Dropping it
@@ -71,6 +84,25 @@ impl Drop for Submitting<'_> {
 
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
 
+/// Counts a command in a queue's `stream_work` once its work is on the
+/// stream: at [`now`](Self::now), or when dropped on a way out that failed
+/// (and may have left some there).
+struct CountsWork<'a>(Option<&'a AtomicU64>);
+
+impl CountsWork<'_> {
+    fn now(&mut self) {
+        if let Some(count) = self.0.take() {
+            count.fetch_add(1, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for CountsWork<'_> {
+    fn drop(&mut self) {
+        self.now();
+    }
+}
+
 /// What one submitted command produced.
 pub struct Submitted<T> {
     pub value: T,
@@ -87,8 +119,9 @@ pub enum Node<'a> {
     /// A barrier: later commands of the queue are ordered after it.
     Barrier,
     /// Already recorded by the engine (an async allocation or free), with
-    /// extra commands to wait for.
-    Given { stamp: Stamp, deps: &'a [Stamp] },
+    /// extra commands to wait for; `host_only` when its work puts nothing
+    /// on the stream (no zeroing).
+    Given { stamp: Stamp, deps: &'a [Stamp], host_only: bool },
 }
 
 impl Queue {
@@ -141,7 +174,9 @@ impl Queue {
         }
         queue_device.activate()?;
         let flags = flags & !UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0;
-        Self::assemble(context, queue_device, flags, vec![Stream::from_raw(native, owned)])
+        let queue = Self::assemble(context, queue_device, flags, vec![Stream::from_raw(native, owned)])?;
+        queue.stream_given_out();
+        Ok(queue)
     }
 
     fn assemble(
@@ -158,6 +193,7 @@ impl Queue {
         } else {
             None
         };
+        let shares_events = streams.len() == 1 && profiling_base.is_none();
         Ok(Arc::new(Queue {
             header: HandleHeader::new(&DDI, ObjectKind::Queue),
             device_index: context.device_index(&device).ok(),
@@ -173,7 +209,45 @@ impl Queue {
             default_pool: OnceLock::new(),
             submit: Mutex::new(Rank::QueueSubmit, ()),
             published: AtomicU64::new(0),
+            stream_work: AtomicU64::new(0),
+            newest: Mutex::new(Rank::Leaf, None),
+            shares_events: AtomicBool::new(shares_events),
         }))
+    }
+
+    /// The user has the stream (a native handle): work may go there that
+    /// this queue does not count, so no event is shared from now on.
+    pub fn stream_given_out(&self) {
+        self.shares_events.store(false, Ordering::Relaxed);
+        let newest = self.newest.lock().take();
+        if let Some((e, _)) = newest {
+            self.recycle_shared(e);
+        }
+    }
+
+    /// An event that completes once everything now on `stream` (the
+    /// queue's only one, when sharing) has: `newest` when nothing has gone
+    /// on the stream since it was recorded, else one recorded now.
+    fn event_after(&self, stream: &Stream) -> UrResult<Arc<CuEvent>> {
+        let sharing = self.shares_events.load(Ordering::Relaxed);
+        if sharing {
+            if let Some((e, counted)) = &*self.newest.lock() {
+                if *counted == self.stream_work.load(Ordering::Acquire) {
+                    return Ok(e.clone());
+                }
+            }
+        }
+        // Read before the record: work counted by then is on the stream.
+        let counted = self.stream_work.load(Ordering::Acquire);
+        let done = Arc::new(self.take_event()?);
+        done.record(stream.raw()).cu()?;
+        if sharing {
+            let replaced = self.newest.lock().replace((done.clone(), counted));
+            if let Some((e, _)) = replaced {
+                self.recycle_shared(e);
+            }
+        }
+        Ok(done)
     }
 
     pub fn handle(&self) -> ur_queue_handle_t {
@@ -236,7 +310,9 @@ impl Queue {
 
     /// Makes `stream` wait for every event of `wait` not already ordered
     /// before it.
-    fn wait_for(&self, stream: &Stream, wait: &[&Event]) -> UrResult {
+    /// Whether it put any wait there.
+    fn wait_for(&self, stream: &Stream, wait: &[&Event]) -> UrResult<bool> {
+        let mut waited = false;
         for e in wait {
             let Some(done) = e.cu_event() else { continue };
             if e.stream == stream.raw() as usize {
@@ -251,8 +327,9 @@ impl Queue {
                 }
             }
             stream.wait(done.raw()).cu()?;
+            waited = true;
         }
-        Ok(())
+        Ok(waited)
     }
 
     /// Makes `stream` wait for everything already submitted to the other
@@ -422,12 +499,16 @@ impl Queue {
     ) -> UrResult<Submitted<T>> {
         self.device.activate()?;
         let stream = self.pick_stream(wait);
-        self.wait_for(stream, wait)?;
+        // Whatever fails from here may have left work on the stream.
+        let mut counts = CountsWork(Some(&self.stream_work));
+        let mut on_stream = self.wait_for(stream, wait)?;
+        let host_only = matches!(node, Node::Given { host_only: true, .. });
         let stamp = match node {
-            Node::Given { stamp, deps } => {
+            Node::Given { stamp, deps, .. } => {
                 for &d in deps {
                     if let Some(e) = self.context.event_covering(d, self) {
                         stream.wait(e.raw()).cu()?;
+                        on_stream = true;
                     }
                 }
                 Some(stamp)
@@ -447,7 +528,8 @@ impl Queue {
                     .record_barrier(&self.lane(), &stamps_of(wait)),
             ),
         };
-        let queued = if want_event { now_ns() } else { 0 };
+        // Only a timed event reports when its command was queued.
+        let queued = if want_event && self.profiling() { now_ns() } else { 0 };
         let start = if want_event && self.profiling() {
             let e = CuEvent::new(true).cu()?;
             e.record(stream.raw()).cu()?;
@@ -466,6 +548,11 @@ impl Queue {
                 return Err(e);
             }
         };
+        if on_stream || !host_only {
+            counts.now();
+        } else {
+            counts.0 = None;
+        }
         let mut trackers = stamp.map(|_| self.trackers());
         // On an in-order lane an engine node needs no event of its own: a
         // later one, or one recorded when another queue must wait for it,
@@ -475,9 +562,7 @@ impl Queue {
             .and_then(|t| t.as_mut())
             .is_some_and(|t| t.wants_event());
         let done = if want_event || (stamp.is_some() && track) {
-            let done = Arc::new(self.take_event()?);
-            done.record(stream.raw()).cu()?;
-            Some(done)
+            Some(self.event_after(stream)?)
         } else {
             None
         };
