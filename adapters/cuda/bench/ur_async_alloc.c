@@ -144,7 +144,7 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Rounds of: the native UR pool's pair, cuMemAllocAsync + cuMemFreeAsync
+/* Rounds (in alternating order) of: the native UR pool's pair, cuMemAllocAsync + cuMemFreeAsync
  * (what cudaMallocAsync calls: the device's default pool), and
  * cuMemAllocFromPoolAsync + cuMemFreeAsync on a pool of our own, all on
  * qa's stream; medians of the rounds and their ratios. */
@@ -176,12 +176,15 @@ static void native_against_driver(ur_usm_pool_handle_t native_pool) {
   props[3] = ordinal;
   void *own = NULL;
   CU_CHECK(pool_create(&own, props));
-  enum { ROUNDS = 5 };
+  enum { ROUNDS = 7 };
   double ours[ROUNDS], dflt[ROUNDS], pool[ROUNDS];
   int n = iters;
   unsigned long long d;
   for (int r = 0; r < ROUNDS; ++r) {
-    ours[r] = async_pair(native_pool, urEnqueueUSMDeviceAllocExp, n);
+    /* Ours runs first in even rounds and last in odd ones, so that
+     * neither side always follows the other (a warm cache, a drained
+     * stream, a clock that ramps). */
+    if (r % 2 == 0) ours[r] = async_pair(native_pool, urEnqueueUSMDeviceAllocExp, n);
     double t0 = now_us();
     for (int i = 0; i < n; ++i) {
       CU_CHECK(alloc_async(&d, bytes, stream));
@@ -198,6 +201,7 @@ static void native_against_driver(ur_usm_pool_handle_t native_pool) {
     t1 = now_us();
     CU_CHECK(stream_sync(stream));
     pool[r] = (t1 - t0) / n;
+    if (r % 2 == 1) ours[r] = async_pair(native_pool, urEnqueueUSMDeviceAllocExp, n);
   }
   qsort(ours, ROUNDS, sizeof ours[0], by_value);
   qsort(dflt, ROUNDS, sizeof dflt[0], by_value);
