@@ -95,6 +95,11 @@ impl CountsWork<'_> {
             count.fetch_add(1, Ordering::Release);
         }
     }
+
+    /// The command put nothing on the stream: it is not counted.
+    fn nothing(&mut self) {
+        self.0 = None;
+    }
 }
 
 impl Drop for CountsWork<'_> {
@@ -309,8 +314,7 @@ impl Queue {
     }
 
     /// Makes `stream` wait for every event of `wait` not already ordered
-    /// before it.
-    /// Whether it put any wait there.
+    /// before it; returns whether it put any wait there.
     fn wait_for(&self, stream: &Stream, wait: &[&Event]) -> UrResult<bool> {
         let mut waited = false;
         for e in wait {
@@ -551,7 +555,7 @@ impl Queue {
         if on_stream || !host_only {
             counts.now();
         } else {
-            counts.0 = None;
+            counts.nothing();
         }
         let mut trackers = stamp.map(|_| self.trackers());
         // On an in-order lane an engine node needs no event of its own: a
