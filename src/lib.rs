@@ -32,6 +32,8 @@ pub mod usm_align;
 pub mod usm_async;
 /// cbindgen:ignore
 pub mod usm_pool;
+/// cbindgen:ignore
+pub mod usm_registry;
 
 pub use abi::*;
 

@@ -215,12 +215,7 @@ impl hal::Context<Cuda> for Context {
     }
 
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        let addr = ptr as usize;
-        match self.usm.with(addr, |a| (a.base, a.size)) {
-            Some(found) => Some(found),
-            // Checked on every enqueue: no owner is cloned.
-            None => self.slabs.live_block_containing(addr),
-        }
+        self.usm.live_span(&self.slabs, ptr as usize)
     }
 
     fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<Cuda>> {

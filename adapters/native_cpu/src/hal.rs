@@ -141,12 +141,7 @@ impl hal::Context<NativeCpu> for Context {
     }
 
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        let addr = ptr as usize;
-        match self.usm.find(addr) {
-            Some(a) => Some((a.base() as usize, a.size())),
-            // Checked on every enqueue: no owner is cloned, no pool upgraded.
-            None => self.slabs.live_block_containing(addr),
-        }
+        self.usm.live_span(&self.slabs, ptr as usize)
     }
 
     fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<NativeCpu>> {

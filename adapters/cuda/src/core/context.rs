@@ -282,7 +282,7 @@ impl Drop for Context {
                     let _ = crate::driver::ctx_synchronize();
                 }
             }
-            self.usm.free_all(&self.devices);
+            super::usm::free_all(&self.usm, &self.devices);
         }
         self.engine.release_default_pools();
         for d in self

@@ -10,7 +10,8 @@ use super::usm_pool::UsmPool;
 use crate::conv::CuExt;
 use crate::driver;
 use std::sync::Arc;
-use ur_core::engine::{self, Cover, ShardedRangeMap};
+use ur_core::engine::{self, Cover};
+use ur_core::usm_registry::Registered;
 use ur_core::log;
 use ur_core::*;
 
@@ -87,13 +88,6 @@ impl Allocation {
         self.raw
     }
 
-    pub fn contains(&self, addr: usize, len: usize) -> bool {
-        addr >= self.base
-            && addr
-                .checked_add(len)
-                .is_some_and(|end| end <= self.base + self.size)
-    }
-
     /// Gives the memory back at once. Work that may still use it must have
     /// completed (the caller synchronised the devices). `devices`: the
     /// context's.
@@ -116,66 +110,22 @@ impl Allocation {
     }
 }
 
-/// The live allocations of one context, by address. Sharded by address
-/// ([`ShardedRangeMap`]): an allocation and its free take the lock of the
-/// shard of its base, which threads allocating elsewhere do not share.
-#[derive(Default)]
-pub struct UsmRegistry {
-    live: ShardedRangeMap<Allocation>,
+impl Registered for Allocation {
+    fn span(&self) -> (usize, usize) {
+        (self.base, self.size)
+    }
 }
 
-impl UsmRegistry {
-    pub fn insert(&self, a: Allocation) {
-        self.live.insert(a.base, a.size, a);
-    }
+/// The context's allocations outside the engine: the driver's and native
+/// pools' blocks.
+pub type UsmRegistry = ur_core::usm_registry::UsmRegistry<Allocation>;
 
-    /// Runs `f` on the allocation that contains `addr`.
-    pub fn with<R>(&self, addr: usize, f: impl FnOnce(&Allocation) -> R) -> Option<R> {
-        self.live.with(addr, |_, a| f(a))
-    }
-
-    /// `INVALID_SIZE` when `addr` lies in one of ours that ends before
-    /// `addr + len`; memory we do not know (plain host memory) passes.
-    pub fn check_range(&self, addr: usize, len: usize) -> UrResult {
-        match self.with(addr, |a| a.contains(addr, len)) {
-            Some(false) => Err(UR_RESULT_ERROR_INVALID_SIZE),
-            _ => Ok(()),
-        }
-    }
-
-    /// Takes the allocation whose base is exactly `base`; anything else (an
-    /// interior pointer, a pointer freed already, a foreign one) is
-    /// `INVALID_MEM_OBJECT` and changes nothing.
-    pub fn remove(&self, base: usize) -> UrResult<Allocation> {
-        self.live.remove(base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
-    }
-
-    /// Like [`remove`](Self::remove), but only when `check` accepts it.
-    pub fn remove_if(
-        &self,
-        base: usize,
-        check: impl FnOnce(&Allocation) -> UrResult,
-    ) -> UrResult<Allocation> {
-        self.live
-            .remove_if(base, check)
-            .unwrap_or(Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT))
-    }
-
-    pub fn len(&self) -> usize {
-        self.live.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.live.is_empty()
-    }
-
-    /// Frees everything (the context, whose `devices` these are, is going
-    /// away; the caller synchronised).
-    pub fn free_all(&self, devices: &[Arc<Device>]) {
-        for a in self.live.take_all() {
-            if let Err(e) = a.release_now(devices) {
-                log::warning(&format!("freeing a leftover allocation failed: {e:?}"));
-            }
+/// Frees every allocation of `registry` (the context, whose `devices`
+/// these are, is going away; the caller synchronised).
+pub fn free_all(registry: &UsmRegistry, devices: &[Arc<Device>]) {
+    for a in registry.take_all() {
+        if let Err(e) = a.release_now(devices) {
+            log::warning(&format!("freeing a leftover allocation failed: {e:?}"));
         }
     }
 }
@@ -368,59 +318,5 @@ impl Context {
         let (pool, kind) = self.slabs.with_owner(addr, |o| Some((o.pool.upgrade()?, o.kind)))??;
         let (base, size) = pool.live_block_containing(addr)?;
         Some((base, size, kind))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn alloc(base: usize, size: usize) -> Allocation {
-        Allocation::new(
-            base,
-            base,
-            size,
-            UsmKind::Device,
-            None,
-            None,
-            Backing::Driver,
-        )
-    }
-
-    #[test]
-    fn lookups_find_the_containing_allocation() {
-        let r = UsmRegistry::default();
-        r.insert(alloc(0x1000, 0x100));
-        r.insert(alloc(0x2000, 0x10));
-        assert_eq!(r.with(0x1080, |a| a.base), Some(0x1000));
-        assert_eq!(r.with(0x1100, |a| a.base), None);
-        assert_eq!(r.with(0x2000, |a| a.base), Some(0x2000));
-        assert_eq!(r.with(0xfff, |a| a.base), None);
-    }
-
-    #[test]
-    fn only_the_exact_base_can_be_removed_and_only_once() {
-        let r = UsmRegistry::default();
-        r.insert(alloc(0x1000, 0x100));
-        assert_eq!(
-            r.remove(0x1008).err(),
-            Some(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
-        );
-        assert_eq!(r.len(), 1);
-        assert!(r.remove(0x1000).is_ok());
-        assert_eq!(
-            r.remove(0x1000).err(),
-            Some(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
-        );
-    }
-
-    #[test]
-    fn a_refused_check_keeps_the_allocation() {
-        let r = UsmRegistry::default();
-        r.insert(alloc(0x1000, 0x100));
-        assert!(r
-            .remove_if(0x1000, |_| Err(UR_RESULT_ERROR_INVALID_VALUE))
-            .is_err());
-        assert_eq!(r.len(), 1);
     }
 }

@@ -12,10 +12,11 @@ use crate::conv::ZeExt;
 use crate::driver::ZeContext;
 use crate::DDI;
 use level_zero_sys::ze_context_handle_t;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use ur_core::engine::{self, Cover, Engine, RangeMap, Stamp};
+use std::sync::{Arc, Mutex, Weak};
+use ur_core::engine::{self, Cover, Engine, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_pool::ContextPools;
+use ur_core::usm_registry::UsmRegistry;
 use ur_core::*;
 
 #[repr(C)]
@@ -25,8 +26,8 @@ pub struct Context {
     /// the graph and the Level Zero context they use.
     pub pools: ContextPools<UsmPool>,
     pub devices: Vec<Arc<Device>>,
-    /// Live blocking USM allocations by base address.
-    allocations: Mutex<RangeMap<Allocation>>,
+    /// Live blocking USM allocations by address.
+    pub usm: UsmRegistry<Allocation>,
     queues: Mutex<Vec<Weak<Queue>>>,
     extended_deleter: Mutex<Option<(unsafe extern "C" fn(*mut core::ffi::c_void), usize)>>,
     pub engine: Engine,
@@ -72,7 +73,7 @@ impl Context {
             header: HandleHeader::new(&DDI, ObjectKind::Context),
             pools: ContextPools::default(),
             devices,
-            allocations: Mutex::new(RangeMap::new()),
+            usm: UsmRegistry::default(),
             queues: Mutex::new(Vec::new()),
             extended_deleter: Mutex::new(None),
             engine: Engine::new(),
@@ -98,10 +99,6 @@ impl Context {
         } else {
             &self.events
         }
-    }
-
-    pub(crate) fn allocations(&self) -> MutexGuard<'_, RangeMap<Allocation>> {
-        self.allocations.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn add_queue(&self, q: &Arc<Queue>) {
@@ -185,8 +182,7 @@ impl Drop for Context {
     fn drop(&mut self) {
         // Every queue holds its context, so none is left: what the user did
         // not free goes back without waiting.
-        let leftovers = std::mem::take(&mut *self.allocations());
-        for a in leftovers.into_values() {
+        for a in self.usm.take_all() {
             super::usm::release(self, &a);
         }
         if let Some((f, user_data)) = self.extended_deleter.get_mut().unwrap_or_else(|e| e.into_inner()).take() {

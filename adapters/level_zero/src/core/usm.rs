@@ -13,6 +13,7 @@ use level_zero_sys::*;
 use std::ffi::c_void;
 use std::sync::{Arc, Weak};
 use ur_core::engine::UsmKind;
+use ur_core::usm_registry::Registered;
 use ur_core::*;
 
 /// One live blocking USM allocation of a context.
@@ -24,6 +25,12 @@ pub struct Allocation {
     /// `None` for host memory.
     pub device: Option<Arc<Device>>,
     pub pool: Option<Weak<UsmPool>>,
+}
+
+impl Registered for Allocation {
+    fn span(&self) -> (usize, usize) {
+        (self.base, self.size)
+    }
 }
 
 /// What a `urUSM*Alloc` asks for, after the core's checks.
@@ -74,7 +81,7 @@ pub fn alloc(ctx: &Context, req: Request) -> UrResult<*mut c_void> {
         }
         pool.base.engine.account_blocking(req.size as isize);
     }
-    ctx.allocations().insert(allocation.base, allocation.size, allocation);
+    ctx.usm.insert(allocation);
     Ok(ptr)
 }
 
@@ -82,13 +89,14 @@ pub fn alloc(ctx: &Context, req: Request) -> UrResult<*mut c_void> {
 /// pool. Commands that may still use the memory finish first.
 pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
     let addr = ptr as usize;
-    let found = ctx.allocations().get(addr).cloned();
-    let Some(a) = found else {
+    if ctx.usm.with(addr, |a| a.base == addr) != Some(true) {
+        // Not the base of a blocking allocation: a block of an engine pool,
+        // or nothing that may be freed.
         return ctx.slabs.free_blocking(addr, || ctx.finish_busy_queues(), |stamp| ctx.wait_for_stamp(stamp));
-    };
+    }
     // Level Zero frees at once: nothing may still use the memory.
     ctx.finish_busy_queues()?;
-    if ctx.allocations().remove(addr).is_some() {
+    if let Ok(a) = ctx.usm.remove(addr) {
         release(ctx, &a);
     }
     Ok(())
@@ -117,7 +125,7 @@ pub struct PointerInfo {
 /// driver, which also knows memory allocated around this adapter.
 pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
     let addr = ptr as usize;
-    if let Some(a) = ctx.allocations().value_at(addr).cloned() {
+    if let Some(a) = ctx.usm.find(addr) {
         return Some(PointerInfo {
             kind: a.kind.to_ur(),
             base: a.base,
@@ -152,9 +160,5 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
 
 /// `(base, size)` of the live allocation of this context holding `ptr`.
 pub fn range_of(ctx: &Context, ptr: *const c_void) -> Option<(usize, usize)> {
-    let addr = ptr as usize;
-    if let Some(a) = ctx.allocations().value_at(addr) {
-        return Some((a.base, a.size));
-    }
-    ctx.slabs.live_block_containing(addr)
+    ctx.usm.live_span(&ctx.slabs, ptr as usize)
 }

@@ -16,8 +16,9 @@ use super::device::{Device, DEFAULT_USM_ALIGNMENT};
 use super::usm_pool::Pool;
 use std::alloc::Layout;
 use std::ptr::NonNull;
-use std::sync::{Arc, RwLock};
-use ur_core::engine::{wait_reported, RangeMap};
+use std::sync::Arc;
+use ur_core::engine::wait_reported;
+use ur_core::usm_registry::Registered;
 pub use ur_core::engine::UsmKind;
 use ur_core::*;
 
@@ -60,38 +61,14 @@ impl Drop for Allocation {
     }
 }
 
-/// The live allocations of one context, keyed by base address.
-#[derive(Default)]
-pub struct UsmRegistry {
-    live: RwLock<RangeMap<Arc<Allocation>>>,
-}
-
-impl UsmRegistry {
-    fn insert(&self, alloc: Arc<Allocation>) {
-        let (base, size) = (alloc.base() as usize, alloc.size());
-        self.live.write().unwrap_or_else(|e| e.into_inner()).insert(base, size, alloc);
-    }
-
-    /// The allocation that holds `addr`, wherever inside it `addr` points.
-    pub fn find(&self, addr: usize) -> Option<Arc<Allocation>> {
-        self.live.read().unwrap_or_else(|e| e.into_inner()).value_at(addr).cloned()
-    }
-
-    /// Takes the allocation based exactly at `base` out of the map. An
-    /// interior, foreign or already freed pointer is `INVALID_MEM_OBJECT`.
-    pub fn remove(&self, base: usize) -> UrResult<Arc<Allocation>> {
-        self.live.write().unwrap_or_else(|e| e.into_inner()).remove(base).ok_or(UR_RESULT_ERROR_INVALID_MEM_OBJECT)
-    }
-
-    /// How many allocations are live.
-    pub fn len(&self) -> usize {
-        self.live.read().unwrap_or_else(|e| e.into_inner()).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+impl Registered for Allocation {
+    fn span(&self) -> (usize, usize) {
+        (self.base() as usize, self.size)
     }
 }
+
+/// The live blocking allocations of one context, by address.
+pub type UsmRegistry = ur_core::usm_registry::UsmRegistry<Arc<Allocation>>;
 
 /// What `urUSM{Host,Device,Shared}Alloc` asks for, after the C layer read it.
 pub struct AllocRequest<'a> {

@@ -11,9 +11,10 @@ use crate::conv::ClResultExt;
 use crate::DDI;
 use cl3::ext as sys;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use ur_core::engine::{self, Cover, Engine, LaneId, RangeMap, Stamp};
+use ur_core::engine::{self, Cover, Engine, LaneId, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_pool::ContextPools;
+use ur_core::usm_registry::UsmRegistry;
 use ur_core::*;
 
 #[repr(C)]
@@ -22,9 +23,9 @@ pub struct Context {
     pub cl: opencl3::context::Context,
     pub platform: &'static Platform,
     pub devices: Vec<&'static Device>,
-    /// Live USM allocations by base address, so that any pointer into one
-    /// finds it.
-    allocations: Mutex<RangeMap<Allocation>>,
+    /// Live blocking USM allocations by address, so that any pointer into
+    /// one finds it.
+    pub usm: UsmRegistry<Allocation>,
     /// Queues made on this context: `urUSMFree` of SVM memory waits for them.
     queues: Mutex<Vec<Weak<Queue>>>,
     /// An in-order queue per device for the adapter's own commands (zeroing
@@ -125,7 +126,7 @@ impl Context {
             cl,
             platform,
             devices,
-            allocations: Mutex::new(RangeMap::new()),
+            usm: UsmRegistry::default(),
             queues: Mutex::new(Vec::new()),
             internal_queues: Mutex::new(Vec::new()),
             extended_deleter: Mutex::new(None),
@@ -162,13 +163,9 @@ impl Context {
         }
     }
 
-    pub(crate) fn allocations(&self) -> MutexGuard<'_, RangeMap<Allocation>> {
-        self.allocations.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The allocation holding `ptr`, with the offset of `ptr` in it.
     pub fn find_allocation(&self, ptr: usize) -> Option<(Allocation, usize)> {
-        self.allocations().value_at(ptr).map(|a| (a.clone(), ptr - a.base))
+        self.usm.with(ptr, |a| (a.clone(), ptr - a.base))
     }
 
     pub(crate) fn add_queue(&self, q: &Arc<Queue>) {
@@ -320,8 +317,7 @@ impl Drop for Context {
         }
         // Every queue holds its context, so none is left: what the user did
         // not free can go back now without waiting.
-        let leftovers = std::mem::take(&mut *self.allocations());
-        for a in leftovers.into_values() {
+        for a in self.usm.take_all() {
             super::usm::release_backing(self, &a);
         }
         if let Some(&word) = self.scratch.get().filter(|&&w| w != 0) {

@@ -30,6 +30,7 @@ use ur_core::engine::{self, UsmKind};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
+use ur_core::usm_registry::Registered;
 use ur_core::*;
 
 /// One live USM allocation of a context.
@@ -45,6 +46,12 @@ pub struct Allocation {
     /// The runtime's address of the memory, to free: below `base` when the
     /// runtime could not align it as asked and the adapter over-allocated.
     pub raw: usize,
+}
+
+impl Registered for Allocation {
+    fn span(&self) -> (usize, usize) {
+        (self.base, self.size)
+    }
 }
 
 /// The largest alignment every OpenCL device gives on its own: that of its
@@ -133,7 +140,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
         }
         pool.base.engine.account_blocking(req.size as isize);
     }
-    ctx.allocations().insert(allocation.base, allocation.size, allocation);
+    ctx.usm.insert(allocation);
     Ok(ptr)
 }
 
@@ -170,7 +177,7 @@ fn zero(ctx: &Context, a: &Allocation) -> UrResult {
 /// `urUSMFree`: only the base of a live allocation may be freed. Commands
 /// still using the memory finish first.
 pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
-    let Some(a) = ctx.allocations().remove(ptr as usize) else {
+    let Ok(a) = ctx.usm.remove(ptr as usize) else {
         // A block of an engine pool: every command of the context finishes
         // first.
         return ctx.slabs.free_blocking(ptr as usize, || ctx.finish_all_queues(), |stamp| ctx.wait_for_stamp(stamp));
@@ -178,7 +185,7 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
     if ctx.usm_path() == UsmPath::Svm {
         // clSVMFree does not wait for commands that use the memory.
         if let Err(e) = ctx.finish_all_queues() {
-            ctx.allocations().insert(a.base, a.size, a);
+            ctx.usm.insert(a);
             return Err(e);
         }
     }
@@ -259,9 +266,7 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
 /// blocking one, or a block of an engine pool (other pointers are the
 /// runtime's to judge).
 pub fn range_of(ctx: &Context, ptr: *const c_void) -> Option<(usize, usize)> {
-    let addr = ptr as usize;
-    let registered = ctx.allocations().value_at(addr).map(|a| (a.base, a.size));
-    registered.or_else(|| ctx.slabs.live_block_containing(addr))
+    ctx.usm.live_span(&ctx.slabs, ptr as usize)
 }
 
 /// The largest fill pattern OpenCL takes (a `long16`/`double16`).
