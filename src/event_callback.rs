@@ -315,17 +315,9 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
     use std::sync::{Condvar, Mutex, Weak};
-    use std::time::Instant;
 
     fn eventually(done: impl Fn() -> bool) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !done() {
-            if Instant::now() > deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        true
+        crate::poll::eventually(Duration::from_secs(20), done)
     }
 
     /// What events complete by: several events behind one gate complete

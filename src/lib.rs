@@ -26,6 +26,7 @@ pub mod log;
 /// cbindgen:ignore
 pub mod partition;
 pub mod peer;
+pub mod poll;
 /// cbindgen:ignore
 pub mod usm_align;
 /// cbindgen:ignore

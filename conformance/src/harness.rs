@@ -10,7 +10,7 @@ use crate::ur::*;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use ur_core::abi::*;
 
 /// Why a case did not pass.
@@ -597,18 +597,7 @@ pub fn compare(what: &str, got: &[u8], expected: &[u8]) -> CaseResult {
     }
 }
 
-/// Waits up to `limit` for `done` to hold, for things that happen on an
-/// adapter thread (callbacks, deleters). Not a timing measurement.
-pub fn eventually(limit: Duration, done: impl Fn() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        if Instant::now() > deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    true
-}
+pub use ur_core::poll::eventually;
 
 /// How long [`eventually`] waits for a callback that must come.
 pub const CALLBACK_LIMIT: Duration = Duration::from_secs(10);

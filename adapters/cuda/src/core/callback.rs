@@ -129,17 +129,10 @@ mod tests {
     use crate::core::context::Context;
     use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
     use std::sync::Weak;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     fn eventually(done: impl Fn() -> bool) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !done() {
-            if Instant::now() > deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        true
+        ur_core::poll::eventually(Duration::from_secs(10), done)
     }
 
     fn complete_event() -> Arc<Event> {
