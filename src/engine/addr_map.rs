@@ -204,6 +204,12 @@ impl<V> RangeMap<V> {
         self.by_base.get(&base).map(|(_, v)| v)
     }
 
+    /// The end and value of the range starting exactly at `base` (one
+    /// lookup by key, cheaper than [`find`](Self::find)).
+    pub fn get_with_end(&self, base: usize) -> Option<(usize, &V)> {
+        self.by_base.get(&base).map(|(e, v)| (*e, v))
+    }
+
     /// The range holding `addr` (its base or any byte inside) and its value.
     #[inline]
     pub fn find(&self, addr: usize) -> Option<(Range<usize>, &V)> {

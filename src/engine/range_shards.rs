@@ -166,11 +166,9 @@ impl<V> ShardedRangeMap<V> {
     pub fn remove_if<E>(&self, base: usize, check: impl FnOnce(&V) -> Result<(), E>) -> Option<Result<V, E>> {
         let (value, end) = {
             let mut home = self.lock(shard_of(base));
-            let (end, i) = match home.ranges.find(base) {
-                Some((range, &i)) if range.start == base => (range.end, i),
-                // A zero-length range holds no address, not even its base.
-                _ => (base, *home.ranges.get(base)?),
-            };
+            // By key: a zero-length range, which holds no address, not even
+            // its base, is found too.
+            let (end, &i) = home.ranges.get_with_end(base)?;
             if i == LINK {
                 return None;
             }
