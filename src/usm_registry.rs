@@ -68,15 +68,6 @@ impl<A: Registered> UsmRegistry<A> {
         self.span_of(addr).or_else(|| slabs.live_block_containing(addr))
     }
 
-    /// `INVALID_SIZE` when `addr` lies in a registered allocation that ends
-    /// before `addr + len`; memory the registry does not hold passes.
-    pub fn check_range(&self, addr: usize, len: usize) -> UrResult {
-        match self.span_of(addr) {
-            Some((base, size)) if len > size - (addr - base) => Err(UR_RESULT_ERROR_INVALID_SIZE),
-            _ => Ok(()),
-        }
-    }
-
     /// Takes the allocation whose base is exactly `base`; anything else (an
     /// interior pointer, a pointer freed already, a foreign one) is
     /// `INVALID_MEM_OBJECT` and changes nothing.
@@ -127,16 +118,6 @@ mod tests {
         assert_eq!(r.span_of(0x1100), None, "one past the end is outside");
         assert_eq!(r.with(0x2000, |a| a.0), Some(0x2000));
         assert_eq!(r.span_of(0xfff), None);
-    }
-
-    #[test]
-    fn a_range_past_the_end_of_an_allocation_is_invalid_size() {
-        let r = UsmRegistry::default();
-        r.insert(Block(0x1000, 0x100));
-        assert_eq!(r.check_range(0x1000, 0x100), Ok(()));
-        assert_eq!(r.check_range(0x1080, 0x80), Ok(()));
-        assert_eq!(r.check_range(0x1080, 0x81), Err(UR_RESULT_ERROR_INVALID_SIZE));
-        assert_eq!(r.check_range(0x5000, 1 << 40), Ok(()), "unknown memory passes");
     }
 
     #[test]
