@@ -34,21 +34,18 @@ impl UsmPtr {
 
 /// Finds the allocation of `ctx` that `[addr, addr + len)` starts in. A
 /// range that runs past the end of its allocation is `INVALID_SIZE`;
-/// memory that is no USM allocation of `ctx` (the host's own, which a CPU
-/// device reaches as system-shared USM) gives `None`. So does a block of
-/// pool memory, which no command needs to hold: the engine never hands it
-/// to a new owner, nor gives it back, while a command ordered before its
-/// free may still run, and a blocking free waits for the queues.
+/// memory that is no registered allocation of `ctx` (the host's own, which
+/// a CPU device reaches as system-shared USM) gives `None`. So does a block
+/// of pool memory, which no command needs to hold: the engine never hands
+/// it to a new owner, nor gives it back, while a command ordered before its
+/// free may still run, and a blocking free waits for the queues. Its
+/// bounds the core checked before the command came here
+/// (`UsmRegistry::live_span`), so its slab is not looked up again.
 pub fn resolve(ctx: &Context, addr: *const u8, len: usize) -> UrResult<Option<Arc<Allocation>>> {
     match ctx.usm.find(addr as usize) {
         Some(alloc) if alloc.contains(addr as usize, len) => Ok(Some(alloc)),
         Some(_) => Err(UR_RESULT_ERROR_INVALID_SIZE),
-        None => match ctx.slabs.live_block_containing(addr as usize) {
-            Some((base, size)) if (addr as usize).checked_add(len).is_none_or(|end| end > base + size) => {
-                Err(UR_RESULT_ERROR_INVALID_SIZE)
-            }
-            _ => Ok(None),
-        },
+        None => Ok(None),
     }
 }
 
