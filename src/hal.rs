@@ -17,6 +17,7 @@ use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
 use crate::engine::UsmKind;
+use crate::extended_deleter::ExtendedDeleter;
 use crate::handle::{arc_of, ArcObject, UrObject};
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
@@ -258,7 +259,9 @@ pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
     fn usm_2d_supported(&self) -> bool {
         true
     }
-    fn set_extended_deleter(&self, deleter: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void);
+    /// Where `urContextSetExtendedDeleter` registers; the context runs it
+    /// when it is destroyed.
+    fn extended_deleter(&self) -> &ExtendedDeleter;
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Err(UNSUPPORTED)
     }

@@ -17,6 +17,8 @@ pub mod engine;
 /// cbindgen:ignore
 pub mod event_callback;
 /// cbindgen:ignore
+pub mod extended_deleter;
+/// cbindgen:ignore
 pub mod hal;
 pub mod handle;
 pub mod info;

@@ -84,7 +84,7 @@ pub(super) unsafe extern "C" fn set_extended_deleter<B: Backend>(
     ffi_call(|| {
         let context = obj::<B, B::Context>(h)?;
         let deleter = deleter.ok_or(UR_RESULT_ERROR_INVALID_NULL_POINTER)?;
-        context.set_extended_deleter(deleter, user_data);
+        context.extended_deleter().set(deleter, user_data);
         Ok(())
     })
 }

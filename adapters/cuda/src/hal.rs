@@ -2,6 +2,7 @@
 //! object's trait of `ur_core::hal`, translated to the objects of `core/`.
 //! Arguments arrive checked; nothing here reads C memory.
 
+use ur_core::extended_deleter::ExtendedDeleter;
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::event::{now_ns, Event};
@@ -173,12 +174,8 @@ impl hal::Context<Cuda> for Context {
         false
     }
 
-    fn set_extended_deleter(
-        &self,
-        deleter: unsafe extern "C" fn(*mut c_void),
-        user_data: *mut c_void,
-    ) {
-        self.add_deleter(deleter, user_data)
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
     }
 
     /// The primary CUDA context of the first device.

@@ -2,6 +2,7 @@
 //! object's trait of `ur_core::hal`, translated to the host objects of
 //! `core/`. Arguments arrive checked; nothing here reads C memory.
 
+use ur_core::extended_deleter::ExtendedDeleter;
 use crate::core::context::Context;
 use crate::core::device::{self, Device, ASYNC_USM_ALLOCATIONS_SUPPORT, USM_POOL_SUPPORT};
 use crate::core::enqueue::{resolve, Command, Pattern, UsmPtr};
@@ -123,8 +124,8 @@ impl hal::Context<NativeCpu> for Context {
         Context::has_device(self, device)
     }
 
-    fn set_extended_deleter(&self, deleter: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void) {
-        Context::set_extended_deleter(self, deleter, user_data)
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
     }
 
     fn usm_alloc(&self, r: AllocRequest<'_, NativeCpu>) -> UrResult<*mut c_void> {

@@ -2,6 +2,7 @@
 //! object's trait of `ur_core::hal`, translated to the objects of `core/`.
 //! Arguments arrive checked; nothing here reads C memory.
 
+use ur_core::extended_deleter::ExtendedDeleter;
 use crate::conv::{self, ClResultExt};
 use crate::core::context::Context;
 use crate::core::device::{Device, UsmPath};
@@ -149,8 +150,8 @@ impl hal::Context<OpenCl> for Context {
         Context::has_device(self, device)
     }
 
-    fn set_extended_deleter(&self, deleter: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void) {
-        Context::set_extended_deleter(self, Some(deleter), user_data)
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
     }
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {

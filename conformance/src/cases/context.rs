@@ -31,6 +31,7 @@ pub const CASES: &[Case] = &[
     Case::loader("urContextGetNativeHandle.null_handle", native_handle_null_handle),
     Case::device("urContextGetNativeHandle.null_pointer", native_handle_null_pointer),
     Case::device("urContextSetExtendedDeleter.called_on_last_release", deleter),
+    Case::device("urContextSetExtendedDeleter.second_replaces_first", deleter_replaced),
     Case::loader("urContextSetExtendedDeleter.null_handle", deleter_null_handle),
     Case::device("urContextSetExtendedDeleter.null_deleter", deleter_null),
 ];
@@ -200,6 +201,28 @@ unsafe fn deleter(fx: &DeviceFx) -> CaseResult {
     expect_success!(context.release());
     check!(eventually(CALLBACK_LIMIT, || CALLS.load(Ordering::SeqCst) >= 1), "the deleter was never called");
     check_eq!(CALLS.load(Ordering::SeqCst), 1);
+    Ok(())
+}
+
+/// `spec/context.md`: a second registration replaces the first, so only the
+/// second deleter runs, once.
+unsafe fn deleter_replaced(fx: &DeviceFx) -> CaseResult {
+    static FIRST: AtomicU32 = AtomicU32::new(0);
+    static SECOND: AtomicU32 = AtomicU32::new(0);
+    FIRST.store(0, Ordering::SeqCst);
+    SECOND.store(0, Ordering::SeqCst);
+    let context = new_context(fx)?;
+    let data = |counter: &'static AtomicU32| counter as *const AtomicU32 as *mut c_void;
+    let code = fx.api.urContextSetExtendedDeleter(context.get(), Some(count_deletion), data(&FIRST))?;
+    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
+        skip!("the adapter has no extended deleters (UNSUPPORTED_FEATURE, which the reference allows)");
+    }
+    expect_code(UR_RESULT_SUCCESS, code, "urContextSetExtendedDeleter")?;
+    expect_success!(fx.api.urContextSetExtendedDeleter(context.get(), Some(count_deletion), data(&SECOND)));
+    expect_success!(context.release());
+    check!(eventually(CALLBACK_LIMIT, || SECOND.load(Ordering::SeqCst) >= 1), "the second deleter was never called");
+    check_eq!(SECOND.load(Ordering::SeqCst), 1);
+    check_eq!(FIRST.load(Ordering::SeqCst), 0);
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! A context: a set of GPUs (each used through its primary CUDA context),
 //! the USM allocations made in it, and the pools its devices use by default.
 
+use ur_core::extended_deleter::ExtendedDeleter;
 use super::device::Device;
 use super::engine::SlabMap;
 use super::queue::Queue;
@@ -24,18 +25,13 @@ struct DevicePools {
     current: Option<Arc<UsmPool>>,
 }
 
-struct Deleter {
-    f: unsafe extern "C" fn(*mut core::ffi::c_void),
-    user_data: usize,
-}
-
 #[repr(C)]
 pub struct Context {
     header: HandleHeader,
     pub devices: Vec<Arc<Device>>,
     pub usm: UsmRegistry,
     pools: Mutex<Vec<DevicePools>>,
-    deleters: Mutex<Vec<Deleter>>,
+    pub deleter: ExtendedDeleter,
     /// The async pool engine of this context.
     pub engine: Engine,
     /// Every slab and range of this context's engine pools, by address: an
@@ -115,7 +111,7 @@ impl Context {
             devices,
             usm: UsmRegistry::default(),
             pools: Mutex::new(pools),
-            deleters: Mutex::new(Vec::new()),
+            deleter: ExtendedDeleter::default(),
             engine: Engine::new(),
             slabs: Arc::default(),
             kept_pools: Mutex::new(Vec::new()),
@@ -254,20 +250,6 @@ impl Context {
         kept.retain(|p| p.live_blocks() > 0);
         kept.push(pool);
     }
-
-    pub fn add_deleter(
-        &self,
-        f: unsafe extern "C" fn(*mut core::ffi::c_void),
-        user_data: *mut core::ffi::c_void,
-    ) {
-        self.deleters
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Deleter {
-                f,
-                user_data: user_data as usize,
-            });
-    }
 }
 
 impl Drop for Context {
@@ -285,15 +267,7 @@ impl Drop for Context {
             super::usm::free_all(&self.usm, &self.devices);
         }
         self.engine.release_default_pools();
-        for d in self
-            .deleters
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-        {
-            // SAFETY: the user registered this deleter for this context.
-            unsafe { (d.f)(d.user_data as *mut core::ffi::c_void) };
-        }
+        self.deleter.run();
         if let Some(dev) = self.owned_primary {
             // The adapter keeps its own reference of every primary context,
             // so this one going leaves the context alive for the adapter.

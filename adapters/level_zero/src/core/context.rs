@@ -2,6 +2,7 @@
 //! caches, the table of its blocking USM allocations, and its async pool
 //! engine (the graph of its queues' commands, default and current pools).
 
+use ur_core::extended_deleter::ExtendedDeleter;
 use super::device::Device;
 use super::engine::SlabMap;
 use super::event::{Command, EventCache, ZeEvent};
@@ -29,7 +30,7 @@ pub struct Context {
     /// Live blocking USM allocations by address.
     pub usm: UsmRegistry<Allocation>,
     queues: Mutex<Vec<Weak<Queue>>>,
-    extended_deleter: Mutex<Option<(unsafe extern "C" fn(*mut core::ffi::c_void), usize)>>,
+    pub deleter: ExtendedDeleter,
     pub engine: Engine,
     pub slabs: Arc<SlabMap>,
     events: Arc<EventCache>,
@@ -75,7 +76,7 @@ impl Context {
             devices,
             usm: UsmRegistry::default(),
             queues: Mutex::new(Vec::new()),
-            extended_deleter: Mutex::new(None),
+            deleter: ExtendedDeleter::default(),
             engine: Engine::new(),
             slabs: Arc::default(),
             events: EventCache::new(ze.clone(), false),
@@ -172,10 +173,6 @@ impl Context {
     pub(crate) fn collect_pools(&self) {
         self.pools.collect(|p| &p.base.engine);
     }
-
-    pub fn set_extended_deleter(&self, f: unsafe extern "C" fn(*mut core::ffi::c_void), user_data: *mut core::ffi::c_void) {
-        *self.extended_deleter.lock().unwrap_or_else(|e| e.into_inner()) = Some((f, user_data as usize));
-    }
 }
 
 impl Drop for Context {
@@ -185,10 +182,6 @@ impl Drop for Context {
         for a in self.usm.take_all() {
             super::usm::release(self, &a);
         }
-        if let Some((f, user_data)) = self.extended_deleter.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
-            // SAFETY: the user registered this deleter for this context's
-            // destruction, with this user data.
-            unsafe { f(user_data as *mut core::ffi::c_void) };
-        }
+        self.deleter.run();
     }
 }

@@ -2,12 +2,12 @@
 //! share of the async pool engine: the graph of every queue's commands, the
 //! pools, and who waits for which command.
 
+use ur_core::extended_deleter::ExtendedDeleter;
 use super::device::Device;
 use super::queue::QueueShared;
 use super::usm::UsmRegistry;
 use super::usm_pool::{Pool, SlabMap};
 use crate::DDI;
-use std::ffi::c_void;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use ur_core::engine::{Dag, Lane, QueueOrder, Stamp};
@@ -21,7 +21,7 @@ pub struct Context {
     /// Live USM allocations; dropping the context frees those that no
     /// pending command still holds.
     pub usm: UsmRegistry,
-    deleter: Mutex<Option<ExtendedDeleter>>,
+    pub deleter: ExtendedDeleter,
     /// Every command of every queue of this context, as the engine sees it.
     pub dag: Arc<Dag>,
     /// Blocking allocations from a pool are made on this lane, which runs
@@ -54,15 +54,6 @@ ur_core::ur_object!(Context, Context, ur_context_handle_t_);
 // SAFETY: every `Context` is made inside an `Arc` by its constructor.
 unsafe impl ArcObject for Context {}
 
-/// `urContextSetExtendedDeleter`'s callback and its argument.
-struct ExtendedDeleter {
-    callback: unsafe extern "C" fn(*mut c_void),
-    user_data: *mut c_void,
-}
-
-// SAFETY: the user data is opaque to us; UR lets the deleter run on any thread.
-unsafe impl Send for ExtendedDeleter {}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -77,7 +68,7 @@ impl Context {
             current_pools: Mutex::new(devices.iter().map(|_| None).collect()),
             devices,
             usm: UsmRegistry::default(),
-            deleter: Mutex::new(None),
+            deleter: ExtendedDeleter::default(),
             dag,
             host_lane,
             slabs: Arc::default(),
@@ -100,12 +91,6 @@ impl Context {
 
     fn device_index(&self, device: &Device) -> Option<usize> {
         self.devices.iter().position(|d| std::ptr::eq(Arc::as_ptr(d), device))
-    }
-
-    /// Installs the callback that runs once the context is destroyed; a
-    /// later call replaces an earlier one.
-    pub fn set_extended_deleter(&self, callback: unsafe extern "C" fn(*mut c_void), user_data: *mut c_void) {
-        *lock(&self.deleter) = Some(ExtendedDeleter { callback, user_data });
     }
 
     // -- pools --------------------------------------------------------------
@@ -265,10 +250,6 @@ impl Drop for Context {
         }
         self.orphan_pools.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
         lock(&self.current_pools).clear();
-        let deleter = self.deleter.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(d) = deleter {
-            // SAFETY: the user registered this callback for this moment.
-            unsafe { (d.callback)(d.user_data) };
-        }
+        self.deleter.run();
     }
 }

@@ -2,6 +2,7 @@
 //! the USM allocations made in it, and its async pool engine: the graph of
 //! its queues' commands, its devices' default pools and current pools.
 
+use ur_core::extended_deleter::ExtendedDeleter;
 use super::device::{Device, UsmPath};
 use super::engine::{RawUsm, SlabMap, Trackers};
 use super::platform::Platform;
@@ -32,7 +33,7 @@ pub struct Context {
     /// pool memory), made on first use.
     /// Keyed by the device's address.
     internal_queues: Mutex<Vec<(usize, Arc<opencl3::command_queue::CommandQueue>)>>,
-    extended_deleter: Mutex<Option<(ur_context_extended_deleter_t, usize)>>,
+    pub deleter: ExtendedDeleter,
     /// The async pool engine: every queue of this context is a lane of its
     /// graph.
     pub engine: Engine,
@@ -129,7 +130,7 @@ impl Context {
             usm: UsmRegistry::default(),
             queues: Mutex::new(Vec::new()),
             internal_queues: Mutex::new(Vec::new()),
-            extended_deleter: Mutex::new(None),
+            deleter: ExtendedDeleter::default(),
             engine: Engine::new(),
             slabs: Arc::default(),
             pools: ContextPools::default(),
@@ -301,10 +302,6 @@ impl Context {
         queues.push((key, q.clone()));
         Ok(q)
     }
-
-    pub fn set_extended_deleter(&self, f: ur_context_extended_deleter_t, user_data: *mut core::ffi::c_void) {
-        *self.extended_deleter.lock().unwrap_or_else(|e| e.into_inner()) = Some((f, user_data as usize));
-    }
 }
 
 impl Drop for Context {
@@ -324,11 +321,6 @@ impl Drop for Context {
             // SAFETY: allocated once by `scratch`; no queue is left to use it.
             unsafe { self.raw_usm().free(word as *mut core::ffi::c_void, true) };
         }
-        if let Some((Some(f), user_data)) = self.extended_deleter.get_mut().unwrap_or_else(|e| e.into_inner()).take()
-        {
-            // SAFETY: the user registered this deleter for this context's
-            // destruction, with this user data.
-            unsafe { f(user_data as *mut core::ffi::c_void) };
-        }
+        self.deleter.run();
     }
 }
