@@ -252,8 +252,17 @@ pub trait Device<B: Backend>: UrObject<Handle = ur_device_handle_t_> {
 pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
     /// A context over `devices` (deduplicated, at least one).
     fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Self>>;
-    fn devices(&self) -> Vec<ur_device_handle_t>;
-    fn has_device(&self, device: &B::Device) -> bool;
+    /// The context's devices, in the order it was made with.
+    fn devices(&self) -> impl ExactSizeIterator<Item = &B::Device>;
+    fn has_device(&self, device: &B::Device) -> bool {
+        self.devices().any(|d| std::ptr::eq(d, device))
+    }
+    /// The most bytes one host allocation may take: the least of the
+    /// context's devices (`spec/usm.md`), as host memory must be reachable
+    /// from each of them.
+    fn max_alloc_size(&self) -> u64 {
+        self.devices().map(|d| d.max_alloc_size()).min().unwrap_or(0)
+    }
     /// Whether `urEnqueueUSMFill2D`/`Memcpy2D` are served (the context's
     /// `USM_FILL2D_SUPPORT` and `USM_MEMCPY2D_SUPPORT`).
     fn usm_2d_supported(&self) -> bool {
@@ -282,8 +291,6 @@ pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)>;
     /// `None`: this context did not allocate `ptr`.
     fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>>;
-    /// The most bytes one allocation may take on the context's devices.
-    fn max_alloc_size(&self) -> u64;
 
     /// Whether pools are served (`USM_POOL_SUPPORT`); without them every
     /// pool entry point is `UNSUPPORTED_FEATURE`.

@@ -49,7 +49,7 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
 super::info_entry!(Context, ur_context_handle_t, ur_context_info_t, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, |context, prop, out| {
     match prop {
         UR_CONTEXT_INFO_NUM_DEVICES => out.value(context.devices().len() as u32),
-        UR_CONTEXT_INFO_DEVICES => out.slice(&context.devices()),
+        UR_CONTEXT_INFO_DEVICES => out.slice(&context.devices().map(handle::handle_of).collect::<Vec<_>>()),
         UR_CONTEXT_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(context)),
         UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT | UR_CONTEXT_INFO_USM_FILL2D_SUPPORT => {
             out.bool(context.usm_2d_supported())

@@ -161,12 +161,8 @@ impl hal::Context<Cuda> for Context {
         Context::new(devices.iter().map(|d| arc_of(*d)).collect())
     }
 
-    fn devices(&self) -> Vec<ur_device_handle_t> {
-        self.devices.iter().map(|d| d.handle()).collect()
-    }
-
-    fn has_device(&self, device: &Device) -> bool {
-        Context::has_device(self, device)
+    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
+        self.devices.iter().map(|d| &**d)
     }
 
     /// Not served yet: driver.rs has a pitched fill but no pitched copy.
@@ -236,16 +232,6 @@ impl hal::Context<Cuda> for Context {
             .map_or(std::ptr::null_mut(), |d| d.handle());
         let pool = owner.usm_pool_handle();
         Some(AllocInfo::new(owner.kind.as_ur(), base as *mut c_void, size, device, pool))
-    }
-
-    /// The largest of the context's devices, the limit `usm_alloc` applies
-    /// to host memory.
-    fn max_alloc_size(&self) -> u64 {
-        self.devices
-            .iter()
-            .map(|d| d.max_alloc_size())
-            .max()
-            .unwrap_or(0)
     }
 
     fn pools_supported(&self) -> bool {

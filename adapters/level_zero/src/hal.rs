@@ -131,12 +131,8 @@ impl hal::Context<LevelZero> for Context {
         Context::new(devices.iter().map(|d| arc_of(*d)).collect())
     }
 
-    fn devices(&self) -> Vec<ur_device_handle_t> {
-        self.devices.iter().map(|d| d.handle()).collect()
-    }
-
-    fn has_device(&self, device: &Device) -> bool {
-        Context::has_device(self, device)
+    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
+        self.devices.iter().map(|d| &**d)
     }
 
     fn extended_deleter(&self) -> &ExtendedDeleter {
@@ -174,9 +170,6 @@ impl hal::Context<LevelZero> for Context {
         Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
     }
 
-    fn max_alloc_size(&self) -> u64 {
-        self.devices.iter().map(|d| d.max_alloc_size()).max().unwrap_or(0)
-    }
 
     fn pools_supported(&self) -> bool {
         true

@@ -116,12 +116,8 @@ impl hal::Context<NativeCpu> for Context {
         Ok(Context::new(devices.iter().map(|d| arc_of(*d)).collect()))
     }
 
-    fn devices(&self) -> Vec<ur_device_handle_t> {
-        self.devices.iter().map(|d| d.handle()).collect()
-    }
-
-    fn has_device(&self, device: &Device) -> bool {
-        Context::has_device(self, device)
+    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
+        self.devices.iter().map(|d| &**d)
     }
 
     fn extended_deleter(&self) -> &ExtendedDeleter {
@@ -156,9 +152,6 @@ impl hal::Context<NativeCpu> for Context {
         Some(AllocInfo::new(block.kind.to_ur(), block.base as *mut c_void, block.size, device, block.pool.handle()))
     }
 
-    fn max_alloc_size(&self) -> u64 {
-        self.devices.iter().map(|d| d.max_alloc_size()).min().unwrap_or(0)
-    }
 
     fn pools_supported(&self) -> bool {
         USM_POOL_SUPPORT

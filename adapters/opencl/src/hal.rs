@@ -142,12 +142,8 @@ impl hal::Context<OpenCl> for Context {
         Context::new(kept_all(devices))
     }
 
-    fn devices(&self) -> Vec<ur_device_handle_t> {
-        self.devices.iter().map(|d| d.handle()).collect()
-    }
-
-    fn has_device(&self, device: &Device) -> bool {
-        Context::has_device(self, device)
+    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
+        self.devices.iter().map(|d| *d)
     }
 
     fn extended_deleter(&self) -> &ExtendedDeleter {
@@ -189,9 +185,6 @@ impl hal::Context<OpenCl> for Context {
         Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
     }
 
-    fn max_alloc_size(&self) -> u64 {
-        self.devices.iter().map(|d| d.max_mem_alloc).min().unwrap_or(0)
-    }
 
     /// Pools are offered wherever USM is.
     fn pools_supported(&self) -> bool {

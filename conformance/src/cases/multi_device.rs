@@ -30,6 +30,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueUSMDeviceAllocExp.multi_device_context_pool_keeps_devices_apart", context_pool_per_device),
     Case::device("urEnqueueUSMFreeExp.multi_device_foreign_context_block", free_foreign_context),
     Case::device("urQueueCreate.multi_device_invalid_device_outside_context", queue_outside_context),
+    Case::device("urUSMHostAlloc.multi_device_limit_is_the_smallest_device", host_alloc_limit),
     Case::device("urProgramBuild.multi_device_one_compile_per_target", one_compile_per_target),
     Case::device("urProgramBuildExp.multi_device_invalid_device_outside_context", build_outside_context),
     Case::device("urUsmP2PPeerAccessGetInfoExp.self_is_peer", peer_self_info),
@@ -315,6 +316,23 @@ unsafe fn queue_outside_context(fx: &DeviceFx) -> CaseResult {
     let mut q = null_mut();
     expect_result!(UR_RESULT_ERROR_INVALID_DEVICE, fx.api.urQueueCreate(fx.context, other, null(), &mut q));
     check!(q.is_null(), "a refused urQueueCreate wrote a queue");
+    Ok(())
+}
+
+/// Host memory must be reachable from every device of the context, so its
+/// limit is the least `MAX_MEM_ALLOC_SIZE` among them (`spec/usm.md`): one
+/// byte past it is `INVALID_USM_SIZE`, and nothing is written.
+unsafe fn host_alloc_limit(fx: &DeviceFx) -> CaseResult {
+    let p = pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    let limit_a = a.api.device_info::<u64>(a.device, UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE)?;
+    let limit_b = b.api.device_info::<u64>(b.device, UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE)?;
+    let Ok(past) = usize::try_from(limit_a.min(limit_b).saturating_add(1)) else {
+        skip!("the smallest MAX_MEM_ALLOC_SIZE does not fit a size_t");
+    };
+    let mut ptr = null_mut();
+    expect_result!(UR_RESULT_ERROR_INVALID_USM_SIZE, a.api.urUSMHostAlloc(a.context, null(), null_mut(), past, &mut ptr));
+    check!(ptr.is_null(), "a refused urUSMHostAlloc wrote a pointer");
     Ok(())
 }
 

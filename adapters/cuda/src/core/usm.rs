@@ -153,12 +153,7 @@ impl Context {
         }
         let max = match device {
             Some(d) => d.max_alloc_size(),
-            None => self
-                .devices
-                .iter()
-                .map(|d| d.max_alloc_size())
-                .max()
-                .unwrap_or(0),
+            None => ur_core::hal::Context::max_alloc_size(self),
         };
         if size as u64 > max {
             return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);

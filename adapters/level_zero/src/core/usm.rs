@@ -46,7 +46,7 @@ pub struct Request<'a> {
 pub fn alloc(ctx: &Context, req: Request) -> UrResult<*mut c_void> {
     let limit = match req.device {
         Some(d) => d.max_alloc_size(),
-        None => ctx.devices.iter().map(|d| d.max_alloc_size()).max().unwrap_or(0),
+        None => ur_core::hal::Context::max_alloc_size(ctx),
     };
     if req.size == 0 || req.size as u64 > limit {
         return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
