@@ -22,7 +22,7 @@ use crate::handle::{arc_of, ArcObject, UrObject};
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
 use crate::usm_async::{PoolApi, PoolDesc};
-use crate::usm_pool::PoolBase;
+use crate::usm_pool::{ContextPools, PoolBase};
 use crate::UrResult;
 use core::ffi::c_void;
 use std::ffi::CStr;
@@ -297,14 +297,12 @@ pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
     fn pools_supported(&self) -> bool;
     /// A pool of this context (`device: None` for a context-wide one).
     fn pool_create(&self, device: Option<&B::Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<B::Pool>>;
-    /// The device's default async pool (a handle the context owns).
-    fn default_pool(&self, device: &B::Device) -> UrResult<ur_usm_pool_handle_t>;
-    /// The pool async allocations on `device` take when none is named.
-    fn current_pool(&self, device: &B::Device) -> UrResult<ur_usm_pool_handle_t>;
-    fn set_current_pool(&self, device: &B::Device, pool: &B::Pool) -> UrResult;
-    /// `urUSMPoolDestroyExp`: the context stops using the pool (before the
-    /// user's reference goes).
-    fn forget_pool(&self, pool: &B::Pool);
+    /// The context's pools by device: each device's default pool, and the
+    /// one `urUSMPoolSetDevicePoolExp` chose.
+    fn pools(&self) -> &ContextPools<B::Pool>;
+    /// A new default async pool of `device`, a device of the context (the
+    /// table makes one on first use; the context owns its handle).
+    fn make_default_pool(&self, device: &B::Device) -> UrResult<Arc<B::Pool>>;
 }
 
 pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
@@ -426,7 +424,7 @@ pub trait Event<B: Backend>: ArcObject<Handle = ur_event_handle_t_> {
 /// A USM pool. The defaults answer from the pool's [`PoolBase`]; a backend
 /// with pools of its own beside the engine's (CUDA's native pools) adds
 /// theirs to `info`, `set_info` and `trim_to`.
-pub trait Pool<B: Backend>: UrObject<Handle = ur_usm_pool_handle_t_> {
+pub trait Pool<B: Backend>: ArcObject<Handle = ur_usm_pool_handle_t_> {
     /// How the pool holds its device (see [`PoolBase`]).
     type DeviceRef: Deref<Target = B::Device>;
     /// The part of the pool that is the same on every adapter.

@@ -260,35 +260,46 @@ impl<P> ContextPools<P> {
     }
 
     /// The default pool of `device`, made by `make` on first use.
-    pub fn default_pool<D>(&self, device: &D, make: impl FnOnce() -> Arc<P>) -> Arc<P> {
+    pub fn default_pool<D>(&self, device: &D, make: impl FnOnce() -> UrResult<Arc<P>>) -> UrResult<Arc<P>> {
         let key = device_key(device);
         if let Some(p) = self.table().default_of(key) {
-            return p;
+            return Ok(p);
         }
         let mut table = self.table_mut();
         if let Some(p) = table.default_of(key) {
-            return p;
+            return Ok(p);
         }
-        let pool = make();
+        let pool = make()?;
         table.defaults.push((key, pool.clone()));
-        pool
+        Ok(pool)
     }
 
     /// The pool async allocations on `device` take when none is named: the
     /// one set for it while it lives, else its default pool (made by
     /// `make_default` on first use).
-    pub fn current_pool<D>(&self, device: &D, make_default: impl FnOnce() -> Arc<P>) -> Arc<P> {
+    pub fn current_pool<D>(&self, device: &D, make_default: impl FnOnce() -> UrResult<Arc<P>>) -> UrResult<Arc<P>> {
         let key = device_key(device);
         {
             let table = self.table();
             if let Some(p) = table.current.iter().find(|(k, _)| *k == key).and_then(|(_, p)| p.upgrade()) {
-                return p;
+                return Ok(p);
             }
             if let Some(p) = table.default_of(key) {
-                return p;
+                return Ok(p);
             }
         }
         self.default_pool(device, make_default)
+    }
+
+    /// A queue's own copy `cached` of its device's default pool, when that
+    /// is the device's current pool and has been made: the hot path of an
+    /// async allocation, which reads no lock and writes no count.
+    #[inline]
+    pub fn cached_default<'a>(&self, cached: &'a OnceLock<Arc<P>>) -> Option<&'a Arc<P>> {
+        if self.any_current.load(Ordering::Acquire) {
+            return None;
+        }
+        cached.get()
     }
 
     /// `f` of [`current_pool`](Self::current_pool); while no device has a
@@ -300,22 +311,30 @@ impl<P> ContextPools<P> {
         &self,
         device: &D,
         cached: &OnceLock<Arc<P>>,
-        make_default: impl FnOnce() -> Arc<P>,
+        make_default: impl FnOnce() -> UrResult<Arc<P>>,
         f: impl FnOnce(&P) -> R,
-    ) -> R {
+    ) -> UrResult<R> {
         if self.any_current.load(Ordering::Acquire) {
-            return f(&self.current_pool(device, make_default));
+            return Ok(f(&*self.current_pool(device, make_default)?));
         }
-        f(cached.get_or_init(|| self.default_pool(device, make_default)))
+        if let Some(p) = cached.get() {
+            return Ok(f(p));
+        }
+        let made = self.default_pool(device, make_default)?;
+        Ok(f(cached.get_or_init(|| made)))
     }
 
-    /// `urUSMPoolSetDevicePoolExp`.
+    /// `urUSMPoolSetDevicePoolExp`. Naming the device's default pool takes
+    /// back an earlier choice, so that the hot path serves again.
     pub fn set_current<D>(&self, device: &D, pool: &Arc<P>) {
         let key = device_key(device);
         let mut table = self.table_mut();
         table.current.retain(|(k, _)| *k != key);
-        table.current.push((key, Arc::downgrade(pool)));
-        self.any_current.store(true, Ordering::Release);
+        let is_default = table.defaults.iter().any(|(k, p)| *k == key && Arc::ptr_eq(p, pool));
+        if !is_default {
+            table.current.push((key, Arc::downgrade(pool)));
+        }
+        self.any_current.store(!table.current.is_empty(), Ordering::Release);
     }
 
     /// A pool being destroyed stops being any device's current pool.
@@ -323,6 +342,20 @@ impl<P> ContextPools<P> {
         let mut table = self.table_mut();
         table.current.retain(|(_, p)| !std::ptr::eq(p.as_ptr(), pool));
         self.any_current.store(!table.current.is_empty(), Ordering::Release);
+    }
+
+    /// Lets every pool of the table go (the context is being destroyed:
+    /// its pools give their memory back before its deleter runs).
+    pub fn clear(&mut self) {
+        // Dropped after the table's lock: a pool's drop gives memory back.
+        let defaults = {
+            let mut table = self.table_mut();
+            table.current.clear();
+            table.users.clear();
+            std::mem::take(&mut table.defaults)
+        };
+        drop(defaults);
+        self.kept.get_mut().clear();
     }
 
     /// A pool the user made, for synchronisation points.
@@ -450,23 +483,52 @@ mod tests {
     }
 
     #[test]
-    fn a_context_table_falls_back_to_the_default_pool() {
+    fn a_context_table_falls_back_to_the_default_pool() -> UrResult {
         let pools = ContextPools::<u32>::default();
         let devices = [0u8, 1u8];
-        let default = pools.default_pool(&devices[0], || Arc::new(10));
-        assert!(Arc::ptr_eq(&default, &pools.default_pool(&devices[0], || unreachable!())), "made once");
+        let default = pools.default_pool(&devices[0], || Ok(Arc::new(10)))?;
+        assert!(Arc::ptr_eq(&default, &pools.default_pool(&devices[0], || unreachable!())?), "made once");
         let cached = OnceLock::new();
-        assert_eq!(pools.with_current(&devices[0], &cached, || unreachable!(), |p| *p), 10);
+        assert_eq!(pools.cached_default(&cached), None, "nothing cached before the first use");
+        assert_eq!(pools.with_current(&devices[0], &cached, || unreachable!(), |p| *p)?, 10);
         assert_eq!(cached.get().map(|p| **p), Some(10), "a queue's copy of the default");
+        assert_eq!(pools.cached_default(&cached).map(|p| **p), Some(10));
         let chosen = Arc::new(20);
         pools.set_current(&devices[0], &chosen);
-        assert_eq!(pools.with_current(&devices[0], &cached, || unreachable!(), |p| *p), 20);
-        assert_eq!(*pools.current_pool(&devices[1], || Arc::new(11)), 11, "another device keeps its default");
+        assert_eq!(pools.cached_default(&cached), None, "the copy must not serve while a pool is chosen");
+        assert_eq!(pools.with_current(&devices[0], &cached, || unreachable!(), |p| *p)?, 20);
+        assert_eq!(*pools.current_pool(&devices[1], || Ok(Arc::new(11)))?, 11, "another device keeps its default");
         pools.forget(&chosen);
-        assert_eq!(*pools.current_pool(&devices[0], || unreachable!()), 10);
+        assert_eq!(*pools.current_pool(&devices[0], || unreachable!())?, 10);
         pools.set_current(&devices[0], &chosen);
         drop(chosen);
-        assert_eq!(*pools.current_pool(&devices[0], || unreachable!()), 10, "a released pool is current no more");
+        assert_eq!(*pools.current_pool(&devices[0], || unreachable!())?, 10, "a released pool is current no more");
+        Ok(())
+    }
+
+    #[test]
+    fn naming_the_default_pool_takes_a_choice_back() -> UrResult {
+        let pools = ContextPools::<u32>::default();
+        let device = 0u8;
+        let default = pools.default_pool(&device, || Ok(Arc::new(10)))?;
+        let cached = OnceLock::new();
+        pools.with_current(&device, &cached, || unreachable!(), |_| ())?;
+        let chosen = Arc::new(20);
+        pools.set_current(&device, &chosen);
+        pools.set_current(&device, &default);
+        assert_eq!(pools.cached_default(&cached).map(|p| **p), Some(10), "the hot path serves again");
+        assert_eq!(*pools.current_pool(&device, || unreachable!())?, 10);
+        Ok(())
+    }
+
+    #[test]
+    fn a_failed_default_is_not_kept() {
+        let pools = ContextPools::<u32>::default();
+        let cached = OnceLock::new();
+        let refused = pools.with_current(&0u8, &cached, || Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY), |p| *p);
+        assert_eq!(refused, Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY));
+        assert!(cached.get().is_none());
+        assert_eq!(*pools.default_pool(&0u8, || Ok(Arc::new(10))).unwrap(), 10, "a later call makes it");
     }
 
     #[test]

@@ -174,7 +174,7 @@ pub(super) unsafe extern "C" fn pool_destroy<B: Backend>(
         if pool.is_default() {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        context.forget_pool(pool);
+        context.pools().forget(pool);
         handle::release::<B::Pool>(h_pool, B::ddi())
     })
 }
@@ -186,7 +186,8 @@ pub(super) unsafe extern "C" fn get_default_device_pool<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
-        write_out(out, context.default_pool(device)?)
+        let pool = context.pools().default_pool(device, || context.make_default_pool(device))?;
+        write_out(out, handle::handle_of(&*pool))
     })
 }
 
@@ -198,7 +199,8 @@ pub(super) unsafe extern "C" fn set_device_pool<B: Backend>(
     ffi_call(|| {
         let (context, device) = pool_call::<B>(h_context, h_device, None)?;
         let pool = pool_of::<B>(h_pool, context, device)?;
-        context.set_current_pool(device, pool)
+        context.pools().set_current(device, &handle::arc_of(pool));
+        Ok(())
     })
 }
 
@@ -209,7 +211,8 @@ pub(super) unsafe extern "C" fn get_device_pool<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
-        write_out(out, context.current_pool(device)?)
+        let pool = context.pools().current_pool(device, || context.make_default_pool(device))?;
+        write_out(out, handle::handle_of(&*pool))
     })
 }
 

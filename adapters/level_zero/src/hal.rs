@@ -3,6 +3,7 @@
 //! Arguments arrive checked; nothing here reads C memory.
 
 use ur_core::extended_deleter::ExtendedDeleter;
+use ur_core::usm_pool::ContextPools;
 use crate::core::context::Context;
 use crate::core::device::Device;
 use crate::core::event::Event;
@@ -179,21 +180,12 @@ impl hal::Context<LevelZero> for Context {
         Ok(UsmPool::new(arc_of(self), device.map(arc_of), desc, api))
     }
 
-    fn default_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
-        Ok(arc_of(self).default_pool(&arc_of(device)).handle())
+    fn pools(&self) -> &ContextPools<UsmPool> {
+        &self.pools
     }
 
-    fn current_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
-        Ok(arc_of(self).current_pool(&arc_of(device)).handle())
-    }
-
-    fn set_current_pool(&self, device: &Device, pool: &UsmPool) -> UrResult {
-        self.pools.set_current(device, &arc_of(pool));
-        Ok(())
-    }
-
-    fn forget_pool(&self, pool: &UsmPool) {
-        self.pools.forget(pool)
+    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
+        Ok(UsmPool::device_default(&arc_of(self), &arc_of(device)))
     }
 }
 

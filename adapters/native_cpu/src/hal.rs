@@ -3,6 +3,7 @@
 //! `core/`. Arguments arrive checked; nothing here reads C memory.
 
 use ur_core::extended_deleter::ExtendedDeleter;
+use ur_core::usm_pool::ContextPools;
 use crate::core::context::Context;
 use crate::core::device::{self, Device, ASYNC_USM_ALLOCATIONS_SUPPORT, USM_POOL_SUPPORT};
 use crate::core::enqueue::{resolve, Command, Pattern, UsmPtr};
@@ -161,20 +162,12 @@ impl hal::Context<NativeCpu> for Context {
         Ok(Pool::create(&arc_of(self), device.map(arc_of), desc, api))
     }
 
-    fn default_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
-        Ok(arc_of(self).default_pool(&arc_of(device))?.handle())
+    fn pools(&self) -> &ContextPools<Pool> {
+        &self.pools
     }
 
-    fn current_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
-        arc_of(self).with_current_pool(&arc_of(device), |p| p.handle())
-    }
-
-    fn set_current_pool(&self, device: &Device, pool: &Pool) -> UrResult {
-        Context::set_current_pool(self, device, arc_of(pool))
-    }
-
-    fn forget_pool(&self, pool: &Pool) {
-        Context::forget_pool(self, pool)
+    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<Pool>> {
+        Ok(Pool::default_for(&arc_of(self), arc_of(device)))
     }
 }
 

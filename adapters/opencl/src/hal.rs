@@ -3,6 +3,7 @@
 //! Arguments arrive checked; nothing here reads C memory.
 
 use ur_core::extended_deleter::ExtendedDeleter;
+use ur_core::usm_pool::ContextPools;
 use crate::conv::{self, ClResultExt};
 use crate::core::context::Context;
 use crate::core::device::{Device, UsmPath};
@@ -195,21 +196,12 @@ impl hal::Context<OpenCl> for Context {
         UsmPool::new(arc_of(self), device.map(Device::kept), desc, api)
     }
 
-    fn default_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
-        Ok(arc_of(self).default_pool(device.kept()).handle())
+    fn pools(&self) -> &ContextPools<UsmPool> {
+        &self.pools
     }
 
-    fn current_pool(&self, device: &Device) -> UrResult<ur_usm_pool_handle_t> {
-        Ok(arc_of(self).current_pool(device.kept()).handle())
-    }
-
-    fn set_current_pool(&self, device: &Device, pool: &UsmPool) -> UrResult {
-        self.pools.set_current(device, &arc_of(pool));
-        Ok(())
-    }
-
-    fn forget_pool(&self, pool: &UsmPool) {
-        self.pools.forget(pool)
+    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
+        Ok(UsmPool::device_default(&arc_of(self), device.kept()))
     }
 }
 

@@ -2,6 +2,7 @@
 //! the USM allocations made in it, and the pools its devices use by default.
 
 use ur_core::extended_deleter::ExtendedDeleter;
+use ur_core::usm_pool::ContextPools;
 use super::device::Device;
 use super::engine::SlabMap;
 use super::queue::Queue;
@@ -17,20 +18,13 @@ use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::log;
 use ur_core::*;
 
-/// The default pool of one device in this context (made on first use) and
-/// the pool `urUSMPoolSetDevicePoolExp` chose, if any.
-#[derive(Default)]
-struct DevicePools {
-    default: Option<Arc<UsmPool>>,
-    current: Option<Arc<UsmPool>>,
-}
-
 #[repr(C)]
 pub struct Context {
     header: HandleHeader,
     pub devices: Vec<Arc<Device>>,
     pub usm: UsmRegistry,
-    pools: Mutex<Vec<DevicePools>>,
+    /// Each device's default pool and the one chosen for it.
+    pub pools: ContextPools<UsmPool>,
     pub deleter: ExtendedDeleter,
     /// The async pool engine of this context.
     pub engine: Engine,
@@ -42,8 +36,6 @@ pub struct Context {
     /// Set when an engine pool is first used: from then on every command is
     /// recorded in the engine's graph.
     tracking: AtomicBool,
-    /// Set once `urUSMPoolSetDevicePoolExp` names a pool ([`Self::any_current`]).
-    any_current: AtomicBool,
     /// The queue behind each lane, to find events covering its commands.
     lanes: Mutex<HashMap<LaneId, Weak<Queue>>>,
     /// The lane blocking allocations from engine pools are made on: it
@@ -105,18 +97,16 @@ impl Context {
         for d in &devices {
             d.activate()?;
         }
-        let pools = devices.iter().map(|_| DevicePools::default()).collect();
         Ok(Arc::new(Context {
             header: HandleHeader::new(&DDI, ObjectKind::Context),
             devices,
             usm: UsmRegistry::default(),
-            pools: Mutex::new(pools),
+            pools: ContextPools::default(),
             deleter: ExtendedDeleter::default(),
             engine: Engine::new(),
             slabs: Arc::default(),
             kept_pools: Mutex::new(Vec::new()),
             tracking: AtomicBool::new(false),
-            any_current: AtomicBool::new(false),
             lanes: Mutex::new(HashMap::new()),
             host_lane: OnceLock::new(),
             owned_primary,
@@ -137,59 +127,6 @@ impl Context {
 
     pub fn has_device(&self, device: &Device) -> bool {
         self.device_index(device).is_ok()
-    }
-
-    /// The device's default pool in this context, made on first use.
-    pub fn default_pool(self: &Arc<Self>, device: &Arc<Device>) -> UrResult<Arc<UsmPool>> {
-        let i = self.device_index(device)?;
-        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = &pools[i].default {
-            return Ok(p.clone());
-        }
-        let pool = UsmPool::device_default(self, device)?;
-        pools[i].default = Some(pool.clone());
-        Ok(pool)
-    }
-
-    /// The pool asynchronous device allocations use when none is named.
-    pub fn current_pool(self: &Arc<Self>, device: &Arc<Device>) -> UrResult<Arc<UsmPool>> {
-        let i = self.device_index(device)?;
-        if let Some(p) = &self.pools.lock().unwrap_or_else(|e| e.into_inner())[i].current {
-            return Ok(p.clone());
-        }
-        self.default_pool(device)
-    }
-
-    /// Whether any device of this context has a current pool other than its
-    /// default: until one is set, a queue may keep its device's default
-    /// pool (which lives as long as the context) and skip the pool table.
-    #[inline]
-    pub fn any_current(&self) -> bool {
-        self.any_current.load(Ordering::Acquire)
-    }
-
-    pub fn set_current_pool(&self, device: &Device, pool: Arc<UsmPool>) -> UrResult {
-        let i = self.device_index(device)?;
-        let mut pools = self.pools.lock().unwrap_or_else(|e| e.into_inner());
-        pools[i].current = Some(pool);
-        // An allocation that reads it false meanwhile races with this call,
-        // which nothing orders: either pool is a right answer.
-        self.any_current.store(true, Ordering::Release);
-        Ok(())
-    }
-
-    /// Forgets `pool` as any device's current pool (it is being destroyed).
-    pub fn forget_pool(&self, pool: &UsmPool) {
-        for p in self
-            .pools
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter_mut()
-        {
-            if p.current.as_deref().is_some_and(|c| std::ptr::eq(c, pool)) {
-                p.current = None;
-            }
-        }
     }
 
     /// Whether commands are being recorded for the engine.
@@ -267,6 +204,7 @@ impl Drop for Context {
             super::usm::free_all(&self.usm, &self.devices);
         }
         self.engine.release_default_pools();
+        self.pools.clear();
         self.deleter.run();
         if let Some(dev) = self.owned_primary {
             // The adapter keeps its own reference of every primary context,

@@ -382,30 +382,12 @@ impl Queue {
     /// named: without a current pool set in the context, the device's
     /// default pool from this queue's own copy, so that threads on
     /// different queues do not meet on the context's pool table.
-    pub fn current_pool(&self) -> UrResult<Arc<super::usm_pool::UsmPool>> {
-        if !self.context.any_current() {
-            if let Some(p) = self.default_pool.get() {
-                return Ok(p.clone());
-            }
-            let p = self.context.default_pool(&self.device)?;
-            return Ok(self.default_pool.get_or_init(|| p).clone());
-        }
-        self.context.current_pool(&self.device)
-    }
-
-    /// `f` of [`current_pool`](Self::current_pool), borrowed where it can
-    /// be (no reference count that other queues' threads also write).
     pub fn with_current_pool<R>(
         &self,
         f: impl FnOnce(&super::usm_pool::UsmPool) -> R,
     ) -> UrResult<R> {
-        if !self.context.any_current() {
-            if let Some(p) = self.default_pool.get() {
-                return Ok(f(p));
-            }
-        }
-        let pool = self.current_pool()?;
-        Ok(f(&pool))
+        let make_default = || super::usm_pool::UsmPool::device_default(&self.context, &self.device);
+        self.context.pools.with_current(&*self.device, &self.default_pool, make_default, f)
     }
 
     /// Takes the submit lock: commands are recorded and put on the stream

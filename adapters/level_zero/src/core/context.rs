@@ -159,16 +159,6 @@ impl Context {
         engine::wait_for_stamp(self.engine.dag(), stamp, |s| self.covering(s));
     }
 
-    /// The default pool of `device` (a device of this context).
-    pub fn default_pool(self: &Arc<Self>, device: &Arc<Device>) -> Arc<UsmPool> {
-        self.pools.default_pool(&**device, || UsmPool::device_default(self, device))
-    }
-
-    /// The pool that async allocations on `device` use when none is named.
-    pub fn current_pool(self: &Arc<Self>, device: &Arc<Device>) -> Arc<UsmPool> {
-        self.pools.current_pool(&**device, || UsmPool::device_default(self, device))
-    }
-
     /// A host synchronisation point for every pool.
     pub(crate) fn collect_pools(&self) {
         self.pools.collect(|p| &p.base.engine);

@@ -110,8 +110,8 @@ impl Queue {
     }
 
     /// The pool async allocations on this queue use when none is named.
-    pub fn with_current_pool<R>(&self, f: impl FnOnce(&UsmPool) -> R) -> R {
-        let make_default = || UsmPool::device_default(&self.context, &self.device);
+    pub fn with_current_pool<R>(&self, f: impl FnOnce(&UsmPool) -> R) -> UrResult<R> {
+        let make_default = || Ok(UsmPool::device_default(&self.context, &self.device));
         self.context.pools.with_current(&*self.device, &self.default_pool, make_default, f)
     }
 

@@ -3,13 +3,14 @@
 //! pools, and who waits for which command.
 
 use ur_core::extended_deleter::ExtendedDeleter;
+use ur_core::usm_pool::ContextPools;
 use super::device::Device;
 use super::queue::QueueShared;
 use super::usm::UsmRegistry;
 use super::usm_pool::{Pool, SlabMap};
 use crate::DDI;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use ur_core::engine::{Dag, Lane, QueueOrder, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
@@ -29,14 +30,9 @@ pub struct Context {
     pub host_lane: Arc<Lane>,
     /// Which pool owns each slab of pool memory.
     pub slabs: Arc<SlabMap>,
-    /// Per device (same index as `devices`): its default pool, made on first use.
-    default_pools: Vec<OnceLock<Arc<Pool>>>,
-    /// Per device: the pool `urUSMPoolSetDevicePoolExp` chose, if any.
-    current_pools: Mutex<Vec<Option<Arc<Pool>>>>,
-    /// Whether any device has a current pool other than its default (so the
-    /// common case reads no lock).
-    custom_current: AtomicBool,
-    user_pools: Mutex<Vec<Weak<Pool>>>,
+    /// Each device's default pool and the one chosen for it, and the
+    /// pools the user made.
+    pub pools: ContextPools<Pool>,
     /// Pools the user released while some of their allocations were live:
     /// kept until those are freed.
     orphan_pools: Mutex<Vec<Arc<Pool>>>,
@@ -64,16 +60,13 @@ impl Context {
         let host_lane = dag.create_lane(QueueOrder::InOrder);
         Arc::new(Context {
             header: HandleHeader::new(&DDI, ObjectKind::Context),
-            default_pools: devices.iter().map(|_| OnceLock::new()).collect(),
-            current_pools: Mutex::new(devices.iter().map(|_| None).collect()),
+            pools: ContextPools::default(),
             devices,
             usm: UsmRegistry::default(),
             deleter: ExtendedDeleter::default(),
             dag,
             host_lane,
             slabs: Arc::default(),
-            custom_current: AtomicBool::new(false),
-            user_pools: Mutex::default(),
             orphan_pools: Mutex::default(),
             queues: Mutex::default(),
             stamp_watchers: Mutex::default(),
@@ -95,74 +88,6 @@ impl Context {
 
     // -- pools --------------------------------------------------------------
 
-    /// The default pool of `device`, or `INVALID_DEVICE` for a device
-    /// outside the context.
-    pub fn default_pool(self: &Arc<Self>, device: &Arc<Device>) -> UrResult<&Arc<Pool>> {
-        let i = self.device_index(device).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
-        Ok(self.default_pools[i].get_or_init(|| Pool::default_for(self, device.clone())))
-    }
-
-    /// Runs `f` with the pool async allocations on `device` use when none is
-    /// named: the one set with `urUSMPoolSetDevicePoolExp`, else the default.
-    #[inline]
-    pub fn with_current_pool<R>(
-        self: &Arc<Self>,
-        device: &Arc<Device>,
-        f: impl FnOnce(&Arc<Pool>) -> R,
-    ) -> UrResult<R> {
-        if self.custom_current.load(Ordering::Acquire) {
-            let i = self.device_index(device).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
-            if let Some(p) = lock(&self.current_pools)[i].clone() {
-                return Ok(f(&p));
-            }
-        }
-        Ok(f(self.default_pool(device)?))
-    }
-
-    /// The device's default pool when it is also its current one and has
-    /// been made: the common case, read without a lock.
-    #[inline]
-    pub fn current_default_pool(&self, device: &Device) -> Option<&Arc<Pool>> {
-        if self.custom_current.load(Ordering::Acquire) {
-            return None;
-        }
-        let i = if std::ptr::eq(Arc::as_ptr(self.devices.first()?), device) { 0 } else { self.device_index(device)? };
-        self.default_pools[i].get()
-    }
-
-    pub fn set_current_pool(&self, device: &Device, pool: Arc<Pool>) -> UrResult {
-        let i = self.device_index(device).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
-        let mut current = lock(&self.current_pools);
-        current[i] = (!pool.base.is_default).then_some(pool);
-        self.custom_current.store(current.iter().any(Option::is_some), Ordering::Release);
-        Ok(())
-    }
-
-    /// Forgets `pool` as any device's current pool (it is being destroyed);
-    /// those devices go back to their default pool.
-    pub fn forget_pool(&self, pool: &Pool) {
-        let mut current = lock(&self.current_pools);
-        for slot in current.iter_mut() {
-            if slot.as_deref().is_some_and(|c| std::ptr::eq(c, pool)) {
-                *slot = None;
-            }
-        }
-        self.custom_current.store(current.iter().any(Option::is_some), Ordering::Release);
-    }
-
-    pub(crate) fn add_user_pool(&self, pool: &Arc<Pool>) {
-        let mut pools = lock(&self.user_pools);
-        pools.retain(|p| p.strong_count() > 0);
-        pools.push(Arc::downgrade(pool));
-    }
-
-    /// Every pool of the context that exists now.
-    pub fn pools(&self) -> Vec<Arc<Pool>> {
-        let mut all: Vec<Arc<Pool>> = self.default_pools.iter().filter_map(|p| p.get().cloned()).collect();
-        all.extend(lock(&self.user_pools).iter().filter_map(Weak::upgrade));
-        all
-    }
-
     pub(crate) fn keep_until_freed(&self, pool: Arc<Pool>) {
         lock(&self.orphan_pools).push(pool);
     }
@@ -171,9 +96,7 @@ impl Context {
     /// reusable, and each pool gives back what is above its release
     /// threshold. Released pools whose last allocation was freed go.
     pub fn collect_pools(&self) {
-        for pool in self.pools() {
-            pool.base.engine.collect();
-        }
+        self.pools.collect(|p| &p.base.engine);
         let done: Vec<Arc<Pool>> = {
             let mut orphans = lock(&self.orphan_pools);
             let (done, keep) = std::mem::take(&mut *orphans).into_iter().partition(|p| p.live_blocks() == 0);
@@ -245,11 +168,8 @@ impl Drop for Context {
         // Every queue is gone (each held the context), so no command can
         // touch pool memory: the pools give all of it back now, before the
         // user hears that the context is destroyed.
-        for p in &mut self.default_pools {
-            p.take();
-        }
+        self.pools.clear();
         self.orphan_pools.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
-        lock(&self.current_pools).clear();
         self.deleter.run();
     }
 }

@@ -28,10 +28,11 @@ use super::context::Context;
 use super::device::Device;
 use super::enqueue::Command;
 use super::event::{complete_command, Event};
+use super::usm_pool::Pool;
 use crate::DDI;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::thread::JoinHandle;
 use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
@@ -74,6 +75,10 @@ pub struct QueueShared {
     pub flags: ur_queue_flags_t,
     /// The queue in the engine's graph; command seqs are its seqs.
     pub lane: Arc<Lane>,
+    /// The context's default pool of `device`, taken on first use, so that
+    /// async allocations on different queues meet on no lock or count
+    /// (`ContextPools::with_current`).
+    pub default_pool: OnceLock<Arc<Pool>>,
     /// A worker exists (set once, before the first is started): commands
     /// queued without the lock will run.
     has_worker: AtomicBool,
@@ -193,6 +198,7 @@ impl Queue {
             flags,
             state: Mutex::new(State { next_start: lane.tail().seq + 1, ..State::default() }),
             lane,
+            default_pool: OnceLock::new(),
             has_worker: AtomicBool::new(false),
             in_order,
             max_workers,

@@ -8,7 +8,7 @@
 //! nothing is queued and no event exists.
 
 use super::event::Event;
-use super::queue::{EngineCommand, Queue};
+use super::queue::{EngineCommand, Queue, QueueShared};
 use super::usm::UsmKind;
 use super::usm_pool::Pool;
 use std::sync::Arc;
@@ -16,6 +16,16 @@ use ur_core::engine;
 use ur_core::usm_async::alloc_command;
 use ur_core::usm_pool::FreeScope;
 use ur_core::*;
+
+impl QueueShared {
+    /// Runs `f` with the pool async allocations on this queue use when none
+    /// is named: the one set for its device, else its default pool.
+    #[inline]
+    fn with_current_pool<R>(&self, f: impl FnOnce(&Pool) -> R) -> UrResult<R> {
+        let make_default = || Ok(Pool::default_for(&self.context, self.device.clone()));
+        self.context.pools.with_current(&*self.device, &self.default_pool, make_default, f)
+    }
+}
 
 impl Queue {
     /// The hot path of an async allocation: an in-order queue, nothing to
@@ -28,7 +38,7 @@ impl Queue {
         if !self.engine_fast_path() || size == 0 || size as u64 > q.device.max_alloc_size() {
             return None;
         }
-        let engine = q.context.current_default_pool(&q.device)?.base.engine.get(kind)?;
+        let engine = q.context.pools.cached_default(&q.default_pool)?.base.engine.get(kind)?;
         Some(engine.alloc(&q.lane, &[], size, 0, false).map(|a| {
             if let Some(stamp) = a.stamp {
                 self.enqueue_recorded(EngineCommand {
@@ -52,7 +62,7 @@ impl Queue {
         if !self.engine_fast_path() {
             return false;
         }
-        let Some(engine) = q.context.current_default_pool(&q.device).and_then(|p| p.base.engine.get(UsmKind::Device)) else {
+        let Some(engine) = q.context.pools.cached_default(&q.default_pool).and_then(|p| p.base.engine.get(UsmKind::Device)) else {
             return false;
         };
         let Ok(out) = engine.free(&q.lane, &[], ptr, false) else { return false };
@@ -108,7 +118,7 @@ impl Queue {
         match pool {
             Some(p) if !p.base.serves(context, &q.device) => Err(UR_RESULT_ERROR_INVALID_VALUE),
             Some(p) => run(p.engine_pool(kind, Some(&q.device))?),
-            None => context.with_current_pool(&q.device, |p| run(p.engine_pool(kind, Some(&q.device))?))?,
+            None => q.with_current_pool(|p| run(p.engine_pool(kind, Some(&q.device))?))?,
         }
     }
 
@@ -151,7 +161,7 @@ impl Queue {
         };
         let ((), event) = match pool {
             Some(p) => run(p)?,
-            None => context.with_current_pool(&q.device, |p| run(p))??,
+            None => q.with_current_pool(|p| run(p))??,
         };
         Ok(event)
     }

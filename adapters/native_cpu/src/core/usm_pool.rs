@@ -122,7 +122,7 @@ ur_core::ur_object!(Pool, UsmPool, ur_usm_pool_handle_t_, {
     fn last_user_release(&self) {
         let held = self.user_context.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(context) = self.base.context() {
-            context.forget_pool(self);
+            context.pools.forget(self);
             if self.live_blocks() > 0 {
                 if let Some(me) = self.me.upgrade() {
                     context.keep_until_freed(me);
@@ -181,7 +181,7 @@ impl Pool {
             slabs: context.slabs.clone(),
             me: me.clone(),
         });
-        context.add_user_pool(&pool);
+        context.pools.add_user(&pool);
         pool
     }
 

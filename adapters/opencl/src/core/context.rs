@@ -259,16 +259,6 @@ impl Context {
         });
     }
 
-    /// The default pool of `device` (a device of this context).
-    pub fn default_pool(self: &Arc<Self>, device: &'static Device) -> Arc<UsmPool> {
-        self.pools.default_pool(device, || UsmPool::device_default(self, device))
-    }
-
-    /// The pool that async allocations on `device` use when none is named.
-    pub fn current_pool(self: &Arc<Self>, device: &'static Device) -> Arc<UsmPool> {
-        self.pools.current_pool(device, || UsmPool::device_default(self, device))
-    }
-
     /// The context's scratch word: host USM on the Intel path (any device
     /// reaches it), a coarse-grained SVM word otherwise; `None` when the
     /// runtime refused it.

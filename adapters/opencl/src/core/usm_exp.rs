@@ -147,7 +147,7 @@ impl Queue {
         }
         match pool {
             Some(p) => self.alloc_from(p, kind, size, wait_list, want_event),
-            None => self.with_current_pool(|p| self.alloc_from(p, kind, size, wait_list, want_event)),
+            None => self.with_current_pool(|p| self.alloc_from(p, kind, size, wait_list, want_event))?,
         }
     }
 
@@ -224,7 +224,7 @@ impl Queue {
         let free_from = |p: &UsmPool| p.base.free_async_block(&ctx.slabs, Some(self.device), scope, ptr as usize, free);
         let out = match pool {
             Some(p) => free_from(p),
-            None => self.with_current_pool(free_from),
+            None => self.with_current_pool(free_from)?,
         }
         .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
         let Some(stamp) = out.stamp else {
