@@ -1,6 +1,7 @@
 //! The adapter object, the same in every backend: one per adapter library,
-//! refcounted, answering `urAdapter*`. An adapter's `api/adapter.rs` holds a
-//! `static ADAPTER: AdapterSlot` and forwards its seven entry points here.
+//! refcounted, answering `urAdapter*`. Each adapter holds a
+//! `static ADAPTER: AdapterSlot` (in its `hal.rs`), and the core's C surface
+//! answers the seven `urAdapter*` entry points from it (`Backend::slot`).
 
 use crate::abi::*;
 use crate::boundary::write_optional;

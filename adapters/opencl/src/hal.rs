@@ -39,7 +39,6 @@ impl ur_core::adapter::Backend for OpenCl {
     }
 }
 
-/// Programs and kernels keep their own entry points for now (`api/`).
 impl hal::Backend for OpenCl {
     type Platform = Platform;
     type Device = Device;

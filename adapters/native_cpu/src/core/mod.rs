@@ -1,4 +1,4 @@
-//! Safe objects behind the handles, one file per UR object, as in `api/`.
+//! Safe objects behind the handles, one file per UR object.
 
 pub mod context;
 pub mod device;
