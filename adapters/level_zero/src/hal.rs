@@ -171,7 +171,6 @@ impl hal::Context<LevelZero> for Context {
         Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
     }
 
-
     fn pools_supported(&self) -> bool {
         true
     }

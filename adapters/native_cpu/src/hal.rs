@@ -153,7 +153,6 @@ impl hal::Context<NativeCpu> for Context {
         Some(AllocInfo::new(block.kind.to_ur(), block.base as *mut c_void, block.size, device, block.pool.handle()))
     }
 
-
     fn pools_supported(&self) -> bool {
         USM_POOL_SUPPORT
     }

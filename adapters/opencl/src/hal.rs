@@ -185,7 +185,6 @@ impl hal::Context<OpenCl> for Context {
         Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
     }
 
-
     /// Pools are offered wherever USM is.
     fn pools_supported(&self) -> bool {
         self.usm_path() != UsmPath::None
