@@ -168,7 +168,7 @@ impl hal::Context<Cuda> for Context {
         Context::has_device(self, device)
     }
 
-    /// Not served yet: driver.rs has a pitched fill but no pitched copy.
+    /// Not served yet: driver/memory.rs has a pitched fill but no pitched copy.
     fn usm_2d_supported(&self) -> bool {
         false
     }
