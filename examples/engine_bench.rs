@@ -240,7 +240,7 @@ impl SplitMix64 {
     }
 }
 
-/// Scenario 5's workload (`bench/src/scenarios.rs`, `mixed_workload`): random
+/// Scenario 5's workload (`bench/src/scenarios/mixed.rs`, `mixed_workload`): random
 /// log-uniform sizes 64 B..256 KiB; before each allocation, random live
 /// blocks are freed until it fits an 8 MiB live budget; then everything is
 /// freed. Returns the operations (allocations + frees).

@@ -166,7 +166,7 @@ impl hal::Context<Cuda> for Context {
         self.devices.iter().map(|d| &**d)
     }
 
-    /// Not served yet: driver.rs has a pitched fill but no pitched copy.
+    /// Not served yet: driver/memory.rs has a pitched fill but no pitched copy.
     fn usm_2d_supported(&self) -> bool {
         false
     }

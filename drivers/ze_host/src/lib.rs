@@ -18,7 +18,7 @@
 //! is filled: entry points not implemented here answer
 //! `ZE_RESULT_ERROR_UNSUPPORTED_FEATURE`.
 //!
-//! Layout: `api.rs` holds the `extern "C"` entry points, which check their
+//! Layout: `api/` holds the `extern "C"` entry points, which check their
 //! arguments and call the objects of `driver.rs`, `context.rs` (memory),
 //! `queue.rs`, `command_list.rs`, `event.rs` and `fence.rs`; `worker.rs`
 //! holds the commands and the threads that run them, `object.rs` the

@@ -1,6 +1,6 @@
 //! The DDI tables and the `zeGet*ProcAddrTable` functions the loader looks
 //! up. Every table starts from the generated all-unsupported table, so no
-//! entry is ever null; the entry points of `api.rs` replace their slots.
+//! entry is ever null; the entry points of `api/` replace their slots.
 
 use crate::api::*;
 use level_zero_sys::*;

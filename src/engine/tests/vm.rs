@@ -317,7 +317,7 @@ enum Step {
 }
 
 /// `ur_bench` scenario 5's sequence (the same generator, seed and size
-/// law: `bench/src/scenarios.rs`) under `live_budget` live bytes: `on_step`
+/// law: `bench/src/scenarios/mixed.rs`) under `live_budget` live bytes: `on_step`
 /// sees each step with the live list as it stands before it; the list
 /// holds what `on_step` returned for each allocation, with its size.
 fn scenario5_steps<T: Copy>(seed: u64, live_budget: usize, allocations: usize, mut on_step: impl FnMut(Step, &[(T, usize)]) -> Option<T>) {

@@ -1,0 +1,412 @@
+//! Queues and their workers.
+//!
+//! Each queue owns its worker threads (never a pool shared across queues, so
+//! a command blocked on another queue's event cannot starve that queue). An
+//! in-order queue has one worker running commands first in, first out; an
+//! out-of-order queue has a few, and any command whose dependencies are done
+//! may run. Commands are numbered in enqueue order (`seq`); the queue tracks
+//! them by number, so a command needs no event unless the caller asked for
+//! one. A command waits for the events of its wait list, from any queue:
+//! those events wake the queue when they finish.
+//!
+//! The last release of a queue closes it and waits until what was enqueued
+//! has run; then its workers leave and are joined. Commands hold the USM
+//! allocations they touch, so nothing they use is freed early.
+//!
+//! Every command is also a node of the context's async pool engine graph:
+//! the queue is a lane, and a command's `seq` is its seq on that lane.
+//! Commands are recorded and queued under the queue's lock. Async
+//! allocations and frees are recorded by the engine itself
+//! ([`Queue::submit_engine`]); on an in-order queue without the queue's
+//! lock (that is what keeps the common alloc/free pair cheap), so a command
+//! may be queued after one with a higher seq: pending commands are kept in
+//! seq order, and an in-order queue starts seq `n` only after `n - 1`. The
+//! engine may make a command wait for a command of any queue of the context
+//! by its stamp.
+//!
+//! Layout: this file holds the queue's types and the handle's operations
+//! (submitting, the engine's commands, finishing); `shared.rs` the shared
+//! state's bookkeeping (recording on the lane, queuing, waiting, retiring,
+//! and which command may start next); `worker.rs` the worker threads that
+//! run commands, and their joining; `tests.rs` the unit tests.
+
+use super::context::Context;
+use super::device::Device;
+use super::enqueue::Command;
+use super::event::Event;
+use super::usm_pool::Pool;
+use crate::DDI;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use ur_core::engine::{Lane, QueueOrder, Stamp};
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::*;
+
+mod shared;
+mod worker;
+#[cfg(test)]
+mod tests;
+
+pub use worker::join_released_workers;
+use shared::deps_done;
+use worker::{execute, join_workers_of, WORKER_OF};
+
+/// The handle object. Workers and events hold the shared state or the handle
+/// object itself; users hold the handle, whose header counts their references.
+#[repr(C)]
+pub struct Queue {
+    header: HandleHeader,
+    pub shared: Arc<QueueShared>,
+}
+
+ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_, {
+
+    /// Closes the queue and, unless called from one of its own workers (a
+    /// callback), waits for its commands and joins its workers: when the
+    /// release returns, everything enqueued has completed, and what it freed
+    /// asynchronously is free in its pools.
+    fn last_user_release(&self) {
+        self.close();
+        if WORKER_OF.get() != self.shared.id {
+            self.drain();
+            join_workers_of(&self.shared);
+            self.shared.retire_lane();
+            self.shared.context.collect_pools();
+        }
+    }
+});
+
+// SAFETY: every `Queue` is made inside an `Arc` by its constructor.
+unsafe impl ArcObject for Queue {}
+
+/// What the workers of a queue share with it.
+pub struct QueueShared {
+    /// Unique in the process: names the queue in command positions.
+    pub id: u64,
+    pub context: Arc<Context>,
+    pub device: Arc<Device>,
+    pub flags: ur_queue_flags_t,
+    /// The queue in the engine's graph; command seqs are its seqs.
+    pub lane: Arc<Lane>,
+    /// The context's default pool of `device`, taken on first use, so that
+    /// async allocations on different queues meet on no lock or count
+    /// (`ContextPools::with_current`).
+    pub default_pool: OnceLock<Arc<Pool>>,
+    /// A worker exists (set once, before the first is started): commands
+    /// queued without the lock will run.
+    has_worker: AtomicBool,
+    in_order: bool,
+    max_workers: usize,
+    state: Mutex<State>,
+    /// Workers sleep here: new work, or a dependency finished.
+    work: Condvar,
+    /// `urQueueFinish` sleeps here: a command retired.
+    retired: Condvar,
+}
+
+/// How a command is ordered beyond its wait list.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Order {
+    /// Runs only after every command enqueued before it finished.
+    pub after_all: bool,
+    /// No command enqueued after it starts before it finished (a barrier).
+    pub fence: bool,
+}
+
+/// A command as an enqueue entry point hands it to its queue.
+pub struct Submission {
+    pub command_type: ur_command_t,
+    pub command: Command,
+    /// Events still pending that the command waits for.
+    pub deps: Vec<Arc<Event>>,
+    pub order: Order,
+    /// Whether the caller asked for an event.
+    pub want_event: bool,
+    /// The caller waits for the command: on an idle queue it may run on the
+    /// caller's thread, which orders it exactly as a worker would.
+    pub blocking: bool,
+}
+
+pub struct Submitted {
+    pub seq: u64,
+    pub event: Option<Arc<Event>>,
+}
+
+/// A command the engine has already recorded on the queue's lane (an async
+/// allocation or free), for [`Queue::submit_engine`] to queue. Small on
+/// purpose: it is returned through the hot path.
+pub struct EngineCommand {
+    pub stamp: Stamp,
+    pub command_type: ur_command_t,
+    /// `(address, bytes)` to fill with zeros when the command runs.
+    pub zero: Option<(usize, usize)>,
+    /// A command of any queue of the context that must complete first (the
+    /// pending free of a reused block, or a block's allocation).
+    pub after: Option<Stamp>,
+    pub want_event: bool,
+}
+
+struct Task {
+    seq: u64,
+    order: Order,
+    command: Command,
+    deps: Vec<Arc<Event>>,
+    after: Option<Stamp>,
+    event: Option<Arc<Event>>,
+}
+
+struct Running {
+    seq: u64,
+    fence: bool,
+}
+
+#[derive(Default)]
+struct State {
+    /// In-order queues: the seq of the next command to start.
+    next_start: u64,
+    /// Not started, in `seq` order.
+    pending: VecDeque<Task>,
+    running: Vec<Running>,
+    workers: usize,
+    idle_workers: usize,
+    /// Threads asleep on `retired`; waking costs a system call, so only
+    /// when someone sleeps.
+    finishers: usize,
+    closed: bool,
+    /// The earliest failure `urQueueFinish` has not reported yet.
+    unreported_failure: Option<(u64, ur_result_t)>,
+}
+
+static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Commands in flight a finished queue keeps room for.
+const KEEP_SLOTS: usize = 64;
+
+/// Bookkeeping given back at once above which `urQueueFinish` also hands
+/// the allocator's free pages back to the system (a burst of some ten
+/// thousand commands or more; the commands' own objects were freed as they
+/// completed, and glibc keeps freed pages resident otherwise).
+const TRIM_AFTER_BYTES: usize = 1 << 20;
+
+/// Fills a new block with zeros, as its allocation command.
+fn zero_block(addr: usize, bytes: usize) -> Command {
+    Command::Host(Box::new(move || {
+        // SAFETY: the engine gave this block to the allocation being run;
+        // no command ordered after it has started yet.
+        unsafe { (addr as *mut u8).write_bytes(0, bytes) };
+        Ok(())
+    }))
+}
+
+impl Queue {
+    pub fn new(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_flags_t) -> Arc<Queue> {
+        let in_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 == 0;
+        let max_workers = if in_order { 1 } else { (device.host.compute_units as usize).clamp(2, 4) };
+        let order = if in_order { QueueOrder::InOrder } else { QueueOrder::OutOfOrder };
+        let lane = context.dag.create_lane(order);
+        let shared = Arc::new(QueueShared {
+            id: NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed),
+            context,
+            device,
+            flags,
+            state: Mutex::new(State { next_start: lane.tail().seq + 1, ..State::default() }),
+            lane,
+            default_pool: OnceLock::new(),
+            has_worker: AtomicBool::new(false),
+            in_order,
+            max_workers,
+            work: Condvar::new(),
+            retired: Condvar::new(),
+        });
+        shared.context.register_queue(&shared);
+        Arc::new(Queue { header: HandleHeader::new(&DDI, ObjectKind::Queue), shared })
+    }
+
+    pub fn handle(self: &Arc<Self>) -> ur_queue_handle_t {
+        ur_core::handle::handle_of(&**self)
+    }
+
+    /// This queue as an `Arc`, for an event that must keep it.
+    fn this(&self) -> Arc<Queue> {
+        // SAFETY: a `Queue` is only ever made by `Queue::new`, inside an
+        // `Arc` (its header is private), and `&self` proves that Arc alive.
+        unsafe {
+            Arc::increment_strong_count(self as *const Queue);
+            Arc::from_raw(self as *const Queue)
+        }
+    }
+
+    /// Hands a command to the workers; returns once it is queued, not run.
+    /// A blocking command on an idle queue, whose wait list is done, runs on
+    /// the calling thread instead (it has nothing to wait for, and the caller
+    /// would only sleep while a worker woke up): it has returned by then.
+    pub fn submit(&self, sub: Submission) -> UrResult<Submitted> {
+        let q = &self.shared;
+        let mut st = q.lock();
+        if st.closed {
+            return Err(UR_RESULT_ERROR_INVALID_QUEUE);
+        }
+        let may_inline =
+            sub.blocking && st.pending.is_empty() && st.running.is_empty() && sub.deps.iter().all(|d| d.is_done());
+        if !may_inline {
+            q.ensure_worker(&mut st)?;
+        }
+        let seq = q.record(&sub.deps, sub.order);
+        let inline = may_inline && st.start_here(q.in_order, seq, sub.order.fence);
+        debug_assert!(inline || !may_inline || st.workers > 0);
+        let event = sub.want_event.then(|| Event::new(self.this(), sub.command_type, seq));
+        let mut deps = sub.deps;
+        let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, after: None, event: event.clone() };
+        if inline {
+            drop(st);
+            execute(q, task(deps));
+        } else {
+            deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
+            q.enqueue(&mut st, task(deps));
+        }
+        Ok(Submitted { seq, event })
+    }
+
+    /// Runs an engine operation (an async allocation or free) and queues
+    /// the command it asks for, after `deps` (the pending events of its wait
+    /// list) and its `after` stamp. `op` gets the lane and the wait list as
+    /// stamps. Returns `op`'s value and the command's event when one was
+    /// asked for.
+    ///
+    /// On an in-order queue that has its worker, `op` runs without the
+    /// queue's lock: usually the engine needs no command at all, and when it
+    /// records one, the queue starts it in seq order wherever it lands in
+    /// the queue. Elsewhere `op` runs under the lock, so that a command it
+    /// records is queued before any later one (an out-of-order queue's
+    /// barriers order by what is queued).
+    pub fn submit_engine<T>(
+        &self,
+        deps: Vec<Arc<Event>>,
+        op: impl FnOnce(&Arc<Lane>, &[Stamp]) -> UrResult<(T, Option<EngineCommand>)>,
+    ) -> UrResult<(T, Option<Arc<Event>>)> {
+        let q = &self.shared;
+        if q.in_order && q.has_worker.load(Ordering::Acquire) {
+            let stamps = q.stamps_of(&deps);
+            let (value, command) = op(&q.lane, &stamps)?;
+            let Some(c) = command else { return Ok((value, None)) };
+            return Ok((value, self.enqueue_engine(q.lock(), deps, c)));
+        }
+        let mut st = q.lock();
+        if st.closed {
+            return Err(UR_RESULT_ERROR_INVALID_QUEUE);
+        }
+        // Before the engine records anything: queuing must not fail after.
+        q.ensure_worker(&mut st)?;
+        let stamps = q.stamps_of(&deps);
+        let (value, command) = op(&q.lane, &stamps)?;
+        let Some(c) = command else { return Ok((value, None)) };
+        Ok((value, self.enqueue_engine(st, deps, c)))
+    }
+
+    /// Whether an engine operation with no wait list may run without the
+    /// queue's lock (see [`submit_engine`](Self::submit_engine)); the caller
+    /// then hands what the engine recorded, if anything, to
+    /// [`enqueue_recorded`](Self::enqueue_recorded).
+    #[inline]
+    pub fn engine_fast_path(&self) -> bool {
+        self.shared.in_order && self.shared.has_worker.load(Ordering::Acquire)
+    }
+
+    /// Queues a command the engine recorded on the fast path.
+    #[cold]
+    pub fn enqueue_recorded(&self, c: EngineCommand) -> Option<Arc<Event>> {
+        self.enqueue_engine(self.shared.lock(), Vec::new(), c)
+    }
+
+    /// Queues the command the engine recorded, under the queue's lock `st`.
+    /// A marker whose wait list and engine dependency are done, on a queue
+    /// with nothing before it pending or running, runs on the calling
+    /// thread instead: handing it to the worker would cost a wake-up and a
+    /// switch to run nothing.
+    fn enqueue_engine(&self, mut st: MutexGuard<'_, State>, deps: Vec<Arc<Event>>, c: EngineCommand) -> Option<Arc<Event>> {
+        let q = &self.shared;
+        let seq = c.stamp.seq;
+        debug_assert_eq!(c.stamp.lane, q.lane.id(), "the engine recorded on the queue's lane");
+        let event = c.want_event.then(|| Event::new(self.this(), c.command_type, seq));
+        let command = match c.zero {
+            Some((addr, bytes)) => zero_block(addr, bytes),
+            None => Command::Marker,
+        };
+        let order = Order::default();
+        let mut task = Task { seq, order, command, deps, after: c.after, event: event.clone() };
+        if c.zero.is_none() && deps_done(&task, q) && st.start_here(q.in_order, seq, order.fence) {
+            drop(st);
+            execute(q, task);
+            return event;
+        }
+        task.deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
+        if let Some(s) = c.after {
+            q.context.watch_stamp(q, s);
+        }
+        q.enqueue(&mut st, task);
+        event
+    }
+
+    /// `urQueueFinish`: blocks until everything enqueued so far finished,
+    /// then reports the first of them that failed since the last finish.
+    pub fn finish(&self) -> UrResult {
+        let q = &self.shared;
+        let mut st = q.lock();
+        let last = q.lane.tail().seq + 1;
+        st = q.wait_before(st, last);
+        q.give_back(&mut st);
+        match st.unreported_failure.take_if(|(seq, _)| *seq < last) {
+            Some((_, code)) => Err(code),
+            None => Ok(()),
+        }
+    }
+
+    /// Heap bytes of the queue's per-command bookkeeping (its pending and
+    /// running lists and its lane's node ring, used or not): they grow to
+    /// the most commands in flight at once, and [`finish`](Self::finish)
+    /// gives back what a burst left.
+    pub fn retained_bytes(&self) -> usize {
+        let q = &self.shared;
+        let st = q.lock();
+        st.pending.capacity() * std::mem::size_of::<Task>()
+            + st.running.capacity() * std::mem::size_of::<Running>()
+            + q.lane.retained_bytes()
+    }
+
+    /// No command pending or running.
+    pub fn is_empty(&self) -> bool {
+        let st = self.shared.lock();
+        st.pending.is_empty() && st.running.is_empty()
+    }
+
+    /// Called when the user's last reference goes: workers finish what was
+    /// enqueued, then leave.
+    pub fn close(&self) {
+        self.shared.close();
+    }
+
+    /// Blocks until nothing is pending or running.
+    fn drain(&self) {
+        let q = &self.shared;
+        let mut st = q.lock();
+        while !(st.pending.is_empty() && st.running.is_empty()) {
+            st.finishers += 1;
+            st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.finishers -= 1;
+        }
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        self.shared.close();
+    }
+}
+
+impl Drop for QueueShared {
+    /// No worker is left, so nothing the queue recorded can still run.
+    fn drop(&mut self) {
+        self.retire_lane();
+    }
+}
