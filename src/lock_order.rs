@@ -28,7 +28,8 @@ use std::sync::TryLockError;
 pub enum Rank {
     /// An adapter queue's lock held while it records a command on its lane
     /// and hands it to the driver (OpenCL `Queue::order`, CUDA
-    /// `Queue::submit`, Level Zero's queue state): the engine comes after it.
+    /// `Queue::submit`, Level Zero's queue state, native CPU's `QueueShared::state`):
+    /// the engine comes after it.
     QueueSubmit,
     /// An adapter queue's commands still to poll (`Queue::trackers`), taken
     /// under [`Rank::QueueSubmit`]; completing them completes the lane's

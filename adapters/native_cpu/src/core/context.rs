@@ -10,7 +10,8 @@ use super::usm::UsmRegistry;
 use super::usm_pool::{Pool, SlabMap};
 use crate::DDI;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
+use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use ur_core::engine::{Dag, Lane, QueueOrder, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
@@ -51,7 +52,7 @@ ur_core::ur_object!(Context, Context, ur_context_handle_t_);
 unsafe impl ArcObject for Context {}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock()
 }
 
 impl Context {
@@ -67,9 +68,9 @@ impl Context {
             dag,
             host_lane,
             slabs: Arc::default(),
-            orphan_pools: Mutex::default(),
-            queues: Mutex::default(),
-            stamp_watchers: Mutex::default(),
+            orphan_pools: Mutex::new(Rank::Leaf, Vec::new()),
+            queues: Mutex::new(Rank::Leaf, Vec::new()),
+            stamp_watchers: Mutex::new(Rank::Leaf, Vec::new()),
             has_stamp_watchers: AtomicBool::new(false),
         })
     }
@@ -97,12 +98,14 @@ impl Context {
     /// threshold. Released pools whose last allocation was freed go.
     pub fn collect_pools(&self) {
         self.pools.collect(|p| &p.base.engine);
-        let done: Vec<Arc<Pool>> = {
-            let mut orphans = lock(&self.orphan_pools);
-            let (done, keep) = std::mem::take(&mut *orphans).into_iter().partition(|p| p.live_blocks() == 0);
-            *orphans = keep;
-            done
-        };
+        // Counted with the list let go (counting takes each pool's lock),
+        // and the pools that go are dropped after it (a drop gives memory
+        // back): the list is a leaf of the lock order.
+        let orphans = std::mem::take(&mut *lock(&self.orphan_pools));
+        let (done, keep): (Vec<_>, Vec<_>) = orphans.into_iter().partition(|p| p.live_blocks() == 0);
+        if !keep.is_empty() {
+            lock(&self.orphan_pools).extend(keep);
+        }
         drop(done);
     }
 
@@ -169,7 +172,7 @@ impl Drop for Context {
         // touch pool memory: the pools give all of it back now, before the
         // user hears that the context is destroyed.
         self.pools.clear();
-        self.orphan_pools.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
+        self.orphan_pools.get_mut().clear();
         self.deleter.run();
     }
 }

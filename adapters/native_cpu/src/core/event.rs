@@ -11,7 +11,8 @@ use super::queue::{Queue, QueueShared};
 use crate::DDI;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
+use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::Stamp;
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
@@ -77,7 +78,7 @@ impl Event {
             status: AtomicU32::new(UR_EVENT_STATUS_SUBMITTED.0),
             error: AtomicU32::new(UR_RESULT_SUCCESS.0),
             times: [AtomicU64::new(now), AtomicU64::new(now), AtomicU64::new(0), AtomicU64::new(0)],
-            waiters: Mutex::new(Waiters::default()),
+            waiters: Mutex::new(Rank::Leaf, Waiters::default()),
             signalled: Condvar::new(),
         })
     }
@@ -114,7 +115,7 @@ impl Event {
     }
 
     fn lock(&self) -> MutexGuard<'_, Waiters> {
-        self.waiters.lock().unwrap_or_else(|e| e.into_inner())
+        self.waiters.lock()
     }
 
     /// Blocks until the command finished; `IN_EVENT_LIST_EXEC_STATUS` when
@@ -130,7 +131,7 @@ impl Event {
             let mut w = self.lock();
             while !self.is_done() {
                 w.sleepers += 1;
-                w = self.signalled.wait(w).unwrap_or_else(|e| e.into_inner());
+                w = self.signalled.wait(w);
                 w.sleepers -= 1;
             }
         }

@@ -6,7 +6,8 @@ use super::device::Device;
 use super::host::HostFacts;
 use super::queue;
 use crate::DDI;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
+use ur_core::lock_order::{Mutex, Rank};
 use ur_core::adapter::Adapter;
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
@@ -34,7 +35,7 @@ pub fn device_count() -> usize {
 }
 
 /// The platform of the live adapter object.
-static CURRENT: Mutex<Option<Arc<Platform>>> = Mutex::new(None);
+static CURRENT: Mutex<Option<Arc<Platform>>> = Mutex::new(Rank::Leaf, None);
 
 impl Platform {
     pub const NAME: &'static str = "Native CPU";
@@ -56,7 +57,7 @@ impl Platform {
     /// The platform of `adapter`, made (and the host probed) on first use:
     /// the same handle on every call while the adapter lives.
     pub fn of_adapter(adapter: &Arc<Adapter>) -> Arc<Platform> {
-        let mut current = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
+        let mut current = CURRENT.lock();
         match &*current {
             Some(p) if std::ptr::eq(p.adapter.as_ptr(), Arc::as_ptr(adapter)) => p.clone(),
             _ => current.insert(Platform::new(Arc::downgrade(adapter))).clone(),
@@ -69,7 +70,7 @@ impl Platform {
     /// unless the application still holds queues.
     pub fn adapter_released() {
         let gone = {
-            let mut current = CURRENT.lock().unwrap_or_else(|e| e.into_inner());
+            let mut current = CURRENT.lock();
             current.take_if(|p| p.adapter.strong_count() == 0)
         };
         drop(gone);

@@ -10,7 +10,8 @@ use super::context::Context;
 use super::device::{Device, DEFAULT_USM_ALIGNMENT};
 use crate::DDI;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
+use ur_core::lock_order::{Mutex, Rank};
 use ur_core::engine::{self, HostMemory, MemorySource, OutOfMemory, PoolConfig, UsmKind, VirtualMemory};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -120,7 +121,7 @@ ur_core::ur_object!(Pool, UsmPool, ur_usm_pool_handle_t_, {
     /// allocations still live stay valid: the context keeps the pool until
     /// they are freed (and the pool no longer keeps the context).
     fn last_user_release(&self) {
-        let held = self.user_context.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let held = self.user_context.lock().take();
         if let Some(context) = self.base.context() {
             context.pools.forget(self);
             if self.live_blocks() > 0 {
@@ -176,7 +177,7 @@ impl Pool {
         let pool = Arc::new_cyclic(|me| Pool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             base,
-            user_context: Mutex::new(Some(context.clone())),
+            user_context: Mutex::new(Rank::Leaf, Some(context.clone())),
             host,
             slabs: context.slabs.clone(),
             me: me.clone(),
@@ -191,7 +192,7 @@ impl Pool {
         Arc::new_cyclic(|me| Pool {
             header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
             base: PoolBase::device_default(context, device),
-            user_context: Mutex::new(None),
+            user_context: Mutex::new(Rank::Leaf, None),
             host: host_memory(usize::MAX),
             slabs: context.slabs.clone(),
             me: me.clone(),

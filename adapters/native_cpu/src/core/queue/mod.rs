@@ -38,7 +38,8 @@ use super::usm_pool::Pool;
 use crate::DDI;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
+use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
@@ -210,7 +211,7 @@ impl Queue {
             context,
             device,
             flags,
-            state: Mutex::new(State { next_start: lane.tail().seq + 1, ..State::default() }),
+            state: Mutex::new(Rank::QueueSubmit, State { next_start: lane.tail().seq + 1, ..State::default() }),
             lane,
             default_pool: OnceLock::new(),
             has_worker: AtomicBool::new(false),
@@ -392,7 +393,7 @@ impl Queue {
         let mut st = q.lock();
         while !(st.pending.is_empty() && st.running.is_empty()) {
             st.finishers += 1;
-            st = q.retired.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = q.retired.wait(st);
             st.finishers -= 1;
         }
     }

@@ -6,13 +6,14 @@ use super::worker::{spawn_worker, WORKER_OF};
 use super::{Order, QueueShared, Running, State, Task, KEEP_SLOTS, TRIM_AFTER_BYTES};
 use crate::core::event::Event;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
+use ur_core::lock_order::MutexGuard;
 use ur_core::engine::Stamp;
 use ur_core::*;
 
 impl QueueShared {
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 
     pub fn profiling(&self) -> bool {
@@ -103,7 +104,7 @@ impl QueueShared {
     pub(super) fn wait_before<'a>(&'a self, mut st: MutexGuard<'a, State>, end: u64) -> MutexGuard<'a, State> {
         while st.pending.front().is_some_and(|t| t.seq < end) || st.running.iter().any(|r| r.seq < end) {
             st.finishers += 1;
-            st = self.retired.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = self.retired.wait(st);
             st.finishers -= 1;
         }
         st

@@ -5,7 +5,7 @@ use super::*;
 use crate::core::enqueue::{Pattern, UsmPtr};
 use crate::core::platform::Platform;
 use std::sync::atomic::AtomicUsize;
-use std::sync::Weak;
+use std::sync::{Condvar, Mutex, Weak};
 use std::time::Duration;
 use ur_core::handle::UrObject;
 

@@ -3,7 +3,8 @@
 
 use super::{QueueShared, Task};
 use crate::core::event::complete_command;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
+use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use std::thread::JoinHandle;
 use ur_core::*;
 
@@ -26,7 +27,7 @@ fn worker_main(q: Arc<QueueShared>) {
             break;
         }
         st.idle_workers += 1;
-        st = q.work.wait(st).unwrap_or_else(|e| e.into_inner());
+        st = q.work.wait(st);
         st.idle_workers -= 1;
     }
     st.workers -= 1;
@@ -57,10 +58,10 @@ struct WorkerThread {
     queue_id: u64,
 }
 
-static WORKERS: Mutex<Vec<WorkerThread>> = Mutex::new(Vec::new());
+static WORKERS: Mutex<Vec<WorkerThread>> = Mutex::new(Rank::Leaf, Vec::new());
 
 fn workers() -> MutexGuard<'static, Vec<WorkerThread>> {
-    WORKERS.lock().unwrap_or_else(|e| e.into_inner())
+    WORKERS.lock()
 }
 
 pub(super) fn spawn_worker(q: &Arc<QueueShared>) -> std::io::Result<()> {
