@@ -209,6 +209,11 @@ pub trait Device<B: Backend>: UrObject<Handle = ur_device_handle_t_> {
     }
     /// The most bytes one allocation may take (`MAX_MEM_ALLOC_SIZE`).
     fn max_alloc_size(&self) -> u64;
+    /// Whether the device serves USM of `kind` at all (its
+    /// `*_MEMORY_SUPPORT` capabilities are not 0).
+    fn serves_usm(&self, _kind: UsmKind) -> bool {
+        true
+    }
     /// Binary targets this device runs, best first.
     fn binary_targets(&self) -> &'static [&'static [u8]];
     /// `(device, host)` nanoseconds.

@@ -6,7 +6,7 @@ use super::{deliver, obj, optional, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null, write_out};
 use crate::engine::UsmKind;
-use crate::hal::{Backend, Context, Pool, Queue};
+use crate::hal::{Backend, Context, Device, Pool, Queue};
 use crate::handle;
 use crate::usm_async::{
     check_async_alloc_properties, check_exp_prop, check_pool_prop, read_pool_desc, read_set_info_value,
@@ -35,7 +35,9 @@ unsafe fn alloc<B: Backend>(
     let queue = obj::<B, B::Queue>(h_queue)?;
     check_async_alloc_properties(properties)?;
     non_null(out)?;
-    if count == 0 && list.is_null() && event_out.is_null() && h_pool.is_null() {
+    let device = queue.device();
+    let size_fits = size != 0 && size as u64 <= device.max_alloc_size();
+    if size_fits && count == 0 && list.is_null() && event_out.is_null() && h_pool.is_null() {
         if let Some(done) = queue.alloc_async_hot(kind, size) {
             out.write(done?);
             return Ok(());
@@ -46,8 +48,14 @@ unsafe fn alloc<B: Backend>(
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
     let pool = optional::<B, B::Pool>(h_pool)?;
-    if pool.is_some_and(|p| !p.serves(queue.context(), queue.device())) {
+    if pool.is_some_and(|p| !p.serves(queue.context(), device)) {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
+    }
+    if !size_fits {
+        return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+    }
+    if !device.serves_usm(kind) {
+        return Err(UR_RESULT_ERROR_INVALID_OPERATION);
     }
     let (ptr, event) = queue.alloc_async(kind, pool, size, waits, !event_out.is_null())?;
     out.write(ptr);

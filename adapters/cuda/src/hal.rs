@@ -119,6 +119,12 @@ impl hal::Device<Cuda> for Device {
         Device::max_alloc_size(self)
     }
 
+    /// Every GPU has device and host memory; shared memory is managed
+    /// memory, which some do not offer.
+    fn serves_usm(&self, kind: engine::UsmKind) -> bool {
+        kind != engine::UsmKind::Shared || self.props.managed_memory
+    }
+
     fn binary_targets(&self) -> &'static [&'static [u8]] {
         &[b"nvptx64"]
     }

@@ -104,6 +104,10 @@ impl hal::Device<LevelZero> for Device {
         Device::max_alloc_size(self)
     }
 
+    fn serves_usm(&self, kind: UsmKind) -> bool {
+        self.usm_supported(kind.to_ur())
+    }
+
     /// This adapter builds no modules, so it runs no image of any target.
     fn binary_targets(&self) -> &'static [&'static [u8]] {
         &[]

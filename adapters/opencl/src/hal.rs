@@ -101,6 +101,15 @@ impl hal::Device<OpenCl> for Device {
         self.max_mem_alloc
     }
 
+    fn serves_usm(&self, kind: UsmKind) -> bool {
+        let caps = match kind {
+            UsmKind::Host => self.usm_host,
+            UsmKind::Device => self.usm_device,
+            UsmKind::Shared => self.usm_single_shared | self.usm_cross_shared,
+        };
+        caps != 0
+    }
+
     /// An image compiled ahead of time for the device's kind beats generic
     /// SPIR-V.
     fn binary_targets(&self) -> &'static [&'static [u8]] {

@@ -148,11 +148,6 @@ impl Queue {
         wait: &[&Event],
         want_event: bool,
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        let context = &self.context;
-        context.check_alloc(size, 0, Some(&self.device))?;
-        if kind == UsmKind::Shared && !self.device.props.managed_memory {
-            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
-        }
         // Borrowed, not cloned: threads on other queues share the pool and
         // would share its reference count.
         match pool {
@@ -170,9 +165,6 @@ impl Queue {
         want_event: bool,
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
         let context = &self.context;
-        if !pool.base.serves(context, &self.device) {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
-        }
         if kind == UsmKind::Device && pool.is_native() {
             let command = UR_COMMAND_ENQUEUE_USM_DEVICE_ALLOC_EXP;
             let alloc = |s: &Stream| pool.alloc_async(size, s.raw());

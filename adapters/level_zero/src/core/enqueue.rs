@@ -179,12 +179,6 @@ impl Queue {
         waits: impl IntoIterator<Item = &'a Event>,
         want_event: bool,
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        if size == 0 || size as u64 > self.device.max_alloc_size() {
-            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-        }
-        if !self.device.usm_supported(kind.to_ur()) {
-            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
-        }
         let waits = self.translate(waits)?;
         match pool {
             Some(p) => self.alloc_from(p, kind, size, waits, want_event),

@@ -35,7 +35,7 @@ impl Queue {
     #[inline]
     pub fn alloc_async_hot(&self, kind: UsmKind, size: usize) -> Option<UrResult<*mut u8>> {
         let q = &self.shared;
-        if !self.engine_fast_path() || size == 0 || size as u64 > q.device.max_alloc_size() {
+        if !self.engine_fast_path() {
             return None;
         }
         let engine = q.context.pools.cached_default(&q.default_pool)?.base.engine.get(kind)?;
@@ -90,9 +90,6 @@ impl Queue {
         want_event: bool,
     ) -> UrResult<(*mut u8, Option<Arc<Event>>)> {
         let q = &self.shared;
-        if size == 0 || size as u64 > q.device.max_alloc_size() {
-            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-        }
         if deps.is_empty() && !want_event && pool.is_none() {
             if let Some(done) = self.alloc_async_hot(kind, size) {
                 return done.map(|p| (p, None));
@@ -114,9 +111,7 @@ impl Queue {
                 Ok((a.ptr.as_ptr(), command))
             })
         };
-        let context = &q.context;
         match pool {
-            Some(p) if !p.base.serves(context, &q.device) => Err(UR_RESULT_ERROR_INVALID_VALUE),
             Some(p) => run(p.engine_pool(kind, Some(&q.device))?),
             None => q.with_current_pool(|p| run(p.engine_pool(kind, Some(&q.device))?))?,
         }

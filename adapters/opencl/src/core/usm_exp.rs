@@ -134,17 +134,6 @@ impl Queue {
         wait_list: impl IntoIterator<Item = &'a Event>,
         want_event: bool,
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        if size == 0 || size as u64 > self.device.max_mem_alloc {
-            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-        }
-        let supported = match kind {
-            UsmKind::Host => self.device.usm_host != 0,
-            UsmKind::Device => self.device.usm_device != 0,
-            UsmKind::Shared => self.device.usm_single_shared | self.device.usm_cross_shared != 0,
-        };
-        if !supported {
-            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
-        }
         match pool {
             Some(p) => self.alloc_from(p, kind, size, wait_list, want_event),
             None => self.with_current_pool(|p| self.alloc_from(p, kind, size, wait_list, want_event))?,
