@@ -13,6 +13,21 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 impl Pool {
+    /// Undoes an allocation whose command never reached the backend (the
+    /// enqueue failed): the block goes straight back to the pool, the
+    /// free's node (if any) counts as done, and on an out-of-order lane so
+    /// does the allocation's own node `alloc_stamp` (in order, the lane's
+    /// next command settles it). Nothing ran, so nothing can still touch
+    /// the block.
+    pub fn give_back_unrun(&self, lane: &Arc<Lane>, ptr: *const u8, alloc_stamp: Stamp) {
+        if let Ok(out) = self.free(lane, &[], ptr, false) {
+            out.stamp.into_iter().for_each(|s| self.dag.complete(s));
+        }
+        if !lane.is_in_order() {
+            self.dag.complete(alloc_stamp);
+        }
+    }
+
     /// Frees, on `lane` after `wait`, the allocation based at `ptr`. Only the
     /// exact base of a live allocation of this pool is accepted; anything
     /// else is `UR_RESULT_ERROR_INVALID_VALUE` and changes nothing.

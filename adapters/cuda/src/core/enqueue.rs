@@ -223,12 +223,7 @@ impl Queue {
                 match run {
                     Ok(done) => done.event,
                     Err(e) => {
-                        // Nothing ran: the block goes straight back.
-                        if let Ok(out) = engine_pool.free(&lane, &[], p as *const u8, false) {
-                            if let Some(s) = out.stamp {
-                                context.engine.dag().complete(s);
-                            }
-                        }
+                        engine_pool.give_back_unrun(&lane, p as *const u8, stamp);
                         return Err(e);
                     }
                 }

@@ -214,10 +214,7 @@ impl Queue {
         match submitted {
             Ok(event) => Ok((ptr, event)),
             Err(e) => {
-                // Nothing ran: the block goes straight back.
-                if let Ok(out) = engine_pool.free(&self.lane, &[], ptr as *const u8, false) {
-                    out.stamp.into_iter().for_each(|s| self.context.engine.dag().complete(s));
-                }
+                engine_pool.give_back_unrun(&self.lane, ptr as *const u8, stamp);
                 Err(e)
             }
         }

@@ -173,15 +173,7 @@ impl Queue {
                     event = self.track(alloc_command(kind), stamp, cl_event, want_event);
                 }
                 Err(e) => {
-                    // Nothing ran: the block goes straight back, and the node
-                    // counts as done (on an in-order queue the next command
-                    // settles it).
-                    if let Ok(out) = engine_pool.free(&self.lane, &[], ptr as *const u8, false) {
-                        out.stamp.into_iter().for_each(|s| ctx.engine.dag().complete(s));
-                    }
-                    if !self.lane.is_in_order() {
-                        ctx.engine.dag().complete(stamp);
-                    }
+                    engine_pool.give_back_unrun(&self.lane, ptr as *const u8, stamp);
                     return Err(e);
                 }
             }
