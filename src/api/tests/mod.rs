@@ -14,7 +14,7 @@
 
 pub(super) use crate::abi::*;
 pub(super) use crate::handle::ObjectKind;
-pub(super) use crate::test_backend::objects::{NATIVE_DEVICE, NATIVE_OBJECT, NATIVE_PLATFORM};
+pub(super) use crate::test_backend::objects::{MAX_ALLOC, NATIVE_DEVICE, NATIVE_OBJECT, NATIVE_PLATFORM};
 pub(super) use crate::test_backend::{take_calls, Call, TContext, TEvent, TestBackend};
 pub(super) use core::ffi::{c_char, c_void};
 pub(super) use std::ptr::{null, null_mut};
@@ -69,10 +69,13 @@ macro_rules! refusals {
 
 mod context;
 mod device;
+mod enqueue;
 mod event;
 mod info;
 mod platform;
 mod queue;
+mod usm;
+mod usm_exp;
 mod wait_list;
 
 /// The one method the backend heard, with its arguments.
@@ -133,6 +136,11 @@ impl World {
         let mut h = null_mut();
         quiet(|| ok(ur!(Context.pfnCreate(devices.len() as u32, devices.as_ptr(), null(), &mut h)), "urContextCreate"));
         h
+    }
+
+    /// A context over both devices.
+    pub fn context2(&self) -> ur_context_handle_t {
+        self.context(&self.dev)
     }
 
     pub fn queue_on(&self, ctx: ur_context_handle_t, dev: ur_device_handle_t, flags: ur_queue_flags_t) -> ur_queue_handle_t {
