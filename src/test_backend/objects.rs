@@ -187,6 +187,8 @@ pub struct Settings {
     pub async_alloc: AtomicBool,
     /// Every command's event ends in error (an `OUT_OF_RESOURCES` wait).
     pub fail_commands: AtomicBool,
+    /// Queues serve async allocations and frees on their fast paths.
+    pub fast_paths: AtomicBool,
 }
 
 /// A live USM allocation: its memory, and what `urUSMGetMemAllocInfo`
@@ -215,10 +217,10 @@ object!(TContext, Context, ur_context_handle_t_);
 
 impl TContext {
     fn new(devices: Vec<Arc<TDevice>>) -> Arc<Self> {
-        let on = || AtomicBool::new(true);
+        let (on, off) = (|| AtomicBool::new(true), || AtomicBool::new(false));
         Arc::new(TContext {
             header: header(ObjectKind::Context),
-            settings: Settings { usm_2d: on(), pools: on(), async_alloc: on(), fail_commands: AtomicBool::new(false) },
+            settings: Settings { usm_2d: on(), pools: on(), async_alloc: on(), fail_commands: off(), fast_paths: off() },
             usm: Mutex::default(),
             default_pools: devices.iter().map(|_| OnceLock::new()).collect(),
             current_pools: Mutex::new(devices.iter().map(|_| None).collect()),
@@ -445,10 +447,12 @@ impl hal::Queue<B> for TQueue {
     fn async_alloc_supported(&self) -> bool {
         self.context.settings.async_alloc.load(Relaxed)
     }
-    /// Records that the core tried the fast path; the general one runs.
+    /// Served when the context's `fast_paths` is on, else the general path runs.
     fn alloc_async_hot(&self, kind: UsmKind, size: usize) -> Option<UrResult<*mut c_void>> {
         record("queue.alloc_async_hot", format!("{kind:?} size={size}"));
-        None
+        let device = (kind != UsmKind::Host).then_some(&*self.device);
+        let fast = self.context.settings.fast_paths.load(Relaxed);
+        fast.then(|| self.context.allocate(kind, size, 0, device, None, true))
     }
     fn alloc_async(
         &self,
@@ -466,7 +470,7 @@ impl hal::Queue<B> for TQueue {
     }
     fn free_async_hot(&self, ptr: *mut c_void) -> bool {
         record("queue.free_async_hot", format!("{ptr:?}"));
-        false
+        self.context.settings.fast_paths.load(Relaxed) && self.context.free(ptr, true, UR_RESULT_ERROR_INVALID_VALUE).is_ok()
     }
     fn free_async(&self, pool: Option<&TPool>, ptr: *mut c_void, events: Events<'_, B>, want_event: bool) -> UrResult<Option<Arc<TEvent>>> {
         let pool_handle = pool.map(handle_of);

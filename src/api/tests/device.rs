@@ -73,6 +73,13 @@ refusals! {
         ur!(Device.pfnPartition(w.dev[0], &p, 0, null_mut(), &mut n))
     };
     partition_no_property: UR_RESULT_ERROR_INVALID_VALUE, |w| partition(&w, &[]);
+    partition_more_properties_than_a_u32_counts: UR_RESULT_ERROR_INVALID_VALUE, |w| {
+        let one = [prop(UR_DEVICE_PARTITION_EQUALLY, 2)];
+        let mut p = partition_props(&one);
+        p.PropCount = u32::MAX as usize + 1;
+        let mut n = 0;
+        ur!(Device.pfnPartition(w.dev[0], &p, 0, null_mut(), &mut n))
+    };
     partition_unknown_type: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
         partition(&w, &[prop(ur_device_partition_t(UR_DEVICE_PARTITION_BY_CSLICE.0 + 1), 2)])
     };

@@ -229,6 +229,26 @@ fn an_alloc_with_nothing_to_order_tries_the_fast_path_first() {
 }
 
 #[test]
+fn the_fast_paths_answer_alone_when_they_apply() {
+    let w = World::new();
+    w.features(w.ctx).fast_paths.store(true, Relaxed);
+    let mut p = null_mut();
+    let calls = reached!(UR_RESULT_SUCCESS, ur!(EnqueueExp.pfnUSMDeviceAllocExp(w.queue, null_mut(), 32, null(), 0, null(), &mut p, null_mut())));
+    assert_eq!(only(&calls, "queue.alloc_async_hot"), "Device size=32");
+    assert!(!p.is_null());
+    // The fast path's error is the call's, and nothing is written.
+    let mut q = 1usize as *mut c_void;
+    let calls = reached!(UR_RESULT_ERROR_INVALID_USM_SIZE, ur!(EnqueueExp.pfnUSMDeviceAllocExp(w.queue, null_mut(), 0, null(), 0, null(), &mut q, null_mut())));
+    assert_eq!(only(&calls, "queue.alloc_async_hot"), "Device size=0");
+    assert_eq!(q as usize, 1);
+    // A free the fast path cannot serve goes the general way.
+    let calls = reached!(UR_RESULT_ERROR_INVALID_VALUE, ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p.wrapping_byte_add(1), 0, null(), null_mut())));
+    assert_eq!(methods(&calls), ["queue.free_async_hot", "queue.free_async"]);
+    let calls = reached!(UR_RESULT_SUCCESS, ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p, 0, null(), null_mut())));
+    assert_eq!(only(&calls, "queue.free_async_hot"), format!("{p:?}"));
+}
+
+#[test]
 fn an_alloc_with_an_event_or_a_pool_takes_the_general_path() {
     let w = World::new();
     let (mut p, mut e) = (null_mut(), null_mut());
