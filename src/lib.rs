@@ -37,6 +37,9 @@ pub mod usm_async;
 pub mod usm_pool;
 /// cbindgen:ignore
 pub mod usm_registry;
+/// cbindgen:ignore
+#[cfg(test)]
+mod test_backend;
 
 pub use abi::*;
 

@@ -116,6 +116,8 @@ mod queue;
 mod usm;
 mod usm_exp;
 mod usm_p2p;
+#[cfg(test)]
+mod tests;
 
 use crate::abi::*;
 use crate::boundary::{ffi_call, wait_list_arg};

@@ -1,0 +1,576 @@
+//! The test backend's platform, devices, contexts, queues, events and
+//! pools. Each trait method records its call, then answers from memory.
+
+use super::{record, TestBackend as B};
+use crate::abi::*;
+use crate::adapter::Adapter;
+use crate::boundary::NativeOwnership;
+use crate::engine::UsmKind;
+use crate::hal::{self, AllocInfo, AllocRequest, Completion, Events, UsmCommand};
+use crate::handle::{arc_of, handle_of, HandleHeader, ObjectKind};
+use crate::info::InfoOut;
+use crate::partition::PartitionRequest;
+use crate::usm_async::{PoolApi, PoolDesc};
+use crate::extended_deleter::ExtendedDeleter;
+use crate::usm_pool::{ContextPools, PoolBase};
+use crate::UrResult;
+use core::ffi::c_void;
+use std::collections::BTreeMap;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// Implements `UrObject` (header first) and `ArcObject` (every value of
+/// these types is made by `Arc::new` below and never moved out of it).
+macro_rules! object {
+    ($t:ident, $kind:ident, $handle:ident) => {
+        crate::ur_object!($t, $kind, $handle);
+        // SAFETY: every `$t` is made inside an `Arc` in this module.
+        unsafe impl crate::handle::ArcObject for $t {}
+    };
+}
+pub(super) use object;
+
+fn header(kind: ObjectKind) -> HandleHeader {
+    HandleHeader::new(&super::DDI, kind)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The native handle of the one platform.
+pub const NATIVE_PLATFORM: ur_native_handle_t = 0x9_1a7f;
+/// Native handles of devices: this plus the device's index.
+pub const NATIVE_DEVICE: ur_native_handle_t = 0xde_0000;
+/// What every other object answers for its native handle.
+pub const NATIVE_OBJECT: ur_native_handle_t = 0x0b_0000;
+/// `UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE` of `dev0` and its halves; `dev1`
+/// and its halves take twice as much, so that a context of both has a host
+/// limit of its own (the least of its devices').
+pub const MAX_ALLOC: u64 = 1 << 20;
+/// A device's compute units: `EQUALLY(2)` splits it in two.
+pub const COMPUTE_UNITS: u32 = 4;
+
+#[repr(C)]
+pub struct TPlatform {
+    header: HandleHeader,
+    pub devices: Vec<Arc<TDevice>>,
+}
+object!(TPlatform, Platform, ur_platform_handle_t_);
+
+/// The platform, for the life of the process.
+pub(super) fn platform() -> &'static TPlatform {
+    static PLATFORM: OnceLock<Arc<TPlatform>> = OnceLock::new();
+    PLATFORM.get_or_init(|| {
+        let devices = (0..2).map(|i| TDevice::new(format!("dev{i}"), true, MAX_ALLOC << i)).collect();
+        Arc::new(TPlatform { header: header(ObjectKind::Platform), devices })
+    })
+}
+
+impl hal::Platform<B> for TPlatform {
+    fn all(_: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+        record("platform.all", String::new());
+        Ok(vec![handle_of(platform())])
+    }
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        record("platform.info", format!("{prop:?}"));
+        match prop {
+            UR_PLATFORM_INFO_NAME => out.string("Test platform"),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+        record("platform.backend_option", frontend.into());
+        (frontend == "-O2").then_some(c"-opt2")
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        record("platform.native_handle", String::new());
+        Ok(NATIVE_PLATFORM)
+    }
+    fn from_native(native: ur_native_handle_t, _: &Adapter) -> UrResult<ur_platform_handle_t> {
+        record("platform.from_native", format!("{native:#x}"));
+        if native == NATIVE_PLATFORM {
+            Ok(handle_of(platform()))
+        } else {
+            Err(UR_RESULT_ERROR_INVALID_VALUE)
+        }
+    }
+}
+
+#[repr(C)]
+pub struct TDevice {
+    header: HandleHeader,
+    /// `dev0`, `dev1`; a sub-device adds `.0`, `.1` to its parent's.
+    pub name: String,
+    root: bool,
+    /// `UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE`.
+    pub max_alloc: u64,
+    /// The two halves of `EQUALLY(2)`, made on first request.
+    halves: OnceLock<Vec<Arc<TDevice>>>,
+}
+object!(TDevice, Device, ur_device_handle_t_);
+
+impl TDevice {
+    fn new(name: String, root: bool, max_alloc: u64) -> Arc<Self> {
+        Arc::new(TDevice { header: header(ObjectKind::Device), name, root, max_alloc, halves: OnceLock::new() })
+    }
+
+    pub fn handle(&self) -> ur_device_handle_t {
+        handle_of(self)
+    }
+}
+
+impl std::fmt::Debug for TDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl hal::Device<B> for TDevice {
+    fn all(platform: &TPlatform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
+        record("device.all", format!("{device_type:?}"));
+        let cpu = [UR_DEVICE_TYPE_ALL, UR_DEVICE_TYPE_DEFAULT, UR_DEVICE_TYPE_CPU].contains(&device_type);
+        Ok(platform.devices.iter().filter(|_| cpu).map(|d| d.handle()).collect())
+    }
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        record("device.info", format!("{self:?} {prop:?}"));
+        match prop {
+            UR_DEVICE_INFO_TYPE => out.value(UR_DEVICE_TYPE_CPU),
+            UR_DEVICE_INFO_NAME => out.string(&self.name),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.max_alloc),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+    fn is_root(&self) -> bool {
+        self.root
+    }
+    fn max_alloc_size(&self) -> u64 {
+        self.max_alloc
+    }
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        &[b"test_native", b"test_ir"]
+    }
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+        record("device.global_timestamps", format!("{self:?}"));
+        Ok((111, 222))
+    }
+    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
+        record("device.partition", format!("{self:?} {request:?}"));
+        request.check_against(&[UR_DEVICE_PARTITION_EQUALLY], COMPUTE_UNITS, 2, 0)?;
+        if *request != PartitionRequest::Equally(COMPUTE_UNITS / 2) {
+            return Err(UR_RESULT_ERROR_DEVICE_PARTITION_FAILED);
+        }
+        let halves = self.halves.get_or_init(|| (0..2).map(|i| TDevice::new(format!("{}.{i}", self.name), false, self.max_alloc)).collect());
+        Ok(halves.iter().map(|d| &**d).collect())
+    }
+    const PEER_ACCESS: bool = true;
+    fn peer_info(&self, peer: &Self, prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        record("device.peer_info", format!("{self:?} {peer:?} {prop:?}"));
+        Ok(7)
+    }
+    fn set_peer_access(&self, peer: &Self, enable: bool) -> UrResult {
+        record("device.set_peer_access", format!("{self:?} {peer:?} {enable}"));
+        Ok(())
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        record("device.native_handle", format!("{self:?}"));
+        let index = platform().devices.iter().position(|d| std::ptr::eq(&**d, self));
+        index.map(|i| NATIVE_DEVICE + i).ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    fn from_native(native: ur_native_handle_t, _: &Adapter) -> UrResult<ur_device_handle_t> {
+        record("device.from_native", format!("{native:#x}"));
+        let device = native.checked_sub(NATIVE_DEVICE).and_then(|i| platform().devices.get(i));
+        device.map(|d| d.handle()).ok_or(UR_RESULT_ERROR_INVALID_VALUE)
+    }
+}
+
+/// What a context's backend offers; tests switch features off.
+pub struct Settings {
+    pub usm_2d: AtomicBool,
+    pub pools: AtomicBool,
+    pub async_alloc: AtomicBool,
+    /// Every command's event ends in error (an `OUT_OF_RESOURCES` wait).
+    pub fail_commands: AtomicBool,
+    /// Queues serve async allocations and frees on their fast paths.
+    pub fast_paths: AtomicBool,
+}
+
+/// A live USM allocation: its memory, and what `urUSMGetMemAllocInfo`
+/// reports. `pooled`: made from a pool or by an async allocation, so that
+/// `urEnqueueUSMFreeExp` may free it.
+struct Alloc {
+    _memory: Box<[u8]>,
+    size: usize,
+    kind: UsmKind,
+    device: Option<Arc<TDevice>>,
+    pool: Option<Arc<TPool>>,
+    pooled: bool,
+}
+
+#[repr(C)]
+pub struct TContext {
+    header: HandleHeader,
+    pub devices: Vec<Arc<TDevice>>,
+    pub settings: Settings,
+    /// Live allocations by (aligned) base address.
+    usm: Mutex<BTreeMap<usize, Alloc>>,
+    pools: ContextPools<TPool>,
+    deleter: ExtendedDeleter,
+}
+
+impl Drop for TContext {
+    fn drop(&mut self) {
+        self.pools.clear();
+        self.deleter.run();
+    }
+}
+object!(TContext, Context, ur_context_handle_t_);
+
+impl TContext {
+    fn new(devices: Vec<Arc<TDevice>>) -> Arc<Self> {
+        let (on, off) = (|| AtomicBool::new(true), || AtomicBool::new(false));
+        Arc::new(TContext {
+            header: header(ObjectKind::Context),
+            settings: Settings { usm_2d: on(), pools: on(), async_alloc: on(), fail_commands: off(), fast_paths: off() },
+            usm: Mutex::default(),
+            pools: ContextPools::default(),
+            deleter: ExtendedDeleter::default(),
+            devices,
+        })
+    }
+
+
+    /// Allocates `size` bytes aligned to `align` (0: 8), as the real
+    /// adapters do: a zero size or one past the device's limit is
+    /// `INVALID_USM_SIZE`.
+    fn allocate(
+        &self,
+        kind: UsmKind,
+        size: usize,
+        align: usize,
+        device: Option<&TDevice>,
+        pool: Option<&TPool>,
+        pooled: bool,
+    ) -> UrResult<*mut c_void> {
+        let limit = device.map_or_else(|| hal::Context::<B>::max_alloc_size(self), |d| d.max_alloc);
+        if size == 0 || size as u64 > limit {
+            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+        }
+        let align = align.max(8);
+        let memory = vec![0u8; size + align].into_boxed_slice();
+        let start = memory.as_ptr() as usize;
+        let base = start.next_multiple_of(align);
+        let alloc = Alloc { _memory: memory, size, kind, device: device.map(arc_of), pool: pool.map(arc_of), pooled };
+        lock(&self.usm).insert(base, alloc);
+        Ok(base as *mut c_void)
+    }
+
+    fn free(&self, ptr: *mut c_void, pooled_only: bool, refused: ur_result_t) -> UrResult {
+        let mut usm = lock(&self.usm);
+        match usm.get(&(ptr as usize)) {
+            Some(a) if a.pooled || !pooled_only => {
+                usm.remove(&(ptr as usize));
+                Ok(())
+            }
+            _ => Err(refused),
+        }
+    }
+
+    /// The live allocation holding `ptr`: `(base, allocation)`.
+    fn find<R>(&self, ptr: *const c_void, f: impl FnOnce(usize, &Alloc) -> R) -> Option<R> {
+        let usm = lock(&self.usm);
+        let (&base, a) = usm.range(..=ptr as usize).next_back()?;
+        (ptr as usize - base < a.size).then(|| f(base, a))
+    }
+}
+
+impl hal::Context<B> for TContext {
+    fn create(devices: &[&TDevice], flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        record("context.create", format!("{devices:?} flags={flags:#x}"));
+        Ok(TContext::new(devices.iter().map(|d| arc_of(*d)).collect()))
+    }
+    fn devices(&self) -> impl ExactSizeIterator<Item = &TDevice> {
+        self.devices.iter().map(|d| &**d)
+    }
+    fn usm_2d_supported(&self) -> bool {
+        self.settings.usm_2d.load(Relaxed)
+    }
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        record("context.native_handle", String::new());
+        Ok(NATIVE_OBJECT)
+    }
+    fn from_native(native: ur_native_handle_t, devices: &[&TDevice], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        record("context.from_native", format!("{native:#x} {devices:?} {ownership:?}"));
+        Ok(TContext::new(devices.iter().map(|d| arc_of(*d)).collect()))
+    }
+
+    fn usm_alloc(&self, r: AllocRequest<'_, B>) -> UrResult<*mut c_void> {
+        record(
+            "context.usm_alloc",
+            format!(
+                "{:?} size={} align={} device={:?} pool={:?} hints={:#x} host_flags={:#x} device_flags={:#x}",
+                r.kind,
+                r.size,
+                r.align,
+                r.device,
+                r.pool.map(handle_of),
+                r.hints,
+                r.host_flags,
+                r.device_flags
+            ),
+        );
+        self.allocate(r.kind, r.size, r.align, r.device, r.pool, r.pool.is_some())
+    }
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        record("context.usm_free", format!("{ptr:?}"));
+        self.free(ptr, false, UR_RESULT_ERROR_INVALID_MEM_OBJECT)
+    }
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        self.find(ptr, |base, a| (base, a.size))
+    }
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>> {
+        record("context.usm_alloc_info", format!("{ptr:?}"));
+        self.find(ptr, |base, a| {
+            let kind = match a.kind {
+                UsmKind::Host => UR_USM_TYPE_HOST,
+                UsmKind::Device => UR_USM_TYPE_DEVICE,
+                UsmKind::Shared => UR_USM_TYPE_SHARED,
+            };
+            let device = a.device.as_deref().map_or(std::ptr::null_mut(), handle_of);
+            let pool = a.pool.as_deref().map_or(std::ptr::null_mut(), handle_of);
+            AllocInfo::new(kind, base as *mut c_void, a.size, device, pool)
+        })
+    }
+    fn pools_supported(&self) -> bool {
+        self.settings.pools.load(Relaxed)
+    }
+    fn pool_create(&self, device: Option<&TDevice>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<TPool>> {
+        record("context.pool_create", format!("{device:?} {desc:?} {api:?}"));
+        let base = PoolBase::user(&arc_of(self), device.map(arc_of), self.devices.iter().cloned(), desc, api);
+        Ok(TPool::new(base))
+    }
+    fn pools(&self) -> &ContextPools<TPool> {
+        &self.pools
+    }
+    fn make_default_pool(&self, device: &TDevice) -> UrResult<Arc<TPool>> {
+        record("context.make_default_pool", format!("{device:?}"));
+        Ok(TPool::new(PoolBase::device_default(&arc_of(self), arc_of(device))))
+    }
+}
+
+/// A wait list as the backend received it.
+fn waits(events: &Events<'_, B>) -> String {
+    format!("waits={:?}", events.handles())
+}
+
+#[repr(C)]
+pub struct TQueue {
+    header: HandleHeader,
+    pub context: Arc<TContext>,
+    pub device: Arc<TDevice>,
+    flags: ur_queue_flags_t,
+}
+object!(TQueue, Queue, ur_queue_handle_t_);
+
+impl TQueue {
+    fn new(context: &TContext, device: &TDevice, flags: ur_queue_flags_t) -> Arc<Self> {
+        Arc::new(TQueue { header: header(ObjectKind::Queue), context: arc_of(context), device: arc_of(device), flags })
+    }
+
+    /// A complete event of a command of this queue, when one is wanted.
+    fn event(&self, command: ur_command_t, want: bool) -> Option<Arc<TEvent>> {
+        let failed = self.context.settings.fail_commands.load(Relaxed);
+        want.then(|| TEvent::new(Some(arc_of(self)), self.context.clone(), command, failed))
+    }
+}
+
+impl hal::Queue<B> for TQueue {
+    fn create(context: &TContext, device: &TDevice, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+        record("queue.create", format!("{device:?} flags={flags:#x}"));
+        Ok(TQueue::new(context, device, flags))
+    }
+    fn context(&self) -> &TContext {
+        &self.context
+    }
+    fn device(&self) -> &TDevice {
+        &self.device
+    }
+    fn flags(&self) -> ur_queue_flags_t {
+        self.flags
+    }
+    fn is_empty(&self) -> UrResult<bool> {
+        record("queue.is_empty", String::new());
+        Ok(true)
+    }
+    fn finish(&self) -> UrResult {
+        record("queue.finish", String::new());
+        Ok(())
+    }
+    fn flush(&self) -> UrResult {
+        record("queue.flush", String::new());
+        Ok(())
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        record("queue.native_handle", String::new());
+        Ok(NATIVE_OBJECT)
+    }
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &TContext,
+        device: Option<&TDevice>,
+        flags: ur_queue_flags_t,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        record("queue.from_native", format!("{native:#x} {device:?} flags={flags:#x} {ownership:?}"));
+        Ok(TQueue::new(context, device.unwrap_or(&context.devices[0]), flags))
+    }
+
+    fn enqueue_usm(&self, command: UsmCommand<'_>, events: Events<'_, B>, c: Completion) -> UrResult<Option<Arc<TEvent>>> {
+        record("queue.enqueue_usm", format!("{command:?} {} {c:?}", waits(&events)));
+        Ok(self.event(command.command_type(), c.want_event))
+    }
+    fn async_alloc_supported(&self) -> bool {
+        self.context.settings.async_alloc.load(Relaxed)
+    }
+    /// Served when the context's `fast_paths` is on, else the general path runs.
+    fn alloc_async_hot(&self, kind: UsmKind, size: usize) -> Option<UrResult<*mut c_void>> {
+        record("queue.alloc_async_hot", format!("{kind:?} size={size}"));
+        let device = (kind != UsmKind::Host).then_some(&*self.device);
+        let fast = self.context.settings.fast_paths.load(Relaxed);
+        fast.then(|| self.context.allocate(kind, size, 0, device, None, true))
+    }
+    fn alloc_async(
+        &self,
+        kind: UsmKind,
+        pool: Option<&TPool>,
+        size: usize,
+        events: Events<'_, B>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<TEvent>>)> {
+        let pool_handle = pool.map(handle_of);
+        record("queue.alloc_async", format!("{kind:?} pool={pool_handle:?} size={size} {} event={want_event}", waits(&events)));
+        let device = (kind != UsmKind::Host).then_some(&*self.device);
+        let ptr = self.context.allocate(kind, size, 0, device, pool, true)?;
+        Ok((ptr, self.event(crate::usm_async::alloc_command(kind), want_event)))
+    }
+    fn free_async_hot(&self, ptr: *mut c_void) -> bool {
+        record("queue.free_async_hot", format!("{ptr:?}"));
+        self.context.settings.fast_paths.load(Relaxed) && self.context.free(ptr, true, UR_RESULT_ERROR_INVALID_VALUE).is_ok()
+    }
+    fn free_async(&self, pool: Option<&TPool>, ptr: *mut c_void, events: Events<'_, B>, want_event: bool) -> UrResult<Option<Arc<TEvent>>> {
+        let pool_handle = pool.map(handle_of);
+        record("queue.free_async", format!("pool={pool_handle:?} {ptr:?} {} event={want_event}", waits(&events)));
+        self.context.free(ptr, true, UR_RESULT_ERROR_INVALID_VALUE)?;
+        Ok(self.event(UR_COMMAND_ENQUEUE_USM_FREE_EXP, want_event))
+    }
+}
+
+#[repr(C)]
+pub struct TEvent {
+    header: HandleHeader,
+    queue: Option<Arc<TQueue>>,
+    context: Arc<TContext>,
+    command: ur_command_t,
+    /// Set by a test: the command ended in error.
+    pub failed: AtomicBool,
+}
+object!(TEvent, Event, ur_event_handle_t_);
+
+impl TEvent {
+    pub(super) fn new(queue: Option<Arc<TQueue>>, context: Arc<TContext>, command: ur_command_t, failed: bool) -> Arc<Self> {
+        Arc::new(TEvent { header: header(ObjectKind::Event), queue, context, command, failed: AtomicBool::new(failed) })
+    }
+}
+
+impl hal::Event<B> for TEvent {
+    fn queue(&self) -> Option<&TQueue> {
+        self.queue.as_deref()
+    }
+    fn context(&self) -> &TContext {
+        &self.context
+    }
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+    fn status(&self) -> UrResult<ur_event_status_t> {
+        record("event.status", String::new());
+        Ok(if self.failed() { UR_EVENT_STATUS_ERROR } else { UR_EVENT_STATUS_COMPLETE })
+    }
+    fn failed(&self) -> bool {
+        self.failed.load(Relaxed)
+    }
+    /// Timestamps are `10 * prop` on a profiling queue.
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+        record("event.profiling", format!("{prop:?}"));
+        match &self.queue {
+            Some(q) if q.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0 => Ok(10 * u64::from(prop.0)),
+            _ => Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE),
+        }
+    }
+    fn wait(&self) -> UrResult {
+        record("event.wait", format!("{:?}", handle_of(self)));
+        if self.failed() {
+            Err(UR_RESULT_ERROR_OUT_OF_RESOURCES)
+        } else {
+            Ok(())
+        }
+    }
+    fn host_sync(context: &TContext) {
+        record("event.host_sync", format!("{:?}", handle_of(context)));
+    }
+    /// Records the callback; it is never called (commands do not run).
+    fn set_callback(
+        &self,
+        on: ur_execution_info_t,
+        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult {
+        record("event.set_callback", format!("{on:?} {:#x} {user_data:?}", callback as usize));
+        Ok(())
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        record("event.native_handle", String::new());
+        Ok(NATIVE_OBJECT)
+    }
+    fn from_native(native: ur_native_handle_t, context: &TContext, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        record("event.from_native", format!("{native:#x} {ownership:?}"));
+        Ok(TEvent::new(None, arc_of(context), UR_COMMAND_EVENTS_WAIT, false))
+    }
+}
+
+#[repr(C)]
+pub struct TPool {
+    header: HandleHeader,
+    base: PoolBase<TContext, Arc<TDevice>>,
+}
+object!(TPool, UsmPool, ur_usm_pool_handle_t_);
+
+impl TPool {
+    fn new(base: PoolBase<TContext, Arc<TDevice>>) -> Arc<Self> {
+        Arc::new(TPool { header: header(ObjectKind::UsmPool), base })
+    }
+}
+
+/// The engine answers; the calls are recorded.
+impl hal::Pool<B> for TPool {
+    type DeviceRef = Arc<TDevice>;
+    fn base(&self) -> &PoolBase<TContext, Arc<TDevice>> {
+        &self.base
+    }
+    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+        record("pool.info", format!("{prop:?}"));
+        self.base.engine.info(prop)
+    }
+    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+        record("pool.set_info", format!("{prop:?} {value}"));
+        self.base.engine.set_info(prop, value)
+    }
+    fn trim_to(&self, keep: usize) {
+        record("pool.trim_to", format!("{keep}"));
+        self.base.engine.trim_to(keep)
+    }
+}
