@@ -18,8 +18,8 @@ pub const NATIVE_ALIGN_LIMIT: u64 = 4096;
 
 /// Applies the rule to one request. `max_alloc` is the device's
 /// `UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE` (for host USM, that of the context's
-/// devices the adapter uses for its size check). A zero or too large `size`
-/// is left to the size check, which answers `INVALID_USM_SIZE`.
+/// devices: the least of them). A zero or too large `size` is left to the
+/// size check that follows it (`INVALID_USM_SIZE`, in `api/usm.rs`).
 pub fn check_usm_align(kind: ur_usm_type_t, size: usize, align: u64, max_alloc: u64) -> UrResult {
     if align != 0 && !align.is_power_of_two() {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);

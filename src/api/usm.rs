@@ -77,6 +77,9 @@ unsafe fn alloc<B: Backend>(
         UsmKind::Shared => UR_USM_TYPE_SHARED,
     };
     check_usm_align(ur_kind, size, align as u64, max_alloc)?;
+    if size == 0 || size as u64 > max_alloc {
+        return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+    }
     let request = AllocRequest { kind, size, align: align as usize, device, pool, hints, host_flags, device_flags };
     write_out(out, context.usm_alloc(request)?)
 }

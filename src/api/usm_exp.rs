@@ -246,6 +246,10 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
     ffi_call(|| {
         let pool = obj::<B, B::Pool>(h_pool)?;
         check_exp_prop(prop)?;
+        // Both outputs null is refused before the pool is asked.
+        if value.is_null() && size_ret.is_null() {
+            return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
+        }
         write_exp_info(value, size_ret, pool.info(prop)?)
     })
 }

@@ -195,3 +195,24 @@ fn the_extended_deleter_runs_once_at_the_last_release_and_a_second_replaces_the_
     assert_eq!(ur!(Context.pfnRelease(c)), UR_RESULT_SUCCESS);
     assert_eq!((first.load(Relaxed), second.load(Relaxed)), (0, 1));
 }
+
+#[test]
+fn a_host_allocation_fits_every_device_of_its_context() {
+    let w = World::new();
+    let mut both = null_mut();
+    assert_eq!(ur!(Context.pfnCreate(2, w.dev.as_ptr(), null(), &mut both)), UR_RESULT_SUCCESS);
+    let mut p = null_mut();
+    // dev1 takes twice dev0's limit; host memory takes the least of them.
+    refused!(UR_RESULT_ERROR_INVALID_USM_SIZE, ur!(USM.pfnHostAlloc(both, null(), null_mut(), MAX_ALLOC as usize + 1, &mut p)));
+    let calls = reached!(UR_RESULT_SUCCESS, ur!(USM.pfnDeviceAlloc(both, w.dev[1], null(), null_mut(), MAX_ALLOC as usize + 1, &mut p)));
+    assert_eq!(methods(&calls), ["context.usm_alloc"]);
+    assert_eq!(ur!(USM.pfnFree(both, p)), UR_RESULT_SUCCESS);
+    let mut alone = null_mut();
+    assert_eq!(ur!(Context.pfnCreate(1, &w.dev[1], null(), &mut alone)), UR_RESULT_SUCCESS);
+    let calls = reached!(UR_RESULT_SUCCESS, ur!(USM.pfnHostAlloc(alone, null(), null_mut(), MAX_ALLOC as usize + 1, &mut p)));
+    assert_eq!(methods(&calls), ["context.usm_alloc"]);
+    assert_eq!(ur!(USM.pfnFree(alone, p)), UR_RESULT_SUCCESS);
+    for c in [both, alone] {
+        assert_eq!(ur!(Context.pfnRelease(c)), UR_RESULT_SUCCESS);
+    }
+}

@@ -191,7 +191,6 @@ fn allocations_reach_the_backend_decoded() {
 }
 
 #[test]
-#[ignore = "bug: the core leaves a zero size to each backend (spec/usm.md names INVALID_USM_SIZE; usm_align defers it)"]
 fn allocations_of_zero_bytes_are_refused_by_the_core() {
     let w = World::new();
     refused!(UR_RESULT_ERROR_INVALID_USM_SIZE, host(&w, null(), null_mut(), 0));
@@ -199,7 +198,6 @@ fn allocations_of_zero_bytes_are_refused_by_the_core() {
 }
 
 #[test]
-#[ignore = "bug: the core leaves a size past MAX_MEM_ALLOC_SIZE to each backend (spec/usm.md names INVALID_USM_SIZE)"]
 fn allocations_past_the_device_limit_are_refused_by_the_core() {
     let w = World::new();
     refused!(UR_RESULT_ERROR_INVALID_USM_SIZE, device(w.ctx, w.dev[0], null(), null_mut(), MAX_ALLOC as usize + 1));

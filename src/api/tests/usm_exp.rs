@@ -366,7 +366,6 @@ fn set_info_of_an_object_query_is_left_to_the_pool() {
 }
 
 #[test]
-#[ignore = "bug: urUSMPoolGetInfoExp asks the pool before refusing two null outputs (write_exp_info runs after pool.info)"]
 fn get_info_with_no_output_is_refused_before_the_pool() {
     let w = World::new();
     let pool = w.pool(w.ctx, w.dev[0]);
