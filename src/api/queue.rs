@@ -35,6 +35,11 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
         if let Some(p) = properties.as_ref() {
             check_queue_properties_chain(p.pNext)?;
         }
+        if flags & (UR_QUEUE_FLAG_ON_DEVICE.0 | UR_QUEUE_FLAG_ON_DEVICE_DEFAULT.0) != 0 {
+            // Device-side queues serve device-side enqueue, which no backend
+            // here offers (spec/queue.md).
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
         write_out(out, handle::into_handle(B::Queue::create(context, device, flags)?))
     })
 }
