@@ -9,7 +9,7 @@ use crate::engine::UsmKind;
 use crate::hal::{Backend, Context, Device, Pool, Queue};
 use crate::handle;
 use crate::usm_async::{
-    check_async_alloc_properties, check_exp_prop, check_pool_prop, read_pool_desc, read_set_info_value,
+    check_async_alloc_properties, check_exp_prop, read_pool_desc, read_set_info_value,
     write_exp_info, PoolApi,
 };
 use crate::UrResult;
@@ -262,7 +262,8 @@ pub(super) unsafe extern "C" fn set_info<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         let pool = obj::<B, B::Pool>(h_pool)?;
-        check_pool_prop(prop)?;
+        // As urUSMPoolGetInfoExp: the object queries are not the Exp pair's.
+        check_exp_prop(prop)?;
         let value = read_set_info_value(value, size)?;
         pool.set_info(prop, value)
     })
