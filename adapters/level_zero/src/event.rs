@@ -1,20 +1,21 @@
-//! Events. Every command a queue appends signals one Level Zero event,
-//! taken from its context's [`EventCache`] (timestamped ones on profiling
-//! queues). A Level Zero event goes back to its cache, reset, only once
-//! nothing can still read it: its command and every command that waits on
-//! it have been seen to complete (each [`Command`] holds the events it
-//! waits on), and no UR event names it.
+//! Events, with `impl hal::Event`. Every command a queue appends signals
+//! one Level Zero event, taken from its context's [`EventCache`]
+//! (timestamped ones on profiling queues). A Level Zero event goes back to
+//! its cache, reset, only once nothing can still read it: its command and
+//! every command that waits on it have been seen to complete (each
+//! [`Command`] holds the events it waits on), and no UR event names it.
 
-use super::context::Context;
-use super::queue::Queue;
+use crate::context::Context;
 use crate::conv::ZeExt;
 use crate::driver::{self, EventPool, ZeContext};
-use crate::ze;
-use crate::DDI;
+use crate::queue::Queue;
+use crate::{ze, LevelZero, DDI};
 use level_zero_sys::*;
 use std::sync::{Arc, Mutex};
+use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{self, Progress, Stamp};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal;
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// Events made per Level Zero event pool.
@@ -273,5 +274,47 @@ impl Event {
             UR_PROFILING_INFO_COMMAND_END | UR_PROFILING_INFO_COMMAND_COMPLETE => Ok(end),
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         }
+    }
+}
+
+impl hal::Event<LevelZero> for Event {
+    fn queue(&self) -> Option<&Queue> {
+        self.queue.as_deref()
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+
+    fn status(&self) -> UrResult<ur_event_status_t> {
+        Event::status(self)
+    }
+
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+        Event::profiling(self, prop)
+    }
+
+    fn wait(&self) -> UrResult {
+        Event::wait(self)
+    }
+
+    fn host_sync(context: &Context) {
+        context.collect_pools();
+    }
+
+    // Level Zero events tell completion only: `set_callback` is the core's
+    // default.
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.done.raw as ur_native_handle_t)
+    }
+
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        let owned = ownership == NativeOwnership::Owned;
+        Event::from_native(arc_of(context), native as ze_event_handle_t, owned)
     }
 }
