@@ -43,34 +43,10 @@ pub struct Context {
 
 ur_core::ur_object!(Context, Context, ur_context_handle_t_);
 
-// SAFETY: contexts are made only by `Context::new`, in an `Arc`.
+// SAFETY: contexts are made only by `Context::assemble`, in an `Arc`.
 unsafe impl ArcObject for Context {}
 
 impl Context {
-    /// A context over `devices`, which must all belong to one driver.
-    pub fn new(devices: Vec<Arc<Device>>) -> UrResult<Arc<Context>> {
-        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform.clone();
-        if devices.iter().any(|d| !Weak::ptr_eq(&d.platform, &platform)) {
-            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-        }
-        let driver = platform.upgrade().ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.ze;
-        let raw: Vec<_> = devices.iter().map(|d| d.ze).collect();
-        Ok(Self::assemble(ZeContext::create(driver, &raw).ur()?, devices))
-    }
-
-    /// `urContextCreateWithNativeHandle`: a context over the user's Level
-    /// Zero context, for `devices` (every device of the first platform
-    /// when none are named: Level Zero cannot list a context's devices).
-    pub fn from_native(native: ze_context_handle_t, devices: Vec<Arc<Device>>, owned: bool) -> UrResult<Arc<Context>> {
-        let devices = if devices.is_empty() {
-            let platform = crate::device::Platform::all().first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-            platform.devices.clone()
-        } else {
-            devices
-        };
-        Ok(Self::assemble(ZeContext::from_native(native, owned), devices))
-    }
-
     fn assemble(ze: ZeContext, devices: Vec<Arc<Device>>) -> Arc<Context> {
         let ze = Arc::new(ze);
         Arc::new(Context {
@@ -180,8 +156,16 @@ impl Drop for Context {
 }
 
 impl hal::Context<LevelZero> for Context {
+    /// A context over `devices`, which must all belong to one driver.
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
-        Context::new(devices.iter().map(|d| arc_of(*d)).collect())
+        let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
+        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform.clone();
+        if devices.iter().any(|d| !Weak::ptr_eq(&d.platform, &platform)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        let driver = platform.upgrade().ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.ze;
+        let raw: Vec<_> = devices.iter().map(|d| d.ze).collect();
+        Ok(Self::assemble(ZeContext::create(driver, &raw).ur()?, devices))
     }
 
     fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
@@ -196,9 +180,19 @@ impl hal::Context<LevelZero> for Context {
         Ok(self.ze.0 as ur_native_handle_t)
     }
 
+    /// `urContextCreateWithNativeHandle`: a context over the user's Level
+    /// Zero context, for `devices` (every device of the first platform
+    /// when none are named: Level Zero cannot list a context's devices).
     fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
-        let devices = devices.iter().map(|d| arc_of(*d)).collect();
-        Context::from_native(native as ze_context_handle_t, devices, ownership == NativeOwnership::Owned)
+        let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
+        let devices = if devices.is_empty() {
+            let platform = crate::device::Platform::all().first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+            platform.devices.clone()
+        } else {
+            devices
+        };
+        let owned = ownership == NativeOwnership::Owned;
+        Ok(Self::assemble(ZeContext::from_native(native as ze_context_handle_t, owned), devices))
     }
 
     /// Placement hints and host/device flags have no Level Zero
@@ -213,8 +207,9 @@ impl hal::Context<LevelZero> for Context {
         memory::free(self, ptr)
     }
 
+    /// `(base, size)` of the live allocation of this context holding `ptr`.
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        memory::range_of(self, ptr)
+        self.usm.live_span(&self.slabs, ptr as usize)
     }
 
     fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<LevelZero>> {

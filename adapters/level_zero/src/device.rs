@@ -63,20 +63,6 @@ impl Platform {
         format!("{}.{}", self.api_version >> 16, self.api_version & 0xffff)
     }
 
-    /// The frontend compiler options this platform understands; Level Zero
-    /// spells them as OpenCL does.
-    pub fn backend_option(frontend: &str) -> Option<&'static std::ffi::CStr> {
-        Some(match frontend {
-            "-O0" => c"-ze-opt-disable",
-            "-O1" | "-O2" => c"-ze-opt-level=2",
-            "-O3" => c"-ze-opt-level=2",
-            "-g" => c"-g",
-            "-ftarget-compile-fast" => c"-igc_opts 'PartitionUnit=1,SubroutineThreshold=50000'",
-            "-foffload-fp32-prec-div" | "-foffload-fp32-prec-sqrt" => c"-ze-fp32-correctly-rounded-divide-sqrt",
-            _ => return None,
-        })
-    }
-
     /// The platform's device with Level Zero handle `ze`.
     pub fn device_by_ze(&self, ze: ze_device_handle_t) -> Option<&Arc<Device>> {
         self.devices.iter().find(|d| d.ze == ze)
@@ -145,8 +131,18 @@ impl hal::Platform<LevelZero> for Platform {
         }
     }
 
+    /// The frontend compiler options this platform understands; Level Zero
+    /// spells them as OpenCL does.
     fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
-        Platform::backend_option(frontend)
+        Some(match frontend {
+            "-O0" => c"-ze-opt-disable",
+            "-O1" | "-O2" => c"-ze-opt-level=2",
+            "-O3" => c"-ze-opt-level=2",
+            "-g" => c"-g",
+            "-ftarget-compile-fast" => c"-igc_opts 'PartitionUnit=1,SubroutineThreshold=50000'",
+            "-foffload-fp32-prec-div" | "-foffload-fp32-prec-sqrt" => c"-ze-fp32-correctly-rounded-divide-sqrt",
+            _ => return None,
+        })
     }
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
@@ -242,10 +238,6 @@ impl Device {
         conv::device_type(self.facts.props.r#type)
     }
 
-    pub fn max_alloc_size(&self) -> u64 {
-        self.facts.props.maxMemAllocSize
-    }
-
     /// Nanoseconds per device timer tick.
     pub fn ns_per_tick(&self) -> f64 {
         self.facts.props.timerResolution.max(1) as f64
@@ -279,9 +271,23 @@ impl Device {
         let bytes: Vec<u8> = name.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
+}
+
+impl hal::Device<LevelZero> for Device {
+    fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
+        let matching = |d: &&Arc<Device>| match device_type {
+            UR_DEVICE_TYPE_ALL | UR_DEVICE_TYPE_DEFAULT => true,
+            t => d.device_type() == t,
+        };
+        let mut found: Vec<ur_device_handle_t> = platform.devices.iter().filter(matching).map(|d| d.handle()).collect();
+        if device_type == UR_DEVICE_TYPE_DEFAULT {
+            found.truncate(1);
+        }
+        Ok(found)
+    }
 
     /// `urDeviceGetInfo`: every query in range.
-    pub fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         let p = &self.facts.props;
         let c = &self.facts.compute;
         let a = &self.facts.access;
@@ -422,27 +428,9 @@ impl Device {
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
-}
-
-impl hal::Device<LevelZero> for Device {
-    fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
-        let matching = |d: &&Arc<Device>| match device_type {
-            UR_DEVICE_TYPE_ALL | UR_DEVICE_TYPE_DEFAULT => true,
-            t => d.device_type() == t,
-        };
-        let mut found: Vec<ur_device_handle_t> = platform.devices.iter().filter(matching).map(|d| d.handle()).collect();
-        if device_type == UR_DEVICE_TYPE_DEFAULT {
-            found.truncate(1);
-        }
-        Ok(found)
-    }
-
-    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
-        Device::info(self, prop, out)
-    }
 
     fn max_alloc_size(&self) -> u64 {
-        Device::max_alloc_size(self)
+        self.facts.props.maxMemAllocSize
     }
 
     fn serves_usm(&self, kind: UsmKind) -> bool {

@@ -30,7 +30,7 @@ use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
-use ur_core::hal;
+use ur_core::hal::{self, Device as _};
 use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
@@ -179,11 +179,6 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
         device: ctx.device_by_ze(device).cloned(),
         pool: std::ptr::null_mut(),
     })
-}
-
-/// `(base, size)` of the live allocation of this context holding `ptr`.
-pub fn range_of(ctx: &Context, ptr: *const c_void) -> Option<(usize, usize)> {
-    ctx.usm.live_span(&ctx.slabs, ptr as usize)
 }
 
 // USM pools.

@@ -90,33 +90,10 @@ pub struct Queue {
 
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
 
-// SAFETY: queues are made only by `Queue::new`, in an `Arc`.
+// SAFETY: queues are made only by `hal::Queue::create`, in an `Arc`.
 unsafe impl ArcObject for Queue {}
 
 impl Queue {
-    pub fn new(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
-        let list = ImmediateList::create(&context.ze, device.ze, device.facts.ordinal).ur()?;
-        let order = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
-            QueueOrder::OutOfOrder
-        } else {
-            QueueOrder::InOrder
-        };
-        let lane = context.engine.dag().create_lane(order);
-        let queue = Arc::new(Queue {
-            header: HandleHeader::new(&DDI, ObjectKind::Queue),
-            default_pool: OnceLock::new(),
-            context,
-            device,
-            flags,
-            tracker: Mutex::new(Rank::QueueTrackers, Tracker::new(lane.clone())),
-            lane,
-            list,
-            order: Mutex::new(Rank::QueueSubmit, Order { last: None }),
-        });
-        queue.context.add_queue(&queue);
-        Ok(queue)
-    }
-
     pub fn is_in_order(&self) -> bool {
         self.lane.is_in_order()
     }
@@ -264,11 +241,6 @@ impl Queue {
         Ok(())
     }
 
-    /// Whether every command appended so far has completed (no wait).
-    pub fn is_empty(&self) -> bool {
-        self.tracker().all_finished(drop)
-    }
-
     /// Whether commands are still held as running.
     pub fn busy(&self) -> bool {
         !self.tracker().is_empty()
@@ -347,62 +319,6 @@ fn repeated(pattern: &[u8], size: usize) -> Box<[u8]> {
     pattern.iter().copied().cycle().take(size).collect()
 }
 
-impl Queue {
-    /// A checked USM command, a wait or a barrier.
-    pub fn enqueue_usm<'a>(
-        self: &Arc<Self>,
-        command: UsmCommand<'_>,
-        waits: impl IntoIterator<Item = &'a Event>,
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let kind = command.command_type();
-        let waits = self.translate(waits)?;
-        let max_pattern = self.device.facts.max_fill_pattern;
-        match command {
-            UsmCommand::Wait { barrier: is_barrier } => {
-                let node = if is_barrier { Node::Barrier } else { Node::Command };
-                self.submit(kind, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
-            }
-            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
-                // Hints: the memory is where host and device reach it.
-                self.submit(kind, Node::Command, waits, want_event, None, |l, s, w| barrier(l, s, w))
-            }
-            UsmCommand::Fill { dst, pattern, size, .. } if pattern.len() <= max_pattern => {
-                let kept: Box<[u8]> = pattern.into();
-                let p = kept.as_ptr();
-                let n = kept.len();
-                self.submit(kind, Node::Command, waits, want_event, Some(kept), |l, s, w| {
-                    // SAFETY: `p` points at the kept copy of the pattern.
-                    fill(l, dst, unsafe { std::slice::from_raw_parts(p, n) }, size, s, w)
-                })
-            }
-            UsmCommand::Fill { dst, pattern, size, .. } => {
-                let bytes = repeated(pattern, size);
-                let src = bytes.as_ptr() as *const c_void;
-                self.submit(kind, Node::Command, waits, want_event, Some(bytes), |l, s, w| copy(l, dst, src, size, s, w))
-            }
-            UsmCommand::Copy { dst, src, size, .. } => {
-                self.submit(kind, Node::Command, waits, want_event, None, |l, s, w| copy(l, dst, src, size, s, w))
-            }
-            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
-                // One row pattern, copied to every row.
-                let row = repeated(pattern, width);
-                let src = row.as_ptr() as *const c_void;
-                self.submit(kind, Node::Command, waits, want_event, Some(row), |l, s, w| {
-                    rows(l, height, s, w, |r, w| copy(l, at(dst, r * pitch), src, width, std::ptr::null_mut(), w))
-                })
-            }
-            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
-                self.submit(kind, Node::Command, waits, want_event, None, |l, s, w| {
-                    rows(l, height, s, w, |r, w| {
-                        copy(l, at(dst, r * dst_pitch), at(src, r * src_pitch), width, std::ptr::null_mut(), w)
-                    })
-                })
-            }
-        }
-    }
-}
-
 /// Appends `row` for every row, each after `waits`, then a barrier that
 /// signals `signal` once all have run.
 fn rows(
@@ -428,24 +344,7 @@ pub fn zero_fill(ctx: &Context, device: &Arc<Device>, ptr: *mut c_void, size: us
 }
 
 impl Queue {
-    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
-    /// device's current pool when `None`) for commands ordered after this
-    /// one, and its event when `want_event`.
-    pub fn alloc_async<'a>(
-        self: &Arc<Self>,
-        kind: UsmKind,
-        pool: Option<&UsmPool>,
-        size: usize,
-        waits: impl IntoIterator<Item = &'a Event>,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        let waits = self.translate(waits)?;
-        match pool {
-            Some(p) => self.alloc_from(p, kind, size, waits, want_event),
-            None => self.with_current_pool(|p| self.alloc_from(p, kind, size, waits, want_event))?,
-        }
-    }
-
+    /// `alloc_async` from `pool`, with the wait list translated.
     fn alloc_from(
         self: &Arc<Self>,
         pool: &UsmPool,
@@ -485,47 +384,31 @@ impl Queue {
     fn needs_nothing_run(&self, waits: &Waits, deps: &[ur_core::engine::Stamp]) -> bool {
         self.is_in_order() && waits.only_lane(&self.lane) && deps.iter().all(|d| d.lane == self.lane.id())
     }
-
-    /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
-    /// allocation (of `pool`, when one is named) is accepted, else
-    /// `INVALID_VALUE` and nothing changes.
-    pub fn free_async<'a>(
-        self: &Arc<Self>,
-        pool: Option<&UsmPool>,
-        ptr: *mut c_void,
-        waits: impl IntoIterator<Item = &'a Event>,
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let waits = self.translate(waits)?;
-        let order = self.order();
-        // Memory no engine pool of this context holds, or another pool's
-        // than the one named, is not this free's.
-        let slabs = &self.context.slabs;
-        let free = |e: &ur_core::engine::Pool| {
-            e.free(&self.lane, &waits.stamps, ptr as *const u8, want_event)
-        };
-        let scope = FreeScope::of(pool);
-        let free_from = |p: &UsmPool| p.base.free_async_block(slabs, Some(&self.device), scope, ptr as usize, free);
-        let out = match pool {
-            Some(p) => free_from(p),
-            None => self.with_current_pool(free_from)?,
-        }
-        .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
-        let Some(stamp) = out.stamp else { return Ok(None) };
-        let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
-        if self.needs_nothing_run(&waits, out.deps.as_slice()) {
-            if let Some(event) = self.share_newest(&order, command, stamp, want_event) {
-                return Ok(event);
-            }
-        }
-        let node = Node::Given { stamp, deps: out.deps.as_slice() };
-        self.submit_locked(order, command, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
-    }
 }
 
 impl hal::Queue<LevelZero> for Queue {
     fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
-        Queue::new(arc_of(context), arc_of(device), flags)
+        let (context, device) = (arc_of(context), arc_of(device));
+        let list = ImmediateList::create(&context.ze, device.ze, device.facts.ordinal).ur()?;
+        let order = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
+            QueueOrder::OutOfOrder
+        } else {
+            QueueOrder::InOrder
+        };
+        let lane = context.engine.dag().create_lane(order);
+        let queue = Arc::new(Queue {
+            header: HandleHeader::new(&DDI, ObjectKind::Queue),
+            default_pool: OnceLock::new(),
+            context,
+            device,
+            flags,
+            tracker: Mutex::new(Rank::QueueTrackers, Tracker::new(lane.clone())),
+            lane,
+            list,
+            order: Mutex::new(Rank::QueueSubmit, Order { last: None }),
+        });
+        queue.context.add_queue(&queue);
+        Ok(queue)
     }
 
     fn context(&self) -> &Context {
@@ -540,8 +423,9 @@ impl hal::Queue<LevelZero> for Queue {
         self.flags
     }
 
+    /// Whether every command appended so far has completed (no wait).
     fn is_empty(&self) -> UrResult<bool> {
-        Ok(Queue::is_empty(self))
+        Ok(self.tracker().all_finished(drop))
     }
 
     /// A host synchronisation point for the context's pools.
@@ -556,19 +440,69 @@ impl hal::Queue<LevelZero> for Queue {
         Ok(())
     }
 
+    /// A checked USM command, a wait or a barrier.
     fn enqueue_usm(
         &self,
         command: UsmCommand<'_>,
         waits: Events<'_, LevelZero>,
         completion: Completion,
     ) -> UrResult<Option<Arc<Event>>> {
-        arc_of(self).enqueue_usm(command, waits.iter(), completion.want_event)
+        let this = arc_of(self);
+        let want_event = completion.want_event;
+        let kind = command.command_type();
+        let waits = this.translate(waits.iter())?;
+        let max_pattern = this.device.facts.max_fill_pattern;
+        match command {
+            UsmCommand::Wait { barrier: is_barrier } => {
+                let node = if is_barrier { Node::Barrier } else { Node::Command };
+                this.submit(kind, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
+            }
+            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
+                // Hints: the memory is where host and device reach it.
+                this.submit(kind, Node::Command, waits, want_event, None, |l, s, w| barrier(l, s, w))
+            }
+            UsmCommand::Fill { dst, pattern, size, .. } if pattern.len() <= max_pattern => {
+                let kept: Box<[u8]> = pattern.into();
+                let p = kept.as_ptr();
+                let n = kept.len();
+                this.submit(kind, Node::Command, waits, want_event, Some(kept), |l, s, w| {
+                    // SAFETY: `p` points at the kept copy of the pattern.
+                    fill(l, dst, unsafe { std::slice::from_raw_parts(p, n) }, size, s, w)
+                })
+            }
+            UsmCommand::Fill { dst, pattern, size, .. } => {
+                let bytes = repeated(pattern, size);
+                let src = bytes.as_ptr() as *const c_void;
+                this.submit(kind, Node::Command, waits, want_event, Some(bytes), |l, s, w| copy(l, dst, src, size, s, w))
+            }
+            UsmCommand::Copy { dst, src, size, .. } => {
+                this.submit(kind, Node::Command, waits, want_event, None, |l, s, w| copy(l, dst, src, size, s, w))
+            }
+            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
+                // One row pattern, copied to every row.
+                let row = repeated(pattern, width);
+                let src = row.as_ptr() as *const c_void;
+                this.submit(kind, Node::Command, waits, want_event, Some(row), |l, s, w| {
+                    rows(l, height, s, w, |r, w| copy(l, at(dst, r * pitch), src, width, std::ptr::null_mut(), w))
+                })
+            }
+            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
+                this.submit(kind, Node::Command, waits, want_event, None, |l, s, w| {
+                    rows(l, height, s, w, |r, w| {
+                        copy(l, at(dst, r * dst_pitch), at(src, r * src_pitch), width, std::ptr::null_mut(), w)
+                    })
+                })
+            }
+        }
     }
 
     fn async_alloc_supported(&self) -> bool {
         true
     }
 
+    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
+    /// device's current pool when `None`) for commands ordered after this
+    /// one, and its event when `want_event`.
     fn alloc_async(
         &self,
         kind: UsmKind,
@@ -577,9 +511,17 @@ impl hal::Queue<LevelZero> for Queue {
         waits: Events<'_, LevelZero>,
         want_event: bool,
     ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        arc_of(self).alloc_async(kind, pool, size, waits.iter(), want_event)
+        let this = arc_of(self);
+        let waits = this.translate(waits.iter())?;
+        match pool {
+            Some(p) => this.alloc_from(p, kind, size, waits, want_event),
+            None => this.with_current_pool(|p| this.alloc_from(p, kind, size, waits, want_event))?,
+        }
     }
 
+    /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
+    /// allocation (of `pool`, when one is named) is accepted, else
+    /// `INVALID_VALUE` and nothing changes.
     fn free_async(
         &self,
         pool: Option<&UsmPool>,
@@ -587,6 +529,30 @@ impl hal::Queue<LevelZero> for Queue {
         waits: Events<'_, LevelZero>,
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        arc_of(self).free_async(pool, ptr, waits.iter(), want_event)
+        let this = arc_of(self);
+        let waits = this.translate(waits.iter())?;
+        let order = this.order();
+        // Memory no engine pool of this context holds, or another pool's
+        // than the one named, is not this free's.
+        let slabs = &this.context.slabs;
+        let free = |e: &ur_core::engine::Pool| {
+            e.free(&this.lane, &waits.stamps, ptr as *const u8, want_event)
+        };
+        let scope = FreeScope::of(pool);
+        let free_from = |p: &UsmPool| p.base.free_async_block(slabs, Some(&this.device), scope, ptr as usize, free);
+        let out = match pool {
+            Some(p) => free_from(p),
+            None => this.with_current_pool(free_from)?,
+        }
+        .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
+        let Some(stamp) = out.stamp else { return Ok(None) };
+        let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
+        if this.needs_nothing_run(&waits, out.deps.as_slice()) {
+            if let Some(event) = this.share_newest(&order, command, stamp, want_event) {
+                return Ok(event);
+            }
+        }
+        let node = Node::Given { stamp, deps: out.deps.as_slice() };
+        this.submit_locked(order, command, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
     }
 }
