@@ -1,21 +1,24 @@
 //! Contexts: a Level Zero context over devices of one driver, its event
 //! caches, the table of its blocking USM allocations, and its async pool
-//! engine (the graph of its queues' commands, default and current pools).
+//! engine (the graph of its queues' commands, default and current pools);
+//! with `impl hal::Context`.
 
-use ur_core::extended_deleter::ExtendedDeleter;
-use super::device::Device;
-use super::engine::SlabMap;
-use super::event::{Command, EventCache, ZeEvent};
-use super::queue::Queue;
-use super::usm::Allocation;
-use super::usm_pool::UsmPool;
 use crate::conv::ZeExt;
+use crate::device::Device;
 use crate::driver::ZeContext;
-use crate::DDI;
+use crate::event::{Command, EventCache, ZeEvent};
+use crate::memory::{self, Allocation, Request, SlabMap, UsmPool};
+use crate::queue::Queue;
+use crate::{LevelZero, DDI};
 use level_zero_sys::ze_context_handle_t;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex, Weak};
+use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{self, Cover, Engine, Stamp};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::extended_deleter::ExtendedDeleter;
+use ur_core::hal::{self, AllocInfo, AllocRequest};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::ContextPools;
 use ur_core::usm_registry::UsmRegistry;
 use ur_core::*;
@@ -40,34 +43,10 @@ pub struct Context {
 
 ur_core::ur_object!(Context, Context, ur_context_handle_t_);
 
-// SAFETY: contexts are made only by `Context::new`, in an `Arc`.
+// SAFETY: contexts are made only by `Context::assemble`, in an `Arc`.
 unsafe impl ArcObject for Context {}
 
 impl Context {
-    /// A context over `devices`, which must all belong to one driver.
-    pub fn new(devices: Vec<Arc<Device>>) -> UrResult<Arc<Context>> {
-        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform.clone();
-        if devices.iter().any(|d| !Weak::ptr_eq(&d.platform, &platform)) {
-            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-        }
-        let driver = platform.upgrade().ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.ze;
-        let raw: Vec<_> = devices.iter().map(|d| d.ze).collect();
-        Ok(Self::assemble(ZeContext::create(driver, &raw).ur()?, devices))
-    }
-
-    /// `urContextCreateWithNativeHandle`: a context over the user's Level
-    /// Zero context, for `devices` (every device of the first platform
-    /// when none are named: Level Zero cannot list a context's devices).
-    pub fn from_native(native: ze_context_handle_t, devices: Vec<Arc<Device>>, owned: bool) -> UrResult<Arc<Context>> {
-        let devices = if devices.is_empty() {
-            let platform = super::platform::Platform::all().first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-            platform.devices.clone()
-        } else {
-            devices
-        };
-        Ok(Self::assemble(ZeContext::from_native(native, owned), devices))
-    }
-
     fn assemble(ze: ZeContext, devices: Vec<Arc<Device>>) -> Arc<Context> {
         let ze = Arc::new(ze);
         Arc::new(Context {
@@ -170,8 +149,88 @@ impl Drop for Context {
         // Every queue holds its context, so none is left: what the user did
         // not free goes back without waiting.
         for a in self.usm.take_all() {
-            super::usm::release(self, &a);
+            memory::release(self, &a);
         }
         self.deleter.run();
+    }
+}
+
+impl hal::Context<LevelZero> for Context {
+    /// A context over `devices`, which must all belong to one driver.
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
+        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform.clone();
+        if devices.iter().any(|d| !Weak::ptr_eq(&d.platform, &platform)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        let driver = platform.upgrade().ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.ze;
+        let raw: Vec<_> = devices.iter().map(|d| d.ze).collect();
+        Ok(Self::assemble(ZeContext::create(driver, &raw).ur()?, devices))
+    }
+
+    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
+        self.devices.iter().map(|d| &**d)
+    }
+
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.ze.0 as ur_native_handle_t)
+    }
+
+    /// `urContextCreateWithNativeHandle`: a context over the user's Level
+    /// Zero context, for `devices` (every device of the first platform
+    /// when none are named: Level Zero cannot list a context's devices).
+    fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
+        let devices = if devices.is_empty() {
+            let platform = crate::device::Platform::all().first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+            platform.devices.clone()
+        } else {
+            devices
+        };
+        let owned = ownership == NativeOwnership::Owned;
+        Ok(Self::assemble(ZeContext::from_native(native as ze_context_handle_t, owned), devices))
+    }
+
+    /// Placement hints and host/device flags have no Level Zero
+    /// counterpart here and are ignored.
+    fn usm_alloc(&self, r: AllocRequest<'_, LevelZero>) -> UrResult<*mut c_void> {
+        let device = r.device.map(arc_of);
+        let request = Request { kind: r.kind, device: device.as_ref(), size: r.size, align: r.align, pool: r.pool.map(arc_of) };
+        memory::alloc(self, request)
+    }
+
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        memory::free(self, ptr)
+    }
+
+    /// `(base, size)` of the live allocation of this context holding `ptr`.
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        self.usm.live_span(&self.slabs, ptr as usize)
+    }
+
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<LevelZero>> {
+        let info = memory::pointer_info(self, ptr)?;
+        let device = info.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
+        Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
+    }
+
+    fn pools_supported(&self) -> bool {
+        true
+    }
+
+    fn pool_create(&self, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
+        Ok(UsmPool::new(arc_of(self), device.map(arc_of), desc, api))
+    }
+
+    fn pools(&self) -> &ContextPools<UsmPool> {
+        &self.pools
+    }
+
+    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
+        Ok(UsmPool::device_default(&arc_of(self), &arc_of(device)))
     }
 }

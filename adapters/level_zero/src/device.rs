@@ -1,16 +1,160 @@
+//! Platforms and devices, with their `impl hal::Platform` and `impl
+//! hal::Device`.
+//!
+//! Platforms: one per Level Zero driver, found once per process. Without
+//! the loader, or when `zeInit` finds no driver, there are none, and the
+//! reason is logged once.
+//!
 //! Devices: one per Level Zero device of a driver, with what the driver
 //! says about it read once at discovery.
 
-use super::platform::Platform;
 use crate::conv::{self, ZeExt};
 use crate::driver::{self, check};
-use crate::ze;
-use crate::DDI;
+use crate::{ze, LevelZero, ADAPTER, DDI};
 use level_zero_sys::*;
-use std::sync::{Arc, Weak};
+use std::ffi::CStr;
+use std::sync::{Arc, OnceLock, Weak};
+use ur_core::adapter::Adapter;
+use ur_core::engine::UsmKind;
+use ur_core::hal;
 use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
+
+#[repr(C)]
+pub struct Platform {
+    header: HandleHeader,
+    pub ze: ze_driver_handle_t,
+    pub api_version: ze_api_version_t,
+    pub driver_version: u32,
+    pub devices: Vec<Arc<Device>>,
+}
+
+ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
+
+// SAFETY: platforms are made only by `Arc::new_cyclic` in `discover`.
+unsafe impl ArcObject for Platform {}
+// SAFETY: a driver handle is an opaque token, valid for the process.
+unsafe impl Send for Platform {}
+unsafe impl Sync for Platform {}
+
+impl Platform {
+    pub const NAME: &'static str = "Intel(R) Level-Zero";
+    pub const PROFILE: &'static str = "FULL_PROFILE";
+
+    /// Every platform of the process, found on first use.
+    pub fn all() -> &'static [Arc<Platform>] {
+        static ALL: OnceLock<Vec<Arc<Platform>>> = OnceLock::new();
+        ALL.get_or_init(|| match discover() {
+            Ok(platforms) => platforms,
+            Err(why) => {
+                log::info(&format!("no Level Zero platforms: {why}"));
+                Vec::new()
+            }
+        })
+    }
+
+    pub fn handle(&self) -> ur_platform_handle_t {
+        handle_of(self)
+    }
+
+    /// `"<major>.<minor>"` of the driver's Level Zero API.
+    pub fn version(&self) -> String {
+        format!("{}.{}", self.api_version >> 16, self.api_version & 0xffff)
+    }
+
+    /// The platform's device with Level Zero handle `ze`.
+    pub fn device_by_ze(&self, ze: ze_device_handle_t) -> Option<&Arc<Device>> {
+        self.devices.iter().find(|d| d.ze == ze)
+    }
+}
+
+/// Opens the loader, initialises Level Zero and lists drivers and devices.
+fn discover() -> Result<Vec<Arc<Platform>>, String> {
+    if driver::table().is_none() {
+        return Err("libze_loader.so.1 could not be opened".into());
+    }
+    // SAFETY: zeInit takes flags only; 0 asks for every kind of device.
+    check(unsafe { ze!(zeInit(0)) }).map_err(|e| format!("zeInit failed (0x{e:x})"))?;
+    // SAFETY: the (count, handles) protocol with buffers `list` sizes.
+    let drivers = driver::list(std::ptr::null_mut(), |n, out| unsafe { ze!(zeDriverGet(n, out)) })
+        .map_err(|e| format!("zeDriverGet failed (0x{e:x})"))?;
+    if drivers.is_empty() {
+        return Err("the loader found no driver".into());
+    }
+    let mut platforms = Vec::new();
+    for ze in drivers {
+        match platform(ze) {
+            Ok(p) => platforms.push(p),
+            Err(e) => log::warning(&format!("Level Zero driver {ze:p} left out: {e:?}")),
+        }
+    }
+    Ok(platforms)
+}
+
+fn platform(ze: ze_driver_handle_t) -> UrResult<Arc<Platform>> {
+    let mut api_version: ze_api_version_t = 0;
+    // SAFETY: a driver the loader listed; an out pointer we own.
+    check(unsafe { ze!(zeDriverGetApiVersion(ze, &mut api_version)) }).ur()?;
+    let mut props: ze_driver_properties_t = unsafe { std::mem::zeroed() };
+    props.stype = ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES;
+    // SAFETY: as above.
+    check(unsafe { ze!(zeDriverGetProperties(ze, &mut props)) }).ur()?;
+    // SAFETY: the (count, handles) protocol with buffers `list` sizes.
+    let raw_devices = driver::list(std::ptr::null_mut(), |n, out| unsafe { ze!(zeDeviceGet(ze, n, out)) }).ur()?;
+    let facts = raw_devices.into_iter().map(Facts::probe).collect::<UrResult<Vec<_>>>()?;
+    Ok(Arc::new_cyclic(|me| Platform {
+        header: HandleHeader::new(&DDI, ObjectKind::Platform),
+        ze,
+        api_version,
+        driver_version: props.driverVersion,
+        devices: facts.into_iter().map(|f| Device::new(f, me.clone())).collect(),
+    }))
+}
+
+impl hal::Platform<LevelZero> for Platform {
+    fn all(_adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+        Ok(Platform::all().iter().map(|p| p.handle()).collect())
+    }
+
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            UR_PLATFORM_INFO_NAME => out.string(Platform::NAME),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string("Intel(R) Corporation"),
+            UR_PLATFORM_INFO_VERSION => out.string(&self.version()),
+            UR_PLATFORM_INFO_EXTENSIONS => out.string(""),
+            UR_PLATFORM_INFO_PROFILE => out.string(Platform::PROFILE),
+            // The value only: the caller holds the adapter while it uses
+            // the platform.
+            UR_PLATFORM_INFO_ADAPTER => out.value(handle_of(&*ADAPTER.get_or_create())),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    /// The frontend compiler options this platform understands; Level Zero
+    /// spells them as OpenCL does.
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+        Some(match frontend {
+            "-O0" => c"-ze-opt-disable",
+            "-O1" | "-O2" => c"-ze-opt-level=2",
+            "-O3" => c"-ze-opt-level=2",
+            "-g" => c"-g",
+            "-ftarget-compile-fast" => c"-igc_opts 'PartitionUnit=1,SubroutineThreshold=50000'",
+            "-foffload-fp32-prec-div" | "-foffload-fp32-prec-sqrt" => c"-ze-fp32-correctly-rounded-divide-sqrt",
+            _ => return None,
+        })
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.ze as ur_native_handle_t)
+    }
+
+    /// Drivers are not reference counted: ownership changes nothing.
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
+        let p = Platform::all().iter().find(|p| p.ze as ur_native_handle_t == native);
+        p.map(|p| p.handle()).ok_or(UR_RESULT_ERROR_INVALID_VALUE)
+    }
+}
 
 /// What Level Zero says about a device, read once.
 pub struct Facts {
@@ -94,10 +238,6 @@ impl Device {
         conv::device_type(self.facts.props.r#type)
     }
 
-    pub fn max_alloc_size(&self) -> u64 {
-        self.facts.props.maxMemAllocSize
-    }
-
     /// Nanoseconds per device timer tick.
     pub fn ns_per_tick(&self) -> f64 {
         self.facts.props.timerResolution.max(1) as f64
@@ -131,9 +271,23 @@ impl Device {
         let bytes: Vec<u8> = name.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
+}
+
+impl hal::Device<LevelZero> for Device {
+    fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
+        let matching = |d: &&Arc<Device>| match device_type {
+            UR_DEVICE_TYPE_ALL | UR_DEVICE_TYPE_DEFAULT => true,
+            t => d.device_type() == t,
+        };
+        let mut found: Vec<ur_device_handle_t> = platform.devices.iter().filter(matching).map(|d| d.handle()).collect();
+        if device_type == UR_DEVICE_TYPE_DEFAULT {
+            found.truncate(1);
+        }
+        Ok(found)
+    }
 
     /// `urDeviceGetInfo`: every query in range.
-    pub fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         let p = &self.facts.props;
         let c = &self.facts.compute;
         let a = &self.facts.access;
@@ -273,5 +427,35 @@ impl Device {
             }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
+    }
+
+    fn max_alloc_size(&self) -> u64 {
+        self.facts.props.maxMemAllocSize
+    }
+
+    fn serves_usm(&self, kind: UsmKind) -> bool {
+        self.usm_supported(kind.to_ur())
+    }
+
+    /// This adapter builds no modules, so it runs no image of any target.
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        &[]
+    }
+
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+        let (host, device) = crate::driver::global_timestamps(self.ze).map_err(crate::conv::result)?;
+        Ok((self.ticks_to_ns(device), host))
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.ze as ur_native_handle_t)
+    }
+
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        Platform::all()
+            .iter()
+            .find_map(|p| p.device_by_ze(native as level_zero_sys::ze_device_handle_t))
+            .map(|d| d.handle())
+            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)
     }
 }

@@ -1,20 +1,21 @@
-//! Events. Every command a queue appends signals one Level Zero event,
-//! taken from its context's [`EventCache`] (timestamped ones on profiling
-//! queues). A Level Zero event goes back to its cache, reset, only once
-//! nothing can still read it: its command and every command that waits on
-//! it have been seen to complete (each [`Command`] holds the events it
-//! waits on), and no UR event names it.
+//! Events, with `impl hal::Event`. Every command a queue appends signals
+//! one Level Zero event, taken from its context's [`EventCache`]
+//! (timestamped ones on profiling queues). A Level Zero event goes back to
+//! its cache, reset, only once nothing can still read it: its command and
+//! every command that waits on it have been seen to complete (each
+//! [`Command`] holds the events it waits on), and no UR event names it.
 
-use super::context::Context;
-use super::queue::Queue;
+use crate::context::Context;
 use crate::conv::ZeExt;
 use crate::driver::{self, EventPool, ZeContext};
-use crate::ze;
-use crate::DDI;
+use crate::queue::Queue;
+use crate::{ze, LevelZero, DDI};
 use level_zero_sys::*;
 use std::sync::{Arc, Mutex};
+use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{self, Progress, Stamp};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal;
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// Events made per Level Zero event pool.
@@ -185,7 +186,8 @@ pub struct Event {
 
 ur_core::ur_object!(Event, Event, ur_event_handle_t_);
 
-// SAFETY: events are made only by `Event::new`, in an `Arc`.
+// SAFETY: events are made only by `Event::new` and `hal::Event::from_native`,
+// in an `Arc`.
 unsafe impl ArcObject for Event {}
 
 impl Event {
@@ -207,20 +209,6 @@ impl Event {
         })
     }
 
-    /// `urEventCreateWithNativeHandle`: an event whose completion is the
-    /// user's Level Zero event's, of no queue.
-    pub fn from_native(context: Arc<Context>, native: ze_event_handle_t, owned: bool) -> UrResult<Arc<Event>> {
-        Ok(Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            context,
-            queue: None,
-            command: UR_COMMAND_EVENTS_WAIT,
-            done: ZeEvent::native(native, owned),
-            stamp: None,
-            submitted_ns: None,
-        }))
-    }
-
     /// Tells the engine the command has completed.
     fn report_complete(&self) {
         if let Some(s) = self.stamp {
@@ -236,20 +224,34 @@ impl Event {
         Ok(done)
     }
 
-    pub fn status(&self) -> UrResult<ur_event_status_t> {
-        Ok(if self.is_complete()? { UR_EVENT_STATUS_COMPLETE } else { UR_EVENT_STATUS_SUBMITTED })
-    }
-
     /// Blocks until the command has completed.
     pub fn wait(&self) -> UrResult {
         self.done.wait()?;
         self.report_complete();
         Ok(())
     }
+}
+
+impl hal::Event<LevelZero> for Event {
+    fn queue(&self) -> Option<&Queue> {
+        self.queue.as_deref()
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+
+    fn status(&self) -> UrResult<ur_event_status_t> {
+        Ok(if self.is_complete()? { UR_EVENT_STATUS_COMPLETE } else { UR_EVENT_STATUS_SUBMITTED })
+    }
 
     /// `urEventGetProfilingInfo`: queued and submitted are the device's
     /// clock at the append; start and end the event's timestamps.
-    pub fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
         let (Some(queue), Some(submitted)) = (&self.queue, self.submitted_ns) else {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         };
@@ -273,5 +275,36 @@ impl Event {
             UR_PROFILING_INFO_COMMAND_END | UR_PROFILING_INFO_COMMAND_COMPLETE => Ok(end),
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         }
+    }
+
+    fn wait(&self) -> UrResult {
+        Event::wait(self)
+    }
+
+    fn host_sync(context: &Context) {
+        context.collect_pools();
+    }
+
+    // Level Zero events tell completion only: `set_callback` is the core's
+    // default.
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.done.raw as ur_native_handle_t)
+    }
+
+    /// `urEventCreateWithNativeHandle`: an event whose completion is the
+    /// user's Level Zero event's, of no queue.
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        let owned = ownership == NativeOwnership::Owned;
+        let context = arc_of(context);
+        Ok(Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            context,
+            queue: None,
+            command: UR_COMMAND_EVENTS_WAIT,
+            done: ZeEvent::native(native as ze_event_handle_t, owned),
+            stamp: None,
+            submitted_ns: None,
+        }))
     }
 }

@@ -1,0 +1,345 @@
+//! Memory: blocking USM allocations and their registry entries, USM pool
+//! objects with `impl hal::Pool`, and the engine's memory source.
+//!
+//! Blocking USM: `zeMemAlloc{Host,Device,Shared}` and `zeMemFree`, the
+//! table that lets any pointer into an allocation find it, and what
+//! `urUSMGetMemAllocInfo` reports.
+//!
+//! USM pools. A pool serves asynchronous allocations from engine pools
+//! (`ur_core::engine`) it makes per USM kind on first use; a blocking
+//! allocation with a pool is the driver's own, tagged with the pool,
+//! zeroed when asked and counted in its statistics. Releasing a pool
+//! leaves its live blocks valid until they are freed.
+//!
+//! The Level Zero side of the shared async pool engine (`ur_core::engine`).
+//! The engine decides which freed block an asynchronous allocation may
+//! take. From this adapter it needs raw memory ([`ZeMemory`], over the same
+//! `zeMemAlloc*` calls as `urUSM*Alloc`), every command of a context
+//! recorded in its graph (`Queue::submit` records each one), and word of
+//! their completion, which comes from the commands' Level Zero events
+//! through each queue's `engine::Tracker`: polled as commands are appended
+//! and settled at host synchronisation points.
+
+use crate::context::Context;
+use crate::conv;
+use crate::device::Device;
+use crate::driver::{check, ZeContext};
+use crate::{ze, LevelZero, DDI};
+use level_zero_sys::*;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::{Arc, Weak};
+use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
+use ur_core::hal::{self, Device as _};
+use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::usm_pool::PoolBase;
+use ur_core::usm_registry::Registered;
+use ur_core::*;
+
+// Blocking USM.
+
+/// One live blocking USM allocation of a context.
+#[derive(Clone)]
+pub struct Allocation {
+    pub base: usize,
+    pub size: usize,
+    pub kind: UsmKind,
+    /// `None` for host memory.
+    pub device: Option<Arc<Device>>,
+    pub pool: Option<Weak<UsmPool>>,
+}
+
+impl Registered for Allocation {
+    fn span(&self) -> (usize, usize) {
+        (self.base, self.size)
+    }
+}
+
+/// What a `urUSM*Alloc` asks for, after the core's checks.
+pub struct Request<'a> {
+    pub kind: UsmKind,
+    pub device: Option<&'a Arc<Device>>,
+    pub size: usize,
+    pub align: usize,
+    pub pool: Option<Arc<UsmPool>>,
+}
+
+/// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`.
+pub fn alloc(ctx: &Context, req: Request) -> UrResult<*mut c_void> {
+    let limit = match req.device {
+        Some(d) => d.max_alloc_size(),
+        None => ur_core::hal::Context::max_alloc_size(ctx),
+    };
+    if req.size == 0 || req.size as u64 > limit {
+        return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+    }
+    let supported = match req.device {
+        Some(d) => d.usm_supported(req.kind.to_ur()),
+        None => ctx.devices.iter().any(|d| d.usm_supported(req.kind.to_ur())),
+    };
+    if !supported {
+        return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+    }
+    let host = req.kind == UsmKind::Host;
+    let device = if host { None } else { req.device };
+    let ptr = raw_alloc(&ctx.ze, req.kind, device.map(|d| &**d), req.size, req.align)
+        .map_err(|e| conv::alloc_result(e, host))?
+        .as_ptr();
+    let allocation = Allocation {
+        base: ptr as usize,
+        size: req.size,
+        kind: req.kind,
+        device: device.cloned(),
+        pool: req.pool.as_ref().map(Arc::downgrade),
+    };
+    if let Some(pool) = &req.pool {
+        if pool.base.zero_init() {
+            // Device memory need not be host-reachable: zeroed by a fill.
+            if let Err(e) = crate::queue::zero_fill(ctx, device.unwrap_or(&ctx.devices[0]), ptr, req.size) {
+                // SAFETY: just allocated, never handed out.
+                unsafe { raw_free(&ctx.ze, ptr) };
+                return Err(e);
+            }
+        }
+        pool.base.engine.account_blocking(req.size as isize);
+    }
+    ctx.usm.insert(allocation);
+    Ok(ptr)
+}
+
+/// `urUSMFree`: the base of a live allocation, or of a block of an engine
+/// pool. Commands that may still use the memory finish first.
+pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
+    let addr = ptr as usize;
+    if ctx.usm.with(addr, |a| a.base == addr) != Some(true) {
+        // Not the base of a blocking allocation: a block of an engine pool,
+        // or nothing that may be freed.
+        return ctx.slabs.free_blocking(addr, || ctx.finish_busy_queues(), |stamp| ctx.wait_for_stamp(stamp));
+    }
+    // Level Zero frees at once: nothing may still use the memory.
+    ctx.finish_busy_queues()?;
+    if let Ok(a) = ctx.usm.remove(addr) {
+        release(ctx, &a);
+    }
+    Ok(())
+}
+
+/// Returns an allocation's memory to the driver, and its bytes to its pool.
+pub(crate) fn release(ctx: &Context, a: &Allocation) {
+    // SAFETY: removed from the table, so freed once; the callers made sure
+    // no command uses it.
+    unsafe { raw_free(&ctx.ze, a.base as *mut c_void) };
+    if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
+        pool.base.engine.account_blocking(-(a.size as isize));
+    }
+}
+
+/// What `urUSMGetMemAllocInfo` reports of a pointer.
+pub struct PointerInfo {
+    pub kind: ur_usm_type_t,
+    pub base: usize,
+    pub size: usize,
+    pub device: Option<Arc<Device>>,
+    pub pool: ur_usm_pool_handle_t,
+}
+
+/// Looks a pointer up: blocking allocations, engine pools, then the
+/// driver, which also knows memory allocated around this adapter.
+pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
+    let addr = ptr as usize;
+    if let Some(a) = ctx.usm.find(addr) {
+        return Some(PointerInfo {
+            kind: a.kind.to_ur(),
+            base: a.base,
+            size: a.size,
+            device: a.device,
+            pool: a.pool.and_then(|p| p.upgrade()).map_or(std::ptr::null_mut(), |p| p.handle()),
+        });
+    }
+    if let Some(owner) = ctx.slabs.owner_of(addr) {
+        let (base, size) = owner.live_block(addr)?;
+        let pool = owner.usm_pool_handle();
+        return Some(PointerInfo { kind: owner.kind.to_ur(), base, size, device: owner.device, pool });
+    }
+    let mut props: ze_memory_allocation_properties_t = unsafe { std::mem::zeroed() };
+    props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
+    let mut device: ze_device_handle_t = std::ptr::null_mut();
+    let (mut base, mut size): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
+    // SAFETY: a live context; out structs and pointers we own.
+    unsafe {
+        check(ze!(zeMemGetAllocProperties(ctx.ze.0, ptr, &mut props, &mut device))).ok()?;
+        check(ze!(zeMemGetAddressRange(ctx.ze.0, ptr, &mut base, &mut size))).ok()?;
+    }
+    let kind = conv::memory_type(props.r#type);
+    (kind != UR_USM_TYPE_UNKNOWN).then(|| PointerInfo {
+        kind,
+        base: base as usize,
+        size,
+        device: ctx.device_by_ze(device).cloned(),
+        pool: std::ptr::null_mut(),
+    })
+}
+
+// USM pools.
+
+/// Least slab an engine pool takes from the driver, unless the pool's
+/// descriptor names one.
+const SLAB_SIZE: usize = 1 << 20;
+
+#[repr(C)]
+pub struct UsmPool {
+    header: HandleHeader,
+    pub base: PoolBase<Context, Arc<Device>>,
+    /// A user's pool keeps its context alive, as its handle does.
+    _owner: Option<Arc<Context>>,
+    /// This pool, for the slabs of its engine pools to name their owner.
+    me: Weak<UsmPool>,
+}
+
+ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
+
+// SAFETY: pools are made only by `new` and `device_default`, in an `Arc`.
+unsafe impl ArcObject for UsmPool {}
+
+impl UsmPool {
+    /// A user's pool: of `urUSMPoolCreate` when `device` is `None`, else
+    /// of `urUSMPoolCreateExp`.
+    pub fn new(context: Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<UsmPool> {
+        let pool = Arc::new_cyclic(|me| UsmPool {
+            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
+            base: PoolBase::user(&context, device, context.devices.iter().cloned(), desc, api),
+            _owner: Some(context.clone()),
+            me: me.clone(),
+        });
+        context.pools.add_user(&pool);
+        pool
+    }
+
+    /// The default pool of `device` in `context` (made once by the context).
+    pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> Arc<UsmPool> {
+        Arc::new_cyclic(|me| UsmPool {
+            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
+            base: PoolBase::device_default(context, device.clone()),
+            _owner: None,
+            me: me.clone(),
+        })
+    }
+
+    pub fn handle(&self) -> ur_usm_pool_handle_t {
+        handle_of(self)
+    }
+
+    /// The engine pool serving `kind` memory of `device`, made on first
+    /// use. A pool of `urUSMPoolCreate` keeps each device's device memory
+    /// apart; its host and shared memory serve every device of the context.
+    pub fn engine_pool(&self, kind: UsmKind, device: &Arc<Device>) -> UrResult<&Arc<engine::Pool>> {
+        self.base.engine_pool(kind, Some(device), |context, mut config, serving| {
+            if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
+                config.min_slab_size = SLAB_SIZE;
+            }
+            let device = if kind == UsmKind::Host { None } else { serving.cloned() };
+            let dag = context.engine.dag().clone();
+            Ok(Arc::new_cyclic(|pool| {
+                let owner = SlabOwner {
+                    pool: pool.clone(),
+                    usm_pool: self.me.clone(),
+                    kind,
+                    device,
+                };
+                let source = ZeMemory { context: context.ze.clone(), slabs: context.slabs.clone(), owner };
+                engine::Pool::new(dag, Arc::new(source), config)
+            }))
+        })
+    }
+}
+
+impl Drop for UsmPool {
+    /// Blocks still live keep their engine pool: the context holds it until
+    /// they are freed.
+    fn drop(&mut self) {
+        if let Some(context) = self.base.context() {
+            context.pools.keep_until_freed(&self.base.engine);
+        }
+    }
+}
+
+impl hal::Pool<LevelZero> for UsmPool {
+    type DeviceRef = Arc<Device>;
+
+    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
+        &self.base
+    }
+}
+
+// The engine's memory source.
+
+/// `size` bytes of `kind` memory aligned to `align` (0: the driver's
+/// default) in `context`; device and shared memory on `device`.
+pub fn raw_alloc(
+    context: &ZeContext,
+    kind: UsmKind,
+    device: Option<&Device>,
+    size: usize,
+    align: usize,
+) -> Result<NonNull<c_void>, ze_result_t> {
+    let host_desc = ze_host_mem_alloc_desc_t { stype: ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, pNext: std::ptr::null(), flags: 0 };
+    let device_desc =
+        ze_device_mem_alloc_desc_t { stype: ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, pNext: std::ptr::null(), flags: 0, ordinal: 0 };
+    let dev = device.map_or(std::ptr::null_mut(), |d| d.ze);
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a live context, one of its devices (or none for host and
+    // shared memory), valid descriptors and an out pointer we own.
+    let r = unsafe {
+        match kind {
+            UsmKind::Host => ze!(zeMemAllocHost(context.0, &host_desc, size, align, &mut p)),
+            UsmKind::Device => ze!(zeMemAllocDevice(context.0, &device_desc, size, align, dev, &mut p)),
+            UsmKind::Shared => ze!(zeMemAllocShared(context.0, &device_desc, &host_desc, size, align, dev, &mut p)),
+        }
+    };
+    check(r)?;
+    NonNull::new(p).ok_or(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)
+}
+
+/// Gives memory from [`raw_alloc`] back.
+///
+/// # Safety
+/// `ptr` came from `raw_alloc` on `context`, is freed once, and no command
+/// still uses it.
+pub unsafe fn raw_free(context: &ZeContext, ptr: *mut c_void) {
+    let r = ze!(zeMemFree(context.0, ptr));
+    if r != ZE_RESULT_SUCCESS {
+        ur_core::log::warning(&format!("zeMemFree failed: 0x{r:x}"));
+    }
+}
+
+/// Whose an engine slab is: what any address inside pool memory reports.
+pub type SlabOwner = ur_core::usm_pool::SlabOwner<UsmPool, Arc<Device>>;
+
+/// The engine slabs of one context by address.
+pub type SlabMap = engine::SlabMap<SlabOwner>;
+
+/// Raw memory of one (context, device, USM kind) for engine pools; each
+/// slab is entered in the context's [`SlabMap`]. It holds the Level Zero
+/// context, so that slabs can go back after the UR context is gone.
+pub struct ZeMemory {
+    pub context: Arc<ZeContext>,
+    pub slabs: Arc<SlabMap>,
+    pub owner: SlabOwner,
+}
+
+impl MemorySource for ZeMemory {
+    fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        let o = &self.owner;
+        let p = raw_alloc(&self.context, o.kind, o.device.as_deref(), size, align).map_err(|_| OutOfMemory)?;
+        self.slabs.insert(p.as_ptr() as usize, size, o.clone());
+        Ok(p.cast())
+    }
+
+    unsafe fn release(&self, ptr: NonNull<u8>, _size: usize, _align: usize) {
+        self.slabs.remove(ptr.as_ptr() as usize);
+        // SAFETY: the engine gives back a slab it took from `allocate`, once
+        // no recorded command can still touch it.
+        raw_free(&self.context, ptr.as_ptr().cast());
+    }
+}

@@ -1,0 +1,558 @@
+//! Queues, with `impl hal::Queue`: one immediate command list each, and
+//! `Queue::submit`, the one place every command passes: its wait list
+//! translated, its Level Zero event taken, its node recorded in the
+//! context's async pool engine, and the command kept until seen to
+//! complete.
+//!
+//! A Level Zero command list does not order its commands by itself, so on
+//! an in-order queue every command also waits for the event of the one
+//! before it.
+//!
+//! Locks: `order` (held from a command's node to its append, so that the
+//! engine's sequence numbers follow the list) is taken before `tracker`,
+//! and a queue never holds another queue's `order`; `tracker` locks are
+//! leaves, taken of any queue of the context while finding what covers a
+//! command of the engine's graph.
+//!
+//! Commands: USM fills and copies, waits, barriers and markers as appends
+//! to a queue's immediate command list, each through `Queue::submit`; and
+//! stream-ordered USM (`urEnqueueUSM*AllocExp`, `urEnqueueUSMFreeExp`)
+//! through the shared async pool engine.
+//!
+//! A marker (an event wait, a prefetch or advice hint, an async allocation
+//! or free that the engine gave a node) is a barrier with a wait list:
+//! Level Zero's only command that signals after other events and does
+//! nothing else. It also holds back later commands, which only ever waits
+//! more than UR asks.
+
+use crate::context::Context;
+use crate::conv::ZeExt;
+use crate::device::Device;
+use crate::driver::{check, ImmediateList};
+use crate::event::{Command, Event, ZeEvent};
+use crate::memory::UsmPool;
+use crate::{ze, LevelZero, DDI};
+use level_zero_sys::*;
+use std::ffi::c_void;
+use std::sync::{Arc, OnceLock};
+use ur_core::engine::{Cover, Lane, QueueOrder, Seq, Stamp, Tracker, UsmKind};
+use ur_core::hal::{self, Completion, Events, UsmCommand};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::lock_order::{Mutex, MutexGuard, Rank};
+use ur_core::usm_async::alloc_command;
+use ur_core::usm_pool::FreeScope;
+use ur_core::*;
+
+/// How a command enters the engine's graph.
+#[derive(Clone, Copy)]
+pub enum Node<'a> {
+    /// After its wait list (and, in order, the queue's previous command).
+    Command,
+    /// Also before every later command of the queue.
+    Barrier,
+    /// Already recorded by the engine (an async allocation or free), with
+    /// extra commands to wait for.
+    Given { stamp: Stamp, deps: &'a [Stamp] },
+}
+
+/// What a command waits on, as Level Zero events.
+pub struct Waits {
+    pub events: Vec<Arc<ZeEvent>>,
+    pub stamps: Vec<Stamp>,
+}
+
+impl Waits {
+    /// Whether every wait is a command of `lane` (or nothing at all).
+    pub fn only_lane(&self, lane: &Lane) -> bool {
+        self.events.len() == self.stamps.len() && self.stamps.iter().all(|s| s.lane == lane.id())
+    }
+}
+
+/// Serialised appends: the newest command's event, for in-order chaining.
+pub struct Order {
+    last: Option<Arc<ZeEvent>>,
+}
+
+#[repr(C)]
+pub struct Queue {
+    header: HandleHeader,
+    /// The context's default pool of `device`, taken on first use
+    /// (declared before `context`, so dropped first).
+    default_pool: OnceLock<Arc<UsmPool>>,
+    pub context: Arc<Context>,
+    pub device: Arc<Device>,
+    pub flags: ur_queue_flags_t,
+    pub lane: Arc<Lane>,
+    list: ImmediateList,
+    order: Mutex<Order>,
+    tracker: Mutex<Tracker<Arc<Command>>>,
+}
+
+ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
+
+// SAFETY: queues are made only by `hal::Queue::create`, in an `Arc`.
+unsafe impl ArcObject for Queue {}
+
+impl Queue {
+    pub fn is_in_order(&self) -> bool {
+        self.lane.is_in_order()
+    }
+
+    pub fn profiling(&self) -> bool {
+        self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
+    }
+
+    /// The pool async allocations on this queue use when none is named.
+    pub fn with_current_pool<R>(&self, f: impl FnOnce(&UsmPool) -> R) -> UrResult<R> {
+        let make_default = || Ok(UsmPool::device_default(&self.context, &self.device));
+        self.context.pools.with_current(&*self.device, &self.default_pool, make_default, f)
+    }
+
+    /// Held from a command's node in the engine's graph to its append.
+    pub fn order(&self) -> MutexGuard<'_, Order> {
+        self.order.lock()
+    }
+
+    fn tracker(&self) -> MutexGuard<'_, Tracker<Arc<Command>>> {
+        self.tracker.lock()
+    }
+
+    /// The Level Zero events a UR wait list stands for. Events of another
+    /// context, which no command of this one can wait on, are waited for
+    /// on the host first.
+    pub fn translate<'a>(&self, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
+        let mut waits = Waits { events: Vec::new(), stamps: Vec::new() };
+        for e in events {
+            if Arc::ptr_eq(&e.context.ze, &self.context.ze) {
+                waits.events.push(e.done.clone());
+                waits.stamps.extend(e.stamp);
+            } else {
+                e.wait()?;
+            }
+        }
+        Ok(waits)
+    }
+
+    /// Appends one command. `append` gets the list, the event the command
+    /// must signal, and the events it must wait on. The command's event is
+    /// returned when `want_event`.
+    pub fn submit(
+        self: &Arc<Self>,
+        command: ur_command_t,
+        node: Node,
+        waits: Waits,
+        want_event: bool,
+        keep: Option<Box<[u8]>>,
+        append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
+    ) -> UrResult<Option<Arc<Event>>> {
+        self.submit_locked(self.order(), command, node, waits, want_event, keep, append)
+    }
+
+    /// [`submit`](Self::submit) under an order lock taken earlier (when the
+    /// engine recorded the command's node).
+    pub fn submit_locked(
+        self: &Arc<Self>,
+        mut order: MutexGuard<'_, Order>,
+        command: ur_command_t,
+        node: Node,
+        mut waits: Waits,
+        want_event: bool,
+        keep: Option<Box<[u8]>>,
+        append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let done = self.context.event_cache(self.profiling()).take()?;
+        let dag = self.context.engine.dag();
+        let stamp = match node {
+            Node::Command => dag.record(&self.lane, &waits.stamps),
+            Node::Barrier => dag.record_barrier(&self.lane, &waits.stamps),
+            Node::Given { stamp, deps } => {
+                self.context.add_dependencies(self, deps, &mut waits.events);
+                stamp
+            }
+        };
+        if let Some(last) = order.last.as_ref().filter(|_| self.is_in_order()) {
+            waits.events.push(last.clone());
+        }
+        let submitted_ns = if self.profiling() { Some(self.device.now_ns()?) } else { None };
+        let mut raw: Vec<ze_event_handle_t> = waits.events.iter().map(|e| e.raw).collect();
+        if let Err(e) = append(self.list.0, done.raw, &mut raw) {
+            // Nothing ran. Out of order the node completes on its own; in
+            // order the next command settles it.
+            if !self.is_in_order() {
+                dag.complete(stamp);
+            }
+            return Err(crate::conv::result(e));
+        }
+        if self.is_in_order() {
+            order.last = Some(done.clone());
+        }
+        self.track(stamp.seq, Command::new(done.clone(), waits.events, keep));
+        drop(order);
+        Ok(want_event.then(|| Event::new(self, command, done, Some(stamp), submitted_ns)))
+    }
+
+    /// Keeps `command` (of node `seq`) until seen to complete; looks at the
+    /// older ones now and then. Call it with the order lock held.
+    fn track(&self, seq: Seq, command: Arc<Command>) {
+        let mut tracker = self.tracker();
+        tracker.push(seq, command);
+        tracker.poll_if_due(drop);
+    }
+
+    /// An allocation or free with nothing to run, on an in-order queue
+    /// whose newest command already follows everything it waits for: that
+    /// command's event is its own. `None` when there is no such command.
+    pub fn share_newest(
+        self: &Arc<Self>,
+        order: &MutexGuard<'_, Order>,
+        command: ur_command_t,
+        stamp: Stamp,
+        want_event: bool,
+    ) -> Option<Option<Arc<Event>>> {
+        let last = order.last.clone()?;
+        let cmd = Command::new(last.clone(), Vec::new(), None);
+        self.track(stamp.seq, cmd);
+        Some(want_event.then(|| Event::new(self, command, last, Some(stamp), None)))
+    }
+
+    /// What covers command `seq` of this queue: `Done`, or a command whose
+    /// completion implies it; `None` while its append is still under way.
+    pub fn cover(&self, seq: Seq) -> Option<Cover<Arc<Command>>> {
+        match self.tracker().cover(seq) {
+            Some(Cover::By(c)) => Some(Cover::By(c.clone())),
+            Some(_) => Some(Cover::Done),
+            None => None,
+        }
+    }
+
+    /// `urQueueFinish`: waits for every command appended so far.
+    pub fn finish(&self) -> UrResult {
+        let (last_seq, newest) = {
+            let order = self.order();
+            (self.lane.tail().seq, order.last.clone())
+        };
+        match newest {
+            // In order, the newest command's completion implies all others.
+            Some(e) => e.wait()?,
+            // Out of order, each command held is waited for.
+            None => self.tracker().wait_all(drop),
+        }
+        self.tracker().complete_upto(last_seq);
+        Ok(())
+    }
+
+    /// Whether commands are still held as running.
+    pub fn busy(&self) -> bool {
+        !self.tracker().is_empty()
+    }
+}
+
+impl Drop for Queue {
+    /// A command list may only go once its commands have run; then the
+    /// lane may retire.
+    fn drop(&mut self) {
+        let tracker = self.tracker.get_mut();
+        tracker.wait_all(drop);
+        self.order.get_mut().last = None;
+        self.context.engine.dag().retire_lane(&self.lane);
+    }
+}
+
+fn wait_ptr(waits: &mut [ze_event_handle_t]) -> *mut ze_event_handle_t {
+    if waits.is_empty() {
+        std::ptr::null_mut()
+    } else {
+        waits.as_mut_ptr()
+    }
+}
+
+/// A barrier after `waits` (after every earlier command when empty) that
+/// signals `signal`.
+fn barrier(list: ze_command_list_handle_t, signal: ze_event_handle_t, waits: &mut [ze_event_handle_t]) -> Result<(), ze_result_t> {
+    // SAFETY: a live list; live events of its context.
+    check(unsafe { ze!(zeCommandListAppendBarrier(list, signal, waits.len() as u32, wait_ptr(waits))) })
+}
+
+fn fill(
+    list: ze_command_list_handle_t,
+    dst: *mut c_void,
+    pattern: &[u8],
+    size: usize,
+    signal: ze_event_handle_t,
+    waits: &mut [ze_event_handle_t],
+) -> Result<(), ze_result_t> {
+    // SAFETY: a live list; memory the core checked to lie in a live
+    // allocation; the pattern is kept alive until the command completes.
+    check(unsafe {
+        ze!(zeCommandListAppendMemoryFill(
+            list,
+            dst,
+            pattern.as_ptr() as *const c_void,
+            pattern.len(),
+            size,
+            signal,
+            waits.len() as u32,
+            wait_ptr(waits)
+        ))
+    })
+}
+
+fn copy(
+    list: ze_command_list_handle_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    signal: ze_event_handle_t,
+    waits: &mut [ze_event_handle_t],
+) -> Result<(), ze_result_t> {
+    // SAFETY: a live list; regions the core checked.
+    check(unsafe { ze!(zeCommandListAppendMemoryCopy(list, dst, src, size, signal, waits.len() as u32, wait_ptr(waits))) })
+}
+
+/// The address `offset` bytes past `ptr`.
+fn at(ptr: *const c_void, offset: usize) -> *mut c_void {
+    (ptr as *const u8).wrapping_add(offset) as *mut c_void
+}
+
+/// A pattern the device cannot fill with, as the bytes of a copy.
+fn repeated(pattern: &[u8], size: usize) -> Box<[u8]> {
+    pattern.iter().copied().cycle().take(size).collect()
+}
+
+/// Appends `row` for every row, each after `waits`, then a barrier that
+/// signals `signal` once all have run.
+fn rows(
+    list: ze_command_list_handle_t,
+    height: usize,
+    signal: ze_event_handle_t,
+    waits: &mut [ze_event_handle_t],
+    mut row: impl FnMut(usize, &mut [ze_event_handle_t]) -> Result<(), ze_result_t>,
+) -> Result<(), ze_result_t> {
+    for r in 0..height {
+        row(r, waits)?;
+    }
+    barrier(list, signal, &mut [])
+}
+
+/// Zeroes `size` bytes at `ptr` (of `device`'s memory, or host memory) and
+/// waits: a new allocation of a zero-initialising pool.
+pub fn zero_fill(ctx: &Context, device: &Arc<Device>, ptr: *mut c_void, size: usize) -> UrResult {
+    let list = ImmediateList::create(&ctx.ze, device.ze, device.facts.ordinal).ur()?;
+    let done = ctx.event_cache(false).take()?;
+    fill(list.0, ptr, &[0u8], size, done.raw, &mut []).ur()?;
+    done.wait()
+}
+
+impl Queue {
+    /// `alloc_async` from `pool`, with the wait list translated.
+    fn alloc_from(
+        self: &Arc<Self>,
+        pool: &UsmPool,
+        kind: UsmKind,
+        size: usize,
+        waits: Waits,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        let engine_pool = pool.engine_pool(kind, &self.device)?;
+        let order = self.order();
+        let a = engine_pool.alloc(&self.lane, &waits.stamps, size, 0, want_event)?;
+        let ptr = a.ptr.as_ptr() as *mut c_void;
+        let Some(stamp) = a.stamp else { return Ok((ptr, None)) };
+        let command = alloc_command(kind);
+        if !a.zero && self.needs_nothing_run(&waits, a.deps.as_slice()) {
+            if let Some(event) = self.share_newest(&order, command, stamp, want_event) {
+                return Ok((ptr, event));
+            }
+        }
+        let node = Node::Given { stamp, deps: a.deps.as_slice() };
+        let zero = a.zero.then_some(a.size);
+        let submitted = self.submit_locked(order, command, node, waits, want_event, None, |l, s, w| match zero {
+            Some(bytes) => fill(l, ptr, &[0u8], bytes, s, w),
+            None => barrier(l, s, w),
+        });
+        match submitted {
+            Ok(event) => Ok((ptr, event)),
+            Err(e) => {
+                engine_pool.give_back_unrun(&self.lane, ptr as *const u8, stamp);
+                Err(e)
+            }
+        }
+    }
+
+    /// In order, with a wait list and engine dependencies that name only
+    /// this queue's earlier commands: its newest command covers them all.
+    fn needs_nothing_run(&self, waits: &Waits, deps: &[ur_core::engine::Stamp]) -> bool {
+        self.is_in_order() && waits.only_lane(&self.lane) && deps.iter().all(|d| d.lane == self.lane.id())
+    }
+}
+
+impl hal::Queue<LevelZero> for Queue {
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+        let (context, device) = (arc_of(context), arc_of(device));
+        let list = ImmediateList::create(&context.ze, device.ze, device.facts.ordinal).ur()?;
+        let order = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
+            QueueOrder::OutOfOrder
+        } else {
+            QueueOrder::InOrder
+        };
+        let lane = context.engine.dag().create_lane(order);
+        let queue = Arc::new(Queue {
+            header: HandleHeader::new(&DDI, ObjectKind::Queue),
+            default_pool: OnceLock::new(),
+            context,
+            device,
+            flags,
+            tracker: Mutex::new(Rank::QueueTrackers, Tracker::new(lane.clone())),
+            lane,
+            list,
+            order: Mutex::new(Rank::QueueSubmit, Order { last: None }),
+        });
+        queue.context.add_queue(&queue);
+        Ok(queue)
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn device(&self) -> &Device {
+        &self.device
+    }
+
+    fn flags(&self) -> ur_queue_flags_t {
+        self.flags
+    }
+
+    /// Whether every command appended so far has completed (no wait).
+    fn is_empty(&self) -> UrResult<bool> {
+        Ok(self.tracker().all_finished(drop))
+    }
+
+    /// A host synchronisation point for the context's pools.
+    fn finish(&self) -> UrResult {
+        let outcome = Queue::finish(self);
+        self.context.collect_pools();
+        outcome
+    }
+
+    /// Immediate command lists submit as they append.
+    fn flush(&self) -> UrResult {
+        Ok(())
+    }
+
+    /// A checked USM command, a wait or a barrier.
+    fn enqueue_usm(
+        &self,
+        command: UsmCommand<'_>,
+        waits: Events<'_, LevelZero>,
+        completion: Completion,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let this = arc_of(self);
+        let want_event = completion.want_event;
+        let kind = command.command_type();
+        let waits = this.translate(waits.iter())?;
+        let max_pattern = this.device.facts.max_fill_pattern;
+        match command {
+            UsmCommand::Wait { barrier: is_barrier } => {
+                let node = if is_barrier { Node::Barrier } else { Node::Command };
+                this.submit(kind, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
+            }
+            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
+                // Hints: the memory is where host and device reach it.
+                this.submit(kind, Node::Command, waits, want_event, None, |l, s, w| barrier(l, s, w))
+            }
+            UsmCommand::Fill { dst, pattern, size, .. } if pattern.len() <= max_pattern => {
+                let kept: Box<[u8]> = pattern.into();
+                let p = kept.as_ptr();
+                let n = kept.len();
+                this.submit(kind, Node::Command, waits, want_event, Some(kept), |l, s, w| {
+                    // SAFETY: `p` points at the kept copy of the pattern.
+                    fill(l, dst, unsafe { std::slice::from_raw_parts(p, n) }, size, s, w)
+                })
+            }
+            UsmCommand::Fill { dst, pattern, size, .. } => {
+                let bytes = repeated(pattern, size);
+                let src = bytes.as_ptr() as *const c_void;
+                this.submit(kind, Node::Command, waits, want_event, Some(bytes), |l, s, w| copy(l, dst, src, size, s, w))
+            }
+            UsmCommand::Copy { dst, src, size, .. } => {
+                this.submit(kind, Node::Command, waits, want_event, None, |l, s, w| copy(l, dst, src, size, s, w))
+            }
+            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
+                // One row pattern, copied to every row.
+                let row = repeated(pattern, width);
+                let src = row.as_ptr() as *const c_void;
+                this.submit(kind, Node::Command, waits, want_event, Some(row), |l, s, w| {
+                    rows(l, height, s, w, |r, w| copy(l, at(dst, r * pitch), src, width, std::ptr::null_mut(), w))
+                })
+            }
+            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
+                this.submit(kind, Node::Command, waits, want_event, None, |l, s, w| {
+                    rows(l, height, s, w, |r, w| {
+                        copy(l, at(dst, r * dst_pitch), at(src, r * src_pitch), width, std::ptr::null_mut(), w)
+                    })
+                })
+            }
+        }
+    }
+
+    fn async_alloc_supported(&self) -> bool {
+        true
+    }
+
+    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
+    /// device's current pool when `None`) for commands ordered after this
+    /// one, and its event when `want_event`.
+    fn alloc_async(
+        &self,
+        kind: UsmKind,
+        pool: Option<&UsmPool>,
+        size: usize,
+        waits: Events<'_, LevelZero>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        let this = arc_of(self);
+        let waits = this.translate(waits.iter())?;
+        match pool {
+            Some(p) => this.alloc_from(p, kind, size, waits, want_event),
+            None => this.with_current_pool(|p| this.alloc_from(p, kind, size, waits, want_event))?,
+        }
+    }
+
+    /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
+    /// allocation (of `pool`, when one is named) is accepted, else
+    /// `INVALID_VALUE` and nothing changes.
+    fn free_async(
+        &self,
+        pool: Option<&UsmPool>,
+        ptr: *mut c_void,
+        waits: Events<'_, LevelZero>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let this = arc_of(self);
+        let waits = this.translate(waits.iter())?;
+        let order = this.order();
+        // Memory no engine pool of this context holds, or another pool's
+        // than the one named, is not this free's.
+        let slabs = &this.context.slabs;
+        let free = |e: &ur_core::engine::Pool| {
+            e.free(&this.lane, &waits.stamps, ptr as *const u8, want_event)
+        };
+        let scope = FreeScope::of(pool);
+        let free_from = |p: &UsmPool| p.base.free_async_block(slabs, Some(&this.device), scope, ptr as usize, free);
+        let out = match pool {
+            Some(p) => free_from(p),
+            None => this.with_current_pool(free_from)?,
+        }
+        .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
+        let Some(stamp) = out.stamp else { return Ok(None) };
+        let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
+        if this.needs_nothing_run(&waits, out.deps.as_slice()) {
+            if let Some(event) = this.share_newest(&order, command, stamp, want_event) {
+                return Ok(event);
+            }
+        }
+        let node = Node::Given { stamp, deps: out.deps.as_slice() };
+        this.submit_locked(order, command, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
+    }
+}
