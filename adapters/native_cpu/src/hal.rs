@@ -4,14 +4,13 @@
 
 use ur_core::extended_deleter::ExtendedDeleter;
 use ur_core::usm_pool::ContextPools;
-use crate::core::context::Context;
-use crate::core::device::{self, Device, ASYNC_USM_ALLOCATIONS_SUPPORT, USM_POOL_SUPPORT};
-use crate::core::enqueue::{resolve, Command, Pattern, UsmPtr};
-use crate::core::event::{Callback, Event};
-use crate::core::platform::Platform;
-use crate::core::queue::{Order, Queue, Submission};
-use crate::core::usm::{AllocRequest as HostRequest, UsmKind};
-use crate::core::usm_pool::Pool;
+use crate::context::Context;
+use crate::device::{self, Device, Platform, ASYNC_USM_ALLOCATIONS_SUPPORT, USM_POOL_SUPPORT};
+use crate::driver;
+use crate::event::{Callback, Event};
+use crate::memory::{AllocRequest as HostRequest, Pool, UsmKind};
+use crate::queue::command::{resolve, Command, Pattern, UsmPtr};
+use crate::queue::{Order, Queue, Submission};
 use crate::DDI;
 use std::ffi::{c_void, CStr};
 use std::sync::Arc;
@@ -95,7 +94,7 @@ impl hal::Device<NativeCpu> for Device {
 
     /// Device and host share one clock, the one of profiling timestamps.
     fn global_timestamps(&self) -> UrResult<(u64, u64)> {
-        let now = device::monotonic_ns();
+        let now = driver::monotonic_ns();
         Ok((now, now))
     }
 

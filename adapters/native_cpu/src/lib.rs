@@ -4,29 +4,35 @@
 //! there is no driver.
 //!
 //! The C surface is `ur_core`'s, written once for every adapter; `hal.rs`
-//! implements its backend traits over the objects of `core/`.
+//! implements its backend traits over the objects of the modules below.
 //!
 //! # How the async pool engine plugs in
 //!
-//! - Each context has one engine graph ([`core::context::Context::dag`]);
-//!   each queue is a lane of it ([`core::queue::QueueShared::lane`]).
-//! - Every command goes through [`core::queue::Queue::submit`], which records
+//! - Each context has one engine graph ([`context::Context::dag`]);
+//!   each queue is a lane of it ([`queue::QueueShared::lane`]).
+//! - Every command goes through [`queue::Queue::submit`], which records
 //!   it on the lane under the queue's lock (its `seq` is its lane seq) and
 //!   returns its event when one was asked for;
-//!   [`core::event::Event::stamp`] names any event's command in the graph.
+//!   [`event::Event::stamp`] names any event's command in the graph.
 //!   Async allocations and frees go through
-//!   [`core::queue::Queue::submit_engine`], where the engine records the
+//!   [`queue::Queue::submit_engine`], where the engine records the
 //!   command itself (or decides none is needed) under the same lock.
 //! - Every command, with or without an event, completes in
-//!   `core::event::complete_command`, on the worker that ran it: the engine
+//!   `event::complete_command`, on the worker that ran it: the engine
 //!   hears of it there first.
-//! - Pools ([`core::usm_pool::Pool`]) are the engine's; blocking allocations
+//! - Pools ([`memory::Pool`]) are the engine's; blocking allocations
 //!   from a pool run on the context's host lane. Host synchronisation points
 //!   (`urQueueFinish`, `urEventWait`, blocking commands, queue release) call
-//!   [`core::context::Context::collect_pools`].
+//!   [`context::Context::collect_pools`].
 
-pub mod core;
+pub mod context;
+mod conv;
+pub mod device;
+pub mod driver;
+pub mod event;
 mod hal;
+pub mod memory;
+pub mod queue;
 
 pub use hal::NativeCpu;
 

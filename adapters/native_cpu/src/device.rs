@@ -1,12 +1,121 @@
+//! The platform and the CPU device.
+//!
+//! The single platform: it groups the CPU device (or, when
+//! `UR_NATIVE_CPU_DEVICES` asks, several of them) under the adapter and lives
+//! as long as the adapter does.
+//!
 //! The CPU device: the host's processors and memory, seen as one UR device.
 
-use super::host::HostFacts;
-use super::platform::Platform;
+use crate::conv::{fp_config, ALL_MEMORY_ORDERS, ALL_MEMORY_SCOPES, FULL_USM_ACCESS};
+use crate::driver::{self, clock_resolution_ns, HostFacts};
+use crate::queue;
 use crate::DDI;
 use std::sync::{Arc, Weak};
+use ur_core::adapter::Adapter;
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
+use ur_core::lock_order::{Mutex, Rank};
 use ur_core::*;
+
+// -- the platform -------------------------------------------------------------
+
+#[repr(C)]
+pub struct Platform {
+    header: HandleHeader,
+    /// Weak: the adapter's references are its users' business.
+    adapter: Weak<Adapter>,
+    pub devices: Vec<Arc<Device>>,
+}
+
+ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
+
+// SAFETY: every `Platform` is made inside an `Arc` by its constructor.
+unsafe impl ArcObject for Platform {}
+
+/// How many devices the platform shows: `UR_NATIVE_CPU_DEVICES=N` (1 to
+/// 16) splits the host into N identical devices, so that multi-device
+/// contexts can be exercised without hardware; unset or invalid, one. Each
+/// device has its own queues, pools and statistics; all share the host's
+/// processors and memory.
+pub fn device_count() -> usize {
+    std::env::var("UR_NATIVE_CPU_DEVICES").ok().and_then(|v| v.trim().parse().ok()).filter(|n| (1..=16).contains(n)).unwrap_or(1)
+}
+
+/// The platform of the live adapter object.
+static CURRENT: Mutex<Option<Arc<Platform>>> = Mutex::new(Rank::Leaf, None);
+
+impl Platform {
+    pub const NAME: &'static str = "Native CPU";
+    pub const VENDOR: &'static str = "Unified Runtime in Rust (ur_core)";
+    pub const PROFILE: &'static str = "FULL_PROFILE";
+    pub const EXTENSIONS: &'static str = "";
+
+    pub fn new(adapter: Weak<Adapter>) -> Arc<Platform> {
+        Arc::new_cyclic(|me| Platform {
+            header: HandleHeader::new(&DDI, ObjectKind::Platform),
+            adapter,
+            devices: {
+                let host = HostFacts::probe();
+                (0..device_count()).map(|i| Device::new_root(me.clone(), host.clone(), i)).collect()
+            },
+        })
+    }
+
+    /// The platform of `adapter`, made (and the host probed) on first use:
+    /// the same handle on every call while the adapter lives.
+    pub fn of_adapter(adapter: &Arc<Adapter>) -> Arc<Platform> {
+        let mut current = CURRENT.lock();
+        match &*current {
+            Some(p) if std::ptr::eq(p.adapter.as_ptr(), Arc::as_ptr(adapter)) => p.clone(),
+            _ => current.insert(Platform::new(Arc::downgrade(adapter))).clone(),
+        }
+    }
+
+    /// After the adapter's last release: its platform goes (contexts still
+    /// holding its device keep that alive), and the workers of released
+    /// queues are joined, so that no code of this library runs any more
+    /// unless the application still holds queues.
+    pub fn adapter_released() {
+        let gone = {
+            let mut current = CURRENT.lock();
+            current.take_if(|p| p.adapter.strong_count() == 0)
+        };
+        drop(gone);
+        queue::join_released_workers();
+    }
+
+    /// `"<UR API version> (native_cpu <crate version>)"`.
+    pub fn version() -> String {
+        let v = UR_API_VERSION_IMPLEMENTED.0;
+        format!("{}.{} (native_cpu {})", v >> 16, v & 0xffff, env!("CARGO_PKG_VERSION"))
+    }
+
+    pub fn adapter_handle(&self) -> ur_adapter_handle_t {
+        // The value only: the adapter outlives its platform while users hold it.
+        ur_core::handle::handle_of_weak(&self.adapter)
+    }
+
+    pub fn handle(self: &Arc<Self>) -> ur_platform_handle_t {
+        ur_core::handle::handle_of(&**self)
+    }
+
+    /// The frontend compiler options this platform understands, mapped to
+    /// its own (a host build takes them as they are).
+    pub fn backend_option(frontend: &str) -> Option<&'static std::ffi::CStr> {
+        Some(match frontend {
+            "-O0" => c"-O0",
+            "-O1" => c"-O1",
+            "-O2" => c"-O2",
+            "-O3" => c"-O3",
+            "-g" => c"-g",
+            // Precision and fast-compile hints change nothing on the host.
+            "-ftarget-compile-fast" | "-foffload-fp32-prec-div" | "-foffload-fp32-prec-sqrt" => c"",
+            _ => return None,
+        })
+    }
+}
+
+// -- the device ---------------------------------------------------------------
 
 #[repr(C)]
 pub struct Device {
@@ -129,45 +238,7 @@ impl Device {
     }
 }
 
-/// The clock of profiling timestamps and `urDeviceGetGlobalTimestamps`, in
-/// nanoseconds: `CLOCK_MONOTONIC`, shared by host and device.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `clock_gettime` writes the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Resolution of [`monotonic_ns`] in nanoseconds.
-pub fn clock_resolution_ns() -> usize {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `clock_getres` writes the timespec we own.
-    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as usize * 1_000_000_000 + ts.tv_nsec as usize).max(1)
-}
-
-/// Every flag of a capability word.
-const ALL_MEMORY_ORDERS: u32 = !UR_MEMORY_ORDER_CAPABILITY_FLAGS_MASK;
-const ALL_MEMORY_SCOPES: u32 = !UR_MEMORY_SCOPE_CAPABILITY_FLAGS_MASK;
-/// Host memory is plain coherent RAM: every kind of USM is reachable, also
-/// atomically and concurrently with the host.
-const FULL_USM_ACCESS: u32 = !UR_DEVICE_USM_ACCESS_CAPABILITY_FLAGS_MASK;
 const QUEUE_FLAGS: u32 = UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0;
-
-fn fp_config(device: &Device, correctly_rounded: bool) -> u32 {
-    let mut flags = UR_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_NEAREST.0
-        | UR_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_ZERO.0
-        | UR_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_INF.0
-        | UR_DEVICE_FP_CAPABILITY_FLAG_INF_NAN.0
-        | UR_DEVICE_FP_CAPABILITY_FLAG_DENORM.0;
-    if device.host.has_fma {
-        flags |= UR_DEVICE_FP_CAPABILITY_FLAG_FMA.0;
-    }
-    if correctly_rounded {
-        flags |= UR_DEVICE_FP_CAPABILITY_FLAG_CORRECTLY_ROUNDED_DIVIDE_SQRT.0;
-    }
-    flags
-}
 
 /// `urDeviceGetInfo`: every query in range.
 pub fn info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResult {
@@ -203,7 +274,7 @@ pub fn info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         UR_DEVICE_INFO_ADDRESS_BITS => out.value(usize::BITS),
         UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(device.max_alloc_size()),
         UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(h.total_memory),
-        UR_DEVICE_INFO_GLOBAL_MEM_FREE => match super::host::available_memory() {
+        UR_DEVICE_INFO_GLOBAL_MEM_FREE => match driver::available_memory() {
             Some(bytes) => out.value(bytes),
             None => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         },

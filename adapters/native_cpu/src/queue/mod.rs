@@ -28,13 +28,15 @@
 //! (submitting, the engine's commands, finishing); `shared.rs` the shared
 //! state's bookkeeping (recording on the lane, queuing, waiting, retiring,
 //! and which command may start next); `worker.rs` the worker threads that
-//! run commands, and their joining; `tests.rs` the unit tests.
+//! run commands, and their joining; `command.rs` what a command does when
+//! it runs, and which memory it may touch; `usm_async.rs` the async
+//! allocations and frees; `tests.rs` the unit tests.
 
-use super::context::Context;
-use super::device::Device;
-use super::enqueue::Command;
-use super::event::Event;
-use super::usm_pool::Pool;
+use crate::context::Context;
+use crate::device::Device;
+use crate::event::Event;
+use crate::memory::Pool;
+use command::Command;
 use crate::DDI;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,7 +46,9 @@ use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
+pub mod command;
 mod shared;
+mod usm_async;
 mod worker;
 #[cfg(test)]
 mod tests;

@@ -4,10 +4,9 @@
 
 use ur_core::extended_deleter::ExtendedDeleter;
 use ur_core::usm_pool::ContextPools;
-use super::device::Device;
-use super::queue::QueueShared;
-use super::usm::UsmRegistry;
-use super::usm_pool::{Pool, SlabMap};
+use crate::device::Device;
+use crate::memory::{Pool, SlabMap, UsmRegistry};
+use crate::queue::QueueShared;
 use crate::DDI;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Weak};

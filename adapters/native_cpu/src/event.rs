@@ -6,8 +6,8 @@
 //! dependencies failed); waiters, queues whose commands depend on it, and
 //! `urEventSetCallback` callbacks are told on the way.
 
-use super::device::monotonic_ns;
-use super::queue::{Queue, QueueShared};
+use crate::driver::monotonic_ns;
+use crate::queue::{Queue, QueueShared};
 use crate::DDI;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
