@@ -1,4 +1,5 @@
-//! The platform and the CPU device.
+//! The platform and the CPU device, with their `hal::Platform` and
+//! `hal::Device` impls.
 //!
 //! The single platform: it groups the CPU device (or, when
 //! `UR_NATIVE_CPU_DEVICES` asks, several of them) under the adapter and lives
@@ -9,9 +10,11 @@
 use crate::conv::{fp_config, ALL_MEMORY_ORDERS, ALL_MEMORY_SCOPES, FULL_USM_ACCESS};
 use crate::driver::{self, clock_resolution_ns, HostFacts};
 use crate::queue;
-use crate::DDI;
+use crate::{NativeCpu, DDI};
+use std::ffi::CStr;
 use std::sync::{Arc, Weak};
 use ur_core::adapter::Adapter;
+use ur_core::hal;
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::lock_order::{Mutex, Rank};
@@ -98,10 +101,28 @@ impl Platform {
     pub fn handle(self: &Arc<Self>) -> ur_platform_handle_t {
         ur_core::handle::handle_of(&**self)
     }
+}
+
+impl hal::Platform<NativeCpu> for Platform {
+    fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+        Ok(vec![Platform::of_adapter(adapter).handle()])
+    }
+
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            UR_PLATFORM_INFO_NAME => out.string(Platform::NAME),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string(Platform::VENDOR),
+            UR_PLATFORM_INFO_VERSION => out.string(&Platform::version()),
+            UR_PLATFORM_INFO_EXTENSIONS => out.string(Platform::EXTENSIONS),
+            UR_PLATFORM_INFO_PROFILE => out.string(Platform::PROFILE),
+            UR_PLATFORM_INFO_ADAPTER => out.value(self.adapter_handle()),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
 
     /// The frontend compiler options this platform understands, mapped to
     /// its own (a host build takes them as they are).
-    pub fn backend_option(frontend: &str) -> Option<&'static std::ffi::CStr> {
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
         Some(match frontend {
             "-O0" => c"-O0",
             "-O1" => c"-O1",
@@ -240,129 +261,164 @@ impl Device {
 
 const QUEUE_FLAGS: u32 = UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0;
 
-/// `urDeviceGetInfo`: every query in range.
-pub fn info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResult {
-    let h = &device.host;
-    let vector_width = |bytes: u32| device.vector_width(bytes);
-    match prop {
-        UR_DEVICE_INFO_TYPE => out.value(UR_DEVICE_TYPE_CPU),
-        UR_DEVICE_INFO_VENDOR_ID => out.value(h.vendor_id),
-        UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => out.value(h.compute_units),
-        UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(fp_config(device, true)),
-        UR_DEVICE_INFO_DOUBLE_FP_CONFIG => out.value(fp_config(device, true)),
-        UR_DEVICE_INFO_HALF_FP_CONFIG => out.value(if h.has_fp16 { fp_config(device, false) } else { 0 }),
-        UR_DEVICE_INFO_QUEUE_PROPERTIES | UR_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES => out.value(QUEUE_FLAGS),
-        UR_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES => out.value(0u32),
-        UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR => {
-            out.value(vector_width(1))
+impl hal::Device<NativeCpu> for Device {
+    fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
+        let all = Device::matches(device_type);
+        Ok(platform.devices.iter().filter(|_| all).map(|d| d.handle()).collect())
+    }
+
+    /// `urDeviceGetInfo`: every query in range.
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        let h = &self.host;
+        let vector_width = |bytes: u32| self.vector_width(bytes);
+        match prop {
+            UR_DEVICE_INFO_TYPE => out.value(UR_DEVICE_TYPE_CPU),
+            UR_DEVICE_INFO_VENDOR_ID => out.value(h.vendor_id),
+            UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => out.value(h.compute_units),
+            UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(fp_config(self, true)),
+            UR_DEVICE_INFO_DOUBLE_FP_CONFIG => out.value(fp_config(self, true)),
+            UR_DEVICE_INFO_HALF_FP_CONFIG => out.value(if h.has_fp16 { fp_config(self, false) } else { 0 }),
+            UR_DEVICE_INFO_QUEUE_PROPERTIES | UR_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES => out.value(QUEUE_FLAGS),
+            UR_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES => out.value(0u32),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR => {
+                out.value(vector_width(1))
+            }
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF => out.value(vector_width(2)),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_INT
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_FLOAT
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT => out.value(vector_width(4)),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG_LONG
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG_LONG
+            | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_DOUBLE
+            | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE => out.value(vector_width(8)),
+            UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY if h.max_clock_mhz > 0 => out.value(h.max_clock_mhz),
+            UR_DEVICE_INFO_ADDRESS_BITS => out.value(usize::BITS),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.max_alloc_size()),
+            UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(h.total_memory),
+            UR_DEVICE_INFO_GLOBAL_MEM_FREE => match driver::available_memory() {
+                Some(bytes) => out.value(bytes),
+                None => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+            },
+            // In bits, as OpenCL counts it: the default USM alignment.
+            UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value((DEFAULT_USM_ALIGNMENT * 8) as u32),
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => out.value(UR_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE),
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHELINE_SIZE => out.value(h.cache_line),
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHE_SIZE if h.cache_size > 0 => out.value(h.cache_size),
+            UR_DEVICE_INFO_ERROR_CORRECTION_SUPPORT => out.bool(false),
+            UR_DEVICE_INFO_HOST_UNIFIED_MEMORY => out.bool(true),
+            UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(clock_resolution_ns()),
+            UR_DEVICE_INFO_ENDIAN_LITTLE => out.bool(cfg!(target_endian = "little")),
+            UR_DEVICE_INFO_AVAILABLE => out.bool(true),
+            // This adapter builds no programs and runs no kernels.
+            UR_DEVICE_INFO_COMPILER_AVAILABLE | UR_DEVICE_INFO_LINKER_AVAILABLE => out.bool(false),
+            UR_DEVICE_INFO_EXECUTION_CAPABILITIES => out.value(0u32),
+            UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(""),
+            UR_DEVICE_INFO_PLATFORM => out.value(self.platform_handle()),
+            // Root devices are not reference counted.
+            UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
+            UR_DEVICE_INFO_NAME => out.string(&h.cpu_name),
+            UR_DEVICE_INFO_VENDOR => out.string(&h.vendor_name),
+            UR_DEVICE_INFO_DRIVER_VERSION | UR_DEVICE_INFO_BACKEND_RUNTIME_VERSION => out.string(env!("CARGO_PKG_VERSION")),
+            UR_DEVICE_INFO_PROFILE => out.string(Platform::PROFILE),
+            UR_DEVICE_INFO_VERSION => {
+                let v = UR_API_VERSION_IMPLEMENTED.0;
+                out.string(&format!("{}.{}", v >> 16, v & 0xffff))
+            }
+            UR_DEVICE_INFO_EXTENSIONS => out.string(&self.extensions()),
+            // Not partitionable: no parent, no partitions.
+            UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
+            UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice::<ur_device_partition_t>(&[]),
+            UR_DEVICE_INFO_PARTITION_TYPE => out.slice::<ur_device_partition_property_t>(&[]),
+            UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES | UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(0u32),
+            UR_DEVICE_INFO_USM_HOST_SUPPORT
+            | UR_DEVICE_INFO_USM_DEVICE_SUPPORT
+            | UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT
+            | UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT
+            | UR_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT => out.value(FULL_USM_ACCESS),
+            UR_DEVICE_INFO_UUID => match h.uuid {
+                Some(uuid) => out.slice(&uuid),
+                None => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+            },
+            UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
+            UR_DEVICE_INFO_ATOMIC_64 => out.bool(true),
+            UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES | UR_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES => {
+                out.value(ALL_MEMORY_ORDERS)
+            }
+            UR_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES | UR_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES => {
+                out.value(ALL_MEMORY_SCOPES)
+            }
+            UR_DEVICE_INFO_BFLOAT16 | UR_DEVICE_INFO_BFLOAT16_CONVERSIONS_NATIVE => out.bool(h.has_bf16),
+            UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
+            UR_DEVICE_INFO_COMPONENT_DEVICES => out.slice::<ur_device_handle_t>(&[]),
+            UR_DEVICE_INFO_COMPOSITE_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
+            UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES
+            | UR_DEVICE_INFO_COMMAND_BUFFER_UPDATE_CAPABILITIES_EXP
+            | UR_DEVICE_INFO_2D_BLOCK_ARRAY_CAPABILITIES_EXP => out.value(0u32),
+            // Kernel limits: see `kernel_limits`.
+            UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(kernel_limits::WORK_ITEM_DIMENSIONS),
+            UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => {
+                out.slice(&[kernel_limits::WORK_GROUP_SIZE; kernel_limits::WORK_ITEM_DIMENSIONS as usize])
+            }
+            UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(kernel_limits::WORK_GROUP_SIZE),
+            UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => out.value(kernel_limits::NUM_SUB_GROUPS),
+            UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => out.slice(&kernel_limits::SUB_GROUP_SIZES),
+            UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(false),
+            UR_DEVICE_INFO_MAX_WORK_GROUPS_3D => {
+                out.slice(&[kernel_limits::WORK_GROUPS; kernel_limits::WORK_ITEM_DIMENSIONS as usize])
+            }
+            UR_DEVICE_INFO_MAX_WORK_GROUPS => out.value(kernel_limits::WORK_GROUPS),
+            // Local memory is host memory, like everything else.
+            UR_DEVICE_INFO_LOCAL_MEM_TYPE => out.value(UR_DEVICE_LOCAL_MEM_TYPE_GLOBAL),
+            UR_DEVICE_INFO_LOCAL_MEM_SIZE => out.value(kernel_limits::LOCAL_MEM_SIZE),
+            UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(kernel_limits::PARAMETER_SIZE),
+            UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(kernel_limits::CONSTANT_ARGS),
+            // Constant memory is host memory too: any allocation can hold it.
+            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(self.max_alloc_size()),
+            UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(kernel_limits::PRINTF_BUFFER_SIZE),
+            UR_DEVICE_INFO_USM_POOL_SUPPORT => out.bool(USM_POOL_SUPPORT),
+            UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(ASYNC_USM_ALLOCATIONS_SUPPORT),
+            // Features no adapter of this project serves (ur_core::info).
+            p if ur_core::info::is_unserved_feature(p) => out.bool(false),
+            // The core answers the features of device code (this adapter builds
+            // none).
+            UR_DEVICE_INFO_IS_INTEGRATED_GPU => out.bool(false),
+            // GPU facts, PCI and power data, device ids, IL (this adapter takes
+            // no device code), registers: nothing true to answer.
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
-        UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT
-        | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT
-        | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF
-        | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF => out.value(vector_width(2)),
-        UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_INT
-        | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT
-        | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_FLOAT
-        | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT => out.value(vector_width(4)),
-        UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG
-        | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG
-        | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG_LONG
-        | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG_LONG
-        | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_DOUBLE
-        | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE => out.value(vector_width(8)),
-        UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY if h.max_clock_mhz > 0 => out.value(h.max_clock_mhz),
-        UR_DEVICE_INFO_ADDRESS_BITS => out.value(usize::BITS),
-        UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(device.max_alloc_size()),
-        UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(h.total_memory),
-        UR_DEVICE_INFO_GLOBAL_MEM_FREE => match driver::available_memory() {
-            Some(bytes) => out.value(bytes),
-            None => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        },
-        // In bits, as OpenCL counts it: the default USM alignment.
-        UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value((DEFAULT_USM_ALIGNMENT * 8) as u32),
-        UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => out.value(UR_DEVICE_MEM_CACHE_TYPE_READ_WRITE_CACHE),
-        UR_DEVICE_INFO_GLOBAL_MEM_CACHELINE_SIZE => out.value(h.cache_line),
-        UR_DEVICE_INFO_GLOBAL_MEM_CACHE_SIZE if h.cache_size > 0 => out.value(h.cache_size),
-        UR_DEVICE_INFO_ERROR_CORRECTION_SUPPORT => out.bool(false),
-        UR_DEVICE_INFO_HOST_UNIFIED_MEMORY => out.bool(true),
-        UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(clock_resolution_ns()),
-        UR_DEVICE_INFO_ENDIAN_LITTLE => out.bool(cfg!(target_endian = "little")),
-        UR_DEVICE_INFO_AVAILABLE => out.bool(true),
-        // This adapter builds no programs and runs no kernels.
-        UR_DEVICE_INFO_COMPILER_AVAILABLE | UR_DEVICE_INFO_LINKER_AVAILABLE => out.bool(false),
-        UR_DEVICE_INFO_EXECUTION_CAPABILITIES => out.value(0u32),
-        UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(""),
-        UR_DEVICE_INFO_PLATFORM => out.value(device.platform_handle()),
-        // Root devices are not reference counted.
-        UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
-        UR_DEVICE_INFO_NAME => out.string(&h.cpu_name),
-        UR_DEVICE_INFO_VENDOR => out.string(&h.vendor_name),
-        UR_DEVICE_INFO_DRIVER_VERSION | UR_DEVICE_INFO_BACKEND_RUNTIME_VERSION => out.string(env!("CARGO_PKG_VERSION")),
-        UR_DEVICE_INFO_PROFILE => out.string(Platform::PROFILE),
-        UR_DEVICE_INFO_VERSION => {
-            let v = UR_API_VERSION_IMPLEMENTED.0;
-            out.string(&format!("{}.{}", v >> 16, v & 0xffff))
-        }
-        UR_DEVICE_INFO_EXTENSIONS => out.string(&device.extensions()),
-        // Not partitionable: no parent, no partitions.
-        UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
-        UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice::<ur_device_partition_t>(&[]),
-        UR_DEVICE_INFO_PARTITION_TYPE => out.slice::<ur_device_partition_property_t>(&[]),
-        UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES | UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(0u32),
-        UR_DEVICE_INFO_USM_HOST_SUPPORT
-        | UR_DEVICE_INFO_USM_DEVICE_SUPPORT
-        | UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT
-        | UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT
-        | UR_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT => out.value(FULL_USM_ACCESS),
-        UR_DEVICE_INFO_UUID => match h.uuid {
-            Some(uuid) => out.slice(&uuid),
-            None => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        },
-        UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
-        UR_DEVICE_INFO_ATOMIC_64 => out.bool(true),
-        UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES | UR_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES => {
-            out.value(ALL_MEMORY_ORDERS)
-        }
-        UR_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES | UR_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES => {
-            out.value(ALL_MEMORY_SCOPES)
-        }
-        UR_DEVICE_INFO_BFLOAT16 | UR_DEVICE_INFO_BFLOAT16_CONVERSIONS_NATIVE => out.bool(h.has_bf16),
-        UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
-        UR_DEVICE_INFO_COMPONENT_DEVICES => out.slice::<ur_device_handle_t>(&[]),
-        UR_DEVICE_INFO_COMPOSITE_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
-        UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES
-        | UR_DEVICE_INFO_COMMAND_BUFFER_UPDATE_CAPABILITIES_EXP
-        | UR_DEVICE_INFO_2D_BLOCK_ARRAY_CAPABILITIES_EXP => out.value(0u32),
-        // Kernel limits: see `kernel_limits`.
-        UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(kernel_limits::WORK_ITEM_DIMENSIONS),
-        UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => {
-            out.slice(&[kernel_limits::WORK_GROUP_SIZE; kernel_limits::WORK_ITEM_DIMENSIONS as usize])
-        }
-        UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(kernel_limits::WORK_GROUP_SIZE),
-        UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => out.value(kernel_limits::NUM_SUB_GROUPS),
-        UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => out.slice(&kernel_limits::SUB_GROUP_SIZES),
-        UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(false),
-        UR_DEVICE_INFO_MAX_WORK_GROUPS_3D => {
-            out.slice(&[kernel_limits::WORK_GROUPS; kernel_limits::WORK_ITEM_DIMENSIONS as usize])
-        }
-        UR_DEVICE_INFO_MAX_WORK_GROUPS => out.value(kernel_limits::WORK_GROUPS),
-        // Local memory is host memory, like everything else.
-        UR_DEVICE_INFO_LOCAL_MEM_TYPE => out.value(UR_DEVICE_LOCAL_MEM_TYPE_GLOBAL),
-        UR_DEVICE_INFO_LOCAL_MEM_SIZE => out.value(kernel_limits::LOCAL_MEM_SIZE),
-        UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(kernel_limits::PARAMETER_SIZE),
-        UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(kernel_limits::CONSTANT_ARGS),
-        // Constant memory is host memory too: any allocation can hold it.
-        UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(device.max_alloc_size()),
-        UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(kernel_limits::PRINTF_BUFFER_SIZE),
-        UR_DEVICE_INFO_USM_POOL_SUPPORT => out.bool(USM_POOL_SUPPORT),
-        UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(ASYNC_USM_ALLOCATIONS_SUPPORT),
-        // Features no adapter of this project serves (ur_core::info).
-        p if ur_core::info::is_unserved_feature(p) => out.bool(false),
-        // The core answers the features of device code (this adapter builds
-        // none).
-        UR_DEVICE_INFO_IS_INTEGRATED_GPU => out.bool(false),
-        // GPU facts, PCI and power data, device ids, IL (this adapter takes
-        // no device code), registers: nothing true to answer.
-        _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+    }
+
+    fn max_alloc_size(&self) -> u64 {
+        Device::max_alloc_size(self)
+    }
+
+    /// Only images built for native CPU fit: this adapter runs no SPIR-V or
+    /// other device code.
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        &[b"native_cpu"]
+    }
+
+    /// Device and host share one clock, the one of profiling timestamps.
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+        let now = driver::monotonic_ns();
+        Ok((now, now))
+    }
+
+    /// Every device is the same host: each reaches the others' memory,
+    /// atomics included, whether or not access was enabled.
+    const PEER_ACCESS: bool = true;
+
+    fn peer_info(&self, _peer: &Device, _prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        Ok(1)
+    }
+
+    fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
+        self.peers.set(&crate::ADAPTER.get_or_create(), self, peer, enable)
     }
 }

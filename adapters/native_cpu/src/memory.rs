@@ -1,5 +1,6 @@
 //! Host memory for USM: blocking allocations and their registry entries,
-//! USM pool objects, and the engine's memory source over the host.
+//! USM pool objects with their `hal::Pool` impl, and the engine's memory
+//! source over the host.
 //!
 //! USM on the host: every kind of allocation is host memory.
 //!
@@ -24,12 +25,13 @@
 
 use crate::context::Context;
 use crate::device::{Device, DEFAULT_USM_ALIGNMENT};
-use crate::DDI;
+use crate::{NativeCpu, DDI};
 use std::alloc::Layout;
 use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 pub use ur_core::engine::UsmKind;
 use ur_core::engine::{self, wait_reported, HostMemory, MemorySource, OutOfMemory, PoolConfig, VirtualMemory};
+use ur_core::hal;
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::lock_order::{Mutex, Rank};
 use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -393,6 +395,14 @@ impl Pool {
                 engine::Pool::new(context.dag.clone(), Arc::new(source), config)
             }))
         })
+    }
+}
+
+impl hal::Pool<NativeCpu> for Pool {
+    type DeviceRef = Arc<Device>;
+
+    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
+        &self.base
     }
 }
 
