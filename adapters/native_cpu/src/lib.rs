@@ -3,32 +3,75 @@
 //! is host memory, and commands run on worker threads owned by each queue;
 //! there is no driver.
 //!
-//! The C surface is `ur_core`'s, written once for every adapter; `hal.rs`
-//! implements its backend traits over the objects of `core/`.
+//! The C surface is `ur_core`'s, written once for every adapter; each
+//! object's module implements its backend trait of `ur_core::hal` beside the
+//! object: the platform and devices in `device.rs`, then `context.rs`,
+//! `queue/`, `event.rs` and `memory.rs` (USM pools). `driver.rs` is the host
+//! below them, and `conv.rs` translates its values to UR's.
 //!
 //! # How the async pool engine plugs in
 //!
-//! - Each context has one engine graph ([`core::context::Context::dag`]);
-//!   each queue is a lane of it ([`core::queue::QueueShared::lane`]).
-//! - Every command goes through [`core::queue::Queue::submit`], which records
+//! - Each context has one engine graph ([`context::Context::dag`]);
+//!   each queue is a lane of it ([`queue::QueueShared::lane`]).
+//! - Every command goes through [`queue::Queue::submit`], which records
 //!   it on the lane under the queue's lock (its `seq` is its lane seq) and
 //!   returns its event when one was asked for;
-//!   [`core::event::Event::stamp`] names any event's command in the graph.
+//!   [`event::Event::stamp`] names any event's command in the graph.
 //!   Async allocations and frees go through
-//!   [`core::queue::Queue::submit_engine`], where the engine records the
+//!   [`queue::Queue::submit_engine`], where the engine records the
 //!   command itself (or decides none is needed) under the same lock.
 //! - Every command, with or without an event, completes in
-//!   `core::event::complete_command`, on the worker that ran it: the engine
+//!   `event::complete_command`, on the worker that ran it: the engine
 //!   hears of it there first.
-//! - Pools ([`core::usm_pool::Pool`]) are the engine's; blocking allocations
+//! - Pools ([`memory::Pool`]) are the engine's; blocking allocations
 //!   from a pool run on the context's host lane. Host synchronisation points
 //!   (`urQueueFinish`, `urEventWait`, blocking commands, queue release) call
-//!   [`core::context::Context::collect_pools`].
+//!   [`context::Context::collect_pools`].
 
-pub mod core;
-mod hal;
+pub mod context;
+mod conv;
+pub mod device;
+pub mod driver;
+pub mod event;
+pub mod memory;
+pub mod queue;
 
-pub use hal::NativeCpu;
+use context::Context;
+use device::{Device, Platform};
+use event::Event;
+use memory::Pool;
+use queue::Queue;
+use ur_core::adapter::AdapterSlot;
+use ur_core::hal::{self, NoKernel, NoProgram};
+use ur_core::UR_BACKEND_NATIVE_CPU;
+
+pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_NATIVE_CPU, "NATIVE_CPU");
+
+/// This backend's marker type.
+pub struct NativeCpu;
+
+impl ur_core::adapter::Backend for NativeCpu {
+    fn slot() -> &'static AdapterSlot {
+        &ADAPTER
+    }
+
+    /// The last release also lets the platform go and joins the workers of
+    /// released queues, so that a loader may unload the library afterwards.
+    fn on_last_release() {
+        Platform::adapter_released();
+    }
+}
+
+impl hal::Backend for NativeCpu {
+    type Platform = Platform;
+    type Device = Device;
+    type Context = Context;
+    type Queue = Queue;
+    type Event = Event;
+    type Pool = Pool;
+    type Program = NoProgram;
+    type Kernel = NoKernel;
+}
 
 /// The adapter's full dispatch table: the C surface of `ur_core::api`, for
 /// this backend. Every handle this adapter makes points at it from offset 0,

@@ -1,4 +1,4 @@
-//! Queues and their workers.
+//! Queues and their workers, with the queue's `hal::Queue` impl.
 //!
 //! Each queue owns its worker threads (never a pool shared across queues, so
 //! a command blocked on another queue's event cannot starve that queue). An
@@ -24,27 +24,34 @@
 //! engine may make a command wait for a command of any queue of the context
 //! by its stamp.
 //!
-//! Layout: this file holds the queue's types and the handle's operations
-//! (submitting, the engine's commands, finishing); `shared.rs` the shared
+//! Layout: this file holds the queue's types, the handle's operations
+//! (submitting, the engine's commands, finishing) and its `hal::Queue`
+//! impl (the enqueued USM commands among them); `shared.rs` the shared
 //! state's bookkeeping (recording on the lane, queuing, waiting, retiring,
 //! and which command may start next); `worker.rs` the worker threads that
-//! run commands, and their joining; `tests.rs` the unit tests.
+//! run commands, and their joining; `command.rs` what a command does when
+//! it runs, and which memory it may touch; `usm_async.rs` the async
+//! allocations and frees; `tests.rs` the unit tests.
 
-use super::context::Context;
-use super::device::Device;
-use super::enqueue::Command;
-use super::event::Event;
-use super::usm_pool::Pool;
-use crate::DDI;
+use crate::context::Context;
+use crate::device::{Device, ASYNC_USM_ALLOCATIONS_SUPPORT};
+use crate::event::Event;
+use crate::memory::{Pool, UsmKind};
+use command::{resolve, Command, Pattern, UsmPtr};
+use crate::{NativeCpu, DDI};
 use std::collections::VecDeque;
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal::{self, region_bytes, Completion, Events, UsmCommand};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
+pub mod command;
 mod shared;
+mod usm_async;
 mod worker;
 #[cfg(test)]
 mod tests;
@@ -396,6 +403,145 @@ impl Queue {
             st = q.retired.wait(st);
             st.finishers -= 1;
         }
+    }
+}
+
+/// The wait list reduced to the events still pending.
+fn pending(waits: &Events<'_, NativeCpu>) -> Vec<Arc<Event>> {
+    waits.iter().filter(|e| !e.is_done()).map(arc_of).collect()
+}
+
+/// A pointer a command will access for `len` bytes (the core checked the
+/// bounds): a USM allocation of the context is held by the command.
+fn usm_ptr(queue: &Queue, addr: *const c_void, len: usize) -> UrResult<UsmPtr> {
+    let owner = resolve(&queue.shared.context, addr as *const u8, len)?;
+    // SAFETY: `owner` holds a range checked to cover `len` bytes, or the
+    // caller vouches for host memory of its own, as UR requires.
+    Ok(unsafe { UsmPtr::new(addr as *mut u8, owner) })
+}
+
+impl hal::Queue<NativeCpu> for Queue {
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+        // Priority, submission, device-queue and event-discarding flags are
+        // hints a host device honours by changing nothing.
+        let queue = Queue::new(arc_of(context), arc_of(device), flags);
+        log::debug(&format!("queue {} created, flags {flags:#x}", queue.shared.id));
+        Ok(queue)
+    }
+
+    fn context(&self) -> &Context {
+        &self.shared.context
+    }
+
+    fn device(&self) -> &Device {
+        &self.shared.device
+    }
+
+    fn flags(&self) -> ur_queue_flags_t {
+        self.shared.flags
+    }
+
+    fn is_empty(&self) -> UrResult<bool> {
+        Ok(Queue::is_empty(self))
+    }
+
+    /// A host synchronisation point: the context's pools take back what the
+    /// finished work freed, and give back what is above their thresholds.
+    fn finish(&self) -> UrResult {
+        let outcome = Queue::finish(self);
+        self.shared.context.collect_pools();
+        outcome
+    }
+
+    /// Commands reach the workers as they are enqueued: nothing to flush.
+    fn flush(&self) -> UrResult {
+        Ok(())
+    }
+
+    fn enqueue_usm(
+        &self,
+        command: UsmCommand<'_>,
+        waits: Events<'_, NativeCpu>,
+        completion: Completion,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let command_type = command.command_type();
+        let mut order = Order::default();
+        let command = match command {
+            UsmCommand::Wait { barrier } => {
+                order = Order { after_all: waits.is_empty(), fence: barrier };
+                Command::Marker
+            }
+            UsmCommand::Fill { dst, pattern, size, .. } => {
+                Command::Fill { dst: usm_ptr(self, dst, size)?, pattern: Pattern::new(pattern), size }
+            }
+            UsmCommand::Copy { dst, src, size, .. } => {
+                Command::Copy { dst: usm_ptr(self, dst, size)?, src: usm_ptr(self, src, size)?, size }
+            }
+            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => Command::Fill2D {
+                dst: usm_ptr(self, dst, region_bytes(pitch, width, height)?)?,
+                pitch,
+                pattern: Pattern::new(pattern),
+                width,
+                height,
+            },
+            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => Command::Copy2D {
+                dst: usm_ptr(self, dst, region_bytes(dst_pitch, width, height)?)?,
+                dst_pitch,
+                src: usm_ptr(self, src, region_bytes(src_pitch, width, height)?)?,
+                src_pitch,
+                width,
+                height,
+            },
+            // Host memory has nowhere to migrate to, and ignores advice: the
+            // command only keeps its place in the queue's order.
+            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => Command::Marker,
+        };
+        let deps = pending(&waits);
+        let submission = Submission {
+            command_type,
+            command,
+            deps,
+            order,
+            want_event: completion.want_event,
+            blocking: completion.blocking,
+        };
+        Ok(self.submit(submission)?.event)
+    }
+
+    fn async_alloc_supported(&self) -> bool {
+        ASYNC_USM_ALLOCATIONS_SUPPORT
+    }
+
+    #[inline]
+    fn alloc_async_hot(&self, kind: UsmKind, size: usize) -> Option<UrResult<*mut c_void>> {
+        Queue::alloc_async_hot(self, kind, size).map(|r| r.map(|p| p as *mut c_void))
+    }
+
+    fn alloc_async(
+        &self,
+        kind: UsmKind,
+        pool: Option<&Pool>,
+        size: usize,
+        waits: Events<'_, NativeCpu>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        let (ptr, event) = Queue::alloc_async(self, kind, pool, size, pending(&waits), want_event)?;
+        Ok((ptr as *mut c_void, event))
+    }
+
+    #[inline]
+    fn free_async_hot(&self, ptr: *mut c_void) -> bool {
+        Queue::free_async_hot(self, ptr as *mut u8)
+    }
+
+    fn free_async(
+        &self,
+        pool: Option<&Pool>,
+        ptr: *mut c_void,
+        waits: Events<'_, NativeCpu>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        Queue::free_async(self, pool, ptr as *mut u8, pending(&waits), want_event)
     }
 }
 

@@ -1,19 +1,23 @@
+//! The context object, with its `hal::Context` impl.
+//!
 //! A context: the devices it spans, the USM allocations made in it, and its
 //! share of the async pool engine: the graph of every queue's commands, the
 //! pools, and who waits for which command.
 
 use ur_core::extended_deleter::ExtendedDeleter;
 use ur_core::usm_pool::ContextPools;
-use super::device::Device;
-use super::queue::QueueShared;
-use super::usm::UsmRegistry;
-use super::usm_pool::{Pool, SlabMap};
-use crate::DDI;
+use crate::device::{Device, USM_POOL_SUPPORT};
+use crate::memory::{AllocRequest as HostRequest, Pool, SlabMap, UsmRegistry};
+use crate::queue::QueueShared;
+use crate::{NativeCpu, DDI};
+use std::ffi::c_void;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use ur_core::engine::{Dag, Lane, QueueOrder, Stamp};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal::{self, AllocInfo, AllocRequest};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::*;
 
 #[repr(C)]
@@ -163,6 +167,64 @@ impl Context {
         for q in watchers.iter().filter_map(Weak::upgrade) {
             q.wake_workers();
         }
+    }
+}
+
+impl hal::Context<NativeCpu> for Context {
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        Ok(Context::new(devices.iter().map(|d| arc_of(*d)).collect()))
+    }
+
+    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
+        self.devices.iter().map(|d| &**d)
+    }
+
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
+    }
+
+    fn usm_alloc(&self, r: AllocRequest<'_, NativeCpu>) -> UrResult<*mut c_void> {
+        // Host and device flags and placement hints mean nothing here: all
+        // host memory is one place.
+        let device = r.device.map(arc_of);
+        let pool = r.pool.map(arc_of);
+        let request = HostRequest { kind: r.kind, size: r.size, align: r.align, device: device.as_ref(), pool: pool.as_ref() };
+        Ok(Context::usm_alloc(self, request)? as *mut c_void)
+    }
+
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        Context::usm_free(self, ptr as *mut u8)
+    }
+
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        self.usm.live_span(&self.slabs, ptr as usize)
+    }
+
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<NativeCpu>> {
+        let addr = ptr as usize;
+        if let Some(a) = self.usm.find(addr) {
+            let device = a.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
+            return Some(AllocInfo::new(a.kind.to_ur(), a.base() as *mut c_void, a.size(), device, std::ptr::null_mut()));
+        }
+        let block = self.pool_block(addr)?;
+        let device = block.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
+        Some(AllocInfo::new(block.kind.to_ur(), block.base as *mut c_void, block.size, device, block.pool.handle()))
+    }
+
+    fn pools_supported(&self) -> bool {
+        USM_POOL_SUPPORT
+    }
+
+    fn pool_create(&self, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<Pool>> {
+        Ok(Pool::create(&arc_of(self), device.map(arc_of), desc, api))
+    }
+
+    fn pools(&self) -> &ContextPools<Pool> {
+        &self.pools
+    }
+
+    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<Pool>> {
+        Ok(Pool::default_for(&arc_of(self), arc_of(device)))
     }
 }
 

@@ -2,7 +2,7 @@
 //! the list of every worker started, so that they can be joined.
 
 use super::{QueueShared, Task};
-use crate::core::event::complete_command;
+use crate::event::complete_command;
 use std::sync::{Arc, Weak};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use std::thread::JoinHandle;

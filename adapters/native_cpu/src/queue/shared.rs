@@ -4,7 +4,7 @@
 
 use super::worker::{spawn_worker, WORKER_OF};
 use super::{Order, QueueShared, Running, State, Task, KEEP_SLOTS, TRIM_AFTER_BYTES};
-use crate::core::event::Event;
+use crate::event::Event;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use ur_core::lock_order::MutexGuard;
@@ -147,7 +147,7 @@ impl QueueShared {
         Ok(())
     }
 
-    /// The queue's bookkeeping half of [`complete_command`](crate::core::event::complete_command).
+    /// The queue's bookkeeping half of [`complete_command`](crate::event::complete_command).
     pub(crate) fn retire(&self, seq: u64, outcome: UrResult) {
         let mut st = self.lock();
         st.running.retain(|r| r.seq != seq);

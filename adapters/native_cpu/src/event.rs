@@ -1,4 +1,5 @@
-//! Events, and the one place where a command completes.
+//! Events, their callbacks, and the one place where a command completes,
+//! with the event's `hal::Event` impl.
 //!
 //! An event exists only when the caller of an enqueue asked for one: queues
 //! track their own commands by sequence number. The event's status moves
@@ -6,15 +7,17 @@
 //! dependencies failed); waiters, queues whose commands depend on it, and
 //! `urEventSetCallback` callbacks are told on the way.
 
-use super::device::monotonic_ns;
-use super::queue::{Queue, QueueShared};
-use crate::DDI;
+use crate::context::Context;
+use crate::driver::monotonic_ns;
+use crate::queue::{Queue, QueueShared};
+use crate::{NativeCpu, DDI};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::Stamp;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal;
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 #[repr(C)]
@@ -91,10 +94,6 @@ impl Event {
         &self.queue
     }
 
-    pub fn command_type(&self) -> ur_command_t {
-        self.command_type
-    }
-
     /// The command in the context's engine graph: its queue's lane and its
     /// seq there.
     pub fn stamp(&self) -> Stamp {
@@ -156,18 +155,6 @@ impl Event {
         true
     }
 
-    /// Registers `cb`, or runs it now when the event is at or past `cb.on`.
-    pub fn set_callback(self: &Arc<Self>, cb: Callback) {
-        let w = self.lock();
-        if reached(self.status(), cb.on) {
-            drop(w);
-            self.run_callbacks(vec![cb]);
-        } else {
-            let mut w = w;
-            w.callbacks.push(cb);
-        }
-    }
-
     /// The worker starts the command.
     pub(crate) fn mark_running(self: &Arc<Self>) {
         if self.queue.shared.profiling() {
@@ -222,10 +209,32 @@ impl Event {
             });
         }
     }
+}
+
+impl hal::Event<NativeCpu> for Event {
+    fn queue(&self) -> Option<&Queue> {
+        Some(Event::queue(self))
+    }
+
+    fn context(&self) -> &Context {
+        &Event::queue(self).shared.context
+    }
+
+    fn command_type(&self) -> ur_command_t {
+        self.command_type
+    }
+
+    fn status(&self) -> UrResult<ur_event_status_t> {
+        Ok(Event::status(self))
+    }
+
+    fn failed(&self) -> bool {
+        Event::failed(self)
+    }
 
     /// `urEventGetProfilingInfo`: one timestamp, or `PROFILING_INFO_NOT_AVAILABLE`
     /// when the queue does not profile or the command has not got there yet.
-    pub fn profiling_time(&self, what: ur_profiling_info_t) -> UrResult<u64> {
+    fn profiling(&self, what: ur_profiling_info_t) -> UrResult<u64> {
         if !self.queue.shared.profiling() {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         }
@@ -241,6 +250,37 @@ impl Event {
             0 => Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE),
             t => Ok(t),
         }
+    }
+
+    fn wait(&self) -> UrResult {
+        Event::wait(self)
+    }
+
+    fn host_sync(context: &Context) {
+        context.collect_pools();
+    }
+
+    /// Workers mark commands running and complete: every stage calls back.
+    const CALLBACKS_BEFORE_COMPLETE: bool = true;
+
+    /// Registers `cb`, or runs it now when the event is at or past `cb.on`.
+    fn set_callback(
+        &self,
+        on: ur_execution_info_t,
+        func: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult {
+        let this = arc_of(self);
+        let cb = Callback { on, func, user_data };
+        let w = this.lock();
+        if reached(this.status(), cb.on) {
+            drop(w);
+            this.run_callbacks(vec![cb]);
+        } else {
+            let mut w = w;
+            w.callbacks.push(cb);
+        }
+        Ok(())
     }
 }
 

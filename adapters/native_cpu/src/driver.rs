@@ -1,6 +1,8 @@
-//! What the host machine is: read once from `/proc`, `/sys` and the C
-//! library, so that device queries answer with the real CPU and memory.
+//! The host, native CPU's driver: what the machine is, read once from
+//! `/proc`, `/sys` and the C library, so that device queries answer with the
+//! real CPU and memory; and the host's clock.
 
+use crate::conv::{vendor_name, vendor_pci_id};
 use std::fs;
 
 /// Facts about the host CPU and memory, probed once per adapter.
@@ -68,6 +70,23 @@ pub fn available_memory() -> Option<u64> {
     parse_meminfo_available(&meminfo)
 }
 
+/// The clock of profiling timestamps and `urDeviceGetGlobalTimestamps`, in
+/// nanoseconds: `CLOCK_MONOTONIC`, shared by host and device.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `clock_gettime` writes the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Resolution of [`monotonic_ns`] in nanoseconds.
+pub fn clock_resolution_ns() -> usize {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `clock_getres` writes the timespec we own.
+    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as usize * 1_000_000_000 + ts.tv_nsec as usize).max(1)
+}
+
 #[derive(Default, Debug)]
 struct CpuInfo {
     vendor: String,
@@ -97,23 +116,6 @@ fn parse_cpuinfo(text: &str) -> CpuInfo {
         }
     }
     info
-}
-
-fn vendor_name(cpuid_vendor: &str) -> String {
-    match cpuid_vendor {
-        "GenuineIntel" => "Intel(R) Corporation".to_string(),
-        "AuthenticAMD" => "Advanced Micro Devices, Inc.".to_string(),
-        "" => "Unknown".to_string(),
-        other => other.to_string(),
-    }
-}
-
-fn vendor_pci_id(cpuid_vendor: &str) -> u32 {
-    match cpuid_vendor {
-        "GenuineIntel" => 0x8086,
-        "AuthenticAMD" => 0x1022,
-        _ => 0,
-    }
 }
 
 fn simd_bytes(flags: &[String]) -> u32 {

@@ -2,8 +2,8 @@
 //! release and the bookkeeping a burst leaves.
 
 use super::*;
-use crate::core::enqueue::{Pattern, UsmPtr};
-use crate::core::platform::Platform;
+use super::command::{Pattern, UsmPtr};
+use crate::device::Platform;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Condvar, Mutex, Weak};
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! Commands: the work a queue's worker does when a command's turn comes, and
 //! the checks that decide, at enqueue time, which memory a command may touch.
 
-use super::context::Context;
-use super::usm::Allocation;
+use crate::context::Context;
+use crate::memory::Allocation;
 use std::sync::Arc;
 use ur_core::*;
 

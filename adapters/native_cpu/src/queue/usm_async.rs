@@ -7,10 +7,9 @@
 //! needs no command: the call costs a pool lookup and the engine's work,
 //! nothing is queued and no event exists.
 
-use super::event::Event;
-use super::queue::{EngineCommand, Queue, QueueShared};
-use super::usm::UsmKind;
-use super::usm_pool::Pool;
+use super::{EngineCommand, Queue, QueueShared};
+use crate::event::Event;
+use crate::memory::{Pool, UsmKind};
 use std::sync::Arc;
 use ur_core::engine;
 use ur_core::usm_async::alloc_command;
@@ -165,15 +164,15 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::context::Context;
-    use crate::core::enqueue::Command;
-    use crate::core::platform::Platform;
-    use crate::core::queue::{Order, Submission};
+    use crate::context::Context;
+    use crate::device::Platform;
+    use crate::queue::command::Command;
+    use crate::queue::{Order, Submission};
     use std::sync::{Condvar, Mutex, Weak};
     use std::time::Duration;
     use ur_core::usm_async::{PoolApi, PoolDesc};
 
-    fn setup() -> (Arc<Context>, Arc<crate::core::device::Device>) {
+    fn setup() -> (Arc<Context>, Arc<crate::device::Device>) {
         let device = Platform::new(Weak::new()).devices[0].clone();
         (Context::new(vec![device.clone()]), device)
     }
