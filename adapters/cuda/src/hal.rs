@@ -4,15 +4,14 @@
 
 use ur_core::extended_deleter::ExtendedDeleter;
 use ur_core::usm_pool::ContextPools;
-use crate::core::context::Context;
-use crate::core::device::Device;
-use crate::core::event::{now_ns, Event};
-use crate::core::kernel::{self, Arg, Kernel};
-use crate::core::program::Program;
-use crate::core::platform::Platform;
-use crate::core::queue::Queue;
-use crate::core::usm::{AllocRequest as CudaRequest, UsmKind};
-use crate::core::usm_pool::UsmPool;
+use crate::context::Context;
+use crate::device::{Device, Platform};
+use crate::event::{now_ns, Event};
+use crate::kernel::{self, Arg, Kernel};
+use crate::program::Program;
+use crate::queue::Queue;
+use crate::memory::{AllocRequest as CudaRequest, UsmKind};
+use crate::memory::pool::UsmPool;
 use crate::driver::{self, CuEvent};
 use crate::DDI;
 use std::ffi::{c_void, CStr};

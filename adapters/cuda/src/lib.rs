@@ -18,10 +18,16 @@
 // that only the driver reads; passing one never dereferences it here.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod context;
 pub mod conv;
-pub mod core;
+pub mod device;
 pub mod driver;
+pub mod event;
 mod hal;
+pub mod kernel;
+pub mod memory;
+pub mod program;
+pub mod queue;
 
 pub use hal::Cuda;
 

@@ -1,8 +1,8 @@
 //! Programs: PTX or cubin images, one per device, loaded into the device's
 //! primary context by `urProgramBuild` (the driver JIT-compiles PTX).
 
-use super::context::Context;
-use super::device::Device;
+use crate::context::Context;
+use crate::device::Device;
 use crate::conv::CuExt;
 use crate::driver::{self, Module};
 use crate::DDI;

@@ -1,10 +1,11 @@
 //! Events: a CUDA event recorded after the command, and for profiling
 //! queues a second one recorded before it.
 
-use super::callback;
-use super::context::Context;
-use super::device::Device;
-use super::queue::Queue;
+pub mod callback;
+
+use crate::context::Context;
+use crate::device::Device;
+use crate::queue::Queue;
 use crate::conv::{self, CuExt};
 use crate::driver::{CUstream, CuEvent};
 use crate::DDI;
@@ -166,7 +167,7 @@ impl Event {
 
     /// `urEventSetCallback` for completion: `notify` runs on the callback
     /// dispatcher's thread once the command has completed
-    /// (`core/callback.rs`); the event stays alive until it has.
+    /// (`event/callback.rs`); the event stays alive until it has.
     pub fn on_complete(
         self: Arc<Self>,
         notify: callback::Notify,

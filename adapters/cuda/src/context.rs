@@ -3,11 +3,11 @@
 
 use ur_core::extended_deleter::ExtendedDeleter;
 use ur_core::usm_pool::ContextPools;
-use super::device::Device;
-use super::engine::SlabMap;
-use super::queue::Queue;
-use super::usm::UsmRegistry;
-use super::usm_pool::UsmPool;
+use crate::device::Device;
+use crate::memory::pool::UsmPool;
+use crate::memory::source::SlabMap;
+use crate::memory::UsmRegistry;
+use crate::queue::Queue;
 use crate::driver::CuEvent;
 use crate::DDI;
 use std::collections::HashMap;
@@ -67,7 +67,7 @@ impl Context {
         ownership: ur_core::boundary::NativeOwnership,
     ) -> UrResult<Arc<Context>> {
         let candidates: Vec<Arc<Device>> = if devices.is_empty() {
-            super::platform::Platform::get()
+            crate::device::Platform::get()
                 .map(|p| p.devices.clone())
                 .unwrap_or_default()
         } else {
@@ -201,7 +201,7 @@ impl Drop for Context {
                     let _ = crate::driver::ctx_synchronize();
                 }
             }
-            super::usm::free_all(&self.usm, &self.devices);
+            crate::memory::free_all(&self.usm, &self.devices);
         }
         self.engine.release_default_pools();
         self.pools.clear();

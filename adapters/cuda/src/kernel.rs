@@ -2,10 +2,10 @@
 //! layout, and the launch that takes every argument at once
 //! (`urEnqueueKernelLaunchWithArgsExp`).
 
-use super::device::Device;
-use super::event::Event;
-use super::program::Program;
-use super::queue::Queue;
+use crate::device::Device;
+use crate::event::Event;
+use crate::program::Program;
+use crate::queue::Queue;
 use crate::conv::CuExt;
 use crate::driver::{self, CUfunction, FuncAttr, LaunchDims, Module};
 use crate::DDI;

@@ -1,12 +1,20 @@
+//! Memory: blocking USM allocations and their registry entries here, USM
+//! pools in `pool`, the engine's memory source in `source` (over CUDA's
+//! virtual memory management, `vmm`).
+//!
 //! USM allocations: the blocking `urUSM*Alloc`/`urUSMFree` paths and the
 //! registry that knows every live allocation of a context outside the
 //! engine's pools (for frees, for `urUSMGetMemAllocInfo`, and to refuse
 //! interior, foreign and double frees). Engine blocks are found through the
 //! context's slab map instead (`Context::slabs`).
 
-use super::context::Context;
-use super::device::Device;
-use super::usm_pool::UsmPool;
+pub mod pool;
+pub mod source;
+pub mod vmm;
+
+use crate::context::Context;
+use crate::device::Device;
+use pool::UsmPool;
 use crate::conv::CuExt;
 use crate::driver;
 use std::sync::Arc;
@@ -28,6 +36,14 @@ impl UsmKind {
             UsmKind::Host => UR_USM_TYPE_HOST,
             UsmKind::Device => UR_USM_TYPE_DEVICE,
             UsmKind::Shared => UR_USM_TYPE_SHARED,
+        }
+    }
+
+    pub fn engine_kind(self) -> engine::UsmKind {
+        match self {
+            UsmKind::Host => engine::UsmKind::Host,
+            UsmKind::Device => engine::UsmKind::Device,
+            UsmKind::Shared => engine::UsmKind::Shared,
         }
     }
 }

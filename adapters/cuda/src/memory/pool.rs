@@ -12,10 +12,10 @@
 //! threshold (as libsycl passes them), for `urUSMPoolCreate` UR's pooled
 //! size and slab size. Pools the user makes start at threshold 0.
 
-use super::context::Context;
-use super::device::Device;
-use super::engine::{CudaMemory, SlabOwner};
-use super::usm::UsmKind;
+use super::source::{CudaMemory, SlabOwner};
+use super::UsmKind;
+use crate::context::Context;
+use crate::device::Device;
 use crate::conv::CuExt;
 use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
 use crate::DDI;
