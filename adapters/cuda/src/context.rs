@@ -8,13 +8,18 @@ use crate::memory::pool::UsmPool;
 use crate::memory::source::SlabMap;
 use crate::memory::UsmRegistry;
 use crate::queue::Queue;
-use crate::driver::CuEvent;
-use crate::DDI;
+use crate::driver::{self, CuEvent};
+use crate::memory::{cuda_kind, AllocRequest as CudaRequest};
+use crate::{Cuda, DDI};
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use ur_core::engine::{self, Engine, Lane, LaneId, Stamp};
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal::{self, AllocInfo, AllocRequest};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::log;
 use ur_core::*;
 
@@ -48,6 +53,10 @@ pub struct Context {
 }
 
 ur_core::ur_object!(Context, Context, ur_context_handle_t_);
+
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Context {}
 
 impl Context {
     pub fn new(devices: Vec<Arc<Device>>) -> UrResult<Arc<Context>> {
@@ -186,6 +195,107 @@ impl Context {
         let mut kept = self.kept_pools.lock().unwrap_or_else(|e| e.into_inner());
         kept.retain(|p| p.live_blocks() > 0);
         kept.push(pool);
+    }
+}
+
+impl hal::Context<Cuda> for Context {
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        Context::new(devices.iter().map(|d| arc_of(*d)).collect())
+    }
+
+    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
+        self.devices.iter().map(|d| &**d)
+    }
+
+    /// Not served yet: driver/memory.rs has a pitched fill but no pitched copy.
+    fn usm_2d_supported(&self) -> bool {
+        false
+    }
+
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
+    }
+
+    /// The primary CUDA context of the first device.
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.devices[0].activate()? as ur_native_handle_t)
+    }
+
+    fn from_native(
+        native: ur_native_handle_t,
+        devices: &[&Device],
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let devices = devices.iter().map(|d| arc_of(*d)).collect();
+        Context::from_native(native as driver::CUcontext, devices, ownership)
+    }
+
+    /// Placement hints and host/device flags have no CUDA counterpart
+    /// here and are ignored.
+    fn usm_alloc(&self, r: AllocRequest<'_, Cuda>) -> UrResult<*mut c_void> {
+        let device = r.device.map(arc_of);
+        let pool = r.pool.map(arc_of);
+        let request = CudaRequest {
+            kind: cuda_kind(r.kind),
+            size: r.size,
+            align: r.align,
+            device: device.as_ref(),
+            pool: pool.as_ref(),
+        };
+        Context::usm_alloc(self, request)
+    }
+
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        Context::usm_free(self, ptr)
+    }
+
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        self.usm.live_span(&self.slabs, ptr as usize)
+    }
+
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<Cuda>> {
+        let registered = self.usm.with(ptr as usize, |a| {
+            let device = a
+                .device
+                .and_then(|i| self.devices.get(i))
+                .map_or(std::ptr::null_mut(), |d| d.handle());
+            let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
+            AllocInfo::new(a.kind.as_ur(), a.base as *mut c_void, a.size, device, pool)
+        });
+        if registered.is_some() {
+            return registered;
+        }
+        // An engine block: its pool knows it; a destroyed pool reads as none.
+        let owner = self.slabs.owner_of(ptr as usize)?;
+        let (base, size) = owner.live_block(ptr as usize)?;
+        let device = owner
+            .device
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |d| d.handle());
+        let pool = owner.usm_pool_handle();
+        Some(AllocInfo::new(owner.kind.as_ur(), base as *mut c_void, size, device, pool))
+    }
+
+    fn pools_supported(&self) -> bool {
+        self.devices.iter().all(|d| d.props.memory_pools)
+    }
+
+    /// A pool belongs to one GPU: a context-wide pool needs a context of one.
+    fn pool_create(
+        &self,
+        device: Option<&Device>,
+        desc: PoolDesc,
+        api: PoolApi,
+    ) -> UrResult<Arc<UsmPool>> {
+        UsmPool::create(&arc_of(self), device.map(arc_of).as_ref(), desc, api)
+    }
+
+    fn pools(&self) -> &ContextPools<UsmPool> {
+        &self.pools
+    }
+
+    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
+        UsmPool::device_default(&arc_of(self), &arc_of(device))
     }
 }
 

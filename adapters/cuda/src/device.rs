@@ -4,9 +4,14 @@
 
 use crate::conv::{self, CuExt};
 use crate::driver::{self, Attr, CUcontext, CUdevice, CuResult, MemPool, Stream};
-use crate::DDI;
+use crate::event::now_ns;
+use crate::{Cuda, ADAPTER, DDI};
+use std::ffi::CStr;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::adapter::Adapter;
+use ur_core::engine;
+use ur_core::hal;
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::log;
 use ur_core::*;
@@ -101,6 +106,35 @@ impl Platform {
             (self.driver_version % 1000) / 10
         )
     }
+}
+
+impl hal::Platform<Cuda> for Platform {
+    /// One platform when the driver reports a GPU, none otherwise.
+    fn all(_adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+        Ok(Platform::get().map(|p| p.handle()).into_iter().collect())
+    }
+
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            UR_PLATFORM_INFO_NAME => out.string(Platform::NAME),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string(Platform::VENDOR),
+            UR_PLATFORM_INFO_VERSION => out.string(&self.version()),
+            UR_PLATFORM_INFO_EXTENSIONS => out.string(""),
+            UR_PLATFORM_INFO_PROFILE => out.string(Platform::PROFILE),
+            // The value only: the caller holds the adapter while it uses
+            // the platform.
+            UR_PLATFORM_INFO_ADAPTER => {
+                out.value(ur_core::handle::handle_of(&*ADAPTER.get_or_create()))
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+        Platform::backend_option(frontend)
+    }
+
+    // No native handle: the CUDA driver has no platform object.
 }
 
 /// What the driver says about a GPU, read once.
@@ -212,6 +246,10 @@ pub struct Device {
 const CALLBACK_STREAMS: usize = 4;
 
 ur_core::ur_object!(Device, Device, ur_device_handle_t_);
+
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Device {}
 
 impl Device {
     pub fn discover(platform: Weak<Platform>, ordinal: i32) -> CuResult<Arc<Device>> {
@@ -538,5 +576,70 @@ impl Device {
             ),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
+    }
+}
+
+impl hal::Device<Cuda> for Device {
+    fn all(
+        platform: &Platform,
+        device_type: ur_device_type_t,
+    ) -> UrResult<Vec<ur_device_handle_t>> {
+        let matching: &[_] = match device_type {
+            UR_DEVICE_TYPE_GPU | UR_DEVICE_TYPE_ALL => &platform.devices,
+            UR_DEVICE_TYPE_DEFAULT => &platform.devices[..1],
+            _ => &[],
+        };
+        Ok(matching.iter().map(|d| d.handle()).collect())
+    }
+
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        Device::info(self, prop, out)
+    }
+
+    fn max_alloc_size(&self) -> u64 {
+        Device::max_alloc_size(self)
+    }
+
+    /// Every GPU has device and host memory; shared memory is managed
+    /// memory, which some do not offer.
+    fn serves_usm(&self, kind: engine::UsmKind) -> bool {
+        kind != engine::UsmKind::Shared || self.props.managed_memory
+    }
+
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        &[b"nvptx64"]
+    }
+
+    /// Device times (event profiling) are placed on the host's monotonic
+    /// clock, so one reading serves both.
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+        let now = now_ns();
+        Ok((now, now))
+    }
+
+    /// Each pair's answer is the driver's (`cuDeviceGetP2PAttribute`).
+    const PEER_ACCESS: bool = true;
+
+    fn peer_info(&self, peer: &Device, prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        Device::peer_info(self, peer, prop)
+    }
+
+    fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
+        Device::set_peer_access(self, peer, enable)
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cu as ur_native_handle_t)
+    }
+
+    /// A `CUdevice` is an ordinal-like integer: 0 is a device.
+    const NATIVE_NULL_IS_VALID: bool = true;
+
+    /// The same handle `urDeviceGet` hands out; a `CUdevice` the adapter
+    /// did not find is `INVALID_VALUE` (spec/device.md).
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        Device::find_native(native)
+            .map(|d| d.handle())
+            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)
     }
 }

@@ -2,16 +2,19 @@
 //! layout, and the launch that takes every argument at once
 //! (`urEnqueueKernelLaunchWithArgsExp`).
 
+use crate::context::Context;
 use crate::device::Device;
 use crate::event::Event;
 use crate::program::Program;
 use crate::queue::Queue;
 use crate::conv::CuExt;
 use crate::driver::{self, CUfunction, FuncAttr, LaunchDims, Module};
-use crate::DDI;
-use std::ffi::{c_void, CString};
+use crate::{Cuda, DDI};
+use std::ffi::{c_void, CStr, CString};
 use std::sync::Arc;
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal::{self, Events, KernelArg};
+use ur_core::handle::{arc_of, arc_ref, ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -34,6 +37,10 @@ pub struct Kernel {
 }
 
 ur_core::ur_object!(Kernel, Kernel, ur_kernel_handle_t_);
+
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Kernel {}
 
 // SAFETY: CUDA function handles may be used from any thread.
 unsafe impl Send for DeviceFunction {}
@@ -298,6 +305,73 @@ impl Kernel {
             slots,
             u32::try_from(shared).map_err(|_| UR_RESULT_ERROR_OUT_OF_RESOURCES)?,
         ))
+    }
+}
+
+impl hal::Kernel<Cuda> for Kernel {
+    fn create(program: &Program, name: &CStr) -> UrResult<Arc<Self>> {
+        let name = name.to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
+        Kernel::new(arc_of(program), name)
+    }
+
+    fn program(&self) -> &Program {
+        &self.program
+    }
+
+    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+        Kernel::info(self, prop, out)
+    }
+
+    fn group_info(&self, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+        Kernel::group_info(self, device, prop, out)
+    }
+
+    fn sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+        Kernel::sub_group_info(self, device, prop, out)
+    }
+
+    fn suggested_local_work_size(&self, queue: &Queue, global: &[usize]) -> UrResult<Vec<usize>> {
+        Ok(self.suggest_local(&queue.device, global)?.to_vec())
+    }
+
+    /// The function on the program's first device.
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        let device = &self.program.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?.device;
+        Ok(self.native_for(device)? as ur_native_handle_t)
+    }
+
+    /// A CUDA function does not name the UR program it came from: without
+    /// one, `INVALID_NULL_HANDLE`, as the spec allows.
+    fn from_native(
+        native: ur_native_handle_t,
+        _context: &Context,
+        program: Option<&Program>,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let program = program.ok_or(UR_RESULT_ERROR_INVALID_NULL_HANDLE)?;
+        Kernel::from_native(arc_of(program), native as driver::CUfunction)
+    }
+
+    fn launch(
+        &self,
+        queue: &Queue,
+        range: &hal::NdRange<'_>,
+        args: &[KernelArg<'_>],
+        cooperative: bool,
+        waits: Events<'_, Cuda>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let args: Vec<(u32, Arg)> = args
+            .iter()
+            .map(|a| match *a {
+                KernelArg::Value { index, bytes } => (index, Arg::Value(bytes.to_vec())),
+                KernelArg::Pointer { index, ptr } => (index, Arg::Pointer(ptr as usize)),
+                KernelArg::Local { index, size } => (index, Arg::Local(size)),
+            })
+            .collect();
+        let range = NdRange { offset: range.offset, global: range.global, local: range.local };
+        let waits: Vec<&Event> = waits.iter().collect();
+        arc_ref(queue).launch(self, range, &args, cooperative, &waits, want_event)
     }
 }
 

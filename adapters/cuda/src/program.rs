@@ -5,10 +5,12 @@ use crate::context::Context;
 use crate::device::Device;
 use crate::conv::CuExt;
 use crate::driver::{self, Module};
-use crate::DDI;
-use std::ffi::CStr;
+use crate::{Cuda, DDI};
+use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex};
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal;
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -77,6 +79,10 @@ pub struct Program {
 }
 
 ur_core::ur_object!(Program, Program, ur_program_handle_t_);
+
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Program {}
 
 impl Program {
     /// `urProgramCreateWithBinary`: every image must be PTX, a cubin or a
@@ -375,6 +381,59 @@ impl Program {
             }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
+    }
+}
+
+/// Build options as the driver's JIT log records them.
+fn options_str(options: &CStr) -> UrResult<&str> {
+    options.to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)
+}
+
+impl hal::Program<Cuda> for Program {
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn has_device(&self, device: &Device) -> bool {
+        self.images.iter().any(|im| std::ptr::eq(&*im.device, device))
+    }
+
+    /// PTX, cubin or fatbin images, one per device.
+    fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Self>> {
+        let images = images.iter().map(|(d, bytes)| (arc_of(*d), bytes.to_vec())).collect();
+        Program::with_binaries(arc_of(context), images)
+    }
+
+    /// The driver loads every image; the devices named change nothing.
+    fn build(&self, _devices: &[&Device], options: &CStr) -> UrResult {
+        Program::build(self, options_str(options)?)
+    }
+
+    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+        Program::info(self, prop, out, None)
+    }
+
+    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+        Ok(self.images.iter().map(|im| im.bytes.clone()).collect())
+    }
+
+    fn build_info(&self, device: &Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+        Program::build_info(self, device, prop, out)
+    }
+
+    fn global_variable(&self, device: &Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
+        let (ptr, size) = Program::global_variable(self, device, name)?;
+        Ok((ptr as *mut c_void, size))
+    }
+
+    /// The module of the program's first device.
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        let first = self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?;
+        Ok(self.module_for(&first.device)?.raw() as ur_native_handle_t)
+    }
+
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        Program::from_native(arc_of(context), native as driver::CUmodule, ownership)
     }
 }
 

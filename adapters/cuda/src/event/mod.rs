@@ -7,12 +7,15 @@ use crate::context::Context;
 use crate::device::Device;
 use crate::queue::Queue;
 use crate::conv::{self, CuExt};
-use crate::driver::{CUstream, CuEvent};
-use crate::DDI;
+use crate::driver::{self, CUstream, CuEvent};
+use crate::{Cuda, DDI};
+use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use ur_core::engine::Stamp;
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal;
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// Nanoseconds on the host's monotonic clock since the adapter first asked.
@@ -41,6 +44,10 @@ pub struct Event {
 }
 
 ur_core::ur_object!(Event, Event, ur_event_handle_t_);
+
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Event {}
 
 impl Event {
     pub fn recorded(
@@ -207,6 +214,61 @@ impl Event {
             _ => return Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         };
         Ok(ns)
+    }
+}
+
+impl hal::Event<Cuda> for Event {
+    fn queue(&self) -> Option<&Queue> {
+        self.queue.as_deref()
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+
+    fn status(&self) -> UrResult<ur_event_status_t> {
+        Event::status(self)
+    }
+
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+        Event::profiling(self, prop)
+    }
+
+    fn wait(&self) -> UrResult {
+        Event::wait(self)
+    }
+
+    fn host_sync(context: &Context) {
+        context.engine.collect_all();
+    }
+
+    /// CUDA tells completion only; the earlier stages have no signal (the
+    /// core answers them `UNSUPPORTED_ENUMERATION`).
+    fn set_callback(
+        &self,
+        _on: ur_execution_info_t,
+        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult {
+        arc_of(self).on_complete(callback, user_data)
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cu_event().map_or(std::ptr::null_mut(), |e| e.raw()) as ur_native_handle_t)
+    }
+
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &Context,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let owned = ownership == NativeOwnership::Owned;
+        let native = CuEvent::from_raw(native as driver::CUevent, owned);
+        Ok(Event::from_native(arc_of(context), native))
     }
 }
 

@@ -48,6 +48,14 @@ impl UsmKind {
     }
 }
 
+pub fn cuda_kind(kind: engine::UsmKind) -> UsmKind {
+    match kind {
+        engine::UsmKind::Host => UsmKind::Host,
+        engine::UsmKind::Device => UsmKind::Device,
+        engine::UsmKind::Shared => UsmKind::Shared,
+    }
+}
+
 /// Where an allocation's memory came from, which decides how it goes back.
 #[derive(Clone)]
 pub enum Backing {

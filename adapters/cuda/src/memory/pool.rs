@@ -18,10 +18,11 @@ use crate::context::Context;
 use crate::device::Device;
 use crate::conv::CuExt;
 use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
-use crate::DDI;
+use crate::{Cuda, DDI};
 use std::sync::{Arc, Weak};
 use ur_core::engine;
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::hal;
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::*;
@@ -65,6 +66,10 @@ fn native_threshold(threshold: usize) -> u64 {
 }
 
 ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
+
+// SAFETY: made only by `Arc::new_cyclic` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for UsmPool {}
 
 impl UsmPool {
     fn check_device(device: &Device) -> UrResult {
@@ -281,6 +286,30 @@ impl UsmPool {
         }
         self.base.engine.trim_to(keep);
         Ok(())
+    }
+}
+
+/// Statistics, settings and trimming add the native pool to the engine's.
+impl hal::Pool<Cuda> for UsmPool {
+    type DeviceRef = Arc<Device>;
+
+    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
+        &self.base
+    }
+
+    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+        UsmPool::info(self, prop)
+    }
+
+    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+        UsmPool::set_info(self, prop, value)
+    }
+
+    /// Trimming is a hint: a driver failure only leaves more memory kept.
+    fn trim_to(&self, keep: usize) {
+        if let Err(e) = UsmPool::trim_to(self, keep) {
+            log::warning(&format!("trimming a USM pool failed: {e:?}"));
+        }
     }
 }
 

@@ -11,16 +11,21 @@ pub use submit::{Node, Submitted, Submitting};
 use crate::context::Context;
 use crate::device::Device;
 use crate::event::{now_ns, Event};
+use crate::memory::cuda_kind;
 use crate::memory::pool::UsmPool;
 use tracking::Trackers;
 use crate::conv::CuExt;
-use crate::driver::{CuEvent, Stream};
-use crate::DDI;
+use crate::driver::{self, CuEvent, Stream};
+use crate::{Cuda, DDI};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder};
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::engine;
+use ur_core::hal::{self, Completion, Events, UsmCommand};
+use ur_core::handle::{arc_of, arc_ref, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// Streams behind one out-of-order queue.
@@ -72,6 +77,10 @@ pub struct Queue {
 }
 
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
+
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Queue {}
 
 impl Queue {
     pub fn new(
@@ -368,6 +377,121 @@ impl Queue {
             self.recycle_event(marker);
         }
         Ok(empty)
+    }
+}
+
+impl hal::Queue<Cuda> for Queue {
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+        Queue::new(arc_of(context), arc_of(device), flags)
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn device(&self) -> &Device {
+        &self.device
+    }
+
+    fn flags(&self) -> ur_queue_flags_t {
+        self.flags
+    }
+
+    fn is_empty(&self) -> UrResult<bool> {
+        Queue::is_empty(self)
+    }
+
+    /// A host synchronisation point: the context's pools take back what the
+    /// finished work freed, and give back what is above their thresholds.
+    fn finish(&self) -> UrResult {
+        let outcome = Queue::finish(self);
+        self.context.engine.collect_all();
+        outcome
+    }
+
+    /// CUDA submits work as it is enqueued.
+    fn flush(&self) -> UrResult {
+        Ok(())
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        self.stream_given_out();
+        Ok(self.first_stream().raw() as ur_native_handle_t)
+    }
+
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &Context,
+        device: Option<&Device>,
+        flags: ur_queue_flags_t,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        Queue::from_native(
+            arc_of(context),
+            device.map(arc_of),
+            native as driver::CUstream,
+            flags,
+            ownership,
+        )
+    }
+
+    fn enqueue_usm(
+        &self,
+        command: UsmCommand<'_>,
+        waits: Events<'_, Cuda>,
+        completion: Completion,
+    ) -> UrResult<Option<Arc<Event>>> {
+        // Events keep their queue: commands need it as an `Arc` (borrowed;
+        // an event clones it).
+        let queue = arc_ref(self);
+        let wait: Vec<&Event> = waits.iter().collect();
+        let want = completion.want_event;
+        // A blocking command's event is waited for by the core.
+        match command {
+            UsmCommand::Wait { barrier } => queue.wait_events(&wait, barrier, want),
+            UsmCommand::Fill { dst, pattern, size, .. } => {
+                queue.usm_fill(dst, pattern, size, &wait, want)
+            }
+            UsmCommand::Copy { dst, src, size, .. } => {
+                queue.usm_memcpy(false, dst, src, size, &wait, want)
+            }
+            UsmCommand::Prefetch { ptr, size, flags } => {
+                queue.usm_prefetch(ptr, size, flags, &wait, want)
+            }
+            UsmCommand::Advise { ptr, size, advice } => queue.usm_advise(ptr, size, advice, want),
+            // The context's `usm_2d_supported` is false: the core never sends these.
+            UsmCommand::Fill2D { .. } | UsmCommand::Copy2D { .. } => {
+                Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+            }
+        }
+    }
+
+    fn async_alloc_supported(&self) -> bool {
+        self.device.props.memory_pools
+    }
+
+    fn alloc_async(
+        &self,
+        kind: engine::UsmKind,
+        pool: Option<&UsmPool>,
+        size: usize,
+        waits: Events<'_, Cuda>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        let wait: Vec<&Event> = waits.iter().collect();
+        // Borrowed: the queue's count is not written per command.
+        arc_ref(self).usm_alloc_async(cuda_kind(kind), pool, size, &wait, want_event)
+    }
+
+    fn free_async(
+        &self,
+        pool: Option<&UsmPool>,
+        ptr: *mut c_void,
+        waits: Events<'_, Cuda>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let wait: Vec<&Event> = waits.iter().collect();
+        arc_ref(self).usm_free_async(pool, ptr, &wait, want_event)
     }
 }
 
