@@ -63,42 +63,6 @@ impl Context {
         Self::with_primary(devices, None)
     }
 
-    /// `urContextCreateWithNativeHandle`: the adapter runs every GPU
-    /// through its primary context, so a native context must be the
-    /// primary context of one of `devices` (or, when none are named, of a
-    /// GPU of the platform, which is then the context's one device); any
-    /// other CUDA context is `UNSUPPORTED_FEATURE`. Owned, the user's
-    /// reference of that primary context is released with this context;
-    /// borrowed, nothing is.
-    pub fn from_native(
-        native: crate::driver::CUcontext,
-        devices: Vec<Arc<Device>>,
-        ownership: ur_core::boundary::NativeOwnership,
-    ) -> UrResult<Arc<Context>> {
-        let candidates: Vec<Arc<Device>> = if devices.is_empty() {
-            crate::device::Platform::get()
-                .map(|p| p.devices.clone())
-                .unwrap_or_default()
-        } else {
-            devices.clone()
-        };
-        let mut owner = None;
-        for d in &candidates {
-            if d.primary_context()? == native {
-                owner = Some(d.clone());
-                break;
-            }
-        }
-        let owner = owner.ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
-        let devices = if devices.is_empty() {
-            vec![owner.clone()]
-        } else {
-            devices
-        };
-        let owned = (ownership == ur_core::boundary::NativeOwnership::Owned).then_some(owner.cu);
-        Self::with_primary(devices, owned)
-    }
-
     fn with_primary(
         devices: Vec<Arc<Device>>,
         owned_primary: Option<crate::driver::CUdevice>,
@@ -221,13 +185,42 @@ impl hal::Context<Cuda> for Context {
         Ok(self.devices[0].activate()? as ur_native_handle_t)
     }
 
+    /// `urContextCreateWithNativeHandle`: the adapter runs every GPU
+    /// through its primary context, so a native context must be the
+    /// primary context of one of `devices` (or, when none are named, of a
+    /// GPU of the platform, which is then the context's one device); any
+    /// other CUDA context is `UNSUPPORTED_FEATURE`. Owned, the user's
+    /// reference of that primary context is released with this context;
+    /// borrowed, nothing is.
     fn from_native(
         native: ur_native_handle_t,
         devices: &[&Device],
         ownership: NativeOwnership,
     ) -> UrResult<Arc<Self>> {
-        let devices = devices.iter().map(|d| arc_of(*d)).collect();
-        Context::from_native(native as driver::CUcontext, devices, ownership)
+        let native = native as driver::CUcontext;
+        let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
+        let candidates: Vec<Arc<Device>> = if devices.is_empty() {
+            crate::device::Platform::get()
+                .map(|p| p.devices.clone())
+                .unwrap_or_default()
+        } else {
+            devices.clone()
+        };
+        let mut owner = None;
+        for d in &candidates {
+            if d.primary_context()? == native {
+                owner = Some(d.clone());
+                break;
+            }
+        }
+        let owner = owner.ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
+        let devices = if devices.is_empty() {
+            vec![owner.clone()]
+        } else {
+            devices
+        };
+        let owned = (ownership == ur_core::boundary::NativeOwnership::Owned).then_some(owner.cu);
+        Self::with_primary(devices, owned)
     }
 
     /// Placement hints and host/device flags have no CUDA counterpart
@@ -245,8 +238,14 @@ impl hal::Context<Cuda> for Context {
         Context::usm_alloc(self, request)
     }
 
+    /// `urUSMFree`: waits for the devices' pending work, then frees.
     fn usm_free(&self, ptr: *mut c_void) -> UrResult {
-        Context::usm_free(self, ptr)
+        let a = match self.usm.remove(ptr as usize) {
+            Ok(a) => a,
+            Err(e) => return self.engine_free_blocking(ptr as usize).map_err(|_| e),
+        };
+        self.synchronize_devices()?;
+        a.release_now(&self.devices)
     }
 
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {

@@ -82,22 +82,6 @@ impl Platform {
         ur_core::handle::handle_of(self)
     }
 
-    /// The option the driver JIT takes for a frontend option: PTX is taken
-    /// as it is, so optimisation levels and precision hints have no backend
-    /// spelling (empty); other options are unknown (`None`).
-    pub fn backend_option(frontend: &str) -> Option<&'static std::ffi::CStr> {
-        match frontend {
-            "-O0"
-            | "-O1"
-            | "-O2"
-            | "-O3"
-            | "-ftarget-compile-fast"
-            | "-foffload-fp32-prec-div"
-            | "-foffload-fp32-prec-sqrt" => Some(c""),
-            _ => None,
-        }
-    }
-
     /// "CUDA 13.0", from the driver's version number.
     pub fn version(&self) -> String {
         format!(
@@ -130,8 +114,20 @@ impl hal::Platform<Cuda> for Platform {
         }
     }
 
+    /// The option the driver JIT takes for a frontend option: PTX is taken
+    /// as it is, so optimisation levels and precision hints have no backend
+    /// spelling (empty); other options are unknown (`None`).
     fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
-        Platform::backend_option(frontend)
+        match frontend {
+            "-O0"
+            | "-O1"
+            | "-O2"
+            | "-O3"
+            | "-ftarget-compile-fast"
+            | "-foffload-fp32-prec-div"
+            | "-foffload-fp32-prec-sqrt" => Some(c""),
+            _ => None,
+        }
     }
 
     // No native handle: the CUDA driver has no platform object.
@@ -296,22 +292,6 @@ impl Device {
         Platform::get()?.devices.iter().find(|d| d.cu == cu)
     }
 
-    /// `urUsmP2PPeerAccessGetInfoExp`: the driver's P2P attribute for
-    /// kernels on this GPU reaching `peer`'s memory.
-    pub fn peer_info(&self, peer: &Device, prop: ur_exp_peer_info_t) -> UrResult<i32> {
-        driver::p2p_attribute(conv::p2p_attribute(prop)?, self.cu, peer.cu).cu()
-    }
-
-    /// `cuCtxEnablePeerAccess`/`DisablePeerAccess` from this GPU's primary
-    /// context to the peer's; a second enable, or a disable of no link, is
-    /// the driver's error (`ADAPTER_SPECIFIC`, its code for
-    /// `urAdapterGetLastError`).
-    pub fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
-        let peer_context = peer.primary_context()?;
-        self.activate()?;
-        driver::set_peer_access(peer_context, enable).cu()
-    }
-
     /// The GPU's default stream-ordered pool (the one `cudaMallocAsync` uses).
     pub fn default_mem_pool(&self) -> UrResult<Arc<MemPool>> {
         self.activate()?;
@@ -387,9 +367,23 @@ impl Device {
         };
         [host, device, single, cross, system]
     }
+}
+
+impl hal::Device<Cuda> for Device {
+    fn all(
+        platform: &Platform,
+        device_type: ur_device_type_t,
+    ) -> UrResult<Vec<ur_device_handle_t>> {
+        let matching: &[_] = match device_type {
+            UR_DEVICE_TYPE_GPU | UR_DEVICE_TYPE_ALL => &platform.devices,
+            UR_DEVICE_TYPE_DEFAULT => &platform.devices[..1],
+            _ => &[],
+        };
+        Ok(matching.iter().map(|d| d.handle()).collect())
+    }
 
     /// Answers `urDeviceGetInfo`.
-    pub fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         let p = &self.props;
         let [usm_host, usm_device, usm_single, usm_cross, usm_system] = self.usm_caps();
         let queue_flags =
@@ -577,24 +571,6 @@ impl Device {
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
-}
-
-impl hal::Device<Cuda> for Device {
-    fn all(
-        platform: &Platform,
-        device_type: ur_device_type_t,
-    ) -> UrResult<Vec<ur_device_handle_t>> {
-        let matching: &[_] = match device_type {
-            UR_DEVICE_TYPE_GPU | UR_DEVICE_TYPE_ALL => &platform.devices,
-            UR_DEVICE_TYPE_DEFAULT => &platform.devices[..1],
-            _ => &[],
-        };
-        Ok(matching.iter().map(|d| d.handle()).collect())
-    }
-
-    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
-        Device::info(self, prop, out)
-    }
 
     fn max_alloc_size(&self) -> u64 {
         Device::max_alloc_size(self)
@@ -620,12 +596,20 @@ impl hal::Device<Cuda> for Device {
     /// Each pair's answer is the driver's (`cuDeviceGetP2PAttribute`).
     const PEER_ACCESS: bool = true;
 
+    /// `urUsmP2PPeerAccessGetInfoExp`: the driver's P2P attribute for
+    /// kernels on this GPU reaching `peer`'s memory.
     fn peer_info(&self, peer: &Device, prop: ur_exp_peer_info_t) -> UrResult<i32> {
-        Device::peer_info(self, peer, prop)
+        driver::p2p_attribute(conv::p2p_attribute(prop)?, self.cu, peer.cu).cu()
     }
 
+    /// `cuCtxEnablePeerAccess`/`DisablePeerAccess` from this GPU's primary
+    /// context to the peer's; a second enable, or a disable of no link, is
+    /// the driver's error (`ADAPTER_SPECIFIC`, its code for
+    /// `urAdapterGetLastError`).
     fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
-        Device::set_peer_access(self, peer, enable)
+        let peer_context = peer.primary_context()?;
+        self.activate()?;
+        driver::set_peer_access(peer_context, enable).cu()
     }
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {

@@ -72,25 +72,6 @@ impl Event {
         })
     }
 
-    /// `urEventCreateWithNativeHandle`: an event whose completion is the
-    /// user's CUDA event's (its last record). Owned, the CUDA event is
-    /// destroyed with this one; borrowed, it is left to its owner (CUDA
-    /// events have no reference count).
-    pub fn from_native(context: Arc<Context>, native: CuEvent) -> Arc<Event> {
-        Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            context,
-            queue: None,
-            command: UR_COMMAND_EVENTS_WAIT,
-            // No stream of ours: every queue waits for it explicitly.
-            stream: 0,
-            done: Some(Arc::new(native)),
-            stamp: None,
-            start: None,
-            queued_ns: now_ns(),
-        })
-    }
-
     /// An event complete when made, with no CUDA event: for tests that
     /// run without a driver.
     #[cfg(test)]
@@ -163,8 +144,22 @@ impl Event {
         self.report_complete();
         Ok(())
     }
+}
 
-    pub fn status(&self) -> UrResult<ur_event_status_t> {
+impl hal::Event<Cuda> for Event {
+    fn queue(&self) -> Option<&Queue> {
+        self.queue.as_deref()
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+
+    fn status(&self) -> UrResult<ur_event_status_t> {
         Ok(if self.is_complete()? {
             UR_EVENT_STATUS_COMPLETE
         } else {
@@ -172,21 +167,10 @@ impl Event {
         })
     }
 
-    /// `urEventSetCallback` for completion: `notify` runs on the callback
-    /// dispatcher's thread once the command has completed
-    /// (`event/callback.rs`); the event stays alive until it has.
-    pub fn on_complete(
-        self: Arc<Self>,
-        notify: callback::Notify,
-        user_data: *mut core::ffi::c_void,
-    ) -> UrResult {
-        callback::register(self, notify, user_data)
-    }
-
     /// `urEventGetProfilingInfo`: host times for queued and submitted, device
     /// times (placed on the host clock through the queue's base event) for
     /// start and end.
-    pub fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
         let queue = self
             .queue
             .as_ref()
@@ -215,28 +199,6 @@ impl Event {
         };
         Ok(ns)
     }
-}
-
-impl hal::Event<Cuda> for Event {
-    fn queue(&self) -> Option<&Queue> {
-        self.queue.as_deref()
-    }
-
-    fn context(&self) -> &Context {
-        &self.context
-    }
-
-    fn command_type(&self) -> ur_command_t {
-        self.command
-    }
-
-    fn status(&self) -> UrResult<ur_event_status_t> {
-        Event::status(self)
-    }
-
-    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
-        Event::profiling(self, prop)
-    }
 
     fn wait(&self) -> UrResult {
         Event::wait(self)
@@ -246,21 +208,28 @@ impl hal::Event<Cuda> for Event {
         context.engine.collect_all();
     }
 
-    /// CUDA tells completion only; the earlier stages have no signal (the
-    /// core answers them `UNSUPPORTED_ENUMERATION`).
+    /// `urEventSetCallback` for completion: `callback` runs on the callback
+    /// dispatcher's thread once the command has completed
+    /// (`event/callback.rs`); the event stays alive until it has. CUDA
+    /// tells completion only; the earlier stages have no signal (the core
+    /// answers them `UNSUPPORTED_ENUMERATION`).
     fn set_callback(
         &self,
         _on: ur_execution_info_t,
         callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
     ) -> UrResult {
-        arc_of(self).on_complete(callback, user_data)
+        callback::register(arc_of(self), callback, user_data)
     }
 
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         Ok(self.cu_event().map_or(std::ptr::null_mut(), |e| e.raw()) as ur_native_handle_t)
     }
 
+    /// `urEventCreateWithNativeHandle`: an event whose completion is the
+    /// user's CUDA event's (its last record). Owned, the CUDA event is
+    /// destroyed with this one; borrowed, it is left to its owner (CUDA
+    /// events have no reference count).
     fn from_native(
         native: ur_native_handle_t,
         context: &Context,
@@ -268,7 +237,19 @@ impl hal::Event<Cuda> for Event {
     ) -> UrResult<Arc<Self>> {
         let owned = ownership == NativeOwnership::Owned;
         let native = CuEvent::from_raw(native as driver::CUevent, owned);
-        Ok(Event::from_native(arc_of(context), native))
+        let context = arc_of(context);
+        Ok(Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            context,
+            queue: None,
+            command: UR_COMMAND_EVENTS_WAIT,
+            // No stream of ours: every queue waits for it explicitly.
+            stream: 0,
+            done: Some(Arc::new(native)),
+            stamp: None,
+            start: None,
+            queued_ns: now_ns(),
+        }))
     }
 }
 

@@ -115,7 +115,7 @@ impl Allocation {
     /// Gives the memory back at once. Work that may still use it must have
     /// completed (the caller synchronised the devices). `devices`: the
     /// context's.
-    fn release_now(&self, devices: &[Arc<Device>]) -> UrResult {
+    pub(crate) fn release_now(&self, devices: &[Arc<Device>]) -> UrResult {
         if let Some(d) = self.device.and_then(|i| devices.get(i)) {
             d.activate()?;
         }
@@ -296,19 +296,9 @@ impl Context {
         Ok(p as *mut _)
     }
 
-    /// `urUSMFree`: waits for the devices' pending work, then frees.
-    pub fn usm_free(&self, ptr: *mut core::ffi::c_void) -> UrResult {
-        let a = match self.usm.remove(ptr as usize) {
-            Ok(a) => a,
-            Err(e) => return self.engine_free_blocking(ptr as usize).map_err(|_| e),
-        };
-        self.synchronize_devices()?;
-        a.release_now(&self.devices)
-    }
-
     /// USM frees in UR are not ordered with queues; like cuMemFree, wait for
     /// what the devices have in flight before memory goes back.
-    fn synchronize_devices(&self) -> UrResult {
+    pub(crate) fn synchronize_devices(&self) -> UrResult {
         for d in &self.devices {
             d.activate()?;
             driver::ctx_synchronize().cu()?;
@@ -318,7 +308,7 @@ impl Context {
 
     /// `urUSMFree` of an engine block (the exact base of a live one): any
     /// command may still use it, so the devices synchronise first.
-    fn engine_free_blocking(&self, base: usize) -> UrResult {
+    pub(crate) fn engine_free_blocking(&self, base: usize) -> UrResult {
         let dag = self.engine.dag();
         self.slabs.free_blocking(base, || self.synchronize_devices(), |s| {
             // The devices synchronised: it is done.

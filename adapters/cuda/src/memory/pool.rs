@@ -232,50 +232,6 @@ impl UsmPool {
         }
     }
 
-    /// The size figures of `urUSMPoolGetInfo` and `urUSMPoolGetInfoExp`
-    /// (the core answers the reference count and the context): the engine
-    /// pools' figures from the set, plus the native pool's attributes.
-    pub fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        let attr = match prop {
-            // A default pool backed by the GPU's own pool reports that
-            // pool's threshold (the set follows the engine's defaults).
-            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP if self.base.is_default && self.native.is_some() => {
-                return self.native_attr(PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
-            }
-            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
-            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
-            UR_USM_POOL_INFO_USED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
-            UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
-            _ => return self.base.engine.info(prop),
-        };
-        let native = self.native_attr(attr)?;
-        Ok(native.saturating_add(self.base.engine.info(prop)?))
-    }
-
-    /// `urUSMPoolSetInfoExp`: the release threshold, and resetting a
-    /// high-water mark (only to zero, as CUDA allows), on the native pool
-    /// and then the engine pools.
-    pub fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        self.device.activate()?;
-        let attr = match prop {
-            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-            UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP if value != 0 => {
-                return Err(UR_RESULT_ERROR_INVALID_VALUE)
-            }
-            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
-            UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
-            _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        };
-        if let Some(native) = &self.native {
-            let native_value = match prop {
-                UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => native_threshold(value),
-                _ => value as u64,
-            };
-            native.set_u64(attr, native_value).cu()?;
-        }
-        self.base.engine.set_info(prop, value)
-    }
-
     /// `urUSMPoolTrimToExp`: gives unused memory back to the driver. The
     /// native pool keeps at least `keep` bytes reserved, and so do the engine
     /// pools together.
@@ -297,12 +253,48 @@ impl hal::Pool<Cuda> for UsmPool {
         &self.base
     }
 
+    /// The size figures of `urUSMPoolGetInfo` and `urUSMPoolGetInfoExp`
+    /// (the core answers the reference count and the context): the engine
+    /// pools' figures from the set, plus the native pool's attributes.
     fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        UsmPool::info(self, prop)
+        let attr = match prop {
+            // A default pool backed by the GPU's own pool reports that
+            // pool's threshold (the set follows the engine's defaults).
+            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP if self.base.is_default && self.native.is_some() => {
+                return self.native_attr(PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+            }
+            UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+            UR_USM_POOL_INFO_USED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+            UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+            _ => return self.base.engine.info(prop),
+        };
+        let native = self.native_attr(attr)?;
+        Ok(native.saturating_add(self.base.engine.info(prop)?))
     }
 
+    /// `urUSMPoolSetInfoExp`: the release threshold, and resetting a
+    /// high-water mark (only to zero, as CUDA allows), on the native pool
+    /// and then the engine pools.
     fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        UsmPool::set_info(self, prop, value)
+        self.device.activate()?;
+        let attr = match prop {
+            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP if value != 0 => {
+                return Err(UR_RESULT_ERROR_INVALID_VALUE)
+            }
+            UR_USM_POOL_INFO_RESERVED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+            UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+            _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        };
+        if let Some(native) = &self.native {
+            let native_value = match prop {
+                UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => native_threshold(value),
+                _ => value as u64,
+            };
+            native.set_u64(attr, native_value).cu()?;
+        }
+        self.base.engine.set_info(prop, value)
     }
 
     /// Trimming is a hint: a driver failure only leaves more memory kept.

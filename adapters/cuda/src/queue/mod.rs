@@ -83,60 +83,6 @@ ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
 unsafe impl ArcObject for Queue {}
 
 impl Queue {
-    pub fn new(
-        context: Arc<Context>,
-        device: Arc<Device>,
-        flags: ur_queue_flags_t,
-    ) -> UrResult<Arc<Queue>> {
-        device.activate()?;
-        let count = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
-            OUT_OF_ORDER_STREAMS
-        } else {
-            1
-        };
-        let streams = (0..count)
-            .map(|_| Stream::new())
-            .collect::<Result<Vec<_>, _>>()
-            .cu()?;
-        Self::assemble(context, device, flags, streams)
-    }
-
-    /// `urQueueCreateWithNativeHandle`: an in-order queue over the user's
-    /// stream, which must belong to the primary context of a device of
-    /// `context` (`device`, when one is named). `flags` are those the
-    /// caller chained; one stream is in order whatever they say. Owned,
-    /// the stream is destroyed with the queue; borrowed, it is left to its
-    /// owner (CUDA streams have no reference count).
-    pub fn from_native(
-        context: Arc<Context>,
-        device: Option<Arc<Device>>,
-        native: crate::driver::CUstream,
-        flags: ur_queue_flags_t,
-        ownership: ur_core::boundary::NativeOwnership,
-    ) -> UrResult<Arc<Queue>> {
-        let owned = ownership == ur_core::boundary::NativeOwnership::Owned;
-        // Borrowed until every check has passed, so that a refused stream
-        // stays the caller's.
-        let stream = Stream::from_raw(native, false);
-        let stream_ctx = stream.context().cu()?;
-        let mut found = None;
-        for d in &context.devices {
-            if d.primary_context()? == stream_ctx {
-                found = Some(d.clone());
-                break;
-            }
-        }
-        let queue_device = found.ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-        if device.is_some_and(|d| !Arc::ptr_eq(&d, &queue_device)) {
-            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-        }
-        queue_device.activate()?;
-        let flags = flags & !UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0;
-        let queue = Self::assemble(context, queue_device, flags, vec![Stream::from_raw(native, owned)])?;
-        queue.stream_given_out();
-        Ok(queue)
-    }
-
     fn assemble(
         context: Arc<Context>,
         device: Arc<Device>,
@@ -365,24 +311,22 @@ impl Queue {
         }
         Ok(())
     }
-
-    /// `UR_QUEUE_INFO_EMPTY`: whether every stream has run dry.
-    pub fn is_empty(&self) -> UrResult<bool> {
-        self.device.activate()?;
-        let mut empty = true;
-        for s in &self.streams {
-            let marker = self.take_event()?;
-            marker.record(s.raw()).cu()?;
-            empty &= marker.is_complete().cu()?;
-            self.recycle_event(marker);
-        }
-        Ok(empty)
-    }
 }
 
 impl hal::Queue<Cuda> for Queue {
     fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
-        Queue::new(arc_of(context), arc_of(device), flags)
+        let (context, device) = (arc_of(context), arc_of(device));
+        device.activate()?;
+        let count = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
+            OUT_OF_ORDER_STREAMS
+        } else {
+            1
+        };
+        let streams = (0..count)
+            .map(|_| Stream::new())
+            .collect::<Result<Vec<_>, _>>()
+            .cu()?;
+        Self::assemble(context, device, flags, streams)
     }
 
     fn context(&self) -> &Context {
@@ -397,8 +341,17 @@ impl hal::Queue<Cuda> for Queue {
         self.flags
     }
 
+    /// `UR_QUEUE_INFO_EMPTY`: whether every stream has run dry.
     fn is_empty(&self) -> UrResult<bool> {
-        Queue::is_empty(self)
+        self.device.activate()?;
+        let mut empty = true;
+        for s in &self.streams {
+            let marker = self.take_event()?;
+            marker.record(s.raw()).cu()?;
+            empty &= marker.is_complete().cu()?;
+            self.recycle_event(marker);
+        }
+        Ok(empty)
     }
 
     /// A host synchronisation point: the context's pools take back what the
@@ -419,6 +372,12 @@ impl hal::Queue<Cuda> for Queue {
         Ok(self.first_stream().raw() as ur_native_handle_t)
     }
 
+    /// `urQueueCreateWithNativeHandle`: an in-order queue over the user's
+    /// stream, which must belong to the primary context of a device of
+    /// `context` (`device`, when one is named). `flags` are those the
+    /// caller chained; one stream is in order whatever they say. Owned,
+    /// the stream is destroyed with the queue; borrowed, it is left to its
+    /// owner (CUDA streams have no reference count).
     fn from_native(
         native: ur_native_handle_t,
         context: &Context,
@@ -426,13 +385,30 @@ impl hal::Queue<Cuda> for Queue {
         flags: ur_queue_flags_t,
         ownership: NativeOwnership,
     ) -> UrResult<Arc<Self>> {
-        Queue::from_native(
-            arc_of(context),
-            device.map(arc_of),
-            native as driver::CUstream,
-            flags,
-            ownership,
-        )
+        let context = arc_of(context);
+        let device = device.map(arc_of);
+        let native = native as driver::CUstream;
+        let owned = ownership == ur_core::boundary::NativeOwnership::Owned;
+        // Borrowed until every check has passed, so that a refused stream
+        // stays the caller's.
+        let stream = Stream::from_raw(native, false);
+        let stream_ctx = stream.context().cu()?;
+        let mut found = None;
+        for d in &context.devices {
+            if d.primary_context()? == stream_ctx {
+                found = Some(d.clone());
+                break;
+            }
+        }
+        let queue_device = found.ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+        if device.is_some_and(|d| !Arc::ptr_eq(&d, &queue_device)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        queue_device.activate()?;
+        let flags = flags & !UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0;
+        let queue = Self::assemble(context, queue_device, flags, vec![Stream::from_raw(native, owned)])?;
+        queue.stream_given_out();
+        Ok(queue)
     }
 
     fn enqueue_usm(
