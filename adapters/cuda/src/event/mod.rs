@@ -1,5 +1,6 @@
 //! Events: a CUDA event recorded after the command, and for profiling
-//! queues a second one recorded before it.
+//! queues a second one recorded before it; `impl hal::Event` here, event
+//! callbacks in `callback`.
 
 pub mod callback;
 

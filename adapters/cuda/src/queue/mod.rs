@@ -1,5 +1,9 @@
 //! Queues: an in-order queue is one CUDA stream; an out-of-order queue
 //! spreads its commands over a few streams and joins them for barriers.
+//!
+//! Here the queue object and `impl hal::Queue`; command submission in
+//! `submit`, completion tracking for the engine in `tracking`, the USM
+//! commands in `usm`, the async allocations and frees in `usm_async`.
 
 mod submit;
 pub mod tracking;
