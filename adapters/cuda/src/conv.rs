@@ -1,6 +1,6 @@
 //! Translation between UR values and CUDA values, in one place.
 
-use crate::hal::ADAPTER;
+use crate::ADAPTER;
 use crate::driver::{self, CUresult};
 use ur_core::log;
 use ur_core::*;

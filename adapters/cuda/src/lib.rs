@@ -7,25 +7,65 @@
 //! events, device USM comes from `cuMemAlloc` or stream-ordered memory pools,
 //! and kernels are PTX or cubin loaded with `cuModuleLoadDataEx`.
 //!
-//! Layout: `driver` (thin `Result` functions and owning wrappers over
-//! cudarc's raw bindings), `core/<object>.rs` (the objects), `hal` (the
-//! backend traits of `ur_core::hal` over them: the C surface is `ur_core`'s,
-//! written once for every adapter), `conv` (value translation). This file
-//! names the DDI table.
+//! Layout, the same in every adapter: `driver` (thin `Result` functions and
+//! owning wrappers over cudarc's raw bindings), `conv` (value translation),
+//! and one module per object, each with its trait of `ur_core::hal` beside
+//! it: `device` (the platform and the devices), `context`, `queue` (command
+//! submission, the USM commands, the async allocations and frees), `event`
+//! (and event callbacks), `memory` (blocking USM, USM pools, the engine's
+//! memory source), `program`, `kernel`. The C surface is `ur_core`'s, written
+//! once for every adapter: the trait methods get their arguments checked,
+//! and none of them reads C memory. This file names the backend and the DDI
+//! table.
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 // CUDA handles (streams, events, contexts, functions) are opaque pointers
 // that only the driver reads; passing one never dereferences it here.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod context;
 pub mod conv;
-pub mod core;
+pub mod device;
 pub mod driver;
-mod hal;
+pub mod event;
+pub mod kernel;
+pub mod memory;
+pub mod program;
+pub mod queue;
 
-pub use hal::Cuda;
-
+use context::Context;
+use device::{Device, Platform};
+use event::Event;
+use kernel::Kernel;
+use memory::pool::UsmPool;
+use program::Program;
+use queue::Queue;
 use ur_core::abi::ur_dditable_t;
+use ur_core::adapter::AdapterSlot;
+use ur_core::hal;
+use ur_core::UR_BACKEND_CUDA;
+
+pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_CUDA, "CUDA");
+
+/// This backend's marker type.
+pub struct Cuda;
+
+impl ur_core::adapter::Backend for Cuda {
+    fn slot() -> &'static AdapterSlot {
+        &ADAPTER
+    }
+}
+
+impl hal::Backend for Cuda {
+    type Platform = Platform;
+    type Device = Device;
+    type Context = Context;
+    type Queue = Queue;
+    type Event = Event;
+    type Pool = UsmPool;
+    type Program = Program;
+    type Kernel = Kernel;
+}
 
 /// The adapter's full dispatch table: the C surface of `ur_core::api` for
 /// this backend. Every handle this adapter makes points at it from offset 0.

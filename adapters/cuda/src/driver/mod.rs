@@ -14,7 +14,7 @@
 //! without JIT options, so without the error log), `cuFuncGetModule`,
 //! `cuFuncGetName` and `cuFuncGetParamInfo`. The virtual memory entry points
 //! (`cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`, `cuMemSetAccess`, ...)
-//! are missing too; `core/vmm.rs` looks those up itself, as optional.
+//! are missing too; `memory/vmm.rs` looks those up itself, as optional.
 //!
 //! cudarc panics when a library or symbol it needs is missing. [`load`]
 //! therefore checks the library and every symbol this adapter's calls

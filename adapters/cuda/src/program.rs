@@ -1,14 +1,16 @@
 //! Programs: PTX or cubin images, one per device, loaded into the device's
 //! primary context by `urProgramBuild` (the driver JIT-compiles PTX).
 
-use super::context::Context;
-use super::device::Device;
+use crate::context::Context;
+use crate::device::Device;
 use crate::conv::CuExt;
 use crate::driver::{self, Module};
-use crate::DDI;
-use std::ffi::CStr;
+use crate::{Cuda, DDI};
+use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex};
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal;
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -78,115 +80,17 @@ pub struct Program {
 
 ur_core::ur_object!(Program, Program, ur_program_handle_t_);
 
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Program {}
+
 impl Program {
-    /// `urProgramCreateWithBinary`: every image must be PTX, a cubin or a
-    /// fatbin, for a device of the context.
-    pub fn with_binaries(
-        context: Arc<Context>,
-        binaries: Vec<(Arc<Device>, Vec<u8>)>,
-    ) -> UrResult<Arc<Program>> {
-        let mut images = Vec::with_capacity(binaries.len());
-        for (device, bytes) in binaries {
-            if !context.has_device(&device) {
-                return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-            }
-            let kind = ImageKind::detect(&bytes).ok_or(UR_RESULT_ERROR_INVALID_NATIVE_BINARY)?;
-            images.push(Image {
-                device,
-                bytes,
-                kind,
-            });
-        }
-        Ok(Arc::new(Program {
-            header: HandleHeader::new(&DDI, ObjectKind::Program),
-            context,
-            images,
-            build: Mutex::new(BuildState {
-                status: UR_PROGRAM_BUILD_STATUS_NONE,
-                options: String::new(),
-                log: String::new(),
-                modules: Vec::new(),
-            }),
-        }))
-    }
-
-    /// `urProgramCreateWithNativeHandle`: a built program over the user's
-    /// loaded module. CUDA does not say which context a module was loaded
-    /// in: it is taken to be the primary context of the context's device
-    /// that is current on the calling thread, else of its only device
-    /// (`INVALID_CONTEXT` when neither tells). Owned, the module is
-    /// unloaded with the program; borrowed, it is left to its owner.
-    pub fn from_native(
-        context: Arc<Context>,
-        native: driver::CUmodule,
-        ownership: ur_core::boundary::NativeOwnership,
-    ) -> UrResult<Arc<Program>> {
-        let current = driver::current_context().cu()?;
-        let mut device = None;
-        for d in &context.devices {
-            if !current.is_null() && d.primary_context()? == current {
-                device = Some(d.clone());
-                break;
-            }
-        }
-        let device = match (device, context.devices.as_slice()) {
-            (Some(d), _) => d,
-            (None, [only]) => only.clone(),
-            (None, _) => return Err(UR_RESULT_ERROR_INVALID_CONTEXT),
-        };
-        let owned = ownership == ur_core::boundary::NativeOwnership::Owned;
-        Ok(Arc::new(Program {
-            header: HandleHeader::new(&DDI, ObjectKind::Program),
-            context,
-            images: vec![Image {
-                device,
-                bytes: Vec::new(),
-                kind: ImageKind::Loaded,
-            }],
-            build: Mutex::new(BuildState {
-                status: UR_PROGRAM_BUILD_STATUS_SUCCESS,
-                options: String::new(),
-                log: String::new(),
-                modules: vec![Arc::new(Module::from_raw(native, owned))],
-            }),
-        }))
-    }
-
     pub fn handle(&self) -> ur_program_handle_t {
         ur_core::handle::handle_of(self)
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, BuildState> {
         self.build.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// `urProgramBuild`: loads every image. PTX is compiled once per
-    /// target: images of the same PTX for GPUs of one name and compute
-    /// capability share one cubin, compiled on the first of them and loaded
-    /// on each. Every build logs its count ([`ur_core::log::build_note`]).
-    /// Options are kept for the build info; the driver's JIT takes none
-    /// from UR.
-    pub fn build(&self, options: &str) -> UrResult {
-        let mut state = self.state();
-        if state.status == UR_PROGRAM_BUILD_STATUS_SUCCESS {
-            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
-        }
-        state.options = options.to_string();
-        let mut log = String::new();
-        match self.load_images(&mut log) {
-            Ok((modules, compiles)) => {
-                ur_core::log::build_note(compiles, self.images.len());
-                state.log = log;
-                state.modules = modules;
-                state.status = UR_PROGRAM_BUILD_STATUS_SUCCESS;
-                Ok(())
-            }
-            Err(e) => {
-                state.log = log;
-                state.status = UR_PROGRAM_BUILD_STATUS_ERROR;
-                Err(e)
-            }
-        }
     }
 
     /// One module per image, in order, and the number of PTX compiles; the
@@ -272,17 +176,6 @@ impl Program {
         Ok(ptx_entries(&image.bytes))
     }
 
-    /// `urProgramGetGlobalVariablePointer`.
-    pub fn global_variable(&self, device: &Device, name: &CStr) -> UrResult<(usize, usize)> {
-        let module = self.module_for(device)?;
-        device.activate()?;
-        match module.global(name) {
-            Ok((p, size)) => Ok((p as usize, size)),
-            Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => Err(UR_RESULT_ERROR_INVALID_VALUE),
-            Err(e) => Err(e).cu(),
-        }
-    }
-
     /// The kernel names, once the first device's module is loaded (the
     /// program must have been built).
     fn loaded_kernel_names(&self) -> UrResult<Vec<String>> {
@@ -346,9 +239,97 @@ impl Program {
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
+}
+
+/// Build options as the driver's JIT log records them.
+fn options_str(options: &CStr) -> UrResult<&str> {
+    options.to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)
+}
+
+impl hal::Program<Cuda> for Program {
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn has_device(&self, device: &Device) -> bool {
+        self.images.iter().any(|im| std::ptr::eq(&*im.device, device))
+    }
+
+    /// `urProgramCreateWithBinary`: every image must be PTX, a cubin or a
+    /// fatbin, for a device of the context.
+    ///
+    /// PTX, cubin or fatbin images, one per device.
+    fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Self>> {
+        let binaries: Vec<(Arc<Device>, Vec<u8>)> =
+            images.iter().map(|(d, bytes)| (arc_of(*d), bytes.to_vec())).collect();
+        let context = arc_of(context);
+        let mut images = Vec::with_capacity(binaries.len());
+        for (device, bytes) in binaries {
+            if !context.has_device(&device) {
+                return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+            }
+            let kind = ImageKind::detect(&bytes).ok_or(UR_RESULT_ERROR_INVALID_NATIVE_BINARY)?;
+            images.push(Image {
+                device,
+                bytes,
+                kind,
+            });
+        }
+        Ok(Arc::new(Program {
+            header: HandleHeader::new(&DDI, ObjectKind::Program),
+            context,
+            images,
+            build: Mutex::new(BuildState {
+                status: UR_PROGRAM_BUILD_STATUS_NONE,
+                options: String::new(),
+                log: String::new(),
+                modules: Vec::new(),
+            }),
+        }))
+    }
+
+    /// `urProgramBuild`: loads every image. PTX is compiled once per
+    /// target: images of the same PTX for GPUs of one name and compute
+    /// capability share one cubin, compiled on the first of them and loaded
+    /// on each. Every build logs its count ([`ur_core::log::build_note`]).
+    /// Options are kept for the build info; the driver's JIT takes none
+    /// from UR.
+    ///
+    /// The driver loads every image; the devices named change nothing.
+    fn build(&self, _devices: &[&Device], options: &CStr) -> UrResult {
+        let options = options_str(options)?;
+        let mut state = self.state();
+        if state.status == UR_PROGRAM_BUILD_STATUS_SUCCESS {
+            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+        }
+        state.options = options.to_string();
+        let mut log = String::new();
+        match self.load_images(&mut log) {
+            Ok((modules, compiles)) => {
+                ur_core::log::build_note(compiles, self.images.len());
+                state.log = log;
+                state.modules = modules;
+                state.status = UR_PROGRAM_BUILD_STATUS_SUCCESS;
+                Ok(())
+            }
+            Err(e) => {
+                state.log = log;
+                state.status = UR_PROGRAM_BUILD_STATUS_ERROR;
+                Err(e)
+            }
+        }
+    }
+
+    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+        Program::info(self, prop, out, None)
+    }
+
+    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+        Ok(self.images.iter().map(|im| im.bytes.clone()).collect())
+    }
 
     /// `urProgramGetBuildInfo`.
-    pub fn build_info(
+    fn build_info(
         &self,
         device: &Device,
         prop: ur_program_build_info_t,
@@ -375,6 +356,63 @@ impl Program {
             }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
+    }
+
+    /// `urProgramGetGlobalVariablePointer`.
+    fn global_variable(&self, device: &Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
+        let module = self.module_for(device)?;
+        device.activate()?;
+        match module.global(name) {
+            Ok((p, size)) => Ok((p as usize as *mut c_void, size)),
+            Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => Err(UR_RESULT_ERROR_INVALID_VALUE),
+            Err(e) => Err(e).cu(),
+        }
+    }
+
+    /// The module of the program's first device.
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        let first = self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?;
+        Ok(self.module_for(&first.device)?.raw() as ur_native_handle_t)
+    }
+
+    /// `urProgramCreateWithNativeHandle`: a built program over the user's
+    /// loaded module. CUDA does not say which context a module was loaded
+    /// in: it is taken to be the primary context of the context's device
+    /// that is current on the calling thread, else of its only device
+    /// (`INVALID_CONTEXT` when neither tells). Owned, the module is
+    /// unloaded with the program; borrowed, it is left to its owner.
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        let context = arc_of(context);
+        let native = native as driver::CUmodule;
+        let current = driver::current_context().cu()?;
+        let mut device = None;
+        for d in &context.devices {
+            if !current.is_null() && d.primary_context()? == current {
+                device = Some(d.clone());
+                break;
+            }
+        }
+        let device = match (device, context.devices.as_slice()) {
+            (Some(d), _) => d,
+            (None, [only]) => only.clone(),
+            (None, _) => return Err(UR_RESULT_ERROR_INVALID_CONTEXT),
+        };
+        let owned = ownership == ur_core::boundary::NativeOwnership::Owned;
+        Ok(Arc::new(Program {
+            header: HandleHeader::new(&DDI, ObjectKind::Program),
+            context,
+            images: vec![Image {
+                device,
+                bytes: Vec::new(),
+                kind: ImageKind::Loaded,
+            }],
+            build: Mutex::new(BuildState {
+                status: UR_PROGRAM_BUILD_STATUS_SUCCESS,
+                options: String::new(),
+                log: String::new(),
+                modules: vec![Arc::new(Module::from_raw(native, owned))],
+            }),
+        }))
     }
 }
 

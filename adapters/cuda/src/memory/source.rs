@@ -1,30 +1,20 @@
-//! The CUDA side of the shared async pool engine (`ur_core::engine`).
+//! The engine's memory source: the CUDA side of the shared async pool
+//! engine (`ur_core::engine`), raw memory for its pools.
 //!
 //! The engine decides which freed block an asynchronous allocation may take;
 //! it needs raw memory ([`CudaMemory`]), every command of a context recorded
 //! in its graph, and word of their completion. Recording starts the first
 //! time a context uses an engine pool: commands enqueued before that cannot
 //! touch engine memory, so the native-pool path pays nothing until then.
-//!
-//! Completion comes from CUDA events ([`Trackers`], over the core's
-//! `engine::Tracker`): on an in-order queue a stream event recorded after
-//! command `s` completes every command up to `s`, so a queue records one
-//! every `engine::completion::TRACK_EVERY` commands (user events count too);
-//! on an out-of-order queue each command gets its own. When the engine
-//! makes an allocation wait for a command of another queue (a pending free),
-//! the adapter waits on an event covering that command, recording one if
-//! none exists yet.
 
-use super::device::Device;
-use super::usm::UsmKind;
-use super::usm_pool::UsmPool;
-use crate::driver::{self, CUstream, CuEvent};
+use super::pool::UsmPool;
+use super::vmm;
+use super::UsmKind;
+use crate::device::Device;
+use crate::driver;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use super::vmm;
-use ur_core::engine::{
-    self, Completion, Cover, Lane, MemorySource, OutOfMemory, Progress, Seq, Stamp, Tracker, VirtualMemory,
-};
+use ur_core::engine::{self, MemorySource, OutOfMemory, VirtualMemory};
 
 /// Whose an engine slab or reserved range is: what any address inside
 /// engine memory reports, so that blocks need no entry of their own in the
@@ -154,105 +144,4 @@ impl VirtualMemory for CudaMemory {
             vmm::unreserve(addr.as_ptr() as usize as u64, size);
         }
     }
-}
-
-impl UsmKind {
-    pub fn engine_kind(self) -> engine::UsmKind {
-        match self {
-            UsmKind::Host => engine::UsmKind::Host,
-            UsmKind::Device => engine::UsmKind::Device,
-            UsmKind::Shared => engine::UsmKind::Shared,
-        }
-    }
-}
-
-impl Completion for CuEvent {
-    fn poll(&self) -> Progress {
-        // An event the driver cannot query is looked at again later.
-        match self.is_complete() {
-            Ok(true) => Progress::Complete,
-            _ => Progress::Pending,
-        }
-    }
-
-    fn wait(&self) {
-        let _ = self.synchronize();
-    }
-}
-
-/// One queue's lane and the CUDA events that tell the engine how far it has
-/// completed, oldest first (the core's `Tracker`; events are made only
-/// when one is wanted, since each costs a driver call).
-pub struct Trackers(Tracker<Arc<CuEvent>>);
-
-impl Trackers {
-    pub fn new(lane: Arc<Lane>) -> Self {
-        Trackers(Tracker::new(lane))
-    }
-
-    pub fn lane(&self) -> &Arc<Lane> {
-        self.0.lane()
-    }
-
-    /// Whether a command just recorded needs its own event to report its
-    /// completion.
-    pub fn wants_event(&mut self) -> bool {
-        self.0.wants_completion()
-    }
-
-    /// Keeps `event`, recorded after command `seq`, to report it complete.
-    pub fn push(&mut self, seq: Seq, event: Arc<CuEvent>) {
-        self.0.push(seq, event);
-    }
-
-    /// Reports tracked commands whose events have fired. Settled events go
-    /// to `recycle`. On an in-order lane the newest fired event settles all
-    /// older ones.
-    pub fn poll(&mut self, recycle: impl FnMut(Arc<CuEvent>)) {
-        self.0.poll(recycle);
-    }
-
-    /// Whether enough events have piled up to be worth a poll.
-    pub fn due(&self) -> bool {
-        self.0.due()
-    }
-
-    /// Every command up to `last` has completed (the host synchronised
-    /// after reading the lane's tail).
-    pub fn complete_upto(&mut self, last: Seq) {
-        self.0.complete_upto(last);
-    }
-
-    /// An event whose completion implies that of command `seq`, or `None`
-    /// when the command has completed. On an in-order lane without one, a
-    /// new event is recorded on `stream` now: `seq`'s work is already on the
-    /// stream (the caller saw the queue publish it). It is filed under
-    /// `seq`, not the lane's tail, whose work may still be being enqueued.
-    pub fn event_covering(
-        &mut self,
-        seq: Seq,
-        stream: CUstream,
-        fresh: impl FnOnce() -> Option<CuEvent>,
-    ) -> Option<Arc<CuEvent>> {
-        if seq == 0 {
-            return None;
-        }
-        match self.0.cover(seq) {
-            Some(Cover::By(e)) => Some(e.clone()),
-            Some(_) => None,
-            None if self.0.lane().is_in_order() => {
-                let event = Arc::new(fresh()?);
-                event.record(stream).ok()?;
-                self.0.push(seq, event.clone());
-                Some(event)
-            }
-            None => None,
-        }
-    }
-}
-
-/// Converts a wait list's stamps (events recorded before tracking began have
-/// none and are left out: they cannot order engine memory).
-pub fn stamps_of(events: &[&super::event::Event]) -> Vec<Stamp> {
-    events.iter().filter_map(|e| e.stamp).collect()
 }

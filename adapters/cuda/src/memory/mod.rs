@@ -1,12 +1,20 @@
+//! Memory: blocking USM allocations and their registry entries here, USM
+//! pools in `pool`, the engine's memory source in `source` (over CUDA's
+//! virtual memory management, `vmm`).
+//!
 //! USM allocations: the blocking `urUSM*Alloc`/`urUSMFree` paths and the
 //! registry that knows every live allocation of a context outside the
 //! engine's pools (for frees, for `urUSMGetMemAllocInfo`, and to refuse
 //! interior, foreign and double frees). Engine blocks are found through the
 //! context's slab map instead (`Context::slabs`).
 
-use super::context::Context;
-use super::device::Device;
-use super::usm_pool::UsmPool;
+pub mod pool;
+pub mod source;
+pub mod vmm;
+
+use crate::context::Context;
+use crate::device::Device;
+use pool::UsmPool;
 use crate::conv::CuExt;
 use crate::driver;
 use std::sync::Arc;
@@ -29,6 +37,22 @@ impl UsmKind {
             UsmKind::Device => UR_USM_TYPE_DEVICE,
             UsmKind::Shared => UR_USM_TYPE_SHARED,
         }
+    }
+
+    pub fn engine_kind(self) -> engine::UsmKind {
+        match self {
+            UsmKind::Host => engine::UsmKind::Host,
+            UsmKind::Device => engine::UsmKind::Device,
+            UsmKind::Shared => engine::UsmKind::Shared,
+        }
+    }
+}
+
+pub fn cuda_kind(kind: engine::UsmKind) -> UsmKind {
+    match kind {
+        engine::UsmKind::Host => UsmKind::Host,
+        engine::UsmKind::Device => UsmKind::Device,
+        engine::UsmKind::Shared => UsmKind::Shared,
     }
 }
 
@@ -91,7 +115,7 @@ impl Allocation {
     /// Gives the memory back at once. Work that may still use it must have
     /// completed (the caller synchronised the devices). `devices`: the
     /// context's.
-    fn release_now(&self, devices: &[Arc<Device>]) -> UrResult {
+    pub(crate) fn release_now(&self, devices: &[Arc<Device>]) -> UrResult {
         if let Some(d) = self.device.and_then(|i| devices.get(i)) {
             d.activate()?;
         }
@@ -272,19 +296,9 @@ impl Context {
         Ok(p as *mut _)
     }
 
-    /// `urUSMFree`: waits for the devices' pending work, then frees.
-    pub fn usm_free(&self, ptr: *mut core::ffi::c_void) -> UrResult {
-        let a = match self.usm.remove(ptr as usize) {
-            Ok(a) => a,
-            Err(e) => return self.engine_free_blocking(ptr as usize).map_err(|_| e),
-        };
-        self.synchronize_devices()?;
-        a.release_now(&self.devices)
-    }
-
     /// USM frees in UR are not ordered with queues; like cuMemFree, wait for
     /// what the devices have in flight before memory goes back.
-    fn synchronize_devices(&self) -> UrResult {
+    pub(crate) fn synchronize_devices(&self) -> UrResult {
         for d in &self.devices {
             d.activate()?;
             driver::ctx_synchronize().cu()?;
@@ -294,7 +308,7 @@ impl Context {
 
     /// `urUSMFree` of an engine block (the exact base of a live one): any
     /// command may still use it, so the devices synchronise first.
-    fn engine_free_blocking(&self, base: usize) -> UrResult {
+    pub(crate) fn engine_free_blocking(&self, base: usize) -> UrResult {
         let dag = self.engine.dag();
         self.slabs.free_blocking(base, || self.synchronize_devices(), |s| {
             // The devices synchronised: it is done.

@@ -1,13 +1,137 @@
-//! One UR device per GPU, with the properties read once at discovery.
+//! The platform and its devices: the one CUDA platform, every GPU the
+//! driver reports, found once per process; and one UR device per GPU, with
+//! the properties read once at discovery.
 
-use super::platform::Platform;
 use crate::conv::{self, CuExt};
 use crate::driver::{self, Attr, CUcontext, CUdevice, CuResult, MemPool, Stream};
-use crate::DDI;
+use crate::event::now_ns;
+use crate::{Cuda, ADAPTER, DDI};
+use std::ffi::CStr;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::adapter::Adapter;
+use ur_core::engine;
+use ur_core::hal;
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
+use ur_core::log;
 use ur_core::*;
+
+#[repr(C)]
+pub struct Platform {
+    header: HandleHeader,
+    pub devices: Vec<Arc<Device>>,
+    /// `cuDriverGetVersion`: 13000 for CUDA 13.0.
+    pub driver_version: i32,
+}
+
+ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
+
+impl Platform {
+    pub const NAME: &'static str = "NVIDIA CUDA BACKEND";
+    pub const VENDOR: &'static str = "NVIDIA Corporation";
+    pub const PROFILE: &'static str = "FULL_PROFILE";
+
+    /// The platform, or `None` when this machine has no usable CUDA driver or
+    /// no GPU. Platforms live for the whole process (UR has no release for
+    /// them).
+    pub fn get() -> Option<&'static Arc<Platform>> {
+        static PLATFORM: OnceLock<Option<Arc<Platform>>> = OnceLock::new();
+        PLATFORM.get_or_init(Self::discover).as_ref()
+    }
+
+    fn discover() -> Option<Arc<Platform>> {
+        if let Err(why) = driver::load() {
+            log::info(&format!("no CUDA platform: {why}"));
+            return None;
+        }
+        let count = match driver::device_count() {
+            Ok(n) => n,
+            Err(e) => {
+                log::info(&format!(
+                    "cuDeviceGetCount failed: {}",
+                    driver::error_name(e)
+                ));
+                return None;
+            }
+        };
+        if count <= 0 {
+            log::info("the CUDA driver reports no GPU");
+            return None;
+        }
+        let driver_version = driver::driver_version().unwrap_or(0);
+        let platform = Arc::new_cyclic(|me| {
+            let devices = (0..count)
+                .filter_map(|ordinal| match Device::discover(me.clone(), ordinal) {
+                    Ok(d) => Some(d),
+                    Err(e) => {
+                        log::warning(&format!("GPU {ordinal} skipped: {}", driver::error_name(e)));
+                        None
+                    }
+                })
+                .collect();
+            Platform {
+                header: HandleHeader::new(&DDI, ObjectKind::Platform),
+                devices,
+                driver_version,
+            }
+        });
+        (!platform.devices.is_empty()).then_some(platform)
+    }
+
+    pub fn handle(&self) -> ur_platform_handle_t {
+        ur_core::handle::handle_of(self)
+    }
+
+    /// "CUDA 13.0", from the driver's version number.
+    pub fn version(&self) -> String {
+        format!(
+            "CUDA {}.{}",
+            self.driver_version / 1000,
+            (self.driver_version % 1000) / 10
+        )
+    }
+}
+
+impl hal::Platform<Cuda> for Platform {
+    /// One platform when the driver reports a GPU, none otherwise.
+    fn all(_adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+        Ok(Platform::get().map(|p| p.handle()).into_iter().collect())
+    }
+
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            UR_PLATFORM_INFO_NAME => out.string(Platform::NAME),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string(Platform::VENDOR),
+            UR_PLATFORM_INFO_VERSION => out.string(&self.version()),
+            UR_PLATFORM_INFO_EXTENSIONS => out.string(""),
+            UR_PLATFORM_INFO_PROFILE => out.string(Platform::PROFILE),
+            // The value only: the caller holds the adapter while it uses
+            // the platform.
+            UR_PLATFORM_INFO_ADAPTER => {
+                out.value(ur_core::handle::handle_of(&*ADAPTER.get_or_create()))
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    /// The option the driver JIT takes for a frontend option: PTX is taken
+    /// as it is, so optimisation levels and precision hints have no backend
+    /// spelling (empty); other options are unknown (`None`).
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+        match frontend {
+            "-O0"
+            | "-O1"
+            | "-O2"
+            | "-O3"
+            | "-ftarget-compile-fast"
+            | "-foffload-fp32-prec-div"
+            | "-foffload-fp32-prec-sqrt" => Some(c""),
+            _ => None,
+        }
+    }
+
+    // No native handle: the CUDA driver has no platform object.
+}
 
 /// What the driver says about a GPU, read once.
 #[derive(Clone, Debug, Default)]
@@ -107,7 +231,7 @@ pub struct Device {
     primary: OnceLock<Result<PrimaryContext, driver::CUresult>>,
     default_pool: OnceLock<Result<Arc<MemPool>, driver::CUresult>>,
     /// Streams that only wait for events and run the host function of
-    /// `core/callback.rs`. Like the primary context they live as long as
+    /// `event/callback.rs`. Like the primary context they live as long as
     /// the process.
     callback_streams: OnceLock<Result<Vec<Mutex<Stream>>, driver::CUresult>>,
 }
@@ -118,6 +242,10 @@ pub struct Device {
 const CALLBACK_STREAMS: usize = 4;
 
 ur_core::ur_object!(Device, Device, ur_device_handle_t_);
+
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Device {}
 
 impl Device {
     pub fn discover(platform: Weak<Platform>, ordinal: i32) -> CuResult<Arc<Device>> {
@@ -162,22 +290,6 @@ impl Device {
     pub fn find_native(native: ur_native_handle_t) -> Option<&'static Arc<Device>> {
         let cu = CUdevice::try_from(native).ok()?;
         Platform::get()?.devices.iter().find(|d| d.cu == cu)
-    }
-
-    /// `urUsmP2PPeerAccessGetInfoExp`: the driver's P2P attribute for
-    /// kernels on this GPU reaching `peer`'s memory.
-    pub fn peer_info(&self, peer: &Device, prop: ur_exp_peer_info_t) -> UrResult<i32> {
-        driver::p2p_attribute(conv::p2p_attribute(prop)?, self.cu, peer.cu).cu()
-    }
-
-    /// `cuCtxEnablePeerAccess`/`DisablePeerAccess` from this GPU's primary
-    /// context to the peer's; a second enable, or a disable of no link, is
-    /// the driver's error (`ADAPTER_SPECIFIC`, its code for
-    /// `urAdapterGetLastError`).
-    pub fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
-        let peer_context = peer.primary_context()?;
-        self.activate()?;
-        driver::set_peer_access(peer_context, enable).cu()
     }
 
     /// The GPU's default stream-ordered pool (the one `cudaMallocAsync` uses).
@@ -255,9 +367,23 @@ impl Device {
         };
         [host, device, single, cross, system]
     }
+}
+
+impl hal::Device<Cuda> for Device {
+    fn all(
+        platform: &Platform,
+        device_type: ur_device_type_t,
+    ) -> UrResult<Vec<ur_device_handle_t>> {
+        let matching: &[_] = match device_type {
+            UR_DEVICE_TYPE_GPU | UR_DEVICE_TYPE_ALL => &platform.devices,
+            UR_DEVICE_TYPE_DEFAULT => &platform.devices[..1],
+            _ => &[],
+        };
+        Ok(matching.iter().map(|d| d.handle()).collect())
+    }
 
     /// Answers `urDeviceGetInfo`.
-    pub fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         let p = &self.props;
         let [usm_host, usm_device, usm_single, usm_cross, usm_system] = self.usm_caps();
         let queue_flags =
@@ -444,5 +570,60 @@ impl Device {
             ),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
+    }
+
+    fn max_alloc_size(&self) -> u64 {
+        Device::max_alloc_size(self)
+    }
+
+    /// Every GPU has device and host memory; shared memory is managed
+    /// memory, which some do not offer.
+    fn serves_usm(&self, kind: engine::UsmKind) -> bool {
+        kind != engine::UsmKind::Shared || self.props.managed_memory
+    }
+
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        &[b"nvptx64"]
+    }
+
+    /// Device times (event profiling) are placed on the host's monotonic
+    /// clock, so one reading serves both.
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+        let now = now_ns();
+        Ok((now, now))
+    }
+
+    /// Each pair's answer is the driver's (`cuDeviceGetP2PAttribute`).
+    const PEER_ACCESS: bool = true;
+
+    /// `urUsmP2PPeerAccessGetInfoExp`: the driver's P2P attribute for
+    /// kernels on this GPU reaching `peer`'s memory.
+    fn peer_info(&self, peer: &Device, prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        driver::p2p_attribute(conv::p2p_attribute(prop)?, self.cu, peer.cu).cu()
+    }
+
+    /// `cuCtxEnablePeerAccess`/`DisablePeerAccess` from this GPU's primary
+    /// context to the peer's; a second enable, or a disable of no link, is
+    /// the driver's error (`ADAPTER_SPECIFIC`, its code for
+    /// `urAdapterGetLastError`).
+    fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
+        let peer_context = peer.primary_context()?;
+        self.activate()?;
+        driver::set_peer_access(peer_context, enable).cu()
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cu as ur_native_handle_t)
+    }
+
+    /// A `CUdevice` is an ordinal-like integer: 0 is a device.
+    const NATIVE_NULL_IS_VALID: bool = true;
+
+    /// The same handle `urDeviceGet` hands out; a `CUdevice` the adapter
+    /// did not find is `INVALID_VALUE` (spec/device.md).
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        Device::find_native(native)
+            .map(|d| d.handle())
+            .ok_or(UR_RESULT_ERROR_INVALID_VALUE)
     }
 }

@@ -2,16 +2,19 @@
 //! layout, and the launch that takes every argument at once
 //! (`urEnqueueKernelLaunchWithArgsExp`).
 
-use super::device::Device;
-use super::event::Event;
-use super::program::Program;
-use super::queue::Queue;
+use crate::context::Context;
+use crate::device::Device;
+use crate::event::Event;
+use crate::program::Program;
+use crate::queue::Queue;
 use crate::conv::CuExt;
 use crate::driver::{self, CUfunction, FuncAttr, LaunchDims, Module};
-use crate::DDI;
-use std::ffi::{c_void, CString};
+use crate::{Cuda, DDI};
+use std::ffi::{c_void, CStr, CString};
 use std::sync::Arc;
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal::{self, Events, KernelArg};
+use ur_core::handle::{arc_of, arc_ref, ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -35,6 +38,10 @@ pub struct Kernel {
 
 ur_core::ur_object!(Kernel, Kernel, ur_kernel_handle_t_);
 
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Kernel {}
+
 // SAFETY: CUDA function handles may be used from any thread.
 unsafe impl Send for DeviceFunction {}
 unsafe impl Sync for DeviceFunction {}
@@ -50,75 +57,6 @@ pub enum Arg {
 }
 
 impl Kernel {
-    /// `urKernelCreate`: the program must be built.
-    pub fn new(program: Arc<Program>, name: &str) -> UrResult<Arc<Kernel>> {
-        let c_name = CString::new(name).map_err(|_| UR_RESULT_ERROR_INVALID_KERNEL_NAME)?;
-        let mut functions = Vec::new();
-        for (device, module) in program.modules()? {
-            device.activate()?;
-            let function = match module.function(&c_name) {
-                Ok(f) => f,
-                Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => {
-                    return Err(UR_RESULT_ERROR_INVALID_KERNEL_NAME)
-                }
-                Err(e) => return Err(e).cu(),
-            };
-            functions.push(DeviceFunction {
-                device,
-                function,
-                _module: module,
-            });
-        }
-        let first = functions
-            .first()
-            .ok_or(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE)?;
-        let params = driver::func_params(first.function).cu()?;
-        Ok(Arc::new(Kernel {
-            header: HandleHeader::new(&DDI, ObjectKind::Kernel),
-            program,
-            name: name.to_string(),
-            functions,
-            params,
-        }))
-    }
-
-    /// `urKernelCreateWithNativeHandle`: a kernel over the user's CUDA
-    /// function, which must be a kernel of one of `program`'s modules
-    /// (`INVALID_PROGRAM` otherwise); on the program's other devices the
-    /// kernel of the same name serves. CUDA functions belong to their
-    /// module and are never released, so ownership changes nothing.
-    pub fn from_native(program: Arc<Program>, native: CUfunction) -> UrResult<Arc<Kernel>> {
-        let modules = program.modules()?;
-        let home = driver::func_module(native).cu()?;
-        if !modules.iter().any(|(_, m)| m.raw() == home) {
-            return Err(UR_RESULT_ERROR_INVALID_PROGRAM);
-        }
-        let name = driver::func_name(native).cu()?;
-        let c_name = CString::new(name.clone()).map_err(|_| UR_RESULT_ERROR_INVALID_KERNEL_NAME)?;
-        let mut functions = Vec::with_capacity(modules.len());
-        for (device, module) in modules {
-            let function = if module.raw() == home {
-                native
-            } else {
-                device.activate()?;
-                module.function(&c_name).cu()?
-            };
-            functions.push(DeviceFunction {
-                device,
-                function,
-                _module: module,
-            });
-        }
-        let params = driver::func_params(native).cu()?;
-        Ok(Arc::new(Kernel {
-            header: HandleHeader::new(&DDI, ObjectKind::Kernel),
-            program,
-            name,
-            functions,
-            params,
-        }))
-    }
-
     pub fn handle(&self) -> ur_kernel_handle_t {
         ur_core::handle::handle_of(self)
     }
@@ -131,11 +69,6 @@ impl Kernel {
             .ok_or(UR_RESULT_ERROR_INVALID_DEVICE)
     }
 
-    /// The CUDA function on `device` (`urKernelGetNativeHandle`).
-    pub fn native_for(&self, device: &Device) -> UrResult<CUfunction> {
-        self.function_for(device)
-    }
-
     fn attr(&self, device: &Device, attr: FuncAttr) -> UrResult<u32> {
         let f = self.function_for(device)?;
         device.activate()?;
@@ -145,80 +78,6 @@ impl Kernel {
     /// The most threads one block of this kernel may have on `device`.
     pub fn max_threads(&self, device: &Device) -> UrResult<usize> {
         Ok(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as usize)
-    }
-
-    /// `urKernelGetInfo`.
-    pub fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
-        let first = &self.functions[0].device;
-        match prop {
-            UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
-            UR_KERNEL_INFO_NUM_ARGS => out.value(self.params.len() as u32),
-            UR_KERNEL_INFO_REFERENCE_COUNT => {
-                out.value(ur_core::handle::ref_count_of(self))
-            }
-            UR_KERNEL_INFO_CONTEXT => out.value(self.program.context.handle()),
-            UR_KERNEL_INFO_PROGRAM => out.value(self.program.handle()),
-            UR_KERNEL_INFO_ATTRIBUTES => out.string(""),
-            UR_KERNEL_INFO_NUM_REGS => {
-                out.value(self.attr(first, FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?)
-            }
-            UR_KERNEL_INFO_SPILL_MEM_SIZE => {
-                let per_device: Vec<u32> = self
-                    .functions
-                    .iter()
-                    .map(|f| self.attr(&f.device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))
-                    .collect::<UrResult<_>>()?;
-                out.slice(&per_device)
-            }
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
-    }
-
-    /// `urKernelGetGroupInfo`.
-    pub fn group_info(
-        &self,
-        device: &Device,
-        prop: ur_kernel_group_info_t,
-        out: InfoOut,
-    ) -> UrResult {
-        let p = &device.props;
-        match prop {
-            UR_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE => {
-                out.slice(&[0, 1, 2].map(|i| p.max_grid[i] as usize * p.max_block[i] as usize))
-            }
-            UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE => out.value(self.max_threads(device)?),
-            UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE
-            | UR_KERNEL_GROUP_INFO_COMPILE_MAX_WORK_GROUP_SIZE => out.slice(&[0usize; 3]),
-            UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE => out.value(0usize),
-            UR_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE => out
-                .value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)? as usize),
-            UR_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
-                out.value(p.warp_size as usize)
-            }
-            UR_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE => {
-                out.value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)? as usize)
-            }
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
-    }
-
-    /// `urKernelGetSubGroupInfo`: sub-groups are warps.
-    pub fn sub_group_info(
-        &self,
-        device: &Device,
-        prop: ur_kernel_sub_group_info_t,
-        out: InfoOut,
-    ) -> UrResult {
-        let warp = device.props.warp_size;
-        match prop {
-            UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE => out.value(warp),
-            UR_KERNEL_SUB_GROUP_INFO_MAX_NUM_SUB_GROUPS => {
-                out.value(self.max_threads(device)? as u32 / warp.max(1))
-            }
-            UR_KERNEL_SUB_GROUP_INFO_COMPILE_NUM_SUB_GROUPS
-            | UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL => out.value(0u32),
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
     }
 
     /// A work-group shape for `global` when the caller gives none: the
@@ -298,6 +157,201 @@ impl Kernel {
             slots,
             u32::try_from(shared).map_err(|_| UR_RESULT_ERROR_OUT_OF_RESOURCES)?,
         ))
+    }
+}
+
+impl hal::Kernel<Cuda> for Kernel {
+    /// `urKernelCreate`: the program must be built.
+    fn create(program: &Program, name: &CStr) -> UrResult<Arc<Self>> {
+        let name = name.to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
+        let program = arc_of(program);
+        let c_name = CString::new(name).map_err(|_| UR_RESULT_ERROR_INVALID_KERNEL_NAME)?;
+        let mut functions = Vec::new();
+        for (device, module) in program.modules()? {
+            device.activate()?;
+            let function = match module.function(&c_name) {
+                Ok(f) => f,
+                Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => {
+                    return Err(UR_RESULT_ERROR_INVALID_KERNEL_NAME)
+                }
+                Err(e) => return Err(e).cu(),
+            };
+            functions.push(DeviceFunction {
+                device,
+                function,
+                _module: module,
+            });
+        }
+        let first = functions
+            .first()
+            .ok_or(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE)?;
+        let params = driver::func_params(first.function).cu()?;
+        Ok(Arc::new(Kernel {
+            header: HandleHeader::new(&DDI, ObjectKind::Kernel),
+            program,
+            name: name.to_string(),
+            functions,
+            params,
+        }))
+    }
+
+    fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// `urKernelGetInfo`.
+    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+        let first = &self.functions[0].device;
+        match prop {
+            UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
+            UR_KERNEL_INFO_NUM_ARGS => out.value(self.params.len() as u32),
+            UR_KERNEL_INFO_REFERENCE_COUNT => {
+                out.value(ur_core::handle::ref_count_of(self))
+            }
+            UR_KERNEL_INFO_CONTEXT => out.value(self.program.context.handle()),
+            UR_KERNEL_INFO_PROGRAM => out.value(self.program.handle()),
+            UR_KERNEL_INFO_ATTRIBUTES => out.string(""),
+            UR_KERNEL_INFO_NUM_REGS => {
+                out.value(self.attr(first, FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?)
+            }
+            UR_KERNEL_INFO_SPILL_MEM_SIZE => {
+                let per_device: Vec<u32> = self
+                    .functions
+                    .iter()
+                    .map(|f| self.attr(&f.device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))
+                    .collect::<UrResult<_>>()?;
+                out.slice(&per_device)
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    /// `urKernelGetGroupInfo`.
+    fn group_info(
+        &self,
+        device: &Device,
+        prop: ur_kernel_group_info_t,
+        out: InfoOut,
+    ) -> UrResult {
+        let p = &device.props;
+        match prop {
+            UR_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE => {
+                out.slice(&[0, 1, 2].map(|i| p.max_grid[i] as usize * p.max_block[i] as usize))
+            }
+            UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE => out.value(self.max_threads(device)?),
+            UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE
+            | UR_KERNEL_GROUP_INFO_COMPILE_MAX_WORK_GROUP_SIZE => out.slice(&[0usize; 3]),
+            UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE => out.value(0usize),
+            UR_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE => out
+                .value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)? as usize),
+            UR_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
+                out.value(p.warp_size as usize)
+            }
+            UR_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE => {
+                out.value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)? as usize)
+            }
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    /// `urKernelGetSubGroupInfo`: sub-groups are warps.
+    fn sub_group_info(
+        &self,
+        device: &Device,
+        prop: ur_kernel_sub_group_info_t,
+        out: InfoOut,
+    ) -> UrResult {
+        let warp = device.props.warp_size;
+        match prop {
+            UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE => out.value(warp),
+            UR_KERNEL_SUB_GROUP_INFO_MAX_NUM_SUB_GROUPS => {
+                out.value(self.max_threads(device)? as u32 / warp.max(1))
+            }
+            UR_KERNEL_SUB_GROUP_INFO_COMPILE_NUM_SUB_GROUPS
+            | UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL => out.value(0u32),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
+
+    fn suggested_local_work_size(&self, queue: &Queue, global: &[usize]) -> UrResult<Vec<usize>> {
+        Ok(self.suggest_local(&queue.device, global)?.to_vec())
+    }
+
+    /// The CUDA function on the program's first device
+    /// (`urKernelGetNativeHandle`).
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        let device = &self.program.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?.device;
+        Ok(self.function_for(device)? as ur_native_handle_t)
+    }
+
+    /// `urKernelCreateWithNativeHandle`: a kernel over the user's CUDA
+    /// function, which must be a kernel of one of `program`'s modules
+    /// (`INVALID_PROGRAM` otherwise); on the program's other devices the
+    /// kernel of the same name serves. CUDA functions belong to their
+    /// module and are never released, so ownership changes nothing.
+    ///
+    /// A CUDA function does not name the UR program it came from: without
+    /// one, `INVALID_NULL_HANDLE`, as the spec allows.
+    fn from_native(
+        native: ur_native_handle_t,
+        _context: &Context,
+        program: Option<&Program>,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let program = program.ok_or(UR_RESULT_ERROR_INVALID_NULL_HANDLE)?;
+        let program = arc_of(program);
+        let native = native as CUfunction;
+        let modules = program.modules()?;
+        let home = driver::func_module(native).cu()?;
+        if !modules.iter().any(|(_, m)| m.raw() == home) {
+            return Err(UR_RESULT_ERROR_INVALID_PROGRAM);
+        }
+        let name = driver::func_name(native).cu()?;
+        let c_name = CString::new(name.clone()).map_err(|_| UR_RESULT_ERROR_INVALID_KERNEL_NAME)?;
+        let mut functions = Vec::with_capacity(modules.len());
+        for (device, module) in modules {
+            let function = if module.raw() == home {
+                native
+            } else {
+                device.activate()?;
+                module.function(&c_name).cu()?
+            };
+            functions.push(DeviceFunction {
+                device,
+                function,
+                _module: module,
+            });
+        }
+        let params = driver::func_params(native).cu()?;
+        Ok(Arc::new(Kernel {
+            header: HandleHeader::new(&DDI, ObjectKind::Kernel),
+            program,
+            name,
+            functions,
+            params,
+        }))
+    }
+
+    fn launch(
+        &self,
+        queue: &Queue,
+        range: &hal::NdRange<'_>,
+        args: &[KernelArg<'_>],
+        cooperative: bool,
+        waits: Events<'_, Cuda>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let args: Vec<(u32, Arg)> = args
+            .iter()
+            .map(|a| match *a {
+                KernelArg::Value { index, bytes } => (index, Arg::Value(bytes.to_vec())),
+                KernelArg::Pointer { index, ptr } => (index, Arg::Pointer(ptr as usize)),
+                KernelArg::Local { index, size } => (index, Arg::Local(size)),
+            })
+            .collect();
+        let range = NdRange { offset: range.offset, global: range.global, local: range.local };
+        let waits: Vec<&Event> = waits.iter().collect();
+        arc_ref(queue).launch(self, range, &args, cooperative, &waits, want_event)
     }
 }
 

@@ -1,17 +1,22 @@
 //! Events: a CUDA event recorded after the command, and for profiling
-//! queues a second one recorded before it.
+//! queues a second one recorded before it; `impl hal::Event` here, event
+//! callbacks in `callback`.
 
-use super::callback;
-use super::context::Context;
-use super::device::Device;
-use super::queue::Queue;
+pub mod callback;
+
+use crate::context::Context;
+use crate::device::Device;
+use crate::queue::Queue;
 use crate::conv::{self, CuExt};
-use crate::driver::{CUstream, CuEvent};
-use crate::DDI;
+use crate::driver::{self, CUstream, CuEvent};
+use crate::{Cuda, DDI};
+use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use ur_core::engine::Stamp;
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal;
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// Nanoseconds on the host's monotonic clock since the adapter first asked.
@@ -41,6 +46,10 @@ pub struct Event {
 
 ur_core::ur_object!(Event, Event, ur_event_handle_t_);
 
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Event {}
+
 impl Event {
     pub fn recorded(
         queue: &Arc<Queue>,
@@ -61,25 +70,6 @@ impl Event {
             stamp,
             start,
             queued_ns,
-        })
-    }
-
-    /// `urEventCreateWithNativeHandle`: an event whose completion is the
-    /// user's CUDA event's (its last record). Owned, the CUDA event is
-    /// destroyed with this one; borrowed, it is left to its owner (CUDA
-    /// events have no reference count).
-    pub fn from_native(context: Arc<Context>, native: CuEvent) -> Arc<Event> {
-        Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            context,
-            queue: None,
-            command: UR_COMMAND_EVENTS_WAIT,
-            // No stream of ours: every queue waits for it explicitly.
-            stream: 0,
-            done: Some(Arc::new(native)),
-            stamp: None,
-            start: None,
-            queued_ns: now_ns(),
         })
     }
 
@@ -155,8 +145,22 @@ impl Event {
         self.report_complete();
         Ok(())
     }
+}
 
-    pub fn status(&self) -> UrResult<ur_event_status_t> {
+impl hal::Event<Cuda> for Event {
+    fn queue(&self) -> Option<&Queue> {
+        self.queue.as_deref()
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+
+    fn status(&self) -> UrResult<ur_event_status_t> {
         Ok(if self.is_complete()? {
             UR_EVENT_STATUS_COMPLETE
         } else {
@@ -164,21 +168,10 @@ impl Event {
         })
     }
 
-    /// `urEventSetCallback` for completion: `notify` runs on the callback
-    /// dispatcher's thread once the command has completed
-    /// (`core/callback.rs`); the event stays alive until it has.
-    pub fn on_complete(
-        self: Arc<Self>,
-        notify: callback::Notify,
-        user_data: *mut core::ffi::c_void,
-    ) -> UrResult {
-        callback::register(self, notify, user_data)
-    }
-
     /// `urEventGetProfilingInfo`: host times for queued and submitted, device
     /// times (placed on the host clock through the queue's base event) for
     /// start and end.
-    pub fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
         let queue = self
             .queue
             .as_ref()
@@ -206,6 +199,58 @@ impl Event {
             _ => return Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         };
         Ok(ns)
+    }
+
+    fn wait(&self) -> UrResult {
+        Event::wait(self)
+    }
+
+    fn host_sync(context: &Context) {
+        context.engine.collect_all();
+    }
+
+    /// `urEventSetCallback` for completion: `callback` runs on the callback
+    /// dispatcher's thread once the command has completed
+    /// (`event/callback.rs`); the event stays alive until it has. CUDA
+    /// tells completion only; the earlier stages have no signal (the core
+    /// answers them `UNSUPPORTED_ENUMERATION`).
+    fn set_callback(
+        &self,
+        _on: ur_execution_info_t,
+        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult {
+        callback::register(arc_of(self), callback, user_data)
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cu_event().map_or(std::ptr::null_mut(), |e| e.raw()) as ur_native_handle_t)
+    }
+
+    /// `urEventCreateWithNativeHandle`: an event whose completion is the
+    /// user's CUDA event's (its last record). Owned, the CUDA event is
+    /// destroyed with this one; borrowed, it is left to its owner (CUDA
+    /// events have no reference count).
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &Context,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let owned = ownership == NativeOwnership::Owned;
+        let native = CuEvent::from_raw(native as driver::CUevent, owned);
+        let context = arc_of(context);
+        Ok(Arc::new(Event {
+            header: HandleHeader::new(&DDI, ObjectKind::Event),
+            context,
+            queue: None,
+            command: UR_COMMAND_EVENTS_WAIT,
+            // No stream of ours: every queue waits for it explicitly.
+            stream: 0,
+            done: Some(Arc::new(native)),
+            stamp: None,
+            start: None,
+            queued_ns: now_ns(),
+        }))
     }
 }
 

@@ -1,12 +1,12 @@
-//! USM commands on a queue: fills, copies, prefetch and advice, and the
-//! asynchronous allocations and frees of the async-alloc extension.
+//! The asynchronous allocations and frees of the async-alloc extension
+//! (`urEnqueueUSM*AllocExp`, `urEnqueueUSMFreeExp`) on a queue.
 
-use super::engine::stamps_of;
-use super::event::Event;
-use super::queue::{Node, Queue, Submitted};
-use super::usm::{Allocation, Backing, UsmKind};
-use super::usm_pool::UsmPool;
-use crate::conv::{self, CuExt};
+use super::tracking::stamps_of;
+use super::{Node, Queue};
+use crate::event::Event;
+use crate::memory::pool::UsmPool;
+use crate::memory::{Allocation, Backing, UsmKind};
+use crate::conv::CuExt;
 use crate::driver::{self, Stream};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -14,129 +14,7 @@ use ur_core::engine;
 use ur_core::usm_pool::FreeScope;
 use ur_core::*;
 
-/// Enqueues a fill of `size` bytes at `dst` with a `pattern` that repeats
-/// (its length divides `size`). Patterns of 1, 2 and 4 bytes at aligned
-/// addresses are one memset; wider ones write one 32-bit column (or, when
-/// misaligned, one byte column) per step with a pitched memset.
-fn fill(stream: &Stream, dst: usize, pattern: &[u8], size: usize) -> UrResult {
-    let n = pattern.len();
-    let count = size / n;
-    let s = stream.raw();
-    let word = |i: usize| u32::from_ne_bytes(pattern[i..i + 4].try_into().expect("four bytes"));
-    // SAFETY: the caller checked that the range is USM of this context.
-    unsafe {
-        match n {
-            1 => driver::memset_async(dst as u64, pattern[0] as u32, 1, count, s),
-            2 if dst.is_multiple_of(2) => driver::memset_async(
-                dst as u64,
-                u16::from_ne_bytes([pattern[0], pattern[1]]) as u32,
-                2,
-                count,
-                s,
-            ),
-            4 if dst.is_multiple_of(4) => driver::memset_async(dst as u64, word(0), 4, count, s),
-            _ if n.is_multiple_of(4) && dst.is_multiple_of(4) => (0..n / 4).try_for_each(|j| {
-                driver::memset_2d_async((dst + 4 * j) as u64, n, word(4 * j), 4, 1, count, s)
-            }),
-            _ => (0..n).try_for_each(|j| {
-                driver::memset_2d_async((dst + j) as u64, n, pattern[j] as u32, 1, 1, count, s)
-            }),
-        }
-        .cu()
-    }
-}
-
 impl Queue {
-    /// `urEnqueueUSMFill`.
-    pub fn usm_fill(
-        self: &Arc<Self>,
-        dst: *mut c_void,
-        pattern: &[u8],
-        size: usize,
-        wait: &[&Event],
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        Ok(self
-            .submit(UR_COMMAND_USM_FILL, wait, want_event, |s| {
-                fill(s, dst as usize, pattern, size)
-            })?
-            .event)
-    }
-
-    /// `urEnqueueUSMMemcpy`; a blocking copy returns once it has completed.
-    pub fn usm_memcpy(
-        self: &Arc<Self>,
-        blocking: bool,
-        dst: *mut c_void,
-        src: *const c_void,
-        size: usize,
-        wait: &[&Event],
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let Submitted { event, .. } =
-            self.submit(UR_COMMAND_USM_MEMCPY, wait, want_event || blocking, |s| {
-                // SAFETY: unified addressing tells the driver where each side is;
-                // the caller vouches for both ranges.
-                unsafe { driver::memcpy_async(dst as u64, src as u64, size, s.raw()) }.cu()
-            })?;
-        if blocking {
-            event.as_ref().map_or(Ok(()), |e| e.wait())?;
-        }
-        Ok(if want_event { event } else { None })
-    }
-
-    /// `urEnqueueUSMPrefetch`: migrates shared memory; for other memory it
-    /// only orders (there is nothing to move).
-    pub fn usm_prefetch(
-        self: &Arc<Self>,
-        ptr: *const c_void,
-        size: usize,
-        flags: ur_usm_migration_flags_t,
-        wait: &[&Event],
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let shared = self.context.usm_lookup(ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
-        let to_host = flags & UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0 != 0;
-        let dev = (!to_host).then_some(self.device.cu);
-        let managed = self.device.props.concurrent_managed;
-        Ok(self
-            .submit(UR_COMMAND_USM_PREFETCH, wait, want_event, |s| {
-                if shared && managed {
-                    // SAFETY: the range is managed memory of this context.
-                    unsafe { driver::mem_prefetch_async(ptr as u64, size, dev, s.raw()) }.cu()?;
-                }
-                Ok(())
-            })?
-            .event)
-    }
-
-    /// `urEnqueueUSMAdvise`: advice for shared memory; other memory has
-    /// nothing to advise and the command only orders.
-    pub fn usm_advise(
-        self: &Arc<Self>,
-        ptr: *const c_void,
-        size: usize,
-        advice: ur_usm_advice_flags_t,
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let shared = self.context.usm_lookup(ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
-        let dev = self.device.cu;
-        Ok(self
-            .submit(UR_COMMAND_USM_ADVISE, &[], want_event, |_| {
-                if shared {
-                    for (a, to_device) in conv::usm_advice(advice) {
-                        // SAFETY: the range is managed memory of this context.
-                        unsafe {
-                            driver::mem_advise(ptr as u64, size, a, to_device.then_some(dev))
-                        }
-                        .cu()?;
-                    }
-                }
-                Ok(())
-            })?
-            .event)
-    }
-
     /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: device memory of a
     /// native pool comes from `cuMemAllocFromPoolAsync`; everything else
     /// from the engine.

@@ -12,16 +12,17 @@
 //! threshold (as libsycl passes them), for `urUSMPoolCreate` UR's pooled
 //! size and slab size. Pools the user makes start at threshold 0.
 
-use super::context::Context;
-use super::device::Device;
-use super::engine::{CudaMemory, SlabOwner};
-use super::usm::UsmKind;
+use super::source::{CudaMemory, SlabOwner};
+use super::UsmKind;
+use crate::context::Context;
+use crate::device::Device;
 use crate::conv::CuExt;
 use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
-use crate::DDI;
+use crate::{Cuda, DDI};
 use std::sync::{Arc, Weak};
 use ur_core::engine;
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::hal;
+use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::*;
@@ -65,6 +66,10 @@ fn native_threshold(threshold: usize) -> u64 {
 }
 
 ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
+
+// SAFETY: made only by `Arc::new_cyclic` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for UsmPool {}
 
 impl UsmPool {
     fn check_device(device: &Device) -> UrResult {
@@ -227,10 +232,31 @@ impl UsmPool {
         }
     }
 
+    /// `urUSMPoolTrimToExp`: gives unused memory back to the driver. The
+    /// native pool keeps at least `keep` bytes reserved, and so do the engine
+    /// pools together.
+    pub fn trim_to(&self, keep: usize) -> UrResult {
+        self.device.activate()?;
+        if let Some(native) = &self.native {
+            native.trim_to(keep).cu()?;
+        }
+        self.base.engine.trim_to(keep);
+        Ok(())
+    }
+}
+
+/// Statistics, settings and trimming add the native pool to the engine's.
+impl hal::Pool<Cuda> for UsmPool {
+    type DeviceRef = Arc<Device>;
+
+    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
+        &self.base
+    }
+
     /// The size figures of `urUSMPoolGetInfo` and `urUSMPoolGetInfoExp`
     /// (the core answers the reference count and the context): the engine
     /// pools' figures from the set, plus the native pool's attributes.
-    pub fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
         let attr = match prop {
             // A default pool backed by the GPU's own pool reports that
             // pool's threshold (the set follows the engine's defaults).
@@ -250,7 +276,7 @@ impl UsmPool {
     /// `urUSMPoolSetInfoExp`: the release threshold, and resetting a
     /// high-water mark (only to zero, as CUDA allows), on the native pool
     /// and then the engine pools.
-    pub fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
         self.device.activate()?;
         let attr = match prop {
             UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
@@ -271,16 +297,11 @@ impl UsmPool {
         self.base.engine.set_info(prop, value)
     }
 
-    /// `urUSMPoolTrimToExp`: gives unused memory back to the driver. The
-    /// native pool keeps at least `keep` bytes reserved, and so do the engine
-    /// pools together.
-    pub fn trim_to(&self, keep: usize) -> UrResult {
-        self.device.activate()?;
-        if let Some(native) = &self.native {
-            native.trim_to(keep).cu()?;
+    /// Trimming is a hint: a driver failure only leaves more memory kept.
+    fn trim_to(&self, keep: usize) {
+        if let Err(e) = UsmPool::trim_to(self, keep) {
+            log::warning(&format!("trimming a USM pool failed: {e:?}"));
         }
-        self.base.engine.trim_to(keep);
-        Ok(())
     }
 }
 

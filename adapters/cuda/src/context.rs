@@ -3,18 +3,23 @@
 
 use ur_core::extended_deleter::ExtendedDeleter;
 use ur_core::usm_pool::ContextPools;
-use super::device::Device;
-use super::engine::SlabMap;
-use super::queue::Queue;
-use super::usm::UsmRegistry;
-use super::usm_pool::UsmPool;
-use crate::driver::CuEvent;
-use crate::DDI;
+use crate::device::Device;
+use crate::memory::pool::UsmPool;
+use crate::memory::source::SlabMap;
+use crate::memory::UsmRegistry;
+use crate::queue::Queue;
+use crate::driver::{self, CuEvent};
+use crate::memory::{cuda_kind, AllocRequest as CudaRequest};
+use crate::{Cuda, DDI};
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use ur_core::engine::{self, Engine, Lane, LaneId, Stamp};
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal::{self, AllocInfo, AllocRequest};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::log;
 use ur_core::*;
 
@@ -49,45 +54,13 @@ pub struct Context {
 
 ur_core::ur_object!(Context, Context, ur_context_handle_t_);
 
+// SAFETY: made only by `Arc::new` in this module, and handed out only
+// from there.
+unsafe impl ArcObject for Context {}
+
 impl Context {
     pub fn new(devices: Vec<Arc<Device>>) -> UrResult<Arc<Context>> {
         Self::with_primary(devices, None)
-    }
-
-    /// `urContextCreateWithNativeHandle`: the adapter runs every GPU
-    /// through its primary context, so a native context must be the
-    /// primary context of one of `devices` (or, when none are named, of a
-    /// GPU of the platform, which is then the context's one device); any
-    /// other CUDA context is `UNSUPPORTED_FEATURE`. Owned, the user's
-    /// reference of that primary context is released with this context;
-    /// borrowed, nothing is.
-    pub fn from_native(
-        native: crate::driver::CUcontext,
-        devices: Vec<Arc<Device>>,
-        ownership: ur_core::boundary::NativeOwnership,
-    ) -> UrResult<Arc<Context>> {
-        let candidates: Vec<Arc<Device>> = if devices.is_empty() {
-            super::platform::Platform::get()
-                .map(|p| p.devices.clone())
-                .unwrap_or_default()
-        } else {
-            devices.clone()
-        };
-        let mut owner = None;
-        for d in &candidates {
-            if d.primary_context()? == native {
-                owner = Some(d.clone());
-                break;
-            }
-        }
-        let owner = owner.ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
-        let devices = if devices.is_empty() {
-            vec![owner.clone()]
-        } else {
-            devices
-        };
-        let owned = (ownership == ur_core::boundary::NativeOwnership::Owned).then_some(owner.cu);
-        Self::with_primary(devices, owned)
     }
 
     fn with_primary(
@@ -189,6 +162,142 @@ impl Context {
     }
 }
 
+impl hal::Context<Cuda> for Context {
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        Context::new(devices.iter().map(|d| arc_of(*d)).collect())
+    }
+
+    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
+        self.devices.iter().map(|d| &**d)
+    }
+
+    /// Not served yet: driver/memory.rs has a pitched fill but no pitched copy.
+    fn usm_2d_supported(&self) -> bool {
+        false
+    }
+
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
+    }
+
+    /// The primary CUDA context of the first device.
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.devices[0].activate()? as ur_native_handle_t)
+    }
+
+    /// `urContextCreateWithNativeHandle`: the adapter runs every GPU
+    /// through its primary context, so a native context must be the
+    /// primary context of one of `devices` (or, when none are named, of a
+    /// GPU of the platform, which is then the context's one device); any
+    /// other CUDA context is `UNSUPPORTED_FEATURE`. Owned, the user's
+    /// reference of that primary context is released with this context;
+    /// borrowed, nothing is.
+    fn from_native(
+        native: ur_native_handle_t,
+        devices: &[&Device],
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let native = native as driver::CUcontext;
+        let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
+        let candidates: Vec<Arc<Device>> = if devices.is_empty() {
+            crate::device::Platform::get()
+                .map(|p| p.devices.clone())
+                .unwrap_or_default()
+        } else {
+            devices.clone()
+        };
+        let mut owner = None;
+        for d in &candidates {
+            if d.primary_context()? == native {
+                owner = Some(d.clone());
+                break;
+            }
+        }
+        let owner = owner.ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
+        let devices = if devices.is_empty() {
+            vec![owner.clone()]
+        } else {
+            devices
+        };
+        let owned = (ownership == ur_core::boundary::NativeOwnership::Owned).then_some(owner.cu);
+        Self::with_primary(devices, owned)
+    }
+
+    /// Placement hints and host/device flags have no CUDA counterpart
+    /// here and are ignored.
+    fn usm_alloc(&self, r: AllocRequest<'_, Cuda>) -> UrResult<*mut c_void> {
+        let device = r.device.map(arc_of);
+        let pool = r.pool.map(arc_of);
+        let request = CudaRequest {
+            kind: cuda_kind(r.kind),
+            size: r.size,
+            align: r.align,
+            device: device.as_ref(),
+            pool: pool.as_ref(),
+        };
+        Context::usm_alloc(self, request)
+    }
+
+    /// `urUSMFree`: waits for the devices' pending work, then frees.
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        let a = match self.usm.remove(ptr as usize) {
+            Ok(a) => a,
+            Err(e) => return self.engine_free_blocking(ptr as usize).map_err(|_| e),
+        };
+        self.synchronize_devices()?;
+        a.release_now(&self.devices)
+    }
+
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        self.usm.live_span(&self.slabs, ptr as usize)
+    }
+
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<Cuda>> {
+        let registered = self.usm.with(ptr as usize, |a| {
+            let device = a
+                .device
+                .and_then(|i| self.devices.get(i))
+                .map_or(std::ptr::null_mut(), |d| d.handle());
+            let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
+            AllocInfo::new(a.kind.as_ur(), a.base as *mut c_void, a.size, device, pool)
+        });
+        if registered.is_some() {
+            return registered;
+        }
+        // An engine block: its pool knows it; a destroyed pool reads as none.
+        let owner = self.slabs.owner_of(ptr as usize)?;
+        let (base, size) = owner.live_block(ptr as usize)?;
+        let device = owner
+            .device
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |d| d.handle());
+        let pool = owner.usm_pool_handle();
+        Some(AllocInfo::new(owner.kind.as_ur(), base as *mut c_void, size, device, pool))
+    }
+
+    fn pools_supported(&self) -> bool {
+        self.devices.iter().all(|d| d.props.memory_pools)
+    }
+
+    /// A pool belongs to one GPU: a context-wide pool needs a context of one.
+    fn pool_create(
+        &self,
+        device: Option<&Device>,
+        desc: PoolDesc,
+        api: PoolApi,
+    ) -> UrResult<Arc<UsmPool>> {
+        UsmPool::create(&arc_of(self), device.map(arc_of).as_ref(), desc, api)
+    }
+
+    fn pools(&self) -> &ContextPools<UsmPool> {
+        &self.pools
+    }
+
+    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
+        UsmPool::device_default(&arc_of(self), &arc_of(device))
+    }
+}
+
 impl Drop for Context {
     fn drop(&mut self) {
         let leftover = self.usm.len();
@@ -201,7 +310,7 @@ impl Drop for Context {
                     let _ = crate::driver::ctx_synchronize();
                 }
             }
-            super::usm::free_all(&self.usm, &self.devices);
+            crate::memory::free_all(&self.usm, &self.devices);
         }
         self.engine.release_default_pools();
         self.pools.clear();

@@ -20,7 +20,7 @@
 //! (`RTLD_NODELETE`) when it starts, which keeps the host functions the
 //! driver still holds mapped too.
 
-use super::event::Event;
+use super::Event;
 use crate::conv::CuExt;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -126,7 +126,7 @@ mod tests {
     //! here, straight or through the host function called by hand.
 
     use super::*;
-    use crate::core::context::Context;
+    use crate::context::Context;
     use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
     use std::sync::Weak;
     use std::time::Duration;

@@ -1,0 +1,319 @@
+//! Command submission: a command's stream, its waits, its node in the
+//! engine's graph and its event, under the queue's submit lock; event waits
+//! and barriers.
+
+use super::tracking::stamps_of;
+use super::Queue;
+use crate::conv::CuExt;
+use crate::driver::{CuEvent, Stream};
+use crate::event::{now_ns, Event};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use ur_core::engine::Stamp;
+use ur_core::lock_order::MutexGuard;
+use ur_core::*;
+
+/// Proof that the caller holds the queue's submit lock. Dropping it
+/// publishes everything recorded on the lane meanwhile.
+pub struct Submitting<'a> {
+    queue: &'a Queue,
+    _order: MutexGuard<'a, ()>,
+}
+
+impl Drop for Submitting<'_> {
+    fn drop(&mut self) {
+        if let Some(lane) = self.queue.lane.get() {
+            // Only this lock's holders record on the lane, and their work
+            // is on the stream by now (or failed and will never be).
+            self.queue
+                .published
+                .store(lane.tail().seq, Ordering::Release);
+        }
+    }
+}
+
+/// Counts a command in a queue's `stream_work` once its work is on the
+/// stream: at [`now`](Self::now), or when dropped on a way out that failed
+/// (and may have left some there).
+struct CountsWork<'a>(Option<&'a AtomicU64>);
+
+impl CountsWork<'_> {
+    fn now(&mut self) {
+        if let Some(count) = self.0.take() {
+            count.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// The command put nothing on the stream: it is not counted.
+    fn nothing(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CountsWork<'_> {
+    fn drop(&mut self) {
+        self.now();
+    }
+}
+
+/// What one submitted command produced.
+pub struct Submitted<T> {
+    pub value: T,
+    pub event: Option<Arc<Event>>,
+}
+
+/// How a command enters the engine's graph.
+pub enum Node<'a> {
+    /// Recorded after its wait list (when the context records commands).
+    Command,
+    /// Left out: it touches no engine memory (a native-pool allocation or
+    /// free), so the engine need not order anything after it.
+    Untracked,
+    /// A barrier: later commands of the queue are ordered after it.
+    Barrier,
+    /// Already recorded by the engine (an async allocation or free), with
+    /// extra commands to wait for; `host_only` when its work puts nothing
+    /// on the stream (no zeroing).
+    Given { stamp: Stamp, deps: &'a [Stamp], host_only: bool },
+}
+
+impl Queue {
+    /// Takes the submit lock: commands are recorded and put on the stream
+    /// under it (see [`Submitting`]).
+    pub fn begin_submit(&self) -> Submitting<'_> {
+        Submitting {
+            queue: self,
+            _order: self.submit.lock(),
+        }
+    }
+
+    /// An event covering command `seq` of this queue's lane (see
+    /// [`Trackers::event_covering`]), for a command of another queue.
+    /// `seq` may have been recorded by a thread still putting its work on
+    /// the stream: that thread holds this queue's submit lock (no engine
+    /// lock) and waits only on commands recorded before `seq`, so the wait
+    /// ends, and is short (src/engine/LOCKING.md).
+    pub fn event_covering(&self, seq: u64) -> Option<Arc<CuEvent>> {
+        let mut spins = 0u32;
+        while self.published.load(Ordering::Acquire) < seq {
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+            spins = spins.saturating_add(1);
+        }
+        self.covering_own(seq)
+    }
+
+    /// [`event_covering`](Self::event_covering) for a command of this
+    /// queue's own lane, whose submit lock the caller holds: everything
+    /// recorded before the caller's command is on the stream.
+    pub(crate) fn covering_own(&self, seq: u64) -> Option<Arc<CuEvent>> {
+        let mut t = self.trackers.lock();
+        let stream = self.streams[0].raw();
+        t.as_mut()?
+            .event_covering(seq, stream, || self.take_event().ok())
+    }
+
+    /// Submits one command: picks its stream, orders it after `wait`, runs
+    /// `work` to enqueue the CUDA operations, and records an event after it
+    /// when the caller wants one.
+    pub fn submit<T>(
+        self: &Arc<Self>,
+        command: ur_command_t,
+        wait: &[&Event],
+        want_event: bool,
+        work: impl FnOnce(&Stream) -> UrResult<T>,
+    ) -> UrResult<Submitted<T>> {
+        let submitting = self.begin_submit();
+        self.submit_node(&submitting, command, wait, Node::Command, want_event, work)
+    }
+
+    /// [`submit`](Self::submit) for a command whose place in the graph is
+    /// given, under the submit lock the caller took before recording it.
+    pub fn submit_node<T>(
+        self: &Arc<Self>,
+        _held: &Submitting<'_>,
+        command: ur_command_t,
+        wait: &[&Event],
+        node: Node,
+        want_event: bool,
+        work: impl FnOnce(&Stream) -> UrResult<T>,
+    ) -> UrResult<Submitted<T>> {
+        self.submit_unlocked(command, wait, node, want_event, work)
+    }
+
+    /// [`submit`](Self::submit) for a command left out of the engine's
+    /// graph ([`Node::Untracked`]: a native pool's allocation or free),
+    /// without the submit lock. The lock keeps the lane's order the
+    /// stream's; such a command records nothing on the lane, and may land
+    /// on the stream between another thread's recording and its work, as
+    /// a command of a third queue could as far as the engine is concerned.
+    pub fn submit_untracked<T>(
+        self: &Arc<Self>,
+        command: ur_command_t,
+        wait: &[&Event],
+        want_event: bool,
+        work: impl FnOnce(&Stream) -> UrResult<T>,
+    ) -> UrResult<Submitted<T>> {
+        self.submit_unlocked(command, wait, Node::Untracked, want_event, work)
+    }
+
+    /// The body of [`submit_node`](Self::submit_node): the caller holds
+    /// the submit lock unless `node` is [`Node::Untracked`].
+    #[inline]
+    fn submit_unlocked<T>(
+        self: &Arc<Self>,
+        command: ur_command_t,
+        wait: &[&Event],
+        node: Node,
+        want_event: bool,
+        work: impl FnOnce(&Stream) -> UrResult<T>,
+    ) -> UrResult<Submitted<T>> {
+        self.device.activate()?;
+        let stream = self.pick_stream(wait);
+        // Whatever fails from here may have left work on the stream.
+        let mut counts = CountsWork(Some(&self.stream_work));
+        let mut on_stream = self.wait_for(stream, wait)?;
+        let host_only = matches!(node, Node::Given { host_only: true, .. });
+        let stamp = match node {
+            Node::Given { stamp, deps, .. } => {
+                for &d in deps {
+                    if let Some(e) = self.context.event_covering(d, self) {
+                        stream.wait(e.raw()).cu()?;
+                        on_stream = true;
+                    }
+                }
+                Some(stamp)
+            }
+            Node::Untracked => None,
+            _ if !self.context.tracking() => None,
+            Node::Command => Some(
+                self.context
+                    .engine
+                    .dag()
+                    .record(&self.lane(), &stamps_of(wait)),
+            ),
+            Node::Barrier => Some(
+                self.context
+                    .engine
+                    .dag()
+                    .record_barrier(&self.lane(), &stamps_of(wait)),
+            ),
+        };
+        // Only a timed event reports when its command was queued.
+        let queued = if want_event && self.profiling() { now_ns() } else { 0 };
+        let start = if want_event && self.profiling() {
+            let e = CuEvent::new(true).cu()?;
+            e.record(stream.raw()).cu()?;
+            Some(e)
+        } else {
+            None
+        };
+        let value = match work(stream) {
+            Ok(v) => v,
+            Err(e) => {
+                // Nothing ran. On an out-of-order lane the node completes on
+                // its own; on an in-order one the next tracker settles it.
+                if let (Some(s), false) = (stamp, self.is_in_order()) {
+                    self.context.engine.dag().complete(s);
+                }
+                return Err(e);
+            }
+        };
+        if on_stream || !host_only {
+            counts.now();
+        } else {
+            counts.nothing();
+        }
+        let mut trackers = stamp.map(|_| self.trackers());
+        // On an in-order lane an engine node needs no event of its own: a
+        // later one, or one recorded when another queue must wait for it,
+        // covers it.
+        let track = trackers
+            .as_mut()
+            .and_then(|t| t.as_mut())
+            .is_some_and(|t| t.wants_event());
+        let done = if want_event || (stamp.is_some() && track) {
+            Some(self.event_after(stream)?)
+        } else {
+            None
+        };
+        if let (Some(s), Some(t), Some(d)) =
+            (stamp, trackers.as_mut().and_then(|t| t.as_mut()), &done)
+        {
+            t.push(s.seq, d.clone());
+            if t.due() {
+                t.poll(|e| self.recycle_shared(e));
+            }
+        }
+        let event = match (want_event, done) {
+            (true, Some(done)) => Some(Event::recorded(
+                self,
+                command,
+                stream.raw(),
+                done,
+                stamp,
+                start,
+                queued,
+            )),
+            _ => None,
+        };
+        Ok(Submitted { value, event })
+    }
+
+    /// `urEnqueueEventsWait` (`barrier == false`) and
+    /// `urEnqueueEventsWaitWithBarrier`. An empty list means every command
+    /// submitted before; a barrier also holds back every command after it.
+    pub fn wait_events(
+        self: &Arc<Self>,
+        wait: &[&Event],
+        barrier: bool,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let submitting = self.begin_submit();
+        self.device.activate()?;
+        let command = if barrier {
+            UR_COMMAND_EVENTS_WAIT_WITH_BARRIER
+        } else {
+            UR_COMMAND_EVENTS_WAIT
+        };
+        // A barrier on several streams needs an event to hold the others back.
+        let spread = barrier && !self.is_in_order();
+        // A plain wait with an empty list follows everything before it but
+        // holds nothing back; the graph can only say less than that, which
+        // is safe (a missed reuse at worst).
+        let node = if barrier {
+            Node::Barrier
+        } else {
+            Node::Command
+        };
+        let joined = |s: &Stream| {
+            if wait.is_empty() {
+                self.join_other_streams(s)
+            } else {
+                Ok(())
+            }
+        };
+        let done = self
+            .submit_node(&submitting, command, wait, node, want_event || spread, joined)?
+            .event;
+        if spread {
+            let gate = done
+                .as_ref()
+                .and_then(|e| e.cu_event())
+                .ok_or(UR_RESULT_ERROR_UNKNOWN)?;
+            let gate_stream = done.as_ref().map_or(0, |e| e.stream);
+            for other in self
+                .streams
+                .iter()
+                .filter(|s| s.raw() as usize != gate_stream)
+            {
+                other.wait(gate.raw()).cu()?;
+            }
+        }
+        Ok(if want_event { done } else { None })
+    }
+
+}
