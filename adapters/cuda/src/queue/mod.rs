@@ -60,7 +60,7 @@ pub struct Queue {
     /// ([`Submitting`]), so that the lane's order is the stream's order.
     submit: Mutex<()>,
     /// The device's default pool in the context, kept while the context
-    /// has no current pool set (see [`Queue::current_pool`]).
+    /// has no current pool set (see [`Queue::with_current_pool`]).
     default_pool: OnceLock<Arc<UsmPool>>,
     /// The newest seq of the lane whose work is on its stream: another
     /// queue may record an event covering any command up to it.
