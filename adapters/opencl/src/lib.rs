@@ -6,15 +6,22 @@
 //! loads, and reports no platform, on a machine without OpenCL.
 //!
 //! The C surface is `ur_core`'s, written once for every adapter; `hal.rs`
-//! implements its backend traits over the objects of `core/`. `conv.rs` holds
-//! every enum and error translation, `cl.rs` the typed reads of OpenCL's
-//! answers.
+//! implements its backend traits over the objects of `device/`, `context.rs`,
+//! `queue/`, `event.rs`, `memory.rs`, `program.rs` and `kernel.rs`.
+//! `conv.rs` holds every enum and error translation, `driver.rs` the typed
+//! reads of OpenCL's answers.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-mod cl;
+mod context;
 mod conv;
-mod core;
+mod device;
+mod driver;
+mod event;
 mod hal;
+mod kernel;
+mod memory;
+mod program;
+mod queue;
 
 pub use hal::OpenCl;
 

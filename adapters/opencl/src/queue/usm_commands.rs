@@ -2,10 +2,10 @@
 //! `Queue::submit`; on a CPU device, small fills and copies with nothing
 //! left to wait for run on the calling thread (`run_on_host`).
 
-use super::event::Event;
-use super::queue::{Node, Queue};
-use super::usm;
-use crate::cl::{call, wait_list_ptr};
+use super::{Node, Queue};
+use crate::driver::{call, wait_list_ptr};
+use crate::event::Event;
+use crate::memory;
 use crate::conv::check;
 use cl3::ext as sys;
 use std::ffi::c_void;
@@ -220,7 +220,7 @@ impl Queue {
                 if let Some(done) = self.run_on_host(command_type, &waits, want_event, (in_usm, size), run) {
                     return done;
                 }
-                self.submit(command_type, waits, want_event, |w, ev| usm::enqueue_fill(ctx, queue, dst, pattern, size, w, ev))
+                self.submit(command_type, waits, want_event, |w, ev| memory::enqueue_fill(ctx, queue, dst, pattern, size, w, ev))
             }
             UsmCommand::Copy { dst, src, size, in_usm } => {
                 let waits: Vec<&Event> = waits.into_iter().collect();
@@ -231,26 +231,26 @@ impl Queue {
                     return done;
                 }
                 self.submit(command_type, waits, want_event, |w, ev| {
-                    usm::enqueue_copy(ctx, queue, blocking, dst, src, size, w, ev)
+                    memory::enqueue_copy(ctx, queue, blocking, dst, src, size, w, ev)
                 })
             }
             UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
                 self.submit(command_type, waits, want_event, |w, ev| {
                     if pitch == width {
-                        return usm::enqueue_fill(ctx, queue, dst, pattern, width * height, w, ev);
+                        return memory::enqueue_fill(ctx, queue, dst, pattern, width * height, w, ev);
                     }
                     rows(queue, height, false, w, ev, |r, w, e| {
-                        usm::enqueue_fill(ctx, queue, at(dst, r * pitch), pattern, width, w, e)
+                        memory::enqueue_fill(ctx, queue, at(dst, r * pitch), pattern, width, w, e)
                     })
                 })
             }
             UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
                 self.submit(command_type, waits, want_event, |w, ev| {
                     if src_pitch == width && dst_pitch == width {
-                        return usm::enqueue_copy(ctx, queue, blocking, dst, src, width * height, w, ev);
+                        return memory::enqueue_copy(ctx, queue, blocking, dst, src, width * height, w, ev);
                     }
                     rows(queue, height, blocking, w, ev, |r, w, e| {
-                        usm::enqueue_copy(ctx, queue, false, at(dst, r * dst_pitch), at(src, r * src_pitch), width, w, e)
+                        memory::enqueue_copy(ctx, queue, false, at(dst, r * dst_pitch), at(src, r * src_pitch), width, w, e)
                     })
                 })
             }

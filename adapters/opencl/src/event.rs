@@ -4,9 +4,9 @@
 //! synchronisation point: the async pool engine hears that its command
 //! completed, and the context's pools give back what their thresholds say.
 
-use super::context::Context;
-use super::queue::Queue;
-use crate::cl;
+use crate::context::Context;
+use crate::driver;
+use crate::queue::Queue;
 use crate::conv::{self, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
@@ -122,13 +122,13 @@ impl Event {
         ownership: ur_core::boundary::NativeOwnership,
     ) -> UrResult<Arc<Event>> {
         let data = |p| cl3::event::get_event_data(native, p);
-        if cl::value::<sys::cl_context>(data(sys::CL_EVENT_CONTEXT)).ur()? != context.cl.get() {
+        if driver::value::<sys::cl_context>(data(sys::CL_EVENT_CONTEXT)).ur()? != context.cl.get() {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
         // A user event has no queue.
-        let cl_queue = cl::value::<sys::cl_command_queue>(data(sys::CL_EVENT_COMMAND_QUEUE)).ur()?;
+        let cl_queue = driver::value::<sys::cl_command_queue>(data(sys::CL_EVENT_COMMAND_QUEUE)).ur()?;
         let queue = if cl_queue.is_null() { None } else { context.queue_by_cl(cl_queue) };
-        let command = command_type(cl::value::<sys::cl_command_type>(data(sys::CL_EVENT_COMMAND_TYPE)).ur()?);
+        let command = command_type(driver::value::<sys::cl_command_type>(data(sys::CL_EVENT_COMMAND_TYPE)).ur()?);
         if ownership == ur_core::boundary::NativeOwnership::Borrowed {
             // SAFETY: the caller's live event; this reference is the one
             // the wrapper releases.
@@ -141,7 +141,7 @@ impl Event {
         if self.cl.completed() {
             return Ok(sys::CL_COMPLETE);
         }
-        cl::value(cl3::event::get_event_data(self.cl.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)).ur()
+        driver::value(cl3::event::get_event_data(self.cl.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)).ur()
     }
 
     pub fn status(&self) -> UrResult<ur_event_status_t> {
@@ -187,7 +187,7 @@ impl Event {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         }
         let param = conv::profiling_info(prop)?;
-        let read = |p| cl::value::<sys::cl_ulong>(cl3::event::get_event_profiling_data(self.cl.get(), p));
+        let read = |p| driver::value::<sys::cl_ulong>(cl3::event::get_event_profiling_data(self.cl.get(), p));
         match read(param) {
             Ok(v) => Ok(v),
             // COMPLETE is OpenCL 2.0; END is the same moment for commands

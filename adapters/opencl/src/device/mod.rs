@@ -1,8 +1,8 @@
 //! OpenCL devices as UR devices: what they can do, and `urDeviceGetInfo`
 //! answered from the device itself.
 
-use super::platform::Platform;
-use crate::cl;
+use crate::driver;
+use platform::Platform;
 use crate::conv::{self, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
@@ -12,6 +12,8 @@ use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::partition::PartitionRequest;
 use ur_core::*;
+
+pub mod platform;
 
 /// How USM allocations of a device's platform reach the runtime.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -55,7 +57,7 @@ pub struct Device {
     /// device whose memory is the host's (`CL_DEVICE_HOST_UNIFIED_MEMORY`)
     /// and whose USM the host addresses without mapping (Intel's USM, or
     /// fine-grained SVM). Small fills and copies then run on the calling
-    /// thread once nothing queued before them is left (`core/enqueue.rs`).
+    /// thread once nothing queued before them is left (`queue/usm_commands.rs`).
     pub host_runs_usm: bool,
     /// A profiling queue for reading the device clock where OpenCL 2.1's
     /// timer query is missing; made on first use.
@@ -122,22 +124,22 @@ impl Device {
 
     fn new(id: cl_device_id, platform: &'static Platform, parent: Option<(&'static Device, PartitionRequest)>) -> Result<Device, cl_int> {
         let data = |p| cl3::device::get_device_data(id, p);
-        let extensions = cl::string(data(sys::CL_DEVICE_EXTENSIONS))?;
-        let version = parse_version(&cl::string(data(sys::CL_DEVICE_VERSION))?);
+        let extensions = driver::string(data(sys::CL_DEVICE_EXTENSIONS))?;
+        let version = parse_version(&driver::string(data(sys::CL_DEVICE_VERSION))?);
         // Before OpenCL 2.0 there is no SVM; some runtimes fail the query.
-        let svm = if version.0 >= 2 { cl::value(data(sys::CL_DEVICE_SVM_CAPABILITIES)).unwrap_or(0) } else { 0 };
-        let il_version = if version >= (2, 1) || cl::has_extension(&extensions, "cl_khr_il_program") {
-            cl::string(data(sys::CL_DEVICE_IL_VERSION)).unwrap_or_default()
+        let svm = if version.0 >= 2 { driver::value(data(sys::CL_DEVICE_SVM_CAPABILITIES)).unwrap_or(0) } else { 0 };
+        let il_version = if version >= (2, 1) || driver::has_extension(&extensions, "cl_khr_il_program") {
+            driver::string(data(sys::CL_DEVICE_IL_VERSION)).unwrap_or_default()
         } else {
             String::new()
         };
-        let intel = platform.intel_usm.is_some() && cl::has_extension(&extensions, "cl_intel_unified_shared_memory");
+        let intel = platform.intel_usm.is_some() && driver::has_extension(&extensions, "cl_intel_unified_shared_memory");
         let mut device = Device {
             header: HandleHeader::new(&DDI, ObjectKind::Device),
             id,
             platform,
-            device_type: cl::value(data(sys::CL_DEVICE_TYPE))?,
-            name: cl::string(data(sys::CL_DEVICE_NAME))?,
+            device_type: driver::value(data(sys::CL_DEVICE_TYPE))?,
+            name: driver::string(data(sys::CL_DEVICE_NAME))?,
             extensions,
             il_version,
             version,
@@ -148,8 +150,8 @@ impl Device {
             usm_single_shared: 0,
             usm_cross_shared: 0,
             usm_system: 0,
-            max_mem_alloc: cl::value(data(sys::CL_DEVICE_MAX_MEM_ALLOC_SIZE))?,
-            max_work_group_size: cl::value(data(sys::CL_DEVICE_MAX_WORK_GROUP_SIZE))?,
+            max_mem_alloc: driver::value(data(sys::CL_DEVICE_MAX_MEM_ALLOC_SIZE))?,
+            max_work_group_size: driver::value(data(sys::CL_DEVICE_MAX_WORK_GROUP_SIZE))?,
             clock: std::sync::OnceLock::new(),
             srgb: std::sync::OnceLock::new(),
             out_of_order_queues: true,
@@ -161,7 +163,7 @@ impl Device {
         device.out_of_order_queues =
             !(platform.name == "Intel(R) OpenCL" && device_type & sys::CL_DEVICE_TYPE_CPU != 0);
         if intel {
-            let caps = |p| cl::value::<sys::cl_bitfield>(data(p)).map(conv::usm_capabilities).unwrap_or(0);
+            let caps = |p| driver::value::<sys::cl_bitfield>(data(p)).map(conv::usm_capabilities).unwrap_or(0);
             device.usm_path = UsmPath::Intel;
             device.usm_host = caps(sys::CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL);
             device.usm_device = caps(sys::CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL);
@@ -176,7 +178,7 @@ impl Device {
             device.usm_single_shared = caps.shared;
             device.usm_system = caps.system;
         }
-        let host_unified = cl::value::<sys::cl_bool>(data(sys::CL_DEVICE_HOST_UNIFIED_MEMORY)).unwrap_or(0) != 0;
+        let host_unified = driver::value::<sys::cl_bool>(data(sys::CL_DEVICE_HOST_UNIFIED_MEMORY)).unwrap_or(0) != 0;
         let host_addressed = device.usm_path == UsmPath::Intel
             || (device.usm_path == UsmPath::Svm && svm & sys::CL_DEVICE_SVM_FINE_GRAIN_BUFFER != 0);
         device.host_runs_usm = device_type & sys::CL_DEVICE_TYPE_CPU != 0 && host_unified && host_addressed;
@@ -208,7 +210,7 @@ impl Device {
     /// UR's values are the same numbers; runtimes may list extension kinds
     /// too, such as Intel's partition by names, which UR cannot ask for).
     fn supported_partitions(&self) -> Vec<ur_device_partition_t> {
-        let kinds = cl::array::<sys::cl_device_partition_property>(self.data(sys::CL_DEVICE_PARTITION_PROPERTIES))
+        let kinds = driver::array::<sys::cl_device_partition_property>(self.data(sys::CL_DEVICE_PARTITION_PROPERTIES))
             .unwrap_or_default();
         kinds
             .into_iter()
@@ -220,7 +222,7 @@ impl Device {
     }
 
     fn affinity_domains(&self) -> ur_device_affinity_domain_flags_t {
-        cl::value::<sys::cl_device_affinity_domain>(self.data(sys::CL_DEVICE_PARTITION_AFFINITY_DOMAIN))
+        driver::value::<sys::cl_device_affinity_domain>(self.data(sys::CL_DEVICE_PARTITION_AFFINITY_DOMAIN))
             .map(|d| d as u32 & !UR_DEVICE_AFFINITY_DOMAIN_FLAGS_MASK)
             .unwrap_or(0)
     }
@@ -283,7 +285,7 @@ impl Device {
     }
 
     pub fn has_extension(&self, ext: &str) -> bool {
-        cl::has_extension(&self.extensions, ext)
+        driver::has_extension(&self.extensions, ext)
     }
 
     /// Whether `urDeviceGet` with this filter lists the device.
@@ -303,19 +305,19 @@ impl Device {
         cl3::device::get_device_data(self.id, param)
     }
     fn u32(&self, param: cl_uint) -> UrResult<u32> {
-        cl::value::<cl_uint>(self.data(param)).ur()
+        driver::value::<cl_uint>(self.data(param)).ur()
     }
     fn u64(&self, param: cl_uint) -> UrResult<u64> {
-        cl::value::<cl_ulong>(self.data(param)).ur()
+        driver::value::<cl_ulong>(self.data(param)).ur()
     }
     fn usize(&self, param: cl_uint) -> UrResult<usize> {
-        cl::value::<usize>(self.data(param)).ur()
+        driver::value::<usize>(self.data(param)).ur()
     }
     fn flag(&self, param: cl_uint) -> UrResult<bool> {
-        cl::value::<cl_bool>(self.data(param)).map(|b| b != 0).ur()
+        driver::value::<cl_bool>(self.data(param)).map(|b| b != 0).ur()
     }
     fn string(&self, param: cl_uint) -> UrResult<String> {
-        cl::string(self.data(param)).ur()
+        driver::string(self.data(param)).ur()
     }
 
     /// Queue properties of host queues, as UR flags.
@@ -338,7 +340,7 @@ impl Device {
         if !self.has_extension("cl_intel_required_subgroup_size") {
             return Ok(vec![1]);
         }
-        let sizes = cl::array::<usize>(self.data(sys::CL_DEVICE_SUB_GROUP_SIZES_INTEL)).ur()?;
+        let sizes = driver::array::<usize>(self.data(sys::CL_DEVICE_SUB_GROUP_SIZES_INTEL)).ur()?;
         Ok(sizes.iter().map(|&s| s as u32).collect())
     }
 
@@ -347,7 +349,7 @@ impl Device {
         if !self.has_extension("cl_khr_kernel_clock") {
             return 0;
         }
-        cl::value::<sys::cl_bitfield>(self.data(sys::CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR)).unwrap_or(0)
+        driver::value::<sys::cl_bitfield>(self.data(sys::CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR)).unwrap_or(0)
     }
 
     /// Whether the device reads sRGB images: the runtime lists an sRGB
@@ -373,7 +375,7 @@ impl Device {
 
     fn atomic_capabilities(&self, param: cl_uint) -> sys::cl_bitfield {
         if self.version.0 >= 3 {
-            if let Ok(c) = cl::value::<sys::cl_bitfield>(self.data(param)) {
+            if let Ok(c) = driver::value::<sys::cl_bitfield>(self.data(param)) {
                 return c;
             }
         }
@@ -397,7 +399,7 @@ impl Device {
             }
             UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(self.u32(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)?),
             UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => {
-                out.slice(&cl::array::<usize>(self.data(CL_DEVICE_MAX_WORK_ITEM_SIZES)).ur()?)
+                out.slice(&driver::array::<usize>(self.data(CL_DEVICE_MAX_WORK_ITEM_SIZES)).ur()?)
             }
             UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(self.max_work_group_size),
             UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(conv::fp_config(self.u64(CL_DEVICE_SINGLE_FP_CONFIG)?)),
@@ -514,7 +516,7 @@ impl Device {
                 if !self.has_extension("cl_khr_device_uuid") {
                     return unsupported;
                 }
-                out.bytes(&cl::value::<[u8; 16]>(self.data(CL_DEVICE_UUID_KHR)).ur()?)
+                out.bytes(&driver::value::<[u8; 16]>(self.data(CL_DEVICE_UUID_KHR)).ur()?)
             }
             UR_DEVICE_INFO_IMAGE_SRGB => out.bool(self.srgb_images()),
             UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
@@ -569,7 +571,7 @@ impl Device {
             UR_DEVICE_INFO_LUID
                 if self.has_extension("cl_khr_device_uuid") && self.flag(CL_DEVICE_LUID_VALID_KHR).unwrap_or(false) =>
             {
-                out.bytes(&cl::value::<[u8; 8]>(self.data(CL_DEVICE_LUID_KHR)).ur()?)
+                out.bytes(&driver::value::<[u8; 8]>(self.data(CL_DEVICE_LUID_KHR)).ur()?)
             }
             UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP
             | UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP

@@ -1,11 +1,11 @@
 //! Kernels, and their launch with arguments set at launch time.
 
-use super::device::{Device, UsmPath};
-use super::event::Event;
-use super::program::Program;
-use super::queue::Queue;
-use super::usm;
-use crate::cl::{self, call, wait_list_ptr};
+use crate::device::{Device, UsmPath};
+use crate::driver::{self, call, wait_list_ptr};
+use crate::event::Event;
+use crate::memory;
+use crate::program::Program;
+use crate::queue::Queue;
 use crate::conv::{self, check, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
@@ -66,16 +66,16 @@ impl Kernel {
     /// wrapped (borrowed). A borrowed kernel is retained here and released
     /// with this object; an owned one takes over the caller's reference.
     pub fn from_native(
-        context: &Arc<super::context::Context>,
+        context: &Arc<crate::context::Context>,
         program: Option<Arc<Program>>,
         native: cl_kernel,
         ownership: ur_core::boundary::NativeOwnership,
     ) -> UrResult<Arc<Kernel>> {
         let data = |p| cl3::kernel::get_kernel_data(native, p);
-        if cl::value::<sys::cl_context>(data(sys::CL_KERNEL_CONTEXT)).ur()? != context.cl.get() {
+        if driver::value::<sys::cl_context>(data(sys::CL_KERNEL_CONTEXT)).ur()? != context.cl.get() {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
-        let cl_program = cl::value::<sys::cl_program>(data(sys::CL_KERNEL_PROGRAM)).ur()?;
+        let cl_program = driver::value::<sys::cl_program>(data(sys::CL_KERNEL_PROGRAM)).ur()?;
         let program = match program {
             Some(p) if p.raw() != cl_program || !Arc::ptr_eq(&p.context, context) => {
                 return Err(UR_RESULT_ERROR_INVALID_PROGRAM)
@@ -83,7 +83,7 @@ impl Kernel {
             Some(p) => p,
             None => Program::from_native(context.clone(), cl_program, ur_core::boundary::NativeOwnership::Borrowed)?,
         };
-        let name = cl::string(data(sys::CL_KERNEL_FUNCTION_NAME)).ur()?;
+        let name = driver::string(data(sys::CL_KERNEL_FUNCTION_NAME)).ur()?;
         if ownership == ur_core::boundary::NativeOwnership::Borrowed {
             // SAFETY: the caller's live kernel; this reference is the one
             // the wrapper releases.
@@ -95,7 +95,7 @@ impl Kernel {
     /// The UR kernel over `cl`, whose reference it takes.
     fn wrap(program: Arc<Program>, cl: opencl3::kernel::Kernel, name: String) -> UrResult<Arc<Kernel>> {
         let raw = cl.get();
-        let num_args = cl::value::<sys::cl_uint>(cl3::kernel::get_kernel_data(raw, sys::CL_KERNEL_NUM_ARGS)).ur()?;
+        let num_args = driver::value::<sys::cl_uint>(cl3::kernel::get_kernel_data(raw, sys::CL_KERNEL_NUM_ARGS)).ur()?;
         if program.context.usm_path() == UsmPath::Intel {
             // SYCL kernels may reach USM through pointers stored in memory,
             // not only through arguments.
@@ -131,7 +131,7 @@ impl Kernel {
         match *arg {
             Arg::Value { index, size, value } => check(call!(clSetKernelArg(self.raw(), index, size, value))),
             Arg::Local { index, size } => check(call!(clSetKernelArg(self.raw(), index, size, std::ptr::null()))),
-            Arg::Pointer { index, ptr } => usm::set_kernel_arg_pointer(&self.program.context, self.raw(), index, ptr),
+            Arg::Pointer { index, ptr } => memory::set_kernel_arg_pointer(&self.program.context, self.raw(), index, ptr),
         }
     }
 
@@ -186,7 +186,7 @@ impl Kernel {
             UR_KERNEL_INFO_CONTEXT => out.value(handle::handle_of(&*self.program.context)),
             UR_KERNEL_INFO_PROGRAM => out.value(handle::handle_of(&*self.program)),
             UR_KERNEL_INFO_ATTRIBUTES => {
-                out.string(&cl::string(cl3::kernel::get_kernel_data(self.raw(), sys::CL_KERNEL_ATTRIBUTES)).ur()?)
+                out.string(&driver::string(cl3::kernel::get_kernel_data(self.raw(), sys::CL_KERNEL_ATTRIBUTES)).ur()?)
             }
             UR_KERNEL_INFO_NUM_REGS | UR_KERNEL_INFO_SPILL_MEM_SIZE => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
@@ -207,19 +207,19 @@ impl Kernel {
         let data = |p| cl3::kernel::get_kernel_work_group_data(self.raw(), device.id, p);
         match prop {
             UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE => {
-                out.value(cl::value::<usize>(data(sys::CL_KERNEL_WORK_GROUP_SIZE)).ur()?)
+                out.value(driver::value::<usize>(data(sys::CL_KERNEL_WORK_GROUP_SIZE)).ur()?)
             }
             UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE => {
-                out.value(cl::value::<[usize; 3]>(data(sys::CL_KERNEL_COMPILE_WORK_GROUP_SIZE)).ur()?)
+                out.value(driver::value::<[usize; 3]>(data(sys::CL_KERNEL_COMPILE_WORK_GROUP_SIZE)).ur()?)
             }
             UR_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE => out.value(conv::to_usize(
-                cl::value::<sys::cl_ulong>(data(sys::CL_KERNEL_LOCAL_MEM_SIZE)).ur()?,
+                driver::value::<sys::cl_ulong>(data(sys::CL_KERNEL_LOCAL_MEM_SIZE)).ur()?,
             )),
             UR_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
-                out.value(cl::value::<usize>(data(sys::CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE)).ur()?)
+                out.value(driver::value::<usize>(data(sys::CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE)).ur()?)
             }
             UR_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE => out.value(conv::to_usize(
-                cl::value::<sys::cl_ulong>(data(sys::CL_KERNEL_PRIVATE_MEM_SIZE)).ur()?,
+                driver::value::<sys::cl_ulong>(data(sys::CL_KERNEL_PRIVATE_MEM_SIZE)).ur()?,
             )),
             // OpenCL answers GLOBAL_WORK_SIZE only for built-in kernels and
             // custom devices, and has no compile-time maximum.
@@ -251,7 +251,7 @@ impl Kernel {
     pub fn get_sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
         self.check_device(device)?;
         let has_sub_groups = device.version >= (2, 1) && (device.version.0 < 3 || device_has_sub_groups(device));
-        let max_wg = cl::value::<usize>(cl3::kernel::get_kernel_work_group_data(
+        let max_wg = driver::value::<usize>(cl3::kernel::get_kernel_work_group_data(
             self.raw(),
             device.id,
             sys::CL_KERNEL_WORK_GROUP_SIZE,
@@ -305,6 +305,6 @@ impl Kernel {
 /// OpenCL 3.0 makes sub-groups optional: `CL_DEVICE_MAX_NUM_SUB_GROUPS` is
 /// 0 where they are absent.
 fn device_has_sub_groups(device: &Device) -> bool {
-    cl::value::<sys::cl_uint>(cl3::device::get_device_data(device.id, sys::CL_DEVICE_MAX_NUM_SUB_GROUPS))
+    driver::value::<sys::cl_uint>(cl3::device::get_device_data(device.id, sys::CL_DEVICE_MAX_NUM_SUB_GROUPS))
         .is_ok_and(|n| n > 0)
 }

@@ -18,11 +18,11 @@
 //! No table entry is made per allocation: the context's slab map finds the
 //! pool behind any pointer, and the pool knows its live blocks.
 
-use super::context::{Context, Covering};
-use super::engine;
-use super::event::Event;
-use super::queue::{Cover, Queue, Waits};
-use super::usm::{self, UsmPool};
+use super::{Cover, Queue, Waits};
+use crate::context::{Context, Covering};
+use crate::driver;
+use crate::event::Event;
+use crate::memory::{self, UsmPool};
 use crate::conv::ClResultExt;
 use cl3::ext as sys;
 use std::ffi::c_void;
@@ -76,9 +76,9 @@ fn enqueue_command(
     event: *mut cl_event,
 ) -> Result<(), cl_int> {
     match (zero, queue.out_of_order.then(|| ctx.scratch()).flatten()) {
-        (Some(bytes), _) => usm::enqueue_fill(ctx, queue.cl.get(), ptr, &[0u8], bytes, waits, event),
-        (None, Some(word)) => usm::enqueue_fill(ctx, queue.cl.get(), word, &[0u8], 1, waits, event),
-        (None, None) => engine::marker(queue.cl.get(), waits, event),
+        (Some(bytes), _) => memory::enqueue_fill(ctx, queue.cl.get(), ptr, &[0u8], bytes, waits, event),
+        (None, Some(word)) => memory::enqueue_fill(ctx, queue.cl.get(), word, &[0u8], 1, waits, event),
+        (None, None) => driver::marker(queue.cl.get(), waits, event),
     }
 }
 

@@ -3,11 +3,11 @@
 //! its queues' commands, its devices' default pools and current pools.
 
 use ur_core::extended_deleter::ExtendedDeleter;
-use super::device::{Device, UsmPath};
-use super::engine::{RawUsm, SlabMap, Trackers};
-use super::platform::Platform;
-use super::queue::Queue;
-use super::usm::{Allocation, UsmPool};
+use crate::device::platform::{self, Platform};
+use crate::device::{Device, UsmPath};
+use crate::memory::{self, Allocation, RawUsm, SlabMap, UsmPool};
+use crate::queue::trackers::{ClEvent, Trackers};
+use crate::queue::Queue;
 use crate::conv::ClResultExt;
 use crate::DDI;
 use cl3::ext as sys;
@@ -46,7 +46,7 @@ pub struct Context {
     /// callback thread, where OpenCL forbids blocking).
     orphans: Mutex<Vec<Trackers>>,
     /// A word of USM that commands standing in for markers write (see
-    /// `core/usm_exp.rs`); null when it could not be allocated.
+    /// `queue/usm_async.rs`); null when it could not be allocated.
     scratch: std::sync::OnceLock<usize>,
 }
 
@@ -90,12 +90,12 @@ impl Context {
         devices: Vec<&'static Device>,
         ownership: ur_core::boundary::NativeOwnership,
     ) -> UrResult<Arc<Context>> {
-        let ids = crate::cl::array::<sys::cl_device_id>(cl3::context::get_context_data(native, sys::CL_CONTEXT_DEVICES))
+        let ids = crate::driver::array::<sys::cl_device_id>(cl3::context::get_context_data(native, sys::CL_CONTEXT_DEVICES))
             .ur()?;
         let devices = if devices.is_empty() {
             // Every device of the context must be one the adapter knows.
             ids.iter()
-                .map(|&id| super::platform::device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE))
+                .map(|&id| platform::device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE))
                 .collect::<UrResult<Vec<_>>>()?
         } else {
             if devices.iter().any(|d| !ids.contains(&d.id)) {
@@ -228,7 +228,7 @@ impl Context {
     pub(crate) fn wait_for_stamp(&self, stamp: Stamp) {
         engine::wait_for_stamp(self.engine.dag(), stamp, |s| match self.covering(s) {
             Covering::Done => Cover::Done,
-            Covering::Event(e, _) => Cover::By(super::engine::ClEvent(e)),
+            Covering::Event(e, _) => Cover::By(ClEvent(e)),
             Covering::Unknown(q) => {
                 // Its queue's finish reports it (and everything before it).
                 let _ = q.finish();
@@ -305,7 +305,7 @@ impl Drop for Context {
         // Every queue holds its context, so none is left: what the user did
         // not free can go back now without waiting.
         for a in self.usm.take_all() {
-            super::usm::release_backing(self, &a);
+            memory::release_backing(self, &a);
         }
         if let Some(&word) = self.scratch.get().filter(|&&w| w != 0) {
             // SAFETY: allocated once by `scratch`; no queue is left to use it.

@@ -4,8 +4,8 @@
 //! long as it does, like the OpenCL ids they wrap: their handles stay valid
 //! across adapter releases, and retain/release on them count nothing.
 
-use super::device::Device;
-use crate::cl::{self, IntelUsm};
+use super::Device;
+use crate::driver::{self, IntelUsm};
 use crate::DDI;
 use cl3::ext as sys;
 use std::sync::OnceLock;
@@ -85,10 +85,10 @@ fn discover() -> Vec<&'static Platform> {
 
 impl Platform {
     fn new(id: sys::cl_platform_id) -> Result<Platform, sys::cl_int> {
-        let info = |param| cl::string(cl3::platform::get_platform_data(id, param));
+        let info = |param| driver::string(cl3::platform::get_platform_data(id, param));
         let extensions = info(sys::CL_PLATFORM_EXTENSIONS)?;
         let intel_usm =
-            if cl::has_extension(&extensions, "cl_intel_unified_shared_memory") { IntelUsm::load(id) } else { None };
+            if driver::has_extension(&extensions, "cl_intel_unified_shared_memory") { IntelUsm::load(id) } else { None };
         Ok(Platform {
             header: HandleHeader::new(&DDI, ObjectKind::Platform),
             id,

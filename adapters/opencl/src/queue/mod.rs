@@ -2,15 +2,16 @@
 //! its wait list is translated, its event made and its node recorded in the
 //! context's async pool engine.
 
-use super::context::Context;
-use super::device::Device;
-use super::engine::{self, Trackers};
-use super::event::Event;
+use crate::context::Context;
+use crate::device::Device;
+use crate::driver;
+use crate::event::Event;
 use crate::conv::{self, ClResultExt};
+use crate::memory::UsmPool;
 use crate::DDI;
 use cl3::ext as sys;
 use opencl3::command_queue::CommandQueue;
-use super::usm::UsmPool;
+use trackers::Trackers;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
@@ -18,6 +19,10 @@ use sys::{cl_event, cl_int};
 use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
+
+pub mod trackers;
+mod usm_async;
+mod usm_commands;
 
 /// How a command orders in the engine's graph.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -71,7 +76,7 @@ pub struct Queue {
     /// its native handle was handed out, or it came from one.
     foreign_work: AtomicBool,
     /// A user event set complete when made: the event of commands that
-    /// needed nothing run, or ran on the host (`core/enqueue.rs`). The
+    /// needed nothing run, or ran on the host (`usm_commands.rs`). The
     /// queue's, not the context's: an OpenCL event holds its context, and
     /// the context must not outlive the user's last queue because of it.
     completed: OnceLock<Option<opencl3::event::Event>>,
@@ -80,7 +85,7 @@ pub struct Queue {
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
 
 /// What stands for everything a new command waits for, when that command
-/// has nothing to run ([`Queue::cover_after`], `usm_exp::shared_cover`).
+/// has nothing to run ([`Queue::cover_after`], `usm_async::shared_cover`).
 pub(crate) enum Cover {
     /// An event whose completion implies theirs.
     Held(opencl3::event::Event),
@@ -126,16 +131,16 @@ impl Queue {
         ownership: ur_core::boundary::NativeOwnership,
     ) -> UrResult<Arc<Queue>> {
         let data = |p| cl3::command_queue::get_command_queue_data(native, p);
-        let cl_context = crate::cl::value::<sys::cl_context>(data(sys::CL_QUEUE_CONTEXT)).ur()?;
+        let cl_context = crate::driver::value::<sys::cl_context>(data(sys::CL_QUEUE_CONTEXT)).ur()?;
         if cl_context != context.cl.get() {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
-        let id = crate::cl::value::<sys::cl_device_id>(data(sys::CL_QUEUE_DEVICE)).ur()?;
+        let id = crate::driver::value::<sys::cl_device_id>(data(sys::CL_QUEUE_DEVICE)).ur()?;
         let queue_device = context.device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
         if device.is_some_and(|d| !std::ptr::eq(d, queue_device)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        let properties = crate::cl::value::<sys::cl_command_queue_properties>(data(sys::CL_QUEUE_PROPERTIES)).ur()?;
+        let properties = crate::driver::value::<sys::cl_command_queue_properties>(data(sys::CL_QUEUE_PROPERTIES)).ur()?;
         let out_of_order = properties & sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0;
         // What the OpenCL queue does decides; the caller's flags may only
         // add what does not change it.
@@ -268,7 +273,7 @@ impl Queue {
             return None;
         }
         if want_event {
-            self.trackers().push(stamp.seq, engine::retained(event));
+            self.trackers().push(stamp.seq, trackers::retained(event));
             Some(Event::new(event, Some(arc_of(self)), self.context.clone(), command, Some(stamp)))
         } else {
             // Asked for because the trackers keep it.
@@ -338,7 +343,7 @@ impl Queue {
     /// `want_event`.
     pub(crate) fn settle(&self, command: ur_command_t, stamp: Stamp, cover: Cover, want_event: bool) -> Option<Arc<Event>> {
         match cover {
-            Cover::Held(e) => self.track(command, stamp, super::usm_exp::into_raw(e), want_event),
+            Cover::Held(e) => self.track(command, stamp, usm_async::into_raw(e), want_event),
             Cover::Done => {
                 // The command is this queue's: its lane, at hand, needs no
                 // lookup in the graph's registry.
@@ -371,7 +376,7 @@ impl Queue {
             return Ok(());
         }
         let mut event: cl_event = std::ptr::null_mut();
-        engine::marker(self.cl.get(), &[], &mut event)?;
+        driver::marker(self.cl.get(), &[], &mut event)?;
         self.gave_cl_work(tail);
         trackers.keep(tail, opencl3::event::Event::new(event));
         Ok(())

@@ -1,9 +1,9 @@
 //! Programs: SPIR-V or native binaries, built, compiled and linked by the
 //! OpenCL runtime.
 
-use super::context::Context;
-use super::device::Device;
-use crate::cl::{self, wait_list_ptr};
+use crate::context::Context;
+use crate::device::Device;
+use crate::driver::{self, wait_list_ptr};
 use crate::conv::{self, ClResultExt};
 use crate::DDI;
 use cl3::ext as sys;
@@ -154,7 +154,7 @@ impl Program {
         native: cl_program,
         ownership: ur_core::boundary::NativeOwnership,
     ) -> UrResult<Arc<Program>> {
-        let cl_context = cl::value::<sys::cl_context>(cl3::program::get_program_data(native, sys::CL_PROGRAM_CONTEXT)).ur()?;
+        let cl_context = driver::value::<sys::cl_context>(cl3::program::get_program_data(native, sys::CL_PROGRAM_CONTEXT)).ur()?;
         if cl_context != context.cl.get() {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
@@ -217,7 +217,7 @@ impl Program {
     /// Whether building for `device` compiles: the program holds IL or
     /// source for it, or a SPIR binary, not a native binary.
     fn compiles_for(&self, device: &Device) -> bool {
-        let kind = cl::value::<sys::cl_program_binary_type>(cl3::program::get_program_build_data(
+        let kind = driver::value::<sys::cl_program_binary_type>(cl3::program::get_program_build_data(
             self.raw(),
             device.id,
             sys::CL_PROGRAM_BINARY_TYPE,
@@ -322,7 +322,7 @@ impl Program {
 
     /// The context's devices this program is for.
     pub fn devices(&self) -> UrResult<Vec<&'static Device>> {
-        let ids = cl::array::<sys::cl_device_id>(self.data(sys::CL_PROGRAM_DEVICES)).ur()?;
+        let ids = driver::array::<sys::cl_device_id>(self.data(sys::CL_PROGRAM_DEVICES)).ur()?;
         Ok(ids.into_iter().filter_map(|id| self.context.device_by_id(id)).collect())
     }
 
@@ -352,9 +352,9 @@ impl Program {
                 out.slice(&self.devices()?.into_iter().map(Device::handle).collect::<Vec<ur_device_handle_t>>())
             }
             UR_PROGRAM_INFO_IL => out.bytes(self.il.as_deref().unwrap_or(&[])),
-            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&cl::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?),
-            UR_PROGRAM_INFO_NUM_KERNELS => out.value(cl::value::<usize>(self.data(sys::CL_PROGRAM_NUM_KERNELS)).ur()?),
-            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&cl::string(self.data(sys::CL_PROGRAM_KERNEL_NAMES)).ur()?),
+            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&driver::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?),
+            UR_PROGRAM_INFO_NUM_KERNELS => out.value(driver::value::<usize>(self.data(sys::CL_PROGRAM_NUM_KERNELS)).ur()?),
+            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&driver::string(self.data(sys::CL_PROGRAM_KERNEL_NAMES)).ur()?),
             p if p.0 > UR_PROGRAM_INFO_KERNEL_NAMES.0 => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
@@ -363,10 +363,10 @@ impl Program {
     /// The program's binaries, one per device in `CL_PROGRAM_DEVICES`
     /// order (`UR_PROGRAM_INFO_BINARIES`).
     pub fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
-        let sizes = cl::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?;
+        let sizes = driver::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?;
         let mut binaries: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
         let mut buffers: Vec<*mut u8> = binaries.iter_mut().map(|b| b.as_mut_ptr()).collect();
-        conv::check(cl::call!(clGetProgramInfo(
+        conv::check(driver::call!(clGetProgramInfo(
             self.raw(),
             sys::CL_PROGRAM_BINARIES,
             buffers.len() * std::mem::size_of::<*mut u8>(),
@@ -385,12 +385,12 @@ impl Program {
         let data = |p| cl3::program::get_program_build_data(self.raw(), device.id, p);
         match prop {
             UR_PROGRAM_BUILD_INFO_STATUS => {
-                out.value(conv::build_status(cl::value::<cl_int>(data(sys::CL_PROGRAM_BUILD_STATUS)).ur()?))
+                out.value(conv::build_status(driver::value::<cl_int>(data(sys::CL_PROGRAM_BUILD_STATUS)).ur()?))
             }
-            UR_PROGRAM_BUILD_INFO_OPTIONS => out.string(&cl::string(data(sys::CL_PROGRAM_BUILD_OPTIONS)).ur()?),
-            UR_PROGRAM_BUILD_INFO_LOG => out.string(&cl::string(data(sys::CL_PROGRAM_BUILD_LOG)).ur()?),
+            UR_PROGRAM_BUILD_INFO_OPTIONS => out.string(&driver::string(data(sys::CL_PROGRAM_BUILD_OPTIONS)).ur()?),
+            UR_PROGRAM_BUILD_INFO_LOG => out.string(&driver::string(data(sys::CL_PROGRAM_BUILD_LOG)).ur()?),
             UR_PROGRAM_BUILD_INFO_BINARY_TYPE => {
-                out.value(conv::binary_type(cl::value::<sys::cl_uint>(data(sys::CL_PROGRAM_BINARY_TYPE)).ur()?))
+                out.value(conv::binary_type(driver::value::<sys::cl_uint>(data(sys::CL_PROGRAM_BINARY_TYPE)).ur()?))
             }
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         }
