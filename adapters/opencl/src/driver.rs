@@ -1,5 +1,6 @@
 //! The OpenCL side below the objects: typed reads of `clGet*Info` answers,
-//! and the `cl_intel_unified_shared_memory` entry points, found per platform.
+//! the `cl_intel_unified_shared_memory` entry points, found per platform,
+//! and a marker command.
 //!
 //! The ICD loader itself is opened lazily by `cl3` (feature `dynamic`): with
 //! no `libOpenCL.so.1` every call fails with a `DLOPEN_*` code, which the

@@ -6,13 +6,16 @@ use crate::event::Event;
 use crate::memory;
 use crate::program::Program;
 use crate::queue::Queue;
+use crate::context::Context;
 use crate::conv::{self, check, ClResultExt};
-use crate::DDI;
+use crate::{OpenCl, DDI};
 use cl3::ext as sys;
 use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex};
 use sys::{cl_int, cl_kernel};
-use ur_core::handle::{self, HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal::{self, Events, KernelArg, NdRange};
+use ur_core::handle::{self, arc_of, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -44,54 +47,7 @@ pub enum Arg {
     Local { index: u32, size: usize },
 }
 
-/// The launch geometry, after argument checks.
-pub struct NdRange<'a> {
-    pub offset: Option<&'a [usize]>,
-    pub global: &'a [usize],
-    pub local: Option<&'a [usize]>,
-}
-
 impl Kernel {
-    pub fn new(program: Arc<Program>, name: &CStr) -> UrResult<Arc<Kernel>> {
-        let raw = cl3::kernel::create_kernel(program.raw(), name).map_err(|e| match e {
-            sys::CL_INVALID_KERNEL_NAME | sys::CL_INVALID_KERNEL_DEFINITION => UR_RESULT_ERROR_INVALID_KERNEL_NAME,
-            e => conv::result(e),
-        })?;
-        Kernel::wrap(program, opencl3::kernel::Kernel::new(raw), name.to_string_lossy().into_owned())
-    }
-
-    /// `urKernelCreateWithNativeHandle`: a kernel over the user's
-    /// `cl_kernel`, which must belong to `context` and, when `program` is
-    /// given, to its `cl_program`; without one, the kernel's own program is
-    /// wrapped (borrowed). A borrowed kernel is retained here and released
-    /// with this object; an owned one takes over the caller's reference.
-    pub fn from_native(
-        context: &Arc<crate::context::Context>,
-        program: Option<Arc<Program>>,
-        native: cl_kernel,
-        ownership: ur_core::boundary::NativeOwnership,
-    ) -> UrResult<Arc<Kernel>> {
-        let data = |p| cl3::kernel::get_kernel_data(native, p);
-        if driver::value::<sys::cl_context>(data(sys::CL_KERNEL_CONTEXT)).ur()? != context.cl.get() {
-            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
-        }
-        let cl_program = driver::value::<sys::cl_program>(data(sys::CL_KERNEL_PROGRAM)).ur()?;
-        let program = match program {
-            Some(p) if p.raw() != cl_program || !Arc::ptr_eq(&p.context, context) => {
-                return Err(UR_RESULT_ERROR_INVALID_PROGRAM)
-            }
-            Some(p) => p,
-            None => Program::from_native(context.clone(), cl_program, ur_core::boundary::NativeOwnership::Borrowed)?,
-        };
-        let name = driver::string(data(sys::CL_KERNEL_FUNCTION_NAME)).ur()?;
-        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
-            // SAFETY: the caller's live kernel; this reference is the one
-            // the wrapper releases.
-            unsafe { cl3::kernel::retain_kernel(native) }.ur()?;
-        }
-        Kernel::wrap(program, opencl3::kernel::Kernel::new(native), name)
-    }
-
     /// The UR kernel over `cl`, whose reference it takes.
     fn wrap(program: Arc<Program>, cl: opencl3::kernel::Kernel, name: String) -> UrResult<Arc<Kernel>> {
         let raw = cl.get();
@@ -135,50 +91,50 @@ impl Kernel {
         }
     }
 
-    /// `urEnqueueKernelLaunchWithArgsExp`: the command's event when
-    /// `want_event`.
-    ///
-    /// # Safety
-    /// Argument values must be readable for their sizes.
-    pub unsafe fn launch(
-        &self,
-        queue: &Queue,
-        range: &NdRange,
-        args: &[Arg],
-        wait_list: &[&Event],
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        if !Arc::ptr_eq(&queue.context, &self.program.context) {
-            return Err(UR_RESULT_ERROR_INVALID_KERNEL);
+    fn check_device(&self, device: &Device) -> UrResult {
+        if self.program.devices()?.iter().any(|d| std::ptr::eq(*d, device)) {
+            Ok(())
+        } else {
+            Err(UR_RESULT_ERROR_INVALID_DEVICE)
         }
-        let _serialized = self.launch.lock().unwrap_or_else(|e| e.into_inner());
-        for arg in args {
-            self.set_arg(arg).map_err(|e| match e {
-                sys::CL_INVALID_ARG_INDEX => UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
-                sys::CL_INVALID_ARG_SIZE => UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE,
-                sys::CL_INVALID_ARG_VALUE => UR_RESULT_ERROR_INVALID_KERNEL_ARGS,
-                e => conv::result(e),
-            })?;
-        }
-        let dims = range.global.len() as sys::cl_uint;
-        let opt = |s: Option<&[usize]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
-        queue.submit(UR_COMMAND_KERNEL_LAUNCH, wait_list.iter().copied(), want_event, |waits, event| {
-            check(call!(clEnqueueNDRangeKernel(
-                queue.cl.get(),
-                self.raw(),
-                dims,
-                opt(range.offset),
-                range.global.as_ptr(),
-                opt(range.local),
-                waits.len() as sys::cl_uint,
-                wait_list_ptr(waits),
-                event
-            )))
-        })
+    }
+
+    fn sub_group_query(&self, device: &Device, param: sys::cl_uint, input: &[usize]) -> UrResult<u32> {
+        let mut value: usize = 0;
+        conv::check(call!(clGetKernelSubGroupInfo(
+            self.raw(),
+            device.id,
+            param,
+            std::mem::size_of_val(input),
+            if input.is_empty() { std::ptr::null() } else { input.as_ptr() as *const c_void },
+            std::mem::size_of::<usize>(),
+            &mut value as *mut usize as *mut c_void,
+            std::ptr::null_mut()
+        )))
+        .ur()?;
+        Ok(u32::try_from(value).unwrap_or(u32::MAX))
+    }
+}
+
+// SAFETY: kernels are made only by `Arc::new`, in `wrap`.
+unsafe impl ur_core::handle::ArcObject for Kernel {}
+
+impl hal::Kernel<OpenCl> for Kernel {
+    fn create(program: &Program, name: &CStr) -> UrResult<Arc<Self>> {
+        let program = arc_of(program);
+        let raw = cl3::kernel::create_kernel(program.raw(), name).map_err(|e| match e {
+            sys::CL_INVALID_KERNEL_NAME | sys::CL_INVALID_KERNEL_DEFINITION => UR_RESULT_ERROR_INVALID_KERNEL_NAME,
+            e => conv::result(e),
+        })?;
+        Kernel::wrap(program, opencl3::kernel::Kernel::new(raw), name.to_string_lossy().into_owned())
+    }
+
+    fn program(&self) -> &Program {
+        &self.program
     }
 
     /// `urKernelGetInfo`.
-    pub fn get_info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
         match prop {
             UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
             UR_KERNEL_INFO_NUM_ARGS => out.value(self.num_args),
@@ -193,16 +149,8 @@ impl Kernel {
         }
     }
 
-    fn check_device(&self, device: &Device) -> UrResult {
-        if self.program.devices()?.iter().any(|d| std::ptr::eq(*d, device)) {
-            Ok(())
-        } else {
-            Err(UR_RESULT_ERROR_INVALID_DEVICE)
-        }
-    }
-
     /// `urKernelGetGroupInfo`.
-    pub fn get_group_info(&self, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+    fn group_info(&self, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
         self.check_device(device)?;
         let data = |p| cl3::kernel::get_kernel_work_group_data(self.raw(), device.id, p);
         match prop {
@@ -230,25 +178,9 @@ impl Kernel {
         }
     }
 
-    fn sub_group_query(&self, device: &Device, param: sys::cl_uint, input: &[usize]) -> UrResult<u32> {
-        let mut value: usize = 0;
-        conv::check(call!(clGetKernelSubGroupInfo(
-            self.raw(),
-            device.id,
-            param,
-            std::mem::size_of_val(input),
-            if input.is_empty() { std::ptr::null() } else { input.as_ptr() as *const c_void },
-            std::mem::size_of::<usize>(),
-            &mut value as *mut usize as *mut c_void,
-            std::ptr::null_mut()
-        )))
-        .ur()?;
-        Ok(u32::try_from(value).unwrap_or(u32::MAX))
-    }
-
     /// `urKernelGetSubGroupInfo`. Devices without sub-groups (no OpenCL
     /// 2.1 query) run every work-item as its own sub-group of one.
-    pub fn get_sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+    fn sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
         self.check_device(device)?;
         let has_sub_groups = device.version >= (2, 1) && (device.version.0 < 3 || device_has_sub_groups(device));
         let max_wg = driver::value::<usize>(cl3::kernel::get_kernel_work_group_data(
@@ -283,7 +215,7 @@ impl Kernel {
     }
 
     /// `urKernelSetExecInfo`.
-    pub fn set_exec_info(&self, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
+    fn set_exec_info(&self, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
         match prop {
             // Indirect access is switched on for every kernel at creation
             // (Intel path); fine-grained SVM needs nothing.
@@ -299,6 +231,102 @@ impl Kernel {
             }
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         }
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cl.get() as ur_native_handle_t)
+    }
+
+    /// `urKernelCreateWithNativeHandle`: a kernel over the user's
+    /// `cl_kernel`, which must belong to `context` and, when `program` is
+    /// given, to its `cl_program`; without one, the kernel's own program is
+    /// wrapped (borrowed). A borrowed kernel is retained here and released
+    /// with this object; an owned one takes over the caller's reference.
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &Context,
+        program: Option<&Program>,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let context = &arc_of(context);
+        let program = program.map(arc_of);
+        let native = native as cl_kernel;
+        let data = |p| cl3::kernel::get_kernel_data(native, p);
+        if driver::value::<sys::cl_context>(data(sys::CL_KERNEL_CONTEXT)).ur()? != context.cl.get() {
+            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+        }
+        let cl_program = driver::value::<sys::cl_program>(data(sys::CL_KERNEL_PROGRAM)).ur()?;
+        let program = match program {
+            Some(p) if p.raw() != cl_program || !Arc::ptr_eq(&p.context, context) => {
+                return Err(UR_RESULT_ERROR_INVALID_PROGRAM)
+            }
+            Some(p) => p,
+            None => Program::from_native(context.clone(), cl_program, ur_core::boundary::NativeOwnership::Borrowed)?,
+        };
+        let name = driver::string(data(sys::CL_KERNEL_FUNCTION_NAME)).ur()?;
+        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+            // SAFETY: the caller's live kernel; this reference is the one
+            // the wrapper releases.
+            unsafe { cl3::kernel::retain_kernel(native) }.ur()?;
+        }
+        Kernel::wrap(program, opencl3::kernel::Kernel::new(native), name)
+    }
+
+    /// `urEnqueueKernelLaunchWithArgsExp`: the command's event when
+    /// `want_event`. OpenCL has no cooperative launch.
+    fn launch(
+        &self,
+        queue: &Queue,
+        range: &NdRange<'_>,
+        args: &[KernelArg<'_>],
+        cooperative: bool,
+        waits: Events<'_, OpenCl>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        if cooperative {
+            return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+        }
+        // Argument values must be readable for their sizes: each value
+        // argument's bytes were read from the caller's arguments and live
+        // for this call.
+        let args: Vec<Arg> = args
+            .iter()
+            .map(|a| match *a {
+                KernelArg::Value { index, bytes } => {
+                    Arg::Value { index, size: bytes.len(), value: bytes.as_ptr() as *const c_void }
+                }
+                KernelArg::Pointer { index, ptr } => Arg::Pointer { index, ptr },
+                KernelArg::Local { index, size } => Arg::Local { index, size },
+            })
+            .collect();
+        let wait_list: Vec<&Event> = waits.iter().collect();
+        if !Arc::ptr_eq(&queue.context, &self.program.context) {
+            return Err(UR_RESULT_ERROR_INVALID_KERNEL);
+        }
+        let _serialized = self.launch.lock().unwrap_or_else(|e| e.into_inner());
+        for arg in &args {
+            self.set_arg(arg).map_err(|e| match e {
+                sys::CL_INVALID_ARG_INDEX => UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
+                sys::CL_INVALID_ARG_SIZE => UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE,
+                sys::CL_INVALID_ARG_VALUE => UR_RESULT_ERROR_INVALID_KERNEL_ARGS,
+                e => conv::result(e),
+            })?;
+        }
+        let dims = range.global.len() as sys::cl_uint;
+        let opt = |s: Option<&[usize]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+        queue.submit(UR_COMMAND_KERNEL_LAUNCH, wait_list.iter().copied(), want_event, |waits, event| {
+            check(call!(clEnqueueNDRangeKernel(
+                queue.cl.get(),
+                self.raw(),
+                dims,
+                opt(range.offset),
+                range.global.as_ptr(),
+                opt(range.local),
+                waits.len() as sys::cl_uint,
+                wait_list_ptr(waits),
+                event
+            )))
+        })
     }
 }
 

@@ -25,13 +25,14 @@ use crate::device::platform::Platform;
 use crate::device::{Device, UsmPath};
 use crate::driver::{call, wait_list_ptr};
 use crate::conv::{self, check, ClResultExt};
-use crate::DDI;
+use crate::{OpenCl, DDI};
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
+use ur_core::hal;
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
@@ -267,13 +268,6 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
     })
 }
 
-/// `(base, size)` of the live allocation of this context holding `ptr`: a
-/// blocking one, or a block of an engine pool (other pointers are the
-/// runtime's to judge).
-pub fn range_of(ctx: &Context, ptr: *const c_void) -> Option<(usize, usize)> {
-    ctx.usm.live_span(&ctx.slabs, ptr as usize)
-}
-
 /// The largest fill pattern OpenCL takes (a `long16`/`double16`).
 const MAX_CL_PATTERN: usize = 128;
 
@@ -462,6 +456,14 @@ impl Drop for UsmPool {
         if let Some(context) = self.base.context() {
             context.pools.keep_until_freed(&self.base.engine);
         }
+    }
+}
+
+impl hal::Pool<OpenCl> for UsmPool {
+    type DeviceRef = &'static Device;
+
+    fn base(&self) -> &PoolBase<Context, &'static Device> {
+        &self.base
     }
 }
 

@@ -4,10 +4,13 @@
 use crate::driver;
 use platform::Platform;
 use crate::conv::{self, ClResultExt};
-use crate::DDI;
+use crate::{OpenCl, DDI};
 use cl3::ext as sys;
 use sys::{cl_bool, cl_device_id, cl_int, cl_uint, cl_ulong};
 use std::sync::Mutex;
+use ur_core::adapter::Adapter;
+use ur_core::engine::UsmKind;
+use ur_core::hal;
 use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::partition::PartitionRequest;
@@ -227,51 +230,6 @@ impl Device {
             .unwrap_or(0)
     }
 
-    /// `urDevicePartition`: the sub-devices of `request`, made by
-    /// `clCreateSubDevices` on the first call and the same ones after.
-    pub fn partition(&'static self, request: &PartitionRequest) -> UrResult<Vec<&'static Device>> {
-        request.check_against(
-            &self.supported_partitions(),
-            self.u32(sys::CL_DEVICE_MAX_COMPUTE_UNITS)?,
-            self.u32(sys::CL_DEVICE_PARTITION_MAX_SUB_DEVICES)?,
-            self.affinity_domains(),
-        )?;
-        let mut made = self.sub_devices.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, devices)) = made.iter().find(|(r, _)| r == request) {
-            return Ok(devices.clone());
-        }
-        let properties: Vec<sys::cl_device_partition_property> = match request {
-            PartitionRequest::Equally(n) => vec![sys::CL_DEVICE_PARTITION_EQUALLY as isize, *n as isize, 0],
-            PartitionRequest::ByCounts(counts) => std::iter::once(sys::CL_DEVICE_PARTITION_BY_COUNTS as isize)
-                .chain(counts.iter().map(|&c| c as isize))
-                .chain([sys::CL_DEVICE_PARTITION_BY_COUNTS_LIST_END as isize, 0])
-                .collect(),
-            PartitionRequest::ByAffinityDomain(d) => {
-                vec![sys::CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN as isize, *d as isize, 0]
-            }
-        };
-        let ids = cl3::device::create_sub_devices(self.id, &properties).map_err(conv::partition_result)?;
-        let mut devices = Vec::with_capacity(ids.len());
-        for id in &ids {
-            match Device::new(*id, self.platform, Some((self, request.clone()))) {
-                Ok(d) => devices.push(d),
-                Err(e) => {
-                    // Nothing half-made is kept: every id of this call goes back.
-                    for id in &ids {
-                        // SAFETY: each id came from clCreateSubDevices above
-                        // and is released once.
-                        let _ = unsafe { cl3::device::release_device(*id) };
-                    }
-                    return Err(conv::result(e));
-                }
-            }
-        }
-        let devices: Vec<&'static Device> = devices.into_iter().map(|d| &*Box::leak(Box::new(d))).collect();
-        log::info(&format!("{}: partitioned into {} sub-devices ({request:?})", self.name, devices.len()));
-        made.push((request.clone(), devices.clone()));
-        Ok(devices)
-    }
-
     /// Every sub-device partitioned from this device so far, and theirs.
     pub fn sub_devices_made(&self) -> Vec<&'static Device> {
         let made: Vec<&'static Device> = self
@@ -383,8 +341,33 @@ impl Device {
         sys::CL_DEVICE_ATOMIC_ORDER_RELAXED | sys::CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
     }
 
+    fn make_clock(&self) -> Option<DeviceClock> {
+        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.id as isize, 0];
+        let context =
+            opencl3::context::Context::from_devices(&[self.id], &properties, None, std::ptr::null_mut()).ok()?;
+        // SAFETY: the device belongs to the context just made.
+        let queue = unsafe {
+            opencl3::command_queue::CommandQueue::create_with_properties(&context, self.id, sys::CL_QUEUE_PROFILING_ENABLE, 0)
+        }
+        .ok()?;
+        Some(DeviceClock { _context: context, queue })
+    }
+}
+
+/// The `&'static` devices behind `devices` (see [`Device::kept`]).
+pub(crate) fn kept_all(devices: &[&Device]) -> Vec<&'static Device> {
+    devices.iter().map(|d| d.kept()).collect()
+}
+
+impl hal::Device<OpenCl> for Device {
+    fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
+        // A UR type OpenCL cannot name matches no device.
+        let Some(filter) = conv::device_type_filter(device_type)? else { return Ok(Vec::new()) };
+        Ok(platform.devices().iter().filter(|d| d.matches(filter)).map(|d| d.handle()).collect())
+    }
+
     /// `urDeviceGetInfo`, for a query the core checked to be in range.
-    pub fn get_info(&'static self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         use sys::*;
         let unsupported = Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
         match prop {
@@ -601,11 +584,39 @@ impl Device {
         }
     }
 
+    fn is_root(&self) -> bool {
+        self.parent.is_none()
+    }
+
+    fn max_alloc_size(&self) -> u64 {
+        self.max_mem_alloc
+    }
+
+    fn serves_usm(&self, kind: UsmKind) -> bool {
+        let caps = match kind {
+            UsmKind::Host => self.usm_host,
+            UsmKind::Device => self.usm_device,
+            UsmKind::Shared => self.usm_single_shared | self.usm_cross_shared,
+        };
+        caps != 0
+    }
+
+    /// An image compiled ahead of time for the device's kind beats generic
+    /// SPIR-V.
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        match conv::device_type(self.device_type) {
+            UR_DEVICE_TYPE_CPU => &[b"spir64_x86_64", b"spir64"],
+            UR_DEVICE_TYPE_GPU => &[b"spir64_gen", b"spir64"],
+            UR_DEVICE_TYPE_FPGA => &[b"spir64_fpga", b"spir64"],
+            _ => &[b"spir64"],
+        }
+    }
+
     /// `urDeviceGetGlobalTimestamps`: the device and host clocks read
     /// together, in nanoseconds. Without OpenCL 2.1's timer query, the
     /// device clock is read as the profiling end time of a marker, and the
     /// host clock (`CLOCK_MONOTONIC`) right after it.
-    pub fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
         if self.version >= (2, 1) {
             if let Ok([device, host]) = cl3::device::get_device_and_host_timer(self.id) {
                 return Ok((device, host));
@@ -622,16 +633,61 @@ impl Device {
         Ok((device, host))
     }
 
-    fn make_clock(&self) -> Option<DeviceClock> {
-        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.id as isize, 0];
-        let context =
-            opencl3::context::Context::from_devices(&[self.id], &properties, None, std::ptr::null_mut()).ok()?;
-        // SAFETY: the device belongs to the context just made.
-        let queue = unsafe {
-            opencl3::command_queue::CommandQueue::create_with_properties(&context, self.id, sys::CL_QUEUE_PROFILING_ENABLE, 0)
+    /// `urDevicePartition`: the sub-devices of `request`, made by
+    /// `clCreateSubDevices` on the first call and the same ones after.
+    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
+        request.check_against(
+            &self.supported_partitions(),
+            self.u32(sys::CL_DEVICE_MAX_COMPUTE_UNITS)?,
+            self.u32(sys::CL_DEVICE_PARTITION_MAX_SUB_DEVICES)?,
+            self.affinity_domains(),
+        )?;
+        let mut made = self.sub_devices.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, devices)) = made.iter().find(|(r, _)| r == request) {
+            return Ok(devices.clone());
         }
-        .ok()?;
-        Some(DeviceClock { _context: context, queue })
+        let properties: Vec<sys::cl_device_partition_property> = match request {
+            PartitionRequest::Equally(n) => vec![sys::CL_DEVICE_PARTITION_EQUALLY as isize, *n as isize, 0],
+            PartitionRequest::ByCounts(counts) => std::iter::once(sys::CL_DEVICE_PARTITION_BY_COUNTS as isize)
+                .chain(counts.iter().map(|&c| c as isize))
+                .chain([sys::CL_DEVICE_PARTITION_BY_COUNTS_LIST_END as isize, 0])
+                .collect(),
+            PartitionRequest::ByAffinityDomain(d) => {
+                vec![sys::CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN as isize, *d as isize, 0]
+            }
+        };
+        let ids = cl3::device::create_sub_devices(self.id, &properties).map_err(conv::partition_result)?;
+        let mut devices = Vec::with_capacity(ids.len());
+        for id in &ids {
+            match Device::new(*id, self.platform, Some((self.kept(), request.clone()))) {
+                Ok(d) => devices.push(d),
+                Err(e) => {
+                    // Nothing half-made is kept: every id of this call goes back.
+                    for id in &ids {
+                        // SAFETY: each id came from clCreateSubDevices above
+                        // and is released once.
+                        let _ = unsafe { cl3::device::release_device(*id) };
+                    }
+                    return Err(conv::result(e));
+                }
+            }
+        }
+        let devices: Vec<&'static Device> = devices.into_iter().map(|d| &*Box::leak(Box::new(d))).collect();
+        log::info(&format!("{}: partitioned into {} sub-devices ({request:?})", self.name, devices.len()));
+        made.push((request.clone(), devices.clone()));
+        Ok(devices)
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.id as ur_native_handle_t)
+    }
+
+    /// The handle `urDeviceGet` hands out, or a sub-device `urDevicePartition`
+    /// made: the adapter's devices hold their OpenCL ids as long as they
+    /// live, so ownership changes nothing.
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        let device = platform::device_by_id(native as sys::cl_device_id).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        Ok(device.handle())
     }
 }
 
