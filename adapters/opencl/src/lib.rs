@@ -5,20 +5,51 @@
 //! else through SVM. The ICD loader is opened on first use, so the adapter
 //! loads, and reports no platform, on a machine without OpenCL.
 //!
-//! The C surface is `ur_core`'s, written once for every adapter; `hal.rs`
-//! implements its backend traits over the objects of `core/`. `conv.rs` holds
-//! every enum and error translation, `cl.rs` the typed reads of OpenCL's
+//! The C surface is `ur_core`'s, written once for every adapter; each object
+//! implements its backend trait of `ur_core::hal` beside its definition:
+//! `device/` (platforms and devices), `context.rs`, `queue/`, `event.rs`,
+//! `memory.rs` (USM and pools), `program.rs` and `kernel.rs`. Arguments
+//! reach those methods checked; none of them reads C memory. `conv.rs` holds
+//! every enum and error translation, `driver.rs` the typed reads of OpenCL's
 //! answers.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-mod cl;
+mod context;
 mod conv;
-mod core;
-mod hal;
-
-pub use hal::OpenCl;
+mod device;
+mod driver;
+mod event;
+mod kernel;
+mod memory;
+mod program;
+mod queue;
 
 use ur_core::abi::ur_dditable_t;
+use ur_core::adapter::AdapterSlot;
+use ur_core::hal;
+use ur_core::*;
+
+static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_OPENCL, "OPENCL");
+
+/// This backend's marker type.
+pub struct OpenCl;
+
+impl ur_core::adapter::Backend for OpenCl {
+    fn slot() -> &'static AdapterSlot {
+        &ADAPTER
+    }
+}
+
+impl hal::Backend for OpenCl {
+    type Platform = device::platform::Platform;
+    type Device = device::Device;
+    type Context = context::Context;
+    type Queue = queue::Queue;
+    type Event = event::Event;
+    type Pool = memory::UsmPool;
+    type Program = program::Program;
+    type Kernel = kernel::Kernel;
+}
 
 /// The adapter's full dispatch table: the C surface of `ur_core::api` for
 /// this backend.

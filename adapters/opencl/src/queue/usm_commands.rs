@@ -1,18 +1,17 @@
 //! USM commands, markers and barriers as OpenCL commands, each through
 //! `Queue::submit`; on a CPU device, small fills and copies with nothing
-//! left to wait for run on the calling thread (`run_on_host`).
+//! left to wait for run on the calling thread (`run_on_host`). The command
+//! itself is dispatched by `enqueue_usm`, in `mod.rs`.
 
-use super::event::Event;
-use super::queue::{Node, Queue};
-use super::usm;
-use crate::cl::{call, wait_list_ptr};
+use super::{Node, Queue};
+use crate::driver::{call, wait_list_ptr};
+use crate::event::Event;
 use crate::conv::check;
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::sync::Arc;
 use sys::{cl_event, cl_int};
 use ur_core::engine::Stamp;
-use ur_core::hal::UsmCommand;
 use ur_core::*;
 
 /// The largest fill or copy that runs on the calling thread by default (a
@@ -35,7 +34,7 @@ fn host_run_max() -> usize {
 /// # Safety
 /// `dst..dst + size` is memory the host may write, that nothing else reads
 /// or writes meanwhile.
-unsafe fn fill_on_host(dst: *mut c_void, pattern: &[u8], size: usize) {
+pub(super) unsafe fn fill_on_host(dst: *mut c_void, pattern: &[u8], size: usize) {
     let out = std::slice::from_raw_parts_mut(dst as *mut u8, size);
     match pattern {
         [byte] => out.fill(*byte),
@@ -44,7 +43,7 @@ unsafe fn fill_on_host(dst: *mut c_void, pattern: &[u8], size: usize) {
 }
 
 /// A marker (or barrier) behind `waits` on `queue`.
-fn marker(queue: sys::cl_command_queue, barrier: bool, waits: &[cl_event], event: *mut cl_event) -> Result<(), cl_int> {
+pub(super) fn marker(queue: sys::cl_command_queue, barrier: bool, waits: &[cl_event], event: *mut cl_event) -> Result<(), cl_int> {
     let n = waits.len() as sys::cl_uint;
     if barrier {
         check(call!(clEnqueueBarrierWithWaitList(queue, n, wait_list_ptr(waits), event)))
@@ -56,7 +55,7 @@ fn marker(queue: sys::cl_command_queue, barrier: bool, waits: &[cl_event], event
 /// Runs `row` for every row, each behind `waits`, then joins the rows in
 /// one marker whose event stands for the whole command. When `blocking`,
 /// waits for that marker.
-fn rows(
+pub(super) fn rows(
     queue: sys::cl_command_queue,
     height: usize,
     blocking: bool,
@@ -88,7 +87,7 @@ fn rows(
 
 /// The address `offset` bytes past `ptr` (a row of a pitched region the
 /// core checked to lie inside its allocation).
-fn at(ptr: *const c_void, offset: usize) -> *mut c_void {
+pub(super) fn at(ptr: *const c_void, offset: usize) -> *mut c_void {
     (ptr as *const u8).wrapping_add(offset) as *mut c_void
 }
 
@@ -108,7 +107,7 @@ impl Queue {
     /// refuse), not on profiling queues (the event's timestamps would be no
     /// command's), not past `host_run_max()` bytes. `None` when it does not
     /// apply: the caller enqueues the command.
-    fn run_on_host(
+    pub(super) fn run_on_host(
         &self,
         command: ur_command_t,
         waits: &[&Event],
@@ -157,7 +156,7 @@ impl Queue {
     /// the previous command is held (the caller enqueues a marker); not on
     /// profiling queues, where the event's timestamps would be another
     /// command's.
-    fn wait_in_order(
+    pub(super) fn wait_in_order(
         &self,
         command: ur_command_t,
         node: Node,
@@ -182,85 +181,5 @@ impl Queue {
         };
         // Without an event the node needs none: a later command's covers it.
         Some(cover.and_then(|c| self.settle(command, stamp, c, true)))
-    }
-
-    /// A checked USM command, a wait or a barrier; a blocking copy returns
-    /// once done. Returns the command's event when `want_event`.
-    pub fn enqueue_usm<'a>(
-        &self,
-        command: UsmCommand<'_>,
-        waits: impl IntoIterator<Item = &'a Event>,
-        want_event: bool,
-        blocking: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let ctx = &*self.context;
-        let queue = self.cl.get();
-        let command_type = command.command_type();
-        match command {
-            UsmCommand::Wait { barrier } => {
-                // With an empty list both wait for everything enqueued before
-                // (which the engine's graph records only for a barrier:
-                // knowing less is safe). On an in-order queue every command
-                // already waits for the one before it, so a barrier is a
-                // marker there.
-                let node = if barrier { Node::Barrier } else { Node::Command };
-                let waits: Vec<&Event> = waits.into_iter().collect();
-                if let Some(done) = self.wait_in_order(command_type, node, &waits, want_event) {
-                    return Ok(done);
-                }
-                let cl_barrier = barrier && self.out_of_order;
-                self.submit_node(command_type, node, waits, want_event, |w, ev| marker(queue, cl_barrier, w, ev))
-            }
-            UsmCommand::Fill { dst, pattern, size, in_usm } => {
-                let waits: Vec<&Event> = waits.into_iter().collect();
-                // SAFETY: `run_on_host` runs it only over memory of a live
-                // USM allocation that the host addresses and no command
-                // still running can touch.
-                let run = || unsafe { fill_on_host(dst, pattern, size) };
-                if let Some(done) = self.run_on_host(command_type, &waits, want_event, (in_usm, size), run) {
-                    return done;
-                }
-                self.submit(command_type, waits, want_event, |w, ev| usm::enqueue_fill(ctx, queue, dst, pattern, size, w, ev))
-            }
-            UsmCommand::Copy { dst, src, size, in_usm } => {
-                let waits: Vec<&Event> = waits.into_iter().collect();
-                // SAFETY: as for a fill, for both ranges; the core refused
-                // overlapping ones, and `copy` would take them anyway.
-                let run = || unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
-                if let Some(done) = self.run_on_host(command_type, &waits, want_event, (in_usm, size), run) {
-                    return done;
-                }
-                self.submit(command_type, waits, want_event, |w, ev| {
-                    usm::enqueue_copy(ctx, queue, blocking, dst, src, size, w, ev)
-                })
-            }
-            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
-                self.submit(command_type, waits, want_event, |w, ev| {
-                    if pitch == width {
-                        return usm::enqueue_fill(ctx, queue, dst, pattern, width * height, w, ev);
-                    }
-                    rows(queue, height, false, w, ev, |r, w, e| {
-                        usm::enqueue_fill(ctx, queue, at(dst, r * pitch), pattern, width, w, e)
-                    })
-                })
-            }
-            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
-                self.submit(command_type, waits, want_event, |w, ev| {
-                    if src_pitch == width && dst_pitch == width {
-                        return usm::enqueue_copy(ctx, queue, blocking, dst, src, width * height, w, ev);
-                    }
-                    rows(queue, height, blocking, w, ev, |r, w, e| {
-                        usm::enqueue_copy(ctx, queue, false, at(dst, r * dst_pitch), at(src, r * src_pitch), width, w, e)
-                    })
-                })
-            }
-            // Migration and advice are hints: a marker keeps the command's
-            // place in the queue's order, and the memory is where both host
-            // and device reach it anyway (CPU devices, fine-grained SVM, the
-            // runtime's own USM placement).
-            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
-                self.submit(command_type, waits, want_event, |w, ev| marker(queue, false, w, ev))
-            }
-        }
     }
 }

@@ -4,12 +4,16 @@
 //! long as it does, like the OpenCL ids they wrap: their handles stay valid
 //! across adapter releases, and retain/release on them count nothing.
 
-use super::device::Device;
-use crate::cl::{self, IntelUsm};
-use crate::DDI;
+use super::Device;
+use crate::driver::{self, IntelUsm};
+use crate::{OpenCl, ADAPTER, DDI};
 use cl3::ext as sys;
-use std::sync::OnceLock;
+use std::ffi::CStr;
+use std::sync::{Arc, OnceLock};
+use ur_core::adapter::Adapter;
+use ur_core::hal;
 use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::info::InfoOut;
 use ur_core::*;
 
 #[repr(C)]
@@ -85,10 +89,10 @@ fn discover() -> Vec<&'static Platform> {
 
 impl Platform {
     fn new(id: sys::cl_platform_id) -> Result<Platform, sys::cl_int> {
-        let info = |param| cl::string(cl3::platform::get_platform_data(id, param));
+        let info = |param| driver::string(cl3::platform::get_platform_data(id, param));
         let extensions = info(sys::CL_PLATFORM_EXTENSIONS)?;
         let intel_usm =
-            if cl::has_extension(&extensions, "cl_intel_unified_shared_memory") { IntelUsm::load(id) } else { None };
+            if driver::has_extension(&extensions, "cl_intel_unified_shared_memory") { IntelUsm::load(id) } else { None };
         Ok(Platform {
             header: HandleHeader::new(&DDI, ObjectKind::Platform),
             id,
@@ -109,9 +113,27 @@ impl Platform {
     pub fn handle(&'static self) -> ur_platform_handle_t {
         ur_core::handle::handle_of(self)
     }
+}
+
+impl hal::Platform<OpenCl> for Platform {
+    fn all(_adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+        Ok(platforms().iter().map(|p| p.handle()).collect())
+    }
+
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        match prop {
+            UR_PLATFORM_INFO_NAME => out.string(&self.name),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string(&self.vendor),
+            UR_PLATFORM_INFO_VERSION => out.string(&self.version),
+            UR_PLATFORM_INFO_EXTENSIONS => out.string(&self.extensions),
+            UR_PLATFORM_INFO_PROFILE => out.string(&self.profile),
+            UR_PLATFORM_INFO_ADAPTER => out.value(ur_core::handle::handle_of(&*ADAPTER.get_or_create())),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
+    }
 
     /// The OpenCL compiler option for a SYCL frontend option.
-    pub fn backend_option(frontend: &str) -> Option<&'static std::ffi::CStr> {
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
         Some(match frontend {
             "-O0" => c"-cl-opt-disable",
             // Optimisation is OpenCL's default.
@@ -120,5 +142,15 @@ impl Platform {
             "-foffload-fp32-prec-div" | "-foffload-fp32-prec-sqrt" => c"-cl-fp32-correctly-rounded-divide-sqrt",
             _ => return None,
         })
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.id as ur_native_handle_t)
+    }
+
+    /// Platform ids are not reference counted: ownership changes nothing.
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
+        let platform = platform_by_id(native as sys::cl_platform_id).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        Ok(platform.handle())
     }
 }

@@ -4,18 +4,20 @@
 //! synchronisation point: the async pool engine hears that its command
 //! completed, and the context's pools give back what their thresholds say.
 
-use super::context::Context;
-use super::queue::Queue;
-use crate::cl;
+use crate::context::Context;
+use crate::driver;
+use crate::queue::Queue;
 use crate::conv::{self, ClResultExt};
-use crate::DDI;
+use crate::{OpenCl, DDI};
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use sys::{cl_event, cl_int};
+use ur_core::boundary::NativeOwnership;
 use ur_core::engine::Stamp;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal;
+use ur_core::handle::{arc_of, handle_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
 /// The `cl_event` behind a UR event.
@@ -110,42 +112,11 @@ impl Event {
         }))
     }
 
-    /// `urEventCreateWithNativeHandle`: an event over the user's
-    /// `cl_event`, which must belong to `context`; its status and waits are
-    /// the `cl_event`'s. When the command ran on a live queue of this
-    /// context, the event names that queue (and profiles like its events).
-    /// A borrowed event is retained here and released with this object; an
-    /// owned one takes over the caller's reference.
-    pub fn from_native(
-        context: Arc<Context>,
-        native: cl_event,
-        ownership: ur_core::boundary::NativeOwnership,
-    ) -> UrResult<Arc<Event>> {
-        let data = |p| cl3::event::get_event_data(native, p);
-        if cl::value::<sys::cl_context>(data(sys::CL_EVENT_CONTEXT)).ur()? != context.cl.get() {
-            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
-        }
-        // A user event has no queue.
-        let cl_queue = cl::value::<sys::cl_command_queue>(data(sys::CL_EVENT_COMMAND_QUEUE)).ur()?;
-        let queue = if cl_queue.is_null() { None } else { context.queue_by_cl(cl_queue) };
-        let command = command_type(cl::value::<sys::cl_command_type>(data(sys::CL_EVENT_COMMAND_TYPE)).ur()?);
-        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
-            // SAFETY: the caller's live event; this reference is the one
-            // the wrapper releases.
-            unsafe { cl3::event::retain_event(native) }.ur()?;
-        }
-        Ok(Event::new(native, queue, context, command, None))
-    }
-
     pub fn cl_status(&self) -> UrResult<cl_int> {
         if self.cl.completed() {
             return Ok(sys::CL_COMPLETE);
         }
-        cl::value(cl3::event::get_event_data(self.cl.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)).ur()
-    }
-
-    pub fn status(&self) -> UrResult<ur_event_status_t> {
-        Ok(conv::event_status(self.cl_status()?))
+        driver::value(cl3::event::get_event_data(self.cl.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)).ur()
     }
 
     /// Waits on the host for this event.
@@ -164,11 +135,6 @@ impl Event {
         }
     }
 
-    /// Whether the command ended in error (a negative OpenCL status).
-    pub fn failed(&self) -> bool {
-        self.cl_status().is_ok_and(|s| s < 0)
-    }
-
     /// Runs `f` once the command reaches `status` (`CL_COMPLETE`,
     /// `CL_RUNNING` or `CL_SUBMITTED`), on a runtime thread or at once.
     pub fn on_status(&self, status: cl_int, f: StatusCallback) -> UrResult {
@@ -180,14 +146,43 @@ impl Event {
         }
         r.ur()
     }
+}
+
+/// The user's callback and data, moved to the runtime's thread.
+struct UserCallback {
+    f: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+    user_data: usize,
+}
+
+impl hal::Event<OpenCl> for Event {
+    fn queue(&self) -> Option<&Queue> {
+        self.queue.as_deref()
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+
+    fn status(&self) -> UrResult<ur_event_status_t> {
+        Ok(conv::event_status(self.cl_status()?))
+    }
+
+    /// Whether the command ended in error (a negative OpenCL status).
+    fn failed(&self) -> bool {
+        self.cl_status().is_ok_and(|s| s < 0)
+    }
 
     /// `urEventGetProfilingInfo`.
-    pub fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
         if !self.queue.as_ref().is_some_and(|q| q.profiling()) {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         }
         let param = conv::profiling_info(prop)?;
-        let read = |p| cl::value::<sys::cl_ulong>(cl3::event::get_event_profiling_data(self.cl.get(), p));
+        let read = |p| driver::value::<sys::cl_ulong>(cl3::event::get_event_profiling_data(self.cl.get(), p));
         match read(param) {
             Ok(v) => Ok(v),
             // COMPLETE is OpenCL 2.0; END is the same moment for commands
@@ -197,6 +192,65 @@ impl Event {
             }
             Err(e) => Err(conv::result(e)),
         }
+    }
+
+    fn wait(&self) -> UrResult {
+        Event::wait(self)
+    }
+
+    fn host_sync(context: &Context) {
+        context.collect_pools();
+    }
+
+    /// `clSetEventCallback` takes submitted, running and complete.
+    const CALLBACKS_BEFORE_COMPLETE: bool = true;
+
+    fn set_callback(
+        &self,
+        on: ur_execution_info_t,
+        f: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult {
+        let status = conv::execution_info(on)?;
+        let callback = UserCallback { f, user_data: user_data as usize };
+        // The closure holds the event, so its handle stays valid for the call.
+        let held = arc_of(self);
+        self.on_status(
+            status,
+            Box::new(move |_| {
+                // SAFETY: the user registered this callback for this event.
+                unsafe { (callback.f)(handle_of(&*held), on, callback.user_data as *mut c_void) };
+            }),
+        )
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cl.get() as ur_native_handle_t)
+    }
+
+    /// `urEventCreateWithNativeHandle`: an event over the user's
+    /// `cl_event`, which must belong to `context`; its status and waits are
+    /// the `cl_event`'s. When the command ran on a live queue of this
+    /// context, the event names that queue (and profiles like its events).
+    /// A borrowed event is retained here and released with this object; an
+    /// owned one takes over the caller's reference.
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        let context = arc_of(context);
+        let native = native as cl_event;
+        let data = |p| cl3::event::get_event_data(native, p);
+        if driver::value::<sys::cl_context>(data(sys::CL_EVENT_CONTEXT)).ur()? != context.cl.get() {
+            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+        }
+        // A user event has no queue.
+        let cl_queue = driver::value::<sys::cl_command_queue>(data(sys::CL_EVENT_COMMAND_QUEUE)).ur()?;
+        let queue = if cl_queue.is_null() { None } else { context.queue_by_cl(cl_queue) };
+        let command = command_type(driver::value::<sys::cl_command_type>(data(sys::CL_EVENT_COMMAND_TYPE)).ur()?);
+        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+            // SAFETY: the caller's live event; this reference is the one
+            // the wrapper releases.
+            unsafe { cl3::event::retain_event(native) }.ur()?;
+        }
+        Ok(Event::new(native, queue, context, command, None))
     }
 }
 

@@ -3,17 +3,21 @@
 //! its queues' commands, its devices' default pools and current pools.
 
 use ur_core::extended_deleter::ExtendedDeleter;
-use super::device::{Device, UsmPath};
-use super::engine::{RawUsm, SlabMap, Trackers};
-use super::platform::Platform;
-use super::queue::Queue;
-use super::usm::{Allocation, UsmPool};
+use crate::device::platform::{self, Platform};
+use crate::device::{kept_all, Device, UsmPath};
+use crate::memory::{self, Allocation, RawUsm, SlabMap, UsmPool};
+use crate::queue::trackers::{ClEvent, Trackers};
+use crate::queue::Queue;
 use crate::conv::ClResultExt;
-use crate::DDI;
+use crate::{OpenCl, DDI};
 use cl3::ext as sys;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{self, Cover, Engine, LaneId, Stamp};
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal::{self, AllocInfo, AllocRequest};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::ContextPools;
 use ur_core::usm_registry::UsmRegistry;
 use ur_core::*;
@@ -46,7 +50,7 @@ pub struct Context {
     /// callback thread, where OpenCL forbids blocking).
     orphans: Mutex<Vec<Trackers>>,
     /// A word of USM that commands standing in for markers write (see
-    /// `core/usm_exp.rs`); null when it could not be allocated.
+    /// `queue/usm_async.rs`); null when it could not be allocated.
     scratch: std::sync::OnceLock<usize>,
 }
 
@@ -67,56 +71,6 @@ ur_core::ur_object!(Context, Context, ur_context_handle_t_);
 unsafe impl ArcObject for Context {}
 
 impl Context {
-    /// A context over `devices`, which must all belong to one platform.
-    pub fn new(devices: Vec<&'static Device>) -> UrResult<Arc<Context>> {
-        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform;
-        if devices.iter().any(|d| !std::ptr::eq(d.platform, platform)) {
-            // One OpenCL context cannot span platforms.
-            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-        }
-        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
-        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, platform.id as isize, 0];
-        let cl = opencl3::context::Context::from_devices(&ids, &properties, None, std::ptr::null_mut()).ur()?;
-        Ok(Context::assemble(cl, platform, devices))
-    }
-
-    /// `urContextCreateWithNativeHandle`: a context over the user's
-    /// `cl_context`, for `devices` (each must be one of its devices), or
-    /// for all of its devices when none are named. A borrowed context is
-    /// retained here and released with this object; an owned one takes
-    /// over the caller's reference.
-    pub fn from_native(
-        native: sys::cl_context,
-        devices: Vec<&'static Device>,
-        ownership: ur_core::boundary::NativeOwnership,
-    ) -> UrResult<Arc<Context>> {
-        let ids = crate::cl::array::<sys::cl_device_id>(cl3::context::get_context_data(native, sys::CL_CONTEXT_DEVICES))
-            .ur()?;
-        let devices = if devices.is_empty() {
-            // Every device of the context must be one the adapter knows.
-            ids.iter()
-                .map(|&id| super::platform::device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE))
-                .collect::<UrResult<Vec<_>>>()?
-        } else {
-            if devices.iter().any(|d| !ids.contains(&d.id)) {
-                return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-            }
-            devices
-        };
-        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?.platform;
-        if devices.iter().any(|d| !std::ptr::eq(d.platform, platform)) {
-            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-        }
-        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
-            // SAFETY: the caller's live context; this reference is the one
-            // the wrapper below releases.
-            unsafe { cl3::context::retain_context(native) }.ur()?;
-        }
-        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
-        let cl = opencl3::context::Context::new(native, &ids);
-        Ok(Context::assemble(cl, platform, devices))
-    }
-
     fn assemble(
         cl: opencl3::context::Context,
         platform: &'static Platform,
@@ -228,7 +182,7 @@ impl Context {
     pub(crate) fn wait_for_stamp(&self, stamp: Stamp) {
         engine::wait_for_stamp(self.engine.dag(), stamp, |s| match self.covering(s) {
             Covering::Done => Cover::Done,
-            Covering::Event(e, _) => Cover::By(super::engine::ClEvent(e)),
+            Covering::Event(e, _) => Cover::By(ClEvent(e)),
             Covering::Unknown(q) => {
                 // Its queue's finish reports it (and everything before it).
                 let _ = q.finish();
@@ -294,6 +248,116 @@ impl Context {
     }
 }
 
+impl hal::Context<OpenCl> for Context {
+    /// A context over `devices`, which must all belong to one platform.
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        let devices = kept_all(devices);
+        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform;
+        if devices.iter().any(|d| !std::ptr::eq(d.platform, platform)) {
+            // One OpenCL context cannot span platforms.
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
+        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, platform.id as isize, 0];
+        let cl = opencl3::context::Context::from_devices(&ids, &properties, None, std::ptr::null_mut()).ur()?;
+        Ok(Context::assemble(cl, platform, devices))
+    }
+
+    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
+        self.devices.iter().map(|d| *d)
+    }
+
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.cl.get() as ur_native_handle_t)
+    }
+
+    /// `urContextCreateWithNativeHandle`: a context over the user's
+    /// `cl_context`, for `devices` (each must be one of its devices), or
+    /// for all of its devices when none are named. A borrowed context is
+    /// retained here and released with this object; an owned one takes
+    /// over the caller's reference.
+    fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        let native = native as sys::cl_context;
+        let devices = kept_all(devices);
+        let ids = crate::driver::array::<sys::cl_device_id>(cl3::context::get_context_data(native, sys::CL_CONTEXT_DEVICES))
+            .ur()?;
+        let devices = if devices.is_empty() {
+            // Every device of the context must be one the adapter knows.
+            ids.iter()
+                .map(|&id| platform::device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE))
+                .collect::<UrResult<Vec<_>>>()?
+        } else {
+            if devices.iter().any(|d| !ids.contains(&d.id)) {
+                return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+            }
+            devices
+        };
+        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?.platform;
+        if devices.iter().any(|d| !std::ptr::eq(d.platform, platform)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+            // SAFETY: the caller's live context; this reference is the one
+            // the wrapper below releases.
+            unsafe { cl3::context::retain_context(native) }.ur()?;
+        }
+        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
+        let cl = opencl3::context::Context::new(native, &ids);
+        Ok(Context::assemble(cl, platform, devices))
+    }
+
+    fn usm_alloc(&self, r: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_void> {
+        let request = memory::AllocRequest {
+            kind: r.kind.to_ur(),
+            device: r.device.map(Device::kept),
+            size: r.size,
+            align: u32::try_from(r.align).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?,
+            host_flags: r.host_flags,
+            device_flags: r.device_flags,
+            pool: r.pool.map(arc_of),
+        };
+        memory::alloc(self, request)
+    }
+
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        memory::free(self, ptr)
+    }
+
+    /// `(base, size)` of the live allocation of this context holding `ptr`: a
+    /// blocking one, or a block of an engine pool (other pointers are the
+    /// runtime's to judge).
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        self.usm.live_span(&self.slabs, ptr as usize)
+    }
+
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<OpenCl>> {
+        let info = memory::pointer_info(self, ptr)?;
+        let device = info.device.map_or(std::ptr::null_mut(), |d| d.handle());
+        Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
+    }
+
+    /// Pools are offered wherever USM is.
+    fn pools_supported(&self) -> bool {
+        self.usm_path() != UsmPath::None
+    }
+
+    fn pool_create(&self, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
+        UsmPool::new(arc_of(self), device.map(Device::kept), desc, api)
+    }
+
+    fn pools(&self) -> &ContextPools<UsmPool> {
+        &self.pools
+    }
+
+    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
+        Ok(UsmPool::device_default(&arc_of(self), device.kept()))
+    }
+}
+
 impl Drop for Context {
     fn drop(&mut self) {
         // Released queues' last commands run before their memory goes back.
@@ -305,7 +369,7 @@ impl Drop for Context {
         // Every queue holds its context, so none is left: what the user did
         // not free can go back now without waiting.
         for a in self.usm.take_all() {
-            super::usm::release_backing(self, &a);
+            memory::release_backing(self, &a);
         }
         if let Some(&word) = self.scratch.get().filter(|&&w| w != 0) {
             // SAFETY: allocated once by `scratch`; no queue is left to use it.

@@ -1,5 +1,7 @@
 //! Stream-ordered USM (`urEnqueueUSM{Device,Shared,Host}AllocExp`,
-//! `urEnqueueUSMFreeExp`) through the shared async pool engine.
+//! `urEnqueueUSMFreeExp`) through the shared async pool engine: the
+//! allocation from a pool and the helpers that `alloc_async` and
+//! `free_async` (in `mod.rs`) share.
 //!
 //! The engine picks the block and says what the command must wait for; the
 //! adapter turns that into OpenCL commands: none when the allocation or free
@@ -18,11 +20,11 @@
 //! No table entry is made per allocation: the context's slab map finds the
 //! pool behind any pointer, and the pool knows its live blocks.
 
-use super::context::{Context, Covering};
-use super::engine;
-use super::event::Event;
-use super::queue::{Cover, Queue, Waits};
-use super::usm::{self, UsmPool};
+use super::{Cover, Queue, Waits};
+use crate::context::{Context, Covering};
+use crate::driver;
+use crate::event::Event;
+use crate::memory::{self, UsmPool};
 use crate::conv::ClResultExt;
 use cl3::ext as sys;
 use std::ffi::c_void;
@@ -30,14 +32,13 @@ use std::sync::Arc;
 use sys::{cl_event, cl_int};
 use ur_core::engine::{Stamp, UsmKind};
 use ur_core::usm_async::alloc_command;
-use ur_core::usm_pool::FreeScope;
 use ur_core::*;
 
 /// Adds to `waits` an event for each of the engine's extra dependencies
 /// that has not completed; their queues are flushed, as OpenCL needs for
 /// progress across queues. A dependency whose event is unknown is waited
 /// for on the host.
-fn add_dependencies(ctx: &Context, queue: &Queue, deps: &[Stamp], waits: &mut Vec<cl_event>) -> UrResult<Vec<opencl3::event::Event>> {
+pub(super) fn add_dependencies(ctx: &Context, queue: &Queue, deps: &[Stamp], waits: &mut Vec<cl_event>) -> UrResult<Vec<opencl3::event::Event>> {
     let mut held = Vec::new();
     for &d in deps {
         match ctx.covering(d) {
@@ -67,7 +68,7 @@ fn add_dependencies(ctx: &Context, queue: &Queue, deps: &[Stamp], waits: &mut Ve
 /// 38 µs each, 800 cost 1.6 ms each, 3000 cost 15 ms each, where as many
 /// chained one-byte fills cost 15, 8 and 6 µs), and an alloc -> use -> free
 /// -> alloc chain is exactly that.
-fn enqueue_command(
+pub(super) fn enqueue_command(
     ctx: &Context,
     queue: &Queue,
     ptr: *mut c_void,
@@ -76,9 +77,9 @@ fn enqueue_command(
     event: *mut cl_event,
 ) -> Result<(), cl_int> {
     match (zero, queue.out_of_order.then(|| ctx.scratch()).flatten()) {
-        (Some(bytes), _) => usm::enqueue_fill(ctx, queue.cl.get(), ptr, &[0u8], bytes, waits, event),
-        (None, Some(word)) => usm::enqueue_fill(ctx, queue.cl.get(), word, &[0u8], 1, waits, event),
-        (None, None) => engine::marker(queue.cl.get(), waits, event),
+        (Some(bytes), _) => memory::enqueue_fill(ctx, queue.cl.get(), ptr, &[0u8], bytes, waits, event),
+        (None, Some(word)) => memory::enqueue_fill(ctx, queue.cl.get(), word, &[0u8], 1, waits, event),
+        (None, None) => driver::marker(queue.cl.get(), waits, event),
     }
 }
 
@@ -94,7 +95,7 @@ fn enqueue_command(
 ///   whose fills ran on the host).
 ///
 /// `None` otherwise, or when no event can stand for it.
-fn shared_cover(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[Stamp], stamp: Stamp) -> Option<Cover> {
+pub(super) fn shared_cover(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[Stamp], stamp: Stamp) -> Option<Cover> {
     if waits.unstamped {
         return None;
     }
@@ -122,25 +123,8 @@ pub(crate) fn into_raw(event: opencl3::event::Event) -> cl_event {
 }
 
 impl Queue {
-    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
-    /// device's current pool when `None`; the core checked that a named one
-    /// serves this queue's device) for commands ordered after this one, and
-    /// its event when `want_event`.
-    pub fn usm_alloc_async<'a>(
-        &self,
-        kind: UsmKind,
-        pool: Option<&UsmPool>,
-        size: usize,
-        wait_list: impl IntoIterator<Item = &'a Event>,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        match pool {
-            Some(p) => self.alloc_from(p, kind, size, wait_list, want_event),
-            None => self.with_current_pool(|p| self.alloc_from(p, kind, size, wait_list, want_event))?,
-        }
-    }
-
-    fn alloc_from<'a>(
+    /// An async allocation from `pool` (`alloc_async` in `mod.rs`).
+    pub(super) fn alloc_from<'a>(
         &self,
         pool: &UsmPool,
         kind: UsmKind,
@@ -179,65 +163,5 @@ impl Queue {
             }
         }
         Ok((ptr, event))
-    }
-
-    /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
-    /// allocation (of `pool`, when one is named) is accepted, else
-    /// `UR_RESULT_ERROR_INVALID_VALUE` and nothing changes. The block goes
-    /// back to its pool once the commands before this point are done.
-    pub fn usm_free_async<'a>(
-        &self,
-        pool: Option<&UsmPool>,
-        ptr: *mut c_void,
-        wait_list: impl IntoIterator<Item = &'a Event>,
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let ctx = &self.context;
-        let translated = self.translate_wait_list(wait_list)?;
-        let _order = self.order_lock();
-        // Only the exact base of a live block is accepted. Memory no engine
-        // pool of this context holds, or another pool's than the one named,
-        // is not this free's.
-        let free = |e: &ur_core::engine::Pool| {
-            e.free(&self.lane, &translated.stamps, ptr as *const u8, want_event)
-        };
-        let scope = FreeScope::of(pool);
-        let free_from = |p: &UsmPool| p.base.free_async_block(&ctx.slabs, Some(self.device), scope, ptr as usize, free);
-        let out = match pool {
-            Some(p) => free_from(p),
-            None => self.with_current_pool(free_from)?,
-        }
-        .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
-        let Some(stamp) = out.stamp else {
-            // In order with nothing to wait for: the free sits at the queue's
-            // tail and costs nothing.
-            return Ok(None);
-        };
-        if let Some(cover) = shared_cover(ctx, self, &translated, out.deps.as_slice(), stamp) {
-            return Ok(self.settle(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cover, want_event));
-        }
-        let mut waits = translated.cl;
-        let enqueued = add_dependencies(ctx, self, out.deps.as_slice(), &mut waits).and_then(|_held| {
-            let mut cl_event: cl_event = std::ptr::null_mut();
-            enqueue_command(ctx, self, ptr, None, &waits, &mut cl_event).ur()?;
-            Ok(cl_event)
-        });
-        match enqueued {
-            Ok(cl_event) => {
-                self.gave_cl_work(stamp.seq);
-                Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cl_event, want_event))
-            }
-            Err(e) => {
-                // The engine has taken the block back: make sure that what
-                // the free was to wait for is done before it is reused.
-                if !waits.is_empty() {
-                    let _ = cl3::event::wait_for_events(&waits);
-                }
-                if !self.lane.is_in_order() {
-                    ctx.engine.dag().complete(stamp);
-                }
-                Err(e)
-            }
-        }
     }
 }

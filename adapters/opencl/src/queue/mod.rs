@@ -1,23 +1,39 @@
 //! Queues, and `Queue::submit`: the one place every command passes, where
 //! its wait list is translated, its event made and its node recorded in the
 //! context's async pool engine.
+//!
+//! `impl hal::Queue` here enqueues the USM commands (`enqueue_usm`, over
+//! the helpers of `usm_commands.rs`) and the async allocations and frees
+//! (`alloc_async`, `free_async`, over those of `usm_async.rs`); the events
+//! that report a queue's progress to the engine are `trackers.rs`'.
 
-use super::context::Context;
-use super::device::Device;
-use super::engine::{self, Trackers};
-use super::event::Event;
+use crate::context::Context;
+use crate::device::{Device, UsmPath};
+use crate::driver;
+use crate::event::Event;
 use crate::conv::{self, ClResultExt};
-use crate::DDI;
+use crate::memory::{self, UsmPool};
+use crate::{OpenCl, DDI};
 use cl3::ext as sys;
 use opencl3::command_queue::CommandQueue;
-use super::usm::UsmPool;
+use trackers::Trackers;
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use sys::{cl_event, cl_int};
-use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
+use ur_core::boundary::NativeOwnership;
+use ur_core::engine::{Lane, QueueOrder, Seq, Stamp, UsmKind};
+use ur_core::hal::{self, Completion, Events, UsmCommand};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::usm_pool::FreeScope;
 use ur_core::*;
+use usm_async::{add_dependencies, enqueue_command, shared_cover};
+use usm_commands::{at, fill_on_host, marker, rows};
+
+pub mod trackers;
+mod usm_async;
+mod usm_commands;
 
 /// How a command orders in the engine's graph.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -71,7 +87,7 @@ pub struct Queue {
     /// its native handle was handed out, or it came from one.
     foreign_work: AtomicBool,
     /// A user event set complete when made: the event of commands that
-    /// needed nothing run, or ran on the host (`core/enqueue.rs`). The
+    /// needed nothing run, or ran on the host (`usm_commands.rs`). The
     /// queue's, not the context's: an OpenCL event holds its context, and
     /// the context must not outlive the user's last queue because of it.
     completed: OnceLock<Option<opencl3::event::Event>>,
@@ -80,7 +96,7 @@ pub struct Queue {
 ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
 
 /// What stands for everything a new command waits for, when that command
-/// has nothing to run ([`Queue::cover_after`], `usm_exp::shared_cover`).
+/// has nothing to run ([`Queue::cover_after`], `usm_async::shared_cover`).
 pub(crate) enum Cover {
     /// An event whose completion implies theirs.
     Held(opencl3::event::Event),
@@ -92,66 +108,6 @@ pub(crate) enum Cover {
 unsafe impl ArcObject for Queue {}
 
 impl Queue {
-    /// A queue on `device`, a device of `context`.
-    pub fn new(context: Arc<Context>, device: &'static Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
-        if flags & (UR_QUEUE_FLAG_ON_DEVICE.0 | UR_QUEUE_FLAG_ON_DEVICE_DEFAULT.0) != 0 {
-            // Device-side queues serve device enqueue, which UR does not use.
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
-        }
-        let mut properties = conv::queue_flags_to_cl(flags);
-        let device_properties = device.queue_properties()?;
-        let out_of_order = properties & sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0
-            && device_properties & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0
-            && device.out_of_order_queues;
-        if !out_of_order {
-            properties &= !sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
-        }
-        // SAFETY: the device belongs to the context (the core checked).
-        let cl = unsafe { CommandQueue::create_with_properties(&context.cl, device.id, properties, 0) }.ur()?;
-        Ok(Queue::assemble(context, device, flags, out_of_order, cl))
-    }
-
-    /// `urQueueCreateWithNativeHandle`: a queue over the user's
-    /// `cl_command_queue`, which must belong to `context` (and to `device`
-    /// when one is named). Its order and profiling come from the OpenCL
-    /// queue's properties; `flags` (from a `ur_queue_properties_t` the
-    /// caller chained) add the rest of what `UR_QUEUE_INFO_FLAGS` reports.
-    /// A borrowed queue is retained here and released with this object; an
-    /// owned one takes over the caller's reference.
-    pub fn from_native(
-        context: Arc<Context>,
-        device: Option<&'static Device>,
-        native: sys::cl_command_queue,
-        flags: ur_queue_flags_t,
-        ownership: ur_core::boundary::NativeOwnership,
-    ) -> UrResult<Arc<Queue>> {
-        let data = |p| cl3::command_queue::get_command_queue_data(native, p);
-        let cl_context = crate::cl::value::<sys::cl_context>(data(sys::CL_QUEUE_CONTEXT)).ur()?;
-        if cl_context != context.cl.get() {
-            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
-        }
-        let id = crate::cl::value::<sys::cl_device_id>(data(sys::CL_QUEUE_DEVICE)).ur()?;
-        let queue_device = context.device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
-        if device.is_some_and(|d| !std::ptr::eq(d, queue_device)) {
-            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-        }
-        let properties = crate::cl::value::<sys::cl_command_queue_properties>(data(sys::CL_QUEUE_PROPERTIES)).ur()?;
-        let out_of_order = properties & sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0;
-        // What the OpenCL queue does decides; the caller's flags may only
-        // add what does not change it.
-        let decided = UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0;
-        let flags = (flags & !decided) | (conv::queue_properties_to_ur(properties) & decided);
-        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
-            // SAFETY: the caller's live queue; this reference is the one the
-            // wrapper below releases.
-            unsafe { cl3::command_queue::retain_command_queue(native) }.ur()?;
-        }
-        let cl = CommandQueue::new(native, 3);
-        let queue = Queue::assemble(context, queue_device, flags, out_of_order, cl);
-        queue.foreign_work.store(true, Relaxed);
-        Ok(queue)
-    }
-
     fn assemble(
         context: Arc<Context>,
         device: &'static Device,
@@ -268,7 +224,7 @@ impl Queue {
             return None;
         }
         if want_event {
-            self.trackers().push(stamp.seq, engine::retained(event));
+            self.trackers().push(stamp.seq, trackers::retained(event));
             Some(Event::new(event, Some(arc_of(self)), self.context.clone(), command, Some(stamp)))
         } else {
             // Asked for because the trackers keep it.
@@ -338,7 +294,7 @@ impl Queue {
     /// `want_event`.
     pub(crate) fn settle(&self, command: ur_command_t, stamp: Stamp, cover: Cover, want_event: bool) -> Option<Arc<Event>> {
         match cover {
-            Cover::Held(e) => self.track(command, stamp, super::usm_exp::into_raw(e), want_event),
+            Cover::Held(e) => self.track(command, stamp, usm_async::into_raw(e), want_event),
             Cover::Done => {
                 // The command is this queue's: its lane, at hand, needs no
                 // lookup in the graph's registry.
@@ -371,7 +327,7 @@ impl Queue {
             return Ok(());
         }
         let mut event: cl_event = std::ptr::null_mut();
-        engine::marker(self.cl.get(), &[], &mut event)?;
+        driver::marker(self.cl.get(), &[], &mut event)?;
         self.gave_cl_work(tail);
         trackers.keep(tail, opencl3::event::Event::new(event));
         Ok(())
@@ -389,19 +345,6 @@ impl Queue {
         self.trackers().complete_upto(last);
         self.context.collect_pools();
         Ok(())
-    }
-
-    /// `UR_QUEUE_INFO_EMPTY`: whether every command enqueued so far has
-    /// finished, from the events of the newest ones (no wait).
-    pub fn is_empty(&self) -> UrResult<bool> {
-        let _order = self.order_lock();
-        let mut trackers = self.trackers();
-        self.cover_tail(&mut trackers).ur()?;
-        // A caller polling for empty needs the commands (and the marker
-        // just enqueued) to make progress, which OpenCL promises only once
-        // they are flushed.
-        self.cl.flush().ur()?;
-        Ok(trackers.all_finished())
     }
 
     /// The `cl_event`s of a UR wait list that this queue can wait for.
@@ -426,6 +369,275 @@ impl Queue {
             }
         }
         Ok(waits)
+    }
+}
+
+impl hal::Queue<OpenCl> for Queue {
+    /// A queue on `device`, a device of `context`.
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+        let (context, device) = (arc_of(context), device.kept());
+        if flags & (UR_QUEUE_FLAG_ON_DEVICE.0 | UR_QUEUE_FLAG_ON_DEVICE_DEFAULT.0) != 0 {
+            // Device-side queues serve device enqueue, which UR does not use.
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
+        let mut properties = conv::queue_flags_to_cl(flags);
+        let device_properties = device.queue_properties()?;
+        let out_of_order = properties & sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0
+            && device_properties & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0
+            && device.out_of_order_queues;
+        if !out_of_order {
+            properties &= !sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+        }
+        // SAFETY: the device belongs to the context (the core checked).
+        let cl = unsafe { CommandQueue::create_with_properties(&context.cl, device.id, properties, 0) }.ur()?;
+        Ok(Queue::assemble(context, device, flags, out_of_order, cl))
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn device(&self) -> &Device {
+        self.device
+    }
+
+    fn flags(&self) -> ur_queue_flags_t {
+        self.flags
+    }
+
+    /// `UR_QUEUE_INFO_EMPTY`: whether every command enqueued so far has
+    /// finished, from the events of the newest ones (no wait).
+    fn is_empty(&self) -> UrResult<bool> {
+        let _order = self.order_lock();
+        let mut trackers = self.trackers();
+        self.cover_tail(&mut trackers).ur()?;
+        // A caller polling for empty needs the commands (and the marker
+        // just enqueued) to make progress, which OpenCL promises only once
+        // they are flushed.
+        self.cl.flush().ur()?;
+        Ok(trackers.all_finished())
+    }
+
+    fn finish(&self) -> UrResult {
+        Queue::finish(self)
+    }
+
+    fn flush(&self) -> UrResult {
+        self.cl.flush().ur()
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        // The user may enqueue on it from now on, unseen by this queue.
+        self.handed_out();
+        Ok(self.cl.get() as ur_native_handle_t)
+    }
+
+    /// `urQueueCreateWithNativeHandle`: a queue over the user's
+    /// `cl_command_queue`, which must belong to `context` (and to `device`
+    /// when one is named). Its order and profiling come from the OpenCL
+    /// queue's properties; `flags` (from a `ur_queue_properties_t` the
+    /// caller chained) add the rest of what `UR_QUEUE_INFO_FLAGS` reports.
+    /// A borrowed queue is retained here and released with this object; an
+    /// owned one takes over the caller's reference.
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &Context,
+        device: Option<&Device>,
+        flags: ur_queue_flags_t,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        let native = native as sys::cl_command_queue;
+        let (context, device) = (arc_of(context), device.map(Device::kept));
+        let data = |p| cl3::command_queue::get_command_queue_data(native, p);
+        let cl_context = crate::driver::value::<sys::cl_context>(data(sys::CL_QUEUE_CONTEXT)).ur()?;
+        if cl_context != context.cl.get() {
+            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+        }
+        let id = crate::driver::value::<sys::cl_device_id>(data(sys::CL_QUEUE_DEVICE)).ur()?;
+        let queue_device = context.device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+        if device.is_some_and(|d| !std::ptr::eq(d, queue_device)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        let properties = crate::driver::value::<sys::cl_command_queue_properties>(data(sys::CL_QUEUE_PROPERTIES)).ur()?;
+        let out_of_order = properties & sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0;
+        // What the OpenCL queue does decides; the caller's flags may only
+        // add what does not change it.
+        let decided = UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0;
+        let flags = (flags & !decided) | (conv::queue_properties_to_ur(properties) & decided);
+        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+            // SAFETY: the caller's live queue; this reference is the one the
+            // wrapper below releases.
+            unsafe { cl3::command_queue::retain_command_queue(native) }.ur()?;
+        }
+        let cl = CommandQueue::new(native, 3);
+        let queue = Queue::assemble(context, queue_device, flags, out_of_order, cl);
+        queue.foreign_work.store(true, Relaxed);
+        Ok(queue)
+    }
+
+    /// A checked USM command, a wait or a barrier; a blocking copy returns
+    /// once done. Returns the command's event when `want_event`.
+    fn enqueue_usm(
+        &self,
+        command: UsmCommand<'_>,
+        waits: Events<'_, OpenCl>,
+        completion: Completion,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let waits = waits.iter();
+        let (want_event, blocking) = (completion.want_event, completion.blocking);
+        let ctx = &*self.context;
+        let queue = self.cl.get();
+        let command_type = command.command_type();
+        match command {
+            UsmCommand::Wait { barrier } => {
+                // With an empty list both wait for everything enqueued before
+                // (which the engine's graph records only for a barrier:
+                // knowing less is safe). On an in-order queue every command
+                // already waits for the one before it, so a barrier is a
+                // marker there.
+                let node = if barrier { Node::Barrier } else { Node::Command };
+                let waits: Vec<&Event> = waits.into_iter().collect();
+                if let Some(done) = self.wait_in_order(command_type, node, &waits, want_event) {
+                    return Ok(done);
+                }
+                let cl_barrier = barrier && self.out_of_order;
+                self.submit_node(command_type, node, waits, want_event, |w, ev| marker(queue, cl_barrier, w, ev))
+            }
+            UsmCommand::Fill { dst, pattern, size, in_usm } => {
+                let waits: Vec<&Event> = waits.into_iter().collect();
+                // SAFETY: `run_on_host` runs it only over memory of a live
+                // USM allocation that the host addresses and no command
+                // still running can touch.
+                let run = || unsafe { fill_on_host(dst, pattern, size) };
+                if let Some(done) = self.run_on_host(command_type, &waits, want_event, (in_usm, size), run) {
+                    return done;
+                }
+                self.submit(command_type, waits, want_event, |w, ev| memory::enqueue_fill(ctx, queue, dst, pattern, size, w, ev))
+            }
+            UsmCommand::Copy { dst, src, size, in_usm } => {
+                let waits: Vec<&Event> = waits.into_iter().collect();
+                // SAFETY: as for a fill, for both ranges; the core refused
+                // overlapping ones, and `copy` would take them anyway.
+                let run = || unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+                if let Some(done) = self.run_on_host(command_type, &waits, want_event, (in_usm, size), run) {
+                    return done;
+                }
+                self.submit(command_type, waits, want_event, |w, ev| {
+                    memory::enqueue_copy(ctx, queue, blocking, dst, src, size, w, ev)
+                })
+            }
+            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
+                self.submit(command_type, waits, want_event, |w, ev| {
+                    if pitch == width {
+                        return memory::enqueue_fill(ctx, queue, dst, pattern, width * height, w, ev);
+                    }
+                    rows(queue, height, false, w, ev, |r, w, e| {
+                        memory::enqueue_fill(ctx, queue, at(dst, r * pitch), pattern, width, w, e)
+                    })
+                })
+            }
+            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
+                self.submit(command_type, waits, want_event, |w, ev| {
+                    if src_pitch == width && dst_pitch == width {
+                        return memory::enqueue_copy(ctx, queue, blocking, dst, src, width * height, w, ev);
+                    }
+                    rows(queue, height, blocking, w, ev, |r, w, e| {
+                        memory::enqueue_copy(ctx, queue, false, at(dst, r * dst_pitch), at(src, r * src_pitch), width, w, e)
+                    })
+                })
+            }
+            // Migration and advice are hints: a marker keeps the command's
+            // place in the queue's order, and the memory is where both host
+            // and device reach it anyway (CPU devices, fine-grained SVM, the
+            // runtime's own USM placement).
+            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
+                self.submit(command_type, waits, want_event, |w, ev| marker(queue, false, w, ev))
+            }
+        }
+    }
+
+    fn async_alloc_supported(&self) -> bool {
+        self.device.usm_path != UsmPath::None
+    }
+
+    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
+    /// device's current pool when `None`; the core checked that a named one
+    /// serves this queue's device) for commands ordered after this one, and
+    /// its event when `want_event`.
+    fn alloc_async(
+        &self,
+        kind: UsmKind,
+        pool: Option<&UsmPool>,
+        size: usize,
+        waits: Events<'_, OpenCl>,
+        want_event: bool,
+    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
+        let wait_list = waits.iter();
+        match pool {
+            Some(p) => self.alloc_from(p, kind, size, wait_list, want_event),
+            None => self.with_current_pool(|p| self.alloc_from(p, kind, size, wait_list, want_event))?,
+        }
+    }
+
+    /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
+    /// allocation (of `pool`, when one is named) is accepted, else
+    /// `UR_RESULT_ERROR_INVALID_VALUE` and nothing changes. The block goes
+    /// back to its pool once the commands before this point are done.
+    fn free_async(
+        &self,
+        pool: Option<&UsmPool>,
+        ptr: *mut c_void,
+        waits: Events<'_, OpenCl>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let wait_list = waits.iter();
+        let ctx = &self.context;
+        let translated = self.translate_wait_list(wait_list)?;
+        let _order = self.order_lock();
+        // Only the exact base of a live block is accepted. Memory no engine
+        // pool of this context holds, or another pool's than the one named,
+        // is not this free's.
+        let free = |e: &ur_core::engine::Pool| {
+            e.free(&self.lane, &translated.stamps, ptr as *const u8, want_event)
+        };
+        let scope = FreeScope::of(pool);
+        let free_from = |p: &UsmPool| p.base.free_async_block(&ctx.slabs, Some(self.device), scope, ptr as usize, free);
+        let out = match pool {
+            Some(p) => free_from(p),
+            None => self.with_current_pool(free_from)?,
+        }
+        .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
+        let Some(stamp) = out.stamp else {
+            // In order with nothing to wait for: the free sits at the queue's
+            // tail and costs nothing.
+            return Ok(None);
+        };
+        if let Some(cover) = shared_cover(ctx, self, &translated, out.deps.as_slice(), stamp) {
+            return Ok(self.settle(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cover, want_event));
+        }
+        let mut waits = translated.cl;
+        let enqueued = add_dependencies(ctx, self, out.deps.as_slice(), &mut waits).and_then(|_held| {
+            let mut cl_event: cl_event = std::ptr::null_mut();
+            enqueue_command(ctx, self, ptr, None, &waits, &mut cl_event).ur()?;
+            Ok(cl_event)
+        });
+        match enqueued {
+            Ok(cl_event) => {
+                self.gave_cl_work(stamp.seq);
+                Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cl_event, want_event))
+            }
+            Err(e) => {
+                // The engine has taken the block back: make sure that what
+                // the free was to wait for is done before it is reused.
+                if !waits.is_empty() {
+                    let _ = cl3::event::wait_for_events(&waits);
+                }
+                if !self.lane.is_in_order() {
+                    ctx.engine.dag().complete(stamp);
+                }
+                Err(e)
+            }
+        }
     }
 }
 

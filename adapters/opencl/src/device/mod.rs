@@ -1,17 +1,22 @@
 //! OpenCL devices as UR devices: what they can do, and `urDeviceGetInfo`
 //! answered from the device itself.
 
-use super::platform::Platform;
-use crate::cl;
+use crate::driver;
+use platform::Platform;
 use crate::conv::{self, ClResultExt};
-use crate::DDI;
+use crate::{OpenCl, DDI};
 use cl3::ext as sys;
 use sys::{cl_bool, cl_device_id, cl_int, cl_uint, cl_ulong};
 use std::sync::Mutex;
+use ur_core::adapter::Adapter;
+use ur_core::engine::UsmKind;
+use ur_core::hal;
 use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::partition::PartitionRequest;
 use ur_core::*;
+
+pub mod platform;
 
 /// How USM allocations of a device's platform reach the runtime.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -55,7 +60,7 @@ pub struct Device {
     /// device whose memory is the host's (`CL_DEVICE_HOST_UNIFIED_MEMORY`)
     /// and whose USM the host addresses without mapping (Intel's USM, or
     /// fine-grained SVM). Small fills and copies then run on the calling
-    /// thread once nothing queued before them is left (`core/enqueue.rs`).
+    /// thread once nothing queued before them is left (`queue/usm_commands.rs`).
     pub host_runs_usm: bool,
     /// A profiling queue for reading the device clock where OpenCL 2.1's
     /// timer query is missing; made on first use.
@@ -122,22 +127,22 @@ impl Device {
 
     fn new(id: cl_device_id, platform: &'static Platform, parent: Option<(&'static Device, PartitionRequest)>) -> Result<Device, cl_int> {
         let data = |p| cl3::device::get_device_data(id, p);
-        let extensions = cl::string(data(sys::CL_DEVICE_EXTENSIONS))?;
-        let version = parse_version(&cl::string(data(sys::CL_DEVICE_VERSION))?);
+        let extensions = driver::string(data(sys::CL_DEVICE_EXTENSIONS))?;
+        let version = parse_version(&driver::string(data(sys::CL_DEVICE_VERSION))?);
         // Before OpenCL 2.0 there is no SVM; some runtimes fail the query.
-        let svm = if version.0 >= 2 { cl::value(data(sys::CL_DEVICE_SVM_CAPABILITIES)).unwrap_or(0) } else { 0 };
-        let il_version = if version >= (2, 1) || cl::has_extension(&extensions, "cl_khr_il_program") {
-            cl::string(data(sys::CL_DEVICE_IL_VERSION)).unwrap_or_default()
+        let svm = if version.0 >= 2 { driver::value(data(sys::CL_DEVICE_SVM_CAPABILITIES)).unwrap_or(0) } else { 0 };
+        let il_version = if version >= (2, 1) || driver::has_extension(&extensions, "cl_khr_il_program") {
+            driver::string(data(sys::CL_DEVICE_IL_VERSION)).unwrap_or_default()
         } else {
             String::new()
         };
-        let intel = platform.intel_usm.is_some() && cl::has_extension(&extensions, "cl_intel_unified_shared_memory");
+        let intel = platform.intel_usm.is_some() && driver::has_extension(&extensions, "cl_intel_unified_shared_memory");
         let mut device = Device {
             header: HandleHeader::new(&DDI, ObjectKind::Device),
             id,
             platform,
-            device_type: cl::value(data(sys::CL_DEVICE_TYPE))?,
-            name: cl::string(data(sys::CL_DEVICE_NAME))?,
+            device_type: driver::value(data(sys::CL_DEVICE_TYPE))?,
+            name: driver::string(data(sys::CL_DEVICE_NAME))?,
             extensions,
             il_version,
             version,
@@ -148,8 +153,8 @@ impl Device {
             usm_single_shared: 0,
             usm_cross_shared: 0,
             usm_system: 0,
-            max_mem_alloc: cl::value(data(sys::CL_DEVICE_MAX_MEM_ALLOC_SIZE))?,
-            max_work_group_size: cl::value(data(sys::CL_DEVICE_MAX_WORK_GROUP_SIZE))?,
+            max_mem_alloc: driver::value(data(sys::CL_DEVICE_MAX_MEM_ALLOC_SIZE))?,
+            max_work_group_size: driver::value(data(sys::CL_DEVICE_MAX_WORK_GROUP_SIZE))?,
             clock: std::sync::OnceLock::new(),
             srgb: std::sync::OnceLock::new(),
             out_of_order_queues: true,
@@ -161,7 +166,7 @@ impl Device {
         device.out_of_order_queues =
             !(platform.name == "Intel(R) OpenCL" && device_type & sys::CL_DEVICE_TYPE_CPU != 0);
         if intel {
-            let caps = |p| cl::value::<sys::cl_bitfield>(data(p)).map(conv::usm_capabilities).unwrap_or(0);
+            let caps = |p| driver::value::<sys::cl_bitfield>(data(p)).map(conv::usm_capabilities).unwrap_or(0);
             device.usm_path = UsmPath::Intel;
             device.usm_host = caps(sys::CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL);
             device.usm_device = caps(sys::CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL);
@@ -176,7 +181,7 @@ impl Device {
             device.usm_single_shared = caps.shared;
             device.usm_system = caps.system;
         }
-        let host_unified = cl::value::<sys::cl_bool>(data(sys::CL_DEVICE_HOST_UNIFIED_MEMORY)).unwrap_or(0) != 0;
+        let host_unified = driver::value::<sys::cl_bool>(data(sys::CL_DEVICE_HOST_UNIFIED_MEMORY)).unwrap_or(0) != 0;
         let host_addressed = device.usm_path == UsmPath::Intel
             || (device.usm_path == UsmPath::Svm && svm & sys::CL_DEVICE_SVM_FINE_GRAIN_BUFFER != 0);
         device.host_runs_usm = device_type & sys::CL_DEVICE_TYPE_CPU != 0 && host_unified && host_addressed;
@@ -208,7 +213,7 @@ impl Device {
     /// UR's values are the same numbers; runtimes may list extension kinds
     /// too, such as Intel's partition by names, which UR cannot ask for).
     fn supported_partitions(&self) -> Vec<ur_device_partition_t> {
-        let kinds = cl::array::<sys::cl_device_partition_property>(self.data(sys::CL_DEVICE_PARTITION_PROPERTIES))
+        let kinds = driver::array::<sys::cl_device_partition_property>(self.data(sys::CL_DEVICE_PARTITION_PROPERTIES))
             .unwrap_or_default();
         kinds
             .into_iter()
@@ -220,54 +225,9 @@ impl Device {
     }
 
     fn affinity_domains(&self) -> ur_device_affinity_domain_flags_t {
-        cl::value::<sys::cl_device_affinity_domain>(self.data(sys::CL_DEVICE_PARTITION_AFFINITY_DOMAIN))
+        driver::value::<sys::cl_device_affinity_domain>(self.data(sys::CL_DEVICE_PARTITION_AFFINITY_DOMAIN))
             .map(|d| d as u32 & !UR_DEVICE_AFFINITY_DOMAIN_FLAGS_MASK)
             .unwrap_or(0)
-    }
-
-    /// `urDevicePartition`: the sub-devices of `request`, made by
-    /// `clCreateSubDevices` on the first call and the same ones after.
-    pub fn partition(&'static self, request: &PartitionRequest) -> UrResult<Vec<&'static Device>> {
-        request.check_against(
-            &self.supported_partitions(),
-            self.u32(sys::CL_DEVICE_MAX_COMPUTE_UNITS)?,
-            self.u32(sys::CL_DEVICE_PARTITION_MAX_SUB_DEVICES)?,
-            self.affinity_domains(),
-        )?;
-        let mut made = self.sub_devices.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, devices)) = made.iter().find(|(r, _)| r == request) {
-            return Ok(devices.clone());
-        }
-        let properties: Vec<sys::cl_device_partition_property> = match request {
-            PartitionRequest::Equally(n) => vec![sys::CL_DEVICE_PARTITION_EQUALLY as isize, *n as isize, 0],
-            PartitionRequest::ByCounts(counts) => std::iter::once(sys::CL_DEVICE_PARTITION_BY_COUNTS as isize)
-                .chain(counts.iter().map(|&c| c as isize))
-                .chain([sys::CL_DEVICE_PARTITION_BY_COUNTS_LIST_END as isize, 0])
-                .collect(),
-            PartitionRequest::ByAffinityDomain(d) => {
-                vec![sys::CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN as isize, *d as isize, 0]
-            }
-        };
-        let ids = cl3::device::create_sub_devices(self.id, &properties).map_err(conv::partition_result)?;
-        let mut devices = Vec::with_capacity(ids.len());
-        for id in &ids {
-            match Device::new(*id, self.platform, Some((self, request.clone()))) {
-                Ok(d) => devices.push(d),
-                Err(e) => {
-                    // Nothing half-made is kept: every id of this call goes back.
-                    for id in &ids {
-                        // SAFETY: each id came from clCreateSubDevices above
-                        // and is released once.
-                        let _ = unsafe { cl3::device::release_device(*id) };
-                    }
-                    return Err(conv::result(e));
-                }
-            }
-        }
-        let devices: Vec<&'static Device> = devices.into_iter().map(|d| &*Box::leak(Box::new(d))).collect();
-        log::info(&format!("{}: partitioned into {} sub-devices ({request:?})", self.name, devices.len()));
-        made.push((request.clone(), devices.clone()));
-        Ok(devices)
     }
 
     /// Every sub-device partitioned from this device so far, and theirs.
@@ -283,7 +243,7 @@ impl Device {
     }
 
     pub fn has_extension(&self, ext: &str) -> bool {
-        cl::has_extension(&self.extensions, ext)
+        driver::has_extension(&self.extensions, ext)
     }
 
     /// Whether `urDeviceGet` with this filter lists the device.
@@ -303,19 +263,19 @@ impl Device {
         cl3::device::get_device_data(self.id, param)
     }
     fn u32(&self, param: cl_uint) -> UrResult<u32> {
-        cl::value::<cl_uint>(self.data(param)).ur()
+        driver::value::<cl_uint>(self.data(param)).ur()
     }
     fn u64(&self, param: cl_uint) -> UrResult<u64> {
-        cl::value::<cl_ulong>(self.data(param)).ur()
+        driver::value::<cl_ulong>(self.data(param)).ur()
     }
     fn usize(&self, param: cl_uint) -> UrResult<usize> {
-        cl::value::<usize>(self.data(param)).ur()
+        driver::value::<usize>(self.data(param)).ur()
     }
     fn flag(&self, param: cl_uint) -> UrResult<bool> {
-        cl::value::<cl_bool>(self.data(param)).map(|b| b != 0).ur()
+        driver::value::<cl_bool>(self.data(param)).map(|b| b != 0).ur()
     }
     fn string(&self, param: cl_uint) -> UrResult<String> {
-        cl::string(self.data(param)).ur()
+        driver::string(self.data(param)).ur()
     }
 
     /// Queue properties of host queues, as UR flags.
@@ -338,7 +298,7 @@ impl Device {
         if !self.has_extension("cl_intel_required_subgroup_size") {
             return Ok(vec![1]);
         }
-        let sizes = cl::array::<usize>(self.data(sys::CL_DEVICE_SUB_GROUP_SIZES_INTEL)).ur()?;
+        let sizes = driver::array::<usize>(self.data(sys::CL_DEVICE_SUB_GROUP_SIZES_INTEL)).ur()?;
         Ok(sizes.iter().map(|&s| s as u32).collect())
     }
 
@@ -347,7 +307,7 @@ impl Device {
         if !self.has_extension("cl_khr_kernel_clock") {
             return 0;
         }
-        cl::value::<sys::cl_bitfield>(self.data(sys::CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR)).unwrap_or(0)
+        driver::value::<sys::cl_bitfield>(self.data(sys::CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR)).unwrap_or(0)
     }
 
     /// Whether the device reads sRGB images: the runtime lists an sRGB
@@ -373,7 +333,7 @@ impl Device {
 
     fn atomic_capabilities(&self, param: cl_uint) -> sys::cl_bitfield {
         if self.version.0 >= 3 {
-            if let Ok(c) = cl::value::<sys::cl_bitfield>(self.data(param)) {
+            if let Ok(c) = driver::value::<sys::cl_bitfield>(self.data(param)) {
                 return c;
             }
         }
@@ -381,8 +341,33 @@ impl Device {
         sys::CL_DEVICE_ATOMIC_ORDER_RELAXED | sys::CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
     }
 
+    fn make_clock(&self) -> Option<DeviceClock> {
+        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.id as isize, 0];
+        let context =
+            opencl3::context::Context::from_devices(&[self.id], &properties, None, std::ptr::null_mut()).ok()?;
+        // SAFETY: the device belongs to the context just made.
+        let queue = unsafe {
+            opencl3::command_queue::CommandQueue::create_with_properties(&context, self.id, sys::CL_QUEUE_PROFILING_ENABLE, 0)
+        }
+        .ok()?;
+        Some(DeviceClock { _context: context, queue })
+    }
+}
+
+/// The `&'static` devices behind `devices` (see [`Device::kept`]).
+pub(crate) fn kept_all(devices: &[&Device]) -> Vec<&'static Device> {
+    devices.iter().map(|d| d.kept()).collect()
+}
+
+impl hal::Device<OpenCl> for Device {
+    fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
+        // A UR type OpenCL cannot name matches no device.
+        let Some(filter) = conv::device_type_filter(device_type)? else { return Ok(Vec::new()) };
+        Ok(platform.devices().iter().filter(|d| d.matches(filter)).map(|d| d.handle()).collect())
+    }
+
     /// `urDeviceGetInfo`, for a query the core checked to be in range.
-    pub fn get_info(&'static self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         use sys::*;
         let unsupported = Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
         match prop {
@@ -397,7 +382,7 @@ impl Device {
             }
             UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(self.u32(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)?),
             UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => {
-                out.slice(&cl::array::<usize>(self.data(CL_DEVICE_MAX_WORK_ITEM_SIZES)).ur()?)
+                out.slice(&driver::array::<usize>(self.data(CL_DEVICE_MAX_WORK_ITEM_SIZES)).ur()?)
             }
             UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(self.max_work_group_size),
             UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(conv::fp_config(self.u64(CL_DEVICE_SINGLE_FP_CONFIG)?)),
@@ -514,7 +499,7 @@ impl Device {
                 if !self.has_extension("cl_khr_device_uuid") {
                     return unsupported;
                 }
-                out.bytes(&cl::value::<[u8; 16]>(self.data(CL_DEVICE_UUID_KHR)).ur()?)
+                out.bytes(&driver::value::<[u8; 16]>(self.data(CL_DEVICE_UUID_KHR)).ur()?)
             }
             UR_DEVICE_INFO_IMAGE_SRGB => out.bool(self.srgb_images()),
             UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
@@ -569,7 +554,7 @@ impl Device {
             UR_DEVICE_INFO_LUID
                 if self.has_extension("cl_khr_device_uuid") && self.flag(CL_DEVICE_LUID_VALID_KHR).unwrap_or(false) =>
             {
-                out.bytes(&cl::value::<[u8; 8]>(self.data(CL_DEVICE_LUID_KHR)).ur()?)
+                out.bytes(&driver::value::<[u8; 8]>(self.data(CL_DEVICE_LUID_KHR)).ur()?)
             }
             UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP
             | UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP
@@ -599,11 +584,39 @@ impl Device {
         }
     }
 
+    fn is_root(&self) -> bool {
+        self.parent.is_none()
+    }
+
+    fn max_alloc_size(&self) -> u64 {
+        self.max_mem_alloc
+    }
+
+    fn serves_usm(&self, kind: UsmKind) -> bool {
+        let caps = match kind {
+            UsmKind::Host => self.usm_host,
+            UsmKind::Device => self.usm_device,
+            UsmKind::Shared => self.usm_single_shared | self.usm_cross_shared,
+        };
+        caps != 0
+    }
+
+    /// An image compiled ahead of time for the device's kind beats generic
+    /// SPIR-V.
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        match conv::device_type(self.device_type) {
+            UR_DEVICE_TYPE_CPU => &[b"spir64_x86_64", b"spir64"],
+            UR_DEVICE_TYPE_GPU => &[b"spir64_gen", b"spir64"],
+            UR_DEVICE_TYPE_FPGA => &[b"spir64_fpga", b"spir64"],
+            _ => &[b"spir64"],
+        }
+    }
+
     /// `urDeviceGetGlobalTimestamps`: the device and host clocks read
     /// together, in nanoseconds. Without OpenCL 2.1's timer query, the
     /// device clock is read as the profiling end time of a marker, and the
     /// host clock (`CLOCK_MONOTONIC`) right after it.
-    pub fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
         if self.version >= (2, 1) {
             if let Ok([device, host]) = cl3::device::get_device_and_host_timer(self.id) {
                 return Ok((device, host));
@@ -620,16 +633,61 @@ impl Device {
         Ok((device, host))
     }
 
-    fn make_clock(&self) -> Option<DeviceClock> {
-        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.id as isize, 0];
-        let context =
-            opencl3::context::Context::from_devices(&[self.id], &properties, None, std::ptr::null_mut()).ok()?;
-        // SAFETY: the device belongs to the context just made.
-        let queue = unsafe {
-            opencl3::command_queue::CommandQueue::create_with_properties(&context, self.id, sys::CL_QUEUE_PROFILING_ENABLE, 0)
+    /// `urDevicePartition`: the sub-devices of `request`, made by
+    /// `clCreateSubDevices` on the first call and the same ones after.
+    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
+        request.check_against(
+            &self.supported_partitions(),
+            self.u32(sys::CL_DEVICE_MAX_COMPUTE_UNITS)?,
+            self.u32(sys::CL_DEVICE_PARTITION_MAX_SUB_DEVICES)?,
+            self.affinity_domains(),
+        )?;
+        let mut made = self.sub_devices.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, devices)) = made.iter().find(|(r, _)| r == request) {
+            return Ok(devices.clone());
         }
-        .ok()?;
-        Some(DeviceClock { _context: context, queue })
+        let properties: Vec<sys::cl_device_partition_property> = match request {
+            PartitionRequest::Equally(n) => vec![sys::CL_DEVICE_PARTITION_EQUALLY as isize, *n as isize, 0],
+            PartitionRequest::ByCounts(counts) => std::iter::once(sys::CL_DEVICE_PARTITION_BY_COUNTS as isize)
+                .chain(counts.iter().map(|&c| c as isize))
+                .chain([sys::CL_DEVICE_PARTITION_BY_COUNTS_LIST_END as isize, 0])
+                .collect(),
+            PartitionRequest::ByAffinityDomain(d) => {
+                vec![sys::CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN as isize, *d as isize, 0]
+            }
+        };
+        let ids = cl3::device::create_sub_devices(self.id, &properties).map_err(conv::partition_result)?;
+        let mut devices = Vec::with_capacity(ids.len());
+        for id in &ids {
+            match Device::new(*id, self.platform, Some((self.kept(), request.clone()))) {
+                Ok(d) => devices.push(d),
+                Err(e) => {
+                    // Nothing half-made is kept: every id of this call goes back.
+                    for id in &ids {
+                        // SAFETY: each id came from clCreateSubDevices above
+                        // and is released once.
+                        let _ = unsafe { cl3::device::release_device(*id) };
+                    }
+                    return Err(conv::result(e));
+                }
+            }
+        }
+        let devices: Vec<&'static Device> = devices.into_iter().map(|d| &*Box::leak(Box::new(d))).collect();
+        log::info(&format!("{}: partitioned into {} sub-devices ({request:?})", self.name, devices.len()));
+        made.push((request.clone(), devices.clone()));
+        Ok(devices)
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.id as ur_native_handle_t)
+    }
+
+    /// The handle `urDeviceGet` hands out, or a sub-device `urDevicePartition`
+    /// made: the adapter's devices hold their OpenCL ids as long as they
+    /// live, so ownership changes nothing.
+    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        let device = platform::device_by_id(native as sys::cl_device_id).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        Ok(device.handle())
     }
 }
 

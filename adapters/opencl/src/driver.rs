@@ -1,13 +1,15 @@
 //! The OpenCL side below the objects: typed reads of `clGet*Info` answers,
-//! and the `cl_intel_unified_shared_memory` entry points, found per platform.
+//! the `cl_intel_unified_shared_memory` entry points, found per platform,
+//! and a marker command.
 //!
 //! The ICD loader itself is opened lazily by `cl3` (feature `dynamic`): with
 //! no `libOpenCL.so.1` every call fails with a `DLOPEN_*` code, which the
 //! adapter reports as zero platforms.
 
+use crate::conv;
 use cl3::ext as sys;
 use std::ffi::{c_void, CString};
-use sys::{cl_int, cl_platform_id};
+use sys::{cl_event, cl_int, cl_platform_id};
 
 /// Calls an OpenCL entry point of the ICD loader by name, giving its
 /// `cl_int` status; a missing loader or entry point is a `DLOPEN_*` status.
@@ -158,6 +160,16 @@ impl IntelUsm {
             set_kernel_arg_pointer: entry!("clSetKernelArgMemPointerINTEL"),
         })
     }
+}
+
+/// A marker behind `waits` on `queue`, with an event out-pointer.
+pub fn marker(queue: sys::cl_command_queue, waits: &[cl_event], event: *mut cl_event) -> Result<(), cl_int> {
+    conv::check(call!(clEnqueueMarkerWithWaitList(
+        queue,
+        waits.len() as sys::cl_uint,
+        wait_list_ptr(waits),
+        event
+    )))
 }
 
 #[cfg(test)]

@@ -15,18 +15,24 @@
 //! time without mapping. Devices without fine-grained buffers report no host
 //! or shared USM support, so no memory is handed out whose host access
 //! would be wrong.
+//!
+//! The runtime's allocation entry points of a context ([`RawUsm`]) serve
+//! both `urUSM*Alloc` and the engine pools' raw memory ([`ClMemory`], the
+//! engine's `MemorySource`).
 
-use super::context::Context;
-use super::device::{Device, UsmPath};
-use super::engine::{ClMemory, SlabOwner};
-use crate::cl::{call, wait_list_ptr};
+use crate::context::Context;
+use crate::device::platform::Platform;
+use crate::device::{Device, UsmPath};
+use crate::driver::{call, wait_list_ptr};
 use crate::conv::{self, check, ClResultExt};
-use crate::DDI;
+use crate::{OpenCl, DDI};
 use cl3::ext as sys;
 use std::ffi::c_void;
+use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 use sys::{cl_event, cl_int};
-use ur_core::engine::{self, UsmKind};
+use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
+use ur_core::hal;
 use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
@@ -262,13 +268,6 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
     })
 }
 
-/// `(base, size)` of the live allocation of this context holding `ptr`: a
-/// blocking one, or a block of an engine pool (other pointers are the
-/// runtime's to judge).
-pub fn range_of(ctx: &Context, ptr: *const c_void) -> Option<(usize, usize)> {
-    ctx.usm.live_span(&ctx.slabs, ptr as usize)
-}
-
 /// The largest fill pattern OpenCL takes (a `long16`/`double16`).
 const MAX_CL_PATTERN: usize = 128;
 
@@ -457,5 +456,159 @@ impl Drop for UsmPool {
         if let Some(context) = self.base.context() {
             context.pools.keep_until_freed(&self.base.engine);
         }
+    }
+}
+
+impl hal::Pool<OpenCl> for UsmPool {
+    type DeviceRef = &'static Device;
+
+    fn base(&self) -> &PoolBase<Context, &'static Device> {
+        &self.base
+    }
+}
+
+/// The runtime allocation entry points of one context, shared by
+/// `urUSM*Alloc` and the engine's slabs.
+#[derive(Clone, Copy)]
+pub struct RawUsm {
+    pub cl: sys::cl_context,
+    pub platform: &'static Platform,
+    pub path: UsmPath,
+    /// SVM path: host and shared memory may carry `CL_MEM_SVM_ATOMICS`.
+    pub svm_atomics: bool,
+}
+
+// SAFETY: OpenCL contexts are thread-safe; the rest is plain data.
+unsafe impl Send for RawUsm {}
+unsafe impl Sync for RawUsm {}
+
+impl RawUsm {
+    /// `size` bytes of `kind` memory aligned to `align` (0: the runtime's
+    /// default), with Intel allocation properties `flags`; `None` when the
+    /// runtime refuses (`Some(error)` for an error other than exhaustion).
+    pub fn alloc(
+        &self,
+        kind: ur_usm_type_t,
+        device: Option<&Device>,
+        size: usize,
+        align: u32,
+        flags: sys::cl_bitfield,
+    ) -> Result<NonNull<c_void>, cl_int> {
+        let ptr = match self.path {
+            UsmPath::Intel => {
+                let usm = self.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
+                let props: [sys::cl_mem_properties_intel; 3] = [sys::CL_MEM_ALLOC_FLAGS_INTEL, flags, 0];
+                let props_ptr = if flags != 0 { props.as_ptr() } else { std::ptr::null() };
+                let mut err: cl_int = sys::CL_SUCCESS;
+                // SAFETY: entry points of this context's platform, called with
+                // a live context, a device of it, a zero-terminated property
+                // list and an error out-pointer we own.
+                let p = unsafe {
+                    match (kind, device) {
+                        (UR_USM_TYPE_HOST, _) => (usm.host_alloc)(self.cl, props_ptr, size, align, &mut err),
+                        (UR_USM_TYPE_DEVICE, Some(d)) => {
+                            (usm.device_alloc)(self.cl, d.id, props_ptr, size, align, &mut err)
+                        }
+                        (_, d) => {
+                            let id = d.map_or(std::ptr::null_mut(), |d| d.id);
+                            (usm.shared_alloc)(self.cl, id, props_ptr, size, align, &mut err)
+                        }
+                    }
+                };
+                if p.is_null() && err == sys::CL_SUCCESS {
+                    err = sys::CL_OUT_OF_RESOURCES;
+                }
+                NonNull::new(p).ok_or(err)?
+            }
+            UsmPath::Svm => {
+                let mut svm_flags = sys::CL_MEM_READ_WRITE;
+                if kind != UR_USM_TYPE_DEVICE {
+                    // Host-visible at all times, without map/unmap.
+                    svm_flags |= sys::CL_MEM_SVM_FINE_GRAIN_BUFFER;
+                    if self.svm_atomics {
+                        svm_flags |= sys::CL_MEM_SVM_ATOMICS;
+                    }
+                }
+                // SAFETY: a live context and flags OpenCL defines for clSVMAlloc.
+                let p = unsafe { cl3::memory::svm_alloc(self.cl, svm_flags, size, align) }
+                    .map_err(|_| sys::CL_OUT_OF_RESOURCES)?;
+                NonNull::new(p).ok_or(sys::CL_OUT_OF_RESOURCES)?
+            }
+            UsmPath::None => return Err(sys::CL_INVALID_OPERATION),
+        };
+        Ok(ptr)
+    }
+
+    /// Gives memory from [`alloc`](Self::alloc) back. With `blocking`, the
+    /// Intel path waits for commands still using it; otherwise (and always
+    /// on the SVM path) the caller makes sure that none are left.
+    ///
+    /// # Safety
+    /// `ptr` came from `alloc` on this context and is released once.
+    pub unsafe fn free(&self, ptr: *mut c_void, blocking: bool) {
+        match self.path {
+            UsmPath::Intel => {
+                if let Some(usm) = &self.platform.intel_usm {
+                    let status = if blocking { (usm.blocking_free)(self.cl, ptr) } else { (usm.free)(self.cl, ptr) };
+                    if status != sys::CL_SUCCESS {
+                        log::warning(&format!("clMem(Blocking)FreeINTEL failed: {status}"));
+                    }
+                }
+            }
+            UsmPath::Svm => {
+                let _ = cl3::memory::svm_free(self.cl, ptr);
+            }
+            UsmPath::None => {}
+        }
+    }
+}
+
+/// Whose an engine slab is: what any address inside pool memory reports.
+pub type SlabOwner = ur_core::usm_pool::SlabOwner<UsmPool, &'static Device>;
+
+/// The engine slabs of one context by address.
+pub type SlabMap = engine::SlabMap<SlabOwner>;
+
+/// Raw memory of one (context, device, USM kind) for engine pools; each
+/// slab is entered in the context's [`SlabMap`]. It holds its own reference
+/// to the OpenCL context, so that slabs can go back after the UR context is
+/// gone (a destroyed pool's slabs wait for the queues that may still use
+/// them).
+pub struct ClMemory {
+    raw: RawUsm,
+    slabs: Arc<SlabMap>,
+    owner: SlabOwner,
+}
+
+impl ClMemory {
+    pub fn new(raw: RawUsm, slabs: Arc<SlabMap>, owner: SlabOwner) -> ClMemory {
+        // SAFETY: a live context; released once in Drop.
+        let _ = unsafe { cl3::context::retain_context(raw.cl) };
+        ClMemory { raw, slabs, owner }
+    }
+}
+
+impl Drop for ClMemory {
+    fn drop(&mut self) {
+        // SAFETY: the reference taken in `new`.
+        let _ = unsafe { cl3::context::release_context(self.raw.cl) };
+    }
+}
+
+impl MemorySource for ClMemory {
+    fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
+        let align = u32::try_from(align).map_err(|_| OutOfMemory)?;
+        let o = &self.owner;
+        let p = self.raw.alloc(o.kind.to_ur(), o.device, size, align, 0).map_err(|_| OutOfMemory)?;
+        self.slabs.insert(p.as_ptr() as usize, size, self.owner.clone());
+        Ok(p.cast())
+    }
+
+    unsafe fn release(&self, ptr: NonNull<u8>, _size: usize, _align: usize) {
+        self.slabs.remove(ptr.as_ptr() as usize);
+        // SAFETY: the engine gives back a slab it took from `allocate`, once
+        // no recorded command can still touch it: nothing to wait for (and
+        // this may run where OpenCL forbids blocking, see `Queue`'s Drop).
+        self.raw.free(ptr.as_ptr().cast(), false);
     }
 }

@@ -1,16 +1,18 @@
 //! Programs: SPIR-V or native binaries, built, compiled and linked by the
 //! OpenCL runtime.
 
-use super::context::Context;
-use super::device::Device;
-use crate::cl::{self, wait_list_ptr};
+use crate::context::Context;
+use crate::device::{kept_all, Device};
+use crate::driver::{self, wait_list_ptr};
 use crate::conv::{self, ClResultExt};
-use crate::DDI;
+use crate::{OpenCl, DDI};
 use cl3::ext as sys;
 use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex, RwLock};
 use sys::{cl_int, cl_program};
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::boundary::NativeOwnership;
+use ur_core::hal;
+use ur_core::handle::{arc_of, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -127,23 +129,6 @@ impl Program {
         self.cl.read().unwrap_or_else(|e| e.into_inner()).get()
     }
 
-    /// `urProgramCreateWithIL`: SPIR-V for the context's devices.
-    pub fn with_il(context: Arc<Context>, il: &[u8]) -> UrResult<Arc<Program>> {
-        if context.devices.iter().all(|d| d.il_version.is_empty()) {
-            return Err(UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE);
-        }
-        let magic = il.get(..4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-        if magic != Some(SPIRV_MAGIC) && magic != Some(SPIRV_MAGIC.swap_bytes()) {
-            return Err(UR_RESULT_ERROR_INVALID_BINARY);
-        }
-        let program = cl3::program::create_program_with_il(context.cl.get(), il).map_err(|e| match e {
-            sys::CL_INVALID_VALUE | sys::CL_INVALID_BINARY => UR_RESULT_ERROR_INVALID_BINARY,
-            sys::CL_INVALID_OPERATION => UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE,
-            e => conv::result(e),
-        })?;
-        Ok(Program::wrap(context, program, Some(il.to_vec())))
-    }
-
     /// `urProgramCreateWithNativeHandle`: a program over the user's
     /// `cl_program`, which must belong to `context`. Its devices are its
     /// `CL_PROGRAM_DEVICES` that the context has, and its state is the
@@ -154,7 +139,7 @@ impl Program {
         native: cl_program,
         ownership: ur_core::boundary::NativeOwnership,
     ) -> UrResult<Arc<Program>> {
-        let cl_context = cl::value::<sys::cl_context>(cl3::program::get_program_data(native, sys::CL_PROGRAM_CONTEXT)).ur()?;
+        let cl_context = driver::value::<sys::cl_context>(cl3::program::get_program_data(native, sys::CL_PROGRAM_CONTEXT)).ur()?;
         if cl_context != context.cl.get() {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
@@ -166,58 +151,14 @@ impl Program {
         Ok(Program::wrap(context, native, None))
     }
 
-    /// `urProgramCreateWithBinary`: one native binary per device.
-    pub fn with_binaries(
-        context: Arc<Context>,
-        devices: &[&'static Device],
-        binaries: &[&[u8]],
-    ) -> UrResult<Arc<Program>> {
-        if devices.iter().any(|d| !context.has_device(d)) {
-            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
-        }
-        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
-        let program = create_with_binaries(context.cl.get(), &ids, binaries)
-            .map_err(|e| match e {
-                sys::CL_INVALID_BINARY | sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_NATIVE_BINARY,
-                e => conv::result(e),
-            })?;
-        Ok(Program::wrap(context, program, None))
-    }
-
     fn device_ids(devices: &[&'static Device]) -> Vec<sys::cl_device_id> {
         devices.iter().map(|d| d.id).collect()
-    }
-
-    /// `urProgramBuild` (all devices when `devices` is empty).
-    ///
-    /// Devices of one target (see [`same_target`]) need one compile between
-    /// them: when a build from IL or SPIR covers every device of the
-    /// program and some share a target, the runtime compiles for one device
-    /// of each target, and the program becomes one made from those
-    /// binaries for every device, which the runtime loads without
-    /// compiling. (`clBuildProgram` with the whole list compiles per
-    /// device: PoCL, with its kernel cache off, runs its compiler once for
-    /// each.) Should the binary route fail, the other devices are compiled
-    /// as usual. Every build logs its count ([`ur_core::log::build_note`]).
-    pub fn build(&self, devices: &[&'static Device], options: &CStr) -> UrResult {
-        let all = self.devices()?;
-        let targets: Vec<&'static Device> = if devices.is_empty() { all.clone() } else { devices.to_vec() };
-        let compiles = targets.iter().all(|d| self.compiles_for(d));
-        let covers_all = all.iter().all(|d| targets.iter().any(|t| std::ptr::eq(*t, *d)));
-        let groups = by_target(&targets);
-        if compiles && covers_all && groups.len() < targets.len() {
-            return self.build_once_per_target(&all, &groups, options);
-        }
-        let raw = self.raw();
-        cl3::program::build_program(raw, &Self::device_ids(devices), options, None, std::ptr::null_mut()).ur()?;
-        ur_core::log::build_note(if compiles { targets.len() } else { 0 }, targets.len());
-        Ok(())
     }
 
     /// Whether building for `device` compiles: the program holds IL or
     /// source for it, or a SPIR binary, not a native binary.
     fn compiles_for(&self, device: &Device) -> bool {
-        let kind = cl::value::<sys::cl_program_binary_type>(cl3::program::get_program_build_data(
+        let kind = driver::value::<sys::cl_program_binary_type>(cl3::program::get_program_build_data(
             self.raw(),
             device.id,
             sys::CL_PROGRAM_BINARY_TYPE,
@@ -269,8 +210,123 @@ impl Program {
         Ok(program)
     }
 
+    /// The context's devices this program is for.
+    pub fn devices(&self) -> UrResult<Vec<&'static Device>> {
+        let ids = driver::array::<sys::cl_device_id>(self.data(sys::CL_PROGRAM_DEVICES)).ur()?;
+        Ok(ids.into_iter().filter_map(|id| self.context.device_by_id(id)).collect())
+    }
+
+    fn data(&self, param: sys::cl_program_info) -> Result<Vec<u8>, cl_int> {
+        cl3::program::get_program_data(self.raw(), param)
+    }
+
+    /// `urProgramSetSpecializationConstants`.
+    pub fn set_specialization_constant(&self, id: u32, size: usize, value: *const c_void) -> UrResult {
+        // SAFETY: the caller's value holds `size` bytes.
+        unsafe { cl3::program::set_program_specialization_constant(self.raw(), id, size, value) }.map_err(
+            |e| match e {
+                sys::CL_INVALID_SPEC_ID => UR_RESULT_ERROR_INVALID_SPEC_ID,
+                sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_VALUE,
+                e => conv::result(e),
+            },
+        )
+    }
+
+    /// The program's binaries, one per device in `CL_PROGRAM_DEVICES`
+    /// order (`UR_PROGRAM_INFO_BINARIES`).
+    pub fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+        let sizes = driver::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?;
+        let mut binaries: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
+        let mut buffers: Vec<*mut u8> = binaries.iter_mut().map(|b| b.as_mut_ptr()).collect();
+        conv::check(driver::call!(clGetProgramInfo(
+            self.raw(),
+            sys::CL_PROGRAM_BINARIES,
+            buffers.len() * std::mem::size_of::<*mut u8>(),
+            buffers.as_mut_ptr() as *mut c_void,
+            std::ptr::null_mut()
+        )))
+        .ur()?;
+        Ok(binaries)
+    }
+}
+
+// SAFETY: programs are made only by `Arc::new`, in `wrap`.
+unsafe impl ur_core::handle::ArcObject for Program {}
+
+impl hal::Program<OpenCl> for Program {
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
+    fn has_device(&self, device: &Device) -> bool {
+        self.devices().is_ok_and(|ds| ds.iter().any(|d| std::ptr::eq(*d, device)))
+    }
+
+    /// `urProgramCreateWithIL`: SPIR-V for the context's devices.
+    fn create_with_il(context: &Context, il: &[u8]) -> UrResult<Arc<Self>> {
+        let context = arc_of(context);
+        if context.devices.iter().all(|d| d.il_version.is_empty()) {
+            return Err(UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE);
+        }
+        let magic = il.get(..4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+        if magic != Some(SPIRV_MAGIC) && magic != Some(SPIRV_MAGIC.swap_bytes()) {
+            return Err(UR_RESULT_ERROR_INVALID_BINARY);
+        }
+        let program = cl3::program::create_program_with_il(context.cl.get(), il).map_err(|e| match e {
+            sys::CL_INVALID_VALUE | sys::CL_INVALID_BINARY => UR_RESULT_ERROR_INVALID_BINARY,
+            sys::CL_INVALID_OPERATION => UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE,
+            e => conv::result(e),
+        })?;
+        Ok(Program::wrap(context, program, Some(il.to_vec())))
+    }
+
+    /// `urProgramCreateWithBinary`: one native binary per device.
+    fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Self>> {
+        let context = arc_of(context);
+        let devices: Vec<&'static Device> = images.iter().map(|(d, _)| d.kept()).collect();
+        let binaries: Vec<&[u8]> = images.iter().map(|(_, b)| *b).collect();
+        if devices.iter().any(|d| !context.has_device(d)) {
+            return Err(UR_RESULT_ERROR_INVALID_DEVICE);
+        }
+        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
+        let program = create_with_binaries(context.cl.get(), &ids, &binaries)
+            .map_err(|e| match e {
+                sys::CL_INVALID_BINARY | sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_NATIVE_BINARY,
+                e => conv::result(e),
+            })?;
+        Ok(Program::wrap(context, program, None))
+    }
+
+    /// `urProgramBuild` (all devices when `devices` is empty).
+    ///
+    /// Devices of one target (see [`same_target`]) need one compile between
+    /// them: when a build from IL or SPIR covers every device of the
+    /// program and some share a target, the runtime compiles for one device
+    /// of each target, and the program becomes one made from those
+    /// binaries for every device, which the runtime loads without
+    /// compiling. (`clBuildProgram` with the whole list compiles per
+    /// device: PoCL, with its kernel cache off, runs its compiler once for
+    /// each.) Should the binary route fail, the other devices are compiled
+    /// as usual. Every build logs its count ([`ur_core::log::build_note`]).
+    fn build(&self, devices: &[&Device], options: &CStr) -> UrResult {
+        let devices: &[&'static Device] = &kept_all(devices);
+        let all = self.devices()?;
+        let targets: Vec<&'static Device> = if devices.is_empty() { all.clone() } else { devices.to_vec() };
+        let compiles = targets.iter().all(|d| self.compiles_for(d));
+        let covers_all = all.iter().all(|d| targets.iter().any(|t| std::ptr::eq(*t, *d)));
+        let groups = by_target(&targets);
+        if compiles && covers_all && groups.len() < targets.len() {
+            return self.build_once_per_target(&all, &groups, options);
+        }
+        let raw = self.raw();
+        cl3::program::build_program(raw, &Self::device_ids(devices), options, None, std::ptr::null_mut()).ur()?;
+        ur_core::log::build_note(if compiles { targets.len() } else { 0 }, targets.len());
+        Ok(())
+    }
+
     /// `urProgramCompile`.
-    pub fn compile(&self, devices: &[&'static Device], options: &CStr) -> UrResult {
+    fn compile(&self, devices: &[&Device], options: &CStr) -> UrResult {
+        let devices: &[&'static Device] = &kept_all(devices);
         cl3::program::compile_program(
             self.raw(),
             &Self::device_ids(devices),
@@ -286,12 +342,15 @@ impl Program {
     /// `urProgramLink`: a new program from compiled ones. On failure the
     /// runtime may still hand back a program holding the log: it comes back
     /// in the error's second half.
-    pub fn link(
-        context: &Arc<Context>,
-        devices: &[&'static Device],
-        programs: &[Arc<Program>],
+    fn link(
+        context: &Context,
+        devices: &[&Device],
+        programs: &[&Self],
         options: &CStr,
-    ) -> Result<Arc<Program>, (ur_result_t, Option<Arc<Program>>)> {
+    ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
+        let context = &arc_of(context);
+        let devices: &[&'static Device] = &kept_all(devices);
+        let programs: Vec<Arc<Program>> = programs.iter().map(|p| arc_of(*p)).collect();
         if programs.iter().any(|p| !Arc::ptr_eq(&p.context, context)) {
             return Err((UR_RESULT_ERROR_INVALID_PROGRAM, None));
         }
@@ -320,30 +379,8 @@ impl Program {
         }
     }
 
-    /// The context's devices this program is for.
-    pub fn devices(&self) -> UrResult<Vec<&'static Device>> {
-        let ids = cl::array::<sys::cl_device_id>(self.data(sys::CL_PROGRAM_DEVICES)).ur()?;
-        Ok(ids.into_iter().filter_map(|id| self.context.device_by_id(id)).collect())
-    }
-
-    fn data(&self, param: sys::cl_program_info) -> Result<Vec<u8>, cl_int> {
-        cl3::program::get_program_data(self.raw(), param)
-    }
-
-    /// `urProgramSetSpecializationConstants`.
-    pub fn set_specialization_constant(&self, id: u32, size: usize, value: *const c_void) -> UrResult {
-        // SAFETY: the caller's value holds `size` bytes.
-        unsafe { cl3::program::set_program_specialization_constant(self.raw(), id, size, value) }.map_err(
-            |e| match e {
-                sys::CL_INVALID_SPEC_ID => UR_RESULT_ERROR_INVALID_SPEC_ID,
-                sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_VALUE,
-                e => conv::result(e),
-            },
-        )
-    }
-
     /// `urProgramGetInfo`.
-    pub fn get_info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
         match prop {
             UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(ur_core::handle::ref_count_of(self)),
             UR_PROGRAM_INFO_CONTEXT => out.value(ur_core::handle::handle_of(&*self.context)),
@@ -352,47 +389,48 @@ impl Program {
                 out.slice(&self.devices()?.into_iter().map(Device::handle).collect::<Vec<ur_device_handle_t>>())
             }
             UR_PROGRAM_INFO_IL => out.bytes(self.il.as_deref().unwrap_or(&[])),
-            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&cl::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?),
-            UR_PROGRAM_INFO_NUM_KERNELS => out.value(cl::value::<usize>(self.data(sys::CL_PROGRAM_NUM_KERNELS)).ur()?),
-            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&cl::string(self.data(sys::CL_PROGRAM_KERNEL_NAMES)).ur()?),
+            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&driver::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?),
+            UR_PROGRAM_INFO_NUM_KERNELS => out.value(driver::value::<usize>(self.data(sys::CL_PROGRAM_NUM_KERNELS)).ur()?),
+            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&driver::string(self.data(sys::CL_PROGRAM_KERNEL_NAMES)).ur()?),
             p if p.0 > UR_PROGRAM_INFO_KERNEL_NAMES.0 => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
 
-    /// The program's binaries, one per device in `CL_PROGRAM_DEVICES`
-    /// order (`UR_PROGRAM_INFO_BINARIES`).
-    pub fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
-        let sizes = cl::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?;
-        let mut binaries: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
-        let mut buffers: Vec<*mut u8> = binaries.iter_mut().map(|b| b.as_mut_ptr()).collect();
-        conv::check(cl::call!(clGetProgramInfo(
-            self.raw(),
-            sys::CL_PROGRAM_BINARIES,
-            buffers.len() * std::mem::size_of::<*mut u8>(),
-            buffers.as_mut_ptr() as *mut c_void,
-            std::ptr::null_mut()
-        )))
-        .ur()?;
-        Ok(binaries)
+    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+        Program::binaries(self)
     }
 
     /// `urProgramGetBuildInfo`.
-    pub fn get_build_info(&self, device: &Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+    fn build_info(&self, device: &Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
         if !self.devices()?.iter().any(|d| std::ptr::eq(*d, device)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
         let data = |p| cl3::program::get_program_build_data(self.raw(), device.id, p);
         match prop {
             UR_PROGRAM_BUILD_INFO_STATUS => {
-                out.value(conv::build_status(cl::value::<cl_int>(data(sys::CL_PROGRAM_BUILD_STATUS)).ur()?))
+                out.value(conv::build_status(driver::value::<cl_int>(data(sys::CL_PROGRAM_BUILD_STATUS)).ur()?))
             }
-            UR_PROGRAM_BUILD_INFO_OPTIONS => out.string(&cl::string(data(sys::CL_PROGRAM_BUILD_OPTIONS)).ur()?),
-            UR_PROGRAM_BUILD_INFO_LOG => out.string(&cl::string(data(sys::CL_PROGRAM_BUILD_LOG)).ur()?),
+            UR_PROGRAM_BUILD_INFO_OPTIONS => out.string(&driver::string(data(sys::CL_PROGRAM_BUILD_OPTIONS)).ur()?),
+            UR_PROGRAM_BUILD_INFO_LOG => out.string(&driver::string(data(sys::CL_PROGRAM_BUILD_LOG)).ur()?),
             UR_PROGRAM_BUILD_INFO_BINARY_TYPE => {
-                out.value(conv::binary_type(cl::value::<sys::cl_uint>(data(sys::CL_PROGRAM_BINARY_TYPE)).ur()?))
+                out.value(conv::binary_type(driver::value::<sys::cl_uint>(data(sys::CL_PROGRAM_BINARY_TYPE)).ur()?))
             }
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         }
+    }
+
+    fn set_specialization_constants(&self, constants: &[ur_specialization_constant_info_t]) -> UrResult {
+        constants.iter().try_for_each(|c| self.set_specialization_constant(c.id, c.size, c.pValue))
+    }
+
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        Ok(self.raw() as ur_native_handle_t)
+    }
+
+    /// A program over the user's `cl_program`, in whatever state the user
+    /// left it (built: kernels at once; only created: `urProgramBuild` next).
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        Program::from_native(arc_of(context), native as sys::cl_program, ownership)
     }
 }
