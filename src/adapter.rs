@@ -1,6 +1,6 @@
 //! The adapter object, the same in every backend: one per adapter library,
 //! refcounted, answering `urAdapter*`. Each adapter holds a
-//! `static ADAPTER: AdapterSlot` (in its `hal.rs`), and the core's C surface
+//! `static ADAPTER: AdapterSlot` (in its `lib.rs`), and the core's C surface
 //! answers the seven `urAdapter*` entry points from it (`Backend::slot`).
 
 use crate::abi::*;

@@ -373,13 +373,10 @@ impl Queue {
 }
 
 impl hal::Queue<OpenCl> for Queue {
-    /// A queue on `device`, a device of `context`.
+    /// A queue on `device`, a device of `context` (the core refused
+    /// device-side flags).
     fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
         let (context, device) = (arc_of(context), device.kept());
-        if flags & (UR_QUEUE_FLAG_ON_DEVICE.0 | UR_QUEUE_FLAG_ON_DEVICE_DEFAULT.0) != 0 {
-            // Device-side queues serve device enqueue, which UR does not use.
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
-        }
         let mut properties = conv::queue_flags_to_cl(flags);
         let device_properties = device.queue_properties()?;
         let out_of_order = properties & sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0
