@@ -53,6 +53,57 @@ macro_rules! export_ddi_getters {
     };
 }
 
+/// Declares an adapter's backend in its root module, the same way in every
+/// adapter: `static ADAPTER` (its adapter slot), the marker type with its
+/// `adapter::Backend` and `hal::Backend` impls naming the backend's object
+/// types, `static DDI` (the core's C surface for this backend, which every
+/// handle of the adapter carries at offset 0) and the `urGet*ProcAddrTable`
+/// exports.
+///
+/// ```ignore
+/// ur_core::adapter_backend! {
+///     /// This backend's marker type.
+///     pub struct NativeCpu: UR_BACKEND_NATIVE_CPU, "NATIVE_CPU";
+///     objects { Platform = Platform, Device = Device, /* ... */ Kernel = NoKernel }
+///     on_last_release: Platform::adapter_released;
+/// }
+/// ```
+#[macro_export]
+macro_rules! adapter_backend {
+    (
+        $(#[$meta:meta])*
+        pub struct $marker:ident: $backend:expr, $name:literal;
+        objects { $($object:ident = $ty:ty),* $(,)? }
+        $($(#[$release_meta:meta])* on_last_release: $release:path;)?
+    ) => {
+        pub static ADAPTER: $crate::adapter::AdapterSlot = $crate::adapter::AdapterSlot::new(&DDI, $backend, $name);
+
+        $(#[$meta])*
+        pub struct $marker;
+
+        impl $crate::adapter::Backend for $marker {
+            fn slot() -> &'static $crate::adapter::AdapterSlot {
+                &ADAPTER
+            }
+            $($(#[$release_meta])*
+            fn on_last_release() {
+                $release()
+            })?
+        }
+
+        impl $crate::hal::Backend for $marker {
+            $(type $object = $ty;)*
+        }
+
+        /// The adapter's full dispatch table: the C surface of `ur_core::api`
+        /// for this backend. Every handle this adapter makes points at it
+        /// from offset 0, where UR 0.12 loaders look to dispatch.
+        pub static DDI: $crate::abi::ur_dditable_t = $crate::api::ddi_table::<$marker>();
+
+        $crate::export_ddi_getters!(DDI);
+    };
+}
+
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __ur_define_ddi_getters {

@@ -40,35 +40,13 @@ use kernel::Kernel;
 use memory::pool::UsmPool;
 use program::Program;
 use queue::Queue;
-use ur_core::abi::ur_dditable_t;
-use ur_core::adapter::AdapterSlot;
-use ur_core::hal;
 use ur_core::UR_BACKEND_CUDA;
 
-pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_CUDA, "CUDA");
-
-/// This backend's marker type.
-pub struct Cuda;
-
-impl ur_core::adapter::Backend for Cuda {
-    fn slot() -> &'static AdapterSlot {
-        &ADAPTER
+ur_core::adapter_backend! {
+    /// This backend's marker type.
+    pub struct Cuda: UR_BACKEND_CUDA, "CUDA";
+    objects {
+        Platform = Platform, Device = Device, Context = Context, Queue = Queue, Event = Event, Pool = UsmPool,
+        Program = Program, Kernel = Kernel,
     }
 }
-
-impl hal::Backend for Cuda {
-    type Platform = Platform;
-    type Device = Device;
-    type Context = Context;
-    type Queue = Queue;
-    type Event = Event;
-    type Pool = UsmPool;
-    type Program = Program;
-    type Kernel = Kernel;
-}
-
-/// The adapter's full dispatch table: the C surface of `ur_core::api` for
-/// this backend. Every handle this adapter makes points at it from offset 0.
-pub static DDI: ur_dditable_t = ur_core::api::ddi_table::<Cuda>();
-
-ur_core::export_ddi_getters!(DDI);

@@ -35,37 +35,15 @@ use device::{Device, Platform};
 use event::Event;
 use memory::UsmPool;
 use queue::Queue;
-use ur_core::abi::ur_dditable_t;
-use ur_core::adapter::AdapterSlot;
-use ur_core::hal::{self, NoKernel, NoProgram};
+use ur_core::hal::{NoKernel, NoProgram};
 use ur_core::UR_BACKEND_LEVEL_ZERO;
 
-static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_LEVEL_ZERO, "LEVEL_ZERO");
-
-/// This backend's marker type.
-pub struct LevelZero;
-
-impl ur_core::adapter::Backend for LevelZero {
-    fn slot() -> &'static AdapterSlot {
-        &ADAPTER
+ur_core::adapter_backend! {
+    /// This backend's marker type; the drivers it serves build no modules, so programs and kernels are
+    /// the core's unsupported defaults.
+    pub struct LevelZero: UR_BACKEND_LEVEL_ZERO, "LEVEL_ZERO";
+    objects {
+        Platform = Platform, Device = Device, Context = Context, Queue = Queue, Event = Event, Pool = UsmPool,
+        Program = NoProgram, Kernel = NoKernel,
     }
 }
-
-/// The drivers this adapter serves build no modules: programs and kernels
-/// are the core's unsupported defaults.
-impl hal::Backend for LevelZero {
-    type Platform = Platform;
-    type Device = Device;
-    type Context = Context;
-    type Queue = Queue;
-    type Event = Event;
-    type Pool = UsmPool;
-    type Program = NoProgram;
-    type Kernel = NoKernel;
-}
-
-/// The adapter's full dispatch table: the C surface of `ur_core::api` for
-/// this backend. Every handle this adapter makes points at it from offset 0.
-pub static DDI: ur_dditable_t = ur_core::api::ddi_table::<LevelZero>();
-
-ur_core::export_ddi_getters!(DDI);

@@ -41,42 +41,18 @@ use device::{Device, Platform};
 use event::Event;
 use memory::Pool;
 use queue::Queue;
-use ur_core::adapter::AdapterSlot;
-use ur_core::hal::{self, NoKernel, NoProgram};
+use ur_core::hal::{NoKernel, NoProgram};
 use ur_core::UR_BACKEND_NATIVE_CPU;
 
-pub static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_NATIVE_CPU, "NATIVE_CPU");
-
-/// This backend's marker type.
-pub struct NativeCpu;
-
-impl ur_core::adapter::Backend for NativeCpu {
-    fn slot() -> &'static AdapterSlot {
-        &ADAPTER
+ur_core::adapter_backend! {
+    /// This backend's marker type; programs and kernels are not served (their slots answer
+    /// `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`).
+    pub struct NativeCpu: UR_BACKEND_NATIVE_CPU, "NATIVE_CPU";
+    objects {
+        Platform = Platform, Device = Device, Context = Context, Queue = Queue, Event = Event, Pool = Pool,
+        Program = NoProgram, Kernel = NoKernel,
     }
-
     /// The last release also lets the platform go and joins the workers of
     /// released queues, so that a loader may unload the library afterwards.
-    fn on_last_release() {
-        Platform::adapter_released();
-    }
+    on_last_release: Platform::adapter_released;
 }
-
-impl hal::Backend for NativeCpu {
-    type Platform = Platform;
-    type Device = Device;
-    type Context = Context;
-    type Queue = Queue;
-    type Event = Event;
-    type Pool = Pool;
-    type Program = NoProgram;
-    type Kernel = NoKernel;
-}
-
-/// The adapter's full dispatch table: the C surface of `ur_core::api`, for
-/// this backend. Every handle this adapter makes points at it from offset 0,
-/// where UR 0.12 loaders look to dispatch; programs and kernels are not
-/// served (their slots answer `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`).
-pub static DDI: ur_core::abi::ur_dditable_t = ur_core::api::ddi_table::<NativeCpu>();
-
-ur_core::export_ddi_getters!(DDI);

@@ -24,35 +24,14 @@ mod memory;
 mod program;
 mod queue;
 
-use ur_core::abi::ur_dditable_t;
-use ur_core::adapter::AdapterSlot;
-use ur_core::hal;
 use ur_core::*;
 
-static ADAPTER: AdapterSlot = AdapterSlot::new(&DDI, UR_BACKEND_OPENCL, "OPENCL");
-
-/// This backend's marker type.
-pub struct OpenCl;
-
-impl ur_core::adapter::Backend for OpenCl {
-    fn slot() -> &'static AdapterSlot {
-        &ADAPTER
+ur_core::adapter_backend! {
+    /// This backend's marker type.
+    pub struct OpenCl: UR_BACKEND_OPENCL, "OPENCL";
+    objects {
+        Platform = device::platform::Platform, Device = device::Device, Context = context::Context,
+        Queue = queue::Queue, Event = event::Event, Pool = memory::UsmPool, Program = program::Program,
+        Kernel = kernel::Kernel,
     }
 }
-
-impl hal::Backend for OpenCl {
-    type Platform = device::platform::Platform;
-    type Device = device::Device;
-    type Context = context::Context;
-    type Queue = queue::Queue;
-    type Event = event::Event;
-    type Pool = memory::UsmPool;
-    type Program = program::Program;
-    type Kernel = kernel::Kernel;
-}
-
-/// The adapter's full dispatch table: the C surface of `ur_core::api` for
-/// this backend.
-pub static DDI: ur_dditable_t = ur_core::api::ddi_table::<OpenCl>();
-
-ur_core::export_ddi_getters!(DDI);
