@@ -59,34 +59,9 @@ pub const CASES: &[Case] = &[
 
 const BYTES: usize = 1 << 16;
 
-/// Enqueues a one-byte-pattern fill of `len` bytes and returns its event.
-pub(crate) unsafe fn fill(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    ptr: *mut c_void,
-    byte: u8,
-    len: usize,
-    wait: &[ur_event_handle_t],
-) -> Result<OwnedEvent, Outcome> {
-    let mut event = null_mut();
-    let list = if wait.is_empty() { null() } else { wait.as_ptr() };
-    expect_success!(fx.api.urEnqueueUSMFill(
-        queue,
-        ptr,
-        1,
-        (&byte as *const u8).cast(),
-        len,
-        wait.len() as u32,
-        list,
-        &mut event
-    ));
-    check!(!event.is_null(), "urEnqueueUSMFill returned a null event");
-    Ok(fx.own_event(event))
-}
-
 /// A completed event of a fill on the fixture queue.
 unsafe fn done_event(fx: &DeviceFx, memory: &Usm) -> Result<OwnedEvent, Outcome> {
-    let event = fill(fx, fx.queue, memory.ptr, 1, memory.size, &[])?;
+    let event = fx.fill(fx.queue, memory.ptr, &[1], memory.size, &[])?;
     fx.wait(event.get())?;
     Ok(event)
 }
@@ -125,8 +100,8 @@ unsafe fn waits_for_all(fx: &DeviceFx, kind: Sync, command: ur_command_t) -> Cas
     let a = fx.alloc(UsmKind::Device, BYTES)?;
     let b = fx.alloc(UsmKind::Device, BYTES)?;
     on_each_queue_kind(fx, |queue, what| {
-        let fill_a = fill(fx, queue, a.ptr, 0xa, BYTES, &[])?;
-        let fill_b = fill(fx, queue, b.ptr, 0xb, BYTES, &[])?;
+        let fill_a = fx.fill(queue, a.ptr, &[0xa], BYTES, &[])?;
+        let fill_b = fx.fill(queue, b.ptr, &[0xb], BYTES, &[])?;
         let sync = enqueue_sync(fx, kind, queue, &[])?;
         fx.wait(sync.get())?;
         for (name, event) in [("first fill", &fill_a), ("second fill", &fill_b)] {
@@ -148,10 +123,10 @@ unsafe fn waits_for_all(fx: &DeviceFx, kind: Sync, command: ur_command_t) -> Cas
 unsafe fn waits_for_list(fx: &DeviceFx, kind: Sync) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, BYTES)?;
     let other = fx.create_queue(0)?;
-    let first = fill(fx, other.get(), memory.ptr, 0x11, BYTES, &[])?;
+    let first = fx.fill(other.get(), memory.ptr, &[0x11], BYTES, &[])?;
     let sync = enqueue_sync(fx, kind, fx.queue, &[first.get()])?;
     // Enqueued after the wait command on an in-order queue: runs after `first`.
-    let second = fill(fx, fx.queue, memory.ptr, 0x22, BYTES / 2, &[])?;
+    let second = fx.fill(fx.queue, memory.ptr, &[0x22], BYTES / 2, &[])?;
     fx.wait(second.get())?;
     check_eq!(fx.status(first.get())?, UR_EVENT_STATUS_COMPLETE);
     check_eq!(fx.status(sync.get())?, UR_EVENT_STATUS_COMPLETE);
@@ -167,9 +142,9 @@ unsafe fn barrier_orders_commands(fx: &DeviceFx, kind: Sync) -> CaseResult {
     let queue = fx.out_of_order_queue()?;
     const BIG: usize = 16 << 20;
     let memory = fx.alloc(UsmKind::Device, BIG)?;
-    let whole = fill(fx, queue.get(), memory.ptr, 0x33, BIG, &[])?;
+    let whole = fx.fill(queue.get(), memory.ptr, &[0x33], BIG, &[])?;
     let barrier = enqueue_sync(fx, kind, queue.get(), &[])?;
-    let part = fill(fx, queue.get(), memory.ptr, 0x44, 4096, &[])?;
+    let part = fx.fill(queue.get(), memory.ptr, &[0x44], 4096, &[])?;
     fx.wait(part.get())?;
     check_eq!(fx.status(whole.get())?, UR_EVENT_STATUS_COMPLETE);
     check_eq!(fx.status(barrier.get())?, UR_EVENT_STATUS_COMPLETE);
@@ -354,8 +329,8 @@ unsafe fn barrier_ext_bad_list(fx: &DeviceFx) -> CaseResult {
 unsafe fn event_wait(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, BYTES)?;
     let other = fx.create_queue(0)?;
-    let a = fill(fx, fx.queue, memory.ptr, 1, BYTES / 2, &[])?;
-    let b = fill(fx, other.get(), memory.at(BYTES / 2), 2, BYTES / 2, &[])?;
+    let a = fx.fill(fx.queue, memory.ptr, &[1], BYTES / 2, &[])?;
+    let b = fx.fill(other.get(), memory.at(BYTES / 2), &[2], BYTES / 2, &[])?;
     let events = [a.get(), b.get()];
     expect_success!(fx.api.urEventWait(2, events.as_ptr()));
     for event in events {
@@ -405,7 +380,7 @@ unsafe fn release_early(fx: &DeviceFx) -> CaseResult {
     // Releasing the only handle of a pending command must not cancel it.
     const BIG: usize = 8 << 20;
     let memory = fx.alloc(UsmKind::Device, BIG)?;
-    let event = fill(fx, fx.queue, memory.ptr, 0x77, BIG, &[])?;
+    let event = fx.fill(fx.queue, memory.ptr, &[0x77], BIG, &[])?;
     expect_success!(event.release());
     expect_success!(fx.api.urQueueFinish(fx.queue));
     let data = fx.read(fx.queue, memory.ptr, BIG)?;
@@ -463,7 +438,7 @@ unsafe fn profiling(fx: &DeviceFx) -> CaseResult {
     }
     let queue = fx.create_queue(UR_QUEUE_FLAG_PROFILING_ENABLE.0)?;
     let memory = fx.alloc(UsmKind::Device, 1 << 20)?;
-    let event = fill(fx, queue.get(), memory.ptr, 9, 1 << 20, &[])?;
+    let event = fx.fill(queue.get(), memory.ptr, &[9], 1 << 20, &[])?;
     fx.wait(event.get())?;
     // Every stage is an optional query; those answered must be in order.
     let mut answered = Vec::new();
@@ -577,7 +552,7 @@ unsafe fn expect_notified(seen: &Notified, event: ur_event_handle_t) -> CaseResu
 unsafe fn callback(fx: &DeviceFx) -> CaseResult {
     const BIG: usize = 8 << 20;
     let memory = fx.alloc(UsmKind::Device, BIG)?;
-    let event = fill(fx, fx.queue, memory.ptr, 5, BIG, &[])?;
+    let event = fx.fill(fx.queue, memory.ptr, &[5], BIG, &[])?;
     let seen: &'static Notified = Box::leak(Box::default());
     expect_success!(fx.api.urEventSetCallback(
         event.get(),
@@ -642,12 +617,12 @@ unsafe fn callback_many(fx: &DeviceFx) -> CaseResult {
     };
     // Keeps the queue busy, so that the callbacks below are registered on
     // commands still in flight (on a fast device some may be done already).
-    let _busy = fill(fx, fx.queue, big.ptr, 3, BIG, &[])?;
+    let _busy = fx.fill(fx.queue, big.ptr, &[3], BIG, &[])?;
     let mut events = Vec::with_capacity(EVENTS);
     let mut early = Vec::with_capacity(EVENTS);
     for i in 0..EVENTS {
         let slice = memory.ptr.cast::<u8>().add(i * SLICE).cast();
-        let event = fill(fx, fx.queue, slice, i as u8, SLICE, &[])?;
+        let event = fx.fill(fx.queue, slice, &[i as u8], SLICE, &[])?;
         let tally = leak();
         register(event.get(), tally)?;
         events.push(event);

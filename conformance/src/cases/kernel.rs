@@ -7,6 +7,7 @@
 //! it, on devices that report async allocation support.
 
 use super::program::built_program;
+use super::usm_exp::{alloc, free};
 use crate::harness::*;
 use crate::ur::{info_string, info_value};
 use crate::{check, check_eq, expect_result, expect_success};
@@ -91,6 +92,7 @@ pub unsafe fn launch(
     event: *mut ur_event_handle_t,
 ) -> Result<ur_result_t, String> {
     let local = local.map(|l| [l]);
+    let (n, waits) = wait_list(waits);
     fx.api.urEnqueueKernelLaunchWithArgsExp(
         queue,
         k,
@@ -101,8 +103,8 @@ pub unsafe fn launch(
         args.len() as u32,
         if args.is_empty() { null() } else { args.as_ptr() },
         null(),
-        waits.len() as u32,
-        if waits.is_empty() { null() } else { waits.as_ptr() },
+        n,
+        waits,
         event,
     )
 }
@@ -350,18 +352,7 @@ unsafe fn launch_chain(fx: &DeviceFx) -> CaseResult {
         let mut second = null_mut();
         expect_success!(launch(fx, queue, scale.get(), N, Some(1), &args, &[first.get()], &mut second));
         let second = fx.own_event(second);
-        let mut out = vec![0u8; N * 4];
-        let waits = [second.get()];
-        expect_success!(fx.api.urEnqueueUSMMemcpy(
-            queue,
-            true,
-            out.as_mut_ptr().cast(),
-            b.ptr,
-            N * 4,
-            1,
-            waits.as_ptr(),
-            null_mut()
-        ));
+        let out = fx.read_after(queue, b.ptr, N * 4, &[second.get()])?;
         check_words(&format!("fill_index then scale_add on the {label}"), &words(&out), |i| {
             (base + i as u32) * factor + 1
         })
@@ -394,32 +385,12 @@ unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
         let in_order = label.starts_with("in-order");
         let ran_list = [ran.get()];
         let waits: &[ur_event_handle_t] = if in_order { &[] } else { &ran_list };
-        let zero = 0u32.to_ne_bytes();
-        let mut filled = null_mut();
-        expect_success!(fx.api.urEnqueueUSMFill(
-            queue,
-            out.ptr,
-            4,
-            zero.as_ptr().cast(),
-            SMALL * 4,
-            waits.len() as u32,
-            wait_ptr(waits),
-            &mut filled
-        ));
-        let filled = fx.own_event(filled);
+        let filled = fx.fill(queue, out.ptr, &0u32.to_ne_bytes(), SMALL * 4, waits)?;
         let tail = (out.ptr as *mut u32).add(WORDS - SMALL) as *mut c_void;
         let filled_list = [filled.get()];
-        let copy_waits: &[ur_event_handle_t] = if in_order { &[] } else { &filled_list };
-        expect_success!(fx.api.urEnqueueUSMMemcpy(
-            queue,
-            false,
-            tail,
-            source.ptr,
-            SMALL * 4,
-            copy_waits.len() as u32,
-            wait_ptr(copy_waits),
-            null_mut()
-        ));
+        let (n, copy_waits) = wait_list(if in_order { &[] } else { &filled_list });
+        // No event: the queue's own finish below is what waits for it.
+        expect_success!(fx.api.urEnqueueUSMMemcpy(queue, false, tail, source.ptr, SMALL * 4, n, copy_waits, null_mut()));
         expect_success!(fx.api.urQueueFinish(queue));
         let head = words(&fx.read(queue, out.ptr, SMALL * 4)?);
         check_words(&format!("a fill behind fill_index on the {label}"), &head, |_| 0)?;
@@ -436,7 +407,7 @@ unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
 /// kinds. (An adapter that completes the free or the allocation at once,
 /// or runs the fill on the host, must see that the kernel still runs.)
 unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
-    use super::usm_exp::{alloc, fill, free, require_async};
+    use super::usm_exp::require_async;
     require_async(fx)?;
     let program = built_program(fx)?;
     let k = kernel(fx, &program, c"fill_index")?;
@@ -459,8 +430,8 @@ unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
         // the kernel it follows does.
         let done = |e: ur_event_handle_t| fx.status(e).map(|s| s == UR_EVENT_STATUS_COMPLETE);
         let (allocated_done, freed_done, ran_done) = (done(y_ready.get())?, done(freed.get())?, done(ran.get())?);
-        let filled = fill(fx, queue, y, 0, SMALL * 4, &[y_ready.get()])?;
-        let head = words(&super::usm_exp::read(fx, queue, y, SMALL * 4, &[filled.get()])?);
+        let filled = fx.fill(queue, y, &[0], SMALL * 4, &[y_ready.get()])?;
+        let head = words(&fx.read_after(queue, y, SMALL * 4, &[filled.get()])?);
         let result = (|| {
             check!(
                 ran_done || !(allocated_done || freed_done),
@@ -472,7 +443,7 @@ unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
                 // Another block: nothing of the kernel's is in it to check.
                 return Ok(());
             }
-            let middle = words(&super::usm_exp::read(fx, queue, (y as *mut u32).add(SMALL) as *mut c_void, 4, &[])?);
+            let middle = words(&fx.read_after(queue, (y as *mut u32).add(SMALL) as *mut c_void, 4, &[])?);
             check_words(&format!("fill_index past the fill on the {label}"), &middle, |_| base + SMALL as u32)
         })();
         free(fx, queue, null_mut(), y, &[], false)?;
@@ -606,14 +577,6 @@ unsafe fn require_async(fx: &DeviceFx) -> Result<UsmKind, Outcome> {
     Ok(if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared })
 }
 
-fn wait_ptr(waits: &[ur_event_handle_t]) -> *const ur_event_handle_t {
-    if waits.is_empty() {
-        null()
-    } else {
-        waits.as_ptr()
-    }
-}
-
 /// A pool of the case's own (`urUSMPoolCreateExp`), so that which block is
 /// reused depends on this case's frees alone.
 unsafe fn own_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
@@ -623,64 +586,6 @@ unsafe fn own_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
     Ok(fx.own_pool(pool))
 }
 
-/// `urEnqueueUSM{Device,Shared}AllocExp` of `N` words from `pool` after
-/// `waits`; with `event`, its event too.
-unsafe fn alloc_async(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    pool: &OwnedPool,
-    kind: UsmKind,
-    waits: &[ur_event_handle_t],
-    event: bool,
-) -> Result<(*mut c_void, Option<OwnedEvent>), Outcome> {
-    let mut p = null_mut();
-    let mut e: ur_event_handle_t = null_mut();
-    let out_event = if event { &mut e as *mut ur_event_handle_t } else { null_mut() };
-    let n = waits.len() as u32;
-    let code = match kind {
-        UsmKind::Shared => fx.api.urEnqueueUSMSharedAllocExp(
-            queue,
-            pool.get(),
-            N * 4,
-            null(),
-            n,
-            wait_ptr(waits),
-            &mut p,
-            out_event,
-        )?,
-        _ => fx.api.urEnqueueUSMDeviceAllocExp(
-            queue,
-            pool.get(),
-            N * 4,
-            null(),
-            n,
-            wait_ptr(waits),
-            &mut p,
-            out_event,
-        )?,
-    };
-    expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSM*AllocExp")?;
-    check!(!p.is_null(), "the async allocation returned a null pointer");
-    check!(!event || !e.is_null(), "the async allocation returned no event");
-    Ok((p, event.then(|| fx.own_event(e))))
-}
-
-/// `urEnqueueUSMFreeExp` of `p` after `waits`; with `event`, its event.
-unsafe fn free_async(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    pool: &OwnedPool,
-    p: *mut c_void,
-    waits: &[ur_event_handle_t],
-    event: bool,
-) -> Result<Option<OwnedEvent>, Outcome> {
-    let mut e: ur_event_handle_t = null_mut();
-    let out_event = if event { &mut e as *mut ur_event_handle_t } else { null_mut() };
-    expect_success!(fx.api.urEnqueueUSMFreeExp(queue, pool.get(), p, waits.len() as u32, wait_ptr(waits), out_event));
-    check!(!event || !e.is_null(), "urEnqueueUSMFreeExp returned no event");
-    Ok(event.then(|| fx.own_event(e)))
-}
-
 /// Reads `N` words at `p` with a blocking copy after `waits`.
 unsafe fn read_words(
     fx: &DeviceFx,
@@ -688,18 +593,7 @@ unsafe fn read_words(
     p: *const c_void,
     waits: &[ur_event_handle_t],
 ) -> Result<Vec<u32>, Outcome> {
-    let mut out = vec![0u8; N * 4];
-    expect_success!(fx.api.urEnqueueUSMMemcpy(
-        queue,
-        true,
-        out.as_mut_ptr().cast(),
-        p,
-        N * 4,
-        waits.len() as u32,
-        wait_ptr(waits),
-        null_mut()
-    ));
-    Ok(words(&out))
+    Ok(words(&fx.read_after(queue, p, N * 4, waits)?))
 }
 
 /// A launch whose event is kept.
@@ -745,7 +639,7 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
         let use_events = !in_order;
         let pool = own_pool(fx)?;
         let base = 7u32;
-        let (a, a_alloc) = alloc_async(fx, queue, &pool, kind, &[], use_events)?;
+        let (a, a_alloc) = alloc(fx, queue, kind, pool.get(), N * 4, &[], use_events)?;
         let a_waits: Vec<_> = a_alloc.iter().map(|e| e.get()).collect();
         let a_written = launch_event(fx, queue, fill.get(), None, &[pointer_arg(0, a), value_arg(1, &base)], &a_waits)?;
         let mut seen: Vec<usize> = Vec::new();
@@ -753,7 +647,7 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
         let mut last_free: Option<OwnedEvent> = None;
         for round in 0..ROUNDS {
             let waits: Vec<_> = last_free.iter().map(|e| e.get()).collect();
-            let (s, s_alloc) = alloc_async(fx, queue, &pool, kind, &waits, use_events)?;
+            let (s, s_alloc) = alloc(fx, queue, kind, pool.get(), N * 4, &waits, use_events)?;
             check!(!overlaps(s, a, N * 4), "{label}: round {round}: scratch block {s:?} overlaps the live block {a:?}");
             if seen.contains(&(s as usize)) {
                 reused += 1;
@@ -769,13 +663,13 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
                 check_words(&format!("{label}: scratch block of round {round}"), &got, |i| stamp + i as u32)?;
             }
             let free_waits = if use_events { vec![s_written.get()] } else { Vec::new() };
-            last_free = free_async(fx, queue, &pool, s, &free_waits, use_events)?;
+            last_free = free(fx, queue, pool.get(), s, &free_waits, use_events)?;
         }
         // Which free space the pool hands out is its choice; that freed
         // blocks come back is the point.
         check!(reused > 0, "{label}: no scratch allocation reused a block freed before it (addresses {seen:x?})");
         let waits: Vec<_> = last_free.iter().map(|e| e.get()).collect();
-        let (out, out_alloc) = alloc_async(fx, queue, &pool, kind, &waits, use_events)?;
+        let (out, out_alloc) = alloc(fx, queue, kind, pool.get(), N * 4, &waits, use_events)?;
         check!(!overlaps(out, a, N * 4), "{label}: the output block overlaps the live block");
         let mut read_waits = vec![a_written.get()];
         read_waits.extend(out_alloc.iter().map(|e| e.get()));
@@ -789,8 +683,8 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
             base + i as u32
         })?;
         let after_read = if use_events { vec![done.get()] } else { Vec::new() };
-        free_async(fx, queue, &pool, out, &after_read, false)?;
-        free_async(fx, queue, &pool, a, &after_read, false)?;
+        free(fx, queue, pool.get(), out, &after_read, false)?;
+        free(fx, queue, pool.get(), a, &after_read, false)?;
         expect_success!(fx.api.urQueueFinish(queue));
         let mut used_high = 0usize;
         expect_success!(fx.api.urUSMPoolGetInfoExp(
@@ -828,7 +722,7 @@ unsafe fn async_handover(fx: &DeviceFx) -> CaseResult {
     let mut reads = Vec::new();
     for (round, result) in results.iter().enumerate() {
         let waits: Vec<_> = last_free.iter().map(|e| e.get()).collect();
-        let (block, allocated) = alloc_async(fx, fx.queue, &pool, kind, &waits, true)?;
+        let (block, allocated) = alloc(fx, fx.queue, kind, pool.get(), N * 4, &waits, true)?;
         let allocated = allocated.expect("asked for");
         let command = fx.api.event_info::<ur_command_t>(allocated.get(), UR_EVENT_INFO_COMMAND_TYPE)?;
         let expected = if kind == UsmKind::Device {
@@ -850,7 +744,7 @@ unsafe fn async_handover(fx: &DeviceFx) -> CaseResult {
         let factor = 3u32;
         let args = [pointer_arg(0, block), pointer_arg(1, result.ptr), value_arg(2, &factor), local_arg(3, 64 * 4)];
         let read = launch_event(fx, other.get(), scale.get(), Some(64), &args, &[written.get()])?;
-        let freed = free_async(fx, other.get(), &pool, block, &[read.get()], true)?.expect("asked for");
+        let freed = free(fx, other.get(), pool.get(), block, &[read.get()], true)?.expect("asked for");
         let command = fx.api.event_info::<ur_command_t>(freed.get(), UR_EVENT_INFO_COMMAND_TYPE)?;
         check_eq!(command, UR_COMMAND_ENQUEUE_USM_FREE_EXP);
         reads.push(read);

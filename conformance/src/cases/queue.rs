@@ -163,18 +163,7 @@ unsafe fn release(fx: &DeviceFx) -> CaseResult {
     // Work still queued at the last release is finished, not dropped.
     let memory = fx.alloc(UsmKind::Device, 256)?;
     let byte = 0x5au8;
-    let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(
-        queue.get(),
-        memory.ptr,
-        1,
-        (&byte as *const u8).cast(),
-        256,
-        0,
-        null(),
-        &mut event
-    ));
-    let filled = fx.own_event(event);
+    let filled = fx.fill(queue.get(), memory.ptr, &[byte], 256, &[])?;
     expect_success!(queue.release());
     fx.wait(filled.get())?;
     check_eq!(fx.status(filled.get())?, UR_EVENT_STATUS_COMPLETE);
@@ -235,18 +224,7 @@ unsafe fn finish(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, SIZE)?;
     let mut events = Vec::new();
     for i in 0..8u8 {
-        let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMFill(
-            fx.queue,
-            memory.ptr,
-            1,
-            (&i as *const u8).cast(),
-            SIZE,
-            0,
-            null(),
-            &mut event
-        ));
-        events.push(fx.own_event(event));
+        events.push(fx.fill(fx.queue, memory.ptr, &[i], SIZE, &[])?);
     }
     expect_success!(fx.api.urQueueFinish(fx.queue));
     for event in &events {
@@ -268,19 +246,7 @@ unsafe fn finish_null(fx: &LoaderFx) -> CaseResult {
 
 unsafe fn flush(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
-    let byte = 3u8;
-    let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(
-        fx.queue,
-        memory.ptr,
-        1,
-        (&byte as *const u8).cast(),
-        64,
-        0,
-        null(),
-        &mut event
-    ));
-    let event = fx.own_event(event);
+    let event = fx.fill(fx.queue, memory.ptr, &[3], 64, &[])?;
     expect_success!(fx.api.urQueueFlush(fx.queue));
     // Flushed work completes without a finish on that queue.
     fx.wait(event.get())?;

@@ -349,19 +349,7 @@ unsafe fn free_pending(fx: &DeviceFx) -> CaseResult {
     // urUSMFree waits for commands that may still use the memory.
     const BIG: usize = 32 << 20;
     let memory = fx.alloc(UsmKind::Device, BIG)?;
-    let byte = 0x5u8;
-    let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(
-        fx.queue,
-        memory.ptr,
-        1,
-        (&byte as *const u8).cast(),
-        BIG,
-        0,
-        null(),
-        &mut event
-    ));
-    let event = fx.own_event(event);
+    let event = fx.fill(fx.queue, memory.ptr, &[0x5], BIG, &[])?;
     expect_success!(memory.free());
     fx.wait(event.get())?;
     check_eq!(fx.status(event.get())?, UR_EVENT_STATUS_COMPLETE);
