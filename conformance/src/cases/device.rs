@@ -1,7 +1,8 @@
 //! urDeviceGet, urDeviceGetSelected, urDeviceGetInfo, urDeviceRetain/Release,
 //! urDeviceGetNativeHandle and urDeviceGetGlobalTimestamps.
 
-use crate::cases::common::Which;
+use crate::cases::common::{count_then_fill, Which};
+use crate::cases::native::native_device;
 use crate::harness::*;
 use crate::names::device_type_name;
 use crate::ur::*;
@@ -63,22 +64,11 @@ unsafe fn devices_of(
     platform: ur_platform_handle_t,
     kind: ur_device_type_t,
 ) -> Result<Vec<ur_device_handle_t>, Outcome> {
-    let mut count = 0u32;
-    expect_success!(api.urDeviceGet(platform, kind, 0, null_mut(), &mut count));
-    let mut devices = vec![null_mut(); count as usize];
-    if count > 0 {
-        let mut count_again = 0u32;
-        expect_success!(api.urDeviceGet(platform, kind, count, devices.as_mut_ptr(), &mut count_again));
-        check_eq!(count_again, count);
-    }
-    Ok(devices)
+    count_then_fill("urDeviceGet", |n, devices, count| api.urDeviceGet(platform, kind, n, devices, count))
 }
 
-unsafe fn release_devices(api: &Api, devices: &[ur_device_handle_t]) -> CaseResult {
-    for &device in devices {
-        expect_success!(api.urDeviceRelease(device));
-    }
-    Ok(())
+pub(crate) unsafe fn release_devices(api: &Api, devices: &[ur_device_handle_t]) -> CaseResult {
+    ref_counting!(api, urDeviceRetain, urDeviceRelease).release_each(devices)
 }
 
 unsafe fn get_count_then_fill(fx: &PlatformFx) -> CaseResult {
@@ -436,12 +426,7 @@ unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
-    let mut native: ur_native_handle_t = 0;
-    let code = fx.api.urDeviceGetNativeHandle(fx.device, &mut native)?;
-    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
-        skip!("the adapter has no native device handle (UNSUPPORTED_FEATURE, which the reference allows)");
-    }
-    expect_code(UR_RESULT_SUCCESS, code, "urDeviceGetNativeHandle")
+    native_device(fx.api, fx.device).map(drop)
 }
 
 unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
@@ -493,15 +478,8 @@ unsafe fn timestamps_null_handle(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn info_foreign(fx: &DeviceFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_DEVICE,
-        fx.api.urDeviceGetInfo(foreign_handle(), UR_DEVICE_INFO_TYPE, 0, null_mut(), &mut size)
-    );
+    let info = info!(fx.api, urDeviceGetInfo);
+    info.refuses(foreign_handle(), "a handle no adapter made", UR_DEVICE_INFO_TYPE, UR_RESULT_ERROR_INVALID_DEVICE)?;
     // A live handle of another kind is not a device either.
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_DEVICE,
-        fx.api.urDeviceGetInfo(fx.context.cast(), UR_DEVICE_INFO_TYPE, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info.refuses(fx.context.cast(), "a context", UR_DEVICE_INFO_TYPE, UR_RESULT_ERROR_INVALID_DEVICE)
 }

@@ -2,6 +2,7 @@
 //! urQueueFlush, urQueueGetNativeHandle and urQueueIsGraphCaptureEnabledExp.
 
 use crate::cases::common::Which;
+use crate::cases::native::native_queue;
 use crate::harness::*;
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use std::ptr::{null, null_mut};
@@ -260,12 +261,7 @@ unsafe fn flush_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
-    let mut native: ur_native_handle_t = 0;
-    let code = fx.api.urQueueGetNativeHandle(fx.queue, null_mut(), &mut native)?;
-    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
-        skip!("the adapter has no native queue handle (UNSUPPORTED_FEATURE, which the reference allows)");
-    }
-    expect_code(UR_RESULT_SUCCESS, code, "urQueueGetNativeHandle")
+    native_queue(fx, fx.queue).map(drop)
 }
 
 unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
