@@ -46,13 +46,21 @@ impl<T, P: Copy + Debug> Info<T, P> {
         Ok(())
     }
 
+    /// What the entry point answers when asked for `prop`'s size alone.
+    ///
+    /// # Safety
+    /// `handle` must be live, or one the case means to be refused.
+    pub unsafe fn size_code(&self, handle: *mut T, prop: P) -> Result<ur_result_t, String> {
+        let mut size = 0usize;
+        self.call(handle, prop, 0, null_mut(), &mut size)
+    }
+
     /// A null handle is `INVALID_NULL_HANDLE`, asked for `prop`'s size.
     ///
     /// # Safety
     /// None beyond the entry point's own.
     pub unsafe fn null_handle(&self, prop: P) -> CaseResult {
-        let mut size = 0usize;
-        let got = self.call(null_mut(), prop, 0, null_mut(), &mut size)?;
+        let got = self.size_code(null_mut(), prop)?;
         expect_code(UR_RESULT_ERROR_INVALID_NULL_HANDLE, got, &format!("{}(null, {prop:?})", self.name))
     }
 
@@ -63,8 +71,7 @@ impl<T, P: Copy + Debug> Info<T, P> {
     /// # Safety
     /// None beyond the entry point's own.
     pub unsafe fn refuses(&self, handle: *mut T, what: &str, prop: P, invalid: ur_result_t) -> CaseResult {
-        let mut size = 0usize;
-        let got = self.call(handle, prop, 0, null_mut(), &mut size)?;
+        let got = self.size_code(handle, prop)?;
         expect_code(invalid, got, &format!("{}({what}, {prop:?})", self.name))
     }
 
@@ -73,8 +80,7 @@ impl<T, P: Copy + Debug> Info<T, P> {
     /// # Safety
     /// `handle` must be live.
     pub unsafe fn past_last(&self, handle: *mut T, past_last: P) -> CaseResult {
-        let mut size = 0usize;
-        let got = self.call(handle, past_last, 0, null_mut(), &mut size)?;
+        let got = self.size_code(handle, past_last)?;
         expect_code(UR_RESULT_ERROR_INVALID_ENUMERATION, got, &format!("{}(past the last property)", self.name))
     }
 }

@@ -4,7 +4,7 @@
 use crate::cases::common::{count_then_fill, Which};
 use crate::cases::native::native_device;
 use crate::harness::*;
-use crate::names::device_type_name;
+use crate::names::{device_type_name, DEVICE_TYPES};
 use crate::ur::*;
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use std::ptr::null_mut;
@@ -47,14 +47,10 @@ pub const CASES: &[Case] = &[
     Case::loader("urDeviceGetGlobalTimestamps.null_handle", timestamps_null_handle),
 ];
 
-const CONCRETE_TYPES: [ur_device_type_t; 6] = [
-    UR_DEVICE_TYPE_GPU,
-    UR_DEVICE_TYPE_CPU,
-    UR_DEVICE_TYPE_FPGA,
-    UR_DEVICE_TYPE_MCA,
-    UR_DEVICE_TYPE_VPU,
-    UR_DEVICE_TYPE_CUSTOM,
-];
+/// The types a device can have: every named type but the first two, the
+/// DEFAULT and ALL selectors.
+const CONCRETE_TYPES: &[ur_device_type_t] = DEVICE_TYPES.split_at(2).1;
+const _: () = assert!(DEVICE_TYPES[0].0 == UR_DEVICE_TYPE_DEFAULT.0 && DEVICE_TYPES[1].0 == UR_DEVICE_TYPE_ALL.0);
 const INVALID_TYPE: ur_device_type_t = ur_device_type_t(UR_DEVICE_TYPE_CUSTOM.0 + 1);
 
 /// The devices of a platform of one type; each carries a reference the
@@ -106,7 +102,7 @@ unsafe fn get_by_type(fx: &PlatformFx) -> CaseResult {
     let all = devices_of(fx.api, fx.platform, UR_DEVICE_TYPE_ALL)?;
     release_devices(fx.api, &all)?;
     let mut found = 0usize;
-    for kind in CONCRETE_TYPES {
+    for &kind in CONCRETE_TYPES {
         let devices = devices_of(fx.api, fx.platform, kind)?;
         release_devices(fx.api, &devices)?;
         for &device in &devices {
