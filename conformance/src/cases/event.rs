@@ -59,11 +59,13 @@ pub const CASES: &[Case] = &[
 
 const BYTES: usize = 1 << 16;
 
-/// A completed event of a fill on the fixture queue.
-unsafe fn done_event(fx: &DeviceFx, memory: &Usm) -> Result<OwnedEvent, Outcome> {
+/// A completed fill of 64 bytes of device memory on the fixture queue: the
+/// memory, which the case keeps as long as the event, and the event.
+unsafe fn done_event<'a>(fx: &DeviceFx<'a>) -> Result<(Usm<'a>, OwnedEvent), Outcome> {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
     let event = fx.fill(fx.queue, memory.ptr, &[1], memory.size, &[])?;
     fx.wait(event.get())?;
-    Ok(event)
+    Ok((memory, event))
 }
 
 /// Which synchronisation command a shared case exercises.
@@ -347,8 +349,7 @@ unsafe fn event_wait_null(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn event_wait_zero(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let done = done_event(fx, &memory)?;
+    let (_memory, done) = done_event(fx)?;
     expect_result!(UR_RESULT_ERROR_INVALID_VALUE, fx.api.urEventWait(0, &done.get()));
     Ok(())
 }
@@ -358,8 +359,7 @@ unsafe fn refs(fx: &DeviceFx, event: ur_event_handle_t) -> Result<u32, Outcome> 
 }
 
 unsafe fn retain(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     check_eq!(refs(fx, event.get())?, 1);
     ref_counting!(fx.api, urEventRetain, urEventRelease).retain_then_release(event.get(), |e| refs(fx, e))
 }
@@ -369,8 +369,7 @@ unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn release(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     ref_counting!(fx.api, urEventRetain, urEventRelease).release_drops_one(event.get(), |e| refs(fx, e))?;
     expect_success!(event.release());
     Ok(())
@@ -392,8 +391,7 @@ unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn info(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     let api = fx.api;
     check_eq!(api.event_info::<ur_queue_handle_t>(event.get(), UR_EVENT_INFO_COMMAND_QUEUE)?, fx.queue);
     check_eq!(api.event_info::<ur_context_handle_t>(event.get(), UR_EVENT_INFO_CONTEXT)?, fx.context);
@@ -404,8 +402,7 @@ unsafe fn info(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     let props = [("COMMAND_EXECUTION_STATUS", UR_EVENT_INFO_COMMAND_EXECUTION_STATUS), ("CONTEXT", UR_EVENT_INFO_CONTEXT)];
     info!(fx.api, urEventGetInfo).size_protocol(event.get(), &props)
 }
@@ -415,8 +412,7 @@ unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     info!(fx.api, urEventGetInfo).past_last(event.get(), ur_event_info_t(UR_EVENT_INFO_REFERENCE_COUNT.0 + 1))
 }
 
@@ -467,8 +463,7 @@ unsafe fn profiling(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn profiling_off(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     match profile(fx, event.get(), UR_PROFILING_INFO_COMMAND_START)? {
         Ok(_) => Err("profiling info from a queue created without UR_QUEUE_FLAG_PROFILING_ENABLE".into()),
         Err(code) => expect_code(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE, code, "urEventGetProfilingInfo(START)"),
@@ -491,8 +486,7 @@ unsafe fn profiling_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn profiling_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     let past_last = ur_profiling_info_t(UR_PROFILING_INFO_COMMAND_COMPLETE.0 + 1);
     let mut value = 0u64;
     expect_result!(
@@ -503,8 +497,7 @@ unsafe fn profiling_bad_enum(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn profiling_bad_value(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     let mut value = 0u64;
     expect_result!(
         UR_RESULT_ERROR_INVALID_VALUE,
@@ -541,11 +534,23 @@ fn spare_record() -> *mut c_void {
     Box::leak(Box::<Notified>::default()) as *const Notified as *mut c_void
 }
 
-unsafe fn expect_notified(seen: &Notified, event: ur_event_handle_t) -> CaseResult {
-    check!(eventually(CALLBACK_LIMIT, || seen.calls.load(Ordering::SeqCst) >= 1), "the callback was never called");
+/// Registers [`notify`] for `stage` of `event`, with a record of its own.
+unsafe fn notify_on(fx: &DeviceFx, event: ur_event_handle_t, stage: ur_execution_info_t) -> Result<(ur_result_t, &'static Notified), Outcome> {
+    let seen: &'static Notified = Box::leak(Box::default());
+    let got = fx.api.urEventSetCallback(event, stage, Some(notify), seen as *const Notified as *mut c_void)?;
+    Ok((got, seen))
+}
+
+/// The callback came, once, for `event` at `stage`.
+unsafe fn expect_notified(seen: &Notified, event: ur_event_handle_t, stage: ur_execution_info_t) -> CaseResult {
+    check!(
+        eventually(CALLBACK_LIMIT, || seen.calls.load(Ordering::SeqCst) >= 1),
+        "the callback on stage {} was never called",
+        stage.0
+    );
     check_eq!(seen.calls.load(Ordering::SeqCst), 1);
     check_eq!(seen.event.load(Ordering::SeqCst), event as usize);
-    check_eq!(seen.status.load(Ordering::SeqCst), UR_EXECUTION_INFO_COMPLETE.0);
+    check_eq!(seen.status.load(Ordering::SeqCst), stage.0);
     Ok(())
 }
 
@@ -553,28 +558,17 @@ unsafe fn callback(fx: &DeviceFx) -> CaseResult {
     const BIG: usize = 8 << 20;
     let memory = fx.alloc(UsmKind::Device, BIG)?;
     let event = fx.fill(fx.queue, memory.ptr, &[5], BIG, &[])?;
-    let seen: &'static Notified = Box::leak(Box::default());
-    expect_success!(fx.api.urEventSetCallback(
-        event.get(),
-        UR_EXECUTION_INFO_COMPLETE,
-        Some(notify),
-        seen as *const Notified as *mut c_void
-    ));
+    let (got, seen) = notify_on(fx, event.get(), UR_EXECUTION_INFO_COMPLETE)?;
+    expect_code(UR_RESULT_SUCCESS, got, "urEventSetCallback(COMPLETE)")?;
     fx.wait(event.get())?;
-    expect_notified(seen, event.get())
+    expect_notified(seen, event.get(), UR_EXECUTION_INFO_COMPLETE)
 }
 
 unsafe fn callback_late(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
-    let seen: &'static Notified = Box::leak(Box::default());
-    expect_success!(fx.api.urEventSetCallback(
-        event.get(),
-        UR_EXECUTION_INFO_COMPLETE,
-        Some(notify),
-        seen as *const Notified as *mut c_void
-    ));
-    expect_notified(seen, event.get())
+    let (_memory, event) = done_event(fx)?;
+    let (got, seen) = notify_on(fx, event.get(), UR_EXECUTION_INFO_COMPLETE)?;
+    expect_code(UR_RESULT_SUCCESS, got, "urEventSetCallback(COMPLETE)")?;
+    expect_notified(seen, event.get(), UR_EXECUTION_INFO_COMPLETE)
 }
 
 /// One of many callbacks: what it saw, and the entry point it calls to
@@ -681,54 +675,46 @@ unsafe fn callback_null_handle(fx: &LoaderFx) -> CaseResult {
     Ok(())
 }
 
+/// `urEventSetCallback` of `callback` for `stage` of a completed event
+/// answers `expected`.
+unsafe fn callback_refused(
+    fx: &DeviceFx,
+    stage: ur_execution_info_t,
+    callback: ur_event_callback_t,
+    expected: ur_result_t,
+) -> CaseResult {
+    let (_memory, event) = done_event(fx)?;
+    let user_data = if callback.is_some() { spare_record() } else { null_mut() };
+    let got = fx.api.urEventSetCallback(event.get(), stage, callback, user_data)?;
+    let which = if callback.is_some() { "a callback" } else { "no callback" };
+    expect_code(expected, got, &format!("urEventSetCallback(stage {}, {which})", stage.0))
+}
+
 unsafe fn callback_null(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_COMPLETE, None, null_mut())
-    );
-    Ok(())
+    callback_refused(fx, UR_EXECUTION_INFO_COMPLETE, None, UR_RESULT_ERROR_INVALID_NULL_POINTER)
 }
 
 unsafe fn callback_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
     let past_last = ur_execution_info_t(UR_EXECUTION_INFO_QUEUED.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urEventSetCallback(event.get(), past_last, Some(notify), spare_record())
-    );
-    Ok(())
+    callback_refused(fx, past_last, Some(notify), UR_RESULT_ERROR_INVALID_ENUMERATION)
 }
 
 unsafe fn callback_queued(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
-    expect_result!(
-        UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION,
-        fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_QUEUED, Some(notify), spare_record())
-    );
-    Ok(())
+    callback_refused(fx, UR_EXECUTION_INFO_QUEUED, Some(notify), UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION)
 }
 
 /// A callback on submission or on running, registered once the command is
 /// past both: a backend whose events tell completion only answers
 /// UNSUPPORTED_ENUMERATION; any other calls it once, with that stage.
 unsafe fn callback_earlier_stage(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     for stage in [UR_EXECUTION_INFO_SUBMITTED, UR_EXECUTION_INFO_RUNNING] {
-        let seen: &'static Notified = Box::leak(Box::default());
-        let got = fx.api.urEventSetCallback(event.get(), stage, Some(notify), seen as *const Notified as *mut c_void)?;
+        let (got, seen) = notify_on(fx, event.get(), stage)?;
         if got == UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION {
             continue;
         }
         check!(got == UR_RESULT_SUCCESS, "urEventSetCallback on stage {} returned {}", stage.0, result_name(got));
-        check!(eventually(CALLBACK_LIMIT, || seen.calls.load(Ordering::SeqCst) >= 1), "the callback on stage {} was never called", stage.0);
-        check_eq!(seen.calls.load(Ordering::SeqCst), 1);
-        check_eq!(seen.event.load(Ordering::SeqCst), event.get() as usize);
-        check_eq!(seen.status.load(Ordering::SeqCst), stage.0);
+        expect_notified(seen, event.get(), stage)?;
     }
     Ok(())
 }

@@ -36,10 +36,17 @@ pub const CASES: &[Case] = &[
 ];
 
 
-unsafe fn kernel(fx: &DeviceFx, program: &OwnedProgram, name: &std::ffi::CStr) -> Result<OwnedKernel, Outcome> {
+unsafe fn kernel(fx: &DeviceFx, program: ur_program_handle_t, name: &std::ffi::CStr) -> Result<OwnedKernel, Outcome> {
     let mut k = null_mut();
-    expect_success!(fx.api.urKernelCreate(program.get(), name.as_ptr(), &mut k));
+    expect_success!(fx.api.urKernelCreate(program, name.as_ptr(), &mut k));
     Ok(Owned::new(k, fx.api.fns.urKernelRelease))
+}
+
+/// `fill_index` of the suite's built program, and the program.
+unsafe fn fill_index_kernel(fx: &DeviceFx) -> Result<(OwnedProgram, OwnedKernel), Outcome> {
+    let program = built_program(fx)?;
+    let k = kernel(fx, program.get(), c"fill_index")?;
+    Ok((program, k))
 }
 
 fn arg(
@@ -109,6 +116,32 @@ pub unsafe fn launch(
     )
 }
 
+/// A launch on the fixture queue with `dims` dimensions of `global` and the
+/// `(count, list)` arguments, no offset, local size, wait list or event: the
+/// arguments the error cases make wrong, as they give them.
+unsafe fn launch_raw(
+    fx: &DeviceFx,
+    k: ur_kernel_handle_t,
+    dims: u32,
+    global: *const usize,
+    (n_args, args): (u32, *const ur_exp_kernel_arg_properties_t),
+) -> Result<ur_result_t, String> {
+    fx.api.urEnqueueKernelLaunchWithArgsExp(
+        fx.queue,
+        k,
+        dims,
+        null(),
+        global,
+        null(),
+        n_args,
+        args,
+        null(),
+        0,
+        null(),
+        null_mut(),
+    )
+}
+
 pub fn words(bytes: &[u8]) -> Vec<u32> {
     bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
@@ -131,31 +164,21 @@ pub const N: usize = 1024;
 /// with base `base`, reads it back and checks every word. Shared with
 /// `urProgramCreateWithBinary.from_own_binaries`.
 pub unsafe fn run_fill_index(fx: &DeviceFx, program: ur_program_handle_t, base: u32) -> CaseResult {
-    let mut k = null_mut();
-    expect_success!(fx.api.urKernelCreate(program, c"fill_index".as_ptr(), &mut k));
-    let k: OwnedKernel = Owned::new(k, fx.api.fns.urKernelRelease);
+    let k = kernel(fx, program, c"fill_index")?;
     let kind = [UsmKind::Device, UsmKind::Shared, UsmKind::Host]
         .into_iter()
         .find(|&kind| fx.supports(kind).unwrap_or(false))
         .ok_or("the device supports no USM")?;
     let out = fx.alloc(kind, N * 4)?;
-    expect_success!(launch(
-        fx,
-        fx.queue,
-        k.get(),
-        N,
-        None,
-        &[pointer_arg(0, out.ptr), value_arg(1, &base)],
-        &[],
-        null_mut()
-    ));
+    let args = [pointer_arg(0, out.ptr), value_arg(1, &base)];
+    expect_success!(launch(fx, fx.queue, k.get(), N, None, &args, &[], null_mut()));
     let got = words(&fx.read(fx.queue, out.ptr, N * 4)?);
     check_words(&format!("fill_index into {kind:?} USM"), &got, |i| base + i as u32)
 }
 
 unsafe fn create_and_query(fx: &DeviceFx) -> CaseResult {
     let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"scale_add")?;
+    let k = kernel(fx, program.get(), c"scale_add")?;
     let name = info_string(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_FUNCTION_NAME)?;
     check_eq!(name.as_str(), "scale_add");
     let info = |prop| info_value::<u32, _, _>(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), prop);
@@ -196,8 +219,7 @@ unsafe fn create_null(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn retain_release(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let count = || {
         info_value::<u32, _, _>(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_REFERENCE_COUNT)
     };
@@ -209,54 +231,43 @@ unsafe fn retain_release(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
+/// What `urKernelGetGroupInfo` answers for `prop` of the fixture's device,
+/// written into `value`.
+unsafe fn group_info_into<T>(
+    fx: &DeviceFx,
+    k: ur_kernel_handle_t,
+    prop: ur_kernel_group_info_t,
+    value: &mut T,
+) -> Result<ur_result_t, String> {
+    fx.api.urKernelGetGroupInfo(k, fx.device, prop, size_of::<T>(), (value as *mut T).cast(), null_mut())
+}
+
 unsafe fn group_info(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let mut wg = 0usize;
-    expect_success!(fx.api.urKernelGetGroupInfo(
-        k.get(),
-        fx.device,
-        UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE,
-        size_of::<usize>(),
-        (&mut wg as *mut usize).cast(),
-        null_mut()
-    ));
+    expect_success!(group_info_into(fx, k.get(), UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE, &mut wg));
     let max = fx.api.device_info::<usize>(fx.device, UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE)?;
     check!(wg >= 1 && wg <= max, "kernel work-group size {wg} outside 1..={max}");
+    // Not zeros, so that an answer that writes nothing shows.
     let mut compile = [7usize; 3];
-    expect_success!(fx.api.urKernelGetGroupInfo(
-        k.get(),
-        fx.device,
-        UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE,
-        size_of_val(&compile),
-        compile.as_mut_ptr().cast(),
-        null_mut()
-    ));
+    expect_success!(group_info_into(fx, k.get(), UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE, &mut compile));
     check_eq!(compile, [0usize; 3]);
     Ok(())
 }
 
 unsafe fn group_info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let mut size = 0usize;
+    let past_last = ur_kernel_group_info_t(UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE.0 + 1);
     expect_result!(
         UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urKernelGetGroupInfo(
-            k.get(),
-            fx.device,
-            ur_kernel_group_info_t(UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE.0 + 1),
-            0,
-            null_mut(),
-            &mut size
-        )
+        fx.api.urKernelGetGroupInfo(k.get(), fx.device, past_last, 0, null_mut(), &mut size)
     );
     Ok(())
 }
 
 unsafe fn sub_group_info(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let mut value = 0u32;
     expect_success!(fx.api.urKernelGetSubGroupInfo(
         k.get(),
@@ -271,8 +282,7 @@ unsafe fn sub_group_info(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn launch_writes(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let mut ran = 0;
     for kind in [UsmKind::Device, UsmKind::Shared, UsmKind::Host] {
         if !fx.supports(kind)? {
@@ -281,18 +291,7 @@ unsafe fn launch_writes(fx: &DeviceFx) -> CaseResult {
         ran += 1;
         let out = fx.alloc(kind, N * 4)?;
         let base = 40u32 + ran;
-        let mut event = null_mut();
-        expect_success!(launch(
-            fx,
-            fx.queue,
-            k.get(),
-            N,
-            None,
-            &[pointer_arg(0, out.ptr), value_arg(1, &base)],
-            &[],
-            &mut event
-        ));
-        let event = fx.own_event(event);
+        let event = launch_event(fx, fx.queue, k.get(), None, &[pointer_arg(0, out.ptr), value_arg(1, &base)], &[])?;
         fx.wait(event.get())?;
         let got = if kind == UsmKind::Device {
             words(&fx.read(fx.queue, out.ptr, N * 4)?)
@@ -308,7 +307,7 @@ unsafe fn launch_writes(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn launch_local(fx: &DeviceFx) -> CaseResult {
     let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"scale_add")?;
+    let k = kernel(fx, program.get(), c"scale_add")?;
     let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
     let input = fx.alloc(kind, N * 4)?;
     let output = fx.alloc(kind, N * 4)?;
@@ -328,30 +327,17 @@ unsafe fn launch_local(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn launch_chain(fx: &DeviceFx) -> CaseResult {
     let program = built_program(fx)?;
-    let fill = kernel(fx, &program, c"fill_index")?;
-    let scale = kernel(fx, &program, c"scale_add")?;
+    let fill = kernel(fx, program.get(), c"fill_index")?;
+    let scale = kernel(fx, program.get(), c"scale_add")?;
     let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
     let a = fx.alloc(kind, N * 4)?;
     let b = fx.alloc(kind, N * 4)?;
     on_each_queue_kind(fx, |queue, label| {
         let base = 5u32;
-        let mut first = null_mut();
-        expect_success!(launch(
-            fx,
-            queue,
-            fill.get(),
-            N,
-            None,
-            &[pointer_arg(0, a.ptr), value_arg(1, &base)],
-            &[],
-            &mut first
-        ));
-        let first = fx.own_event(first);
+        let first = launch_event(fx, queue, fill.get(), None, &[pointer_arg(0, a.ptr), value_arg(1, &base)], &[])?;
         let factor = 2u32;
         let args = [pointer_arg(0, a.ptr), pointer_arg(1, b.ptr), value_arg(2, &factor), local_arg(3, 4)];
-        let mut second = null_mut();
-        expect_success!(launch(fx, queue, scale.get(), N, Some(1), &args, &[first.get()], &mut second));
-        let second = fx.own_event(second);
+        let second = launch_event(fx, queue, scale.get(), Some(1), &args, &[first.get()])?;
         let out = fx.read_after(queue, b.ptr, N * 4, &[second.get()])?;
         check_words(&format!("fill_index then scale_add on the {label}"), &words(&out), |i| {
             (base + i as u32) * factor + 1
@@ -365,8 +351,7 @@ unsafe fn launch_chain(fx: &DeviceFx) -> CaseResult {
 /// small USM commands on the host, as ours does on CPU devices, must not
 /// run them while the kernel is still going.)
 unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
     // Long enough that the kernel is still running when the fill comes.
     const WORDS: usize = 1 << 22;
@@ -409,8 +394,7 @@ unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
 unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
     use super::usm_exp::require_async;
     require_async(fx)?;
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
     // Long enough that the kernel is still running when the fill comes.
     const WORDS: usize = 1 << 22;
@@ -453,8 +437,7 @@ unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn launch_bad_dims(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let out = fx.alloc(UsmKind::Device, N * 4).or_else(|_| fx.alloc(UsmKind::Shared, N * 4))?;
     let base = 1u32;
     let args = [pointer_arg(0, out.ptr), value_arg(1, &base)];
@@ -462,20 +445,7 @@ unsafe fn launch_bad_dims(fx: &DeviceFx) -> CaseResult {
     for dims in [0u32, 4] {
         expect_result!(
             UR_RESULT_ERROR_INVALID_WORK_DIMENSION,
-            fx.api.urEnqueueKernelLaunchWithArgsExp(
-                fx.queue,
-                k.get(),
-                dims,
-                null(),
-                global.as_ptr(),
-                null(),
-                2,
-                args.as_ptr(),
-                null(),
-                0,
-                null(),
-                null_mut()
-            )
+            launch_raw(fx, k.get(), dims, global.as_ptr(), (2, args.as_ptr()))
         );
     }
     expect_result!(
@@ -490,8 +460,7 @@ unsafe fn launch_bad_dims(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn launch_bad_args(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let out = fx.alloc(UsmKind::Device, N * 4).or_else(|_| fx.alloc(UsmKind::Shared, N * 4))?;
     let base = 1u32;
     let mut bad_type = pointer_arg(0, out.ptr);
@@ -504,63 +473,14 @@ unsafe fn launch_bad_args(fx: &DeviceFx) -> CaseResult {
         UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
         launch(fx, fx.queue, k.get(), N, None, &[pointer_arg(0, out.ptr), value_arg(7, &base)], &[], null_mut())
     );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(
-            fx.queue,
-            k.get(),
-            1,
-            null(),
-            [N].as_ptr(),
-            null(),
-            2,
-            null(),
-            null(),
-            0,
-            null(),
-            null_mut()
-        )
-    );
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, launch_raw(fx, k.get(), 1, [N].as_ptr(), (2, null())));
     Ok(())
 }
 
 unsafe fn launch_null_global(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(
-            fx.queue,
-            k.get(),
-            1,
-            null(),
-            null(),
-            null(),
-            0,
-            null(),
-            null(),
-            0,
-            null(),
-            null_mut()
-        )
-    );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(
-            fx.queue,
-            null_mut(),
-            1,
-            null(),
-            [N].as_ptr(),
-            null(),
-            0,
-            null(),
-            null(),
-            0,
-            null(),
-            null_mut()
-        )
-    );
+    let (_program, k) = fill_index_kernel(fx)?;
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, launch_raw(fx, k.get(), 1, null(), (0, null())));
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, launch_raw(fx, null_mut(), 1, [N].as_ptr(), (0, null())));
     Ok(())
 }
 
@@ -632,8 +552,8 @@ fn scaled(input: impl Fn(usize) -> u32) -> impl Fn(usize) -> u32 {
 unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
     let kind = require_async(fx)?;
     let program = built_program(fx)?;
-    let fill = kernel(fx, &program, c"fill_index")?;
-    let scale = kernel(fx, &program, c"scale_add")?;
+    let fill = kernel(fx, program.get(), c"fill_index")?;
+    let scale = kernel(fx, program.get(), c"scale_add")?;
     on_each_queue_kind(fx, |queue, label| {
         let in_order = queue == fx.queue;
         let use_events = !in_order;
@@ -712,8 +632,8 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
 unsafe fn async_handover(fx: &DeviceFx) -> CaseResult {
     let kind = require_async(fx)?;
     let program = built_program(fx)?;
-    let fill = kernel(fx, &program, c"fill_index")?;
-    let scale = kernel(fx, &program, c"scale_add")?;
+    let fill = kernel(fx, program.get(), c"fill_index")?;
+    let scale = kernel(fx, program.get(), c"scale_add")?;
     let other = fx.create_queue(0)?;
     let pool = own_pool(fx)?;
     let results = (0..ROUNDS).map(|_| fx.alloc(kind, N * 4)).collect::<Result<Vec<_>, _>>()?;
