@@ -6,7 +6,7 @@
 //! USM pointers, under the contract of [`crate::session`] (handles from this
 //! session, pointers allocated by it and not yet freed).
 
-use crate::measure::{measure, timed, Batch, Budget, Progress, Sample};
+use crate::measure::{measure_against, timed, timed_batch, Batch, Budget, Measured, Progress, Sample, Variant};
 use crate::report::{size_label, Goal, Outcome, Point, RatioKind, Row, Series, Unit};
 use crate::session::{Event, Pool, Queue, Session};
 use std::collections::HashSet;
@@ -51,6 +51,11 @@ impl DeviceRun<'_, '_> {
         Row::new(&self.label, scenario, name, unit)
     }
 
+    /// A queue for scenario `scenario`, or the row saying it could not be made.
+    fn queue_or_row(&self, out_of_order: bool, scenario: u32, name: &str, unit: Unit) -> Result<Queue<'_>, Vec<Row>> {
+        self.session.queue(out_of_order).map_err(|e| vec![self.setup_failed(scenario, name, unit, &e)])
+    }
+
     /// A row that could not even be set up (a context, a queue, a pool).
     fn setup_failed(&self, scenario: u32, name: &str, unit: Unit, e: &CallError) -> Row {
         let mut row = self.row(scenario, name, unit);
@@ -87,9 +92,9 @@ impl DeviceRun<'_, '_> {
     pub fn pairs(&self) -> Vec<Row> {
         let name = format!("alloc+free pair, {}, in-order, no events", size_label(SIZE));
         let unit = Unit::NanosPer("pair");
-        let queue = match self.session.queue(false) {
+        let queue = match self.queue_or_row(false, 1, &name, unit) {
             Ok(q) => q,
-            Err(e) => return vec![self.setup_failed(1, &name, unit, &e)],
+            Err(rows) => return rows,
         };
         let (ours, baseline) = self.pair_costs(&queue, SIZE, &self.budget, "pairs");
         let mut row = self.row(1, name, unit);
@@ -109,47 +114,39 @@ impl DeviceRun<'_, '_> {
         // SAFETY (both closures): the queue is live; each pointer freed is
         // the one just allocated.
         let mut with_events = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
+            timed_batch(batch, || unsafe {
                 for _ in 0..batch.iterations {
                     let (mem, alloc_event) = queue.alloc_async(None, SIZE, &[], true)?;
                     let free_event = queue.free_async(None, mem, &[], true)?;
                     drop((alloc_event, free_event));
                 }
                 queue.finish()
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
+            })
         };
         let mut without = |batch: Batch| unsafe { async_pairs(queue, SIZE, batch.iterations) };
-        let mut results = measure(&self.budget, self.progress, "pairs with events", &mut [&mut with_events, &mut without]).into_iter();
-        row.ours = Outcome::cost(&results.next().unwrap());
-        row.baseline = Outcome::cost(&results.next().unwrap());
+        let (ours, baseline) =
+            measure_against(&self.budget, self.progress, "pairs with events", &mut with_events, &mut without);
+        row.ours = Outcome::cost(&ours);
+        row.baseline = Outcome::cost(&baseline);
         row.notes.push("baseline: the same pair without events".into());
         row
     }
 
-    fn pair_costs(
-        &self,
-        queue: &Queue,
-        size: usize,
-        budget: &Budget,
-        what: &str,
-    ) -> (Result<crate::measure::Stats, CallError>, Result<crate::measure::Stats, CallError>) {
+    fn pair_costs(&self, queue: &Queue, size: usize, budget: &Budget, what: &str) -> Measured {
         let session = self.session;
         // SAFETY (both closures): the queue and session are live; each
         // pointer freed is the one just allocated.
         let mut ours = |batch: Batch| unsafe { async_pairs(queue, size, batch.iterations) };
         let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
+            timed_batch(batch, || unsafe {
                 for _ in 0..batch.iterations {
                     let mem = session.alloc_blocking(size)?;
                     session.free_blocking(mem)?;
                 }
                 Ok(())
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
+            })
         };
-        let mut results = measure(budget, self.progress, what, &mut [&mut ours, &mut baseline]).into_iter();
-        (results.next().unwrap(), results.next().unwrap())
+        measure_against(budget, self.progress, what, &mut ours, &mut baseline)
     }
 
     // --- 2 ------------------------------------------------------------------
@@ -159,9 +156,9 @@ impl DeviceRun<'_, '_> {
     pub fn fill_copy(&self) -> Vec<Row> {
         let name = format!("alloc+fill+copy+free, {}", size_label(SIZE));
         let unit = Unit::NanosPer("iteration");
-        let queue = match self.session.queue(false) {
+        let queue = match self.queue_or_row(false, 2, &name, unit) {
             Ok(q) => q,
-            Err(e) => return vec![self.setup_failed(2, &name, unit, &e)],
+            Err(rows) => return rows,
         };
         let (ours, baseline) = self.fill_copy_costs(&queue, SIZE, &self.budget.scaled(0.25), "fill+copy");
         let mut row = self.row(2, name, unit);
@@ -171,13 +168,7 @@ impl DeviceRun<'_, '_> {
         vec![row]
     }
 
-    fn fill_copy_costs(
-        &self,
-        queue: &Queue,
-        size: usize,
-        budget: &Budget,
-        what: &str,
-    ) -> (Result<crate::measure::Stats, CallError>, Result<crate::measure::Stats, CallError>) {
+    fn fill_copy_costs(&self, queue: &Queue, size: usize, budget: &Budget, what: &str) -> Measured {
         let session = self.session;
         let destination = match session.alloc_blocking(size) {
             Ok(mem) => mem,
@@ -187,7 +178,7 @@ impl DeviceRun<'_, '_> {
         // touches the block just allocated (freed after them, in queue
         // order) and `destination`, live until the end of this function.
         let mut ours = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
+            timed_batch(batch, || unsafe {
                 for _ in 0..batch.iterations {
                     let (mem, _) = queue.alloc_async(None, size, &[], false)?;
                     queue.fill(mem, size, &[], false)?;
@@ -195,11 +186,10 @@ impl DeviceRun<'_, '_> {
                     queue.free_async(None, mem, &[], false)?;
                 }
                 queue.finish()
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
+            })
         };
         let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
+            timed_batch(batch, || unsafe {
                 for _ in 0..batch.iterations {
                     let mem = session.alloc_blocking(size)?;
                     queue.fill(mem, size, &[], false)?;
@@ -208,11 +198,9 @@ impl DeviceRun<'_, '_> {
                     session.free_blocking(mem)?;
                 }
                 Ok(())
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
+            })
         };
-        let mut results = measure(budget, self.progress, what, &mut [&mut ours, &mut baseline]).into_iter();
-        let results = (results.next().unwrap(), results.next().unwrap());
+        let results = measure_against(budget, self.progress, what, &mut ours, &mut baseline);
         let _ = queue.finish();
         // SAFETY: allocated above; the queue has finished every command using it.
         let _ = unsafe { session.free_blocking(destination) };
@@ -227,25 +215,15 @@ impl DeviceRun<'_, '_> {
     pub fn chains(&self) -> Vec<Row> {
         let name = format!("event chains, {}, out-of-order", size_label(SIZE));
         let unit = Unit::NanosPer("chain");
-        let queue = match self.session.queue(true) {
+        let queue = match self.queue_or_row(true, 3, &name, unit) {
             Ok(q) => q,
-            Err(e) => return vec![self.setup_failed(3, &name, unit, &e)],
+            Err(rows) => return rows,
         };
-        let (pool, mut pool_notes) = self.own_pool();
-        let mut reuse = ReuseCounter::default();
         let session = self.session;
-        let budget = self.budget.scaled(0.25);
-        // SAFETY (both closures): live queue, pool and session; each block
-        // is freed once, after the fill that used it.
-        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
-            let mut addresses = Vec::with_capacity(batch.iterations);
-            let (elapsed, ()) =
-                timed(|| unsafe { handover_chain(&queue, &queue, false, pool.as_ref(), batch.iterations, &mut addresses) })?;
-            reuse.record(&addresses, batch.timed);
-            Ok(Sample::of(elapsed, batch.iterations))
-        };
+        // SAFETY: live queue and session; each block is freed once, after
+        // the fill that used it.
         let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
+            timed_batch(batch, || unsafe {
                 for _ in 0..batch.iterations {
                     let mem = session.alloc_blocking(SIZE)?;
                     let filled = queue.fill(mem, SIZE, &[], true)?;
@@ -253,22 +231,10 @@ impl DeviceRun<'_, '_> {
                     session.free_blocking(mem)?;
                 }
                 Ok(())
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
+            })
         };
-        let mut results = measure(&budget, self.progress, "chains", &mut [&mut ours, &mut baseline]).into_iter();
-        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
-        pool_notes.extend(pool_high_water(pool.as_ref()));
-        self.cost_and_reuse_rows(
-            3,
-            name,
-            unit,
-            ours,
-            baseline,
-            &reuse,
-            pool_notes,
-            "blocking alloc, fill, event wait, free",
-        )
+        let baseline_text = "blocking alloc, fill, event wait, free";
+        self.handover_rows(3, name, unit, (&queue, &queue, false), "chains", &mut baseline, baseline_text)
     }
 
     // --- 4 ------------------------------------------------------------------
@@ -283,22 +249,11 @@ impl DeviceRun<'_, '_> {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => return vec![self.setup_failed(4, &name, unit, &e)],
         };
-        let (pool, mut pool_notes) = self.own_pool();
-        let mut reuse = ReuseCounter::default();
         let session = self.session;
-        let budget = self.budget.scaled(0.25);
-        // SAFETY (both closures): live queues, pool and session; each block
-        // is freed once, on A, after B's fill of it.
-        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
-            let mut addresses = Vec::with_capacity(batch.iterations);
-            let (elapsed, ()) = timed(|| unsafe {
-                handover_chain(&queue_b, &queue_a, true, pool.as_ref(), batch.iterations, &mut addresses)
-            })?;
-            reuse.record(&addresses, batch.timed);
-            Ok(Sample::of(elapsed, batch.iterations))
-        };
+        // SAFETY: live queue and session; each block is freed once, after
+        // the fill of it.
         let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
+            timed_batch(batch, || unsafe {
                 for _ in 0..batch.iterations {
                     let mem = session.alloc_blocking(SIZE)?;
                     queue_b.fill(mem, SIZE, &[], false)?;
@@ -306,22 +261,12 @@ impl DeviceRun<'_, '_> {
                     session.free_blocking(mem)?;
                 }
                 Ok(())
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
+            })
         };
-        let mut results = measure(&budget, self.progress, "handovers", &mut [&mut ours, &mut baseline]).into_iter();
-        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
-        pool_notes.extend(pool_high_water(pool.as_ref()));
-        self.cost_and_reuse_rows(
-            4,
-            name,
-            unit,
-            ours,
-            baseline,
-            &reuse,
-            pool_notes,
-            "blocking alloc, fill on B, finish, free",
-        )
+        // Allocated on B, freed on A.
+        let chain = (&queue_b, &queue_a, true);
+        let baseline_text = "blocking alloc, fill on B, finish, free";
+        self.handover_rows(4, name, unit, chain, "handovers", &mut baseline, baseline_text)
     }
 
     // --- 8 ------------------------------------------------------------------
@@ -348,31 +293,36 @@ impl DeviceRun<'_, '_> {
         let budget = self.budget.scaled(0.25);
         // SAFETY (both closures): live queues of one context; each block is
         // freed once, after the fill of it.
-        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
-            let mut addresses = Vec::with_capacity(batch.iterations);
-            let (elapsed, ()) =
-                timed(|| unsafe { handover_chain(&b, &a, true, None, batch.iterations, &mut addresses) })?;
-            reuse.record(&addresses, batch.timed);
-            Ok(Sample::of(elapsed, batch.iterations))
-        };
-        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let mut addresses = Vec::with_capacity(batch.iterations);
-            let (elapsed, ()) =
-                timed(|| unsafe { handover_chain(&b, &b2, true, None, batch.iterations, &mut addresses) })?;
-            Ok(Sample::of(elapsed, batch.iterations))
-        };
-        let mut results = measure(&budget, self.progress, "handovers", &mut [&mut ours, &mut baseline]).into_iter();
-        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
-        self.cost_and_reuse_rows(
-            8,
-            name,
-            unit,
-            ours,
-            baseline,
-            &reuse,
-            vec!["the device's default pool served (its release threshold left as it is)".into()],
-            "the same handover between two queues of device B",
-        )
+        let mut ours = |batch: Batch| unsafe { timed_handovers(&b, &a, true, None, batch, Some(&mut reuse)) };
+        let mut baseline = |batch: Batch| unsafe { timed_handovers(&b, &b2, true, None, batch, None) };
+        let measured = measure_against(&budget, self.progress, "handovers", &mut ours, &mut baseline);
+        self.cost_and_reuse_rows(8, name, unit, measured, &reuse, vec!["the device's default pool served (its release threshold left as it is)".into()], "the same handover between two queues of device B")
+    }
+
+    /// Scenarios 3 and 4: blocks handed along a chain of events (allocated
+    /// on the first queue, freed on the second; `in_order` as
+    /// [`handover_chain`] takes it) on a pool of the scenario's own,
+    /// measured against `baseline`; the cost and reuse rows.
+    #[allow(clippy::too_many_arguments)]
+    fn handover_rows(
+        &self,
+        scenario: u32,
+        name: String,
+        unit: Unit,
+        (alloc_q, free_q, in_order): (&Queue, &Queue, bool),
+        what: &str,
+        baseline: Variant,
+        baseline_text: &str,
+    ) -> Vec<Row> {
+        let (pool, mut pool_notes) = self.own_pool();
+        let mut reuse = ReuseCounter::default();
+        // SAFETY: live queues and pool; each block is freed once, after the
+        // fill of it.
+        let mut ours =
+            |batch: Batch| unsafe { timed_handovers(alloc_q, free_q, in_order, pool.as_ref(), batch, Some(&mut reuse)) };
+        let measured = measure_against(&self.budget.scaled(0.25), self.progress, what, &mut ours, baseline);
+        pool_notes.extend(pool_high_water(pool.as_ref()));
+        self.cost_and_reuse_rows(scenario, name, unit, measured, &reuse, pool_notes, baseline_text)
     }
 
     /// A pool of the scenario's own, keeping its slabs, so that its
@@ -399,8 +349,7 @@ impl DeviceRun<'_, '_> {
         scenario: u32,
         name: String,
         unit: Unit,
-        ours: Result<crate::measure::Stats, CallError>,
-        baseline: Result<crate::measure::Stats, CallError>,
+        (ours, baseline): Measured,
         reuse: &ReuseCounter,
         pool_notes: Vec<String>,
         baseline_text: &str,
@@ -555,9 +504,7 @@ impl DeviceRun<'_, '_> {
             })?;
             Ok(Sample::of(elapsed, operations))
         };
-        let mut results =
-            measure(&self.budget, self.progress, "mixed sizes", &mut [&mut ours, &mut baseline]).into_iter();
-        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
+        let (ours, baseline) = measure_against(&self.budget, self.progress, "mixed sizes", &mut ours, &mut baseline);
         let mut cost = self.row(5, name, Unit::NanosPer("op"));
         cost.ours = Outcome::cost(&ours);
         cost.baseline = Outcome::cost(&baseline);
@@ -599,8 +546,7 @@ impl DeviceRun<'_, '_> {
         };
         let mut one =
             |batch: Batch| -> Result<Sample, CallError> { unsafe { async_pairs(&queue_a, SIZE, batch.iterations) } };
-        let mut results = measure(&self.budget, self.progress, "threads", &mut [&mut two, &mut one]).into_iter();
-        let (two, one) = (results.next().unwrap(), results.next().unwrap());
+        let (two, one) = measure_against(&self.budget, self.progress, "threads", &mut two, &mut one);
         let mut row = self.row(6, name, unit);
         row.ours = Outcome::rate(&two);
         row.baseline = Outcome::rate(&one);
@@ -993,6 +939,27 @@ mod tests {
         counter.record(&[1, 3, 3], true);
         assert_eq!((counter.reused, counter.total), (2, 3));
     }
+}
+
+/// [`handover_chain`] over `batch`, timed; the addresses it handed out go to
+/// `reuse` where one is given.
+///
+/// # Safety
+/// As [`handover_chain`].
+unsafe fn timed_handovers(
+    alloc_q: &Queue,
+    free_q: &Queue,
+    in_order: bool,
+    pool: Option<&Pool>,
+    batch: Batch,
+    reuse: Option<&mut ReuseCounter>,
+) -> Result<Sample, CallError> {
+    let mut addresses = Vec::with_capacity(batch.iterations);
+    let sample = timed_batch(batch, || handover_chain(alloc_q, free_q, in_order, pool, batch.iterations, &mut addresses))?;
+    if let Some(reuse) = reuse {
+        reuse.record(&addresses, batch.timed);
+    }
+    Ok(sample)
 }
 
 /// The loop scenarios 3 and 4 time: each allocation on `alloc_q` waits on
