@@ -117,35 +117,27 @@ unsafe fn create_null_output(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
+/// `urQueueCreate` with `flags` answers `expected`.
+unsafe fn create_refused(fx: &DeviceFx, flags: ur_queue_flags_t, expected: ur_result_t) -> CaseResult {
+    let mut queue = null_mut();
+    let got = fx.api.urQueueCreate(fx.context, fx.device, &properties(flags), &mut queue)?;
+    expect_code(expected, got, &format!("urQueueCreate(flags 0x{flags:x})"))
+}
+
 unsafe fn create_bad_flags(fx: &DeviceFx) -> CaseResult {
     let flags = UR_QUEUE_FLAG_LOW_POWER_EVENTS_SUPPORT_EXP.0 << 1;
     debug_assert!(flags & UR_QUEUE_FLAGS_MASK != 0);
-    let mut queue = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urQueueCreate(fx.context, fx.device, &properties(flags), &mut queue)
-    );
-    Ok(())
+    create_refused(fx, flags, UR_RESULT_ERROR_INVALID_ENUMERATION)
 }
 
 unsafe fn create_both_priorities(fx: &DeviceFx) -> CaseResult {
     let flags = UR_QUEUE_FLAG_PRIORITY_HIGH.0 | UR_QUEUE_FLAG_PRIORITY_LOW.0;
-    let mut queue = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES,
-        fx.api.urQueueCreate(fx.context, fx.device, &properties(flags), &mut queue)
-    );
-    Ok(())
+    create_refused(fx, flags, UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES)
 }
 
 unsafe fn create_both_submission_modes(fx: &DeviceFx) -> CaseResult {
     let flags = UR_QUEUE_FLAG_SUBMISSION_BATCHED.0 | UR_QUEUE_FLAG_SUBMISSION_IMMEDIATE.0;
-    let mut queue = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES,
-        fx.api.urQueueCreate(fx.context, fx.device, &properties(flags), &mut queue)
-    );
-    Ok(())
+    create_refused(fx, flags, UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES)
 }
 
 unsafe fn retain(fx: &DeviceFx) -> CaseResult {
