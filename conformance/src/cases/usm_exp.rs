@@ -797,17 +797,7 @@ unsafe fn blocking_from_pool(fx: &DeviceFx) -> CaseResult {
     );
     let filled = fx.fill(fx.queue, p, &[0x42], 100 * KIB, &[])?;
     all_are("a blocking allocation from a pool", &fx.read_after(fx.queue, p, 100 * KIB, &[filled.get()])?, 0x42)?;
-    let mut owner: ur_usm_pool_handle_t = null_mut();
-    let code = fx.api.urUSMGetMemAllocInfo(
-        fx.context,
-        p,
-        UR_USM_ALLOC_INFO_POOL,
-        std::mem::size_of::<ur_usm_pool_handle_t>(),
-        (&mut owner as *mut ur_usm_pool_handle_t).cast(),
-        null_mut(),
-    )?;
-    if code != UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION {
-        expect_code(UR_RESULT_SUCCESS, code, "urUSMGetMemAllocInfo(POOL)")?;
+    if let Some(owner) = super::usm::reported_pool(fx, p)? {
         check!(owner == pool.get(), "the allocation reports pool {owner:?}");
     }
     expect_success!(fx.api.urUSMFree(fx.context, p));
