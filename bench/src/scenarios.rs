@@ -296,7 +296,9 @@ impl DeviceRun<'_, '_> {
         let mut ours = |batch: Batch| unsafe { timed_handovers(&b, &a, true, None, batch, Some(&mut reuse)) };
         let mut baseline = |batch: Batch| unsafe { timed_handovers(&b, &b2, true, None, batch, None) };
         let measured = measure_against(&budget, self.progress, "handovers", &mut ours, &mut baseline);
-        self.cost_and_reuse_rows(8, name, unit, measured, &reuse, vec!["the device's default pool served (its release threshold left as it is)".into()], "the same handover between two queues of device B")
+        let notes = vec!["the device's default pool served (its release threshold left as it is)".into()];
+        let baseline_text = "the same handover between two queues of device B";
+        self.cost_and_reuse_rows(8, name, unit, measured, &reuse, notes, baseline_text)
     }
 
     /// Scenarios 3 and 4: blocks handed along a chain of events (allocated
@@ -318,10 +320,11 @@ impl DeviceRun<'_, '_> {
         let mut reuse = ReuseCounter::default();
         // SAFETY: live queues and pool; each block is freed once, after the
         // fill of it.
+        let pool = pool.as_ref();
         let mut ours =
-            |batch: Batch| unsafe { timed_handovers(alloc_q, free_q, in_order, pool.as_ref(), batch, Some(&mut reuse)) };
+            |batch: Batch| unsafe { timed_handovers(alloc_q, free_q, in_order, pool, batch, Some(&mut reuse)) };
         let measured = measure_against(&self.budget.scaled(0.25), self.progress, what, &mut ours, baseline);
-        pool_notes.extend(pool_high_water(pool.as_ref()));
+        pool_notes.extend(pool_high_water(pool));
         self.cost_and_reuse_rows(scenario, name, unit, measured, &reuse, pool_notes, baseline_text)
     }
 
@@ -955,7 +958,8 @@ unsafe fn timed_handovers(
     reuse: Option<&mut ReuseCounter>,
 ) -> Result<Sample, CallError> {
     let mut addresses = Vec::with_capacity(batch.iterations);
-    let sample = timed_batch(batch, || handover_chain(alloc_q, free_q, in_order, pool, batch.iterations, &mut addresses))?;
+    let iterations = batch.iterations;
+    let sample = timed_batch(batch, || handover_chain(alloc_q, free_q, in_order, pool, iterations, &mut addresses))?;
     if let Some(reuse) = reuse {
         reuse.record(&addresses, batch.timed);
     }

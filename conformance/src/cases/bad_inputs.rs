@@ -147,7 +147,12 @@ unsafe fn release_stray<T>(
 
 /// A USM allocation of `kind` and `size` with `desc` (may be null), freed if it was made;
 /// a skip where the device has no USM of that kind.
-unsafe fn alloc_with(fx: &DeviceFx, kind: UsmKind, desc: *const ur_usm_desc_t, size: usize) -> Result<ur_result_t, Outcome> {
+unsafe fn alloc_with(
+    fx: &DeviceFx,
+    kind: UsmKind,
+    desc: *const ur_usm_desc_t,
+    size: usize,
+) -> Result<ur_result_t, Outcome> {
     fx.require_kind(kind)?;
     let mut p = null_mut();
     let code = match kind {
@@ -158,19 +163,20 @@ unsafe fn alloc_with(fx: &DeviceFx, kind: UsmKind, desc: *const ur_usm_desc_t, s
     free_stray(fx, code, p)
 }
 
-/// `urEnqueueUSMDeviceAllocExp` of `size` bytes with `properties`, after a
+/// `urEnqueueUSMDeviceAllocExp` of `size` bytes with `props`, after a
 /// null wait list of `wait_count` events, freed if it was made; a skip where
 /// the device has no async device allocations.
 unsafe fn async_alloc_with(
     fx: &DeviceFx,
     size: usize,
-    properties: *const ur_exp_async_usm_alloc_properties_t,
+    props: *const ur_exp_async_usm_alloc_properties_t,
     wait_count: u32,
 ) -> Result<ur_result_t, Outcome> {
     require_async(fx)?;
     fx.require_kind(UsmKind::Device)?;
     let mut p = null_mut();
-    let code = fx.api.urEnqueueUSMDeviceAllocExp(fx.queue, null_mut(), size, properties, wait_count, null(), &mut p, null_mut())?;
+    let (queue, pool) = (fx.queue, null_mut());
+    let code = fx.api.urEnqueueUSMDeviceAllocExp(queue, pool, size, props, wait_count, null(), &mut p, null_mut())?;
     if code == UR_RESULT_SUCCESS && !p.is_null() {
         fx.api.urEnqueueUSMFreeExp(fx.queue, null_mut(), p, 0, null(), null_mut())?;
     }
@@ -226,7 +232,8 @@ unsafe fn fill(fx: &DeviceFx, pattern_size: usize, size: usize) -> Result<ur_res
 unsafe fn copy_to_host(fx: &DeviceFx, size: usize, wait_count: u32) -> Result<ur_result_t, Outcome> {
     let memory = scratch(fx)?;
     let mut host = [0u8; 64];
-    Ok(fx.api.urEnqueueUSMMemcpy(fx.queue, true, host.as_mut_ptr().cast(), memory.ptr, size, wait_count, null(), null_mut())?)
+    let to_host = host.as_mut_ptr().cast();
+    Ok(fx.api.urEnqueueUSMMemcpy(fx.queue, true, to_host, memory.ptr, size, wait_count, null(), null_mut())?)
 }
 
 /// The structure-type and flags of a chained USM descriptor.

@@ -535,7 +535,11 @@ fn spare_record() -> *mut c_void {
 }
 
 /// Registers [`notify`] for `stage` of `event`, with a record of its own.
-unsafe fn notify_on(fx: &DeviceFx, event: ur_event_handle_t, stage: ur_execution_info_t) -> Result<(ur_result_t, &'static Notified), Outcome> {
+unsafe fn notify_on(
+    fx: &DeviceFx,
+    event: ur_event_handle_t,
+    stage: ur_execution_info_t,
+) -> Result<(ur_result_t, &'static Notified), Outcome> {
     let seen: &'static Notified = Box::leak(Box::default());
     let got = fx.api.urEventSetCallback(event, stage, Some(notify), seen as *const Notified as *mut c_void)?;
     Ok((got, seen))

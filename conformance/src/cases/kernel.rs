@@ -375,7 +375,8 @@ unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
         let filled_list = [filled.get()];
         let (n, copy_waits) = wait_list(if in_order { &[] } else { &filled_list });
         // No event: the queue's own finish below is what waits for it.
-        expect_success!(fx.api.urEnqueueUSMMemcpy(queue, false, tail, source.ptr, SMALL * 4, n, copy_waits, null_mut()));
+        let size = SMALL * 4;
+        expect_success!(fx.api.urEnqueueUSMMemcpy(queue, false, tail, source.ptr, size, n, copy_waits, null_mut()));
         expect_success!(fx.api.urQueueFinish(queue));
         let head = words(&fx.read(queue, out.ptr, SMALL * 4)?);
         check_words(&format!("a fill behind fill_index on the {label}"), &head, |_| 0)?;

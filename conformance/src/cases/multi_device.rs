@@ -165,7 +165,8 @@ unsafe fn free_on_other_device(fx: &DeviceFx) -> CaseResult {
     let size = 256 * KIB;
     let (x, ready) = alloc(a, a.queue, UsmKind::Device, null_mut(), size, &[], true)?;
     let written = a.fill(a.queue, x, &[0x5a], size, &[ready.expect("asked for").get()])?;
-    all_are("written on the first device, read on the second", &b.read_after(b.queue, x, size, &[written.get()])?, 0x5a)?;
+    let got = b.read_after(b.queue, x, size, &[written.get()])?;
+    all_are("written on the first device, read on the second", &got, 0x5a)?;
     let freed = free(b, b.queue, null_mut(), x, &[written.get()], true)?.expect("asked for");
     check_eq!(used(b, pb)?, ub);
     let (y, again) = alloc(a, a.queue, UsmKind::Device, null_mut(), size, &[freed.get()], true)?;
@@ -211,7 +212,8 @@ unsafe fn hand_over(fx: &DeviceFx) -> CaseResult {
         let (y, y_ready) = alloc(b, b.queue, UsmKind::Shared, pool.get(), size, &[freed_x.get()], true)?;
         let used_y = b.fill(b.queue, y, &[!round], size, &[y_ready.expect("asked for").get()])?;
         if round % 4 == 3 {
-            all_are(&format!("round {round} on the second device"), &b.read_after(b.queue, y, size, &[used_y.get()])?, !round)?;
+            let got = b.read_after(b.queue, y, size, &[used_y.get()])?;
+            all_are(&format!("round {round} on the second device"), &got, !round)?;
         }
         last_free = free(b, b.queue, pool.get(), y, &[used_y.get()], true)?;
         addresses.insert(x as usize);

@@ -841,7 +841,8 @@ unsafe fn pool_zero_init(fx: &DeviceFx) -> CaseResult {
             let (p, ready) = alloc(fx, queue, UsmKind::Device, pool.get(), size, &waits, true)?;
             addresses.push(p);
             let ready = ready.expect("asked for");
-            all_are(&format!("{label}: round {round}, a new block"), &fx.read_after(queue, p, size, &[ready.get()])?, 0)?;
+            let got = fx.read_after(queue, p, size, &[ready.get()])?;
+            all_are(&format!("{label}: round {round}, a new block"), &got, 0)?;
             let dirty = fx.fill(queue, p, &[0xff], size, &[ready.get()])?;
             last = free(fx, queue, pool.get(), p, &[dirty.get()], true)?;
         }
