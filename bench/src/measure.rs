@@ -131,6 +131,22 @@ pub fn measure(
     state.into_iter().map(|slot| slot.map(|(iterations, samples)| Stats::from_samples(samples, iterations))).collect()
 }
 
+/// The figures of our variant and of its baseline.
+pub type Measured = (Result<Stats, CallError>, Result<Stats, CallError>);
+
+/// [`measure`] of our variant beside its baseline.
+pub fn measure_against(budget: &Budget, progress: &Progress, what: &str, ours: Variant, baseline: Variant) -> Measured {
+    let mut results = measure(budget, progress, what, &mut [ours, baseline]).into_iter();
+    (results.next().unwrap(), results.next().unwrap())
+}
+
+/// Times `body`, the work of `batch`, as a sample of one operation per
+/// iteration.
+pub fn timed_batch(batch: Batch, body: impl FnOnce() -> Result<(), CallError>) -> Result<Sample, CallError> {
+    let (elapsed, ()) = timed(body)?;
+    Ok(Sample::of(elapsed, batch.iterations))
+}
+
 /// Times `body` once.
 pub fn timed<T>(body: impl FnOnce() -> Result<T, CallError>) -> Result<(Duration, T), CallError> {
     let start = Instant::now();

@@ -16,7 +16,7 @@ use crate::measure::{Budget, Progress, Stats};
 use crate::report::{size_label, Goal, Outcome, Point, Row, Series, Unit};
 use crate::scenarios::SIZE;
 use std::collections::BTreeMap;
-use std::io::Read;
+use ur_conformance::child::{read_on_thread, wait_until};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -178,31 +178,10 @@ fn run_helper(setup: &SyclSetup, config: &Config, sizes: &[usize], budget: &Budg
         Ok(child) => child,
         Err(e) => return failed(format!("cannot start {}: {e}", setup.helper_binary.display())),
     };
-    let mut stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
+    let out_reader = read_on_thread(child.stdout.take().expect("piped"));
+    let err_reader = read_on_thread(child.stderr.take().expect("piped"));
     let deadline = Instant::now() + HELPER_TIME_LIMIT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(_) => break None,
-        }
-    };
+    let status = wait_until(&mut child, deadline, Duration::from_millis(20)).ok().flatten();
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
 

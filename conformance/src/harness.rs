@@ -496,12 +496,79 @@ impl<'a> DeviceFx<'a> {
     /// # Safety
     /// `src` must hold `len` readable bytes for the device.
     pub unsafe fn read(&self, queue: ur_queue_handle_t, src: *const c_void, len: usize) -> Result<Vec<u8>, Outcome> {
+        self.read_after(queue, src, len, &[])
+    }
+
+    /// [`read`](Self::read) once the events in `wait` are complete.
+    ///
+    /// # Safety
+    /// `src` must hold `len` readable bytes for the device; `wait` must hold
+    /// live events.
+    pub unsafe fn read_after(
+        &self,
+        queue: ur_queue_handle_t,
+        src: *const c_void,
+        len: usize,
+        wait: &[ur_event_handle_t],
+    ) -> Result<Vec<u8>, Outcome> {
         let mut out = vec![0u8; len];
+        let (n, events) = wait_list(wait);
         success(
             "urEnqueueUSMMemcpy(blocking, to host)",
-            self.api.urEnqueueUSMMemcpy(queue, true, out.as_mut_ptr().cast(), src, len, 0, null(), null_mut()),
+            self.api.urEnqueueUSMMemcpy(queue, true, out.as_mut_ptr().cast(), src, len, n, events, null_mut()),
         )?;
         Ok(out)
+    }
+
+    /// Fills `size` bytes at `ptr` with `pattern` after `wait`, without
+    /// blocking; the fill must succeed and return an event.
+    ///
+    /// # Safety
+    /// `ptr` must hold `size` writable bytes for the device; `wait` must hold
+    /// live events.
+    pub unsafe fn fill(
+        &self,
+        queue: ur_queue_handle_t,
+        ptr: *mut c_void,
+        pattern: &[u8],
+        size: usize,
+        wait: &[ur_event_handle_t],
+    ) -> Result<OwnedEvent, Outcome> {
+        let (n, events) = wait_list(wait);
+        let mut event = null_mut();
+        let call = format!("urEnqueueUSMFill(pattern of {} bytes, size {size})", pattern.len());
+        success(
+            call.as_str(),
+            self.api.urEnqueueUSMFill(queue, ptr, pattern.len(), pattern.as_ptr().cast(), size, n, events, &mut event),
+        )?;
+        if event.is_null() {
+            return Err(format!("{call} returned a null event").into());
+        }
+        Ok(self.own_event(event))
+    }
+
+    /// Copies `size` bytes from `src` to `dst` after `wait`, without
+    /// blocking; the copy must succeed and return an event.
+    ///
+    /// # Safety
+    /// `src` and `dst` must hold `size` bytes the device can read and write;
+    /// `wait` must hold live events.
+    pub unsafe fn copy(
+        &self,
+        queue: ur_queue_handle_t,
+        dst: *mut c_void,
+        src: *const c_void,
+        size: usize,
+        wait: &[ur_event_handle_t],
+    ) -> Result<OwnedEvent, Outcome> {
+        let (n, events) = wait_list(wait);
+        let mut event = null_mut();
+        let call = format!("urEnqueueUSMMemcpy(size {size})");
+        success(call.as_str(), self.api.urEnqueueUSMMemcpy(queue, false, dst, src, size, n, events, &mut event))?;
+        if event.is_null() {
+            return Err(format!("{call} returned a null event").into());
+        }
+        Ok(self.own_event(event))
     }
 
     /// Copies `data` into `dst` (any USM) with a blocking copy on `queue`.
@@ -569,6 +636,16 @@ pub unsafe fn on_each_queue_kind(fx: &DeviceFx, body: impl Fn(ur_queue_handle_t,
         // An in-order-only device has passed on the only kind it offers.
         Err(Outcome::Skip(_)) => Ok(()),
         Err(e) => Err(e),
+    }
+}
+
+/// The `(numEventsInWaitList, phEventWaitList)` arguments of `wait`: a null
+/// list when it is empty, as the entry points require.
+pub fn wait_list(wait: &[ur_event_handle_t]) -> (u32, *const ur_event_handle_t) {
+    if wait.is_empty() {
+        (0, null())
+    } else {
+        (wait.len() as u32, wait.as_ptr())
     }
 }
 
@@ -654,6 +731,19 @@ pub fn expect_code(expected: ur_result_t, got: ur_result_t, call: &str) -> CaseR
             crate::names::result_name(got),
             crate::names::result_name(expected)
         )));
+    }
+    Ok(())
+}
+
+/// Size checks from a table: each row of `rows`, the arguments `call`
+/// passes to `entry` and how they are wrong, is `INVALID_SIZE`.
+pub fn invalid_sizes<A>(
+    entry: &str,
+    rows: impl IntoIterator<Item = (A, &'static str)>,
+    call: impl Fn(A) -> Result<ur_result_t, String>,
+) -> CaseResult {
+    for (args, how) in rows {
+        expect_code(UR_RESULT_ERROR_INVALID_SIZE, call(args)?, &format!("{entry} with {how}"))?;
     }
     Ok(())
 }

@@ -10,6 +10,11 @@ macro_rules! name_table {
             format!("{}(0x{:x})", stringify!($ty), value.0)
         }
     };
+    // The same, and the named values as the list `$list`, in their order.
+    ($fn_name:ident, $list:ident, $ty:ty, [$($value:ident),* $(,)?]) => {
+        pub const $list: &[$ty] = &[$($value),*];
+        name_table!($fn_name, $ty, [$($value),*]);
+    };
 }
 
 name_table!(
@@ -104,6 +109,7 @@ name_table!(
 
 name_table!(
     device_type_name,
+    DEVICE_TYPES,
     ur_device_type_t,
     [
         UR_DEVICE_TYPE_DEFAULT,

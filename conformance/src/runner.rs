@@ -5,10 +5,11 @@
 //! each run is a child process of this same binary (`--run-case NAME
 //! --target LABEL`), so a crash fails one case instead of the whole run.
 
+use crate::child::{read_on_thread, wait_until};
 use crate::harness::*;
 use crate::names::backend_name;
 use crate::ur::*;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -209,25 +210,11 @@ fn child_verdict(options: &Options, case: &Case, target_label: &str) -> ChildVer
         Ok(child) => child,
         Err(e) => return ChildVerdict::Failed(format!("cannot start a child process: {e}")),
     };
-    // Read on a thread, so that a chatty child never blocks on a full pipe.
-    let mut stdout = child.stdout.take().expect("stdout was piped");
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let deadline = Instant::now() + options.timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) if Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(format!("did not finish within {} s", options.timeout.as_secs()));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => break Err(format!("lost the child process: {e}")),
-        }
+    let reader = read_on_thread(child.stdout.take().expect("stdout was piped"));
+    let status = match wait_until(&mut child, Instant::now() + options.timeout, Duration::from_millis(5)) {
+        Ok(Some(status)) => Ok(status),
+        Ok(None) => Err(format!("did not finish within {} s", options.timeout.as_secs())),
+        Err(e) => Err(format!("lost the child process: {e}")),
     };
     let text = reader.join().unwrap_or_default();
     let status = match status {

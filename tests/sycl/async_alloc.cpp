@@ -31,11 +31,6 @@
 #include <vector>
 
 namespace syclex = sycl::ext::oneapi::experimental;
-using suite::check;
-using suite::check_all;
-using suite::check_eq;
-using suite::section;
-using suite::throws_sycl;
 
 namespace {
 
@@ -46,6 +41,14 @@ std::vector<unsigned char> read_back(sycl::queue &q, const void *p, size_t n) {
   std::vector<unsigned char> h(n);
   q.memcpy(h.data(), p, n).wait();
   return h;
+}
+
+// async_free(handler) of p on q once `after` is done.
+sycl::event free_after(sycl::queue &q, const sycl::event &after, void *p) {
+  return q.submit([&](sycl::handler &h) {
+    h.depends_on(after);
+    syclex::async_free(h, p);
+  });
 }
 
 }  // namespace
@@ -104,10 +107,7 @@ int main() {
       h.depends_on(set);
       h.memcpy(host.data(), p, n);
     });
-    auto freed = ooo.submit([&](sycl::handler &h) {
-      h.depends_on(copy);
-      syclex::async_free(h, p);
-    });
+    auto freed = free_after(ooo, copy, p);
     freed.wait();
     copy.wait();
     check_all(host.data(), n, (unsigned char)0x6d, "async_malloc(h): memset in a dependent command group, copy back");
@@ -130,10 +130,7 @@ int main() {
       h.depends_on(alloc);
       h.memset(a, 0x11, n);
     });
-    auto freed = ooo.submit([&](sycl::handler &h) {
-      h.depends_on(set);
-      syclex::async_free(h, a);
-    });
+    auto freed = free_after(ooo, set, a);
     void *b = nullptr;
     auto again = ooo.submit([&](sycl::handler &h) {
       h.depends_on(freed);
@@ -248,10 +245,7 @@ int main() {
     std::vector<unsigned char> host(n);
     auto copy = qa.memcpy(host.data(), p, n, set);
     // Freed on the other queue, after the copy.
-    auto freed = qb.submit([&](sycl::handler &h) {
-      h.depends_on(copy);
-      syclex::async_free(h, p);
-    });
+    auto freed = free_after(qb, copy, p);
     void *again = nullptr;
     auto realloc = qa.submit([&](sycl::handler &h) {
       h.depends_on(freed);

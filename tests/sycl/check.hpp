@@ -91,3 +91,10 @@ bool throws_sycl(F &&body, std::string *what = nullptr) {
 }
 
 }  // namespace suite
+
+// The programs call the checks unqualified.
+using suite::check;
+using suite::check_all;
+using suite::check_eq;
+using suite::section;
+using suite::throws_sycl;

@@ -10,10 +10,6 @@
 #include <string>
 #include <vector>
 
-using suite::check;
-using suite::check_eq;
-using suite::section;
-
 namespace {
 
 // Every shared object of the process whose file name contains "libur_adapter".

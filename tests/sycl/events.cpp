@@ -7,11 +7,6 @@
 #include <thread>
 #include <vector>
 
-using suite::check;
-using suite::check_all;
-using suite::check_eq;
-using suite::section;
-
 namespace {
 constexpr size_t kBytes = 16 << 20;
 using status = sycl::info::event_command_status;

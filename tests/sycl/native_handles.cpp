@@ -20,12 +20,6 @@
 
 #include <vector>
 
-using suite::check;
-using suite::check_all;
-using suite::check_eq;
-using suite::section;
-using suite::throws_sycl;
-
 namespace {
 
 // The OpenCL entry points this program calls.
@@ -75,27 +69,18 @@ struct OpenCl {
 
 OpenCl cl;
 
-// The reference counts OpenCL reports, or 0 when the query fails.
-cl_uint program_refs(cl_program p) {
+// The reference count OpenCL reports for `object` through its info query
+// `query` and property `param`, or 0 when the query fails.
+template <typename Query, typename Object, typename Param>
+cl_uint refs(Query query, Object object, Param param) {
   cl_uint n = 0;
-  return cl.program_info(p, CL_PROGRAM_REFERENCE_COUNT, sizeof n, &n, nullptr) == CL_SUCCESS ? n : 0;
+  return query(object, param, sizeof n, &n, nullptr) == CL_SUCCESS ? n : 0;
 }
-cl_uint kernel_refs(cl_kernel k) {
-  cl_uint n = 0;
-  return cl.kernel_info(k, CL_KERNEL_REFERENCE_COUNT, sizeof n, &n, nullptr) == CL_SUCCESS ? n : 0;
-}
-cl_uint context_refs(cl_context c) {
-  cl_uint n = 0;
-  return cl.context_info(c, CL_CONTEXT_REFERENCE_COUNT, sizeof n, &n, nullptr) == CL_SUCCESS ? n : 0;
-}
-cl_uint queue_refs(cl_command_queue q) {
-  cl_uint n = 0;
-  return cl.queue_info(q, CL_QUEUE_REFERENCE_COUNT, sizeof n, &n, nullptr) == CL_SUCCESS ? n : 0;
-}
-cl_uint event_refs(cl_event e) {
-  cl_uint n = 0;
-  return cl.event_info(e, CL_EVENT_REFERENCE_COUNT, sizeof n, &n, nullptr) == CL_SUCCESS ? n : 0;
-}
+cl_uint program_refs(cl_program p) { return refs(cl.program_info, p, CL_PROGRAM_REFERENCE_COUNT); }
+cl_uint kernel_refs(cl_kernel k) { return refs(cl.kernel_info, k, CL_KERNEL_REFERENCE_COUNT); }
+cl_uint context_refs(cl_context c) { return refs(cl.context_info, c, CL_CONTEXT_REFERENCE_COUNT); }
+cl_uint queue_refs(cl_command_queue q) { return refs(cl.queue_info, q, CL_QUEUE_REFERENCE_COUNT); }
+cl_uint event_refs(cl_event e) { return refs(cl.event_info, e, CL_EVENT_REFERENCE_COUNT); }
 
 const char *kSource =
     "kernel void fill_index(global uint *out, uint base) {\n"

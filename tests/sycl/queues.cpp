@@ -4,11 +4,6 @@
 
 #include <vector>
 
-using suite::check;
-using suite::check_all;
-using suite::check_eq;
-using suite::section;
-
 namespace {
 // Large enough that a command still runs when the next one is enqueued, so
 // that a missing dependency shows up as wrong data.

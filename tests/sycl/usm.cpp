@@ -6,11 +6,6 @@
 #include <cstdint>
 #include <vector>
 
-using suite::check;
-using suite::check_all;
-using suite::check_eq;
-using suite::section;
-
 namespace {
 
 struct Pattern16 {

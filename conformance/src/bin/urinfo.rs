@@ -2,7 +2,7 @@
 //! adapter, its platforms (name, vendor, version, backend) and their devices
 //! (name, type, compute units, global memory, async allocation support).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use ur_conformance::names::{backend_name, device_type_name};
 use ur_conformance::ur::{self, Api, CallError, Topology};
@@ -26,24 +26,23 @@ fn main() -> ExitCode {
             }
         }
     }
-    let api = match Api::load(&loader) {
-        Ok(api) => api,
+    match list(&loader) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(reason) => {
             eprintln!("urinfo: {reason}");
-            return ExitCode::FAILURE;
+            ExitCode::FAILURE
         }
-    };
-    let topology = match Topology::discover(&api) {
-        Ok(topology) => topology,
-        Err(reason) => {
-            eprintln!("urinfo: {reason}");
-            return ExitCode::FAILURE;
-        }
-    };
+    }
+}
+
+/// Opens the loader at `path` and prints what it finds.
+fn list(path: &Path) -> Result<(), String> {
+    let api = Api::load(path)?;
+    let topology = Topology::discover(&api)?;
     println!("loader: {}", api.path.display());
     // SAFETY: every handle printed comes from the loader's own answers.
     unsafe { print(&topology) };
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 /// An answer, or why there is none.

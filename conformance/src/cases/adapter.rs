@@ -1,7 +1,7 @@
 //! urAdapterGet, urAdapterRetain/Release, urAdapterGetInfo,
 //! urAdapterGetLastError and the logger callback.
 
-use crate::cases::common::Which;
+use crate::cases::common::{count_then_fill, Which};
 use crate::harness::*;
 use crate::ur::*;
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting};
@@ -47,22 +47,11 @@ unsafe fn refs(api: &Api, adapter: ur_adapter_handle_t) -> Result<u32, Outcome> 
 
 /// Takes a new reference to every adapter.
 unsafe fn get_all(api: &Api) -> Result<Vec<ur_adapter_handle_t>, Outcome> {
-    let mut count = 0u32;
-    expect_success!(api.urAdapterGet(0, null_mut(), &mut count));
-    let mut adapters = vec![null_mut(); count as usize];
-    let mut count_again = 0u32;
-    if count > 0 {
-        expect_success!(api.urAdapterGet(count, adapters.as_mut_ptr(), &mut count_again));
-        check_eq!(count_again, count);
-    }
-    Ok(adapters)
+    count_then_fill("urAdapterGet", |n, adapters, count| api.urAdapterGet(n, adapters, count))
 }
 
 unsafe fn release_all(api: &Api, adapters: &[ur_adapter_handle_t]) -> CaseResult {
-    for &adapter in adapters {
-        expect_success!(api.urAdapterRelease(adapter));
-    }
-    Ok(())
+    ref_counting!(api, urAdapterRetain, urAdapterRelease).release_each(adapters)
 }
 
 unsafe fn get_count_then_fill(fx: &LoaderFx) -> CaseResult {

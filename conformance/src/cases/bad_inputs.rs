@@ -18,7 +18,7 @@
 
 use crate::harness::*;
 use crate::names::{backend_name, result_name};
-use crate::skip;
+use crate::{info, skip};
 use crate::ur::success;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
@@ -145,6 +145,44 @@ unsafe fn release_stray<T>(
     Ok(code)
 }
 
+/// A USM allocation of `kind` and `size` with `desc` (may be null), freed if it was made;
+/// a skip where the device has no USM of that kind.
+unsafe fn alloc_with(
+    fx: &DeviceFx,
+    kind: UsmKind,
+    desc: *const ur_usm_desc_t,
+    size: usize,
+) -> Result<ur_result_t, Outcome> {
+    fx.require_kind(kind)?;
+    let mut p = null_mut();
+    let code = match kind {
+        UsmKind::Host => fx.api.urUSMHostAlloc(fx.context, desc, null_mut(), size, &mut p)?,
+        UsmKind::Device => fx.api.urUSMDeviceAlloc(fx.context, fx.device, desc, null_mut(), size, &mut p)?,
+        UsmKind::Shared => fx.api.urUSMSharedAlloc(fx.context, fx.device, desc, null_mut(), size, &mut p)?,
+    };
+    free_stray(fx, code, p)
+}
+
+/// `urEnqueueUSMDeviceAllocExp` of `size` bytes with `props`, after a
+/// null wait list of `wait_count` events, freed if it was made; a skip where
+/// the device has no async device allocations.
+unsafe fn async_alloc_with(
+    fx: &DeviceFx,
+    size: usize,
+    props: *const ur_exp_async_usm_alloc_properties_t,
+    wait_count: u32,
+) -> Result<ur_result_t, Outcome> {
+    require_async(fx)?;
+    fx.require_kind(UsmKind::Device)?;
+    let mut p = null_mut();
+    let (queue, pool) = (fx.queue, null_mut());
+    let code = fx.api.urEnqueueUSMDeviceAllocExp(queue, pool, size, props, wait_count, null(), &mut p, null_mut())?;
+    if code == UR_RESULT_SUCCESS && !p.is_null() {
+        fx.api.urEnqueueUSMFreeExp(fx.queue, null_mut(), p, 0, null(), null_mut())?;
+    }
+    Ok(code)
+}
+
 /// A queue of the fixture's context with `flags`, released if it was made.
 unsafe fn queue_with(fx: &DeviceFx, flags: ur_queue_flags_t) -> Result<ur_result_t, Outcome> {
     let properties = ur_queue_properties_t { stype: UR_STRUCTURE_TYPE_QUEUE_PROPERTIES, pNext: null_mut(), flags };
@@ -189,9 +227,27 @@ unsafe fn fill(fx: &DeviceFx, pattern_size: usize, size: usize) -> Result<ur_res
     Ok(code)
 }
 
+/// A blocking `urEnqueueUSMMemcpy` of `size` bytes of a 64-byte allocation
+/// to the host, with a null wait list of `wait_count` events.
+unsafe fn copy_to_host(fx: &DeviceFx, size: usize, wait_count: u32) -> Result<ur_result_t, Outcome> {
+    let memory = scratch(fx)?;
+    let mut host = [0u8; 64];
+    let to_host = host.as_mut_ptr().cast();
+    Ok(fx.api.urEnqueueUSMMemcpy(fx.queue, true, to_host, memory.ptr, size, wait_count, null(), null_mut())?)
+}
+
 /// The structure-type and flags of a chained USM descriptor.
 fn usm_desc(next: *const c_void) -> ur_usm_desc_t {
     ur_usm_desc_t { stype: UR_STRUCTURE_TYPE_USM_DESC, pNext: next, hints: 0, align: 0 }
+}
+
+/// A device USM descriptor whose flags have a bit past the defined ones.
+fn device_desc_with_undefined_bit() -> ur_usm_device_desc_t {
+    ur_usm_device_desc_t {
+        stype: UR_STRUCTURE_TYPE_USM_DEVICE_DESC,
+        pNext: null(),
+        flags: undefined_bit(UR_USM_DEVICE_MEM_FLAGS_MASK),
+    }
 }
 
 /// A bit past every defined one of a flag type with this mask: its top bit.
@@ -205,8 +261,7 @@ fn undefined_bit(mask: u32) -> u32 {
 rows! {
     // -- null handles
     device_info_null: "urDeviceGetInfo", "null_device" => UR_RESULT_ERROR_INVALID_NULL_HANDLE, |fx| {
-        let mut size = 0usize;
-        Ok(fx.api.urDeviceGetInfo(null_mut(), UR_DEVICE_INFO_TYPE, 0, null_mut(), &mut size)?)
+        Ok(info!(fx.api, urDeviceGetInfo).size_code(null_mut(), UR_DEVICE_INFO_TYPE)?)
     }
     context_create_null_device: "urContextCreate", "null_device_in_list" => UR_RESULT_ERROR_INVALID_NULL_HANDLE, |fx| {
         let devices = [null_mut()];
@@ -215,8 +270,7 @@ rows! {
         release_stray(code, context, fx.api.fns.urContextRelease)
     }
     context_info_null: "urContextGetInfo", "null_context" => UR_RESULT_ERROR_INVALID_NULL_HANDLE, |fx| {
-        let mut size = 0usize;
-        Ok(fx.api.urContextGetInfo(null_mut(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), &mut size)?)
+        Ok(info!(fx.api, urContextGetInfo).size_code(null_mut(), UR_CONTEXT_INFO_NUM_DEVICES)?)
     }
     queue_create_null_context: "urQueueCreate", "null_context" => UR_RESULT_ERROR_INVALID_NULL_HANDLE, |fx| {
         let mut queue = null_mut();
@@ -232,8 +286,7 @@ rows! {
         Ok(fx.api.urQueueFinish(null_mut())?)
     }
     event_info_null: "urEventGetInfo", "null_event" => UR_RESULT_ERROR_INVALID_NULL_HANDLE, |fx| {
-        let mut size = 0usize;
-        Ok(fx.api.urEventGetInfo(null_mut(), UR_EVENT_INFO_COMMAND_TYPE, 0, null_mut(), &mut size)?)
+        Ok(info!(fx.api, urEventGetInfo).size_code(null_mut(), UR_EVENT_INFO_COMMAND_TYPE)?)
     }
     host_alloc_null_context: "urUSMHostAlloc", "null_context" => UR_RESULT_ERROR_INVALID_NULL_HANDLE, |fx| {
         let mut p = null_mut();
@@ -356,30 +409,25 @@ rows! {
 
     // -- enumerations past their last value
     device_info_past_last: "urDeviceGetInfo", "propName_past_last" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        let mut size = 0usize;
         let prop = ur_device_info_t(UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0 + 1);
-        Ok(fx.api.urDeviceGetInfo(fx.device, prop, 0, null_mut(), &mut size)?)
+        Ok(info!(fx.api, urDeviceGetInfo).size_code(fx.device, prop)?)
     }
     platform_info_past_last: "urPlatformGetInfo", "propName_past_last" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        let mut size = 0usize;
         let prop = ur_platform_info_t(UR_PLATFORM_INFO_ADAPTER.0 + 1);
-        Ok(fx.api.urPlatformGetInfo(fx.platform, prop, 0, null_mut(), &mut size)?)
+        Ok(info!(fx.api, urPlatformGetInfo).size_code(fx.platform, prop)?)
     }
     context_info_past_last: "urContextGetInfo", "propName_past_last" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        let mut size = 0usize;
         let prop = ur_context_info_t(UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0 + 1);
-        Ok(fx.api.urContextGetInfo(fx.context, prop, 0, null_mut(), &mut size)?)
+        Ok(info!(fx.api, urContextGetInfo).size_code(fx.context, prop)?)
     }
     queue_info_past_last: "urQueueGetInfo", "propName_past_last" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        let mut size = 0usize;
         let prop = ur_queue_info_t(UR_QUEUE_INFO_EMPTY.0 + 1);
-        Ok(fx.api.urQueueGetInfo(fx.queue, prop, 0, null_mut(), &mut size)?)
+        Ok(info!(fx.api, urQueueGetInfo).size_code(fx.queue, prop)?)
     }
     event_info_past_last: "urEventGetInfo", "propName_past_last" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
         let event = done_event(fx)?;
-        let mut size = 0usize;
         let prop = ur_event_info_t(UR_EVENT_INFO_REFERENCE_COUNT.0 + 1);
-        Ok(fx.api.urEventGetInfo(event.get(), prop, 0, null_mut(), &mut size)?)
+        Ok(info!(fx.api, urEventGetInfo).size_code(event.get(), prop)?)
     }
     alloc_info_past_last: "urUSMGetMemAllocInfo", "propName_past_last" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
         let memory = scratch(fx)?;
@@ -399,9 +447,8 @@ rows! {
         let mut pool = null_mut();
         success("urUSMPoolCreate", fx.api.urUSMPoolCreate(fx.context, &mut desc, &mut pool))?;
         let pool = fx.own_pool(pool);
-        let mut size = 0usize;
         let prop = ur_usm_pool_info_t(UR_USM_POOL_INFO_USED_HIGH_EXP.0 + 1);
-        Ok(fx.api.urUSMPoolGetInfo(pool.get(), prop, 0, null_mut(), &mut size)?)
+        Ok(info!(fx.api, urUSMPoolGetInfo).size_code(pool.get(), prop)?)
     }
 
     // -- flag words with undefined bits, and conflicting flags
@@ -455,103 +502,54 @@ rows! {
         release_stray(code, pool, fx.api.fns.urUSMPoolRelease)
     }
     async_alloc_flags_undefined: "urEnqueueUSMDeviceAllocExp", "flags_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        require_async(fx)?;
-        fx.require_kind(UsmKind::Device)?;
         let properties = ur_exp_async_usm_alloc_properties_t {
             stype: UR_STRUCTURE_TYPE_EXP_ASYNC_USM_ALLOC_PROPERTIES,
             pNext: null_mut(),
             flags: undefined_bit(UR_EXP_ASYNC_USM_ALLOC_FLAGS_MASK),
         };
-        let mut p = null_mut();
-        let code = fx.api.urEnqueueUSMDeviceAllocExp(fx.queue, null_mut(), 64, &properties, 0, null(), &mut p, null_mut())?;
-        if code == UR_RESULT_SUCCESS && !p.is_null() {
-            fx.api.urEnqueueUSMFreeExp(fx.queue, null_mut(), p, 0, null(), null_mut())?;
-        }
-        Ok(code)
+        async_alloc_with(fx, 64, &properties, 0)
     }
 
     // -- USM descriptors: hints, chained descriptors' flags, alignment
     host_alloc_hints_undefined: "urUSMHostAlloc", "hints_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        fx.require_kind(UsmKind::Host)?;
         let mut desc = usm_desc(null());
         desc.hints = undefined_bit(UR_USM_ADVICE_FLAGS_MASK);
-        let mut p = null_mut();
-        let code = fx.api.urUSMHostAlloc(fx.context, &desc, null_mut(), 64, &mut p)?;
-        free_stray(fx, code, p)
+        alloc_with(fx, UsmKind::Host, &desc, 64)
     }
     host_alloc_host_desc_undefined: "urUSMHostAlloc", "host_desc_flags_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        fx.require_kind(UsmKind::Host)?;
         let host = ur_usm_host_desc_t {
             stype: UR_STRUCTURE_TYPE_USM_HOST_DESC,
             pNext: null(),
             flags: undefined_bit(UR_USM_HOST_MEM_FLAGS_MASK),
         };
-        let desc = usm_desc((&host as *const ur_usm_host_desc_t).cast());
-        let mut p = null_mut();
-        let code = fx.api.urUSMHostAlloc(fx.context, &desc, null_mut(), 64, &mut p)?;
-        free_stray(fx, code, p)
+        alloc_with(fx, UsmKind::Host, &usm_desc((&host as *const ur_usm_host_desc_t).cast()), 64)
     }
     device_alloc_device_desc_undefined: "urUSMDeviceAlloc", "device_desc_flags_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        fx.require_kind(UsmKind::Device)?;
-        let device = ur_usm_device_desc_t {
-            stype: UR_STRUCTURE_TYPE_USM_DEVICE_DESC,
-            pNext: null(),
-            flags: undefined_bit(UR_USM_DEVICE_MEM_FLAGS_MASK),
-        };
-        let desc = usm_desc((&device as *const ur_usm_device_desc_t).cast());
-        let mut p = null_mut();
-        let code = fx.api.urUSMDeviceAlloc(fx.context, fx.device, &desc, null_mut(), 64, &mut p)?;
-        free_stray(fx, code, p)
+        let device = device_desc_with_undefined_bit();
+        alloc_with(fx, UsmKind::Device, &usm_desc((&device as *const ur_usm_device_desc_t).cast()), 64)
     }
     shared_alloc_device_desc_undefined: "urUSMSharedAlloc", "device_desc_flags_undefined_bit" => UR_RESULT_ERROR_INVALID_ENUMERATION, |fx| {
-        fx.require_kind(UsmKind::Shared)?;
-        let device = ur_usm_device_desc_t {
-            stype: UR_STRUCTURE_TYPE_USM_DEVICE_DESC,
-            pNext: null(),
-            flags: undefined_bit(UR_USM_DEVICE_MEM_FLAGS_MASK),
-        };
-        let desc = usm_desc((&device as *const ur_usm_device_desc_t).cast());
-        let mut p = null_mut();
-        let code = fx.api.urUSMSharedAlloc(fx.context, fx.device, &desc, null_mut(), 64, &mut p)?;
-        free_stray(fx, code, p)
+        let device = device_desc_with_undefined_bit();
+        alloc_with(fx, UsmKind::Shared, &usm_desc((&device as *const ur_usm_device_desc_t).cast()), 64)
     }
     device_alloc_align_3: "urUSMDeviceAlloc", "align_not_power_of_two" => UR_RESULT_ERROR_INVALID_VALUE, |fx| {
-        fx.require_kind(UsmKind::Device)?;
         let mut desc = usm_desc(null());
         desc.align = 3;
-        let mut p = null_mut();
-        let code = fx.api.urUSMDeviceAlloc(fx.context, fx.device, &desc, null_mut(), 64, &mut p)?;
-        free_stray(fx, code, p)
+        alloc_with(fx, UsmKind::Device, &desc, 64)
     }
 
     // -- zero-size allocations
     host_alloc_zero: "urUSMHostAlloc", "zero_size" => UR_RESULT_ERROR_INVALID_USM_SIZE, |fx| {
-        fx.require_kind(UsmKind::Host)?;
-        let mut p = null_mut();
-        let code = fx.api.urUSMHostAlloc(fx.context, null(), null_mut(), 0, &mut p)?;
-        free_stray(fx, code, p)
+        alloc_with(fx, UsmKind::Host, null(), 0)
     }
     device_alloc_zero: "urUSMDeviceAlloc", "zero_size" => UR_RESULT_ERROR_INVALID_USM_SIZE, |fx| {
-        fx.require_kind(UsmKind::Device)?;
-        let mut p = null_mut();
-        let code = fx.api.urUSMDeviceAlloc(fx.context, fx.device, null(), null_mut(), 0, &mut p)?;
-        free_stray(fx, code, p)
+        alloc_with(fx, UsmKind::Device, null(), 0)
     }
     shared_alloc_zero: "urUSMSharedAlloc", "zero_size" => UR_RESULT_ERROR_INVALID_USM_SIZE, |fx| {
-        fx.require_kind(UsmKind::Shared)?;
-        let mut p = null_mut();
-        let code = fx.api.urUSMSharedAlloc(fx.context, fx.device, null(), null_mut(), 0, &mut p)?;
-        free_stray(fx, code, p)
+        alloc_with(fx, UsmKind::Shared, null(), 0)
     }
     async_alloc_zero: "urEnqueueUSMDeviceAllocExp", "zero_size" => UR_RESULT_ERROR_INVALID_USM_SIZE, |fx| {
-        require_async(fx)?;
-        fx.require_kind(UsmKind::Device)?;
-        let mut p = null_mut();
-        let code = fx.api.urEnqueueUSMDeviceAllocExp(fx.queue, null_mut(), 0, null(), 0, null(), &mut p, null_mut())?;
-        if code == UR_RESULT_SUCCESS && !p.is_null() {
-            fx.api.urEnqueueUSMFreeExp(fx.queue, null_mut(), p, 0, null(), null_mut())?;
-        }
-        Ok(code)
+        async_alloc_with(fx, 0, null(), 0)
     }
 
     // -- fill, copy, prefetch and advise sizes
@@ -574,9 +572,7 @@ rows! {
         fill(fx, 4, 128)
     }
     memcpy_size_0: "urEnqueueUSMMemcpy", "size_zero" => UR_RESULT_ERROR_INVALID_SIZE, |fx| {
-        let memory = scratch(fx)?;
-        let mut host = [0u8; 64];
-        Ok(fx.api.urEnqueueUSMMemcpy(fx.queue, true, host.as_mut_ptr().cast(), memory.ptr, 0, 0, null(), null_mut())?)
+        copy_to_host(fx, 0, 0)
     }
     memcpy_overlap: "urEnqueueUSMMemcpy", "overlapping_ranges" => UR_RESULT_ERROR_INVALID_VALUE, |fx| {
         let memory = scratch(fx)?;
@@ -613,23 +609,14 @@ rows! {
         Ok(fx.api.urEnqueueUSMFill(fx.queue, memory.ptr, 4, (&pattern as *const u32).cast(), 64, 1, null(), null_mut())?)
     }
     memcpy_count_null_list: "urEnqueueUSMMemcpy", "count_1_null_list" => UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, |fx| {
-        let memory = scratch(fx)?;
-        let mut host = [0u8; 64];
-        Ok(fx.api.urEnqueueUSMMemcpy(fx.queue, true, host.as_mut_ptr().cast(), memory.ptr, 64, 1, null(), null_mut())?)
+        copy_to_host(fx, 64, 1)
     }
     prefetch_count_null_list: "urEnqueueUSMPrefetch", "count_1_null_list" => UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, |fx| {
         let memory = scratch(fx)?;
         Ok(fx.api.urEnqueueUSMPrefetch(fx.queue, memory.ptr, 64, 0, 1, null(), null_mut())?)
     }
     async_alloc_count_null_list: "urEnqueueUSMDeviceAllocExp", "count_1_null_list" => UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, |fx| {
-        require_async(fx)?;
-        fx.require_kind(UsmKind::Device)?;
-        let mut p = null_mut();
-        let code = fx.api.urEnqueueUSMDeviceAllocExp(fx.queue, null_mut(), 64, null(), 1, null(), &mut p, null_mut())?;
-        if code == UR_RESULT_SUCCESS && !p.is_null() {
-            fx.api.urEnqueueUSMFreeExp(fx.queue, null_mut(), p, 0, null(), null_mut())?;
-        }
-        Ok(code)
+        async_alloc_with(fx, 64, null(), 1)
     }
     async_free_count_null_list: "urEnqueueUSMFreeExp", "count_1_null_list" => UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, |fx| {
         require_async(fx)?;

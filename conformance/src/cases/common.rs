@@ -3,6 +3,7 @@
 
 use crate::harness::*;
 use crate::ur::{success, InfoFn};
+use crate::check_eq;
 use std::fmt::Debug;
 use std::ptr::null_mut;
 use ur_core::abi::*;
@@ -45,14 +46,33 @@ impl<T, P: Copy + Debug> Info<T, P> {
         Ok(())
     }
 
+    /// What the entry point answers when asked for `prop`'s size alone.
+    ///
+    /// # Safety
+    /// `handle` must be live, or one the case means to be refused.
+    pub unsafe fn size_code(&self, handle: *mut T, prop: P) -> Result<ur_result_t, String> {
+        let mut size = 0usize;
+        self.call(handle, prop, 0, null_mut(), &mut size)
+    }
+
     /// A null handle is `INVALID_NULL_HANDLE`, asked for `prop`'s size.
     ///
     /// # Safety
     /// None beyond the entry point's own.
     pub unsafe fn null_handle(&self, prop: P) -> CaseResult {
-        let mut size = 0usize;
-        let got = self.call(null_mut(), prop, 0, null_mut(), &mut size)?;
+        let got = self.size_code(null_mut(), prop)?;
         expect_code(UR_RESULT_ERROR_INVALID_NULL_HANDLE, got, &format!("{}(null, {prop:?})", self.name))
+    }
+
+    /// A handle that is not one of this kind (one no adapter made, or a live
+    /// handle of another kind), asked for `prop`'s size, is `invalid` (the
+    /// kind's `INVALID_<KIND>`); `what` says which handle it is.
+    ///
+    /// # Safety
+    /// None beyond the entry point's own.
+    pub unsafe fn refuses(&self, handle: *mut T, what: &str, prop: P, invalid: ur_result_t) -> CaseResult {
+        let got = self.size_code(handle, prop)?;
+        expect_code(invalid, got, &format!("{}({what}, {prop:?})", self.name))
     }
 
     /// The property after the last defined one is `INVALID_ENUMERATION`.
@@ -60,8 +80,7 @@ impl<T, P: Copy + Debug> Info<T, P> {
     /// # Safety
     /// `handle` must be live.
     pub unsafe fn past_last(&self, handle: *mut T, past_last: P) -> CaseResult {
-        let mut size = 0usize;
-        let got = self.call(handle, past_last, 0, null_mut(), &mut size)?;
+        let got = self.size_code(handle, past_last)?;
         expect_code(UR_RESULT_ERROR_INVALID_ENUMERATION, got, &format!("{}(past the last property)", self.name))
     }
 }
@@ -111,6 +130,17 @@ impl<T> RefCounting<T> {
         check_refs(refs(handle)?, before - 1, self.release.0)
     }
 
+    /// Releases each of `handles`, which the case holds one reference of.
+    ///
+    /// # Safety
+    /// Each handle must be live.
+    pub unsafe fn release_each(&self, handles: &[*mut T]) -> CaseResult {
+        for &handle in handles {
+            success(self.release.0, call_ref(self.release, handle))?;
+        }
+        Ok(())
+    }
+
     /// Retain and release of a null handle are each `INVALID_NULL_HANDLE`
     /// (`which` picks the one a case is about).
     ///
@@ -136,6 +166,24 @@ fn check_refs(got: u32, expected: u32, after: &str) -> CaseResult {
         return Err(Outcome::Fail(format!("the reference count after {after} is {got}, expected {expected}")));
     }
     Ok(())
+}
+
+/// The handles a `ur*Get`-style entry point lists, through its two calls:
+/// the count alone, then that many handles, which must come with the same
+/// count. Each handle carries the reference the entry point gave.
+pub fn count_then_fill<T>(
+    entry: &str,
+    get: impl Fn(u32, *mut *mut T, *mut u32) -> Result<ur_result_t, String>,
+) -> Result<Vec<*mut T>, Outcome> {
+    let mut count = 0u32;
+    success(format!("{entry}(count only)"), get(0, null_mut(), &mut count))?;
+    let mut handles = vec![null_mut(); count as usize];
+    if count > 0 {
+        let mut count_again = 0u32;
+        success(format!("{entry}({count} entries)"), get(count, handles.as_mut_ptr(), &mut count_again))?;
+        check_eq!(count_again, count);
+    }
+    Ok(handles)
 }
 
 /// A system library (libOpenCL, libcuda) that cases call directly to check

@@ -2,6 +2,7 @@
 //! urContextGetNativeHandle and urContextSetExtendedDeleter.
 
 use crate::cases::common::Which;
+use crate::cases::native::native_context;
 use crate::harness::*;
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use core::ffi::c_void;
@@ -158,12 +159,7 @@ unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
-    let mut native: ur_native_handle_t = 0;
-    let code = fx.api.urContextGetNativeHandle(fx.context, &mut native)?;
-    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
-        skip!("the adapter has no native context handle (UNSUPPORTED_FEATURE, which the reference allows)");
-    }
-    expect_code(UR_RESULT_SUCCESS, code, "urContextGetNativeHandle")
+    native_context(fx, fx.context).map(drop)
 }
 
 unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
@@ -243,14 +239,8 @@ unsafe fn deleter_null(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_foreign(fx: &DeviceFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_CONTEXT,
-        fx.api.urContextGetInfo(foreign_handle(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), &mut size)
-    );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_CONTEXT,
-        fx.api.urContextGetInfo(fx.queue.cast(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    let info = info!(fx.api, urContextGetInfo);
+    let prop = UR_CONTEXT_INFO_NUM_DEVICES;
+    info.refuses(foreign_handle(), "a handle no adapter made", prop, UR_RESULT_ERROR_INVALID_CONTEXT)?;
+    info.refuses(fx.queue.cast(), "a queue", prop, UR_RESULT_ERROR_INVALID_CONTEXT)
 }

@@ -1,9 +1,10 @@
 //! urDeviceGet, urDeviceGetSelected, urDeviceGetInfo, urDeviceRetain/Release,
 //! urDeviceGetNativeHandle and urDeviceGetGlobalTimestamps.
 
-use crate::cases::common::Which;
+use crate::cases::common::{count_then_fill, Which};
+use crate::cases::native::native_device;
 use crate::harness::*;
-use crate::names::device_type_name;
+use crate::names::{device_type_name, DEVICE_TYPES};
 use crate::ur::*;
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use std::ptr::null_mut;
@@ -46,14 +47,10 @@ pub const CASES: &[Case] = &[
     Case::loader("urDeviceGetGlobalTimestamps.null_handle", timestamps_null_handle),
 ];
 
-const CONCRETE_TYPES: [ur_device_type_t; 6] = [
-    UR_DEVICE_TYPE_GPU,
-    UR_DEVICE_TYPE_CPU,
-    UR_DEVICE_TYPE_FPGA,
-    UR_DEVICE_TYPE_MCA,
-    UR_DEVICE_TYPE_VPU,
-    UR_DEVICE_TYPE_CUSTOM,
-];
+/// The types a device can have: every named type but the first two, the
+/// DEFAULT and ALL selectors.
+const CONCRETE_TYPES: &[ur_device_type_t] = DEVICE_TYPES.split_at(2).1;
+const _: () = assert!(DEVICE_TYPES[0].0 == UR_DEVICE_TYPE_DEFAULT.0 && DEVICE_TYPES[1].0 == UR_DEVICE_TYPE_ALL.0);
 const INVALID_TYPE: ur_device_type_t = ur_device_type_t(UR_DEVICE_TYPE_CUSTOM.0 + 1);
 
 /// The devices of a platform of one type; each carries a reference the
@@ -63,22 +60,11 @@ unsafe fn devices_of(
     platform: ur_platform_handle_t,
     kind: ur_device_type_t,
 ) -> Result<Vec<ur_device_handle_t>, Outcome> {
-    let mut count = 0u32;
-    expect_success!(api.urDeviceGet(platform, kind, 0, null_mut(), &mut count));
-    let mut devices = vec![null_mut(); count as usize];
-    if count > 0 {
-        let mut count_again = 0u32;
-        expect_success!(api.urDeviceGet(platform, kind, count, devices.as_mut_ptr(), &mut count_again));
-        check_eq!(count_again, count);
-    }
-    Ok(devices)
+    count_then_fill("urDeviceGet", |n, devices, count| api.urDeviceGet(platform, kind, n, devices, count))
 }
 
-unsafe fn release_devices(api: &Api, devices: &[ur_device_handle_t]) -> CaseResult {
-    for &device in devices {
-        expect_success!(api.urDeviceRelease(device));
-    }
-    Ok(())
+pub(crate) unsafe fn release_devices(api: &Api, devices: &[ur_device_handle_t]) -> CaseResult {
+    ref_counting!(api, urDeviceRetain, urDeviceRelease).release_each(devices)
 }
 
 unsafe fn get_count_then_fill(fx: &PlatformFx) -> CaseResult {
@@ -116,7 +102,7 @@ unsafe fn get_by_type(fx: &PlatformFx) -> CaseResult {
     let all = devices_of(fx.api, fx.platform, UR_DEVICE_TYPE_ALL)?;
     release_devices(fx.api, &all)?;
     let mut found = 0usize;
-    for kind in CONCRETE_TYPES {
+    for &kind in CONCRETE_TYPES {
         let devices = devices_of(fx.api, fx.platform, kind)?;
         release_devices(fx.api, &devices)?;
         for &device in &devices {
@@ -436,12 +422,7 @@ unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
-    let mut native: ur_native_handle_t = 0;
-    let code = fx.api.urDeviceGetNativeHandle(fx.device, &mut native)?;
-    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
-        skip!("the adapter has no native device handle (UNSUPPORTED_FEATURE, which the reference allows)");
-    }
-    expect_code(UR_RESULT_SUCCESS, code, "urDeviceGetNativeHandle")
+    native_device(fx.api, fx.device).map(drop)
 }
 
 unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
@@ -493,15 +474,8 @@ unsafe fn timestamps_null_handle(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn info_foreign(fx: &DeviceFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_DEVICE,
-        fx.api.urDeviceGetInfo(foreign_handle(), UR_DEVICE_INFO_TYPE, 0, null_mut(), &mut size)
-    );
+    let info = info!(fx.api, urDeviceGetInfo);
+    info.refuses(foreign_handle(), "a handle no adapter made", UR_DEVICE_INFO_TYPE, UR_RESULT_ERROR_INVALID_DEVICE)?;
     // A live handle of another kind is not a device either.
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_DEVICE,
-        fx.api.urDeviceGetInfo(fx.context.cast(), UR_DEVICE_INFO_TYPE, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    info.refuses(fx.context.cast(), "a context", UR_DEVICE_INFO_TYPE, UR_RESULT_ERROR_INVALID_DEVICE)
 }

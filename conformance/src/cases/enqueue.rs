@@ -4,9 +4,10 @@
 //! out-of-order queues, ordered by events and wait lists.
 
 use crate::harness::*;
+use crate::ur::Api;
 use crate::names::{event_status_name, result_name};
 use crate::{check, check_eq, expect_result, expect_success, skip};
-use core::ffi::c_void;
+use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
 
@@ -51,63 +52,6 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueUSMAdvise.invalid_size", advise_bad_size),
 ];
 
-/// The list pointer and count of a wait list.
-fn list(wait: &[ur_event_handle_t]) -> (u32, *const ur_event_handle_t) {
-    if wait.is_empty() {
-        (0, null())
-    } else {
-        (wait.len() as u32, wait.as_ptr())
-    }
-}
-
-unsafe fn fill(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    ptr: *mut c_void,
-    pattern: &[u8],
-    size: usize,
-    wait: &[ur_event_handle_t],
-) -> Result<OwnedEvent, Outcome> {
-    let (n, events) = list(wait);
-    let mut event = null_mut();
-    let code =
-        fx.api.urEnqueueUSMFill(queue, ptr, pattern.len(), pattern.as_ptr().cast(), size, n, events, &mut event)?;
-    expect_code(
-        UR_RESULT_SUCCESS,
-        code,
-        &format!("urEnqueueUSMFill(pattern of {} bytes, size {size})", pattern.len()),
-    )?;
-    Ok(fx.own_event(event))
-}
-
-unsafe fn copy(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    dst: *mut c_void,
-    src: *const c_void,
-    size: usize,
-    wait: &[ur_event_handle_t],
-) -> Result<OwnedEvent, Outcome> {
-    let (n, events) = list(wait);
-    let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMMemcpy(queue, false, dst, src, size, n, events, &mut event));
-    Ok(fx.own_event(event))
-}
-
-/// A blocking copy into a host vector after the events in `wait`.
-unsafe fn read_after(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    src: *const c_void,
-    len: usize,
-    wait: &[ur_event_handle_t],
-) -> Result<Vec<u8>, Outcome> {
-    let mut out = vec![0u8; len];
-    let (n, events) = list(wait);
-    expect_success!(fx.api.urEnqueueUSMMemcpy(queue, true, out.as_mut_ptr().cast(), src, len, n, events, null_mut()));
-    Ok(out)
-}
-
 /// `pattern` repeated over `size` bytes.
 fn repeated(pattern: &[u8], size: usize) -> Vec<u8> {
     pattern.iter().copied().cycle().take(size).collect()
@@ -122,9 +66,9 @@ unsafe fn fill_patterns(fx: &DeviceFx) -> CaseResult {
     on_each_queue_kind(fx, |queue, what| {
         for pattern_size in [1usize, 2, 4, 8, 16, 32, 64, 128] {
             let pattern = pattern_bytes(pattern_size, pattern_size as u8);
-            let clear = fill(fx, queue, memory.ptr, &[0xcc], SIZE + GUARD, &[])?;
-            let filled = fill(fx, queue, memory.ptr, &pattern, SIZE, &[clear.get()])?;
-            let data = read_after(fx, queue, memory.ptr, SIZE + GUARD, &[filled.get()])?;
+            let clear = fx.fill(queue, memory.ptr, &[0xcc], SIZE + GUARD, &[])?;
+            let filled = fx.fill(queue, memory.ptr, &pattern, SIZE, &[clear.get()])?;
+            let data = fx.read_after(queue, memory.ptr, SIZE + GUARD, &[filled.get()])?;
             let mut expected = repeated(&pattern, SIZE);
             expected.resize(SIZE + GUARD, 0xcc);
             compare(&format!("a fill with a {pattern_size}-byte pattern on an {what}"), &data, &expected)?;
@@ -138,7 +82,7 @@ unsafe fn fill_kinds(fx: &DeviceFx) -> CaseResult {
     for kind in fx.supported_kinds()? {
         let memory = fx.alloc(kind, SIZE)?;
         let pattern = [1u8, 2, 3, 4];
-        let filled = fill(fx, fx.queue, memory.ptr, &pattern, SIZE, &[])?;
+        let filled = fx.fill(fx.queue, memory.ptr, &pattern, SIZE, &[])?;
         fx.wait(filled.get())?;
         let expected = repeated(&pattern, SIZE);
         if kind != UsmKind::Device {
@@ -156,9 +100,9 @@ unsafe fn fill_kinds(fx: &DeviceFx) -> CaseResult {
 unsafe fn fill_region(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 4096)?;
     on_each_queue_kind(fx, |queue, what| {
-        let clear = fill(fx, queue, memory.ptr, &[0], 4096, &[])?;
-        let part = fill(fx, queue, memory.at(1000), &[7, 8], 2000, &[clear.get()])?;
-        let data = read_after(fx, queue, memory.ptr, 4096, &[part.get()])?;
+        let clear = fx.fill(queue, memory.ptr, &[0], 4096, &[])?;
+        let part = fx.fill(queue, memory.at(1000), &[7, 8], 2000, &[clear.get()])?;
+        let data = fx.read_after(queue, memory.ptr, 4096, &[part.get()])?;
         let mut expected = vec![0u8; 1000];
         expected.extend(repeated(&[7, 8], 2000));
         expected.resize(4096, 0);
@@ -167,20 +111,11 @@ unsafe fn fill_region(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn fill_null_queue(fx: &LoaderFx) -> CaseResult {
-    let mut byte = 0u8;
-    let pattern = 1u8;
+    let (mut byte, pattern) = (0u8, 1u8);
+    let (ptr, pattern) = ((&mut byte as *mut u8).cast(), (&pattern as *const u8).cast());
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueUSMFill(
-            null_mut(),
-            (&mut byte as *mut u8).cast(),
-            1,
-            (&pattern as *const u8).cast(),
-            1,
-            0,
-            null(),
-            null_mut()
-        )
+        fx.api.urEnqueueUSMFill(null_mut(), ptr, 1, pattern, 1, 0, null(), null_mut())
     );
     Ok(())
 }
@@ -188,40 +123,28 @@ unsafe fn fill_null_queue(fx: &LoaderFx) -> CaseResult {
 unsafe fn fill_null_pointers(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let pattern = 1u8;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMFill(fx.queue, null_mut(), 1, (&pattern as *const u8).cast(), 64, 0, null(), null_mut())
-    );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMFill(fx.queue, memory.ptr, 1, null(), 64, 0, null(), null_mut())
-    );
+    let pattern: *const c_void = (&pattern as *const u8).cast();
+    for (ptr, pattern, which) in [(null_mut(), pattern, "pMem"), (memory.ptr, null(), "pPattern")] {
+        let code = fx.api.urEnqueueUSMFill(fx.queue, ptr, 1, pattern, 64, 0, null(), null_mut())?;
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_POINTER, code, &format!("urEnqueueUSMFill with a null {which}"))?;
+    }
     Ok(())
 }
 
 unsafe fn fill_bad_size(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
-    let pattern = [0u8; 16];
-    for (pattern_size, size, how) in [
-        (0usize, 64usize, "patternSize 0"),
-        (4, 0, "size 0"),
-        (16, 8, "patternSize > size"),
-        (4, 62, "size not a multiple of patternSize"),
-        (4, 128, "size beyond the allocation"),
-    ] {
-        let code = fx.api.urEnqueueUSMFill(
-            fx.queue,
-            memory.ptr,
-            pattern_size,
-            pattern.as_ptr().cast(),
-            size,
-            0,
-            null(),
-            null_mut(),
-        )?;
-        expect_code(UR_RESULT_ERROR_INVALID_SIZE, code, &format!("urEnqueueUSMFill with {how}"))?;
-    }
-    Ok(())
+    let zeros = [0u8; 16];
+    let pattern: *const c_void = zeros.as_ptr().cast();
+    let rows = [
+        ((0usize, 64usize), "patternSize 0"),
+        ((4, 0), "size 0"),
+        ((16, 8), "patternSize > size"),
+        ((4, 62), "size not a multiple of patternSize"),
+        ((4, 128), "size beyond the allocation"),
+    ];
+    invalid_sizes("urEnqueueUSMFill", rows, |(pattern_size, size)| {
+        fx.api.urEnqueueUSMFill(fx.queue, memory.ptr, pattern_size, pattern, size, 0, null(), null_mut())
+    })
 }
 
 unsafe fn fill_bad_wait_list(fx: &DeviceFx) -> CaseResult {
@@ -243,20 +166,9 @@ unsafe fn copy_kinds(fx: &DeviceFx) -> CaseResult {
             for &to in &kinds {
                 let src = fx.alloc(from, SIZE)?;
                 let dst = fx.alloc(to, SIZE)?;
-                let mut event = null_mut();
-                expect_success!(fx.api.urEnqueueUSMMemcpy(
-                    queue,
-                    false,
-                    src.ptr,
-                    source.as_ptr().cast(),
-                    SIZE,
-                    0,
-                    null(),
-                    &mut event
-                ));
-                let written = fx.own_event(event);
-                let copied = copy(fx, queue, dst.ptr, src.ptr, SIZE, &[written.get()])?;
-                let data = read_after(fx, queue, dst.ptr, SIZE, &[copied.get()])?;
+                let written = fx.copy(queue, src.ptr, source.as_ptr().cast(), SIZE, &[])?;
+                let copied = fx.copy(queue, dst.ptr, src.ptr, SIZE, &[written.get()])?;
+                let data = fx.read_after(queue, dst.ptr, SIZE, &[copied.get()])?;
                 compare(&format!("a copy from {from:?} to {to:?} memory on an {what}"), &data, &source)?;
             }
         }
@@ -267,7 +179,7 @@ unsafe fn copy_kinds(fx: &DeviceFx) -> CaseResult {
 unsafe fn copy_blocking(fx: &DeviceFx) -> CaseResult {
     const SIZE: usize = 8 << 20;
     let memory = fx.alloc(UsmKind::Device, SIZE)?;
-    let filled = fill(fx, fx.queue, memory.ptr, &[0x3c], SIZE, &[])?;
+    let filled = fx.fill(fx.queue, memory.ptr, &[0x3c], SIZE, &[])?;
     let mut host = vec![0u8; SIZE];
     let mut event = null_mut();
     let waits = [filled.get()];
@@ -297,22 +209,11 @@ unsafe fn copy_chain(fx: &DeviceFx) -> CaseResult {
     let c = fx.alloc(UsmKind::Device, SIZE)?;
     let source = pattern_bytes(SIZE, 0x42);
     on_each_queue_kind(fx, |queue, what| {
-        let clear = fill(fx, queue, c.ptr, &[0], SIZE, &[])?;
-        let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMMemcpy(
-            queue,
-            false,
-            a.ptr,
-            source.as_ptr().cast(),
-            SIZE,
-            0,
-            null(),
-            &mut event
-        ));
-        let e1 = fx.own_event(event);
-        let e2 = copy(fx, queue, b.ptr, a.ptr, SIZE, &[e1.get()])?;
-        let e3 = copy(fx, queue, c.ptr, b.ptr, SIZE, &[e2.get(), clear.get()])?;
-        let data = read_after(fx, queue, c.ptr, SIZE, &[e3.get()])?;
+        let clear = fx.fill(queue, c.ptr, &[0], SIZE, &[])?;
+        let e1 = fx.copy(queue, a.ptr, source.as_ptr().cast(), SIZE, &[])?;
+        let e2 = fx.copy(queue, b.ptr, a.ptr, SIZE, &[e1.get()])?;
+        let e3 = fx.copy(queue, c.ptr, b.ptr, SIZE, &[e2.get(), clear.get()])?;
+        let data = fx.read_after(queue, c.ptr, SIZE, &[e3.get()])?;
         compare(&format!("the end of a chain of copies on an {what}"), &data, &source)
     })
 }
@@ -350,11 +251,11 @@ unsafe fn copy_cross_queue(fx: &DeviceFx) -> CaseResult {
     // Plenty of work on the fixture queue (2 GiB of copies)...
     let mut last = None;
     for _ in 0..COPIES {
-        last = Some(copy(fx, fx.queue, dst.ptr, src.ptr, CHUNK, &[])?);
+        last = Some(fx.copy(fx.queue, dst.ptr, src.ptr, CHUNK, &[])?);
     }
     let last = last.expect("at least one copy");
     // ...and on the other queue a fill that must wait for all of it.
-    let mark = fill(fx, other.get(), dst.ptr, &[0xee], MARK, &[last.get()])?;
+    let mark = fx.fill(other.get(), dst.ptr, &[0xee], MARK, &[last.get()])?;
     let mark_status = fx.status(mark.get())?;
     let last_status = fx.status(last.get())?;
 
@@ -378,47 +279,34 @@ unsafe fn copy_cross_queue(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn copy_null_queue(fx: &LoaderFx) -> CaseResult {
     let (mut a, b) = (0u8, 0u8);
+    let (to, from) = ((&mut a as *mut u8).cast(), (&b as *const u8).cast());
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueUSMMemcpy(
-            null_mut(),
-            true,
-            (&mut a as *mut u8).cast(),
-            (&b as *const u8).cast(),
-            1,
-            0,
-            null(),
-            null_mut()
-        )
+        fx.api.urEnqueueUSMMemcpy(null_mut(), true, to, from, 1, 0, null(), null_mut())
     );
     Ok(())
 }
 
 unsafe fn copy_null_pointers(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMMemcpy(fx.queue, true, null_mut(), memory.ptr, 64, 0, null(), null_mut())
-    );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMMemcpy(fx.queue, true, memory.ptr, null(), 64, 0, null(), null_mut())
-    );
+    for (dst, src, which) in [(null_mut(), memory.ptr.cast_const(), "pDst"), (memory.ptr, null(), "pSrc")] {
+        let code = fx.api.urEnqueueUSMMemcpy(fx.queue, true, dst, src, 64, 0, null(), null_mut())?;
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_POINTER, code, &format!("urEnqueueUSMMemcpy with a null {which}"))?;
+    }
     Ok(())
 }
 
 unsafe fn copy_bad_size(fx: &DeviceFx) -> CaseResult {
     let small = fx.alloc(UsmKind::Device, 64)?;
     let large = fx.alloc(UsmKind::Device, 256)?;
-    for (dst, src, size, how) in [
-        (large.ptr, small.ptr, 0usize, "size 0"),
-        (large.ptr, small.ptr, 128, "size beyond the source allocation"),
-        (small.ptr, large.ptr, 128, "size beyond the destination allocation"),
-    ] {
-        let code = fx.api.urEnqueueUSMMemcpy(fx.queue, true, dst, src, size, 0, null(), null_mut())?;
-        expect_code(UR_RESULT_ERROR_INVALID_SIZE, code, &format!("urEnqueueUSMMemcpy with {how}"))?;
-    }
-    Ok(())
+    let rows = [
+        ((large.ptr, small.ptr, 0usize), "size 0"),
+        ((large.ptr, small.ptr, 128), "size beyond the source allocation"),
+        ((small.ptr, large.ptr, 128), "size beyond the destination allocation"),
+    ];
+    invalid_sizes("urEnqueueUSMMemcpy", rows, |(dst, src, size)| {
+        fx.api.urEnqueueUSMMemcpy(fx.queue, true, dst, src, size, 0, null(), null_mut())
+    })
 }
 
 unsafe fn copy_bad_wait_list(fx: &DeviceFx) -> CaseResult {
@@ -432,6 +320,41 @@ unsafe fn copy_bad_wait_list(fx: &DeviceFx) -> CaseResult {
 const PITCH: usize = 64;
 const WIDTH: usize = 40;
 const HEIGHT: usize = 8;
+/// The `(width, height)` that the 2D cases fill and copy.
+const REGION: (usize, usize) = (WIDTH, HEIGHT);
+/// A wait list of no events.
+const NO_WAIT: (u32, *const ur_event_handle_t) = (0, null());
+
+/// `urEnqueueUSMFill2D` of a `(width, height)` region at `(ptr, pitch)`
+/// with a `(patternSize, pPattern)` pattern, after a `(count, list)` wait
+/// list: the arguments grouped by what they describe.
+unsafe fn fill_2d(
+    api: &Api,
+    queue: ur_queue_handle_t,
+    (ptr, pitch): (*mut c_void, usize),
+    (pattern_size, pattern): (usize, *const c_void),
+    (width, height): (usize, usize),
+    (n, wait): (u32, *const ur_event_handle_t),
+    event: *mut ur_event_handle_t,
+) -> Result<ur_result_t, String> {
+    api.urEnqueueUSMFill2D(queue, ptr, pitch, pattern_size, pattern, width, height, n, wait, event)
+}
+
+/// `urEnqueueUSMMemcpy2D` of a `(width, height)` region from `(src,
+/// srcPitch)` to `(dst, dstPitch)`, grouped like [`fill_2d`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_2d(
+    api: &Api,
+    queue: ur_queue_handle_t,
+    blocking: bool,
+    (dst, dst_pitch): (*mut c_void, usize),
+    (src, src_pitch): (*const c_void, usize),
+    (width, height): (usize, usize),
+    (n, wait): (u32, *const ur_event_handle_t),
+    event: *mut ur_event_handle_t,
+) -> Result<ur_result_t, String> {
+    api.urEnqueueUSMMemcpy2D(queue, blocking, dst, dst_pitch, src, src_pitch, width, height, n, wait, event)
+}
 
 /// Skips when the context says it has no 2D command of this kind and the
 /// command says so too; fails when the two disagree.
@@ -458,45 +381,24 @@ unsafe fn fill2d(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
     // Probe support once, on a filled and waited region.
     let probe = [9u8];
-    let code = fx.api.urEnqueueUSMFill2D(
-        fx.queue,
-        memory.ptr,
-        PITCH,
-        1,
-        probe.as_ptr().cast(),
-        WIDTH,
-        HEIGHT,
-        0,
-        null(),
-        null_mut(),
-    )?;
+    let code = fill_2d(fx.api, fx.queue, (memory.ptr, PITCH), (1, probe.as_ptr().cast()), REGION, NO_WAIT, null_mut())?;
     skip_without_2d(fx, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, code, "urEnqueueUSMFill2D")?;
     expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSMFill2D")?;
     expect_success!(fx.api.urQueueFinish(fx.queue));
     on_each_queue_kind(fx, |queue, what| {
         for pattern_size in [1usize, 2, 4, 8] {
             let pattern = pattern_bytes(pattern_size, 0x80);
-            let clear = fill(fx, queue, memory.ptr, &[0xcc], PITCH * HEIGHT, &[])?;
+            let clear = fx.fill(queue, memory.ptr, &[0xcc], PITCH * HEIGHT, &[])?;
+            let (to, waits) = ((memory.ptr, PITCH), [clear.get()]);
             let mut event = null_mut();
-            let waits = [clear.get()];
-            expect_success!(fx.api.urEnqueueUSMFill2D(
-                queue,
-                memory.ptr,
-                PITCH,
-                pattern_size,
-                pattern.as_ptr().cast(),
-                WIDTH,
-                HEIGHT,
-                1,
-                waits.as_ptr(),
-                &mut event
-            ));
+            let pattern_arg = (pattern_size, pattern.as_ptr().cast());
+            expect_success!(fill_2d(fx.api, queue, to, pattern_arg, REGION, wait_list(&waits), &mut event));
             let filled = fx.own_event(event);
             check_eq!(
                 fx.api.event_info::<ur_command_t>(filled.get(), UR_EVENT_INFO_COMMAND_TYPE)?,
                 UR_COMMAND_USM_FILL_2D
             );
-            let data = read_after(fx, queue, memory.ptr, PITCH * HEIGHT, &[filled.get()])?;
+            let data = fx.read_after(queue, memory.ptr, PITCH * HEIGHT, &[filled.get()])?;
             let mut expected = Vec::new();
             let row = repeated(&pattern, WIDTH);
             for _ in 0..HEIGHT {
@@ -512,20 +414,10 @@ unsafe fn fill2d(fx: &DeviceFx) -> CaseResult {
 unsafe fn fill2d_null_queue(fx: &LoaderFx) -> CaseResult {
     let mut memory = [0u8; PITCH * HEIGHT];
     let pattern = 1u8;
+    let (to, pattern) = ((memory.as_mut_ptr().cast(), PITCH), (1, (&pattern as *const u8).cast()));
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueUSMFill2D(
-            null_mut(),
-            memory.as_mut_ptr().cast(),
-            PITCH,
-            1,
-            (&pattern as *const u8).cast(),
-            WIDTH,
-            HEIGHT,
-            0,
-            null(),
-            null_mut()
-        )
+        fill_2d(fx.api, null_mut(), to, pattern, REGION, NO_WAIT, null_mut())
     );
     Ok(())
 }
@@ -533,26 +425,12 @@ unsafe fn fill2d_null_queue(fx: &LoaderFx) -> CaseResult {
 unsafe fn fill2d_null_pointers(fx: &DeviceFx) -> CaseResult {
     require_2d(fx, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, "urEnqueueUSMFill2D")?;
     let memory = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
-    let pattern = 1u8;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMFill2D(
-            fx.queue,
-            null_mut(),
-            PITCH,
-            1,
-            (&pattern as *const u8).cast(),
-            WIDTH,
-            HEIGHT,
-            0,
-            null(),
-            null_mut()
-        )
-    );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMFill2D(fx.queue, memory.ptr, PITCH, 1, null(), WIDTH, HEIGHT, 0, null(), null_mut())
-    );
+    let byte = 1u8;
+    let pattern: *const c_void = (&byte as *const u8).cast();
+    for (ptr, pattern, which) in [(null_mut(), pattern, "pMem"), (memory.ptr, null(), "pPattern")] {
+        let code = fill_2d(fx.api, fx.queue, (ptr, PITCH), (1, pattern), REGION, NO_WAIT, null_mut())?;
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_POINTER, code, &format!("urEnqueueUSMFill2D with a null {which}"))?;
+    }
     Ok(())
 }
 
@@ -560,51 +438,31 @@ unsafe fn fill2d_bad_size(fx: &DeviceFx) -> CaseResult {
     require_2d(fx, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, "urEnqueueUSMFill2D")?;
     let memory = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
     let pattern = [0u8; 512];
-    for (pitch, pattern_size, width, height, how) in [
-        (0usize, 1usize, WIDTH, HEIGHT, "pitch 0"),
-        (WIDTH - 1, 1, WIDTH, HEIGHT, "pitch < width"),
-        (PITCH, 0, WIDTH, HEIGHT, "patternSize 0"),
-        (PITCH, 512, WIDTH, HEIGHT, "patternSize > width * height"),
-        (PITCH, 3, 48, HEIGHT, "a patternSize that is not a power of two"),
-        (PITCH, 1, 0, HEIGHT, "width 0"),
-        (PITCH, 1, WIDTH, 0, "height 0"),
-        (PITCH, 4, 5, 3, "width * height not a multiple of patternSize"),
-        (PITCH, 1, WIDTH, HEIGHT + 1, "pitch * height beyond the allocation"),
-    ] {
-        let code = fx.api.urEnqueueUSMFill2D(
-            fx.queue,
-            memory.ptr,
-            pitch,
-            pattern_size,
-            pattern.as_ptr().cast(),
-            width,
-            height,
-            0,
-            null(),
-            null_mut(),
-        )?;
-        expect_code(UR_RESULT_ERROR_INVALID_SIZE, code, &format!("urEnqueueUSMFill2D with {how}"))?;
-    }
-    Ok(())
+    // (pitch, patternSize, (width, height)).
+    let rows = [
+        ((0usize, 1usize, REGION), "pitch 0"),
+        ((WIDTH - 1, 1, REGION), "pitch < width"),
+        ((PITCH, 0, REGION), "patternSize 0"),
+        ((PITCH, 512, REGION), "patternSize > width * height"),
+        ((PITCH, 3, (48, HEIGHT)), "a patternSize that is not a power of two"),
+        ((PITCH, 1, (0, HEIGHT)), "width 0"),
+        ((PITCH, 1, (WIDTH, 0)), "height 0"),
+        ((PITCH, 4, (5, 3)), "width * height not a multiple of patternSize"),
+        ((PITCH, 1, (WIDTH, HEIGHT + 1)), "pitch * height beyond the allocation"),
+    ];
+    invalid_sizes("urEnqueueUSMFill2D", rows, |(pitch, pattern_size, region)| {
+        let pattern = (pattern_size, pattern.as_ptr().cast());
+        fill_2d(fx.api, fx.queue, (memory.ptr, pitch), pattern, region, NO_WAIT, null_mut())
+    })
 }
 
 unsafe fn fill2d_bad_wait_list(fx: &DeviceFx) -> CaseResult {
     require_2d(fx, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, "urEnqueueUSMFill2D")?;
     let memory = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
-    let pattern = 1u8;
+    let byte = 1u8;
+    let pattern = (1, (&byte as *const u8).cast());
     bad_wait_lists(fx, |n, events| {
-        fx.api.urEnqueueUSMFill2D(
-            fx.queue,
-            memory.ptr,
-            PITCH,
-            1,
-            (&pattern as *const u8).cast(),
-            WIDTH,
-            HEIGHT,
-            n,
-            events,
-            null_mut(),
-        )
+        fill_2d(fx.api, fx.queue, (memory.ptr, PITCH), pattern, REGION, (n, events), null_mut())
     })
 }
 
@@ -623,57 +481,23 @@ fn copied_rows(source: &[u8], background: u8) -> Vec<u8> {
 unsafe fn copy2d(fx: &DeviceFx) -> CaseResult {
     let src = fx.alloc(UsmKind::Device, SRC_PITCH * HEIGHT)?;
     let dst = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
-    let code = fx.api.urEnqueueUSMMemcpy2D(
-        fx.queue,
-        true,
-        dst.ptr,
-        PITCH,
-        src.ptr,
-        SRC_PITCH,
-        WIDTH,
-        HEIGHT,
-        0,
-        null(),
-        null_mut(),
-    )?;
+    let (to, from) = ((dst.ptr, PITCH), (src.ptr.cast_const(), SRC_PITCH));
+    let code = copy_2d(fx.api, fx.queue, true, to, from, REGION, NO_WAIT, null_mut())?;
     skip_without_2d(fx, UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT, code, "urEnqueueUSMMemcpy2D")?;
     expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSMMemcpy2D")?;
     let source = pattern_bytes(SRC_PITCH * HEIGHT, 0x31);
     on_each_queue_kind(fx, |queue, what| {
-        let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMMemcpy(
-            queue,
-            false,
-            src.ptr,
-            source.as_ptr().cast(),
-            source.len(),
-            0,
-            null(),
-            &mut event
-        ));
-        let written = fx.own_event(event);
-        let clear = fill(fx, queue, dst.ptr, &[0xcc], PITCH * HEIGHT, &[])?;
+        let written = fx.copy(queue, src.ptr, source.as_ptr().cast(), source.len(), &[])?;
+        let clear = fx.fill(queue, dst.ptr, &[0xcc], PITCH * HEIGHT, &[])?;
         let waits = [written.get(), clear.get()];
         let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMMemcpy2D(
-            queue,
-            false,
-            dst.ptr,
-            PITCH,
-            src.ptr,
-            SRC_PITCH,
-            WIDTH,
-            HEIGHT,
-            2,
-            waits.as_ptr(),
-            &mut event
-        ));
+        expect_success!(copy_2d(fx.api, queue, false, to, from, REGION, wait_list(&waits), &mut event));
         let copied = fx.own_event(event);
         check_eq!(
             fx.api.event_info::<ur_command_t>(copied.get(), UR_EVENT_INFO_COMMAND_TYPE)?,
             UR_COMMAND_USM_MEMCPY_2D
         );
-        let data = read_after(fx, queue, dst.ptr, PITCH * HEIGHT, &[copied.get()])?;
+        let data = fx.read_after(queue, dst.ptr, PITCH * HEIGHT, &[copied.get()])?;
         compare(&format!("a 2D copy between device allocations on an {what}"), &data, &copied_rows(&source, 0xcc))
     })
 }
@@ -681,38 +505,16 @@ unsafe fn copy2d(fx: &DeviceFx) -> CaseResult {
 unsafe fn copy2d_blocking(fx: &DeviceFx) -> CaseResult {
     let dst = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
     let source = pattern_bytes(SRC_PITCH * HEIGHT, 0x55);
-    let clear = fill(fx, fx.queue, dst.ptr, &[0xcc], PITCH * HEIGHT, &[])?;
+    let clear = fx.fill(fx.queue, dst.ptr, &[0xcc], PITCH * HEIGHT, &[])?;
     let waits = [clear.get()];
-    let code = fx.api.urEnqueueUSMMemcpy2D(
-        fx.queue,
-        true,
-        dst.ptr,
-        PITCH,
-        source.as_ptr().cast(),
-        SRC_PITCH,
-        WIDTH,
-        HEIGHT,
-        1,
-        waits.as_ptr(),
-        null_mut(),
-    )?;
+    let (to, from_host) = ((dst.ptr, PITCH), (source.as_ptr().cast(), SRC_PITCH));
+    let code = copy_2d(fx.api, fx.queue, true, to, from_host, REGION, wait_list(&waits), null_mut())?;
     skip_without_2d(fx, UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT, code, "urEnqueueUSMMemcpy2D")?;
     expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSMMemcpy2D(blocking, from host)")?;
     // And back to the host, blocking: the data is there on return.
     let mut back = vec![0u8; SRC_PITCH * HEIGHT];
-    expect_success!(fx.api.urEnqueueUSMMemcpy2D(
-        fx.queue,
-        true,
-        back.as_mut_ptr().cast(),
-        SRC_PITCH,
-        dst.ptr,
-        PITCH,
-        WIDTH,
-        HEIGHT,
-        0,
-        null(),
-        null_mut()
-    ));
+    let (to_host, from) = ((back.as_mut_ptr().cast(), SRC_PITCH), (dst.ptr.cast_const(), PITCH));
+    expect_success!(copy_2d(fx.api, fx.queue, true, to_host, from, REGION, NO_WAIT, null_mut()));
     let expected = copied_rows(&source, 0xcc);
     compare("a 2D copy to the device", &fx.read(fx.queue, dst.ptr, PITCH * HEIGHT)?, &expected)?;
     for row in 0..HEIGHT {
@@ -727,21 +529,10 @@ unsafe fn copy2d_blocking(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn copy2d_null_queue(fx: &LoaderFx) -> CaseResult {
     let (mut a, b) = ([0u8; PITCH * HEIGHT], [0u8; PITCH * HEIGHT]);
+    let (to, from) = ((a.as_mut_ptr().cast(), PITCH), (b.as_ptr().cast(), PITCH));
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueUSMMemcpy2D(
-            null_mut(),
-            true,
-            a.as_mut_ptr().cast(),
-            PITCH,
-            b.as_ptr().cast(),
-            PITCH,
-            WIDTH,
-            HEIGHT,
-            0,
-            null(),
-            null_mut()
-        )
+        copy_2d(fx.api, null_mut(), true, to, from, REGION, NO_WAIT, null_mut())
     );
     Ok(())
 }
@@ -749,38 +540,10 @@ unsafe fn copy2d_null_queue(fx: &LoaderFx) -> CaseResult {
 unsafe fn copy2d_null_pointers(fx: &DeviceFx) -> CaseResult {
     require_2d(fx, UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT, "urEnqueueUSMMemcpy2D")?;
     let memory = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMMemcpy2D(
-            fx.queue,
-            true,
-            null_mut(),
-            PITCH,
-            memory.ptr,
-            PITCH,
-            WIDTH,
-            HEIGHT,
-            0,
-            null(),
-            null_mut()
-        )
-    );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueUSMMemcpy2D(
-            fx.queue,
-            true,
-            memory.ptr,
-            PITCH,
-            null(),
-            PITCH,
-            WIDTH,
-            HEIGHT,
-            0,
-            null(),
-            null_mut()
-        )
-    );
+    for (dst, src, which) in [(null_mut(), memory.ptr.cast_const(), "pDst"), (memory.ptr, null(), "pSrc")] {
+        let code = copy_2d(fx.api, fx.queue, true, (dst, PITCH), (src, PITCH), REGION, NO_WAIT, null_mut())?;
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_POINTER, code, &format!("urEnqueueUSMMemcpy2D with a null {which}"))?;
+    }
     Ok(())
 }
 
@@ -788,40 +551,28 @@ unsafe fn copy2d_bad_size(fx: &DeviceFx) -> CaseResult {
     require_2d(fx, UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT, "urEnqueueUSMMemcpy2D")?;
     let src = fx.alloc(UsmKind::Device, SRC_PITCH * HEIGHT)?;
     let dst = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
-    for (dst_pitch, src_pitch, width, height, how) in [
-        (PITCH, 0usize, 0usize, HEIGHT, "srcPitch 0"),
-        (0, SRC_PITCH, 0, HEIGHT, "dstPitch 0"),
-        (PITCH, SRC_PITCH, SRC_PITCH + 1, HEIGHT, "srcPitch < width"),
-        (SRC_PITCH, PITCH, SRC_PITCH + 1, 2, "dstPitch < width"),
-        (PITCH, SRC_PITCH, WIDTH, 0, "height 0"),
-        (PITCH, SRC_PITCH, WIDTH, HEIGHT + 2, "srcPitch * height beyond the source"),
-        (PITCH * 2, SRC_PITCH, WIDTH, HEIGHT, "dstPitch * height beyond the destination"),
-    ] {
-        let code = fx.api.urEnqueueUSMMemcpy2D(
-            fx.queue,
-            true,
-            dst.ptr,
-            dst_pitch,
-            src.ptr,
-            src_pitch,
-            width,
-            height,
-            0,
-            null(),
-            null_mut(),
-        )?;
-        expect_code(UR_RESULT_ERROR_INVALID_SIZE, code, &format!("urEnqueueUSMMemcpy2D with {how}"))?;
-    }
-    Ok(())
+    // (dstPitch, srcPitch, (width, height)).
+    let rows = [
+        ((PITCH, 0usize, (0usize, HEIGHT)), "srcPitch 0"),
+        ((0, SRC_PITCH, (0, HEIGHT)), "dstPitch 0"),
+        ((PITCH, SRC_PITCH, (SRC_PITCH + 1, HEIGHT)), "srcPitch < width"),
+        ((SRC_PITCH, PITCH, (SRC_PITCH + 1, 2)), "dstPitch < width"),
+        ((PITCH, SRC_PITCH, (WIDTH, 0)), "height 0"),
+        ((PITCH, SRC_PITCH, (WIDTH, HEIGHT + 2)), "srcPitch * height beyond the source"),
+        ((PITCH * 2, SRC_PITCH, REGION), "dstPitch * height beyond the destination"),
+    ];
+    invalid_sizes("urEnqueueUSMMemcpy2D", rows, |(dst_pitch, src_pitch, region)| {
+        let (to, from) = ((dst.ptr, dst_pitch), (src.ptr.cast_const(), src_pitch));
+        copy_2d(fx.api, fx.queue, true, to, from, region, NO_WAIT, null_mut())
+    })
 }
 
 unsafe fn copy2d_bad_wait_list(fx: &DeviceFx) -> CaseResult {
     require_2d(fx, UR_CONTEXT_INFO_USM_MEMCPY2D_SUPPORT, "urEnqueueUSMMemcpy2D")?;
     let a = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
     let b = fx.alloc(UsmKind::Device, PITCH * HEIGHT)?;
-    bad_wait_lists(fx, |n, events| {
-        fx.api.urEnqueueUSMMemcpy2D(fx.queue, false, a.ptr, PITCH, b.ptr, PITCH, WIDTH, HEIGHT, n, events, null_mut())
-    })
+    let (to, from) = ((a.ptr, PITCH), (b.ptr.cast_const(), PITCH));
+    bad_wait_lists(fx, |n, events| copy_2d(fx.api, fx.queue, false, to, from, REGION, (n, events), null_mut()))
 }
 
 // --- urEnqueueUSMPrefetch and urEnqueueUSMAdvise ----------------------------
@@ -838,18 +589,7 @@ unsafe fn prefetch(fx: &DeviceFx) -> CaseResult {
     let memory = migratable(fx, SIZE)?;
     let source = pattern_bytes(SIZE, 0x61);
     on_each_queue_kind(fx, |queue, what| {
-        let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMMemcpy(
-            queue,
-            false,
-            memory.ptr,
-            source.as_ptr().cast(),
-            SIZE,
-            0,
-            null(),
-            &mut event
-        ));
-        let written = fx.own_event(event);
+        let written = fx.copy(queue, memory.ptr, source.as_ptr().cast(), SIZE, &[])?;
         let mut last = written;
         for flags in [UR_USM_MIGRATION_FLAG_HOST_TO_DEVICE.0, UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0] {
             let waits = [last.get()];
@@ -862,7 +602,7 @@ unsafe fn prefetch(fx: &DeviceFx) -> CaseResult {
             );
             last = prefetched;
         }
-        let data = read_after(fx, queue, memory.ptr, SIZE, &[last.get()])?;
+        let data = fx.read_after(queue, memory.ptr, SIZE, &[last.get()])?;
         compare(&format!("memory after prefetches on an {what}"), &data, &source)
     })
 }
@@ -895,13 +635,14 @@ unsafe fn prefetch_bad_flags(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
+/// The wrong sizes of a prefetch or advice on 64 bytes of memory.
+const BAD_SIZES_OF_64: [(usize, &str); 2] = [(0, "size 0"), (128, "size beyond the allocation")];
+
 unsafe fn prefetch_bad_size(fx: &DeviceFx) -> CaseResult {
     let memory = migratable(fx, 64)?;
-    for (size, how) in [(0usize, "size 0"), (128, "size beyond the allocation")] {
-        let code = fx.api.urEnqueueUSMPrefetch(fx.queue, memory.ptr, size, 0, 0, null(), null_mut())?;
-        expect_code(UR_RESULT_ERROR_INVALID_SIZE, code, &format!("urEnqueueUSMPrefetch with {how}"))?;
-    }
-    Ok(())
+    invalid_sizes("urEnqueueUSMPrefetch", BAD_SIZES_OF_64, |size| {
+        fx.api.urEnqueueUSMPrefetch(fx.queue, memory.ptr, size, 0, 0, null(), null_mut())
+    })
 }
 
 unsafe fn prefetch_bad_wait_list(fx: &DeviceFx) -> CaseResult {
@@ -960,9 +701,7 @@ unsafe fn advise_bad_advice(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn advise_bad_size(fx: &DeviceFx) -> CaseResult {
     let memory = migratable(fx, 64)?;
-    for (size, how) in [(0usize, "size 0"), (128, "size beyond the allocation")] {
-        let code = fx.api.urEnqueueUSMAdvise(fx.queue, memory.ptr, size, UR_USM_ADVICE_FLAG_DEFAULT.0, null_mut())?;
-        expect_code(UR_RESULT_ERROR_INVALID_SIZE, code, &format!("urEnqueueUSMAdvise with {how}"))?;
-    }
-    Ok(())
+    invalid_sizes("urEnqueueUSMAdvise", BAD_SIZES_OF_64, |size| {
+        fx.api.urEnqueueUSMAdvise(fx.queue, memory.ptr, size, UR_USM_ADVICE_FLAG_DEFAULT.0, null_mut())
+    })
 }

@@ -59,36 +59,13 @@ pub const CASES: &[Case] = &[
 
 const BYTES: usize = 1 << 16;
 
-/// Enqueues a one-byte-pattern fill of `len` bytes and returns its event.
-pub(crate) unsafe fn fill(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    ptr: *mut c_void,
-    byte: u8,
-    len: usize,
-    wait: &[ur_event_handle_t],
-) -> Result<OwnedEvent, Outcome> {
-    let mut event = null_mut();
-    let list = if wait.is_empty() { null() } else { wait.as_ptr() };
-    expect_success!(fx.api.urEnqueueUSMFill(
-        queue,
-        ptr,
-        1,
-        (&byte as *const u8).cast(),
-        len,
-        wait.len() as u32,
-        list,
-        &mut event
-    ));
-    check!(!event.is_null(), "urEnqueueUSMFill returned a null event");
-    Ok(fx.own_event(event))
-}
-
-/// A completed event of a fill on the fixture queue.
-unsafe fn done_event(fx: &DeviceFx, memory: &Usm) -> Result<OwnedEvent, Outcome> {
-    let event = fill(fx, fx.queue, memory.ptr, 1, memory.size, &[])?;
+/// A completed fill of 64 bytes of device memory on the fixture queue: the
+/// memory, which the case keeps as long as the event, and the event.
+unsafe fn done_event<'a>(fx: &DeviceFx<'a>) -> Result<(Usm<'a>, OwnedEvent), Outcome> {
+    let memory = fx.alloc(UsmKind::Device, 64)?;
+    let event = fx.fill(fx.queue, memory.ptr, &[1], memory.size, &[])?;
     fx.wait(event.get())?;
-    Ok(event)
+    Ok((memory, event))
 }
 
 /// Which synchronisation command a shared case exercises.
@@ -125,8 +102,8 @@ unsafe fn waits_for_all(fx: &DeviceFx, kind: Sync, command: ur_command_t) -> Cas
     let a = fx.alloc(UsmKind::Device, BYTES)?;
     let b = fx.alloc(UsmKind::Device, BYTES)?;
     on_each_queue_kind(fx, |queue, what| {
-        let fill_a = fill(fx, queue, a.ptr, 0xa, BYTES, &[])?;
-        let fill_b = fill(fx, queue, b.ptr, 0xb, BYTES, &[])?;
+        let fill_a = fx.fill(queue, a.ptr, &[0xa], BYTES, &[])?;
+        let fill_b = fx.fill(queue, b.ptr, &[0xb], BYTES, &[])?;
         let sync = enqueue_sync(fx, kind, queue, &[])?;
         fx.wait(sync.get())?;
         for (name, event) in [("first fill", &fill_a), ("second fill", &fill_b)] {
@@ -148,10 +125,10 @@ unsafe fn waits_for_all(fx: &DeviceFx, kind: Sync, command: ur_command_t) -> Cas
 unsafe fn waits_for_list(fx: &DeviceFx, kind: Sync) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, BYTES)?;
     let other = fx.create_queue(0)?;
-    let first = fill(fx, other.get(), memory.ptr, 0x11, BYTES, &[])?;
+    let first = fx.fill(other.get(), memory.ptr, &[0x11], BYTES, &[])?;
     let sync = enqueue_sync(fx, kind, fx.queue, &[first.get()])?;
     // Enqueued after the wait command on an in-order queue: runs after `first`.
-    let second = fill(fx, fx.queue, memory.ptr, 0x22, BYTES / 2, &[])?;
+    let second = fx.fill(fx.queue, memory.ptr, &[0x22], BYTES / 2, &[])?;
     fx.wait(second.get())?;
     check_eq!(fx.status(first.get())?, UR_EVENT_STATUS_COMPLETE);
     check_eq!(fx.status(sync.get())?, UR_EVENT_STATUS_COMPLETE);
@@ -167,9 +144,9 @@ unsafe fn barrier_orders_commands(fx: &DeviceFx, kind: Sync) -> CaseResult {
     let queue = fx.out_of_order_queue()?;
     const BIG: usize = 16 << 20;
     let memory = fx.alloc(UsmKind::Device, BIG)?;
-    let whole = fill(fx, queue.get(), memory.ptr, 0x33, BIG, &[])?;
+    let whole = fx.fill(queue.get(), memory.ptr, &[0x33], BIG, &[])?;
     let barrier = enqueue_sync(fx, kind, queue.get(), &[])?;
-    let part = fill(fx, queue.get(), memory.ptr, 0x44, 4096, &[])?;
+    let part = fx.fill(queue.get(), memory.ptr, &[0x44], 4096, &[])?;
     fx.wait(part.get())?;
     check_eq!(fx.status(whole.get())?, UR_EVENT_STATUS_COMPLETE);
     check_eq!(fx.status(barrier.get())?, UR_EVENT_STATUS_COMPLETE);
@@ -354,8 +331,8 @@ unsafe fn barrier_ext_bad_list(fx: &DeviceFx) -> CaseResult {
 unsafe fn event_wait(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, BYTES)?;
     let other = fx.create_queue(0)?;
-    let a = fill(fx, fx.queue, memory.ptr, 1, BYTES / 2, &[])?;
-    let b = fill(fx, other.get(), memory.at(BYTES / 2), 2, BYTES / 2, &[])?;
+    let a = fx.fill(fx.queue, memory.ptr, &[1], BYTES / 2, &[])?;
+    let b = fx.fill(other.get(), memory.at(BYTES / 2), &[2], BYTES / 2, &[])?;
     let events = [a.get(), b.get()];
     expect_success!(fx.api.urEventWait(2, events.as_ptr()));
     for event in events {
@@ -372,8 +349,7 @@ unsafe fn event_wait_null(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn event_wait_zero(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let done = done_event(fx, &memory)?;
+    let (_memory, done) = done_event(fx)?;
     expect_result!(UR_RESULT_ERROR_INVALID_VALUE, fx.api.urEventWait(0, &done.get()));
     Ok(())
 }
@@ -383,8 +359,7 @@ unsafe fn refs(fx: &DeviceFx, event: ur_event_handle_t) -> Result<u32, Outcome> 
 }
 
 unsafe fn retain(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     check_eq!(refs(fx, event.get())?, 1);
     ref_counting!(fx.api, urEventRetain, urEventRelease).retain_then_release(event.get(), |e| refs(fx, e))
 }
@@ -394,8 +369,7 @@ unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn release(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     ref_counting!(fx.api, urEventRetain, urEventRelease).release_drops_one(event.get(), |e| refs(fx, e))?;
     expect_success!(event.release());
     Ok(())
@@ -405,7 +379,7 @@ unsafe fn release_early(fx: &DeviceFx) -> CaseResult {
     // Releasing the only handle of a pending command must not cancel it.
     const BIG: usize = 8 << 20;
     let memory = fx.alloc(UsmKind::Device, BIG)?;
-    let event = fill(fx, fx.queue, memory.ptr, 0x77, BIG, &[])?;
+    let event = fx.fill(fx.queue, memory.ptr, &[0x77], BIG, &[])?;
     expect_success!(event.release());
     expect_success!(fx.api.urQueueFinish(fx.queue));
     let data = fx.read(fx.queue, memory.ptr, BIG)?;
@@ -417,8 +391,7 @@ unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn info(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     let api = fx.api;
     check_eq!(api.event_info::<ur_queue_handle_t>(event.get(), UR_EVENT_INFO_COMMAND_QUEUE)?, fx.queue);
     check_eq!(api.event_info::<ur_context_handle_t>(event.get(), UR_EVENT_INFO_CONTEXT)?, fx.context);
@@ -429,8 +402,7 @@ unsafe fn info(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     let props = [("COMMAND_EXECUTION_STATUS", UR_EVENT_INFO_COMMAND_EXECUTION_STATUS), ("CONTEXT", UR_EVENT_INFO_CONTEXT)];
     info!(fx.api, urEventGetInfo).size_protocol(event.get(), &props)
 }
@@ -440,8 +412,7 @@ unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     info!(fx.api, urEventGetInfo).past_last(event.get(), ur_event_info_t(UR_EVENT_INFO_REFERENCE_COUNT.0 + 1))
 }
 
@@ -463,7 +434,7 @@ unsafe fn profiling(fx: &DeviceFx) -> CaseResult {
     }
     let queue = fx.create_queue(UR_QUEUE_FLAG_PROFILING_ENABLE.0)?;
     let memory = fx.alloc(UsmKind::Device, 1 << 20)?;
-    let event = fill(fx, queue.get(), memory.ptr, 9, 1 << 20, &[])?;
+    let event = fx.fill(queue.get(), memory.ptr, &[9], 1 << 20, &[])?;
     fx.wait(event.get())?;
     // Every stage is an optional query; those answered must be in order.
     let mut answered = Vec::new();
@@ -492,8 +463,7 @@ unsafe fn profiling(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn profiling_off(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     match profile(fx, event.get(), UR_PROFILING_INFO_COMMAND_START)? {
         Ok(_) => Err("profiling info from a queue created without UR_QUEUE_FLAG_PROFILING_ENABLE".into()),
         Err(code) => expect_code(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE, code, "urEventGetProfilingInfo(START)"),
@@ -516,8 +486,7 @@ unsafe fn profiling_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn profiling_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     let past_last = ur_profiling_info_t(UR_PROFILING_INFO_COMMAND_COMPLETE.0 + 1);
     let mut value = 0u64;
     expect_result!(
@@ -528,8 +497,7 @@ unsafe fn profiling_bad_enum(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn profiling_bad_value(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     let mut value = 0u64;
     expect_result!(
         UR_RESULT_ERROR_INVALID_VALUE,
@@ -566,40 +534,45 @@ fn spare_record() -> *mut c_void {
     Box::leak(Box::<Notified>::default()) as *const Notified as *mut c_void
 }
 
-unsafe fn expect_notified(seen: &Notified, event: ur_event_handle_t) -> CaseResult {
-    check!(eventually(CALLBACK_LIMIT, || seen.calls.load(Ordering::SeqCst) >= 1), "the callback was never called");
+/// Registers [`notify`] for `stage` of `event`, with a record of its own.
+unsafe fn notify_on(
+    fx: &DeviceFx,
+    event: ur_event_handle_t,
+    stage: ur_execution_info_t,
+) -> Result<(ur_result_t, &'static Notified), Outcome> {
+    let seen: &'static Notified = Box::leak(Box::default());
+    let got = fx.api.urEventSetCallback(event, stage, Some(notify), seen as *const Notified as *mut c_void)?;
+    Ok((got, seen))
+}
+
+/// The callback came, once, for `event` at `stage`.
+unsafe fn expect_notified(seen: &Notified, event: ur_event_handle_t, stage: ur_execution_info_t) -> CaseResult {
+    check!(
+        eventually(CALLBACK_LIMIT, || seen.calls.load(Ordering::SeqCst) >= 1),
+        "the callback on stage {} was never called",
+        stage.0
+    );
     check_eq!(seen.calls.load(Ordering::SeqCst), 1);
     check_eq!(seen.event.load(Ordering::SeqCst), event as usize);
-    check_eq!(seen.status.load(Ordering::SeqCst), UR_EXECUTION_INFO_COMPLETE.0);
+    check_eq!(seen.status.load(Ordering::SeqCst), stage.0);
     Ok(())
 }
 
 unsafe fn callback(fx: &DeviceFx) -> CaseResult {
     const BIG: usize = 8 << 20;
     let memory = fx.alloc(UsmKind::Device, BIG)?;
-    let event = fill(fx, fx.queue, memory.ptr, 5, BIG, &[])?;
-    let seen: &'static Notified = Box::leak(Box::default());
-    expect_success!(fx.api.urEventSetCallback(
-        event.get(),
-        UR_EXECUTION_INFO_COMPLETE,
-        Some(notify),
-        seen as *const Notified as *mut c_void
-    ));
+    let event = fx.fill(fx.queue, memory.ptr, &[5], BIG, &[])?;
+    let (got, seen) = notify_on(fx, event.get(), UR_EXECUTION_INFO_COMPLETE)?;
+    expect_code(UR_RESULT_SUCCESS, got, "urEventSetCallback(COMPLETE)")?;
     fx.wait(event.get())?;
-    expect_notified(seen, event.get())
+    expect_notified(seen, event.get(), UR_EXECUTION_INFO_COMPLETE)
 }
 
 unsafe fn callback_late(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
-    let seen: &'static Notified = Box::leak(Box::default());
-    expect_success!(fx.api.urEventSetCallback(
-        event.get(),
-        UR_EXECUTION_INFO_COMPLETE,
-        Some(notify),
-        seen as *const Notified as *mut c_void
-    ));
-    expect_notified(seen, event.get())
+    let (_memory, event) = done_event(fx)?;
+    let (got, seen) = notify_on(fx, event.get(), UR_EXECUTION_INFO_COMPLETE)?;
+    expect_code(UR_RESULT_SUCCESS, got, "urEventSetCallback(COMPLETE)")?;
+    expect_notified(seen, event.get(), UR_EXECUTION_INFO_COMPLETE)
 }
 
 /// One of many callbacks: what it saw, and the entry point it calls to
@@ -642,12 +615,12 @@ unsafe fn callback_many(fx: &DeviceFx) -> CaseResult {
     };
     // Keeps the queue busy, so that the callbacks below are registered on
     // commands still in flight (on a fast device some may be done already).
-    let _busy = fill(fx, fx.queue, big.ptr, 3, BIG, &[])?;
+    let _busy = fx.fill(fx.queue, big.ptr, &[3], BIG, &[])?;
     let mut events = Vec::with_capacity(EVENTS);
     let mut early = Vec::with_capacity(EVENTS);
     for i in 0..EVENTS {
         let slice = memory.ptr.cast::<u8>().add(i * SLICE).cast();
-        let event = fill(fx, fx.queue, slice, i as u8, SLICE, &[])?;
+        let event = fx.fill(fx.queue, slice, &[i as u8], SLICE, &[])?;
         let tally = leak();
         register(event.get(), tally)?;
         events.push(event);
@@ -706,54 +679,46 @@ unsafe fn callback_null_handle(fx: &LoaderFx) -> CaseResult {
     Ok(())
 }
 
+/// `urEventSetCallback` of `callback` for `stage` of a completed event
+/// answers `expected`.
+unsafe fn callback_refused(
+    fx: &DeviceFx,
+    stage: ur_execution_info_t,
+    callback: ur_event_callback_t,
+    expected: ur_result_t,
+) -> CaseResult {
+    let (_memory, event) = done_event(fx)?;
+    let user_data = if callback.is_some() { spare_record() } else { null_mut() };
+    let got = fx.api.urEventSetCallback(event.get(), stage, callback, user_data)?;
+    let which = if callback.is_some() { "a callback" } else { "no callback" };
+    expect_code(expected, got, &format!("urEventSetCallback(stage {}, {which})", stage.0))
+}
+
 unsafe fn callback_null(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_COMPLETE, None, null_mut())
-    );
-    Ok(())
+    callback_refused(fx, UR_EXECUTION_INFO_COMPLETE, None, UR_RESULT_ERROR_INVALID_NULL_POINTER)
 }
 
 unsafe fn callback_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
     let past_last = ur_execution_info_t(UR_EXECUTION_INFO_QUEUED.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urEventSetCallback(event.get(), past_last, Some(notify), spare_record())
-    );
-    Ok(())
+    callback_refused(fx, past_last, Some(notify), UR_RESULT_ERROR_INVALID_ENUMERATION)
 }
 
 unsafe fn callback_queued(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
-    expect_result!(
-        UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION,
-        fx.api.urEventSetCallback(event.get(), UR_EXECUTION_INFO_QUEUED, Some(notify), spare_record())
-    );
-    Ok(())
+    callback_refused(fx, UR_EXECUTION_INFO_QUEUED, Some(notify), UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION)
 }
 
 /// A callback on submission or on running, registered once the command is
 /// past both: a backend whose events tell completion only answers
 /// UNSUPPORTED_ENUMERATION; any other calls it once, with that stage.
 unsafe fn callback_earlier_stage(fx: &DeviceFx) -> CaseResult {
-    let memory = fx.alloc(UsmKind::Device, 64)?;
-    let event = done_event(fx, &memory)?;
+    let (_memory, event) = done_event(fx)?;
     for stage in [UR_EXECUTION_INFO_SUBMITTED, UR_EXECUTION_INFO_RUNNING] {
-        let seen: &'static Notified = Box::leak(Box::default());
-        let got = fx.api.urEventSetCallback(event.get(), stage, Some(notify), seen as *const Notified as *mut c_void)?;
+        let (got, seen) = notify_on(fx, event.get(), stage)?;
         if got == UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION {
             continue;
         }
         check!(got == UR_RESULT_SUCCESS, "urEventSetCallback on stage {} returned {}", stage.0, result_name(got));
-        check!(eventually(CALLBACK_LIMIT, || seen.calls.load(Ordering::SeqCst) >= 1), "the callback on stage {} was never called", stage.0);
-        check_eq!(seen.calls.load(Ordering::SeqCst), 1);
-        check_eq!(seen.event.load(Ordering::SeqCst), event.get() as usize);
-        check_eq!(seen.status.load(Ordering::SeqCst), stage.0);
+        expect_notified(seen, event.get(), stage)?;
     }
     Ok(())
 }

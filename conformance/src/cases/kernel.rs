@@ -7,6 +7,7 @@
 //! it, on devices that report async allocation support.
 
 use super::program::built_program;
+use super::usm_exp::{alloc, free};
 use crate::harness::*;
 use crate::ur::{info_string, info_value};
 use crate::{check, check_eq, expect_result, expect_success};
@@ -35,10 +36,17 @@ pub const CASES: &[Case] = &[
 ];
 
 
-unsafe fn kernel(fx: &DeviceFx, program: &OwnedProgram, name: &std::ffi::CStr) -> Result<OwnedKernel, Outcome> {
+unsafe fn kernel(fx: &DeviceFx, program: ur_program_handle_t, name: &std::ffi::CStr) -> Result<OwnedKernel, Outcome> {
     let mut k = null_mut();
-    expect_success!(fx.api.urKernelCreate(program.get(), name.as_ptr(), &mut k));
+    expect_success!(fx.api.urKernelCreate(program, name.as_ptr(), &mut k));
     Ok(Owned::new(k, fx.api.fns.urKernelRelease))
+}
+
+/// `fill_index` of the suite's built program, and the program.
+unsafe fn fill_index_kernel(fx: &DeviceFx) -> Result<(OwnedProgram, OwnedKernel), Outcome> {
+    let program = built_program(fx)?;
+    let k = kernel(fx, program.get(), c"fill_index")?;
+    Ok((program, k))
 }
 
 fn arg(
@@ -91,6 +99,7 @@ pub unsafe fn launch(
     event: *mut ur_event_handle_t,
 ) -> Result<ur_result_t, String> {
     let local = local.map(|l| [l]);
+    let (n, waits) = wait_list(waits);
     fx.api.urEnqueueKernelLaunchWithArgsExp(
         queue,
         k,
@@ -101,9 +110,35 @@ pub unsafe fn launch(
         args.len() as u32,
         if args.is_empty() { null() } else { args.as_ptr() },
         null(),
-        waits.len() as u32,
-        if waits.is_empty() { null() } else { waits.as_ptr() },
+        n,
+        waits,
         event,
+    )
+}
+
+/// A launch on the fixture queue with `dims` dimensions of `global` and the
+/// `(count, list)` arguments, no offset, local size, wait list or event: the
+/// arguments the error cases make wrong, as they give them.
+unsafe fn launch_raw(
+    fx: &DeviceFx,
+    k: ur_kernel_handle_t,
+    dims: u32,
+    global: *const usize,
+    (n_args, args): (u32, *const ur_exp_kernel_arg_properties_t),
+) -> Result<ur_result_t, String> {
+    fx.api.urEnqueueKernelLaunchWithArgsExp(
+        fx.queue,
+        k,
+        dims,
+        null(),
+        global,
+        null(),
+        n_args,
+        args,
+        null(),
+        0,
+        null(),
+        null_mut(),
     )
 }
 
@@ -129,31 +164,21 @@ pub const N: usize = 1024;
 /// with base `base`, reads it back and checks every word. Shared with
 /// `urProgramCreateWithBinary.from_own_binaries`.
 pub unsafe fn run_fill_index(fx: &DeviceFx, program: ur_program_handle_t, base: u32) -> CaseResult {
-    let mut k = null_mut();
-    expect_success!(fx.api.urKernelCreate(program, c"fill_index".as_ptr(), &mut k));
-    let k: OwnedKernel = Owned::new(k, fx.api.fns.urKernelRelease);
+    let k = kernel(fx, program, c"fill_index")?;
     let kind = [UsmKind::Device, UsmKind::Shared, UsmKind::Host]
         .into_iter()
         .find(|&kind| fx.supports(kind).unwrap_or(false))
         .ok_or("the device supports no USM")?;
     let out = fx.alloc(kind, N * 4)?;
-    expect_success!(launch(
-        fx,
-        fx.queue,
-        k.get(),
-        N,
-        None,
-        &[pointer_arg(0, out.ptr), value_arg(1, &base)],
-        &[],
-        null_mut()
-    ));
+    let args = [pointer_arg(0, out.ptr), value_arg(1, &base)];
+    expect_success!(launch(fx, fx.queue, k.get(), N, None, &args, &[], null_mut()));
     let got = words(&fx.read(fx.queue, out.ptr, N * 4)?);
     check_words(&format!("fill_index into {kind:?} USM"), &got, |i| base + i as u32)
 }
 
 unsafe fn create_and_query(fx: &DeviceFx) -> CaseResult {
     let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"scale_add")?;
+    let k = kernel(fx, program.get(), c"scale_add")?;
     let name = info_string(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_FUNCTION_NAME)?;
     check_eq!(name.as_str(), "scale_add");
     let info = |prop| info_value::<u32, _, _>(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), prop);
@@ -194,8 +219,7 @@ unsafe fn create_null(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn retain_release(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let count = || {
         info_value::<u32, _, _>(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", k.get(), UR_KERNEL_INFO_REFERENCE_COUNT)
     };
@@ -207,54 +231,43 @@ unsafe fn retain_release(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
+/// What `urKernelGetGroupInfo` answers for `prop` of the fixture's device,
+/// written into `value`.
+unsafe fn group_info_into<T>(
+    fx: &DeviceFx,
+    k: ur_kernel_handle_t,
+    prop: ur_kernel_group_info_t,
+    value: &mut T,
+) -> Result<ur_result_t, String> {
+    fx.api.urKernelGetGroupInfo(k, fx.device, prop, size_of::<T>(), (value as *mut T).cast(), null_mut())
+}
+
 unsafe fn group_info(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let mut wg = 0usize;
-    expect_success!(fx.api.urKernelGetGroupInfo(
-        k.get(),
-        fx.device,
-        UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE,
-        size_of::<usize>(),
-        (&mut wg as *mut usize).cast(),
-        null_mut()
-    ));
+    expect_success!(group_info_into(fx, k.get(), UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE, &mut wg));
     let max = fx.api.device_info::<usize>(fx.device, UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE)?;
     check!(wg >= 1 && wg <= max, "kernel work-group size {wg} outside 1..={max}");
+    // Not zeros, so that an answer that writes nothing shows.
     let mut compile = [7usize; 3];
-    expect_success!(fx.api.urKernelGetGroupInfo(
-        k.get(),
-        fx.device,
-        UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE,
-        size_of_val(&compile),
-        compile.as_mut_ptr().cast(),
-        null_mut()
-    ));
+    expect_success!(group_info_into(fx, k.get(), UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE, &mut compile));
     check_eq!(compile, [0usize; 3]);
     Ok(())
 }
 
 unsafe fn group_info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let mut size = 0usize;
+    let past_last = ur_kernel_group_info_t(UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE.0 + 1);
     expect_result!(
         UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urKernelGetGroupInfo(
-            k.get(),
-            fx.device,
-            ur_kernel_group_info_t(UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE.0 + 1),
-            0,
-            null_mut(),
-            &mut size
-        )
+        fx.api.urKernelGetGroupInfo(k.get(), fx.device, past_last, 0, null_mut(), &mut size)
     );
     Ok(())
 }
 
 unsafe fn sub_group_info(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let mut value = 0u32;
     expect_success!(fx.api.urKernelGetSubGroupInfo(
         k.get(),
@@ -269,8 +282,7 @@ unsafe fn sub_group_info(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn launch_writes(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let mut ran = 0;
     for kind in [UsmKind::Device, UsmKind::Shared, UsmKind::Host] {
         if !fx.supports(kind)? {
@@ -279,18 +291,7 @@ unsafe fn launch_writes(fx: &DeviceFx) -> CaseResult {
         ran += 1;
         let out = fx.alloc(kind, N * 4)?;
         let base = 40u32 + ran;
-        let mut event = null_mut();
-        expect_success!(launch(
-            fx,
-            fx.queue,
-            k.get(),
-            N,
-            None,
-            &[pointer_arg(0, out.ptr), value_arg(1, &base)],
-            &[],
-            &mut event
-        ));
-        let event = fx.own_event(event);
+        let event = launch_event(fx, fx.queue, k.get(), None, &[pointer_arg(0, out.ptr), value_arg(1, &base)], &[])?;
         fx.wait(event.get())?;
         let got = if kind == UsmKind::Device {
             words(&fx.read(fx.queue, out.ptr, N * 4)?)
@@ -306,7 +307,7 @@ unsafe fn launch_writes(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn launch_local(fx: &DeviceFx) -> CaseResult {
     let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"scale_add")?;
+    let k = kernel(fx, program.get(), c"scale_add")?;
     let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
     let input = fx.alloc(kind, N * 4)?;
     let output = fx.alloc(kind, N * 4)?;
@@ -326,42 +327,18 @@ unsafe fn launch_local(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn launch_chain(fx: &DeviceFx) -> CaseResult {
     let program = built_program(fx)?;
-    let fill = kernel(fx, &program, c"fill_index")?;
-    let scale = kernel(fx, &program, c"scale_add")?;
+    let fill = kernel(fx, program.get(), c"fill_index")?;
+    let scale = kernel(fx, program.get(), c"scale_add")?;
     let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
     let a = fx.alloc(kind, N * 4)?;
     let b = fx.alloc(kind, N * 4)?;
     on_each_queue_kind(fx, |queue, label| {
         let base = 5u32;
-        let mut first = null_mut();
-        expect_success!(launch(
-            fx,
-            queue,
-            fill.get(),
-            N,
-            None,
-            &[pointer_arg(0, a.ptr), value_arg(1, &base)],
-            &[],
-            &mut first
-        ));
-        let first = fx.own_event(first);
+        let first = launch_event(fx, queue, fill.get(), None, &[pointer_arg(0, a.ptr), value_arg(1, &base)], &[])?;
         let factor = 2u32;
         let args = [pointer_arg(0, a.ptr), pointer_arg(1, b.ptr), value_arg(2, &factor), local_arg(3, 4)];
-        let mut second = null_mut();
-        expect_success!(launch(fx, queue, scale.get(), N, Some(1), &args, &[first.get()], &mut second));
-        let second = fx.own_event(second);
-        let mut out = vec![0u8; N * 4];
-        let waits = [second.get()];
-        expect_success!(fx.api.urEnqueueUSMMemcpy(
-            queue,
-            true,
-            out.as_mut_ptr().cast(),
-            b.ptr,
-            N * 4,
-            1,
-            waits.as_ptr(),
-            null_mut()
-        ));
+        let second = launch_event(fx, queue, scale.get(), Some(1), &args, &[first.get()])?;
+        let out = fx.read_after(queue, b.ptr, N * 4, &[second.get()])?;
         check_words(&format!("fill_index then scale_add on the {label}"), &words(&out), |i| {
             (base + i as u32) * factor + 1
         })
@@ -374,8 +351,7 @@ unsafe fn launch_chain(fx: &DeviceFx) -> CaseResult {
 /// small USM commands on the host, as ours does on CPU devices, must not
 /// run them while the kernel is still going.)
 unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
     // Long enough that the kernel is still running when the fill comes.
     const WORDS: usize = 1 << 22;
@@ -394,32 +370,13 @@ unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
         let in_order = label.starts_with("in-order");
         let ran_list = [ran.get()];
         let waits: &[ur_event_handle_t] = if in_order { &[] } else { &ran_list };
-        let zero = 0u32.to_ne_bytes();
-        let mut filled = null_mut();
-        expect_success!(fx.api.urEnqueueUSMFill(
-            queue,
-            out.ptr,
-            4,
-            zero.as_ptr().cast(),
-            SMALL * 4,
-            waits.len() as u32,
-            wait_ptr(waits),
-            &mut filled
-        ));
-        let filled = fx.own_event(filled);
+        let filled = fx.fill(queue, out.ptr, &0u32.to_ne_bytes(), SMALL * 4, waits)?;
         let tail = (out.ptr as *mut u32).add(WORDS - SMALL) as *mut c_void;
         let filled_list = [filled.get()];
-        let copy_waits: &[ur_event_handle_t] = if in_order { &[] } else { &filled_list };
-        expect_success!(fx.api.urEnqueueUSMMemcpy(
-            queue,
-            false,
-            tail,
-            source.ptr,
-            SMALL * 4,
-            copy_waits.len() as u32,
-            wait_ptr(copy_waits),
-            null_mut()
-        ));
+        let (n, copy_waits) = wait_list(if in_order { &[] } else { &filled_list });
+        // No event: the queue's own finish below is what waits for it.
+        let size = SMALL * 4;
+        expect_success!(fx.api.urEnqueueUSMMemcpy(queue, false, tail, source.ptr, size, n, copy_waits, null_mut()));
         expect_success!(fx.api.urQueueFinish(queue));
         let head = words(&fx.read(queue, out.ptr, SMALL * 4)?);
         check_words(&format!("a fill behind fill_index on the {label}"), &head, |_| 0)?;
@@ -436,10 +393,9 @@ unsafe fn fill_after_kernel(fx: &DeviceFx) -> CaseResult {
 /// kinds. (An adapter that completes the free or the allocation at once,
 /// or runs the fill on the host, must see that the kernel still runs.)
 unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
-    use super::usm_exp::{alloc, fill, free, require_async};
+    use super::usm_exp::require_async;
     require_async(fx)?;
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
     // Long enough that the kernel is still running when the fill comes.
     const WORDS: usize = 1 << 22;
@@ -459,8 +415,8 @@ unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
         // the kernel it follows does.
         let done = |e: ur_event_handle_t| fx.status(e).map(|s| s == UR_EVENT_STATUS_COMPLETE);
         let (allocated_done, freed_done, ran_done) = (done(y_ready.get())?, done(freed.get())?, done(ran.get())?);
-        let filled = fill(fx, queue, y, 0, SMALL * 4, &[y_ready.get()])?;
-        let head = words(&super::usm_exp::read(fx, queue, y, SMALL * 4, &[filled.get()])?);
+        let filled = fx.fill(queue, y, &[0], SMALL * 4, &[y_ready.get()])?;
+        let head = words(&fx.read_after(queue, y, SMALL * 4, &[filled.get()])?);
         let result = (|| {
             check!(
                 ran_done || !(allocated_done || freed_done),
@@ -472,7 +428,7 @@ unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
                 // Another block: nothing of the kernel's is in it to check.
                 return Ok(());
             }
-            let middle = words(&super::usm_exp::read(fx, queue, (y as *mut u32).add(SMALL) as *mut c_void, 4, &[])?);
+            let middle = words(&fx.read_after(queue, (y as *mut u32).add(SMALL) as *mut c_void, 4, &[])?);
             check_words(&format!("fill_index past the fill on the {label}"), &middle, |_| base + SMALL as u32)
         })();
         free(fx, queue, null_mut(), y, &[], false)?;
@@ -482,8 +438,7 @@ unsafe fn reuse_after_kernel(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn launch_bad_dims(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let out = fx.alloc(UsmKind::Device, N * 4).or_else(|_| fx.alloc(UsmKind::Shared, N * 4))?;
     let base = 1u32;
     let args = [pointer_arg(0, out.ptr), value_arg(1, &base)];
@@ -491,20 +446,7 @@ unsafe fn launch_bad_dims(fx: &DeviceFx) -> CaseResult {
     for dims in [0u32, 4] {
         expect_result!(
             UR_RESULT_ERROR_INVALID_WORK_DIMENSION,
-            fx.api.urEnqueueKernelLaunchWithArgsExp(
-                fx.queue,
-                k.get(),
-                dims,
-                null(),
-                global.as_ptr(),
-                null(),
-                2,
-                args.as_ptr(),
-                null(),
-                0,
-                null(),
-                null_mut()
-            )
+            launch_raw(fx, k.get(), dims, global.as_ptr(), (2, args.as_ptr()))
         );
     }
     expect_result!(
@@ -519,8 +461,7 @@ unsafe fn launch_bad_dims(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn launch_bad_args(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
+    let (_program, k) = fill_index_kernel(fx)?;
     let out = fx.alloc(UsmKind::Device, N * 4).or_else(|_| fx.alloc(UsmKind::Shared, N * 4))?;
     let base = 1u32;
     let mut bad_type = pointer_arg(0, out.ptr);
@@ -533,63 +474,14 @@ unsafe fn launch_bad_args(fx: &DeviceFx) -> CaseResult {
         UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
         launch(fx, fx.queue, k.get(), N, None, &[pointer_arg(0, out.ptr), value_arg(7, &base)], &[], null_mut())
     );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(
-            fx.queue,
-            k.get(),
-            1,
-            null(),
-            [N].as_ptr(),
-            null(),
-            2,
-            null(),
-            null(),
-            0,
-            null(),
-            null_mut()
-        )
-    );
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, launch_raw(fx, k.get(), 1, [N].as_ptr(), (2, null())));
     Ok(())
 }
 
 unsafe fn launch_null_global(fx: &DeviceFx) -> CaseResult {
-    let program = built_program(fx)?;
-    let k = kernel(fx, &program, c"fill_index")?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(
-            fx.queue,
-            k.get(),
-            1,
-            null(),
-            null(),
-            null(),
-            0,
-            null(),
-            null(),
-            0,
-            null(),
-            null_mut()
-        )
-    );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(
-            fx.queue,
-            null_mut(),
-            1,
-            null(),
-            [N].as_ptr(),
-            null(),
-            0,
-            null(),
-            null(),
-            0,
-            null(),
-            null_mut()
-        )
-    );
+    let (_program, k) = fill_index_kernel(fx)?;
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, launch_raw(fx, k.get(), 1, null(), (0, null())));
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, launch_raw(fx, null_mut(), 1, [N].as_ptr(), (0, null())));
     Ok(())
 }
 
@@ -606,14 +498,6 @@ unsafe fn require_async(fx: &DeviceFx) -> Result<UsmKind, Outcome> {
     Ok(if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared })
 }
 
-fn wait_ptr(waits: &[ur_event_handle_t]) -> *const ur_event_handle_t {
-    if waits.is_empty() {
-        null()
-    } else {
-        waits.as_ptr()
-    }
-}
-
 /// A pool of the case's own (`urUSMPoolCreateExp`), so that which block is
 /// reused depends on this case's frees alone.
 unsafe fn own_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
@@ -623,64 +507,6 @@ unsafe fn own_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
     Ok(fx.own_pool(pool))
 }
 
-/// `urEnqueueUSM{Device,Shared}AllocExp` of `N` words from `pool` after
-/// `waits`; with `event`, its event too.
-unsafe fn alloc_async(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    pool: &OwnedPool,
-    kind: UsmKind,
-    waits: &[ur_event_handle_t],
-    event: bool,
-) -> Result<(*mut c_void, Option<OwnedEvent>), Outcome> {
-    let mut p = null_mut();
-    let mut e: ur_event_handle_t = null_mut();
-    let out_event = if event { &mut e as *mut ur_event_handle_t } else { null_mut() };
-    let n = waits.len() as u32;
-    let code = match kind {
-        UsmKind::Shared => fx.api.urEnqueueUSMSharedAllocExp(
-            queue,
-            pool.get(),
-            N * 4,
-            null(),
-            n,
-            wait_ptr(waits),
-            &mut p,
-            out_event,
-        )?,
-        _ => fx.api.urEnqueueUSMDeviceAllocExp(
-            queue,
-            pool.get(),
-            N * 4,
-            null(),
-            n,
-            wait_ptr(waits),
-            &mut p,
-            out_event,
-        )?,
-    };
-    expect_code(UR_RESULT_SUCCESS, code, "urEnqueueUSM*AllocExp")?;
-    check!(!p.is_null(), "the async allocation returned a null pointer");
-    check!(!event || !e.is_null(), "the async allocation returned no event");
-    Ok((p, event.then(|| fx.own_event(e))))
-}
-
-/// `urEnqueueUSMFreeExp` of `p` after `waits`; with `event`, its event.
-unsafe fn free_async(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    pool: &OwnedPool,
-    p: *mut c_void,
-    waits: &[ur_event_handle_t],
-    event: bool,
-) -> Result<Option<OwnedEvent>, Outcome> {
-    let mut e: ur_event_handle_t = null_mut();
-    let out_event = if event { &mut e as *mut ur_event_handle_t } else { null_mut() };
-    expect_success!(fx.api.urEnqueueUSMFreeExp(queue, pool.get(), p, waits.len() as u32, wait_ptr(waits), out_event));
-    check!(!event || !e.is_null(), "urEnqueueUSMFreeExp returned no event");
-    Ok(event.then(|| fx.own_event(e)))
-}
-
 /// Reads `N` words at `p` with a blocking copy after `waits`.
 unsafe fn read_words(
     fx: &DeviceFx,
@@ -688,18 +514,7 @@ unsafe fn read_words(
     p: *const c_void,
     waits: &[ur_event_handle_t],
 ) -> Result<Vec<u32>, Outcome> {
-    let mut out = vec![0u8; N * 4];
-    expect_success!(fx.api.urEnqueueUSMMemcpy(
-        queue,
-        true,
-        out.as_mut_ptr().cast(),
-        p,
-        N * 4,
-        waits.len() as u32,
-        wait_ptr(waits),
-        null_mut()
-    ));
-    Ok(words(&out))
+    Ok(words(&fx.read_after(queue, p, N * 4, waits)?))
 }
 
 /// A launch whose event is kept.
@@ -738,14 +553,14 @@ fn scaled(input: impl Fn(usize) -> u32) -> impl Fn(usize) -> u32 {
 unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
     let kind = require_async(fx)?;
     let program = built_program(fx)?;
-    let fill = kernel(fx, &program, c"fill_index")?;
-    let scale = kernel(fx, &program, c"scale_add")?;
+    let fill = kernel(fx, program.get(), c"fill_index")?;
+    let scale = kernel(fx, program.get(), c"scale_add")?;
     on_each_queue_kind(fx, |queue, label| {
         let in_order = queue == fx.queue;
         let use_events = !in_order;
         let pool = own_pool(fx)?;
         let base = 7u32;
-        let (a, a_alloc) = alloc_async(fx, queue, &pool, kind, &[], use_events)?;
+        let (a, a_alloc) = alloc(fx, queue, kind, pool.get(), N * 4, &[], use_events)?;
         let a_waits: Vec<_> = a_alloc.iter().map(|e| e.get()).collect();
         let a_written = launch_event(fx, queue, fill.get(), None, &[pointer_arg(0, a), value_arg(1, &base)], &a_waits)?;
         let mut seen: Vec<usize> = Vec::new();
@@ -753,7 +568,7 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
         let mut last_free: Option<OwnedEvent> = None;
         for round in 0..ROUNDS {
             let waits: Vec<_> = last_free.iter().map(|e| e.get()).collect();
-            let (s, s_alloc) = alloc_async(fx, queue, &pool, kind, &waits, use_events)?;
+            let (s, s_alloc) = alloc(fx, queue, kind, pool.get(), N * 4, &waits, use_events)?;
             check!(!overlaps(s, a, N * 4), "{label}: round {round}: scratch block {s:?} overlaps the live block {a:?}");
             if seen.contains(&(s as usize)) {
                 reused += 1;
@@ -769,13 +584,13 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
                 check_words(&format!("{label}: scratch block of round {round}"), &got, |i| stamp + i as u32)?;
             }
             let free_waits = if use_events { vec![s_written.get()] } else { Vec::new() };
-            last_free = free_async(fx, queue, &pool, s, &free_waits, use_events)?;
+            last_free = free(fx, queue, pool.get(), s, &free_waits, use_events)?;
         }
         // Which free space the pool hands out is its choice; that freed
         // blocks come back is the point.
         check!(reused > 0, "{label}: no scratch allocation reused a block freed before it (addresses {seen:x?})");
         let waits: Vec<_> = last_free.iter().map(|e| e.get()).collect();
-        let (out, out_alloc) = alloc_async(fx, queue, &pool, kind, &waits, use_events)?;
+        let (out, out_alloc) = alloc(fx, queue, kind, pool.get(), N * 4, &waits, use_events)?;
         check!(!overlaps(out, a, N * 4), "{label}: the output block overlaps the live block");
         let mut read_waits = vec![a_written.get()];
         read_waits.extend(out_alloc.iter().map(|e| e.get()));
@@ -789,8 +604,8 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
             base + i as u32
         })?;
         let after_read = if use_events { vec![done.get()] } else { Vec::new() };
-        free_async(fx, queue, &pool, out, &after_read, false)?;
-        free_async(fx, queue, &pool, a, &after_read, false)?;
+        free(fx, queue, pool.get(), out, &after_read, false)?;
+        free(fx, queue, pool.get(), a, &after_read, false)?;
         expect_success!(fx.api.urQueueFinish(queue));
         let mut used_high = 0usize;
         expect_success!(fx.api.urUSMPoolGetInfoExp(
@@ -818,8 +633,8 @@ unsafe fn async_reuse_around(fx: &DeviceFx) -> CaseResult {
 unsafe fn async_handover(fx: &DeviceFx) -> CaseResult {
     let kind = require_async(fx)?;
     let program = built_program(fx)?;
-    let fill = kernel(fx, &program, c"fill_index")?;
-    let scale = kernel(fx, &program, c"scale_add")?;
+    let fill = kernel(fx, program.get(), c"fill_index")?;
+    let scale = kernel(fx, program.get(), c"scale_add")?;
     let other = fx.create_queue(0)?;
     let pool = own_pool(fx)?;
     let results = (0..ROUNDS).map(|_| fx.alloc(kind, N * 4)).collect::<Result<Vec<_>, _>>()?;
@@ -828,7 +643,7 @@ unsafe fn async_handover(fx: &DeviceFx) -> CaseResult {
     let mut reads = Vec::new();
     for (round, result) in results.iter().enumerate() {
         let waits: Vec<_> = last_free.iter().map(|e| e.get()).collect();
-        let (block, allocated) = alloc_async(fx, fx.queue, &pool, kind, &waits, true)?;
+        let (block, allocated) = alloc(fx, fx.queue, kind, pool.get(), N * 4, &waits, true)?;
         let allocated = allocated.expect("asked for");
         let command = fx.api.event_info::<ur_command_t>(allocated.get(), UR_EVENT_INFO_COMMAND_TYPE)?;
         let expected = if kind == UsmKind::Device {
@@ -850,7 +665,7 @@ unsafe fn async_handover(fx: &DeviceFx) -> CaseResult {
         let factor = 3u32;
         let args = [pointer_arg(0, block), pointer_arg(1, result.ptr), value_arg(2, &factor), local_arg(3, 64 * 4)];
         let read = launch_event(fx, other.get(), scale.get(), Some(64), &args, &[written.get()])?;
-        let freed = free_async(fx, other.get(), &pool, block, &[read.get()], true)?.expect("asked for");
+        let freed = free(fx, other.get(), pool.get(), block, &[read.get()], true)?.expect("asked for");
         let command = fx.api.event_info::<ur_command_t>(freed.get(), UR_EVENT_INFO_COMMAND_TYPE)?;
         check_eq!(command, UR_COMMAND_ENQUEUE_USM_FREE_EXP);
         reads.push(read);

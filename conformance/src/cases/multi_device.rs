@@ -12,7 +12,7 @@
 use super::kernel::{check_words, launch, pointer_arg, value_arg, words, N};
 use super::program::{kernel_program, spir, spirv, KernelForm, KERNEL_PTX};
 use super::usm::alloc_info;
-use super::usm_exp::{alloc, all_are, fill, finish, free, read, require_async, require_pools, set_stat, stat, KEEP, KIB};
+use super::usm_exp::{alloc, all_are, finish, free, require_async, require_pools, set_stat, stat, KEEP, KIB};
 use crate::harness::*;
 use crate::names::result_name;
 use crate::{check, check_eq, expect_result, expect_success, skip};
@@ -140,8 +140,8 @@ unsafe fn pool_per_device(fx: &DeviceFx) -> CaseResult {
     let (y, _) = alloc(b, b.queue, UsmKind::Device, null_mut(), 128 * KIB, &[], false)?;
     check!(used(b, pb)? >= ub + 128 * KIB, "an allocation on the second device's queue is not in its pool's USED");
     check!(used(a, pa)? < ua + 192 * KIB, "the second device's allocation counted in the first device's pool");
-    let filled = fill(b, b.queue, y, 0x3c, 128 * KIB, &[])?;
-    all_are("the second device's block", &read(b, b.queue, y, 128 * KIB, &[filled.get()])?, 0x3c)?;
+    let filled = b.fill(b.queue, y, &[0x3c], 128 * KIB, &[])?;
+    all_are("the second device's block", &b.read_after(b.queue, y, 128 * KIB, &[filled.get()])?, 0x3c)?;
     free(a, a.queue, null_mut(), x, &[], false)?;
     free(b, b.queue, null_mut(), y, &[], false)?;
     finish(a, a.queue)?;
@@ -164,14 +164,15 @@ unsafe fn free_on_other_device(fx: &DeviceFx) -> CaseResult {
     let ub = used(b, pb)?;
     let size = 256 * KIB;
     let (x, ready) = alloc(a, a.queue, UsmKind::Device, null_mut(), size, &[], true)?;
-    let written = fill(a, a.queue, x, 0x5a, size, &[ready.expect("asked for").get()])?;
-    all_are("written on the first device, read on the second", &read(b, b.queue, x, size, &[written.get()])?, 0x5a)?;
+    let written = a.fill(a.queue, x, &[0x5a], size, &[ready.expect("asked for").get()])?;
+    let got = b.read_after(b.queue, x, size, &[written.get()])?;
+    all_are("written on the first device, read on the second", &got, 0x5a)?;
     let freed = free(b, b.queue, null_mut(), x, &[written.get()], true)?.expect("asked for");
     check_eq!(used(b, pb)?, ub);
     let (y, again) = alloc(a, a.queue, UsmKind::Device, null_mut(), size, &[freed.get()], true)?;
     check!(y == x, "an allocation ordered after the free on the other device did not take the freed block");
-    let rewritten = fill(a, a.queue, y, 0x11, size, &[again.expect("asked for").get()])?;
-    all_are("the block taken again", &read(a, a.queue, y, size, &[rewritten.get()])?, 0x11)?;
+    let rewritten = a.fill(a.queue, y, &[0x11], size, &[again.expect("asked for").get()])?;
+    all_are("the block taken again", &a.read_after(a.queue, y, size, &[rewritten.get()])?, 0x11)?;
     free(a, a.queue, null_mut(), y, &[], false)?;
     finish(a, a.queue)?;
     finish(b, b.queue)?;
@@ -206,12 +207,13 @@ unsafe fn hand_over(fx: &DeviceFx) -> CaseResult {
     for round in 0..16u8 {
         let waits: Vec<ur_event_handle_t> = last_free.iter().map(|e| e.get()).collect();
         let (x, x_ready) = alloc(a, a.queue, UsmKind::Shared, pool.get(), size, &waits, true)?;
-        let used_x = fill(a, a.queue, x, round, size, &[x_ready.expect("asked for").get()])?;
+        let used_x = a.fill(a.queue, x, &[round], size, &[x_ready.expect("asked for").get()])?;
         let freed_x = free(a, a.queue, pool.get(), x, &[used_x.get()], true)?.expect("asked for");
         let (y, y_ready) = alloc(b, b.queue, UsmKind::Shared, pool.get(), size, &[freed_x.get()], true)?;
-        let used_y = fill(b, b.queue, y, !round, size, &[y_ready.expect("asked for").get()])?;
+        let used_y = b.fill(b.queue, y, &[!round], size, &[y_ready.expect("asked for").get()])?;
         if round % 4 == 3 {
-            all_are(&format!("round {round} on the second device"), &read(b, b.queue, y, size, &[used_y.get()])?, !round)?;
+            let got = b.read_after(b.queue, y, size, &[used_y.get()])?;
+            all_are(&format!("round {round} on the second device"), &got, !round)?;
         }
         last_free = free(b, b.queue, pool.get(), y, &[used_y.get()], true)?;
         addresses.insert(x as usize);
@@ -235,15 +237,15 @@ unsafe fn copy_between_devices(fx: &DeviceFx) -> CaseResult {
     let size = 4096 * KIB;
     let (x, x_ready) = alloc(a, a.queue, UsmKind::Device, null_mut(), size, &[], true)?;
     let (y, y_ready) = alloc(b, b.queue, UsmKind::Device, null_mut(), size, &[], true)?;
-    let written = fill(a, a.queue, x, 0x6b, size, &[x_ready.expect("asked for").get()])?;
+    let written = a.fill(a.queue, x, &[0x6b], size, &[x_ready.expect("asked for").get()])?;
     let y_ready = y_ready.expect("asked for");
     let waits = [written.get(), y_ready.get()];
     let mut copied = null_mut();
     expect_success!(fx.api.urEnqueueUSMMemcpy(b.queue, false, y, x, size, 2, waits.as_ptr(), &mut copied));
     let copied = b.own_event(copied);
-    let overwritten = fill(a, a.queue, x, 0x00, size, &[copied.get()])?;
-    all_are("copied from the first device into the second's memory", &read(b, b.queue, y, size, &[])?, 0x6b)?;
-    all_are("the source refilled after the copy", &read(a, a.queue, x, size, &[overwritten.get()])?, 0x00)?;
+    let overwritten = a.fill(a.queue, x, &[0x00], size, &[copied.get()])?;
+    all_are("copied from the first device into the second's memory", &b.read_after(b.queue, y, size, &[])?, 0x6b)?;
+    all_are("the source refilled after the copy", &a.read_after(a.queue, x, size, &[overwritten.get()])?, 0x00)?;
     free(a, a.queue, null_mut(), x, &[], false)?;
     free(b, b.queue, null_mut(), y, &[], false)?;
     finish(a, a.queue)?;
@@ -268,10 +270,10 @@ unsafe fn context_pool_per_device(fx: &DeviceFx) -> CaseResult {
     check_eq!(alloc_info::<ur_device_handle_t>(a, x, UR_USM_ALLOC_INFO_DEVICE)?, a.device);
     check_eq!(alloc_info::<ur_device_handle_t>(b, y, UR_USM_ALLOC_INFO_DEVICE)?, b.device);
     check!(used(a, pool.get())? >= 2 * size, "the pool's USED does not count both devices' blocks");
-    let x_used = fill(a, a.queue, x, 0x1a, size, &[x_ready.expect("asked for").get()])?;
-    let y_used = fill(b, b.queue, y, 0x2b, size, &[y_ready.expect("asked for").get()])?;
-    all_are("the first device's block", &read(a, a.queue, x, size, &[x_used.get()])?, 0x1a)?;
-    all_are("the second device's block", &read(b, b.queue, y, size, &[y_used.get()])?, 0x2b)?;
+    let x_used = a.fill(a.queue, x, &[0x1a], size, &[x_ready.expect("asked for").get()])?;
+    let y_used = b.fill(b.queue, y, &[0x2b], size, &[y_ready.expect("asked for").get()])?;
+    all_are("the first device's block", &a.read_after(a.queue, x, size, &[x_used.get()])?, 0x1a)?;
+    all_are("the second device's block", &b.read_after(b.queue, y, size, &[y_used.get()])?, 0x2b)?;
     let freed = free(b, b.queue, pool.get(), x, &[x_used.get()], true)?.expect("asked for");
     let (z, _) = alloc(b, b.queue, UsmKind::Device, pool.get(), size, &[freed.get()], true)?;
     check!(z != x, "the first device's memory was handed to the second device");
@@ -302,8 +304,8 @@ unsafe fn free_foreign_context(fx: &DeviceFx) -> CaseResult {
     expect_result!(UR_RESULT_ERROR_INVALID_VALUE, b.api.urEnqueueUSMFreeExp(b.queue, null_mut(), x, 0, null(), null_mut()));
     finish(b, b.queue)?;
     check_eq!(used(fx, mine)?, after);
-    let filled = fill(fx, fx.queue, x, 0x77, size, &[])?;
-    all_are("the block after a refused foreign free", &read(fx, fx.queue, x, size, &[filled.get()])?, 0x77)?;
+    let filled = fx.fill(fx.queue, x, &[0x77], size, &[])?;
+    all_are("the block after a refused foreign free", &fx.read_after(fx.queue, x, size, &[filled.get()])?, 0x77)?;
     free(fx, fx.queue, null_mut(), x, &[], false)?;
     finish(fx, fx.queue)?;
     check_eq!(used(fx, mine)?, before);
@@ -637,7 +639,7 @@ unsafe fn peer_kernel_writes(fx: &DeviceFx, pooled: bool) -> CaseResult {
             let args = [pointer_arg(0, theirs), value_arg(1, &base)];
             expect_success!(launch(a, a.queue, k.get(), N, None, &args, &[ready.get()], null_mut()));
             finish(a, a.queue)?;
-            let got = read(b, b.queue, theirs, N * 4, &[])?;
+            let got = b.read_after(b.queue, theirs, N * 4, &[])?;
             free(b, b.queue, null_mut(), theirs, &[], false)?;
             finish(b, b.queue)?;
             got

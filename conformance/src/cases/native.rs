@@ -21,8 +21,7 @@ use super::kernel::{check_words, launch, pointer_arg, run_fill_index, value_arg,
 use super::program::{built_program, own_program, KERNEL_SOURCE};
 use super::common::SysLib;
 use crate::harness::*;
-use crate::names::result_name;
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success, names::result_name, skip, ur::Api};
 use std::ffi::{c_char, c_void, CString};
 use std::ptr::{null, null_mut};
 use std::sync::OnceLock;
@@ -97,22 +96,22 @@ fn native_or_skip(what: &str, call: Result<ur_result_t, String>, native: ur_nati
     }
 }
 
-unsafe fn native_platform(api: &crate::ur::Api, platform: ur_platform_handle_t) -> Result<ur_native_handle_t, Outcome> {
+pub unsafe fn native_platform(api: &Api, platform: ur_platform_handle_t) -> Result<ur_native_handle_t, Outcome> {
     let mut native = 0;
     native_or_skip("Platform", api.urPlatformGetNativeHandle(platform, &mut native), native)
 }
 
-unsafe fn native_device(api: &crate::ur::Api, device: ur_device_handle_t) -> Result<ur_native_handle_t, Outcome> {
+pub unsafe fn native_device(api: &Api, device: ur_device_handle_t) -> Result<ur_native_handle_t, Outcome> {
     let mut native = 0;
     native_or_skip("Device", api.urDeviceGetNativeHandle(device, &mut native), native)
 }
 
-unsafe fn native_context(fx: &DeviceFx, context: ur_context_handle_t) -> Result<ur_native_handle_t, Outcome> {
+pub unsafe fn native_context(fx: &DeviceFx, context: ur_context_handle_t) -> Result<ur_native_handle_t, Outcome> {
     let mut native = 0;
     native_or_skip("Context", fx.api.urContextGetNativeHandle(context, &mut native), native)
 }
 
-unsafe fn native_queue(fx: &DeviceFx, queue: ur_queue_handle_t) -> Result<ur_native_handle_t, Outcome> {
+pub unsafe fn native_queue(fx: &DeviceFx, queue: ur_queue_handle_t) -> Result<ur_native_handle_t, Outcome> {
     let mut native = 0;
     native_or_skip("Queue", fx.api.urQueueGetNativeHandle(queue, null_mut(), &mut native), native)
 }

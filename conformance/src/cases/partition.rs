@@ -5,6 +5,8 @@
 //! `UR_DEVICE_INFO_SUPPORTED_PARTITIONS`, and skip, saying so, where it
 //! lists none.
 
+use crate::cases::common::count_then_fill;
+use crate::cases::device::release_devices;
 use crate::harness::*;
 use crate::{check, check_eq, expect_result, expect_success, skip};
 use std::ffi::CString;
@@ -71,22 +73,12 @@ unsafe fn require(fx: &DeviceFx, kind: ur_device_partition_t) -> CaseResult {
 /// Partitions with `list`; every sub-device returned carries one reference.
 unsafe fn partition(fx: &DeviceFx, list: &[ur_device_partition_property_t]) -> Result<Vec<ur_device_handle_t>, Outcome> {
     let props = properties(list);
-    let mut count = 0u32;
-    expect_success!(fx.api.urDevicePartition(fx.device, &props, 0, null_mut(), &mut count));
-    check!(count > 0, "urDevicePartition counted no sub-devices");
-    let mut subs = vec![null_mut(); count as usize];
-    let mut count_again = 0u32;
-    expect_success!(fx.api.urDevicePartition(fx.device, &props, count, subs.as_mut_ptr(), &mut count_again));
-    check_eq!(count_again, count);
+    let subs = count_then_fill("urDevicePartition", |n, subs, count| {
+        fx.api.urDevicePartition(fx.device, &props, n, subs, count)
+    })?;
+    check!(!subs.is_empty(), "urDevicePartition counted no sub-devices");
     check!(subs.iter().all(|s| !s.is_null()), "a null sub-device handle");
     Ok(subs)
-}
-
-unsafe fn release_all(fx: &DeviceFx, subs: &[ur_device_handle_t]) -> CaseResult {
-    for &s in subs {
-        expect_success!(fx.api.urDeviceRelease(s));
-    }
-    Ok(())
 }
 
 /// The partition properties a sub-device reports.
@@ -122,7 +114,7 @@ unsafe fn equally(fx: &DeviceFx) -> CaseResult {
     for &s in &subs {
         check_sub_device(fx, s, &[(UR_DEVICE_PARTITION_EQUALLY.0, 1)], 1)?;
     }
-    release_all(fx, &subs)
+    release_devices(fx.api, &subs)
 }
 
 unsafe fn by_counts(fx: &DeviceFx) -> CaseResult {
@@ -137,7 +129,7 @@ unsafe fn by_counts(fx: &DeviceFx) -> CaseResult {
     for (&s, &c) in subs.iter().zip(&counts) {
         check_sub_device(fx, s, &made_with, c)?;
     }
-    release_all(fx, &subs)
+    release_devices(fx.api, &subs)
 }
 
 /// The first of EQUALLY and BY_COUNTS the device supports, or a skip.
@@ -154,10 +146,10 @@ unsafe fn same_request(fx: &DeviceFx) -> CaseResult {
     let kind = equally_or_by_counts(fx)?;
     let first = partition(fx, &[property(kind, 1)])?;
     let second = partition(fx, &[property(kind, 1)]);
-    release_all(fx, &first)?;
+    release_devices(fx.api, &first)?;
     let second = second?;
     check_eq!(second, first);
-    release_all(fx, &second)
+    release_devices(fx.api, &second)
 }
 
 /// A sub-device is a device like any other: a context, a queue and USM on
@@ -178,7 +170,7 @@ unsafe fn sub_device_usm(fx: &DeviceFx) -> CaseResult {
             Ok(())
         })
     })();
-    release_all(fx, &subs)?;
+    release_devices(fx.api, &subs)?;
     result
 }
 
@@ -258,7 +250,7 @@ unsafe fn release_past_references(fx: &DeviceFx) -> CaseResult {
     expect_success!(fx.api.urDeviceRetain(sub));
     check_eq!(fx.api.device_info::<u32>(sub, UR_DEVICE_INFO_REFERENCE_COUNT)?, before + 1);
     expect_success!(fx.api.urDeviceRelease(sub));
-    release_all(fx, &subs)?;
+    release_devices(fx.api, &subs)?;
     // Every reference handed out is given back; a sub-device partitioned
     // before this case (same request) may hold others, so release until
     // refused, within a bound.

@@ -1,6 +1,8 @@
 //! urPlatformGet, urPlatformGetInfo, urPlatformGetApiVersion,
 //! urPlatformGetNativeHandle and urPlatformGetBackendOption.
 
+use crate::cases::common::count_then_fill;
+use crate::cases::native::native_platform;
 use crate::harness::*;
 use crate::ur::*;
 use crate::{check, check_eq, expect_result, expect_success, info, skip};
@@ -35,15 +37,7 @@ pub const CASES: &[Case] = &[
 ];
 
 unsafe fn platforms_of(api: &Api, adapter: ur_adapter_handle_t) -> Result<Vec<ur_platform_handle_t>, Outcome> {
-    let mut count = 0u32;
-    expect_success!(api.urPlatformGet(adapter, 0, null_mut(), &mut count));
-    let mut platforms = vec![null_mut(); count as usize];
-    if count > 0 {
-        let mut count_again = 0u32;
-        expect_success!(api.urPlatformGet(adapter, count, platforms.as_mut_ptr(), &mut count_again));
-        check_eq!(count_again, count);
-    }
-    Ok(platforms)
+    count_then_fill("urPlatformGet", |n, platforms, count| api.urPlatformGet(adapter, n, platforms, count))
 }
 
 unsafe fn get_count_then_fill(fx: &AdapterFx) -> CaseResult {
@@ -150,13 +144,7 @@ unsafe fn api_version_null_pointer(fx: &PlatformFx) -> CaseResult {
 }
 
 unsafe fn native_handle(fx: &PlatformFx) -> CaseResult {
-    let mut native: ur_native_handle_t = 0;
-    let code = fx.api.urPlatformGetNativeHandle(fx.platform, &mut native)?;
-    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
-        skip!("the adapter has no native platform handle (UNSUPPORTED_FEATURE, which the reference allows)");
-    }
-    expect_code(UR_RESULT_SUCCESS, code, "urPlatformGetNativeHandle")?;
-    Ok(())
+    native_platform(fx.api, fx.platform).map(drop)
 }
 
 unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
@@ -213,10 +201,6 @@ unsafe fn backend_option_null_pointers(fx: &PlatformFx) -> CaseResult {
 }
 
 unsafe fn info_foreign(fx: &LoaderFx) -> CaseResult {
-    let mut size = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_PLATFORM,
-        fx.api.urPlatformGetInfo(foreign_handle(), UR_PLATFORM_INFO_NAME, 0, null_mut(), &mut size)
-    );
-    Ok(())
+    let info = info!(fx.api, urPlatformGetInfo);
+    info.refuses(foreign_handle(), "a handle no adapter made", UR_PLATFORM_INFO_NAME, UR_RESULT_ERROR_INVALID_PLATFORM)
 }

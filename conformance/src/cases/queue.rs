@@ -2,6 +2,7 @@
 //! urQueueFlush, urQueueGetNativeHandle and urQueueIsGraphCaptureEnabledExp.
 
 use crate::cases::common::Which;
+use crate::cases::native::native_queue;
 use crate::harness::*;
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use std::ptr::{null, null_mut};
@@ -116,35 +117,27 @@ unsafe fn create_null_output(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
+/// `urQueueCreate` with `flags` answers `expected`.
+unsafe fn create_refused(fx: &DeviceFx, flags: ur_queue_flags_t, expected: ur_result_t) -> CaseResult {
+    let mut queue = null_mut();
+    let got = fx.api.urQueueCreate(fx.context, fx.device, &properties(flags), &mut queue)?;
+    expect_code(expected, got, &format!("urQueueCreate(flags 0x{flags:x})"))
+}
+
 unsafe fn create_bad_flags(fx: &DeviceFx) -> CaseResult {
     let flags = UR_QUEUE_FLAG_LOW_POWER_EVENTS_SUPPORT_EXP.0 << 1;
     debug_assert!(flags & UR_QUEUE_FLAGS_MASK != 0);
-    let mut queue = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urQueueCreate(fx.context, fx.device, &properties(flags), &mut queue)
-    );
-    Ok(())
+    create_refused(fx, flags, UR_RESULT_ERROR_INVALID_ENUMERATION)
 }
 
 unsafe fn create_both_priorities(fx: &DeviceFx) -> CaseResult {
     let flags = UR_QUEUE_FLAG_PRIORITY_HIGH.0 | UR_QUEUE_FLAG_PRIORITY_LOW.0;
-    let mut queue = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES,
-        fx.api.urQueueCreate(fx.context, fx.device, &properties(flags), &mut queue)
-    );
-    Ok(())
+    create_refused(fx, flags, UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES)
 }
 
 unsafe fn create_both_submission_modes(fx: &DeviceFx) -> CaseResult {
     let flags = UR_QUEUE_FLAG_SUBMISSION_BATCHED.0 | UR_QUEUE_FLAG_SUBMISSION_IMMEDIATE.0;
-    let mut queue = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES,
-        fx.api.urQueueCreate(fx.context, fx.device, &properties(flags), &mut queue)
-    );
-    Ok(())
+    create_refused(fx, flags, UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES)
 }
 
 unsafe fn retain(fx: &DeviceFx) -> CaseResult {
@@ -163,18 +156,7 @@ unsafe fn release(fx: &DeviceFx) -> CaseResult {
     // Work still queued at the last release is finished, not dropped.
     let memory = fx.alloc(UsmKind::Device, 256)?;
     let byte = 0x5au8;
-    let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(
-        queue.get(),
-        memory.ptr,
-        1,
-        (&byte as *const u8).cast(),
-        256,
-        0,
-        null(),
-        &mut event
-    ));
-    let filled = fx.own_event(event);
+    let filled = fx.fill(queue.get(), memory.ptr, &[byte], 256, &[])?;
     expect_success!(queue.release());
     fx.wait(filled.get())?;
     check_eq!(fx.status(filled.get())?, UR_EVENT_STATUS_COMPLETE);
@@ -235,18 +217,7 @@ unsafe fn finish(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, SIZE)?;
     let mut events = Vec::new();
     for i in 0..8u8 {
-        let mut event = null_mut();
-        expect_success!(fx.api.urEnqueueUSMFill(
-            fx.queue,
-            memory.ptr,
-            1,
-            (&i as *const u8).cast(),
-            SIZE,
-            0,
-            null(),
-            &mut event
-        ));
-        events.push(fx.own_event(event));
+        events.push(fx.fill(fx.queue, memory.ptr, &[i], SIZE, &[])?);
     }
     expect_success!(fx.api.urQueueFinish(fx.queue));
     for event in &events {
@@ -268,19 +239,7 @@ unsafe fn finish_null(fx: &LoaderFx) -> CaseResult {
 
 unsafe fn flush(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
-    let byte = 3u8;
-    let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(
-        fx.queue,
-        memory.ptr,
-        1,
-        (&byte as *const u8).cast(),
-        64,
-        0,
-        null(),
-        &mut event
-    ));
-    let event = fx.own_event(event);
+    let event = fx.fill(fx.queue, memory.ptr, &[3], 64, &[])?;
     expect_success!(fx.api.urQueueFlush(fx.queue));
     // Flushed work completes without a finish on that queue.
     fx.wait(event.get())?;
@@ -294,12 +253,7 @@ unsafe fn flush_null(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
-    let mut native: ur_native_handle_t = 0;
-    let code = fx.api.urQueueGetNativeHandle(fx.queue, null_mut(), &mut native)?;
-    if code == UR_RESULT_ERROR_UNSUPPORTED_FEATURE {
-        skip!("the adapter has no native queue handle (UNSUPPORTED_FEATURE, which the reference allows)");
-    }
-    expect_code(UR_RESULT_SUCCESS, code, "urQueueGetNativeHandle")
+    native_queue(fx, fx.queue).map(drop)
 }
 
 unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {

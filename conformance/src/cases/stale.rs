@@ -19,7 +19,7 @@ pub const CASES: &[Case] = &[
 
 /// A completed fill's event on `queue`.
 unsafe fn fill_event(fx: &DeviceFx, queue: ur_queue_handle_t, memory: &Usm) -> Result<OwnedEvent, Outcome> {
-    let event = super::event::fill(fx, queue, memory.ptr, 0x5a, 64, &[])?;
+    let event = fx.fill(queue, memory.ptr, &[0x5a], 64, &[])?;
     fx.wait(event.get())?;
     Ok(event)
 }

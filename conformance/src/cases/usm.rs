@@ -122,16 +122,21 @@ unsafe fn expect_alloc_error(
 
 
 
+/// What `urUSMGetMemAllocInfo` answers for `prop` of `ptr`, read into
+/// `value` (no size returned).
+unsafe fn alloc_info_into<T>(
+    fx: &DeviceFx,
+    ptr: *const c_void,
+    prop: ur_usm_alloc_info_t,
+    value: &mut T,
+) -> Result<ur_result_t, String> {
+    fx.api.urUSMGetMemAllocInfo(fx.context, ptr, prop, size_of::<T>(), (value as *mut T).cast(), null_mut())
+}
+
 unsafe fn usm_type(fx: &DeviceFx, ptr: *const c_void) -> Result<ur_usm_type_t, Outcome> {
+    // Not a type, so that an answer that writes nothing shows.
     let mut kind = ur_usm_type_t(0xffff);
-    expect_success!(fx.api.urUSMGetMemAllocInfo(
-        fx.context,
-        ptr,
-        UR_USM_ALLOC_INFO_TYPE,
-        size_of::<ur_usm_type_t>(),
-        (&mut kind as *mut ur_usm_type_t).cast(),
-        null_mut()
-    ));
+    expect_success!(alloc_info_into(fx, ptr, UR_USM_ALLOC_INFO_TYPE, &mut kind));
     Ok(kind)
 }
 
@@ -143,6 +148,18 @@ pub(crate) unsafe fn alloc_info<T: Copy>(fx: &DeviceFx, ptr: *const c_void, prop
     expect_code(UR_RESULT_SUCCESS, code, &format!("urUSMGetMemAllocInfo({prop:?})"))?;
     check_eq!(size, size_of::<T>());
     Ok(value.assume_init())
+}
+
+/// The pool `ptr` reports through `UR_USM_ALLOC_INFO_POOL`, an optional
+/// query: `None` where the adapter answers UNSUPPORTED_ENUMERATION.
+pub(crate) unsafe fn reported_pool(fx: &DeviceFx, ptr: *const c_void) -> Result<Option<ur_usm_pool_handle_t>, Outcome> {
+    let mut owner: ur_usm_pool_handle_t = null_mut();
+    let code = alloc_info_into(fx, ptr, UR_USM_ALLOC_INFO_POOL, &mut owner)?;
+    if code == UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION {
+        return Ok(None);
+    }
+    expect_code(UR_RESULT_SUCCESS, code, "urUSMGetMemAllocInfo(POOL)")?;
+    Ok(Some(owner))
 }
 
 fn expected_type(kind: UsmKind) -> ur_usm_type_t {
@@ -349,19 +366,7 @@ unsafe fn free_pending(fx: &DeviceFx) -> CaseResult {
     // urUSMFree waits for commands that may still use the memory.
     const BIG: usize = 32 << 20;
     let memory = fx.alloc(UsmKind::Device, BIG)?;
-    let byte = 0x5u8;
-    let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(
-        fx.queue,
-        memory.ptr,
-        1,
-        (&byte as *const u8).cast(),
-        BIG,
-        0,
-        null(),
-        &mut event
-    ));
-    let event = fx.own_event(event);
+    let event = fx.fill(fx.queue, memory.ptr, &[0x5], BIG, &[])?;
     expect_success!(memory.free());
     fx.wait(event.get())?;
     check_eq!(fx.status(event.get())?, UR_EVENT_STATUS_COMPLETE);
@@ -553,18 +558,7 @@ unsafe fn pool_create(fx: &DeviceFx) -> CaseResult {
                 fx.write(fx.queue, ptr, &data)?;
                 compare("pool memory written and read back", &fx.read(fx.queue, ptr, size)?, &data)?;
                 check_eq!(usm_type(fx, ptr)?, expected_type(kind));
-                // UR_USM_ALLOC_INFO_POOL is an optional query.
-                let mut owner: ur_usm_pool_handle_t = null_mut();
-                let code = fx.api.urUSMGetMemAllocInfo(
-                    fx.context,
-                    ptr,
-                    UR_USM_ALLOC_INFO_POOL,
-                    size_of::<ur_usm_pool_handle_t>(),
-                    (&mut owner as *mut ur_usm_pool_handle_t).cast(),
-                    null_mut(),
-                )?;
-                if code != UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION {
-                    expect_code(UR_RESULT_SUCCESS, code, "urUSMGetMemAllocInfo(POOL)")?;
+                if let Some(owner) = reported_pool(fx, ptr)? {
                     check!(owner == pool.get(), "{kind:?} memory from a pool reports pool {owner:?}");
                 }
             }

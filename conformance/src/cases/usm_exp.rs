@@ -91,17 +91,6 @@ pub(crate) unsafe fn require_pools(fx: &DeviceFx) -> CaseResult {
     require_async(fx)?;
     fx.require(UR_DEVICE_INFO_USM_POOL_SUPPORT, "USM pool support")
 }
-
-
-
-fn list(waits: &[ur_event_handle_t]) -> *const ur_event_handle_t {
-    if waits.is_empty() {
-        null()
-    } else {
-        waits.as_ptr()
-    }
-}
-
 fn alloc_name(kind: UsmKind) -> &'static str {
     match kind {
         UsmKind::Host => "urEnqueueUSMHostAllocExp",
@@ -131,7 +120,7 @@ unsafe fn raw_alloc(
     out: *mut *mut c_void,
     event: *mut ur_event_handle_t,
 ) -> Result<ur_result_t, String> {
-    let (n, w) = (waits.len() as u32, list(waits));
+    let (n, w) = wait_list(waits);
     match kind {
         UsmKind::Host => api.urEnqueueUSMHostAllocExp(queue, pool, size, props, n, w, out, event),
         UsmKind::Device => api.urEnqueueUSMDeviceAllocExp(queue, pool, size, props, n, w, out, event),
@@ -170,7 +159,8 @@ pub(crate) unsafe fn free(
 ) -> Result<Option<OwnedEvent>, Outcome> {
     let mut e: ur_event_handle_t = null_mut();
     let out_event = if event { &mut e as *mut _ } else { null_mut() };
-    expect_success!(fx.api.urEnqueueUSMFreeExp(queue, pool, p, waits.len() as u32, list(waits), out_event));
+    let (n, w) = wait_list(waits);
+    expect_success!(fx.api.urEnqueueUSMFreeExp(queue, pool, p, n, w, out_event));
     check!(!event || !e.is_null(), "urEnqueueUSMFreeExp returned no event");
     Ok(event.then(|| fx.own_event(e)))
 }
@@ -178,51 +168,6 @@ pub(crate) unsafe fn free(
 /// The code of an async free, with no event.
 unsafe fn free_code(fx: &DeviceFx, pool: ur_usm_pool_handle_t, p: *mut c_void) -> Result<ur_result_t, Outcome> {
     Ok(fx.api.urEnqueueUSMFreeExp(fx.queue, pool, p, 0, null(), null_mut())?)
-}
-
-/// Fills `size` bytes at `p` with `byte` after `waits`; returns the event.
-pub(crate) unsafe fn fill(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    p: *mut c_void,
-    byte: u8,
-    size: usize,
-    waits: &[ur_event_handle_t],
-) -> Result<OwnedEvent, Outcome> {
-    let mut e = null_mut();
-    expect_success!(fx.api.urEnqueueUSMFill(
-        queue,
-        p,
-        1,
-        (&byte as *const u8).cast(),
-        size,
-        waits.len() as u32,
-        list(waits),
-        &mut e
-    ));
-    Ok(fx.own_event(e))
-}
-
-/// Reads `len` bytes at `p` with a blocking copy after `waits`.
-pub(crate) unsafe fn read(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    p: *const c_void,
-    len: usize,
-    waits: &[ur_event_handle_t],
-) -> Result<Vec<u8>, Outcome> {
-    let mut out = vec![0u8; len];
-    expect_success!(fx.api.urEnqueueUSMMemcpy(
-        queue,
-        true,
-        out.as_mut_ptr().cast(),
-        p,
-        len,
-        waits.len() as u32,
-        list(waits),
-        null_mut()
-    ));
-    Ok(out)
 }
 
 pub(crate) fn all_are(what: &str, bytes: &[u8], value: u8) -> CaseResult {
@@ -325,25 +270,14 @@ unsafe fn round_trip(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
             let (b, be) = alloc(fx, queue, kind, pool, size, &[], true)?;
             let be = be.expect("asked for");
             check!(a != b, "{label}: two live async allocations share the address {a:?}");
-            let filled = fill(fx, queue, a, 0x5a, size, &[ae.get()])?;
-            let mut copied = null_mut();
-            expect_success!(fx.api.urEnqueueUSMMemcpy(
-                queue,
-                false,
-                b,
-                a,
-                size,
-                2,
-                [filled.get(), be.get()].as_ptr(),
-                &mut copied
-            ));
-            let copied = fx.own_event(copied);
-            all_are(&format!("{label}: the filled block"), &read(fx, queue, a, size, &[filled.get()])?, 0x5a)?;
-            all_are(&format!("{label}: the copy"), &read(fx, queue, b, size, &[copied.get()])?, 0x5a)?;
+            let filled = fx.fill(queue, a, &[0x5a], size, &[ae.get()])?;
+            let copied = fx.copy(queue, b, a, size, &[filled.get(), be.get()])?;
+            all_are(&format!("{label}: the filled block"), &fx.read_after(queue, a, size, &[filled.get()])?, 0x5a)?;
+            all_are(&format!("{label}: the copy"), &fx.read_after(queue, b, size, &[copied.get()])?, 0x5a)?;
             // Interior pointers are fine for commands.
             let tail = (a as *mut u8).wrapping_add(size - 24).cast::<c_void>();
-            let marked = fill(fx, queue, tail, 0x11, 24, &[copied.get()])?;
-            let got = read(fx, queue, a, size, &[marked.get()])?;
+            let marked = fx.fill(queue, tail, &[0x11], 24, &[copied.get()])?;
+            let got = fx.read_after(queue, a, size, &[marked.get()])?;
             all_are(&format!("{label}: the block before its tail"), &got[..size - 24], 0x5a)?;
             all_are(&format!("{label}: the block's tail"), &got[size - 24..], 0x11)?;
             let fa = free(fx, queue, pool, a, &[marked.get()], true)?.expect("asked for");
@@ -385,11 +319,9 @@ unsafe fn in_order_reuse(fx: &DeviceFx) -> CaseResult {
         let (p, _) = alloc(fx, fx.queue, UsmKind::Device, pool.get(), size, &[], false)?;
         same += usize::from(p == first);
         // Enqueued without events: the in-order queue orders every step.
-        let mut e = null_mut();
-        expect_success!(fx.api.urEnqueueUSMFill(fx.queue, p, 1, (&round as *const u8).cast(), size, 0, null(), &mut e));
-        drop(fx.own_event(e));
+        drop(fx.fill(fx.queue, p, &[round], size, &[])?);
         if round % 16 == 15 {
-            all_are(&format!("round {round}"), &read(fx, fx.queue, p, size, &[])?, round)?;
+            all_are(&format!("round {round}"), &fx.read_after(fx.queue, p, size, &[])?, round)?;
         }
         free(fx, fx.queue, pool.get(), p, &[], false)?;
     }
@@ -414,7 +346,7 @@ unsafe fn events_follow_earlier_commands(fx: &DeviceFx) -> CaseResult {
     let (first, last) = (big.ptr as *const u8, (big.ptr as *const u8).add(big_size - 1));
     for round in 1..=4u8 {
         let (early, _early_ready) = alloc(fx, fx.queue, UsmKind::Device, null_mut(), 4 * KIB, &[], true)?;
-        let _slow = fill(fx, fx.queue, big.ptr, round, big_size, &[])?;
+        let _slow = fx.fill(fx.queue, big.ptr, &[round], big_size, &[])?;
         let (late, late_ready) = alloc(fx, fx.queue, UsmKind::Device, null_mut(), 4 * KIB, &[], true)?;
         let freed = free(fx, fx.queue, null_mut(), early, &[], true)?;
         for (what, event) in [("allocation", late_ready), ("free", freed)] {
@@ -446,26 +378,15 @@ unsafe fn pending_block_waits(fx: &DeviceFx) -> CaseResult {
         // A new pool each round: its only free block is the pending one.
         let pool = keeping_pool(fx)?;
         let (a, a_ready) = alloc(fx, q, UsmKind::Device, pool.get(), size, &[], true)?;
-        let tagged = fill(fx, q, a, 0x10 + round, size, &[a_ready.expect("asked for").get()])?;
-        let slow = fill(fx, q, big, round, big_size, &[big_ready.as_ref().expect("asked for").get()])?;
+        let tagged = fx.fill(q, a, &[0x10 + round], size, &[a_ready.expect("asked for").get()])?;
+        let slow = fx.fill(q, big, &[round], big_size, &[big_ready.as_ref().expect("asked for").get()])?;
         let mut seen = vec![0u8; size];
-        let mut reader = null_mut();
-        expect_success!(fx.api.urEnqueueUSMMemcpy(
-            q,
-            false,
-            seen.as_mut_ptr().cast(),
-            a,
-            size,
-            2,
-            [tagged.get(), slow.get()].as_ptr(),
-            &mut reader
-        ));
-        let reader = fx.own_event(reader);
+        let reader = fx.copy(q, seen.as_mut_ptr().cast(), a, size, &[tagged.get(), slow.get()])?;
         let freed = free(fx, q, pool.get(), a, &[reader.get()], true)?.expect("asked for");
         // Not ordered after `freed`: may reuse the block only by waiting for it.
         let (b, b_ready) = alloc(fx, q, UsmKind::Device, pool.get(), size, &[], true)?;
         reused += usize::from(b == a);
-        let overwrite = fill(fx, q, b, 0xee, size, &[b_ready.expect("asked for").get()])?;
+        let overwrite = fx.fill(q, b, &[0xee], size, &[b_ready.expect("asked for").get()])?;
         fx.wait(overwrite.get())?;
         fx.wait(reader.get())?;
         fx.wait(freed.get())?;
@@ -491,7 +412,7 @@ unsafe fn out_of_memory(fx: &DeviceFx, kind: UsmKind, code: ur_result_t) -> Case
     let pool = exp_pool(fx, 0, Some((max, KEEP)))?;
     check_eq!(stat(fx, pool.get(), UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP)?, max);
     let (a, ready) = alloc(fx, fx.queue, kind, pool.get(), 4 * MIB, &[], true)?;
-    let filled = fill(fx, fx.queue, a, 0x77, 4 * MIB, &[ready.expect("asked for").get()])?;
+    let filled = fx.fill(fx.queue, a, &[0x77], 4 * MIB, &[ready.expect("asked for").get()])?;
     fx.wait(filled.get())?;
     let before = (
         stat(fx, pool.get(), UR_USM_POOL_INFO_RESERVED_CURRENT_EXP)?,
@@ -515,7 +436,7 @@ unsafe fn out_of_memory(fx: &DeviceFx, kind: UsmKind, code: ur_result_t) -> Case
     );
     check!(after == before, "(RESERVED, USED) went from {before:?} to {after:?} through failed allocations");
     check!(after.0 <= max, "the pool reserves {} bytes, past its maximum of {max}", after.0);
-    all_are("the earlier allocation after the failures", &read(fx, fx.queue, a, 4 * MIB, &[])?, 0x77)?;
+    all_are("the earlier allocation after the failures", &fx.read_after(fx.queue, a, 4 * MIB, &[])?, 0x77)?;
     // Filling the pool up, then failing, then serving again after a free.
     let mut held = Vec::new();
     loop {
@@ -632,13 +553,13 @@ unsafe fn ordered_free_before_fresh_space(fx: &DeviceFx) -> CaseResult {
     let q = ooo.get();
     let size = MIB;
     let (a, a_ready) = alloc(fx, q, UsmKind::Device, null_mut(), size, &[], true)?;
-    let filled = fill(fx, q, a, 0x5a, size, &[a_ready.expect("asked for").get()])?;
+    let filled = fx.fill(q, a, &[0x5a], size, &[a_ready.expect("asked for").get()])?;
     let freed = free(fx, q, null_mut(), a, &[filled.get()], true)?.expect("asked for");
     let (b, b_ready) = alloc(fx, q, UsmKind::Device, null_mut(), size, &[freed.get()], true)?;
     let b_ready = b_ready.expect("asked for");
     // b is usable as usual, whatever its address.
-    let written = fill(fx, q, b, 0xa5, size, &[b_ready.get()])?;
-    all_are("b after its fill", &read(fx, q, b, size, &[written.get()])?, 0xa5)?;
+    let written = fx.fill(q, b, &[0xa5], size, &[b_ready.get()])?;
+    all_are("b after its fill", &fx.read_after(q, b, size, &[written.get()])?, 0xa5)?;
     free(fx, q, null_mut(), b, &[written.get()], false)?;
     finish(fx, q)?;
     check!(b == a, "b is at {b:?}, a was at {a:?}: the allocation ordered after a's free took other memory");
@@ -666,12 +587,12 @@ unsafe fn hand_over_one_address(fx: &DeviceFx) -> CaseResult {
         for round in 0..24u8 {
             let waits: Vec<ur_event_handle_t> = last_free.iter().map(|e| e.get()).collect();
             let (x, x_ready) = alloc(fx, a, UsmKind::Device, pool.get(), size, &waits, true)?;
-            let used_x = fill(fx, a, x, round, size, &[x_ready.expect("asked for").get()])?;
+            let used_x = fx.fill(a, x, &[round], size, &[x_ready.expect("asked for").get()])?;
             let freed_x = free(fx, a, pool.get(), x, &[used_x.get()], true)?.expect("asked for");
             let (y, y_ready) = alloc(fx, b, UsmKind::Device, pool.get(), size, &[freed_x.get()], true)?;
-            let used_y = fill(fx, b, y, round ^ 0xff, size, &[y_ready.expect("asked for").get()])?;
+            let used_y = fx.fill(b, y, &[round ^ 0xff], size, &[y_ready.expect("asked for").get()])?;
             if round % 8 == 7 {
-                all_are(&format!("{shape} round {round}"), &read(fx, b, y, size, &[used_y.get()])?, round ^ 0xff)?;
+                all_are(&format!("{shape} round {round}"), &fx.read_after(b, y, size, &[used_y.get()])?, round ^ 0xff)?;
             }
             last_free = free(fx, b, pool.get(), y, &[used_y.get()], true)?;
             addresses.insert(x as usize);
@@ -696,9 +617,9 @@ unsafe fn cross_queue_reuse(fx: &DeviceFx) -> CaseResult {
     let mut reserved = None;
     let mut same = 0;
     for round in 0..32u8 {
-        let written = fill(fx, a, p, round, size, &[ready.get()])?;
+        let written = fx.fill(a, p, &[round], size, &[ready.get()])?;
         if round % 8 == 0 {
-            all_are(&format!("round {round}"), &read(fx, a, p, size, &[written.get()])?, round)?;
+            all_are(&format!("round {round}"), &fx.read_after(a, p, size, &[written.get()])?, round)?;
         }
         let freed = free(fx, b, pool.get(), p, &[written.get()], true)?.expect("asked for");
         let (q, again) = alloc(fx, a, UsmKind::Device, pool.get(), size, &[freed.get()], true)?;
@@ -747,8 +668,8 @@ unsafe fn free_command_types(fx: &DeviceFx) -> CaseResult {
 
 /// A refused free leaves the block whole and usable.
 unsafe fn refused_free_keeps(fx: &DeviceFx, pool: ur_usm_pool_handle_t, p: *mut c_void, size: usize) -> CaseResult {
-    let filled = fill(fx, fx.queue, p, 0xa5, size, &[])?;
-    all_are("the block after a refused free", &read(fx, fx.queue, p, size, &[filled.get()])?, 0xa5)?;
+    let filled = fx.fill(fx.queue, p, &[0xa5], size, &[])?;
+    all_are("the block after a refused free", &fx.read_after(fx.queue, p, size, &[filled.get()])?, 0xa5)?;
     // Another allocation must not be given any of it.
     let (other, _) = alloc(fx, fx.queue, UsmKind::Device, pool, size, &[], false)?;
     let (lo, hi) = (p as usize, p as usize + size);
@@ -848,20 +769,9 @@ unsafe fn blocking_free_of_async_block(fx: &DeviceFx) -> CaseResult {
     let (big, _) = alloc(fx, fx.queue, UsmKind::Device, null_mut(), big_size, &[], false)?;
     let (p, _) = alloc(fx, fx.queue, UsmKind::Device, null_mut(), size, &[], false)?;
     // A slow command, then one that writes the block, both pending.
-    drop(fill(fx, fx.queue, big, 1, big_size, &[])?);
+    drop(fx.fill(fx.queue, big, &[1], big_size, &[])?);
     let mut source = vec![0x3cu8; size];
-    let mut copy = null_mut();
-    expect_success!(fx.api.urEnqueueUSMMemcpy(
-        fx.queue,
-        false,
-        p,
-        source.as_mut_ptr().cast(),
-        size,
-        0,
-        null(),
-        &mut copy
-    ));
-    let copy = fx.own_event(copy);
+    let copy = fx.copy(fx.queue, p, source.as_mut_ptr().cast(), size, &[])?;
     expect_success!(fx.api.urUSMFree(fx.context, p));
     check_eq!(fx.status(copy.get())?, UR_EVENT_STATUS_COMPLETE);
     expect_result!(UR_RESULT_ERROR_INVALID_MEM_OBJECT, fx.api.urUSMFree(fx.context, p));
@@ -885,19 +795,9 @@ unsafe fn blocking_from_pool(fx: &DeviceFx) -> CaseResult {
         stat(fx, pool.get(), UR_USM_POOL_INFO_USED_CURRENT_EXP)? >= 100 * KIB,
         "the pool does not count its blocking allocation"
     );
-    let filled = fill(fx, fx.queue, p, 0x42, 100 * KIB, &[])?;
-    all_are("a blocking allocation from a pool", &read(fx, fx.queue, p, 100 * KIB, &[filled.get()])?, 0x42)?;
-    let mut owner: ur_usm_pool_handle_t = null_mut();
-    let code = fx.api.urUSMGetMemAllocInfo(
-        fx.context,
-        p,
-        UR_USM_ALLOC_INFO_POOL,
-        std::mem::size_of::<ur_usm_pool_handle_t>(),
-        (&mut owner as *mut ur_usm_pool_handle_t).cast(),
-        null_mut(),
-    )?;
-    if code != UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION {
-        expect_code(UR_RESULT_SUCCESS, code, "urUSMGetMemAllocInfo(POOL)")?;
+    let filled = fx.fill(fx.queue, p, &[0x42], 100 * KIB, &[])?;
+    all_are("a blocking allocation from a pool", &fx.read_after(fx.queue, p, 100 * KIB, &[filled.get()])?, 0x42)?;
+    if let Some(owner) = super::usm::reported_pool(fx, p)? {
         check!(owner == pool.get(), "the allocation reports pool {owner:?}");
     }
     expect_success!(fx.api.urUSMFree(fx.context, p));
@@ -941,8 +841,9 @@ unsafe fn pool_zero_init(fx: &DeviceFx) -> CaseResult {
             let (p, ready) = alloc(fx, queue, UsmKind::Device, pool.get(), size, &waits, true)?;
             addresses.push(p);
             let ready = ready.expect("asked for");
-            all_are(&format!("{label}: round {round}, a new block"), &read(fx, queue, p, size, &[ready.get()])?, 0)?;
-            let dirty = fill(fx, queue, p, 0xff, size, &[ready.get()])?;
+            let got = fx.read_after(queue, p, size, &[ready.get()])?;
+            all_are(&format!("{label}: round {round}, a new block"), &got, 0)?;
+            let dirty = fx.fill(queue, p, &[0xff], size, &[ready.get()])?;
             last = free(fx, queue, pool.get(), p, &[dirty.get()], true)?;
         }
         if let Some(e) = last {
@@ -959,10 +860,10 @@ unsafe fn pool_released_with_live_blocks(fx: &DeviceFx) -> CaseResult {
     let pool = exp_pool(fx, 0, None)?;
     let (p, _) = alloc(fx, fx.queue, UsmKind::Device, pool.get(), 64 * KIB, &[], false)?;
     let (q, _) = alloc(fx, fx.queue, UsmKind::Device, pool.get(), 64 * KIB, &[], false)?;
-    let filled = fill(fx, fx.queue, p, 0x61, 64 * KIB, &[])?;
+    let filled = fx.fill(fx.queue, p, &[0x61], 64 * KIB, &[])?;
     fx.wait(filled.get())?;
     expect_success!(pool.release());
-    all_are("a block of a released pool", &read(fx, fx.queue, p, 64 * KIB, &[])?, 0x61)?;
+    all_are("a block of a released pool", &fx.read_after(fx.queue, p, 64 * KIB, &[])?, 0x61)?;
     expect_success!(fx.api.urEnqueueUSMFreeExp(fx.queue, null_mut(), p, 0, null(), null_mut()));
     expect_success!(fx.api.urUSMFree(fx.context, q));
     finish(fx, fx.queue)
@@ -1022,7 +923,7 @@ unsafe fn pool_destroy(fx: &DeviceFx) -> CaseResult {
     expect_success!(fx.api.urUSMPoolSetDevicePoolExp(fx.context, fx.device, pool));
     check_eq!(current_pool(fx)?, pool);
     let (p, _) = alloc(fx, fx.queue, UsmKind::Device, null_mut(), 4 * MIB, &[], false)?;
-    let filled = fill(fx, fx.queue, p, 9, 4 * MIB, &[])?;
+    let filled = fx.fill(fx.queue, p, &[9], 4 * MIB, &[])?;
     free(fx, fx.queue, pool, p, &[filled.get()], false)?;
     expect_success!(fx.api.urUSMPoolDestroyExp(fx.context, fx.device, pool));
     check_eq!(current_pool(fx)?, default_of(fx)?);
@@ -1151,8 +1052,8 @@ unsafe fn trim(fx: &DeviceFx) -> CaseResult {
     let trimmed = stat(fx, pool.get(), UR_USM_POOL_INFO_RESERVED_CURRENT_EXP)?;
     check!(trimmed >= size, "trimming gave back memory in use: RESERVED {trimmed} with 8 MiB live");
     check!(trimmed < reserved, "trimming to 0 kept all {reserved} bytes, 24 MiB of them free");
-    let filled = fill(fx, fx.queue, live, 0x2e, size, &[])?;
-    all_are("the live block after a trim", &read(fx, fx.queue, live, size, &[filled.get()])?, 0x2e)?;
+    let filled = fx.fill(fx.queue, live, &[0x2e], size, &[])?;
+    all_are("the live block after a trim", &fx.read_after(fx.queue, live, size, &[filled.get()])?, 0x2e)?;
     free(fx, fx.queue, pool.get(), live, &[], false)?;
     finish(fx, fx.queue)?;
     expect_success!(fx.api.urUSMPoolTrimToExp(fx.context, fx.device, pool.get(), 0));
