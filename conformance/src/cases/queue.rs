@@ -19,6 +19,7 @@ pub const CASES: &[Case] = &[
     Case::device("urQueueCreate.invalid_flags", create_bad_flags),
     Case::device("urQueueCreate.conflicting_priorities", create_both_priorities),
     Case::device("urQueueCreate.conflicting_submission_modes", create_both_submission_modes),
+    Case::device("urQueueCreate.device_side_queue_unsupported", create_on_device),
     Case::device("urQueueRetain.success", retain),
     Case::loader("urQueueRetain.null_handle", retain_null),
     Case::device("urQueueRelease.success", release),
@@ -138,6 +139,14 @@ unsafe fn create_both_priorities(fx: &DeviceFx) -> CaseResult {
 unsafe fn create_both_submission_modes(fx: &DeviceFx) -> CaseResult {
     let flags = UR_QUEUE_FLAG_SUBMISSION_BATCHED.0 | UR_QUEUE_FLAG_SUBMISSION_IMMEDIATE.0;
     create_refused(fx, flags, UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES)
+}
+
+/// spec/queue.md: no backend here has device-side queues.
+unsafe fn create_on_device(fx: &DeviceFx) -> CaseResult {
+    for flags in [UR_QUEUE_FLAG_ON_DEVICE.0, UR_QUEUE_FLAG_ON_DEVICE.0 | UR_QUEUE_FLAG_ON_DEVICE_DEFAULT.0] {
+        create_refused(fx, flags, UR_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
+    }
+    Ok(())
 }
 
 unsafe fn retain(fx: &DeviceFx) -> CaseResult {
