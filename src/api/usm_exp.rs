@@ -187,17 +187,27 @@ pub(super) unsafe extern "C" fn pool_destroy<B: Backend>(
     })
 }
 
-pub(super) unsafe extern "C" fn get_default_device_pool<B: Backend>(
-    h_context: ur_context_handle_t,
-    h_device: ur_device_handle_t,
-    out: *mut ur_usm_pool_handle_t,
-) -> ur_result_t {
-    ffi_call(|| {
-        let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
-        let pool = context.pools().default_pool(device, || context.make_default_pool(device))?;
-        write_out(out, handle::handle_of(&*pool))
-    })
+/// The two pool getters differ only in which pool of the device they
+/// answer with (`$pick`, a method of the context's pool table); the
+/// default pool is the backend's to make, on first use.
+macro_rules! pool_getter {
+    ($name:ident, $pick:ident) => {
+        pub(super) unsafe extern "C" fn $name<B: Backend>(
+            h_context: ur_context_handle_t,
+            h_device: ur_device_handle_t,
+            out: *mut ur_usm_pool_handle_t,
+        ) -> ur_result_t {
+            ffi_call(|| {
+                let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
+                let pool = context.pools().$pick(device, || context.make_default_pool(device))?;
+                write_out(out, handle::handle_of(&*pool))
+            })
+        }
+    };
 }
+
+pool_getter!(get_default_device_pool, default_pool);
+pool_getter!(get_device_pool, current_pool);
 
 pub(super) unsafe extern "C" fn set_device_pool<B: Backend>(
     h_context: ur_context_handle_t,
@@ -209,18 +219,6 @@ pub(super) unsafe extern "C" fn set_device_pool<B: Backend>(
         let pool = pool_of::<B>(h_pool, context, device)?;
         context.pools().set_current(device, &handle::arc_of(pool));
         Ok(())
-    })
-}
-
-pub(super) unsafe extern "C" fn get_device_pool<B: Backend>(
-    h_context: ur_context_handle_t,
-    h_device: ur_device_handle_t,
-    out: *mut ur_usm_pool_handle_t,
-) -> ur_result_t {
-    ffi_call(|| {
-        let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
-        let pool = context.pools().current_pool(device, || context.make_default_pool(device))?;
-        write_out(out, handle::handle_of(&*pool))
     })
 }
 
