@@ -31,24 +31,28 @@ macro_rules! ur {
     }};
 }
 
-/// The call returns `$code` and the backend heard nothing of it.
-macro_rules! refused {
+/// The call returns `$code`: what the backend heard of it alone.
+macro_rules! answers {
     ($code:expr, $call:expr) => {{
         take_calls();
         let result = $call;
         assert_eq!(result, $code, "{}", stringify!($call));
-        let calls = take_calls();
-        assert!(calls.is_empty(), "refused with {result:?}, yet the backend heard {calls:?}");
+        take_calls()
+    }};
+}
+
+/// The call returns `$code` and the backend heard nothing of it.
+macro_rules! refused {
+    ($code:expr, $call:expr) => {{
+        let calls = answers!($code, $call);
+        assert!(calls.is_empty(), "refused with {:?}, yet the backend heard {calls:?}", $code);
     }};
 }
 
 /// The call returns `$code` after reaching the backend: its calls.
 macro_rules! reached {
     ($code:expr, $call:expr) => {{
-        take_calls();
-        let result = $call;
-        assert_eq!(result, $code, "{}", stringify!($call));
-        let calls = take_calls();
+        let calls = answers!($code, $call);
         assert!(!calls.is_empty(), "{} never reached the backend", stringify!($call));
         calls
     }};
