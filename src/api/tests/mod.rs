@@ -91,6 +91,13 @@ pub(super) fn only(calls: &[Call], method: &str) -> String {
     calls[0].args.clone()
 }
 
+/// Calls `f` with a place for the one output it writes, which the test
+/// does not read: zeroed, a null handle or pointer, a zero count or size.
+pub(super) fn with_out<T>(f: impl FnOnce(*mut T) -> ur_result_t) -> ur_result_t {
+    let mut out = std::mem::MaybeUninit::<T>::zeroed();
+    f(out.as_mut_ptr())
+}
+
 /// The methods the backend heard, in order.
 pub(super) fn methods(calls: &[Call]) -> Vec<&'static str> {
     calls.iter().map(|c| c.method).collect()

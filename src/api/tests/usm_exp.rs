@@ -10,8 +10,7 @@ fn props(flags: ur_exp_async_usm_alloc_flags_t) -> ur_exp_async_usm_alloc_proper
 
 /// `urEnqueueUSMDeviceAllocExp` of 64 bytes on `queue`.
 fn alloc(queue: ur_queue_handle_t, pool: ur_usm_pool_handle_t, event: *mut ur_event_handle_t) -> ur_result_t {
-    let mut p = null_mut();
-    ur!(EnqueueExp.pfnUSMDeviceAllocExp(queue, pool, 64, null(), 0, null(), &mut p, event))
+    with_out(|p| ur!(EnqueueExp.pfnUSMDeviceAllocExp(queue, pool, 64, null(), 0, null(), p, event)))
 }
 
 fn pool_desc(flags: ur_usm_pool_flags_t, next: *const c_void) -> ur_usm_pool_desc_t {
@@ -19,8 +18,7 @@ fn pool_desc(flags: ur_usm_pool_flags_t, next: *const c_void) -> ur_usm_pool_des
 }
 
 fn pool_create(ctx: ur_context_handle_t, dev: ur_device_handle_t, d: *const ur_usm_pool_desc_t) -> ur_result_t {
-    let mut h = null_mut();
-    ur!(USMExp.pfnPoolCreateExp(ctx, dev, d as *mut _, &mut h))
+    with_out(|h| ur!(USMExp.pfnPoolCreateExp(ctx, dev, d as *mut _, h)))
 }
 
 fn default_pool(w: &World) -> ur_usm_pool_handle_t {
@@ -51,20 +49,17 @@ const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
 refusals! {
     device_alloc_null_queue: NULL_HANDLE, |w| alloc(null_mut(), null_mut(), null_mut());
     shared_alloc_a_context_for_a_queue: UR_RESULT_ERROR_INVALID_QUEUE, |w| {
-        let mut p = null_mut();
-        ur!(EnqueueExp.pfnUSMSharedAllocExp(as_handle(w.ctx), null_mut(), 64, null(), 0, null(), &mut p, null_mut()))
+        with_out(|p| ur!(EnqueueExp.pfnUSMSharedAllocExp(as_handle(w.ctx), null_mut(), 64, null(), 0, null(), p, null_mut())))
     };
     host_alloc_unknown_flag: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
-        let mut p = null_mut();
-        ur!(EnqueueExp.pfnUSMHostAllocExp(w.queue, null_mut(), 64, &props(1 << 1), 0, null(), &mut p, null_mut()))
+        with_out(|p| ur!(EnqueueExp.pfnUSMHostAllocExp(w.queue, null_mut(), 64, &props(1 << 1), 0, null(), p, null_mut())))
     };
     device_alloc_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         ur!(EnqueueExp.pfnUSMDeviceAllocExp(w.queue, null_mut(), 64, null(), 0, null(), null_mut(), null_mut()))
     };
     device_alloc_without_async_support: UNSUPPORTED, |w| {
         w.features(w.ctx).async_alloc.store(false, Relaxed);
-        let mut e = null_mut();
-        alloc(w.queue, null_mut(), &mut e)
+        with_out(|e| alloc(w.queue, null_mut(), e))
     };
     device_alloc_foreign_pool: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| {
         alloc(w.queue, Foreign::new(ObjectKind::UsmPool).handle(), null_mut())
@@ -88,8 +83,7 @@ refusals! {
     free_without_async_support: UNSUPPORTED, |w| {
         let p = w.async_alloc(w.queue, 8);
         w.features(w.ctx).async_alloc.store(false, Relaxed);
-        let mut e = null_mut();
-        ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p, 0, null(), &mut e))
+        with_out(|e| ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p, 0, null(), e)))
     };
     free_foreign_pool: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| {
         let p = w.async_alloc(w.queue, 8);
@@ -134,21 +128,16 @@ refusals! {
         ur!(USMExp.pfnPoolDestroyExp(w.ctx, w.dev[0], default_pool(&w)))
     };
 
-    default_pool_null_device: NULL_HANDLE, |w| {
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, null_mut(), &mut h))
-    };
+    default_pool_null_device: NULL_HANDLE, |w| with_out(|h| ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, null_mut(), h)));
     default_pool_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, w.dev[0], null_mut()))
     };
     default_pool_without_pool_support: UNSUPPORTED, |w| {
         no_pools(&w);
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, w.dev[0], &mut h))
+        with_out(|h| ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, w.dev[0], h)))
     };
     default_pool_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, w.dev[1], &mut h))
+        with_out(|h| ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, w.dev[1], h)))
     };
 
     set_pool_null_context: NULL_HANDLE, |w| ur!(USMExp.pfnPoolSetDevicePoolExp(null_mut(), w.dev[0], w.pool(w.ctx, w.dev[0])));
@@ -166,20 +155,13 @@ refusals! {
         ur!(USMExp.pfnPoolSetDevicePoolExp(ctx, w.dev[0], w.pool(ctx, w.dev[1])))
     };
 
-    get_pool_null_context: NULL_HANDLE, |w| {
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDevicePoolExp(null_mut(), w.dev[0], &mut h))
-    };
+    get_pool_null_context: NULL_HANDLE, |w| with_out(|h| ur!(USMExp.pfnPoolGetDevicePoolExp(null_mut(), w.dev[0], h)));
     get_pool_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(USMExp.pfnPoolGetDevicePoolExp(w.ctx, w.dev[0], null_mut()));
     get_pool_without_pool_support: UNSUPPORTED, |w| {
         no_pools(&w);
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDevicePoolExp(w.ctx, w.dev[0], &mut h))
+        with_out(|h| ur!(USMExp.pfnPoolGetDevicePoolExp(w.ctx, w.dev[0], h)))
     };
-    get_pool_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDevicePoolExp(w.ctx, w.dev[1], &mut h))
-    };
+    get_pool_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| with_out(|h| ur!(USMExp.pfnPoolGetDevicePoolExp(w.ctx, w.dev[1], h)));
 
     trim_null_pool: NULL_HANDLE, |w| ur!(USMExp.pfnPoolTrimToExp(w.ctx, w.dev[0], null_mut(), 0));
     trim_without_pool_support: UNSUPPORTED, |w| {
