@@ -140,9 +140,7 @@ fn info_2d_support_follows_the_backend() {
 #[test]
 fn native_handle_round_trip_decodes_ownership() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Context.pfnGetNativeHandle(w.ctx, &mut native)));
-    assert_eq!(methods(&calls), ["context.native_handle"]);
+    let native = native_of("context.native_handle", |n| ur!(Context.pfnGetNativeHandle(w.ctx, n)));
     assert_eq!(native, NATIVE_OBJECT);
     let mut c = null_mut();
     let owned = native_props(UR_STRUCTURE_TYPE_CONTEXT_NATIVE_PROPERTIES, true);

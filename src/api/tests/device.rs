@@ -186,10 +186,7 @@ fn partition_reaches_the_backend_decoded_and_hands_out_counted_sub_devices() {
     assert_eq!(n, 2);
     assert!(!subs[0].is_null() && !subs[1].is_null() && subs[2].is_null());
     // Each handle written is one reference of the sub-device.
-    refused!(UR_RESULT_SUCCESS, ur!(Device.pfnRetain(subs[0])));
-    refused!(UR_RESULT_SUCCESS, ur!(Device.pfnRelease(subs[0])));
-    refused!(UR_RESULT_SUCCESS, ur!(Device.pfnRelease(subs[0])));
-    refused!(UR_RESULT_ERROR_INVALID_DEVICE, ur!(Device.pfnRelease(subs[0])));
+    one_counted_reference!(Device, subs[0], UR_RESULT_ERROR_INVALID_DEVICE);
     // Released, the sub-device still answers (it lives with its parent).
     let mut size = 0;
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Device.pfnGetInfo(subs[0], UR_DEVICE_INFO_NAME, 0, null_mut(), &mut size)));

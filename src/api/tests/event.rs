@@ -151,19 +151,14 @@ fn wait_reports_a_failure_after_waiting_for_all() {
 fn release_past_zero_is_refused() {
     let w = World::new();
     let e = w.event();
-    refused!(UR_RESULT_SUCCESS, ur!(Event.pfnRetain(e)));
-    refused!(UR_RESULT_SUCCESS, ur!(Event.pfnRelease(e)));
-    refused!(UR_RESULT_SUCCESS, ur!(Event.pfnRelease(e)));
-    refused!(UR_RESULT_ERROR_INVALID_EVENT, ur!(Event.pfnRelease(e)));
+    one_counted_reference!(Event, e, UR_RESULT_ERROR_INVALID_EVENT);
     refused!(UR_RESULT_ERROR_INVALID_EVENT, ur!(Event.pfnWait(1, &e)));
 }
 
 #[test]
 fn native_handle_round_trip_decodes_ownership() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Event.pfnGetNativeHandle(w.event(), &mut native)));
-    assert_eq!(methods(&calls), ["event.native_handle"]);
+    let native = native_of("event.native_handle", |n| ur!(Event.pfnGetNativeHandle(w.event(), n)));
     let mut e = null_mut();
     let p = native_props(UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES, true);
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Event.pfnCreateWithNativeHandle(native, w.ctx, &p, &mut e)));

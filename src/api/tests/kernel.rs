@@ -200,10 +200,7 @@ fn create_passes_the_name_and_info_is_the_cores_but_the_name() {
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Kernel.pfnGetInfo(k, UR_KERNEL_INFO_FUNCTION_NAME, 6, name.as_mut_ptr().cast(), null_mut())));
     assert_eq!(only(&calls, "kernel.info"), format!("{UR_KERNEL_INFO_FUNCTION_NAME:?}"));
     assert_eq!(&name, b"saxpy\0");
-    refused!(UR_RESULT_SUCCESS, ur!(Kernel.pfnRetain(k)));
-    refused!(UR_RESULT_SUCCESS, ur!(Kernel.pfnRelease(k)));
-    refused!(UR_RESULT_SUCCESS, ur!(Kernel.pfnRelease(k)));
-    refused!(UR_RESULT_ERROR_INVALID_KERNEL, ur!(Kernel.pfnRelease(k)));
+    one_counted_reference!(Kernel, k, UR_RESULT_ERROR_INVALID_KERNEL);
 }
 
 #[test]
@@ -236,9 +233,7 @@ fn suggested_local_work_size_writes_one_per_dimension() {
 #[test]
 fn native_handle_round_trip_names_the_program() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Kernel.pfnGetNativeHandle(w.kernel(), &mut native)));
-    assert_eq!(methods(&calls), ["kernel.native_handle"]);
+    let native = native_of("kernel.native_handle", |n| ur!(Kernel.pfnGetNativeHandle(w.kernel(), n)));
     let p = w.program();
     let mut k = null_mut();
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Kernel.pfnCreateWithNativeHandle(native, w.ctx, p, null(), &mut k)));

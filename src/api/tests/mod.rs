@@ -58,6 +58,19 @@ macro_rules! reached {
     }};
 }
 
+/// `$h`, an object of `$table` the user holds one reference of: a retain
+/// and two releases are the core's alone, and a third release is
+/// `$invalid`.
+macro_rules! one_counted_reference {
+    ($table:ident, $h:expr, $invalid:expr) => {{
+        let h = $h;
+        refused!(UR_RESULT_SUCCESS, ur!($table.pfnRetain(h)));
+        refused!(UR_RESULT_SUCCESS, ur!($table.pfnRelease(h)));
+        refused!(UR_RESULT_SUCCESS, ur!($table.pfnRelease(h)));
+        refused!($invalid, ur!($table.pfnRelease(h)));
+    }};
+}
+
 /// One `#[test]` per refused call: `name: CODE, |w| call;`, where `w` is a
 /// fresh [`World`].
 macro_rules! refusals {
@@ -96,6 +109,14 @@ pub(super) fn only(calls: &[Call], method: &str) -> String {
 pub(super) fn with_out<T>(f: impl FnOnce(*mut T) -> ur_result_t) -> ur_result_t {
     let mut out = std::mem::MaybeUninit::<T>::zeroed();
     f(out.as_mut_ptr())
+}
+
+/// The native handle `get` writes, which the backend gave (`method`, alone).
+pub(super) fn native_of(method: &str, get: impl FnOnce(*mut ur_native_handle_t) -> ur_result_t) -> ur_native_handle_t {
+    let mut native = 0;
+    let calls = reached!(UR_RESULT_SUCCESS, get(&mut native));
+    assert_eq!(methods(&calls), [method]);
+    native
 }
 
 /// The methods the backend heard, in order.

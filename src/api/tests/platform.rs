@@ -107,9 +107,7 @@ fn platform_info_backend_is_the_cores_and_name_the_backends() {
 #[test]
 fn platform_native_handle_round_trip() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Platform.pfnGetNativeHandle(w.platform, &mut native)));
-    assert_eq!(methods(&calls), ["platform.native_handle"]);
+    let native = native_of("platform.native_handle", |n| ur!(Platform.pfnGetNativeHandle(w.platform, n)));
     assert_eq!(native, NATIVE_PLATFORM);
     let mut p = null_mut();
     let props = native_props(UR_STRUCTURE_TYPE_PLATFORM_NATIVE_PROPERTIES);

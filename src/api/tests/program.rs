@@ -305,9 +305,7 @@ fn global_variable_pointer_and_size() {
 #[test]
 fn native_handle_round_trip_decodes_ownership() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Program.pfnGetNativeHandle(w.program(), &mut native)));
-    assert_eq!(methods(&calls), ["program.native_handle"]);
+    let native = native_of("program.native_handle", |n| ur!(Program.pfnGetNativeHandle(w.program(), n)));
     let p = ur_program_native_properties_t { stype: UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES, pNext: null_mut(), isNativeHandleOwned: true };
     let mut h = null_mut();
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Program.pfnCreateWithNativeHandle(native, w.ctx, &p, &mut h)));

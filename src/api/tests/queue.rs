@@ -129,19 +129,14 @@ fn info_is_the_cores_but_emptiness() {
 fn release_past_zero_is_refused() {
     let w = World::new();
     let q = w.queue_on(w.ctx, w.dev[0], 0);
-    refused!(UR_RESULT_SUCCESS, ur!(Queue.pfnRetain(q)));
-    refused!(UR_RESULT_SUCCESS, ur!(Queue.pfnRelease(q)));
-    refused!(UR_RESULT_SUCCESS, ur!(Queue.pfnRelease(q)));
-    refused!(UR_RESULT_ERROR_INVALID_QUEUE, ur!(Queue.pfnRelease(q)));
+    one_counted_reference!(Queue, q, UR_RESULT_ERROR_INVALID_QUEUE);
     refused!(UR_RESULT_ERROR_INVALID_QUEUE, ur!(Queue.pfnFlush(q)));
 }
 
 #[test]
 fn native_handle_round_trip_reads_the_chained_flags() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Queue.pfnGetNativeHandle(w.queue, null_mut(), &mut native)));
-    assert_eq!(methods(&calls), ["queue.native_handle"]);
+    let native = native_of("queue.native_handle", |n| ur!(Queue.pfnGetNativeHandle(w.queue, null_mut(), n)));
     let mut flags = props(UR_QUEUE_FLAG_PROFILING_ENABLE.0, null_mut());
     let p = native_props(UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, (&mut flags as *mut ur_queue_properties_t).cast());
     let mut q = null_mut();
