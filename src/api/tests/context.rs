@@ -42,22 +42,7 @@ refusals! {
         with_out(|n| ur!(Context.pfnGetInfo(Foreign::new(ObjectKind::Context).handle(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), n)))
     };
 
-    native_handle_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|n| ur!(Context.pfnGetNativeHandle(null_mut(), n)));
-    native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(Context.pfnGetNativeHandle(w.ctx, null_mut()));
 
-    from_native_null_adapter: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        with_out(|c| ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), 1, w.dev.as_ptr(), null(), c)))
-    };
-    from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        with_out(|c| ur!(Context.pfnCreateWithNativeHandle(0, w.adapter, 1, w.dev.as_ptr(), null(), c)))
-    };
-    from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.adapter, 1, w.dev.as_ptr(), null(), null_mut()))
-    };
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let p = native_props(UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, true);
-        with_out(|c| ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.adapter, 1, w.dev.as_ptr(), &p, c)))
-    };
     from_native_devices_without_list: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         with_out(|c| ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.adapter, 1, null(), null(), c)))
     };

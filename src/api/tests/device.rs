@@ -111,20 +111,6 @@ refusals! {
         with_out(|i| ur!(Device.pfnSelectBinary(w.dev[0], b.as_ptr(), 2, i)))
     };
 
-    device_native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Device.pfnGetNativeHandle(w.dev[0], null_mut()))
-    };
-    device_from_native_null_adapter: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        with_out(|d| ur!(Device.pfnCreateWithNativeHandle(NATIVE_DEVICE, null_mut(), null(), d)))
-    };
-    device_from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|d| ur!(Device.pfnCreateWithNativeHandle(0, w.adapter, null(), d)));
-    device_from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Device.pfnCreateWithNativeHandle(NATIVE_DEVICE, w.adapter, null(), null_mut()))
-    };
-    device_from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let props = ur_device_native_properties_t { stype: UR_STRUCTURE_TYPE_PLATFORM_NATIVE_PROPERTIES, pNext: null_mut(), isNativeHandleOwned: false };
-        with_out(|d| ur!(Device.pfnCreateWithNativeHandle(NATIVE_DEVICE, w.adapter, &props, d)))
-    };
     global_timestamps_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
         ur!(Device.pfnGetGlobalTimestamps(null_mut(), null_mut(), null_mut()))
     };

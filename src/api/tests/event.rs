@@ -53,19 +53,6 @@ refusals! {
     retain_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| ur!(Event.pfnRetain(null_mut()));
     release_a_context: UR_RESULT_ERROR_INVALID_EVENT, |w| ur!(Event.pfnRelease(as_handle(w.ctx)));
 
-    native_handle_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|n| ur!(Event.pfnGetNativeHandle(null_mut(), n)));
-    native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(Event.pfnGetNativeHandle(w.event(), null_mut()));
-    from_native_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        with_out(|e| ur!(Event.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), null(), e)))
-    };
-    from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|e| ur!(Event.pfnCreateWithNativeHandle(0, w.ctx, null(), e)));
-    from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Event.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null(), null_mut()))
-    };
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let p = native_props(UR_STRUCTURE_TYPE_KERNEL_NATIVE_PROPERTIES, false);
-        with_out(|e| ur!(Event.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, &p, e)))
-    };
 
     callback_null_event: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
         ur!(Event.pfnSetCallback(null_mut(), UR_EXECUTION_INFO_COMPLETE, Some(notify), null_mut()))

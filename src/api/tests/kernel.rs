@@ -112,14 +112,6 @@ refusals! {
         ur!(Kernel.pfnGetSuggestedLocalWorkSize(w.kernel(), w.queue, 4, null(), global.as_ptr(), out.as_mut_ptr()))
     };
 
-    native_handle_no_output: NULL, |w| ur!(Kernel.pfnGetNativeHandle(w.kernel(), null_mut()));
-    from_native_null_context: NULL_HANDLE, |w| with_out(|k| ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), w.program(), null(), k)));
-    from_native_zero: NULL_HANDLE, |w| with_out(|k| ur!(Kernel.pfnCreateWithNativeHandle(0, w.ctx, w.program(), null(), k)));
-    from_native_no_output: NULL, |w| ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.program(), null(), null_mut()));
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let p = ur_kernel_native_properties_t { stype: UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES, pNext: null_mut(), isNativeHandleOwned: true };
-        with_out(|k| ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.program(), &p, k)))
-    };
     from_native_program_of_another_context: UR_RESULT_ERROR_INVALID_CONTEXT, |w| {
         with_out(|k| ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.program_in(w.context2()), null(), k)))
     };

@@ -90,6 +90,7 @@ mod enqueue;
 mod event;
 mod info;
 mod kernel;
+mod native;
 mod platform;
 mod program;
 mod queue;

@@ -36,24 +36,7 @@ refusals! {
         with_out(|n| ur!(Platform.pfnGetInfo(as_handle(w.dev[0]), UR_PLATFORM_INFO_NAME, 0, null_mut(), n)))
     };
 
-    platform_native_handle_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|n| ur!(Platform.pfnGetNativeHandle(null_mut(), n)));
-    platform_native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Platform.pfnGetNativeHandle(w.platform, null_mut()))
-    };
 
-    platform_from_native_null_adapter: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        with_out(|p| ur!(Platform.pfnCreateWithNativeHandle(NATIVE_PLATFORM, null_mut(), null(), p)))
-    };
-    platform_from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        with_out(|p| ur!(Platform.pfnCreateWithNativeHandle(0, w.adapter, null(), p)))
-    };
-    platform_from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Platform.pfnCreateWithNativeHandle(NATIVE_PLATFORM, w.adapter, null(), null_mut()))
-    };
-    platform_from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let props = native_props(UR_STRUCTURE_TYPE_DEVICE_NATIVE_PROPERTIES);
-        with_out(|p| ur!(Platform.pfnCreateWithNativeHandle(NATIVE_PLATFORM, w.adapter, &props, p)))
-    };
 
     platform_api_version_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
         let mut v = ur_api_version_t(0);

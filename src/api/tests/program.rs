@@ -192,14 +192,6 @@ refusals! {
         ur!(Program.pfnGetGlobalVariablePointer(w.dev[0], w.program(), c"global".as_ptr(), null_mut(), null_mut()))
     };
 
-    native_handle_no_output: NULL, |w| ur!(Program.pfnGetNativeHandle(w.program(), null_mut()));
-    from_native_null_context: NULL_HANDLE, |w| with_out(|h| ur!(Program.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), null(), h)));
-    from_native_zero: NULL_HANDLE, |w| with_out(|h| ur!(Program.pfnCreateWithNativeHandle(0, w.ctx, null(), h)));
-    from_native_no_output: NULL, |w| ur!(Program.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null(), null_mut()));
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let p = ur_program_native_properties_t { stype: UR_STRUCTURE_TYPE_KERNEL_NATIVE_PROPERTIES, pNext: null_mut(), isNativeHandleOwned: false };
-        with_out(|h| ur!(Program.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, &p, h)))
-    };
 }
 
 #[test]

@@ -50,20 +50,7 @@ refusals! {
     release_a_context: UR_RESULT_ERROR_INVALID_QUEUE, |w| ur!(Queue.pfnRelease(as_handle(w.ctx)));
     info_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|n| ur!(Queue.pfnGetInfo(null_mut(), UR_QUEUE_INFO_FLAGS, 0, null_mut(), n)));
 
-    native_handle_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|n| ur!(Queue.pfnGetNativeHandle(null_mut(), null_mut(), n)));
-    native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(Queue.pfnGetNativeHandle(w.queue, null_mut(), null_mut()));
 
-    from_native_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        with_out(|q| ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), null_mut(), null(), q)))
-    };
-    from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|q| ur!(Queue.pfnCreateWithNativeHandle(0, w.ctx, null_mut(), null(), q)));
-    from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null_mut(), null(), null_mut()))
-    };
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let p = native_props(UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES, null_mut());
-        with_out(|q| ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null_mut(), &p, q)))
-    };
     from_native_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
         with_out(|q| ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.dev[1], null(), q)))
     };
