@@ -10,7 +10,10 @@
 //! The harness: [`World`] (an adapter, its platform and two devices, a
 //! context over the first device and a queue on it), the macros `ur!`
 //! (call an entry point), `refused!`, `reached!`, and `refusals!`, which
-//! makes one `#[test]` per refused call.
+//! makes one `#[test]` per refused call; `with_out` for an output a test
+//! does not read. Checks several entry points share are written once, as a
+//! macro making a module of tests per entry point (`info.rs`,
+//! `wait_list.rs`, `native.rs`, the pool calls of `usm_exp.rs`).
 
 pub(super) use crate::abi::*;
 pub(super) use crate::handle::ObjectKind;
