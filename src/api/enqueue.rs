@@ -90,22 +90,15 @@ unsafe fn events_wait_common<B: Backend>(
     submit::<B>(queue, UsmCommand::Wait { barrier }, waits, false, out)
 }
 
-pub(super) unsafe extern "C" fn events_wait<B: Backend>(
+/// `urEnqueueEventsWait`, and `urEnqueueEventsWaitWithBarrier` as
+/// `BARRIER`.
+pub(super) unsafe extern "C" fn events_wait<B: Backend, const BARRIER: bool>(
     h: ur_queue_handle_t,
     count: u32,
     list: *const ur_event_handle_t,
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
-    ffi_call(|| events_wait_common::<B>(h, false, count, list, out))
-}
-
-pub(super) unsafe extern "C" fn events_wait_with_barrier<B: Backend>(
-    h: ur_queue_handle_t,
-    count: u32,
-    list: *const ur_event_handle_t,
-    out: *mut ur_event_handle_t,
-) -> ur_result_t {
-    ffi_call(|| events_wait_common::<B>(h, true, count, list, out))
+    ffi_call(|| events_wait_common::<B>(h, BARRIER, count, list, out))
 }
 
 /// The low-power hint changes nothing anywhere here.
