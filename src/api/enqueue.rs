@@ -42,6 +42,34 @@ fn check_range<B: Backend>(queue: &B::Queue, ptr: *const c_void, len: usize) -> 
     }
 }
 
+/// The fills and copies start alike: the queue, then the destination, then
+/// the pattern or source.
+///
+/// # Safety
+/// `h` is null or readable.
+unsafe fn queue_and_pointers<'a, B: Backend>(
+    h: ur_queue_handle_t,
+    dst: *const c_void,
+    src: *const c_void,
+) -> UrResult<&'a B::Queue> {
+    let queue = obj::<B, B::Queue>(h)?;
+    non_null(dst)?;
+    non_null(src)?;
+    Ok(queue)
+}
+
+/// The 2D commands end their checks alike: each region (`(ptr, pitch)` of
+/// `height` rows of `width` bytes) inside its allocation, then the
+/// context's support for 2D commands.
+fn check_2d<B: Backend>(queue: &B::Queue, regions: &[(*const c_void, usize)], width: usize, height: usize) -> UrResult {
+    for &(ptr, pitch) in regions {
+        check_range::<B>(queue, ptr, region_bytes(pitch, width, height)?)?;
+    }
+    if !queue.context().usm_2d_supported() {
+        return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    }
+    Ok(())
+}
 
 fn overlaps(a: *const c_void, a_len: usize, b: *const c_void, b_len: usize) -> bool {
     let (a, b) = (a as usize, b as usize);
@@ -62,22 +90,15 @@ unsafe fn events_wait_common<B: Backend>(
     submit::<B>(queue, UsmCommand::Wait { barrier }, waits, false, out)
 }
 
-pub(super) unsafe extern "C" fn events_wait<B: Backend>(
+/// `urEnqueueEventsWait`, and `urEnqueueEventsWaitWithBarrier` as
+/// `BARRIER`.
+pub(super) unsafe extern "C" fn events_wait<B: Backend, const BARRIER: bool>(
     h: ur_queue_handle_t,
     count: u32,
     list: *const ur_event_handle_t,
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
-    ffi_call(|| events_wait_common::<B>(h, false, count, list, out))
-}
-
-pub(super) unsafe extern "C" fn events_wait_with_barrier<B: Backend>(
-    h: ur_queue_handle_t,
-    count: u32,
-    list: *const ur_event_handle_t,
-    out: *mut ur_event_handle_t,
-) -> ur_result_t {
-    ffi_call(|| events_wait_common::<B>(h, true, count, list, out))
+    ffi_call(|| events_wait_common::<B>(h, BARRIER, count, list, out))
 }
 
 /// The low-power hint changes nothing anywhere here.
@@ -108,9 +129,7 @@ pub(super) unsafe extern "C" fn usm_fill<B: Backend>(
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let queue = obj::<B, B::Queue>(h)?;
-        non_null(dst)?;
-        non_null(pattern)?;
+        let queue = queue_and_pointers::<B>(h, dst, pattern)?;
         if pattern_size == 0
             || size == 0
             || pattern_size > size
@@ -138,9 +157,7 @@ pub(super) unsafe extern "C" fn usm_memcpy<B: Backend>(
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let queue = obj::<B, B::Queue>(h)?;
-        non_null(dst)?;
-        non_null(src)?;
+        let queue = queue_and_pointers::<B>(h, dst, src)?;
         if size == 0 {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
@@ -168,9 +185,7 @@ pub(super) unsafe extern "C" fn usm_fill_2d<B: Backend>(
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let queue = obj::<B, B::Queue>(h)?;
-        non_null(dst)?;
-        non_null(pattern)?;
+        let queue = queue_and_pointers::<B>(h, dst, pattern)?;
         let area = width.checked_mul(height).ok_or(UR_RESULT_ERROR_INVALID_SIZE)?;
         if pitch == 0
             || pitch < width
@@ -184,10 +199,7 @@ pub(super) unsafe extern "C" fn usm_fill_2d<B: Backend>(
         {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
-        check_range::<B>(queue, dst, region_bytes(pitch, width, height)?)?;
-        if !queue.context().usm_2d_supported() {
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
-        }
+        check_2d::<B>(queue, &[(dst, pitch)], width, height)?;
         let waits = wait_list::<B>(count, list)?;
         let pattern = std::slice::from_raw_parts(pattern as *const u8, pattern_size);
         let command = UsmCommand::Fill2D { dst, pitch, pattern, width, height };
@@ -209,17 +221,11 @@ pub(super) unsafe extern "C" fn usm_memcpy_2d<B: Backend>(
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let queue = obj::<B, B::Queue>(h)?;
-        non_null(dst)?;
-        non_null(src)?;
+        let queue = queue_and_pointers::<B>(h, dst, src)?;
         if src_pitch == 0 || dst_pitch == 0 || src_pitch < width || dst_pitch < width || width == 0 || height == 0 {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
-        check_range::<B>(queue, dst, region_bytes(dst_pitch, width, height)?)?;
-        check_range::<B>(queue, src, region_bytes(src_pitch, width, height)?)?;
-        if !queue.context().usm_2d_supported() {
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
-        }
+        check_2d::<B>(queue, &[(dst, dst_pitch), (src, src_pitch)], width, height)?;
         let waits = wait_list::<B>(count, list)?;
         let command = UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height };
         submit::<B>(queue, command, waits, blocking, out)

@@ -157,8 +157,8 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
             pfnGetNativeHandle: event::get_native_handle::<B>,
             pfnCreateWithNativeHandle: event::create_with_native_handle::<B>,
             pfnSetCallback: event::set_callback::<B> }
-        Enqueue { pfnEventsWait: enqueue::events_wait::<B>,
-            pfnEventsWaitWithBarrier: enqueue::events_wait_with_barrier::<B>,
+        Enqueue { pfnEventsWait: enqueue::events_wait::<B, false>,
+            pfnEventsWaitWithBarrier: enqueue::events_wait::<B, true>,
             pfnEventsWaitWithBarrierExt: enqueue::events_wait_with_barrier_ext::<B>,
             pfnUSMFill: enqueue::usm_fill::<B>, pfnUSMMemcpy: enqueue::usm_memcpy::<B>,
             pfnUSMFill2D: enqueue::usm_fill_2d::<B>, pfnUSMMemcpy2D: enqueue::usm_memcpy_2d::<B>,
@@ -176,8 +176,8 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
             pfnPoolSetDevicePoolExp: usm_exp::set_device_pool::<B>,
             pfnPoolGetDevicePoolExp: usm_exp::get_device_pool::<B>, pfnPoolTrimToExp: usm_exp::trim_to::<B>,
             pfnPoolGetInfoExp: usm_exp::get_info::<B>, pfnPoolSetInfoExp: usm_exp::set_info::<B> }
-        UsmP2PExp { pfnEnablePeerAccessExp: usm_p2p::enable_peer_access::<B>,
-            pfnDisablePeerAccessExp: usm_p2p::disable_peer_access::<B>,
+        UsmP2PExp { pfnEnablePeerAccessExp: usm_p2p::set_peer_access::<B, true>,
+            pfnDisablePeerAccessExp: usm_p2p::set_peer_access::<B, false>,
             pfnPeerAccessGetInfoExp: usm_p2p::peer_access_get_info::<B> }
     );
     if <B::Program as crate::hal::Program<B>>::SUPPORTED {

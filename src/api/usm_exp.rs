@@ -138,20 +138,23 @@ unsafe fn pool_call<'a, B: Backend>(
     Ok((context, device))
 }
 
-/// A pool of `device` in `context`, or `INVALID_VALUE`.
+/// The context, device and pool of a call on one pool: [`pool_call`]'s
+/// checks, then the pool, which must be one of `device` in `context`, or
+/// `INVALID_VALUE`.
 ///
 /// # Safety
-/// As for [`obj`].
+/// As for [`pool_call`].
 unsafe fn pool_of<'a, B: Backend>(
+    h_context: ur_context_handle_t,
+    h_device: ur_device_handle_t,
     h_pool: ur_usm_pool_handle_t,
-    context: &B::Context,
-    device: &B::Device,
-) -> UrResult<&'a B::Pool> {
+) -> UrResult<(&'a B::Context, &'a B::Device, &'a B::Pool)> {
+    let (context, device) = pool_call::<B>(h_context, h_device, None)?;
     let pool = obj::<B, B::Pool>(h_pool)?;
     if !pool.serves(context, device) {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
     }
-    Ok(pool)
+    Ok((context, device, pool))
 }
 
 pub(super) unsafe extern "C" fn pool_create<B: Backend>(
@@ -177,8 +180,7 @@ pub(super) unsafe extern "C" fn pool_destroy<B: Backend>(
     h_pool: ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, device) = pool_call::<B>(h_context, h_device, None)?;
-        let pool = pool_of::<B>(h_pool, context, device)?;
+        let (context, _, pool) = pool_of::<B>(h_context, h_device, h_pool)?;
         if pool.is_default() {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
@@ -187,17 +189,27 @@ pub(super) unsafe extern "C" fn pool_destroy<B: Backend>(
     })
 }
 
-pub(super) unsafe extern "C" fn get_default_device_pool<B: Backend>(
-    h_context: ur_context_handle_t,
-    h_device: ur_device_handle_t,
-    out: *mut ur_usm_pool_handle_t,
-) -> ur_result_t {
-    ffi_call(|| {
-        let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
-        let pool = context.pools().default_pool(device, || context.make_default_pool(device))?;
-        write_out(out, handle::handle_of(&*pool))
-    })
+/// The two pool getters differ only in which pool of the device they
+/// answer with (`$pick`, a method of the context's pool table); the
+/// default pool is the backend's to make, on first use.
+macro_rules! pool_getter {
+    ($name:ident, $pick:ident) => {
+        pub(super) unsafe extern "C" fn $name<B: Backend>(
+            h_context: ur_context_handle_t,
+            h_device: ur_device_handle_t,
+            out: *mut ur_usm_pool_handle_t,
+        ) -> ur_result_t {
+            ffi_call(|| {
+                let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
+                let pool = context.pools().$pick(device, || context.make_default_pool(device))?;
+                write_out(out, handle::handle_of(&*pool))
+            })
+        }
+    };
 }
+
+pool_getter!(get_default_device_pool, default_pool);
+pool_getter!(get_device_pool, current_pool);
 
 pub(super) unsafe extern "C" fn set_device_pool<B: Backend>(
     h_context: ur_context_handle_t,
@@ -205,22 +217,9 @@ pub(super) unsafe extern "C" fn set_device_pool<B: Backend>(
     h_pool: ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, device) = pool_call::<B>(h_context, h_device, None)?;
-        let pool = pool_of::<B>(h_pool, context, device)?;
+        let (context, device, pool) = pool_of::<B>(h_context, h_device, h_pool)?;
         context.pools().set_current(device, &handle::arc_of(pool));
         Ok(())
-    })
-}
-
-pub(super) unsafe extern "C" fn get_device_pool<B: Backend>(
-    h_context: ur_context_handle_t,
-    h_device: ur_device_handle_t,
-    out: *mut ur_usm_pool_handle_t,
-) -> ur_result_t {
-    ffi_call(|| {
-        let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
-        let pool = context.pools().current_pool(device, || context.make_default_pool(device))?;
-        write_out(out, handle::handle_of(&*pool))
     })
 }
 
@@ -231,8 +230,8 @@ pub(super) unsafe extern "C" fn trim_to<B: Backend>(
     keep: usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (context, device) = pool_call::<B>(h_context, h_device, None)?;
-        pool_of::<B>(h_pool, context, device)?.trim_to(keep);
+        let (_, _, pool) = pool_of::<B>(h_context, h_device, h_pool)?;
+        pool.trim_to(keep);
         Ok(())
     })
 }

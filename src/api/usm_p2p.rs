@@ -26,18 +26,13 @@ unsafe fn pair<'a, B: Backend>(
     Ok((!core::ptr::eq(command, peer)).then_some((command, peer)))
 }
 
-pub(super) unsafe extern "C" fn enable_peer_access<B: Backend>(
+/// `urUsmP2PEnablePeerAccessExp` as `ENABLE`, else
+/// `urUsmP2PDisablePeerAccessExp`.
+pub(super) unsafe extern "C" fn set_peer_access<B: Backend, const ENABLE: bool>(
     command: ur_device_handle_t,
     peer: ur_device_handle_t,
 ) -> ur_result_t {
-    ffi_call(|| pair::<B>(command, peer)?.map_or(Ok(()), |(c, p)| c.set_peer_access(p, true)))
-}
-
-pub(super) unsafe extern "C" fn disable_peer_access<B: Backend>(
-    command: ur_device_handle_t,
-    peer: ur_device_handle_t,
-) -> ur_result_t {
-    ffi_call(|| pair::<B>(command, peer)?.map_or(Ok(()), |(c, p)| c.set_peer_access(p, false)))
+    ffi_call(|| pair::<B>(command, peer)?.map_or(Ok(()), |(c, p)| c.set_peer_access(p, ENABLE)))
 }
 
 pub(super) unsafe extern "C" fn peer_access_get_info<B: Backend>(

@@ -382,7 +382,7 @@ impl TQueue {
     }
 
     /// A complete event of a command of this queue, when one is wanted.
-    fn event(&self, command: ur_command_t, want: bool) -> Option<Arc<TEvent>> {
+    pub(super) fn event(&self, command: ur_command_t, want: bool) -> Option<Arc<TEvent>> {
         let failed = self.context.settings.fail_commands.load(Relaxed);
         want.then(|| TEvent::new(Some(arc_of(self)), self.context.clone(), command, failed))
     }

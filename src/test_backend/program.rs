@@ -192,7 +192,6 @@ impl hal::Kernel<B> for TKernel {
             "kernel.launch",
             format!("{:?} {range:?} {args:?} cooperative={cooperative} waits={:?} event={want_event}", self.name, waits.handles()),
         );
-        let failed = queue.context.settings.fail_commands.load(std::sync::atomic::Ordering::Relaxed);
-        Ok(want_event.then(|| TEvent::new(Some(arc_of(queue)), queue.context.clone(), UR_COMMAND_KERNEL_LAUNCH, failed)))
+        Ok(queue.event(UR_COMMAND_KERNEL_LAUNCH, want_event))
     }
 }

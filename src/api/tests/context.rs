@@ -14,75 +14,41 @@ fn props(flags: ur_context_flags_t) -> ur_context_properties_t {
 unsafe extern "C" fn deleter(_: *mut c_void) {}
 
 refusals! {
-    create_no_device_list: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut c = null_mut();
-        ur!(Context.pfnCreate(1, null(), null(), &mut c))
-    };
+    create_no_device_list: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| with_out(|c| ur!(Context.pfnCreate(1, null(), null(), c)));
     create_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(Context.pfnCreate(1, w.dev.as_ptr(), null(), null_mut()));
     create_unknown_flag: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
-        let mut c = null_mut();
         let p = props(1 << 1);
-        ur!(Context.pfnCreate(1, w.dev.as_ptr(), &p, &mut c))
+        with_out(|c| ur!(Context.pfnCreate(1, w.dev.as_ptr(), &p, c)))
     };
-    create_no_device: UR_RESULT_ERROR_INVALID_SIZE, |w| {
-        let mut c = null_mut();
-        ur!(Context.pfnCreate(0, w.dev.as_ptr(), null(), &mut c))
-    };
+    create_no_device: UR_RESULT_ERROR_INVALID_SIZE, |w| with_out(|c| ur!(Context.pfnCreate(0, w.dev.as_ptr(), null(), c)));
     create_null_device_in_list: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut c = null_mut();
         let list = [w.dev[0], null_mut()];
-        ur!(Context.pfnCreate(2, list.as_ptr(), null(), &mut c))
+        with_out(|c| ur!(Context.pfnCreate(2, list.as_ptr(), null(), c)))
     };
     create_device_of_another_adapter: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut c = null_mut();
         let other = Foreign::new(ObjectKind::Device);
         let list = [w.dev[0], other.handle()];
-        ur!(Context.pfnCreate(2, list.as_ptr(), null(), &mut c))
+        with_out(|c| ur!(Context.pfnCreate(2, list.as_ptr(), null(), c)))
     };
     create_a_queue_for_a_device: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut c = null_mut();
         let list = [as_handle(w.queue)];
-        ur!(Context.pfnCreate(1, list.as_ptr(), null(), &mut c))
+        with_out(|c| ur!(Context.pfnCreate(1, list.as_ptr(), null(), c)))
     };
 
     retain_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| ur!(Context.pfnRetain(null_mut()));
     release_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| ur!(Context.pfnRelease(null_mut()));
     release_a_queue: UR_RESULT_ERROR_INVALID_CONTEXT, |w| ur!(Context.pfnRelease(as_handle(w.queue)));
     info_foreign: UR_RESULT_ERROR_INVALID_CONTEXT, |w| {
-        let mut n = 0;
-        ur!(Context.pfnGetInfo(Foreign::new(ObjectKind::Context).handle(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Context.pfnGetInfo(Foreign::new(ObjectKind::Context).handle(), UR_CONTEXT_INFO_NUM_DEVICES, 0, null_mut(), n)))
     };
 
-    native_handle_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Context.pfnGetNativeHandle(null_mut(), &mut n))
-    };
-    native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(Context.pfnGetNativeHandle(w.ctx, null_mut()));
 
-    from_native_null_adapter: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut c = null_mut();
-        ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), 1, w.dev.as_ptr(), null(), &mut c))
-    };
-    from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut c = null_mut();
-        ur!(Context.pfnCreateWithNativeHandle(0, w.adapter, 1, w.dev.as_ptr(), null(), &mut c))
-    };
-    from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.adapter, 1, w.dev.as_ptr(), null(), null_mut()))
-    };
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let mut c = null_mut();
-        let p = native_props(UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, true);
-        ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.adapter, 1, w.dev.as_ptr(), &p, &mut c))
-    };
     from_native_devices_without_list: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut c = null_mut();
-        ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.adapter, 1, null(), null(), &mut c))
+        with_out(|c| ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.adapter, 1, null(), null(), c)))
     };
     from_native_device_of_another_adapter: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut c = null_mut();
         let list = [Foreign::new(ObjectKind::Device).handle()];
-        ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.adapter, 1, list.as_ptr(), null(), &mut c))
+        with_out(|c| ur!(Context.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.adapter, 1, list.as_ptr(), null(), c)))
     };
 
     extended_deleter_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
@@ -159,9 +125,7 @@ fn info_2d_support_follows_the_backend() {
 #[test]
 fn native_handle_round_trip_decodes_ownership() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Context.pfnGetNativeHandle(w.ctx, &mut native)));
-    assert_eq!(methods(&calls), ["context.native_handle"]);
+    let native = native_of("context.native_handle", |n| ur!(Context.pfnGetNativeHandle(w.ctx, n)));
     assert_eq!(native, NATIVE_OBJECT);
     let mut c = null_mut();
     let owned = native_props(UR_STRUCTURE_TYPE_CONTEXT_NATIVE_PROPERTIES, true);

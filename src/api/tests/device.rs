@@ -13,8 +13,7 @@ fn prop(r#type: ur_device_partition_t, value: u32) -> ur_device_partition_proper
 /// `urDevicePartition` of `dev[0]` with these properties, counting only.
 fn partition(w: &World, props: &[ur_device_partition_property_t]) -> ur_result_t {
     let p = partition_props(props);
-    let mut n = 0;
-    ur!(Device.pfnPartition(w.dev[0], &p, 0, null_mut(), &mut n))
+    with_out(|n| ur!(Device.pfnPartition(w.dev[0], &p, 0, null_mut(), n)))
 }
 
 fn binary(target: &std::ffi::CStr) -> ur_device_binary_t {
@@ -23,32 +22,26 @@ fn binary(target: &std::ffi::CStr) -> ur_device_binary_t {
 
 refusals! {
     device_get_null_platform: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Device.pfnGet(null_mut(), UR_DEVICE_TYPE_ALL, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Device.pfnGet(null_mut(), UR_DEVICE_TYPE_ALL, 0, null_mut(), n)))
     };
     device_get_type_past_custom: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
-        let mut n = 0;
-        ur!(Device.pfnGet(w.platform, ur_device_type_t(UR_DEVICE_TYPE_CUSTOM.0 + 1), 0, null_mut(), &mut n))
+        with_out(|n| ur!(Device.pfnGet(w.platform, ur_device_type_t(UR_DEVICE_TYPE_CUSTOM.0 + 1), 0, null_mut(), n)))
     };
     device_get_entries_zero_with_array: UR_RESULT_ERROR_INVALID_SIZE, |w| {
-        let mut d = null_mut();
-        ur!(Device.pfnGet(w.platform, UR_DEVICE_TYPE_ALL, 0, &mut d, null_mut()))
+        with_out(|d| ur!(Device.pfnGet(w.platform, UR_DEVICE_TYPE_ALL, 0, d, null_mut())))
     };
     device_get_entries_without_array: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut n = 0;
-        ur!(Device.pfnGet(w.platform, UR_DEVICE_TYPE_ALL, 1, null_mut(), &mut n))
+        with_out(|n| ur!(Device.pfnGet(w.platform, UR_DEVICE_TYPE_ALL, 1, null_mut(), n)))
     };
     device_get_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         ur!(Device.pfnGet(w.platform, UR_DEVICE_TYPE_ALL, 0, null_mut(), null_mut()))
     };
 
     device_info_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Device.pfnGetInfo(null_mut(), UR_DEVICE_INFO_NAME, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Device.pfnGetInfo(null_mut(), UR_DEVICE_INFO_NAME, 0, null_mut(), n)))
     };
     device_info_of_a_platform: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut n = 0;
-        ur!(Device.pfnGetInfo(as_handle(w.platform), UR_DEVICE_INFO_NAME, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Device.pfnGetInfo(as_handle(w.platform), UR_DEVICE_INFO_NAME, 0, null_mut(), n)))
     };
     device_retain_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| ur!(Device.pfnRetain(null_mut()));
     device_release_foreign: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
@@ -58,27 +51,21 @@ refusals! {
     partition_null_device: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
         let halves = [prop(UR_DEVICE_PARTITION_EQUALLY, 2)];
         let p = partition_props(&halves);
-        let mut n = 0;
-        ur!(Device.pfnPartition(null_mut(), &p, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Device.pfnPartition(null_mut(), &p, 0, null_mut(), n)))
     };
-    partition_no_properties: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut n = 0;
-        ur!(Device.pfnPartition(w.dev[0], null(), 0, null_mut(), &mut n))
-    };
+    partition_no_properties: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| with_out(|n| ur!(Device.pfnPartition(w.dev[0], null(), 0, null_mut(), n)));
     partition_no_property_array: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         let mut p = partition_props(&[]);
         p.pProperties = null();
         p.PropCount = 1;
-        let mut n = 0;
-        ur!(Device.pfnPartition(w.dev[0], &p, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Device.pfnPartition(w.dev[0], &p, 0, null_mut(), n)))
     };
     partition_no_property: UR_RESULT_ERROR_INVALID_VALUE, |w| partition(&w, &[]);
     partition_more_properties_than_a_u32_counts: UR_RESULT_ERROR_INVALID_VALUE, |w| {
         let one = [prop(UR_DEVICE_PARTITION_EQUALLY, 2)];
         let mut p = partition_props(&one);
         p.PropCount = u32::MAX as usize + 1;
-        let mut n = 0;
-        ur!(Device.pfnPartition(w.dev[0], &p, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Device.pfnPartition(w.dev[0], &p, 0, null_mut(), n)))
     };
     partition_unknown_type: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
         partition(&w, &[prop(ur_device_partition_t(UR_DEVICE_PARTITION_BY_CSLICE.0 + 1), 2)])
@@ -103,53 +90,27 @@ refusals! {
     partition_entries_zero_with_array: UR_RESULT_ERROR_INVALID_SIZE, |w| {
         let halves = [prop(UR_DEVICE_PARTITION_EQUALLY, 2)];
         let p = partition_props(&halves);
-        let mut d = null_mut();
-        ur!(Device.pfnPartition(w.dev[0], &p, 0, &mut d, null_mut()))
+        with_out(|d| ur!(Device.pfnPartition(w.dev[0], &p, 0, d, null_mut())))
     };
 
     select_binary_null_device: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
         let b = [binary(c"test_ir")];
-        let mut i = 0;
-        ur!(Device.pfnSelectBinary(null_mut(), b.as_ptr(), 1, &mut i))
+        with_out(|i| ur!(Device.pfnSelectBinary(null_mut(), b.as_ptr(), 1, i)))
     };
-    select_binary_no_binaries: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut i = 0;
-        ur!(Device.pfnSelectBinary(w.dev[0], null(), 1, &mut i))
-    };
+    select_binary_no_binaries: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| with_out(|i| ur!(Device.pfnSelectBinary(w.dev[0], null(), 1, i)));
     select_binary_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         let b = [binary(c"test_ir")];
         ur!(Device.pfnSelectBinary(w.dev[0], b.as_ptr(), 1, null_mut()))
     };
     select_binary_count_zero: UR_RESULT_ERROR_INVALID_SIZE, |w| {
         let b = [binary(c"test_ir")];
-        let mut i = 0;
-        ur!(Device.pfnSelectBinary(w.dev[0], b.as_ptr(), 0, &mut i))
+        with_out(|i| ur!(Device.pfnSelectBinary(w.dev[0], b.as_ptr(), 0, i)))
     };
     select_binary_none_fits: UR_RESULT_ERROR_INVALID_BINARY, |w| {
         let b = [binary(c"spir64"), binary(c"nvptx64")];
-        let mut i = 0;
-        ur!(Device.pfnSelectBinary(w.dev[0], b.as_ptr(), 2, &mut i))
+        with_out(|i| ur!(Device.pfnSelectBinary(w.dev[0], b.as_ptr(), 2, i)))
     };
 
-    device_native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Device.pfnGetNativeHandle(w.dev[0], null_mut()))
-    };
-    device_from_native_null_adapter: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut d = null_mut();
-        ur!(Device.pfnCreateWithNativeHandle(NATIVE_DEVICE, null_mut(), null(), &mut d))
-    };
-    device_from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut d = null_mut();
-        ur!(Device.pfnCreateWithNativeHandle(0, w.adapter, null(), &mut d))
-    };
-    device_from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Device.pfnCreateWithNativeHandle(NATIVE_DEVICE, w.adapter, null(), null_mut()))
-    };
-    device_from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let props = ur_device_native_properties_t { stype: UR_STRUCTURE_TYPE_PLATFORM_NATIVE_PROPERTIES, pNext: null_mut(), isNativeHandleOwned: false };
-        let mut d = null_mut();
-        ur!(Device.pfnCreateWithNativeHandle(NATIVE_DEVICE, w.adapter, &props, &mut d))
-    };
     global_timestamps_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
         ur!(Device.pfnGetGlobalTimestamps(null_mut(), null_mut(), null_mut()))
     };
@@ -162,8 +123,7 @@ refusals! {
         ur!(UsmP2PExp.pfnDisablePeerAccessExp(w.dev[0], Foreign::new(ObjectKind::Device).handle()))
     };
     peer_info_null_peer: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(UsmP2PExp.pfnPeerAccessGetInfoExp(w.dev[0], null_mut(), UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT, 0, null_mut(), &mut n))
+        with_out(|n| ur!(UsmP2PExp.pfnPeerAccessGetInfoExp(w.dev[0], null_mut(), UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT, 0, null_mut(), n)))
     };
 }
 
@@ -212,10 +172,7 @@ fn partition_reaches_the_backend_decoded_and_hands_out_counted_sub_devices() {
     assert_eq!(n, 2);
     assert!(!subs[0].is_null() && !subs[1].is_null() && subs[2].is_null());
     // Each handle written is one reference of the sub-device.
-    refused!(UR_RESULT_SUCCESS, ur!(Device.pfnRetain(subs[0])));
-    refused!(UR_RESULT_SUCCESS, ur!(Device.pfnRelease(subs[0])));
-    refused!(UR_RESULT_SUCCESS, ur!(Device.pfnRelease(subs[0])));
-    refused!(UR_RESULT_ERROR_INVALID_DEVICE, ur!(Device.pfnRelease(subs[0])));
+    one_counted_reference!(Device, subs[0], UR_RESULT_ERROR_INVALID_DEVICE);
     // Released, the sub-device still answers (it lives with its parent).
     let mut size = 0;
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Device.pfnGetInfo(subs[0], UR_DEVICE_INFO_NAME, 0, null_mut(), &mut size)));

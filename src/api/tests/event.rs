@@ -15,30 +15,21 @@ fn profiling(w: &World, prop: u32, size: usize, value: *mut c_void, ret: *mut us
 }
 
 refusals! {
-    info_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Event.pfnGetInfo(null_mut(), UR_EVENT_INFO_CONTEXT, 0, null_mut(), &mut n))
-    };
-    info_a_queue: UR_RESULT_ERROR_INVALID_EVENT, |w| {
-        let mut n = 0;
-        ur!(Event.pfnGetInfo(as_handle(w.queue), UR_EVENT_INFO_CONTEXT, 0, null_mut(), &mut n))
-    };
+    info_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|n| ur!(Event.pfnGetInfo(null_mut(), UR_EVENT_INFO_CONTEXT, 0, null_mut(), n)));
+    info_a_queue: UR_RESULT_ERROR_INVALID_EVENT, |w| with_out(|n| ur!(Event.pfnGetInfo(as_handle(w.queue), UR_EVENT_INFO_CONTEXT, 0, null_mut(), n)));
 
     profiling_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Event.pfnGetProfilingInfo(null_mut(), UR_PROFILING_INFO_COMMAND_START, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Event.pfnGetProfilingInfo(null_mut(), UR_PROFILING_INFO_COMMAND_START, 0, null_mut(), n)))
     };
     profiling_past_complete: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
-        let mut n = 0;
-        profiling(&w, UR_PROFILING_INFO_COMMAND_COMPLETE.0 + 1, 0, null_mut(), &mut n)
+        with_out(|n| profiling(&w, UR_PROFILING_INFO_COMMAND_COMPLETE.0 + 1, 0, null_mut(), n))
     };
     profiling_zero_size_with_a_buffer_is_invalid_value: UR_RESULT_ERROR_INVALID_VALUE, |w| {
         let mut v = 0u64;
         profiling(&w, UR_PROFILING_INFO_COMMAND_START.0, 0, (&mut v as *mut u64).cast(), null_mut())
     };
     profiling_size_without_a_buffer: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut n = 0;
-        profiling(&w, UR_PROFILING_INFO_COMMAND_START.0, 8, null_mut(), &mut n)
+        with_out(|n| profiling(&w, UR_PROFILING_INFO_COMMAND_START.0, 8, null_mut(), n))
     };
     profiling_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         profiling(&w, UR_PROFILING_INFO_COMMAND_START.0, 0, null_mut(), null_mut())
@@ -62,27 +53,6 @@ refusals! {
     retain_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| ur!(Event.pfnRetain(null_mut()));
     release_a_context: UR_RESULT_ERROR_INVALID_EVENT, |w| ur!(Event.pfnRelease(as_handle(w.ctx)));
 
-    native_handle_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Event.pfnGetNativeHandle(null_mut(), &mut n))
-    };
-    native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(Event.pfnGetNativeHandle(w.event(), null_mut()));
-    from_native_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut e = null_mut();
-        ur!(Event.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), null(), &mut e))
-    };
-    from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut e = null_mut();
-        ur!(Event.pfnCreateWithNativeHandle(0, w.ctx, null(), &mut e))
-    };
-    from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Event.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null(), null_mut()))
-    };
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let mut e = null_mut();
-        let p = native_props(UR_STRUCTURE_TYPE_KERNEL_NATIVE_PROPERTIES, false);
-        ur!(Event.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, &p, &mut e))
-    };
 
     callback_null_event: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
         ur!(Event.pfnSetCallback(null_mut(), UR_EXECUTION_INFO_COMPLETE, Some(notify), null_mut()))
@@ -168,19 +138,14 @@ fn wait_reports_a_failure_after_waiting_for_all() {
 fn release_past_zero_is_refused() {
     let w = World::new();
     let e = w.event();
-    refused!(UR_RESULT_SUCCESS, ur!(Event.pfnRetain(e)));
-    refused!(UR_RESULT_SUCCESS, ur!(Event.pfnRelease(e)));
-    refused!(UR_RESULT_SUCCESS, ur!(Event.pfnRelease(e)));
-    refused!(UR_RESULT_ERROR_INVALID_EVENT, ur!(Event.pfnRelease(e)));
+    one_counted_reference!(Event, e, UR_RESULT_ERROR_INVALID_EVENT);
     refused!(UR_RESULT_ERROR_INVALID_EVENT, ur!(Event.pfnWait(1, &e)));
 }
 
 #[test]
 fn native_handle_round_trip_decodes_ownership() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Event.pfnGetNativeHandle(w.event(), &mut native)));
-    assert_eq!(methods(&calls), ["event.native_handle"]);
+    let native = native_of("event.native_handle", |n| ur!(Event.pfnGetNativeHandle(w.event(), n)));
     let mut e = null_mut();
     let p = native_props(UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES, true);
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Event.pfnCreateWithNativeHandle(native, w.ctx, &p, &mut e)));

@@ -62,32 +62,20 @@ const NULL_HANDLE: ur_result_t = UR_RESULT_ERROR_INVALID_NULL_HANDLE;
 const DIMENSION: ur_result_t = UR_RESULT_ERROR_INVALID_WORK_DIMENSION;
 
 refusals! {
-    create_null_program: NULL_HANDLE, |w| {
-        let mut k = null_mut();
-        ur!(Kernel.pfnCreate(null_mut(), c"k".as_ptr(), &mut k))
-    };
-    create_no_name: NULL, |w| {
-        let mut k = null_mut();
-        ur!(Kernel.pfnCreate(w.program(), null(), &mut k))
-    };
+    create_null_program: NULL_HANDLE, |w| with_out(|k| ur!(Kernel.pfnCreate(null_mut(), c"k".as_ptr(), k)));
+    create_no_name: NULL, |w| with_out(|k| ur!(Kernel.pfnCreate(w.program(), null(), k)));
     create_no_output: NULL, |w| ur!(Kernel.pfnCreate(w.program(), c"k".as_ptr(), null_mut()));
     retain_null: NULL_HANDLE, |w| ur!(Kernel.pfnRetain(null_mut()));
     release_a_program: UR_RESULT_ERROR_INVALID_KERNEL, |w| ur!(Kernel.pfnRelease(as_handle(w.program())));
-    info_null: NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Kernel.pfnGetInfo(null_mut(), UR_KERNEL_INFO_FUNCTION_NAME, 0, null_mut(), &mut n))
-    };
+    info_null: NULL_HANDLE, |w| with_out(|n| ur!(Kernel.pfnGetInfo(null_mut(), UR_KERNEL_INFO_FUNCTION_NAME, 0, null_mut(), n)));
     group_info_null_device: NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Kernel.pfnGetGroupInfo(w.kernel(), null_mut(), UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Kernel.pfnGetGroupInfo(w.kernel(), null_mut(), UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE, 0, null_mut(), n)))
     };
     group_info_a_queue_for_a_device: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut n = 0;
-        ur!(Kernel.pfnGetGroupInfo(w.kernel(), as_handle(w.queue), UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Kernel.pfnGetGroupInfo(w.kernel(), as_handle(w.queue), UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE, 0, null_mut(), n)))
     };
     sub_group_info_null_kernel: NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Kernel.pfnGetSubGroupInfo(null_mut(), w.dev[0], UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Kernel.pfnGetSubGroupInfo(null_mut(), w.dev[0], UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE, 0, null_mut(), n)))
     };
 
     exec_info_null_kernel: NULL_HANDLE, |w| {
@@ -124,29 +112,12 @@ refusals! {
         ur!(Kernel.pfnGetSuggestedLocalWorkSize(w.kernel(), w.queue, 4, null(), global.as_ptr(), out.as_mut_ptr()))
     };
 
-    native_handle_no_output: NULL, |w| ur!(Kernel.pfnGetNativeHandle(w.kernel(), null_mut()));
-    from_native_null_context: NULL_HANDLE, |w| {
-        let mut k = null_mut();
-        ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), w.program(), null(), &mut k))
-    };
-    from_native_zero: NULL_HANDLE, |w| {
-        let mut k = null_mut();
-        ur!(Kernel.pfnCreateWithNativeHandle(0, w.ctx, w.program(), null(), &mut k))
-    };
-    from_native_no_output: NULL, |w| ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.program(), null(), null_mut()));
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let p = ur_kernel_native_properties_t { stype: UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES, pNext: null_mut(), isNativeHandleOwned: true };
-        let mut k = null_mut();
-        ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.program(), &p, &mut k))
-    };
     from_native_program_of_another_context: UR_RESULT_ERROR_INVALID_CONTEXT, |w| {
-        let mut k = null_mut();
-        ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.program_in(w.context2()), null(), &mut k))
+        with_out(|k| ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.program_in(w.context2()), null(), k)))
     };
     from_native_foreign_program: UR_RESULT_ERROR_INVALID_PROGRAM, |w| {
-        let mut k = null_mut();
         let other = Foreign::new(ObjectKind::Program);
-        ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, other.handle(), null(), &mut k))
+        with_out(|k| ur!(Kernel.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, other.handle(), null(), k)))
     };
 
     launch_null_queue: NULL_HANDLE, |w| {
@@ -221,10 +192,7 @@ fn create_passes_the_name_and_info_is_the_cores_but_the_name() {
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Kernel.pfnGetInfo(k, UR_KERNEL_INFO_FUNCTION_NAME, 6, name.as_mut_ptr().cast(), null_mut())));
     assert_eq!(only(&calls, "kernel.info"), format!("{UR_KERNEL_INFO_FUNCTION_NAME:?}"));
     assert_eq!(&name, b"saxpy\0");
-    refused!(UR_RESULT_SUCCESS, ur!(Kernel.pfnRetain(k)));
-    refused!(UR_RESULT_SUCCESS, ur!(Kernel.pfnRelease(k)));
-    refused!(UR_RESULT_SUCCESS, ur!(Kernel.pfnRelease(k)));
-    refused!(UR_RESULT_ERROR_INVALID_KERNEL, ur!(Kernel.pfnRelease(k)));
+    one_counted_reference!(Kernel, k, UR_RESULT_ERROR_INVALID_KERNEL);
 }
 
 #[test]
@@ -257,9 +225,7 @@ fn suggested_local_work_size_writes_one_per_dimension() {
 #[test]
 fn native_handle_round_trip_names_the_program() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Kernel.pfnGetNativeHandle(w.kernel(), &mut native)));
-    assert_eq!(methods(&calls), ["kernel.native_handle"]);
+    let native = native_of("kernel.native_handle", |n| ur!(Kernel.pfnGetNativeHandle(w.kernel(), n)));
     let p = w.program();
     let mut k = null_mut();
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Kernel.pfnCreateWithNativeHandle(native, w.ctx, p, null(), &mut k)));

@@ -10,7 +10,10 @@
 //! The harness: [`World`] (an adapter, its platform and two devices, a
 //! context over the first device and a queue on it), the macros `ur!`
 //! (call an entry point), `refused!`, `reached!`, and `refusals!`, which
-//! makes one `#[test]` per refused call.
+//! makes one `#[test]` per refused call; `with_out` for an output a test
+//! does not read. Checks several entry points share are written once, as a
+//! macro making a module of tests per entry point (`info.rs`,
+//! `wait_list.rs`, `native.rs`, the pool calls of `usm_exp.rs`).
 
 pub(super) use crate::abi::*;
 pub(super) use crate::handle::ObjectKind;
@@ -31,26 +34,43 @@ macro_rules! ur {
     }};
 }
 
-/// The call returns `$code` and the backend heard nothing of it.
-macro_rules! refused {
+/// The call returns `$code`: what the backend heard of it alone.
+macro_rules! answers {
     ($code:expr, $call:expr) => {{
         take_calls();
         let result = $call;
         assert_eq!(result, $code, "{}", stringify!($call));
-        let calls = take_calls();
-        assert!(calls.is_empty(), "refused with {result:?}, yet the backend heard {calls:?}");
+        take_calls()
+    }};
+}
+
+/// The call returns `$code` and the backend heard nothing of it.
+macro_rules! refused {
+    ($code:expr, $call:expr) => {{
+        let calls = answers!($code, $call);
+        assert!(calls.is_empty(), "refused with {:?}, yet the backend heard {calls:?}", $code);
     }};
 }
 
 /// The call returns `$code` after reaching the backend: its calls.
 macro_rules! reached {
     ($code:expr, $call:expr) => {{
-        take_calls();
-        let result = $call;
-        assert_eq!(result, $code, "{}", stringify!($call));
-        let calls = take_calls();
+        let calls = answers!($code, $call);
         assert!(!calls.is_empty(), "{} never reached the backend", stringify!($call));
         calls
+    }};
+}
+
+/// `$h`, an object of `$table` the user holds one reference of: a retain
+/// and two releases are the core's alone, and a third release is
+/// `$invalid`.
+macro_rules! one_counted_reference {
+    ($table:ident, $h:expr, $invalid:expr) => {{
+        let h = $h;
+        refused!(UR_RESULT_SUCCESS, ur!($table.pfnRetain(h)));
+        refused!(UR_RESULT_SUCCESS, ur!($table.pfnRelease(h)));
+        refused!(UR_RESULT_SUCCESS, ur!($table.pfnRelease(h)));
+        refused!($invalid, ur!($table.pfnRelease(h)));
     }};
 }
 
@@ -73,6 +93,7 @@ mod enqueue;
 mod event;
 mod info;
 mod kernel;
+mod native;
 mod platform;
 mod program;
 mod queue;
@@ -85,6 +106,21 @@ pub(super) fn only(calls: &[Call], method: &str) -> String {
     let heard: Vec<&str> = calls.iter().map(|c| c.method).collect();
     assert_eq!(heard, [method], "{calls:?}");
     calls[0].args.clone()
+}
+
+/// Calls `f` with a place for the one output it writes, which the test
+/// does not read: zeroed, a null handle or pointer, a zero count or size.
+pub(super) fn with_out<T>(f: impl FnOnce(*mut T) -> ur_result_t) -> ur_result_t {
+    let mut out = std::mem::MaybeUninit::<T>::zeroed();
+    f(out.as_mut_ptr())
+}
+
+/// The native handle `get` writes, which the backend gave (`method`, alone).
+pub(super) fn native_of(method: &str, get: impl FnOnce(*mut ur_native_handle_t) -> ur_result_t) -> ur_native_handle_t {
+    let mut native = 0;
+    let calls = reached!(UR_RESULT_SUCCESS, get(&mut native));
+    assert_eq!(methods(&calls), [method]);
+    native
 }
 
 /// The methods the backend heard, in order.

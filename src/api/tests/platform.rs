@@ -7,17 +7,13 @@ fn native_props(stype: ur_structure_type_t) -> ur_platform_native_properties_t {
 }
 
 refusals! {
-    adapter_get_entries_zero_with_array: UR_RESULT_ERROR_INVALID_SIZE, |w| {
-        let mut a = null_mut();
-        ur!(Adapter.pfnGet(0, &mut a, null_mut()))
-    };
+    adapter_get_entries_zero_with_array: UR_RESULT_ERROR_INVALID_SIZE, |w| with_out(|a| ur!(Adapter.pfnGet(0, a, null_mut())));
     adapter_retain_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| ur!(Adapter.pfnRetain(null_mut()));
     adapter_release_foreign: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| {
         ur!(Adapter.pfnRelease(Foreign::new(ObjectKind::Adapter).handle()))
     };
     adapter_get_last_error_null_message: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut code = 0;
-        ur!(Adapter.pfnGetLastError(w.adapter, null_mut(), &mut code))
+        with_out(|code| ur!(Adapter.pfnGetLastError(w.adapter, null_mut(), code)))
     };
     adapter_set_logger_callback_null: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         ur!(Adapter.pfnSetLoggerCallback(w.adapter, None, null_mut(), UR_LOGGER_LEVEL_ERROR))
@@ -26,53 +22,21 @@ refusals! {
         ur!(Adapter.pfnSetLoggerCallbackLevel(w.adapter, ur_logger_level_t(UR_LOGGER_LEVEL_QUIET.0 + 1)))
     };
 
-    platform_get_null_adapter: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Platform.pfnGet(null_mut(), 0, null_mut(), &mut n))
-    };
+    platform_get_null_adapter: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|n| ur!(Platform.pfnGet(null_mut(), 0, null_mut(), n)));
     platform_get_foreign_adapter: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| {
-        let mut n = 0;
-        ur!(Platform.pfnGet(Foreign::new(ObjectKind::Adapter).handle(), 0, null_mut(), &mut n))
+        with_out(|n| ur!(Platform.pfnGet(Foreign::new(ObjectKind::Adapter).handle(), 0, null_mut(), n)))
     };
-    platform_get_entries_zero_with_array: UR_RESULT_ERROR_INVALID_SIZE, |w| {
-        let mut p = null_mut();
-        ur!(Platform.pfnGet(w.adapter, 0, &mut p, null_mut()))
-    };
+    platform_get_entries_zero_with_array: UR_RESULT_ERROR_INVALID_SIZE, |w| with_out(|p| ur!(Platform.pfnGet(w.adapter, 0, p, null_mut())));
     platform_get_no_output: UR_RESULT_ERROR_INVALID_VALUE, |w| ur!(Platform.pfnGet(w.adapter, 1, null_mut(), null_mut()));
 
     platform_info_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Platform.pfnGetInfo(null_mut(), UR_PLATFORM_INFO_NAME, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Platform.pfnGetInfo(null_mut(), UR_PLATFORM_INFO_NAME, 0, null_mut(), n)))
     };
     platform_info_a_device: UR_RESULT_ERROR_INVALID_PLATFORM, |w| {
-        let mut n = 0;
-        ur!(Platform.pfnGetInfo(as_handle(w.dev[0]), UR_PLATFORM_INFO_NAME, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Platform.pfnGetInfo(as_handle(w.dev[0]), UR_PLATFORM_INFO_NAME, 0, null_mut(), n)))
     };
 
-    platform_native_handle_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Platform.pfnGetNativeHandle(null_mut(), &mut n))
-    };
-    platform_native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Platform.pfnGetNativeHandle(w.platform, null_mut()))
-    };
 
-    platform_from_native_null_adapter: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut p = null_mut();
-        ur!(Platform.pfnCreateWithNativeHandle(NATIVE_PLATFORM, null_mut(), null(), &mut p))
-    };
-    platform_from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut p = null_mut();
-        ur!(Platform.pfnCreateWithNativeHandle(0, w.adapter, null(), &mut p))
-    };
-    platform_from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Platform.pfnCreateWithNativeHandle(NATIVE_PLATFORM, w.adapter, null(), null_mut()))
-    };
-    platform_from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let mut p = null_mut();
-        let props = native_props(UR_STRUCTURE_TYPE_DEVICE_NATIVE_PROPERTIES);
-        ur!(Platform.pfnCreateWithNativeHandle(NATIVE_PLATFORM, w.adapter, &props, &mut p))
-    };
 
     platform_api_version_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
         let mut v = ur_api_version_t(0);
@@ -83,19 +47,16 @@ refusals! {
     };
 
     platform_backend_option_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut o = null();
-        ur!(Platform.pfnGetBackendOption(null_mut(), c"-O2".as_ptr(), &mut o))
+        with_out(|o| ur!(Platform.pfnGetBackendOption(null_mut(), c"-O2".as_ptr(), o)))
     };
     platform_backend_option_no_frontend: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut o = null();
-        ur!(Platform.pfnGetBackendOption(w.platform, null(), &mut o))
+        with_out(|o| ur!(Platform.pfnGetBackendOption(w.platform, null(), o)))
     };
     platform_backend_option_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         ur!(Platform.pfnGetBackendOption(w.platform, c"-O2".as_ptr(), null_mut()))
     };
     platform_backend_option_not_utf8: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let mut o = null();
-        ur!(Platform.pfnGetBackendOption(w.platform, c"-O\xff".as_ptr(), &mut o))
+        with_out(|o| ur!(Platform.pfnGetBackendOption(w.platform, c"-O\xff".as_ptr(), o)))
     };
 }
 
@@ -129,9 +90,7 @@ fn platform_info_backend_is_the_cores_and_name_the_backends() {
 #[test]
 fn platform_native_handle_round_trip() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Platform.pfnGetNativeHandle(w.platform, &mut native)));
-    assert_eq!(methods(&calls), ["platform.native_handle"]);
+    let native = native_of("platform.native_handle", |n| ur!(Platform.pfnGetNativeHandle(w.platform, n)));
     assert_eq!(native, NATIVE_PLATFORM);
     let mut p = null_mut();
     let props = native_props(UR_STRUCTURE_TYPE_PLATFORM_NATIVE_PROPERTIES);

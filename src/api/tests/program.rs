@@ -13,8 +13,7 @@ fn metadata() -> ur_program_metadata_t {
 const IL: &[u8] = b"il";
 
 fn with_il(w: &World, il: *const c_void, length: usize, p: *const ur_program_properties_t) -> ur_result_t {
-    let mut h = null_mut();
-    ur!(Program.pfnCreateWithIL(w.ctx, il, length, p, &mut h))
+    with_out(|h| ur!(Program.pfnCreateWithIL(w.ctx, il, length, p, h)))
 }
 
 static IMAGE: [u8; 3] = [1, 2, 3];
@@ -24,9 +23,8 @@ fn with_binary(w: &World, devices: &[ur_device_handle_t], p: *const ur_program_p
     let mut devices = devices.to_vec();
     let mut lengths = vec![IMAGE.len(); devices.len()];
     let mut binaries = vec![IMAGE.as_ptr(); devices.len()];
-    let mut h = null_mut();
     let n = devices.len() as u32;
-    ur!(Program.pfnCreateWithBinary(w.ctx, n, devices.as_mut_ptr(), lengths.as_mut_ptr(), binaries.as_mut_ptr(), p, &mut h))
+    with_out(|h| ur!(Program.pfnCreateWithBinary(w.ctx, n, devices.as_mut_ptr(), lengths.as_mut_ptr(), binaries.as_mut_ptr(), p, h)))
 }
 
 /// A program of `ctx` (over both devices) with an image for `dev[0]` only.
@@ -46,9 +44,8 @@ fn build_exp(program: ur_program_handle_t, devices: &[ur_device_handle_t], flags
 
 fn link_exp(w: &World, devices: &[ur_device_handle_t], flags: ur_exp_program_flags_t, programs: &[ur_program_handle_t]) -> ur_result_t {
     let mut devices = devices.to_vec();
-    let mut out = null_mut();
     let (n, p) = (programs.len() as u32, programs.as_ptr());
-    ur!(ProgramExp.pfnLinkExp(w.ctx, devices.len() as u32, devices.as_mut_ptr(), flags, n, p, null(), &mut out))
+    with_out(|out| ur!(ProgramExp.pfnLinkExp(w.ctx, devices.len() as u32, devices.as_mut_ptr(), flags, n, p, null(), out)))
 }
 
 fn spec_constants(program: ur_program_handle_t, constants: &[ur_specialization_constant_info_t]) -> ur_result_t {
@@ -65,10 +62,7 @@ const NULL: ur_result_t = UR_RESULT_ERROR_INVALID_NULL_POINTER;
 const NULL_HANDLE: ur_result_t = UR_RESULT_ERROR_INVALID_NULL_HANDLE;
 
 refusals! {
-    il_null_context: NULL_HANDLE, |w| {
-        let mut h = null_mut();
-        ur!(Program.pfnCreateWithIL(null_mut(), IL.as_ptr().cast(), 2, null(), &mut h))
-    };
+    il_null_context: NULL_HANDLE, |w| with_out(|h| ur!(Program.pfnCreateWithIL(null_mut(), IL.as_ptr().cast(), 2, null(), h)));
     il_no_il: NULL, |w| with_il(&w, null(), 2, null());
     il_no_output: NULL, |w| ur!(Program.pfnCreateWithIL(w.ctx, IL.as_ptr().cast(), 2, null(), null_mut()));
     il_metadata_count_without_array: NULL, |w| with_il(&w, IL.as_ptr().cast(), 2, &props(1, null()));
@@ -76,20 +70,20 @@ refusals! {
     il_length_zero: UR_RESULT_ERROR_INVALID_SIZE, |w| with_il(&w, IL.as_ptr().cast(), 0, null());
 
     binary_null_context: NULL_HANDLE, |w| {
-        let (mut d, mut len, mut bin, mut h) = ([w.dev[0]], [3usize], [IMAGE.as_ptr()], null_mut());
-        ur!(Program.pfnCreateWithBinary(null_mut(), 1, d.as_mut_ptr(), len.as_mut_ptr(), bin.as_mut_ptr(), null(), &mut h))
+        let (mut d, mut len, mut bin) = ([w.dev[0]], [3usize], [IMAGE.as_ptr()]);
+        with_out(|h| ur!(Program.pfnCreateWithBinary(null_mut(), 1, d.as_mut_ptr(), len.as_mut_ptr(), bin.as_mut_ptr(), null(), h)))
     };
     binary_no_devices: NULL, |w| {
-        let (mut len, mut bin, mut h) = ([3usize], [IMAGE.as_ptr()], null_mut());
-        ur!(Program.pfnCreateWithBinary(w.ctx, 1, null_mut(), len.as_mut_ptr(), bin.as_mut_ptr(), null(), &mut h))
+        let (mut len, mut bin) = ([3usize], [IMAGE.as_ptr()]);
+        with_out(|h| ur!(Program.pfnCreateWithBinary(w.ctx, 1, null_mut(), len.as_mut_ptr(), bin.as_mut_ptr(), null(), h)))
     };
     binary_no_lengths: NULL, |w| {
-        let (mut d, mut bin, mut h) = ([w.dev[0]], [IMAGE.as_ptr()], null_mut());
-        ur!(Program.pfnCreateWithBinary(w.ctx, 1, d.as_mut_ptr(), null_mut(), bin.as_mut_ptr(), null(), &mut h))
+        let (mut d, mut bin) = ([w.dev[0]], [IMAGE.as_ptr()]);
+        with_out(|h| ur!(Program.pfnCreateWithBinary(w.ctx, 1, d.as_mut_ptr(), null_mut(), bin.as_mut_ptr(), null(), h)))
     };
     binary_no_binaries: NULL, |w| {
-        let (mut d, mut len, mut h) = ([w.dev[0]], [3usize], null_mut());
-        ur!(Program.pfnCreateWithBinary(w.ctx, 1, d.as_mut_ptr(), len.as_mut_ptr(), null_mut(), null(), &mut h))
+        let (mut d, mut len) = ([w.dev[0]], [3usize]);
+        with_out(|h| ur!(Program.pfnCreateWithBinary(w.ctx, 1, d.as_mut_ptr(), len.as_mut_ptr(), null_mut(), null(), h)))
     };
     binary_no_output: NULL, |w| {
         let (mut d, mut len, mut bin) = ([w.dev[0]], [3usize], [IMAGE.as_ptr()]);
@@ -100,12 +94,12 @@ refusals! {
     binary_null_device: NULL_HANDLE, |w| with_binary(&w, &[null_mut()], null());
     binary_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| with_binary(&w, &[w.dev[0], w.dev[1]], null());
     binary_null_image: NULL, |w| {
-        let (mut d, mut len, mut bin, mut h) = ([w.dev[0]], [3usize], [null()], null_mut());
-        ur!(Program.pfnCreateWithBinary(w.ctx, 1, d.as_mut_ptr(), len.as_mut_ptr(), bin.as_mut_ptr(), null(), &mut h))
+        let (mut d, mut len, mut bin) = ([w.dev[0]], [3usize], [null()]);
+        with_out(|h| ur!(Program.pfnCreateWithBinary(w.ctx, 1, d.as_mut_ptr(), len.as_mut_ptr(), bin.as_mut_ptr(), null(), h)))
     };
     binary_empty_image: UR_RESULT_ERROR_INVALID_NATIVE_BINARY, |w| {
-        let (mut d, mut len, mut bin, mut h) = ([w.dev[0]], [0usize], [IMAGE.as_ptr()], null_mut());
-        ur!(Program.pfnCreateWithBinary(w.ctx, 1, d.as_mut_ptr(), len.as_mut_ptr(), bin.as_mut_ptr(), null(), &mut h))
+        let (mut d, mut len, mut bin) = ([w.dev[0]], [0usize], [IMAGE.as_ptr()]);
+        with_out(|h| ur!(Program.pfnCreateWithBinary(w.ctx, 1, d.as_mut_ptr(), len.as_mut_ptr(), bin.as_mut_ptr(), null(), h)))
     };
 
     build_null_context: NULL_HANDLE, |w| ur!(Program.pfnBuild(null_mut(), w.program(), null()));
@@ -119,25 +113,22 @@ refusals! {
     };
 
     link_null_context: NULL_HANDLE, |w| {
-        let (list, mut out) = ([w.program()], null_mut());
-        ur!(Program.pfnLink(null_mut(), 1, list.as_ptr(), null(), &mut out))
+        let list = [w.program()];
+        with_out(|out| ur!(Program.pfnLink(null_mut(), 1, list.as_ptr(), null(), out)))
     };
-    link_no_programs: NULL, |w| {
-        let mut out = null_mut();
-        ur!(Program.pfnLink(w.ctx, 1, null(), null(), &mut out))
-    };
+    link_no_programs: NULL, |w| with_out(|out| ur!(Program.pfnLink(w.ctx, 1, null(), null(), out)));
     link_no_output: NULL, |w| {
         let list = [w.program()];
         ur!(Program.pfnLink(w.ctx, 1, list.as_ptr(), null(), null_mut()))
     };
     link_null_program: NULL_HANDLE, |w| {
-        let (list, mut out) = ([w.program(), null_mut()], null_mut());
-        ur!(Program.pfnLink(w.ctx, 2, list.as_ptr(), null(), &mut out))
+        let list = [w.program(), null_mut()];
+        with_out(|out| ur!(Program.pfnLink(w.ctx, 2, list.as_ptr(), null(), out)))
     };
     link_foreign_program: UR_RESULT_ERROR_INVALID_PROGRAM, |w| {
         let other = Foreign::new(ObjectKind::Program);
-        let (list, mut out) = ([other.handle()], null_mut());
-        ur!(Program.pfnLink(w.ctx, 1, list.as_ptr(), null(), &mut out))
+        let list = [other.handle()];
+        with_out(|out| ur!(Program.pfnLink(w.ctx, 1, list.as_ptr(), null(), out)))
     };
 
     build_exp_null_program: NULL_HANDLE, |w| build_exp(null_mut(), &[w.dev[0]], 0);
@@ -158,12 +149,12 @@ refusals! {
     };
 
     link_exp_null_context: NULL_HANDLE, |w| {
-        let (mut d, list, mut out) = ([w.dev[0]], [w.program()], null_mut());
-        ur!(ProgramExp.pfnLinkExp(null_mut(), 1, d.as_mut_ptr(), 0, 1, list.as_ptr(), null(), &mut out))
+        let (mut d, list) = ([w.dev[0]], [w.program()]);
+        with_out(|out| ur!(ProgramExp.pfnLinkExp(null_mut(), 1, d.as_mut_ptr(), 0, 1, list.as_ptr(), null(), out)))
     };
     link_exp_no_devices: NULL, |w| {
-        let (list, mut out) = ([w.program()], null_mut());
-        ur!(ProgramExp.pfnLinkExp(w.ctx, 1, null_mut(), 0, 1, list.as_ptr(), null(), &mut out))
+        let list = [w.program()];
+        with_out(|out| ur!(ProgramExp.pfnLinkExp(w.ctx, 1, null_mut(), 0, 1, list.as_ptr(), null(), out)))
     };
     link_exp_unknown_flag: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| link_exp(&w, &[w.dev[0]], 1 << 1, &[w.program()]);
     link_exp_no_device: UR_RESULT_ERROR_INVALID_SIZE, |w| link_exp(&w, &[], 0, &[w.program()]);
@@ -172,17 +163,12 @@ refusals! {
 
     retain_null: NULL_HANDLE, |w| ur!(Program.pfnRetain(null_mut()));
     release_a_kernel: UR_RESULT_ERROR_INVALID_PROGRAM, |w| ur!(Program.pfnRelease(as_handle(w.kernel())));
-    info_null: NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Program.pfnGetInfo(null_mut(), UR_PROGRAM_INFO_NUM_DEVICES, 0, null_mut(), &mut n))
-    };
+    info_null: NULL_HANDLE, |w| with_out(|n| ur!(Program.pfnGetInfo(null_mut(), UR_PROGRAM_INFO_NUM_DEVICES, 0, null_mut(), n)));
     build_info_null_device: NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Program.pfnGetBuildInfo(w.program(), null_mut(), UR_PROGRAM_BUILD_INFO_STATUS, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Program.pfnGetBuildInfo(w.program(), null_mut(), UR_PROGRAM_BUILD_INFO_STATUS, 0, null_mut(), n)))
     };
     build_info_null_program: NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Program.pfnGetBuildInfo(null_mut(), w.dev[0], UR_PROGRAM_BUILD_INFO_STATUS, 0, null_mut(), &mut n))
+        with_out(|n| ur!(Program.pfnGetBuildInfo(null_mut(), w.dev[0], UR_PROGRAM_BUILD_INFO_STATUS, 0, null_mut(), n)))
     };
 
     spec_constants_null_program: NULL_HANDLE, |w| spec_constants(null_mut(), &[constant(1, 8, (&VALUE as *const u64).cast())]);
@@ -196,36 +182,16 @@ refusals! {
     };
 
     global_null_device: NULL_HANDLE, |w| {
-        let mut p = null_mut();
-        ur!(Program.pfnGetGlobalVariablePointer(null_mut(), w.program(), c"global".as_ptr(), null_mut(), &mut p))
+        with_out(|p| ur!(Program.pfnGetGlobalVariablePointer(null_mut(), w.program(), c"global".as_ptr(), null_mut(), p)))
     };
     global_null_program: NULL_HANDLE, |w| {
-        let mut p = null_mut();
-        ur!(Program.pfnGetGlobalVariablePointer(w.dev[0], null_mut(), c"global".as_ptr(), null_mut(), &mut p))
+        with_out(|p| ur!(Program.pfnGetGlobalVariablePointer(w.dev[0], null_mut(), c"global".as_ptr(), null_mut(), p)))
     };
-    global_no_name: NULL, |w| {
-        let mut p = null_mut();
-        ur!(Program.pfnGetGlobalVariablePointer(w.dev[0], w.program(), null(), null_mut(), &mut p))
-    };
+    global_no_name: NULL, |w| with_out(|p| ur!(Program.pfnGetGlobalVariablePointer(w.dev[0], w.program(), null(), null_mut(), p)));
     global_no_output: NULL, |w| {
         ur!(Program.pfnGetGlobalVariablePointer(w.dev[0], w.program(), c"global".as_ptr(), null_mut(), null_mut()))
     };
 
-    native_handle_no_output: NULL, |w| ur!(Program.pfnGetNativeHandle(w.program(), null_mut()));
-    from_native_null_context: NULL_HANDLE, |w| {
-        let mut h = null_mut();
-        ur!(Program.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), null(), &mut h))
-    };
-    from_native_zero: NULL_HANDLE, |w| {
-        let mut h = null_mut();
-        ur!(Program.pfnCreateWithNativeHandle(0, w.ctx, null(), &mut h))
-    };
-    from_native_no_output: NULL, |w| ur!(Program.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null(), null_mut()));
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let p = ur_program_native_properties_t { stype: UR_STRUCTURE_TYPE_KERNEL_NATIVE_PROPERTIES, pNext: null_mut(), isNativeHandleOwned: false };
-        let mut h = null_mut();
-        ur!(Program.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, &p, &mut h))
-    };
 }
 
 #[test]
@@ -331,9 +297,7 @@ fn global_variable_pointer_and_size() {
 #[test]
 fn native_handle_round_trip_decodes_ownership() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Program.pfnGetNativeHandle(w.program(), &mut native)));
-    assert_eq!(methods(&calls), ["program.native_handle"]);
+    let native = native_of("program.native_handle", |n| ur!(Program.pfnGetNativeHandle(w.program(), n)));
     let p = ur_program_native_properties_t { stype: UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES, pNext: null_mut(), isNativeHandleOwned: true };
     let mut h = null_mut();
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Program.pfnCreateWithNativeHandle(native, w.ctx, &p, &mut h)));

@@ -16,8 +16,7 @@ fn native_props(stype: ur_structure_type_t, next: *mut c_void) -> ur_queue_nativ
 
 /// `urQueueCreate` on `w.ctx` and `dev[0]` with these properties.
 fn create(w: &World, p: &ur_queue_properties_t) -> ur_result_t {
-    let mut q = null_mut();
-    ur!(Queue.pfnCreate(w.ctx, w.dev[0], p, &mut q))
+    with_out(|q| ur!(Queue.pfnCreate(w.ctx, w.dev[0], p, q)))
 }
 
 fn both(a: ur_queue_flag_t, b: ur_queue_flag_t) -> ur_queue_flags_t {
@@ -25,18 +24,9 @@ fn both(a: ur_queue_flag_t, b: ur_queue_flag_t) -> ur_queue_flags_t {
 }
 
 refusals! {
-    create_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut q = null_mut();
-        ur!(Queue.pfnCreate(null_mut(), w.dev[0], null(), &mut q))
-    };
-    create_null_device: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut q = null_mut();
-        ur!(Queue.pfnCreate(w.ctx, null_mut(), null(), &mut q))
-    };
-    create_device_for_context: UR_RESULT_ERROR_INVALID_CONTEXT, |w| {
-        let mut q = null_mut();
-        ur!(Queue.pfnCreate(as_handle(w.dev[0]), w.dev[0], null(), &mut q))
-    };
+    create_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|q| ur!(Queue.pfnCreate(null_mut(), w.dev[0], null(), q)));
+    create_null_device: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|q| ur!(Queue.pfnCreate(w.ctx, null_mut(), null(), q)));
+    create_device_for_context: UR_RESULT_ERROR_INVALID_CONTEXT, |w| with_out(|q| ur!(Queue.pfnCreate(as_handle(w.dev[0]), w.dev[0], null(), q)));
     create_unknown_flag: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| create(&w, &props(1 << 12, null_mut()));
     create_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(Queue.pfnCreate(w.ctx, w.dev[0], null(), null_mut()));
     create_high_and_low_priority: UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES, |w| {
@@ -45,10 +35,7 @@ refusals! {
     create_batched_and_immediate: UR_RESULT_ERROR_INVALID_QUEUE_PROPERTIES, |w| {
         create(&w, &props(both(UR_QUEUE_FLAG_SUBMISSION_BATCHED, UR_QUEUE_FLAG_SUBMISSION_IMMEDIATE), null_mut()))
     };
-    create_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut q = null_mut();
-        ur!(Queue.pfnCreate(w.ctx, w.dev[1], null(), &mut q))
-    };
+    create_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| with_out(|q| ur!(Queue.pfnCreate(w.ctx, w.dev[1], null(), q)));
     create_compute_index_one: UR_RESULT_ERROR_INVALID_VALUE, |w| {
         let mut i = index(1);
         create(&w, &props(0, (&mut i as *mut ur_queue_index_properties_t).cast()))
@@ -61,47 +48,20 @@ refusals! {
 
     retain_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| ur!(Queue.pfnRetain(null_mut()));
     release_a_context: UR_RESULT_ERROR_INVALID_QUEUE, |w| ur!(Queue.pfnRelease(as_handle(w.ctx)));
-    info_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Queue.pfnGetInfo(null_mut(), UR_QUEUE_INFO_FLAGS, 0, null_mut(), &mut n))
-    };
+    info_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|n| ur!(Queue.pfnGetInfo(null_mut(), UR_QUEUE_INFO_FLAGS, 0, null_mut(), n)));
 
-    native_handle_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(Queue.pfnGetNativeHandle(null_mut(), null_mut(), &mut n))
-    };
-    native_handle_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(Queue.pfnGetNativeHandle(w.queue, null_mut(), null_mut()));
 
-    from_native_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut q = null_mut();
-        ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, null_mut(), null_mut(), null(), &mut q))
-    };
-    from_native_zero: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut q = null_mut();
-        ur!(Queue.pfnCreateWithNativeHandle(0, w.ctx, null_mut(), null(), &mut q))
-    };
-    from_native_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null_mut(), null(), null_mut()))
-    };
-    from_native_properties_of_another_type: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let mut q = null_mut();
-        let p = native_props(UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES, null_mut());
-        ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null_mut(), &p, &mut q))
-    };
     from_native_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut q = null_mut();
-        ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.dev[1], null(), &mut q))
+        with_out(|q| ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, w.dev[1], null(), q)))
     };
     from_native_foreign_device: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut q = null_mut();
         let other = Foreign::new(ObjectKind::Device);
-        ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, other.handle(), null(), &mut q))
+        with_out(|q| ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, other.handle(), null(), q)))
     };
     from_native_chained_unknown_flag: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
-        let mut q = null_mut();
         let mut flags = props(1 << 31, null_mut());
         let p = native_props(UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, (&mut flags as *mut ur_queue_properties_t).cast());
-        ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null_mut(), &p, &mut q))
+        with_out(|q| ur!(Queue.pfnCreateWithNativeHandle(NATIVE_OBJECT, w.ctx, null_mut(), &p, q)))
     };
 
     finish_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| ur!(Queue.pfnFinish(null_mut()));
@@ -156,19 +116,14 @@ fn info_is_the_cores_but_emptiness() {
 fn release_past_zero_is_refused() {
     let w = World::new();
     let q = w.queue_on(w.ctx, w.dev[0], 0);
-    refused!(UR_RESULT_SUCCESS, ur!(Queue.pfnRetain(q)));
-    refused!(UR_RESULT_SUCCESS, ur!(Queue.pfnRelease(q)));
-    refused!(UR_RESULT_SUCCESS, ur!(Queue.pfnRelease(q)));
-    refused!(UR_RESULT_ERROR_INVALID_QUEUE, ur!(Queue.pfnRelease(q)));
+    one_counted_reference!(Queue, q, UR_RESULT_ERROR_INVALID_QUEUE);
     refused!(UR_RESULT_ERROR_INVALID_QUEUE, ur!(Queue.pfnFlush(q)));
 }
 
 #[test]
 fn native_handle_round_trip_reads_the_chained_flags() {
     let w = World::new();
-    let mut native = 0;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(Queue.pfnGetNativeHandle(w.queue, null_mut(), &mut native)));
-    assert_eq!(methods(&calls), ["queue.native_handle"]);
+    let native = native_of("queue.native_handle", |n| ur!(Queue.pfnGetNativeHandle(w.queue, null_mut(), n)));
     let mut flags = props(UR_QUEUE_FLAG_PROFILING_ENABLE.0, null_mut());
     let p = native_props(UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, (&mut flags as *mut ur_queue_properties_t).cast());
     let mut q = null_mut();

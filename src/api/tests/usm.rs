@@ -22,14 +22,12 @@ fn pool_desc(flags: ur_usm_pool_flags_t, next: *const c_void) -> ur_usm_pool_des
 
 /// `urUSMHostAlloc` in `w.ctx`.
 fn host(w: &World, d: *const ur_usm_desc_t, pool: ur_usm_pool_handle_t, size: usize) -> ur_result_t {
-    let mut p = null_mut();
-    ur!(USM.pfnHostAlloc(w.ctx, d, pool, size, &mut p))
+    with_out(|p| ur!(USM.pfnHostAlloc(w.ctx, d, pool, size, p)))
 }
 
 /// `urUSMDeviceAlloc` in `ctx` on `dev`.
 fn device(ctx: ur_context_handle_t, dev: ur_device_handle_t, d: *const ur_usm_desc_t, pool: ur_usm_pool_handle_t, size: usize) -> ur_result_t {
-    let mut p = null_mut();
-    ur!(USM.pfnDeviceAlloc(ctx, dev, d, pool, size, &mut p))
+    with_out(|p| ur!(USM.pfnDeviceAlloc(ctx, dev, d, pool, size, p)))
 }
 
 /// A pool of `urUSMPoolCreate` in `ctx`.
@@ -50,18 +48,13 @@ fn pool_refs(pool: ur_usm_pool_handle_t) -> u32 {
 const ENUMERATION: ur_result_t = UR_RESULT_ERROR_INVALID_ENUMERATION;
 
 refusals! {
-    host_alloc_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut p = null_mut();
-        ur!(USM.pfnHostAlloc(null_mut(), null(), null_mut(), 64, &mut p))
-    };
+    host_alloc_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| with_out(|p| ur!(USM.pfnHostAlloc(null_mut(), null(), null_mut(), 64, p)));
     host_alloc_a_queue_for_a_context: UR_RESULT_ERROR_INVALID_CONTEXT, |w| {
-        let mut p = null_mut();
-        ur!(USM.pfnHostAlloc(as_handle(w.queue), null(), null_mut(), 64, &mut p))
+        with_out(|p| ur!(USM.pfnHostAlloc(as_handle(w.queue), null(), null_mut(), 64, p)))
     };
     device_alloc_null_device: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| device(w.ctx, null_mut(), null(), null_mut(), 64);
     shared_alloc_foreign_device: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut p = null_mut();
-        ur!(USM.pfnSharedAlloc(w.ctx, Foreign::new(ObjectKind::Device).handle(), null(), null_mut(), 64, &mut p))
+        with_out(|p| ur!(USM.pfnSharedAlloc(w.ctx, Foreign::new(ObjectKind::Device).handle(), null(), null_mut(), 64, p)))
     };
     host_alloc_unknown_hint: ENUMERATION, |w| host(&w, &desc(1 << 17, 0, null()), null_mut(), 64);
     host_alloc_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(USM.pfnHostAlloc(w.ctx, null(), null_mut(), 64, null_mut()));
@@ -70,8 +63,7 @@ refusals! {
     };
     device_alloc_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| device(w.ctx, w.dev[1], null(), null_mut(), 64);
     shared_alloc_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut p = null_mut();
-        ur!(USM.pfnSharedAlloc(w.ctx, w.dev[1], null(), null_mut(), 64, &mut p))
+        with_out(|p| ur!(USM.pfnSharedAlloc(w.ctx, w.dev[1], null(), null_mut(), 64, p)))
     };
     host_alloc_foreign_pool: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| {
         host(&w, null(), Foreign::new(ObjectKind::UsmPool).handle(), 64)
@@ -115,33 +107,25 @@ refusals! {
     free_null_pointer: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(USM.pfnFree(w.ctx, null_mut()));
 
     alloc_info_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(USM.pfnGetMemAllocInfo(null_mut(), w.alloc(8), UR_USM_ALLOC_INFO_TYPE, 0, null_mut(), &mut n))
+        with_out(|n| ur!(USM.pfnGetMemAllocInfo(null_mut(), w.alloc(8), UR_USM_ALLOC_INFO_TYPE, 0, null_mut(), n)))
     };
     alloc_info_null_pointer: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut n = 0;
-        ur!(USM.pfnGetMemAllocInfo(w.ctx, null(), UR_USM_ALLOC_INFO_TYPE, 0, null_mut(), &mut n))
+        with_out(|n| ur!(USM.pfnGetMemAllocInfo(w.ctx, null(), UR_USM_ALLOC_INFO_TYPE, 0, null_mut(), n)))
     };
 
     pool_create_null_context: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
         let d = pool_desc(0, null());
-        let mut h = null_mut();
-        ur!(USM.pfnPoolCreate(null_mut(), &d as *const _ as *mut _, &mut h))
+        with_out(|h| ur!(USM.pfnPoolCreate(null_mut(), &d as *const _ as *mut _, h)))
     };
-    pool_create_no_descriptor: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        let mut h = null_mut();
-        ur!(USM.pfnPoolCreate(w.ctx, null_mut(), &mut h))
-    };
+    pool_create_no_descriptor: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| with_out(|h| ur!(USM.pfnPoolCreate(w.ctx, null_mut(), h)));
     pool_create_unknown_flag: ENUMERATION, |w| {
         let d = pool_desc(1 << 3, null());
-        let mut h = null_mut();
-        ur!(USM.pfnPoolCreate(w.ctx, &d as *const _ as *mut _, &mut h))
+        with_out(|h| ur!(USM.pfnPoolCreate(w.ctx, &d as *const _ as *mut _, h)))
     };
     pool_create_cyclic_chain: UR_RESULT_ERROR_INVALID_VALUE, |w| {
         let mut d = pool_desc(0, null());
         d.pNext = (&d as *const ur_usm_pool_desc_t).cast();
-        let mut h = null_mut();
-        ur!(USM.pfnPoolCreate(w.ctx, &d as *const _ as *mut _, &mut h))
+        with_out(|h| ur!(USM.pfnPoolCreate(w.ctx, &d as *const _ as *mut _, h)))
     };
     pool_create_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         let d = pool_desc(0, null());
@@ -150,20 +134,17 @@ refusals! {
     pool_create_without_pool_support: UR_RESULT_ERROR_UNSUPPORTED_FEATURE, |w| {
         w.features(w.ctx).pools.store(false, Relaxed);
         let d = pool_desc(0, null());
-        let mut h = null_mut();
-        ur!(USM.pfnPoolCreate(w.ctx, &d as *const _ as *mut _, &mut h))
+        with_out(|h| ur!(USM.pfnPoolCreate(w.ctx, &d as *const _ as *mut _, h)))
     };
 
     pool_retain_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| ur!(USM.pfnPoolRetain(null_mut()));
     pool_release_foreign: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| ur!(USM.pfnPoolRelease(Foreign::new(ObjectKind::UsmPool).handle()));
     pool_release_a_context: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| ur!(USM.pfnPoolRelease(as_handle(w.ctx)));
     pool_info_null: UR_RESULT_ERROR_INVALID_NULL_HANDLE, |w| {
-        let mut n = 0;
-        ur!(USM.pfnPoolGetInfo(null_mut(), UR_USM_POOL_INFO_CONTEXT, 0, null_mut(), &mut n))
+        with_out(|n| ur!(USM.pfnPoolGetInfo(null_mut(), UR_USM_POOL_INFO_CONTEXT, 0, null_mut(), n)))
     };
     pool_info_between_the_ranges: ENUMERATION, |w| {
-        let mut n = 0;
-        ur!(USM.pfnPoolGetInfo(classic_pool(w.ctx), ur_usm_pool_info_t(UR_USM_POOL_INFO_CONTEXT.0 + 1), 0, null_mut(), &mut n))
+        with_out(|n| ur!(USM.pfnPoolGetInfo(classic_pool(w.ctx), ur_usm_pool_info_t(UR_USM_POOL_INFO_CONTEXT.0 + 1), 0, null_mut(), n)))
     };
 }
 

@@ -10,8 +10,7 @@ fn props(flags: ur_exp_async_usm_alloc_flags_t) -> ur_exp_async_usm_alloc_proper
 
 /// `urEnqueueUSMDeviceAllocExp` of 64 bytes on `queue`.
 fn alloc(queue: ur_queue_handle_t, pool: ur_usm_pool_handle_t, event: *mut ur_event_handle_t) -> ur_result_t {
-    let mut p = null_mut();
-    ur!(EnqueueExp.pfnUSMDeviceAllocExp(queue, pool, 64, null(), 0, null(), &mut p, event))
+    with_out(|p| ur!(EnqueueExp.pfnUSMDeviceAllocExp(queue, pool, 64, null(), 0, null(), p, event)))
 }
 
 fn pool_desc(flags: ur_usm_pool_flags_t, next: *const c_void) -> ur_usm_pool_desc_t {
@@ -19,8 +18,7 @@ fn pool_desc(flags: ur_usm_pool_flags_t, next: *const c_void) -> ur_usm_pool_des
 }
 
 fn pool_create(ctx: ur_context_handle_t, dev: ur_device_handle_t, d: *const ur_usm_pool_desc_t) -> ur_result_t {
-    let mut h = null_mut();
-    ur!(USMExp.pfnPoolCreateExp(ctx, dev, d as *mut _, &mut h))
+    with_out(|h| ur!(USMExp.pfnPoolCreateExp(ctx, dev, d as *mut _, h)))
 }
 
 fn default_pool(w: &World) -> ur_usm_pool_handle_t {
@@ -51,20 +49,17 @@ const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
 refusals! {
     device_alloc_null_queue: NULL_HANDLE, |w| alloc(null_mut(), null_mut(), null_mut());
     shared_alloc_a_context_for_a_queue: UR_RESULT_ERROR_INVALID_QUEUE, |w| {
-        let mut p = null_mut();
-        ur!(EnqueueExp.pfnUSMSharedAllocExp(as_handle(w.ctx), null_mut(), 64, null(), 0, null(), &mut p, null_mut()))
+        with_out(|p| ur!(EnqueueExp.pfnUSMSharedAllocExp(as_handle(w.ctx), null_mut(), 64, null(), 0, null(), p, null_mut())))
     };
     host_alloc_unknown_flag: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
-        let mut p = null_mut();
-        ur!(EnqueueExp.pfnUSMHostAllocExp(w.queue, null_mut(), 64, &props(1 << 1), 0, null(), &mut p, null_mut()))
+        with_out(|p| ur!(EnqueueExp.pfnUSMHostAllocExp(w.queue, null_mut(), 64, &props(1 << 1), 0, null(), p, null_mut())))
     };
     device_alloc_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
         ur!(EnqueueExp.pfnUSMDeviceAllocExp(w.queue, null_mut(), 64, null(), 0, null(), null_mut(), null_mut()))
     };
     device_alloc_without_async_support: UNSUPPORTED, |w| {
         w.features(w.ctx).async_alloc.store(false, Relaxed);
-        let mut e = null_mut();
-        alloc(w.queue, null_mut(), &mut e)
+        with_out(|e| alloc(w.queue, null_mut(), e))
     };
     device_alloc_foreign_pool: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| {
         alloc(w.queue, Foreign::new(ObjectKind::UsmPool).handle(), null_mut())
@@ -88,8 +83,7 @@ refusals! {
     free_without_async_support: UNSUPPORTED, |w| {
         let p = w.async_alloc(w.queue, 8);
         w.features(w.ctx).async_alloc.store(false, Relaxed);
-        let mut e = null_mut();
-        ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p, 0, null(), &mut e))
+        with_out(|e| ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p, 0, null(), e)))
     };
     free_foreign_pool: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| {
         let p = w.async_alloc(w.queue, 8);
@@ -109,90 +103,8 @@ refusals! {
     };
     pool_create_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| pool_create(w.ctx, w.dev[1], &pool_desc(0, null()));
 
-    pool_destroy_null_context: NULL_HANDLE, |w| ur!(USMExp.pfnPoolDestroyExp(null_mut(), w.dev[0], w.pool(w.ctx, w.dev[0])));
-    pool_destroy_null_device: NULL_HANDLE, |w| ur!(USMExp.pfnPoolDestroyExp(w.ctx, null_mut(), w.pool(w.ctx, w.dev[0])));
-    pool_destroy_null_pool: NULL_HANDLE, |w| ur!(USMExp.pfnPoolDestroyExp(w.ctx, w.dev[0], null_mut()));
-    pool_destroy_foreign_pool: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| {
-        ur!(USMExp.pfnPoolDestroyExp(w.ctx, w.dev[0], Foreign::new(ObjectKind::UsmPool).handle()))
-    };
-    pool_destroy_without_pool_support: UNSUPPORTED, |w| {
-        let pool = w.pool(w.ctx, w.dev[0]);
-        no_pools(&w);
-        ur!(USMExp.pfnPoolDestroyExp(w.ctx, w.dev[0], pool))
-    };
-    pool_destroy_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        ur!(USMExp.pfnPoolDestroyExp(w.ctx, w.dev[1], w.pool(w.ctx, w.dev[0])))
-    };
-    pool_destroy_pool_of_another_device: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let ctx = w.context2();
-        ur!(USMExp.pfnPoolDestroyExp(ctx, w.dev[0], w.pool(ctx, w.dev[1])))
-    };
-    pool_destroy_pool_of_another_context: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        ur!(USMExp.pfnPoolDestroyExp(w.ctx, w.dev[0], w.pool(w.context2(), w.dev[0])))
-    };
     pool_destroy_the_default_pool: UR_RESULT_ERROR_INVALID_VALUE, |w| {
         ur!(USMExp.pfnPoolDestroyExp(w.ctx, w.dev[0], default_pool(&w)))
-    };
-
-    default_pool_null_device: NULL_HANDLE, |w| {
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, null_mut(), &mut h))
-    };
-    default_pool_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| {
-        ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, w.dev[0], null_mut()))
-    };
-    default_pool_without_pool_support: UNSUPPORTED, |w| {
-        no_pools(&w);
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, w.dev[0], &mut h))
-    };
-    default_pool_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(w.ctx, w.dev[1], &mut h))
-    };
-
-    set_pool_null_context: NULL_HANDLE, |w| ur!(USMExp.pfnPoolSetDevicePoolExp(null_mut(), w.dev[0], w.pool(w.ctx, w.dev[0])));
-    set_pool_null_pool: NULL_HANDLE, |w| ur!(USMExp.pfnPoolSetDevicePoolExp(w.ctx, w.dev[0], null_mut()));
-    set_pool_without_pool_support: UNSUPPORTED, |w| {
-        let pool = w.pool(w.ctx, w.dev[0]);
-        no_pools(&w);
-        ur!(USMExp.pfnPoolSetDevicePoolExp(w.ctx, w.dev[0], pool))
-    };
-    set_pool_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        ur!(USMExp.pfnPoolSetDevicePoolExp(w.ctx, w.dev[1], w.pool(w.ctx, w.dev[0])))
-    };
-    set_pool_pool_of_another_device: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let ctx = w.context2();
-        ur!(USMExp.pfnPoolSetDevicePoolExp(ctx, w.dev[0], w.pool(ctx, w.dev[1])))
-    };
-
-    get_pool_null_context: NULL_HANDLE, |w| {
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDevicePoolExp(null_mut(), w.dev[0], &mut h))
-    };
-    get_pool_no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| ur!(USMExp.pfnPoolGetDevicePoolExp(w.ctx, w.dev[0], null_mut()));
-    get_pool_without_pool_support: UNSUPPORTED, |w| {
-        no_pools(&w);
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDevicePoolExp(w.ctx, w.dev[0], &mut h))
-    };
-    get_pool_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        let mut h = null_mut();
-        ur!(USMExp.pfnPoolGetDevicePoolExp(w.ctx, w.dev[1], &mut h))
-    };
-
-    trim_null_pool: NULL_HANDLE, |w| ur!(USMExp.pfnPoolTrimToExp(w.ctx, w.dev[0], null_mut(), 0));
-    trim_without_pool_support: UNSUPPORTED, |w| {
-        let pool = w.pool(w.ctx, w.dev[0]);
-        no_pools(&w);
-        ur!(USMExp.pfnPoolTrimToExp(w.ctx, w.dev[0], pool, 0))
-    };
-    trim_device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| {
-        ur!(USMExp.pfnPoolTrimToExp(w.ctx, w.dev[1], w.pool(w.ctx, w.dev[0]), 0))
-    };
-    trim_pool_of_another_device: UR_RESULT_ERROR_INVALID_VALUE, |w| {
-        let ctx = w.context2();
-        ur!(USMExp.pfnPoolTrimToExp(ctx, w.dev[0], w.pool(ctx, w.dev[1]), 0))
     };
 
     get_info_null_pool: NULL_HANDLE, |w| get_info(null_mut(), UR_USM_POOL_INFO_USED_CURRENT_EXP).0;
@@ -215,6 +127,76 @@ refusals! {
         let mut v = 1u32;
         ur!(USMExp.pfnPoolSetInfoExp(w.pool(w.ctx, w.dev[0]), UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, (&mut v as *mut u32).cast(), 4))
     };
+}
+
+/// `name: |ctx, dev, pool| call;` makes a module of tests for one entry
+/// point on a pool of a device: the refusals of the context, device and
+/// pool checks they share (`pool_of` in `src/api/usm_exp.rs`).
+macro_rules! pool_rules {
+    ($($name:ident: |$c:ident, $d:ident, $p:ident| $call:expr;)*) => {$(
+        mod $name {
+            use super::*;
+
+            fn call($c: ur_context_handle_t, $d: ur_device_handle_t, $p: ur_usm_pool_handle_t) -> ur_result_t {
+                $call
+            }
+
+            refusals! {
+                null_context: NULL_HANDLE, |w| call(null_mut(), w.dev[0], w.pool(w.ctx, w.dev[0]));
+                null_device: NULL_HANDLE, |w| call(w.ctx, null_mut(), w.pool(w.ctx, w.dev[0]));
+                null_pool: NULL_HANDLE, |w| call(w.ctx, w.dev[0], null_mut());
+                foreign_pool: UR_RESULT_ERROR_INVALID_ARGUMENT, |w| call(w.ctx, w.dev[0], Foreign::new(ObjectKind::UsmPool).handle());
+                without_pool_support: UNSUPPORTED, |w| {
+                    let pool = w.pool(w.ctx, w.dev[0]);
+                    no_pools(&w);
+                    call(w.ctx, w.dev[0], pool)
+                };
+                device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| call(w.ctx, w.dev[1], w.pool(w.ctx, w.dev[0]));
+                pool_of_another_device: UR_RESULT_ERROR_INVALID_VALUE, |w| {
+                    let ctx = w.context2();
+                    call(ctx, w.dev[0], w.pool(ctx, w.dev[1]))
+                };
+                pool_of_another_context: UR_RESULT_ERROR_INVALID_VALUE, |w| call(w.ctx, w.dev[0], w.pool(w.context2(), w.dev[0]));
+            }
+        }
+    )*};
+}
+
+pool_rules! {
+    pool_destroy: |c, d, p| ur!(USMExp.pfnPoolDestroyExp(c, d, p));
+    set_pool: |c, d, p| ur!(USMExp.pfnPoolSetDevicePoolExp(c, d, p));
+    trim: |c, d, p| ur!(USMExp.pfnPoolTrimToExp(c, d, p, 0));
+}
+
+/// `name: |ctx, dev, out| call;` makes a module of tests for one getter of
+/// a device's pool: the refusals of the context and device checks
+/// (`pool_call` in `src/api/usm_exp.rs`) and of a null output.
+macro_rules! pool_getter_rules {
+    ($($name:ident: |$c:ident, $d:ident, $o:ident| $call:expr;)*) => {$(
+        mod $name {
+            use super::*;
+
+            fn call($c: ur_context_handle_t, $d: ur_device_handle_t, $o: *mut ur_usm_pool_handle_t) -> ur_result_t {
+                $call
+            }
+
+            refusals! {
+                null_context: NULL_HANDLE, |w| with_out(|h| call(null_mut(), w.dev[0], h));
+                null_device: NULL_HANDLE, |w| with_out(|h| call(w.ctx, null_mut(), h));
+                no_output: UR_RESULT_ERROR_INVALID_NULL_POINTER, |w| call(w.ctx, w.dev[0], null_mut());
+                without_pool_support: UNSUPPORTED, |w| {
+                    no_pools(&w);
+                    with_out(|h| call(w.ctx, w.dev[0], h))
+                };
+                device_not_in_context: UR_RESULT_ERROR_INVALID_DEVICE, |w| with_out(|h| call(w.ctx, w.dev[1], h));
+            }
+        }
+    )*};
+}
+
+pool_getter_rules! {
+    get_default_pool: |c, d, out| ur!(USMExp.pfnPoolGetDefaultDevicePoolExp(c, d, out));
+    get_pool: |c, d, out| ur!(USMExp.pfnPoolGetDevicePoolExp(c, d, out));
 }
 
 #[test]

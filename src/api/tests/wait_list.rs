@@ -105,18 +105,9 @@ wait_list_rules! {
         let p = w.alloc(64);
         ur!(Enqueue.pfnUSMPrefetch(w.queue, p, 64, 0, n, l, null_mut()))
     };
-    device_alloc_exp: |w, n, l| {
-        let mut p = null_mut();
-        ur!(EnqueueExp.pfnUSMDeviceAllocExp(w.queue, null_mut(), 64, null(), n, l, &mut p, null_mut()))
-    };
-    shared_alloc_exp: |w, n, l| {
-        let mut p = null_mut();
-        ur!(EnqueueExp.pfnUSMSharedAllocExp(w.queue, null_mut(), 64, null(), n, l, &mut p, null_mut()))
-    };
-    host_alloc_exp: |w, n, l| {
-        let mut p = null_mut();
-        ur!(EnqueueExp.pfnUSMHostAllocExp(w.queue, null_mut(), 64, null(), n, l, &mut p, null_mut()))
-    };
+    device_alloc_exp: |w, n, l| with_out(|p| ur!(EnqueueExp.pfnUSMDeviceAllocExp(w.queue, null_mut(), 64, null(), n, l, p, null_mut())));
+    shared_alloc_exp: |w, n, l| with_out(|p| ur!(EnqueueExp.pfnUSMSharedAllocExp(w.queue, null_mut(), 64, null(), n, l, p, null_mut())));
+    host_alloc_exp: |w, n, l| with_out(|p| ur!(EnqueueExp.pfnUSMHostAllocExp(w.queue, null_mut(), 64, null(), n, l, p, null_mut())));
     free_exp: |w, n, l| {
         let p = w.async_alloc(w.queue, 64);
         ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p, n, l, null_mut()))
