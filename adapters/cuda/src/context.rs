@@ -98,10 +98,6 @@ impl Context {
             .ok_or(UR_RESULT_ERROR_INVALID_DEVICE)
     }
 
-    pub fn has_device(&self, device: &Device) -> bool {
-        self.device_index(device).is_ok()
-    }
-
     /// Whether commands are being recorded for the engine.
     #[inline]
     pub fn tracking(&self) -> bool {

@@ -64,10 +64,6 @@ impl Context {
         })
     }
 
-    pub fn has_device(&self, device: &Device) -> bool {
-        self.devices.iter().any(|d| std::ptr::eq(&**d, device))
-    }
-
     pub fn device_by_ze(&self, ze: level_zero_sys::ze_device_handle_t) -> Option<&Arc<Device>> {
         self.devices.iter().find(|d| d.ze == ze)
     }

@@ -83,14 +83,6 @@ impl Context {
         ur_core::handle::handle_of(&**self)
     }
 
-    pub fn has_device(&self, device: &Device) -> bool {
-        self.device_index(device).is_some()
-    }
-
-    fn device_index(&self, device: &Device) -> Option<usize> {
-        self.devices.iter().position(|d| std::ptr::eq(Arc::as_ptr(d), device))
-    }
-
     // -- pools --------------------------------------------------------------
 
     pub(crate) fn keep_until_freed(&self, pool: Arc<Pool>) {

@@ -93,10 +93,6 @@ impl Context {
         })
     }
 
-    pub fn has_device(&self, device: &Device) -> bool {
-        self.devices.iter().any(|d| std::ptr::eq(*d, device))
-    }
-
     /// The device of this context with OpenCL id `id`.
     pub fn device_by_id(&self, id: sys::cl_device_id) -> Option<&'static Device> {
         self.devices.iter().copied().find(|d| d.id == id)
