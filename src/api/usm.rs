@@ -80,6 +80,14 @@ unsafe fn alloc<B: Backend>(
     if size == 0 || size as u64 > max_alloc {
         return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
     }
+    // Host memory needs one device of the context that reaches it.
+    let served = match device {
+        Some(d) => d.serves_usm(kind),
+        None => context.devices().any(|d| d.serves_usm(kind)),
+    };
+    if !served {
+        return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+    }
     let request = AllocRequest { kind, size, align: align as usize, device, pool, hints, host_flags, device_flags };
     write_out(out, context.usm_alloc(request)?)
 }

@@ -9,7 +9,6 @@ use crate::memory::source::SlabMap;
 use crate::memory::UsmRegistry;
 use crate::queue::Queue;
 use crate::driver::{self, CuEvent};
-use crate::memory::{cuda_kind, AllocRequest as CudaRequest};
 use crate::{Cuda, DDI};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -219,19 +218,8 @@ impl hal::Context<Cuda> for Context {
         Self::with_primary(devices, owned)
     }
 
-    /// Placement hints and host/device flags have no CUDA counterpart
-    /// here and are ignored.
     fn usm_alloc(&self, r: AllocRequest<'_, Cuda>) -> UrResult<*mut c_void> {
-        let device = r.device.map(arc_of);
-        let pool = r.pool.map(arc_of);
-        let request = CudaRequest {
-            kind: cuda_kind(r.kind),
-            size: r.size,
-            align: r.align,
-            device: device.as_ref(),
-            pool: pool.as_ref(),
-        };
-        Context::usm_alloc(self, request)
+        Context::usm_alloc(self, r)
     }
 
     /// `urUSMFree`: waits for the devices' pending work, then frees.

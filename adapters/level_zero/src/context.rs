@@ -7,7 +7,7 @@ use crate::conv::ZeExt;
 use crate::device::Device;
 use crate::driver::ZeContext;
 use crate::event::{Command, EventCache, ZeEvent};
-use crate::memory::{self, Allocation, Request, SlabMap, UsmPool};
+use crate::memory::{self, Allocation, SlabMap, UsmPool};
 use crate::queue::Queue;
 use crate::{LevelZero, DDI};
 use level_zero_sys::ze_context_handle_t;
@@ -191,12 +191,8 @@ impl hal::Context<LevelZero> for Context {
         Ok(Self::assemble(ZeContext::from_native(native as ze_context_handle_t, owned), devices))
     }
 
-    /// Placement hints and host/device flags have no Level Zero
-    /// counterpart here and are ignored.
     fn usm_alloc(&self, r: AllocRequest<'_, LevelZero>) -> UrResult<*mut c_void> {
-        let device = r.device.map(arc_of);
-        let request = Request { kind: r.kind, device: device.as_ref(), size: r.size, align: r.align, pool: r.pool.map(arc_of) };
-        memory::alloc(self, request)
+        memory::alloc(self, r)
     }
 
     fn usm_free(&self, ptr: *mut c_void) -> UrResult {

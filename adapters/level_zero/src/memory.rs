@@ -30,8 +30,8 @@ use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
-use ur_core::hal::{self, Device as _};
-use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal::{self, AllocRequest};
+use ur_core::handle::{arc_of, handle_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::usm_registry::Registered;
@@ -56,33 +56,13 @@ impl Registered for Allocation {
     }
 }
 
-/// What a `urUSM*Alloc` asks for, after the core's checks.
-pub struct Request<'a> {
-    pub kind: UsmKind,
-    pub device: Option<&'a Arc<Device>>,
-    pub size: usize,
-    pub align: usize,
-    pub pool: Option<Arc<UsmPool>>,
-}
-
-/// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`.
-pub fn alloc(ctx: &Context, req: Request) -> UrResult<*mut c_void> {
-    let limit = match req.device {
-        Some(d) => d.max_alloc_size(),
-        None => ur_core::hal::Context::max_alloc_size(ctx),
-    };
-    if req.size == 0 || req.size as u64 > limit {
-        return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-    }
-    let supported = match req.device {
-        Some(d) => d.usm_supported(req.kind.to_ur()),
-        None => ctx.devices.iter().any(|d| d.usm_supported(req.kind.to_ur())),
-    };
-    if !supported {
-        return Err(UR_RESULT_ERROR_INVALID_OPERATION);
-    }
+/// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc` (the core
+/// checked the size, the kind and the pool). Placement hints and host or
+/// device flags have no Level Zero counterpart here and are ignored.
+pub fn alloc(ctx: &Context, req: AllocRequest<'_, LevelZero>) -> UrResult<*mut c_void> {
     let host = req.kind == UsmKind::Host;
-    let device = if host { None } else { req.device };
+    let device = if host { None } else { req.device.map(arc_of) };
+    let device = device.as_ref();
     let ptr = raw_alloc(&ctx.ze, req.kind, device.map(|d| &**d), req.size, req.align)
         .map_err(|e| conv::alloc_result(e, host))?
         .as_ptr();
@@ -91,9 +71,9 @@ pub fn alloc(ctx: &Context, req: Request) -> UrResult<*mut c_void> {
         size: req.size,
         kind: req.kind,
         device: device.cloned(),
-        pool: req.pool.as_ref().map(Arc::downgrade),
+        pool: req.pool.map(|p| Arc::downgrade(&arc_of(p))),
     };
-    if let Some(pool) = &req.pool {
+    if let Some(pool) = req.pool {
         if pool.base.zero_init() {
             // Device memory need not be host-reachable: zeroed by a fill.
             if let Err(e) = crate::queue::zero_fill(ctx, device.unwrap_or(&ctx.devices[0]), ptr, req.size) {

@@ -7,7 +7,7 @@
 use ur_core::extended_deleter::ExtendedDeleter;
 use ur_core::usm_pool::ContextPools;
 use crate::device::{Device, USM_POOL_SUPPORT};
-use crate::memory::{AllocRequest as HostRequest, Pool, SlabMap, UsmRegistry};
+use crate::memory::{Pool, SlabMap, UsmRegistry};
 use crate::queue::QueueShared;
 use crate::{NativeCpu, DDI};
 use std::ffi::c_void;
@@ -176,12 +176,7 @@ impl hal::Context<NativeCpu> for Context {
     }
 
     fn usm_alloc(&self, r: AllocRequest<'_, NativeCpu>) -> UrResult<*mut c_void> {
-        // Host and device flags and placement hints mean nothing here: all
-        // host memory is one place.
-        let device = r.device.map(arc_of);
-        let pool = r.pool.map(arc_of);
-        let request = HostRequest { kind: r.kind, size: r.size, align: r.align, device: device.as_ref(), pool: pool.as_ref() };
-        Ok(Context::usm_alloc(self, request)? as *mut c_void)
+        Ok(Context::usm_alloc(self, r)? as *mut c_void)
     }
 
     fn usm_free(&self, ptr: *mut c_void) -> UrResult {

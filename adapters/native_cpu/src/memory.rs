@@ -31,8 +31,8 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 pub use ur_core::engine::UsmKind;
 use ur_core::engine::{self, wait_reported, HostMemory, MemorySource, OutOfMemory, PoolConfig, VirtualMemory};
-use ur_core::hal;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal::{self, AllocRequest};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::lock_order::{Mutex, Rank};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::{self, PoolBase};
@@ -87,16 +87,6 @@ impl Registered for Allocation {
 /// The live blocking allocations of one context, by address.
 pub type UsmRegistry = ur_core::usm_registry::UsmRegistry<Arc<Allocation>>;
 
-/// What `urUSM{Host,Device,Shared}Alloc` asks for, after the C layer read it.
-pub struct AllocRequest<'a> {
-    pub kind: UsmKind,
-    pub size: usize,
-    /// 0 for the default alignment, else a power of two.
-    pub align: usize,
-    pub device: Option<&'a Arc<Device>>,
-    pub pool: Option<&'a Arc<Pool>>,
-}
-
 /// A live block of pool memory, as found from an address inside it.
 pub struct PoolBlock {
     pub pool: Arc<Pool>,
@@ -110,20 +100,20 @@ pub struct PoolBlock {
 }
 
 impl Context {
-    /// Allocates USM memory in this context and records it.
-    pub fn usm_alloc(&self, req: AllocRequest) -> UrResult<*mut u8> {
+    /// Allocates USM memory in this context and records it. Host and
+    /// device flags and placement hints mean nothing here: all host memory
+    /// is one place. The core checked the size against the devices' limit;
+    /// the zero size and the alignment are checked again here because the
+    /// host allocator needs them right.
+    pub fn usm_alloc(&self, req: AllocRequest<'_, NativeCpu>) -> UrResult<*mut u8> {
         if req.size == 0 {
-            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-        }
-        let max = self.devices.iter().map(|d| d.max_alloc_size()).min().unwrap_or(0);
-        if req.size as u64 > max {
             return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
         }
         if req.align != 0 && !req.align.is_power_of_two() {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         if let Some(pool) = req.pool {
-            return self.pool_alloc(pool, req.kind, req.device.map(|d| &**d), req.size, req.align);
+            return self.pool_alloc(pool, req.kind, req.device, req.size, req.align);
         }
         let align = req.align.max(DEFAULT_USM_ALIGNMENT);
         let layout = Layout::from_size_align(req.size, align).map_err(|_| UR_RESULT_ERROR_INVALID_USM_SIZE)?;
@@ -135,7 +125,7 @@ impl Context {
             layout,
             size: req.size,
             kind: req.kind,
-            device: req.device.cloned(),
+            device: req.device.map(arc_of),
         }));
         Ok(base.as_ptr())
     }
@@ -415,8 +405,12 @@ mod tests {
         Context::new(Platform::new(Weak::new()).devices.clone())
     }
 
-    fn request(kind: UsmKind, size: usize, align: usize) -> AllocRequest<'static> {
-        AllocRequest { kind, size, align, device: None, pool: None }
+    fn request(kind: UsmKind, size: usize, align: usize) -> AllocRequest<'static, NativeCpu> {
+        from_pool(kind, size, align, None)
+    }
+
+    fn from_pool(kind: UsmKind, size: usize, align: usize, pool: Option<&Pool>) -> AllocRequest<'_, NativeCpu> {
+        AllocRequest { kind, size, align, device: None, pool, hints: 0, host_flags: 0, device_flags: 0 }
     }
 
     #[test]
@@ -468,7 +462,7 @@ mod tests {
         let ctx = context();
         let desc = PoolDesc { flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, limits: None };
         let pool = Pool::create(&ctx, None, desc, PoolApi::Classic);
-        let req = AllocRequest { kind: UsmKind::Host, size: 100, align: 4096, device: None, pool: Some(&pool) };
+        let req = from_pool(UsmKind::Host, 100, 4096, Some(&pool));
         let p = ctx.usm_alloc(req).unwrap();
         assert_eq!(p as usize % 4096, 0);
         // SAFETY: 100 bytes were just allocated.
@@ -481,8 +475,7 @@ mod tests {
         assert_eq!(ctx.usm_free(p.wrapping_add(8)), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
         assert_eq!(ctx.usm_free(p), Ok(()));
         assert_eq!(ctx.usm_free(p), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT), "double free");
-        let again =
-            ctx.usm_alloc(AllocRequest { kind: UsmKind::Host, size: 100, align: 0, device: None, pool: Some(&pool) });
+        let again = ctx.usm_alloc(from_pool(UsmKind::Host, 100, 0, Some(&pool)));
         let again = again.unwrap();
         // SAFETY: as above.
         assert!(unsafe { std::slice::from_raw_parts(again, 100) }.iter().all(|&b| b == 0), "zeroed again on reuse");

@@ -307,16 +307,7 @@ impl hal::Context<OpenCl> for Context {
     }
 
     fn usm_alloc(&self, r: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_void> {
-        let request = memory::AllocRequest {
-            kind: r.kind.to_ur(),
-            device: r.device.map(Device::kept),
-            size: r.size,
-            align: u32::try_from(r.align).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?,
-            host_flags: r.host_flags,
-            device_flags: r.device_flags,
-            pool: r.pool.map(arc_of),
-        };
-        memory::alloc(self, request)
+        memory::alloc(self, r)
     }
 
     fn usm_free(&self, ptr: *mut c_void) -> UrResult {

@@ -32,8 +32,8 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
-use ur_core::hal;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal::{self, AllocRequest};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::usm_registry::Registered;
@@ -75,56 +75,39 @@ const NATIVE_ALIGN: u32 = 128;
 /// the runtime.
 const SLAB_SIZE: usize = 1 << 20;
 
-/// What a `urUSM*Alloc` asks for, after argument checks.
-pub struct AllocRequest {
-    pub kind: ur_usm_type_t,
-    pub device: Option<&'static Device>,
-    pub size: usize,
-    /// 0: the runtime's default.
-    pub align: u32,
-    pub host_flags: ur_usm_host_mem_flags_t,
-    pub device_flags: ur_usm_device_mem_flags_t,
-    pub pool: Option<Arc<UsmPool>>,
+/// What the runtime is asked for: the kind, device and Intel allocation
+/// flags of one `urUSM*Alloc`.
+struct RuntimeRequest {
+    kind: ur_usm_type_t,
+    device: Option<&'static Device>,
+    flags: sys::cl_bitfield,
 }
 
 /// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc` (the core
-/// checked the device, pool and alignment).
-pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
-    if req.size == 0 {
-        return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-    }
-    let limit_devices: Vec<&'static Device> = match req.device {
-        Some(d) => vec![d],
-        None => ctx.devices.clone(),
+/// checked the size, the kind, the device, the pool and the alignment).
+pub fn alloc(ctx: &Context, req: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_void> {
+    // 0: the runtime's default.
+    let align = u32::try_from(req.align).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
+    let runtime = RuntimeRequest {
+        kind: req.kind.to_ur(),
+        device: req.device.map(Device::kept),
+        flags: conv::usm_alloc_flags(req.host_flags, req.device_flags),
     };
-    if limit_devices.iter().any(|d| req.size as u64 > d.max_mem_alloc) {
-        return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-    }
-    let supported = match req.kind {
-        UR_USM_TYPE_HOST => ctx.devices.iter().any(|d| d.usm_host != 0),
-        UR_USM_TYPE_DEVICE => limit_devices[0].usm_device != 0,
-        _ => limit_devices[0].usm_single_shared | limit_devices[0].usm_cross_shared != 0,
-    };
-    if !supported {
-        return Err(UR_RESULT_ERROR_INVALID_OPERATION);
-    }
-
     let (ptr, raw) = match ctx.usm_path() {
         UsmPath::Intel => {
-            let p = runtime_alloc(ctx, &req, req.size, req.align)?;
+            let p = runtime_alloc(ctx, &runtime, req.size, align)?;
             (p, p)
         }
         // SVM runtimes refuse alignments past their largest data type:
         // take more and align inside, keeping the runtime's address to free.
-        UsmPath::Svm if req.align > NATIVE_ALIGN => {
-            let extra = (req.align - NATIVE_ALIGN) as usize;
+        UsmPath::Svm if align > NATIVE_ALIGN => {
+            let extra = (align - NATIVE_ALIGN) as usize;
             let size = req.size.checked_add(extra).ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
-            let raw = runtime_alloc(ctx, &req, size, NATIVE_ALIGN)?;
-            let align = req.align as usize;
-            ((raw as usize).next_multiple_of(align) as *mut c_void, raw)
+            let raw = runtime_alloc(ctx, &runtime, size, NATIVE_ALIGN)?;
+            ((raw as usize).next_multiple_of(align as usize) as *mut c_void, raw)
         }
         UsmPath::Svm => {
-            let p = runtime_alloc(ctx, &req, req.size, req.align)?;
+            let p = runtime_alloc(ctx, &runtime, req.size, align)?;
             (p, p)
         }
         UsmPath::None => return Err(UR_RESULT_ERROR_INVALID_OPERATION),
@@ -132,12 +115,12 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
     let allocation = Allocation {
         base: ptr as usize,
         size: req.size,
-        kind: req.kind,
-        device: req.device,
-        pool: req.pool.as_ref().map(Arc::downgrade),
+        kind: runtime.kind,
+        device: runtime.device,
+        pool: req.pool.map(|p| Arc::downgrade(&arc_of(p))),
         raw: raw as usize,
     };
-    if let Some(pool) = &req.pool {
+    if let Some(pool) = req.pool {
         if pool.base.zero_init() {
             if let Err(e) = zero(ctx, &allocation) {
                 release_backing(ctx, &allocation);
@@ -151,9 +134,8 @@ pub fn alloc(ctx: &Context, req: AllocRequest) -> UrResult<*mut c_void> {
 }
 
 /// The runtime's allocation for `req`, `size` bytes aligned to `align`.
-fn runtime_alloc(ctx: &Context, req: &AllocRequest, size: usize, align: u32) -> UrResult<*mut c_void> {
-    let flags = conv::usm_alloc_flags(req.host_flags, req.device_flags);
-    match ctx.raw_usm().alloc(req.kind, req.device, size, align, flags) {
+fn runtime_alloc(ctx: &Context, req: &RuntimeRequest, size: usize, align: u32) -> UrResult<*mut c_void> {
+    match ctx.raw_usm().alloc(req.kind, req.device, size, align, req.flags) {
         Ok(p) => Ok(p.as_ptr()),
         Err(sys::CL_OUT_OF_RESOURCES | sys::CL_MEM_OBJECT_ALLOCATION_FAILURE | sys::CL_OUT_OF_HOST_MEMORY) => {
             Err(out_of_memory(req.kind))

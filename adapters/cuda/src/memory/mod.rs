@@ -17,6 +17,9 @@ use crate::device::Device;
 use pool::UsmPool;
 use crate::conv::CuExt;
 use crate::driver;
+use crate::Cuda;
+use ur_core::hal::AllocRequest;
+use ur_core::handle::arc_of;
 use std::sync::Arc;
 use ur_core::engine::{self, Cover};
 use ur_core::usm_registry::Registered;
@@ -154,40 +157,16 @@ pub fn free_all(registry: &UsmRegistry, devices: &[Arc<Device>]) {
     }
 }
 
-/// What a blocking allocation asks for.
-pub struct AllocRequest<'a> {
-    pub kind: UsmKind,
-    pub size: usize,
-    pub align: usize,
-    pub device: Option<&'a Arc<Device>>,
-    pub pool: Option<&'a Arc<UsmPool>>,
-}
-
 /// The alignment the driver gives every allocation without asking.
 const NATURAL_ALIGN: usize = 256;
 
 impl Context {
-    /// The checks every allocation shares: size and alignment.
-    pub fn check_alloc(&self, size: usize, align: usize, device: Option<&Device>) -> UrResult {
-        if size == 0 {
-            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-        }
-        if align != 0 && !align.is_power_of_two() {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
-        }
-        let max = match device {
-            Some(d) => d.max_alloc_size(),
-            None => ur_core::hal::Context::max_alloc_size(self),
-        };
-        if size as u64 > max {
-            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-        }
-        Ok(())
-    }
-
-    /// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`.
-    pub fn usm_alloc(&self, req: AllocRequest) -> UrResult<*mut core::ffi::c_void> {
-        self.check_alloc(req.size, req.align, req.device.map(|d| &**d))?;
+    /// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`. The core
+    /// checked the size, the alignment and the device's limit. Placement
+    /// hints and host/device flags have no CUDA counterpart here and are
+    /// ignored.
+    pub fn usm_alloc(&self, req: AllocRequest<'_, Cuda>) -> UrResult<*mut core::ffi::c_void> {
+        let kind = cuda_kind(req.kind);
         // Over-allocate only when the driver's own alignment is not enough.
         let slack = if req.align > NATURAL_ALIGN {
             req.align
@@ -198,12 +177,12 @@ impl Context {
             .size
             .checked_add(slack)
             .ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
-        let device = req.device.or(self.devices.first());
-        let native = req.kind == UsmKind::Device && req.pool.is_some_and(|p| p.is_native());
+        let device = req.device.or(self.devices.first().map(|d| &**d));
+        let native = kind == UsmKind::Device && req.pool.is_some_and(|p| p.is_native());
         if let Some(pool) = req.pool.filter(|_| !native && req.align <= NATURAL_ALIGN) {
-            return self.engine_alloc(pool, &req);
+            return self.engine_alloc(pool, kind, &req);
         }
-        let raw = match req.kind {
+        let raw = match kind {
             UsmKind::Host => {
                 if let Some(d) = device {
                     d.activate()?;
@@ -244,7 +223,7 @@ impl Context {
         } else {
             Backing::Driver
         };
-        let owner = match req.kind {
+        let owner = match kind {
             UsmKind::Host => None,
             _ => device.and_then(|d| self.device_index(d).ok()),
         };
@@ -252,9 +231,9 @@ impl Context {
             raw,
             base,
             req.size,
-            req.kind,
+            kind,
             owner,
-            req.pool.cloned(),
+            req.pool.map(arc_of),
             backing,
         ));
         Ok(base as *mut _)
@@ -265,10 +244,11 @@ impl Context {
     /// is waited for (the devices synchronise) before it is handed out.
     fn engine_alloc(
         &self,
-        pool: &Arc<UsmPool>,
-        req: &AllocRequest,
+        pool: &UsmPool,
+        kind: UsmKind,
+        req: &AllocRequest<'_, Cuda>,
     ) -> UrResult<*mut core::ffi::c_void> {
-        let engine_pool = pool.engine_pool(req.kind, req.device.map(|d| &**d))?;
+        let engine_pool = pool.engine_pool(kind, req.device)?;
         self.start_tracking();
         let a = engine_pool.alloc(self.host_lane(), &[], req.size, req.align, false)?;
         let p = a.ptr.as_ptr() as usize;
