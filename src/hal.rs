@@ -16,7 +16,8 @@
 use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
-use crate::engine::UsmKind;
+use crate::engine::{Lane, PoolConfig, SlabMap, SlabOfPool, UsmKind};
+use crate::queue::{EngineCommand, Waits};
 use crate::extended_deleter::ExtendedDeleter;
 use crate::handle::{arc_of, ArcObject, UrObject};
 use crate::info::InfoOut;
@@ -28,7 +29,7 @@ use core::ffi::c_void;
 use std::ffi::CStr;
 use std::marker::PhantomData;
 use std::ops::Deref;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
 
@@ -60,7 +61,7 @@ pub struct Events<'a, B: Backend> {
 impl<'a, B: Backend> Events<'a, B> {
     /// # Safety
     /// Every handle is a live event of `B`, valid for `'a`.
-    pub(crate) unsafe fn checked(handles: &'a [ur_event_handle_t]) -> Self {
+    pub unsafe fn checked(handles: &'a [ur_event_handle_t]) -> Self {
         Events { handles, _backend: PhantomData }
     }
 
@@ -291,6 +292,11 @@ pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
     fn usm_alloc(&self, request: AllocRequest<'_, B>) -> UrResult<*mut c_void>;
     /// `INVALID_MEM_OBJECT` for memory this context did not allocate.
     fn usm_free(&self, ptr: *mut c_void) -> UrResult;
+    /// What the context's slab map finds behind an address of an engine
+    /// pool's memory.
+    type SlabOwner: SlabOfPool;
+    /// Every slab of the context's engine pools, by address.
+    fn slabs(&self) -> &SlabMap<Self::SlabOwner>;
     /// `(base, size)` of the live USM allocation of this context holding
     /// `ptr`, if any: the enqueue bounds checks use it.
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)>;
@@ -346,34 +352,64 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
     ) -> UrResult<Option<Arc<B::Event>>>;
     /// Whether async allocations are served (`ASYNC_USM_ALLOCATIONS_SUPPORT`).
     fn async_alloc_supported(&self) -> bool;
-    /// The fast path of an async allocation with no pool, no wait list and
-    /// no event wanted: `None` when it does not apply.
-    #[inline]
-    fn alloc_async_hot(&self, _kind: UsmKind, _size: usize) -> Option<UrResult<*mut c_void>> {
+
+    // The submission seam of `crate::queue`: the async allocation and free
+    // are written once there, over these.
+
+    /// The queue's lane in its context's engine graph.
+    fn lane(&self) -> &Arc<Lane>;
+    /// This queue's copy of its device's default pool, taken on first use
+    /// (see `ContextPools::with_current`).
+    fn default_pool(&self) -> &OnceLock<Arc<B::Pool>>;
+    /// What the backend waits on for one event of a wait list.
+    type RawWait<'a>;
+    /// A checked wait list, translated for this queue. A backend that
+    /// cannot wait on an event (one of another context) on the device may
+    /// wait for it on the host here.
+    fn translate<'a>(&self, events: Events<'a, B>) -> UrResult<Waits<Self::RawWait<'a>>>;
+    /// Held from the engine's decision to the command's enqueue, so that
+    /// the engine's sequence numbers follow the backend's queue.
+    type Order<'a>
+    where
+        Self: 'a;
+    /// The queue's order; `INVALID_QUEUE` for a queue that takes no more
+    /// work.
+    fn order(&self) -> UrResult<Self::Order<'_>>;
+    /// Enqueues the command of an async allocation or free that the engine
+    /// recorded: a zeroing fill (`command.zero`), or else a marker, after
+    /// `waits` and `command.deps`, that reports `command.stamp` complete
+    /// once it has run. Returns its event when `command.want_event`. A
+    /// command that waits only on what the queue's order already implies
+    /// may share an earlier command's completion rather than run.
+    fn enqueue_recorded(
+        &self,
+        order: Self::Order<'_>,
+        command: EngineCommand<'_>,
+        waits: Waits<Self::RawWait<'_>>,
+    ) -> UrResult<Option<Arc<B::Event>>>;
+    /// An async allocation that the backend serves itself rather than the
+    /// engine (a driver's own pool): `None` leaves it to the engine.
+    fn alloc_outside_engine(
+        &self,
+        _pool: &B::Pool,
+        _kind: UsmKind,
+        _size: usize,
+        _events: Events<'_, B>,
+        _want_event: bool,
+    ) -> Option<UrResult<(*mut c_void, Option<Arc<B::Event>>)>> {
         None
     }
-    fn alloc_async(
+    /// An async free of a pointer no engine pool of the context holds. By
+    /// default none is the backend's own: `INVALID_VALUE`, nothing freed.
+    fn free_outside_engine(
         &self,
-        kind: UsmKind,
-        pool: Option<&B::Pool>,
-        size: usize,
-        waits: Events<'_, B>,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<B::Event>>)>;
-    /// The fast path of an async free with no pool, wait list or event:
-    /// `false` when it does not apply (the general path then runs).
-    #[inline]
-    fn free_async_hot(&self, _ptr: *mut c_void) -> bool {
-        false
+        _pool: Option<&B::Pool>,
+        _ptr: *mut c_void,
+        _events: Events<'_, B>,
+        _want_event: bool,
+    ) -> UrResult<Option<Arc<B::Event>>> {
+        Err(UR_RESULT_ERROR_INVALID_VALUE)
     }
-    /// A bad pointer is `INVALID_VALUE` and frees nothing.
-    fn free_async(
-        &self,
-        pool: Option<&B::Pool>,
-        ptr: *mut c_void,
-        waits: Events<'_, B>,
-        want_event: bool,
-    ) -> UrResult<Option<Arc<B::Event>>>;
 }
 
 /// Events live in `Arc`s: a pending callback holds its event.
@@ -458,6 +494,24 @@ pub trait Pool<B: Backend>: ArcObject<Handle = ur_usm_pool_handle_t_> {
     }
     fn trim_to(&self, keep: usize) {
         self.base().engine.trim_to(keep)
+    }
+    /// A new engine pool for the pool's `kind` memory, from `context` (the
+    /// pool's), with `config`, serving `device` (none for host memory, or
+    /// for shared memory of a pool of every device).
+    fn make_engine_pool(
+        &self,
+        kind: UsmKind,
+        context: Arc<B::Context>,
+        config: PoolConfig,
+        device: Option<&Self::DeviceRef>,
+    ) -> UrResult<Arc<crate::engine::Pool>>;
+    /// The engine pool serving `kind` memory of `device`, made on first use
+    /// (see `PoolBase::engine_pool`).
+    #[inline]
+    fn engine_pool(&self, kind: UsmKind, device: Option<&B::Device>) -> UrResult<&Arc<crate::engine::Pool>> {
+        self.base().engine_pool(kind, device, |context, config, serving| {
+            self.make_engine_pool(kind, context, config, serving)
+        })
     }
 }
 

@@ -29,6 +29,7 @@ pub mod log;
 pub mod partition;
 pub mod peer;
 pub mod poll;
+pub mod queue;
 /// cbindgen:ignore
 pub mod usm_align;
 /// cbindgen:ignore

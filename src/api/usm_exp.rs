@@ -15,8 +15,7 @@ use crate::usm_async::{
 use crate::UrResult;
 use core::ffi::c_void;
 
-/// The common body of the three allocation entry points. A call with no
-/// pool, wait list or event tries the backend's fast path first.
+/// The common body of the three allocation entry points.
 ///
 /// # Safety
 /// The arguments of a `urEnqueueUSM*AllocExp` call.
@@ -37,12 +36,6 @@ unsafe fn alloc<B: Backend>(
     non_null(out)?;
     let device = queue.device();
     let size_fits = size != 0 && size as u64 <= device.max_alloc_size();
-    if size_fits && count == 0 && list.is_null() && event_out.is_null() && h_pool.is_null() {
-        if let Some(done) = queue.alloc_async_hot(kind, size) {
-            out.write(done?);
-            return Ok(());
-        }
-    }
     let waits = wait_list::<B>(count, list)?;
     if !queue.async_alloc_supported() {
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
@@ -57,7 +50,7 @@ unsafe fn alloc<B: Backend>(
     if !device.serves_usm(kind) {
         return Err(UR_RESULT_ERROR_INVALID_OPERATION);
     }
-    let (ptr, event) = queue.alloc_async(kind, pool, size, waits, !event_out.is_null())?;
+    let (ptr, event) = crate::queue::usm_async::alloc::<B>(queue, kind, pool, size, waits, !event_out.is_null())?;
     out.write(ptr);
     deliver(event_out, event);
     Ok(())
@@ -98,16 +91,12 @@ pub(super) unsafe extern "C" fn free<B: Backend>(
     ffi_call(|| {
         let queue = obj::<B, B::Queue>(h_queue)?;
         non_null(ptr)?;
-        let hot = count == 0 && list.is_null() && event_out.is_null() && h_pool.is_null();
-        if hot && queue.free_async_hot(ptr) {
-            return Ok(());
-        }
         let waits = wait_list::<B>(count, list)?;
         if !queue.async_alloc_supported() {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
         let pool = optional::<B, B::Pool>(h_pool)?;
-        let event = queue.free_async(pool, ptr, waits, !event_out.is_null())?;
+        let event = crate::queue::usm_async::free::<B>(queue, pool, ptr, waits, !event_out.is_null())?;
         deliver(event_out, event);
         Ok(())
     })

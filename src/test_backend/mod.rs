@@ -15,6 +15,7 @@
 //! ([`objects::TEvent::failed`]). Commands do not run: an enqueue records
 //! its command and, when asked, returns a complete event.
 
+pub mod memory;
 pub mod objects;
 pub mod program;
 

@@ -5,8 +5,10 @@ use super::{record, TestBackend as B};
 use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
-use crate::engine::UsmKind;
+use crate::engine::{self, Dag, Lane, PoolConfig, QueueOrder, SlabMap, Stamp, UsmKind};
 use crate::hal::{self, AllocInfo, AllocRequest, Completion, Events, UsmCommand};
+use crate::queue::{EngineCommand, Waits};
+use super::memory::{HostSlabs, TSlabOwner};
 use crate::handle::{arc_of, handle_of, HandleHeader, ObjectKind};
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
@@ -192,13 +194,13 @@ pub struct Settings {
     pub async_alloc: AtomicBool,
     /// Every command's event ends in error (an `OUT_OF_RESOURCES` wait).
     pub fail_commands: AtomicBool,
-    /// Queues serve async allocations and frees on their fast paths.
-    pub fast_paths: AtomicBool,
+    /// The next enqueue of an engine command fails (`OUT_OF_RESOURCES`).
+    pub fail_next_recorded: AtomicBool,
 }
 
-/// A live USM allocation: its memory, and what `urUSMGetMemAllocInfo`
-/// reports. `pooled`: made from a pool or by an async allocation, so that
-/// `urEnqueueUSMFreeExp` may free it.
+/// A live blocking USM allocation: its memory, and what
+/// `urUSMGetMemAllocInfo` reports. `pooled`: made from a pool (async
+/// allocations are the engine's, in `TContext::slabs`).
 struct Alloc {
     _memory: Box<[u8]>,
     size: usize,
@@ -217,6 +219,10 @@ pub struct TContext {
     usm: Mutex<BTreeMap<usize, Alloc>>,
     pools: ContextPools<TPool>,
     deleter: ExtendedDeleter,
+    /// The context's engine graph: every queue is a lane of it.
+    pub dag: Arc<Dag>,
+    /// The slabs of the context's engine pools.
+    pub slabs: Arc<SlabMap<TSlabOwner>>,
 }
 
 impl Drop for TContext {
@@ -232,10 +238,12 @@ impl TContext {
         let (on, off) = (|| AtomicBool::new(true), || AtomicBool::new(false));
         Arc::new(TContext {
             header: header(ObjectKind::Context),
-            settings: Settings { usm_2d: on(), pools: on(), async_alloc: on(), fail_commands: off(), fast_paths: off() },
+            settings: Settings { usm_2d: on(), pools: on(), async_alloc: on(), fail_commands: off(), fail_next_recorded: off() },
             usm: Mutex::default(),
             pools: ContextPools::default(),
             deleter: ExtendedDeleter::default(),
+            dag: Dag::new(),
+            slabs: Arc::default(),
             devices,
         })
     }
@@ -277,11 +285,16 @@ impl TContext {
         }
     }
 
-    /// The live allocation holding `ptr`: `(base, allocation)`.
+    /// The live blocking allocation holding `ptr`: `(base, allocation)`.
     fn find<R>(&self, ptr: *const c_void, f: impl FnOnce(usize, &Alloc) -> R) -> Option<R> {
         let usm = lock(&self.usm);
         let (&base, a) = usm.range(..=ptr as usize).next_back()?;
         (ptr as usize - base < a.size).then(|| f(base, a))
+    }
+
+    /// The live engine block holding `ptr`, as `(base, size)`.
+    fn engine_block(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        self.slabs.with_owner(ptr as usize, |o| o.live_block(ptr as usize)).flatten()
     }
 }
 
@@ -329,8 +342,12 @@ impl hal::Context<B> for TContext {
         record("context.usm_free", format!("{ptr:?}"));
         self.free(ptr, false, UR_RESULT_ERROR_INVALID_MEM_OBJECT)
     }
+    type SlabOwner = TSlabOwner;
+    fn slabs(&self) -> &SlabMap<TSlabOwner> {
+        &self.slabs
+    }
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        self.find(ptr, |base, a| (base, a.size))
+        self.find(ptr, |base, a| (base, a.size)).or_else(|| self.engine_block(ptr))
     }
     fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>> {
         record("context.usm_alloc_info", format!("{ptr:?}"));
@@ -370,21 +387,50 @@ fn waits(events: &Events<'_, B>) -> String {
 #[repr(C)]
 pub struct TQueue {
     header: HandleHeader,
+    /// Declared before `context`, so dropped first.
+    default_pool: OnceLock<Arc<TPool>>,
     pub context: Arc<TContext>,
     pub device: Arc<TDevice>,
     flags: ur_queue_flags_t,
+    pub lane: Arc<Lane>,
+    order: Mutex<()>,
 }
 object!(TQueue, Queue, ur_queue_handle_t_);
 
 impl TQueue {
     fn new(context: &TContext, device: &TDevice, flags: ur_queue_flags_t) -> Arc<Self> {
-        Arc::new(TQueue { header: header(ObjectKind::Queue), context: arc_of(context), device: arc_of(device), flags })
+        let order = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
+            QueueOrder::OutOfOrder
+        } else {
+            QueueOrder::InOrder
+        };
+        Arc::new(TQueue {
+            header: header(ObjectKind::Queue),
+            default_pool: OnceLock::new(),
+            lane: context.dag.create_lane(order),
+            context: arc_of(context),
+            device: arc_of(device),
+            flags,
+            order: Mutex::new(()),
+        })
     }
 
-    /// A complete event of a command of this queue, when one is wanted.
+    /// A complete event of a command of this queue, when one is wanted: a
+    /// node of the engine's graph, complete at once (commands do not run).
     pub(super) fn event(&self, command: ur_command_t, want: bool) -> Option<Arc<TEvent>> {
+        let stamp = want.then(|| Some(self.context.dag.record_completed(&self.lane, &[])));
+        self.event_of(command, stamp)
+    }
+
+    fn event_of(&self, command: ur_command_t, stamp: Option<Option<Stamp>>) -> Option<Arc<TEvent>> {
         let failed = self.context.settings.fail_commands.load(Relaxed);
-        want.then(|| TEvent::new(Some(arc_of(self)), self.context.clone(), command, failed))
+        stamp.map(|stamp| TEvent::new(Some(arc_of(self)), self.context.clone(), command, stamp, failed))
+    }
+}
+
+impl Drop for TQueue {
+    fn drop(&mut self) {
+        self.context.dag.retire_lane(&self.lane);
     }
 }
 
@@ -436,36 +482,43 @@ impl hal::Queue<B> for TQueue {
     fn async_alloc_supported(&self) -> bool {
         self.context.settings.async_alloc.load(Relaxed)
     }
-    /// Served when the context's `fast_paths` is on, else the general path runs.
-    fn alloc_async_hot(&self, kind: UsmKind, size: usize) -> Option<UrResult<*mut c_void>> {
-        record("queue.alloc_async_hot", format!("{kind:?} size={size}"));
-        let device = (kind != UsmKind::Host).then_some(&*self.device);
-        let fast = self.context.settings.fast_paths.load(Relaxed);
-        fast.then(|| self.context.allocate(kind, size, 0, device, None, true))
+    fn lane(&self) -> &Arc<Lane> {
+        &self.lane
     }
-    fn alloc_async(
+    fn default_pool(&self) -> &OnceLock<Arc<TPool>> {
+        &self.default_pool
+    }
+    /// The wait list's events themselves; their nodes where they have one.
+    type RawWait<'a> = &'a TEvent;
+    fn translate<'a>(&self, events: Events<'a, B>) -> UrResult<Waits<&'a TEvent>> {
+        let mut waits = Waits::none();
+        // Another context's nodes are of another graph: the engine cannot
+        // see those waits.
+        let ours = |e: &TEvent| Arc::ptr_eq(&e.context, &self.context);
+        events.iter().for_each(|e| waits.push(e, e.stamp.filter(|_| ours(e))));
+        Ok(waits)
+    }
+    type Order<'a> = MutexGuard<'a, ()>;
+    fn order(&self) -> UrResult<MutexGuard<'_, ()>> {
+        Ok(lock(&self.order))
+    }
+    /// Records the command; it completes at once, unless a test asked it
+    /// to fail.
+    fn enqueue_recorded(
         &self,
-        kind: UsmKind,
-        pool: Option<&TPool>,
-        size: usize,
-        events: Events<'_, B>,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<TEvent>>)> {
-        let pool_handle = pool.map(handle_of);
-        record("queue.alloc_async", format!("{kind:?} pool={pool_handle:?} size={size} {} event={want_event}", waits(&events)));
-        let device = (kind != UsmKind::Host).then_some(&*self.device);
-        let ptr = self.context.allocate(kind, size, 0, device, pool, true)?;
-        Ok((ptr, self.event(crate::usm_async::alloc_command(kind), want_event)))
-    }
-    fn free_async_hot(&self, ptr: *mut c_void) -> bool {
-        record("queue.free_async_hot", format!("{ptr:?}"));
-        self.context.settings.fast_paths.load(Relaxed) && self.context.free(ptr, true, UR_RESULT_ERROR_INVALID_VALUE).is_ok()
-    }
-    fn free_async(&self, pool: Option<&TPool>, ptr: *mut c_void, events: Events<'_, B>, want_event: bool) -> UrResult<Option<Arc<TEvent>>> {
-        let pool_handle = pool.map(handle_of);
-        record("queue.free_async", format!("pool={pool_handle:?} {ptr:?} {} event={want_event}", waits(&events)));
-        self.context.free(ptr, true, UR_RESULT_ERROR_INVALID_VALUE)?;
-        Ok(self.event(UR_COMMAND_ENQUEUE_USM_FREE_EXP, want_event))
+        _order: MutexGuard<'_, ()>,
+        c: EngineCommand<'_>,
+        waits: Waits<&TEvent>,
+    ) -> UrResult<Option<Arc<TEvent>>> {
+        let zero = c.zero.map_or(String::new(), |n| format!(" zero={n}"));
+        let handles: Vec<_> = waits.raw.iter().map(|e| handle_of(*e)).collect();
+        let args = format!("{:?} seq={}{zero} deps={} waits={handles:?} event={}", c.command, c.stamp.seq, c.deps.len(), c.want_event);
+        record("queue.enqueue_recorded", args);
+        if self.context.settings.fail_next_recorded.swap(false, Relaxed) {
+            return Err(UR_RESULT_ERROR_OUT_OF_RESOURCES);
+        }
+        self.context.dag.complete(c.stamp);
+        Ok(self.event_of(c.command, c.want_event.then_some(Some(c.stamp))))
     }
 }
 
@@ -475,14 +528,22 @@ pub struct TEvent {
     queue: Option<Arc<TQueue>>,
     context: Arc<TContext>,
     command: ur_command_t,
+    /// The command's node in the engine's graph (none for a native event).
+    pub stamp: Option<Stamp>,
     /// Set by a test: the command ended in error.
     pub failed: AtomicBool,
 }
 object!(TEvent, Event, ur_event_handle_t_);
 
 impl TEvent {
-    pub(super) fn new(queue: Option<Arc<TQueue>>, context: Arc<TContext>, command: ur_command_t, failed: bool) -> Arc<Self> {
-        Arc::new(TEvent { header: header(ObjectKind::Event), queue, context, command, failed: AtomicBool::new(failed) })
+    pub(super) fn new(
+        queue: Option<Arc<TQueue>>,
+        context: Arc<TContext>,
+        command: ur_command_t,
+        stamp: Option<Stamp>,
+        failed: bool,
+    ) -> Arc<Self> {
+        Arc::new(TEvent { header: header(ObjectKind::Event), queue, context, command, stamp, failed: AtomicBool::new(failed) })
     }
 }
 
@@ -538,7 +599,7 @@ impl hal::Event<B> for TEvent {
     }
     fn from_native(native: ur_native_handle_t, context: &TContext, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
         record("event.from_native", format!("{native:#x} {ownership:?}"));
-        Ok(TEvent::new(None, arc_of(context), UR_COMMAND_EVENTS_WAIT, false))
+        Ok(TEvent::new(None, arc_of(context), UR_COMMAND_EVENTS_WAIT, None, false))
     }
 }
 
@@ -546,12 +607,14 @@ impl hal::Event<B> for TEvent {
 pub struct TPool {
     header: HandleHeader,
     base: PoolBase<TContext, Arc<TDevice>>,
+    /// The pool itself, for the owner of its slabs.
+    me: std::sync::Weak<TPool>,
 }
 object!(TPool, UsmPool, ur_usm_pool_handle_t_);
 
 impl TPool {
     fn new(base: PoolBase<TContext, Arc<TDevice>>) -> Arc<Self> {
-        Arc::new(TPool { header: header(ObjectKind::UsmPool), base })
+        Arc::new_cyclic(|me| TPool { header: header(ObjectKind::UsmPool), base, me: me.clone() })
     }
 }
 
@@ -572,5 +635,20 @@ impl hal::Pool<B> for TPool {
     fn trim_to(&self, keep: usize) {
         record("pool.trim_to", format!("{keep}"));
         self.base.engine.trim_to(keep)
+    }
+    fn make_engine_pool(
+        &self,
+        kind: UsmKind,
+        context: Arc<TContext>,
+        config: PoolConfig,
+        device: Option<&Arc<TDevice>>,
+    ) -> UrResult<Arc<engine::Pool>> {
+        record("pool.make_engine_pool", format!("{kind:?} {device:?}"));
+        let dag = context.dag.clone();
+        Ok(Arc::new_cyclic(|pool| {
+            let device = if kind == UsmKind::Host { None } else { device.cloned() };
+            let owner = TSlabOwner { pool: pool.clone(), usm_pool: self.me.clone(), kind, device };
+            engine::Pool::new(dag, Arc::new(HostSlabs { slabs: context.slabs.clone(), owner }), config)
+        }))
     }
 }

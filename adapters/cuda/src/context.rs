@@ -232,6 +232,11 @@ impl hal::Context<Cuda> for Context {
         a.release_now(&self.devices)
     }
 
+    type SlabOwner = crate::memory::source::SlabOwner;
+    fn slabs(&self) -> &crate::memory::source::SlabMap {
+        &self.slabs
+    }
+
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
         self.usm.live_span(&self.slabs, ptr as usize)
     }

@@ -209,29 +209,6 @@ impl UsmPool {
     pub fn handle(&self) -> ur_usm_pool_handle_t {
         handle_of(self)
     }
-
-    /// The engine pool serving `kind` memory of `device`, made on first
-    /// use. A pool of `urUSMPoolCreate` keeps each device's device memory
-    /// apart; its host and shared memory serve every device of the context.
-    pub fn engine_pool(&self, kind: UsmKind, device: &Arc<Device>) -> UrResult<&Arc<engine::Pool>> {
-        self.base.engine_pool(kind, Some(device), |context, mut config, serving| {
-            if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
-                config.min_slab_size = SLAB_SIZE;
-            }
-            let device = if kind == UsmKind::Host { None } else { serving.cloned() };
-            let dag = context.engine.dag().clone();
-            Ok(Arc::new_cyclic(|pool| {
-                let owner = SlabOwner {
-                    pool: pool.clone(),
-                    usm_pool: self.me.clone(),
-                    kind,
-                    device,
-                };
-                let source = ZeMemory { context: context.ze.clone(), slabs: context.slabs.clone(), owner };
-                engine::Pool::new(dag, Arc::new(source), config)
-            }))
-        })
-    }
 }
 
 impl Drop for UsmPool {
@@ -249,6 +226,28 @@ impl hal::Pool<LevelZero> for UsmPool {
 
     fn base(&self) -> &PoolBase<Context, Arc<Device>> {
         &self.base
+    }
+
+    /// Driver memory in slabs of [`SLAB_SIZE`]. A pool of `urUSMPoolCreate`
+    /// keeps each device's device memory apart; its host and shared memory
+    /// serve every device of the context.
+    fn make_engine_pool(
+        &self,
+        kind: UsmKind,
+        context: Arc<Context>,
+        mut config: engine::PoolConfig,
+        serving: Option<&Arc<Device>>,
+    ) -> UrResult<Arc<engine::Pool>> {
+        if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
+            config.min_slab_size = SLAB_SIZE;
+        }
+        let device = if kind == UsmKind::Host { None } else { serving.cloned() };
+        let dag = context.engine.dag().clone();
+        Ok(Arc::new_cyclic(|pool| {
+            let owner = SlabOwner { pool: pool.clone(), usm_pool: self.me.clone(), kind, device };
+            let source = ZeMemory { context: context.ze.clone(), slabs: context.slabs.clone(), owner };
+            engine::Pool::new(dag, Arc::new(source), config)
+        }))
     }
 }
 

@@ -35,38 +35,15 @@ use crate::{ze, LevelZero, DDI};
 use level_zero_sys::*;
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
-use ur_core::engine::{Cover, Lane, QueueOrder, Seq, Stamp, Tracker, UsmKind};
+use ur_core::engine::{Cover, Lane, QueueOrder, Seq, Stamp, Tracker};
 use ur_core::hal::{self, Completion, Events, UsmCommand};
+use ur_core::queue::{EngineCommand, Node};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
-use ur_core::usm_async::alloc_command;
-use ur_core::usm_pool::FreeScope;
 use ur_core::*;
 
-/// How a command enters the engine's graph.
-#[derive(Clone, Copy)]
-pub enum Node<'a> {
-    /// After its wait list (and, in order, the queue's previous command).
-    Command,
-    /// Also before every later command of the queue.
-    Barrier,
-    /// Already recorded by the engine (an async allocation or free), with
-    /// extra commands to wait for.
-    Given { stamp: Stamp, deps: &'a [Stamp] },
-}
-
 /// What a command waits on, as Level Zero events.
-pub struct Waits {
-    pub events: Vec<Arc<ZeEvent>>,
-    pub stamps: Vec<Stamp>,
-}
-
-impl Waits {
-    /// Whether every wait is a command of `lane` (or nothing at all).
-    pub fn only_lane(&self, lane: &Lane) -> bool {
-        self.events.len() == self.stamps.len() && self.stamps.iter().all(|s| s.lane == lane.id())
-    }
-}
+pub type Waits = ur_core::queue::Waits<Arc<ZeEvent>>;
 
 /// Serialised appends: the newest command's event, for in-order chaining.
 pub struct Order {
@@ -102,12 +79,6 @@ impl Queue {
         self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
     }
 
-    /// The pool async allocations on this queue use when none is named.
-    pub fn with_current_pool<R>(&self, f: impl FnOnce(&UsmPool) -> R) -> UrResult<R> {
-        let make_default = || Ok(UsmPool::device_default(&self.context, &self.device));
-        self.context.pools.with_current(&*self.device, &self.default_pool, make_default, f)
-    }
-
     /// Held from a command's node in the engine's graph to its append.
     pub fn order(&self) -> MutexGuard<'_, Order> {
         self.order.lock()
@@ -121,11 +92,10 @@ impl Queue {
     /// context, which no command of this one can wait on, are waited for
     /// on the host first.
     pub fn translate<'a>(&self, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
-        let mut waits = Waits { events: Vec::new(), stamps: Vec::new() };
+        let mut waits = Waits::none();
         for e in events {
             if Arc::ptr_eq(&e.context.ze, &self.context.ze) {
-                waits.events.push(e.done.clone());
-                waits.stamps.extend(e.stamp);
+                waits.push(e.done.clone(), e.stamp);
             } else {
                 e.wait()?;
             }
@@ -163,18 +133,18 @@ impl Queue {
         let done = self.context.event_cache(self.profiling()).take()?;
         let dag = self.context.engine.dag();
         let stamp = match node {
-            Node::Command => dag.record(&self.lane, &waits.stamps),
             Node::Barrier => dag.record_barrier(&self.lane, &waits.stamps),
-            Node::Given { stamp, deps } => {
-                self.context.add_dependencies(self, deps, &mut waits.events);
+            Node::Given { stamp, deps, .. } => {
+                self.context.add_dependencies(self, deps, &mut waits.raw);
                 stamp
             }
+            Node::Command | Node::Untracked => dag.record(&self.lane, &waits.stamps),
         };
         if let Some(last) = order.last.as_ref().filter(|_| self.is_in_order()) {
-            waits.events.push(last.clone());
+            waits.raw.push(last.clone());
         }
         let submitted_ns = if self.profiling() { Some(self.device.now_ns()?) } else { None };
-        let mut raw: Vec<ze_event_handle_t> = waits.events.iter().map(|e| e.raw).collect();
+        let mut raw: Vec<ze_event_handle_t> = waits.raw.iter().map(|e| e.raw).collect();
         if let Err(e) = append(self.list.0, done.raw, &mut raw) {
             // Nothing ran. Out of order the node completes on its own; in
             // order the next command settles it.
@@ -186,7 +156,7 @@ impl Queue {
         if self.is_in_order() {
             order.last = Some(done.clone());
         }
-        self.track(stamp.seq, Command::new(done.clone(), waits.events, keep));
+        self.track(stamp.seq, Command::new(done.clone(), waits.raw, keep));
         drop(order);
         Ok(want_event.then(|| Event::new(self, command, done, Some(stamp), submitted_ns)))
     }
@@ -344,41 +314,6 @@ pub fn zero_fill(ctx: &Context, device: &Arc<Device>, ptr: *mut c_void, size: us
 }
 
 impl Queue {
-    /// `alloc_async` from `pool`, with the wait list translated.
-    fn alloc_from(
-        self: &Arc<Self>,
-        pool: &UsmPool,
-        kind: UsmKind,
-        size: usize,
-        waits: Waits,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        let engine_pool = pool.engine_pool(kind, &self.device)?;
-        let order = self.order();
-        let a = engine_pool.alloc(&self.lane, &waits.stamps, size, 0, want_event)?;
-        let ptr = a.ptr.as_ptr() as *mut c_void;
-        let Some(stamp) = a.stamp else { return Ok((ptr, None)) };
-        let command = alloc_command(kind);
-        if !a.zero && self.needs_nothing_run(&waits, a.deps.as_slice()) {
-            if let Some(event) = self.share_newest(&order, command, stamp, want_event) {
-                return Ok((ptr, event));
-            }
-        }
-        let node = Node::Given { stamp, deps: a.deps.as_slice() };
-        let zero = a.zero.then_some(a.size);
-        let submitted = self.submit_locked(order, command, node, waits, want_event, None, |l, s, w| match zero {
-            Some(bytes) => fill(l, ptr, &[0u8], bytes, s, w),
-            None => barrier(l, s, w),
-        });
-        match submitted {
-            Ok(event) => Ok((ptr, event)),
-            Err(e) => {
-                engine_pool.give_back_unrun(&self.lane, ptr as *const u8, stamp);
-                Err(e)
-            }
-        }
-    }
-
     /// In order, with a wait list and engine dependencies that name only
     /// this queue's earlier commands: its newest command covers them all.
     fn needs_nothing_run(&self, waits: &Waits, deps: &[ur_core::engine::Stamp]) -> bool {
@@ -500,59 +435,43 @@ impl hal::Queue<LevelZero> for Queue {
         true
     }
 
-    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
-    /// device's current pool when `None`) for commands ordered after this
-    /// one, and its event when `want_event`.
-    fn alloc_async(
-        &self,
-        kind: UsmKind,
-        pool: Option<&UsmPool>,
-        size: usize,
-        waits: Events<'_, LevelZero>,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        let this = arc_of(self);
-        let waits = this.translate(waits.iter())?;
-        match pool {
-            Some(p) => this.alloc_from(p, kind, size, waits, want_event),
-            None => this.with_current_pool(|p| this.alloc_from(p, kind, size, waits, want_event))?,
-        }
+    fn lane(&self) -> &Arc<Lane> {
+        &self.lane
     }
 
-    /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
-    /// allocation (of `pool`, when one is named) is accepted, else
-    /// `INVALID_VALUE` and nothing changes.
-    fn free_async(
+    fn default_pool(&self) -> &OnceLock<Arc<UsmPool>> {
+        &self.default_pool
+    }
+
+    type RawWait<'a> = Arc<ZeEvent>;
+    fn translate<'a>(&self, events: Events<'a, LevelZero>) -> UrResult<Waits> {
+        Queue::translate(self, events.iter())
+    }
+
+    type Order<'a> = MutexGuard<'a, Order>;
+    fn order(&self) -> UrResult<MutexGuard<'_, Order>> {
+        Ok(Queue::order(self))
+    }
+
+    /// No command when, in order, the newest command already follows
+    /// everything it waits for (its event is this one's); else a barrier, or
+    /// a zeroing fill, behind the wait list and the engine's dependencies.
+    fn enqueue_recorded(
         &self,
-        pool: Option<&UsmPool>,
-        ptr: *mut c_void,
-        waits: Events<'_, LevelZero>,
-        want_event: bool,
+        order: MutexGuard<'_, Order>,
+        c: EngineCommand<'_>,
+        waits: Waits,
     ) -> UrResult<Option<Arc<Event>>> {
         let this = arc_of(self);
-        let waits = this.translate(waits.iter())?;
-        let order = this.order();
-        // Memory no engine pool of this context holds, or another pool's
-        // than the one named, is not this free's.
-        let slabs = &this.context.slabs;
-        let free = |e: &ur_core::engine::Pool| {
-            e.free(&this.lane, &waits.stamps, ptr as *const u8, want_event)
-        };
-        let scope = FreeScope::of(pool);
-        let free_from = |p: &UsmPool| p.base.free_async_block(slabs, Some(&this.device), scope, ptr as usize, free);
-        let out = match pool {
-            Some(p) => free_from(p),
-            None => this.with_current_pool(free_from)?,
-        }
-        .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
-        let Some(stamp) = out.stamp else { return Ok(None) };
-        let command = UR_COMMAND_ENQUEUE_USM_FREE_EXP;
-        if this.needs_nothing_run(&waits, out.deps.as_slice()) {
-            if let Some(event) = this.share_newest(&order, command, stamp, want_event) {
+        if c.zero.is_none() && this.needs_nothing_run(&waits, c.deps) {
+            if let Some(event) = this.share_newest(&order, c.command, c.stamp, c.want_event) {
                 return Ok(event);
             }
         }
-        let node = Node::Given { stamp, deps: out.deps.as_slice() };
-        this.submit_locked(order, command, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
+        let (ptr, zero) = (c.ptr, c.zero);
+        this.submit_locked(order, c.command, Node::of(&c), waits, c.want_event, None, |l, s, w| match zero {
+            Some(bytes) => fill(l, ptr, &[0u8], bytes, s, w),
+            None => barrier(l, s, w),
+        })
     }
 }

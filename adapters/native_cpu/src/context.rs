@@ -183,6 +183,11 @@ impl hal::Context<NativeCpu> for Context {
         Context::usm_free(self, ptr as *mut u8)
     }
 
+    type SlabOwner = crate::memory::SlabOwner;
+    fn slabs(&self) -> &SlabMap {
+        &self.slabs
+    }
+
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
         self.usm.live_span(&self.slabs, ptr as usize)
     }

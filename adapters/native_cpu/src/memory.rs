@@ -31,7 +31,7 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 pub use ur_core::engine::UsmKind;
 use ur_core::engine::{self, wait_reported, HostMemory, MemorySource, OutOfMemory, PoolConfig, VirtualMemory};
-use ur_core::hal::{self, AllocRequest};
+use ur_core::hal::{self, AllocRequest, Pool as _};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::lock_order::{Mutex, Rank};
 use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -366,26 +366,6 @@ impl Pool {
     pub fn live_blocks(&self) -> usize {
         self.base.engine.made().map(|p| p.live_blocks()).sum()
     }
-
-    /// The engine pool serving `kind` memory to `device`, made on first
-    /// use. A pool of `urUSMPoolCreate` keeps each device's device memory
-    /// apart; its host and shared memory serve every device.
-    #[inline]
-    pub fn engine_pool(&self, kind: UsmKind, device: Option<&Device>) -> UrResult<&Arc<engine::Pool>> {
-        self.base.engine_pool(kind, device, |context, config, serving| {
-            let config = engine_config(config, &self.base.desc, self.base.api);
-            Ok(Arc::new_cyclic(|engine_pool| {
-                let owner = SlabOwner {
-                    pool: engine_pool.clone(),
-                    usm_pool: self.me.clone(),
-                    kind,
-                    device: if kind == UsmKind::Host { None } else { serving.cloned() },
-                };
-                let source = PoolMemory { host: self.host.clone(), slabs: self.slabs.clone(), owner };
-                engine::Pool::new(context.dag.clone(), Arc::new(source), config)
-            }))
-        })
-    }
 }
 
 impl hal::Pool<NativeCpu> for Pool {
@@ -393,6 +373,29 @@ impl hal::Pool<NativeCpu> for Pool {
 
     fn base(&self) -> &PoolBase<Context, Arc<Device>> {
         &self.base
+    }
+
+    /// Host memory, its slabs entered in the context's slab map. A pool of
+    /// `urUSMPoolCreate` keeps each device's device memory apart; its host
+    /// and shared memory serve every device.
+    fn make_engine_pool(
+        &self,
+        kind: UsmKind,
+        context: Arc<Context>,
+        config: PoolConfig,
+        serving: Option<&Arc<Device>>,
+    ) -> UrResult<Arc<engine::Pool>> {
+        let config = engine_config(config, &self.base.desc, self.base.api);
+        Ok(Arc::new_cyclic(|engine_pool| {
+            let owner = SlabOwner {
+                pool: engine_pool.clone(),
+                usm_pool: self.me.clone(),
+                kind,
+                device: if kind == UsmKind::Host { None } else { serving.cloned() },
+            };
+            let source = PoolMemory { host: self.host.clone(), slabs: self.slabs.clone(), owner };
+            engine::Pool::new(context.dag.clone(), Arc::new(source), config)
+        }))
     }
 }
 

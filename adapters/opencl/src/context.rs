@@ -317,6 +317,11 @@ impl hal::Context<OpenCl> for Context {
     /// `(base, size)` of the live allocation of this context holding `ptr`: a
     /// blocking one, or a block of an engine pool (other pointers are the
     /// runtime's to judge).
+    type SlabOwner = crate::memory::SlabOwner;
+    fn slabs(&self) -> &crate::memory::SlabMap {
+        &self.slabs
+    }
+
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
         self.usm.live_span(&self.slabs, ptr as usize)
     }

@@ -404,31 +404,6 @@ impl UsmPool {
     pub fn handle(&self) -> ur_usm_pool_handle_t {
         ur_core::handle::handle_of(self)
     }
-
-    /// The engine pool serving `kind` memory of `device`, made on first
-    /// use. A pool of `urUSMPoolCreate` keeps each device's device memory
-    /// apart; its host and shared memory belong to no device and serve
-    /// every device of the context.
-    pub fn engine_pool(&self, kind: UsmKind, device: &'static Device) -> UrResult<&Arc<engine::Pool>> {
-        self.base.engine_pool(kind, Some(device), |context, mut config, serving| {
-            if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
-                config.min_slab_size = SLAB_SIZE;
-            }
-            let owner_device = if kind == UsmKind::Host { None } else { serving.copied() };
-            let raw = context.raw_usm();
-            let dag = context.engine.dag().clone();
-            Ok(Arc::new_cyclic(|pool| {
-                let owner = SlabOwner {
-                    pool: pool.clone(),
-                    usm_pool: self.me.clone(),
-                    kind,
-                    device: owner_device,
-                };
-                let source: Arc<dyn engine::MemorySource> = Arc::new(ClMemory::new(raw, context.slabs.clone(), owner));
-                engine::Pool::new(dag, source, config)
-            }))
-        })
-    }
 }
 
 impl Drop for UsmPool {
@@ -446,6 +421,30 @@ impl hal::Pool<OpenCl> for UsmPool {
 
     fn base(&self) -> &PoolBase<Context, &'static Device> {
         &self.base
+    }
+
+    /// The runtime's USM (or SVM) memory, in slabs of [`SLAB_SIZE`]. A pool
+    /// of `urUSMPoolCreate` keeps each device's device memory apart; its
+    /// host and shared memory belong to no device and serve every device
+    /// of the context.
+    fn make_engine_pool(
+        &self,
+        kind: UsmKind,
+        context: Arc<Context>,
+        mut config: engine::PoolConfig,
+        serving: Option<&&'static Device>,
+    ) -> UrResult<Arc<engine::Pool>> {
+        if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
+            config.min_slab_size = SLAB_SIZE;
+        }
+        let owner_device = if kind == UsmKind::Host { None } else { serving.copied() };
+        let raw = context.raw_usm();
+        let dag = context.engine.dag().clone();
+        Ok(Arc::new_cyclic(|pool| {
+            let owner = SlabOwner { pool: pool.clone(), usm_pool: self.me.clone(), kind, device: owner_device };
+            let source: Arc<dyn engine::MemorySource> = Arc::new(ClMemory::new(raw, context.slabs.clone(), owner));
+            engine::Pool::new(dag, source, config)
+        }))
     }
 }
 

@@ -99,6 +99,7 @@ mod program;
 mod queue;
 mod usm;
 mod usm_exp;
+mod usm_async_path;
 mod wait_list;
 
 /// The one method the backend heard, with its arguments.

@@ -200,69 +200,10 @@ pool_getter_rules! {
 }
 
 #[test]
-fn an_alloc_with_nothing_to_order_tries_the_fast_path_first() {
-    let w = World::new();
-    let mut p = null_mut();
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(EnqueueExp.pfnUSMHostAllocExp(w.queue, null_mut(), 48, null(), 0, null(), &mut p, null_mut())));
-    assert_eq!(methods(&calls), ["queue.alloc_async_hot", "queue.alloc_async"]);
-    assert_eq!(calls[0].args, "Host size=48");
-    assert_eq!(calls[1].args, "Host pool=None size=48 waits=[] event=false");
-    assert!(!p.is_null());
-}
-
-#[test]
-fn the_fast_paths_answer_alone_when_they_apply() {
-    let w = World::new();
-    w.features(w.ctx).fast_paths.store(true, Relaxed);
-    let mut p = null_mut();
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(EnqueueExp.pfnUSMDeviceAllocExp(w.queue, null_mut(), 32, null(), 0, null(), &mut p, null_mut())));
-    assert_eq!(only(&calls, "queue.alloc_async_hot"), "Device size=32");
-    assert!(!p.is_null());
-    // A size the core refuses never reaches the fast path, and nothing is written.
-    let mut q = 1usize as *mut c_void;
-    refused!(UR_RESULT_ERROR_INVALID_USM_SIZE, ur!(EnqueueExp.pfnUSMDeviceAllocExp(w.queue, null_mut(), 0, null(), 0, null(), &mut q, null_mut())));
-    assert_eq!(q as usize, 1);
-    // A free the fast path cannot serve goes the general way.
-    let calls = reached!(UR_RESULT_ERROR_INVALID_VALUE, ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p.wrapping_byte_add(1), 0, null(), null_mut())));
-    assert_eq!(methods(&calls), ["queue.free_async_hot", "queue.free_async"]);
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p, 0, null(), null_mut())));
-    assert_eq!(only(&calls, "queue.free_async_hot"), format!("{p:?}"));
-}
-
-#[test]
-fn an_alloc_with_an_event_or_a_pool_takes_the_general_path() {
-    let w = World::new();
-    let (mut p, mut e) = (null_mut(), null_mut());
-    let flags = !UR_EXP_ASYNC_USM_ALLOC_FLAGS_MASK;
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(EnqueueExp.pfnUSMSharedAllocExp(w.queue, null_mut(), 16, &props(flags), 0, null(), &mut p, &mut e)));
-    assert_eq!(only(&calls, "queue.alloc_async"), "Shared pool=None size=16 waits=[] event=true");
-    let mut command = UR_COMMAND_FORCE_UINT32;
-    ur!(Event.pfnGetInfo(e, UR_EVENT_INFO_COMMAND_TYPE, 4, (&mut command as *mut ur_command_t).cast(), null_mut()));
-    assert_eq!(command, UR_COMMAND_ENQUEUE_USM_SHARED_ALLOC_EXP);
-    let pool = w.pool(w.ctx, w.dev[0]);
-    let calls = reached!(UR_RESULT_SUCCESS, alloc(w.queue, pool, null_mut()));
-    assert_eq!(only(&calls, "queue.alloc_async"), format!("Device pool=Some({pool:?}) size=64 waits=[] event=false"));
-}
-
-#[test]
 fn an_alloc_of_zero_bytes_is_refused_by_the_core() {
     let w = World::new();
     let (mut p, mut e) = (null_mut(), null_mut());
     refused!(UR_RESULT_ERROR_INVALID_USM_SIZE, ur!(EnqueueExp.pfnUSMDeviceAllocExp(w.queue, null_mut(), 0, null(), 0, null(), &mut p, &mut e)));
-}
-
-#[test]
-fn free_is_the_backends_to_check() {
-    let w = World::new();
-    let p = w.async_alloc(w.queue, 32);
-    let calls = reached!(UR_RESULT_ERROR_INVALID_VALUE, ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p.wrapping_byte_add(8), 0, null(), null_mut())));
-    assert_eq!(methods(&calls), ["queue.free_async_hot", "queue.free_async"]);
-    let blocking = w.alloc(32);
-    reached!(UR_RESULT_ERROR_INVALID_VALUE, ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), blocking, 0, null(), null_mut())));
-    let mut e = null_mut();
-    let calls = reached!(UR_RESULT_SUCCESS, ur!(EnqueueExp.pfnUSMFreeExp(w.queue, null_mut(), p, 0, null(), &mut e)));
-    assert_eq!(only(&calls, "queue.free_async"), format!("pool=None {p:?} waits=[] event=true"));
-    assert!(!e.is_null());
 }
 
 #[test]

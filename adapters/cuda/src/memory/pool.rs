@@ -159,28 +159,6 @@ impl UsmPool {
             .ok_or(UR_RESULT_ERROR_INVALID_OPERATION)
     }
 
-    /// The engine pool serving `kind` memory to `device`, made on first
-    /// use (see [`PoolBase::engine_pool`]).
-    pub fn engine_pool(&self, kind: UsmKind, device: Option<&Device>) -> UrResult<&Arc<engine::Pool>> {
-        self.base.engine_pool(kind.engine_kind(), device, |context, config, serving| {
-            let gpu = serving.unwrap_or(&self.device).clone();
-            let source = |pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
-                let owner = SlabOwner {
-                    pool: pool.clone(),
-                    usm_pool: self.me.clone(),
-                    kind,
-                    device: if kind == UsmKind::Host { None } else { serving.cloned() },
-                };
-                Arc::new(CudaMemory::new(gpu.clone(), &context.devices, kind, context.slabs.clone(), owner))
-            };
-            if self.base.is_default {
-                let key = context.device_index(&self.device)?;
-                return Ok(context.engine.default_pool_named(key, kind.engine_kind(), |pool| (source(pool), config)));
-            }
-            Ok(context.engine.create_pool_named(|pool| (source(pool), config)))
-        })
-    }
-
     /// A host synchronisation point: completed frees of the engine pools
     /// become reusable and memory above the threshold goes back.
     pub fn collect(&self) {
@@ -251,6 +229,34 @@ impl hal::Pool<Cuda> for UsmPool {
 
     fn base(&self) -> &PoolBase<Context, Arc<Device>> {
         &self.base
+    }
+
+    /// Device, host or managed memory of the pool's GPU (or of `serving`,
+    /// for device memory of a pool of every device). A default pool's
+    /// engine pools are the context engine's, named by device.
+    fn make_engine_pool(
+        &self,
+        kind: engine::UsmKind,
+        context: Arc<Context>,
+        config: engine::PoolConfig,
+        serving: Option<&Arc<Device>>,
+    ) -> UrResult<Arc<engine::Pool>> {
+        let cuda = super::cuda_kind(kind);
+        let gpu = serving.unwrap_or(&self.device).clone();
+        let source = |pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
+            let owner = SlabOwner {
+                pool: pool.clone(),
+                usm_pool: self.me.clone(),
+                kind: cuda,
+                device: if cuda == UsmKind::Host { None } else { serving.cloned() },
+            };
+            Arc::new(CudaMemory::new(gpu.clone(), &context.devices, cuda, context.slabs.clone(), owner))
+        };
+        if self.base.is_default {
+            let key = context.device_index(&self.device)?;
+            return Ok(context.engine.default_pool_named(key, kind, |pool| (source(pool), config)));
+        }
+        Ok(context.engine.create_pool_named(|pool| (source(pool), config)))
     }
 
     /// The size figures of `urUSMPoolGetInfo` and `urUSMPoolGetInfoExp`

@@ -10,7 +10,8 @@ pub mod tracking;
 mod usm;
 mod usm_async;
 
-pub use submit::{Node, Submitted, Submitting};
+pub use submit::{Submitted, Submitting};
+pub use ur_core::queue::Node;
 
 use crate::context::Context;
 use crate::device::Device;
@@ -29,6 +30,7 @@ use ur_core::engine::{Lane, QueueOrder};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine;
 use ur_core::hal::{self, Completion, Events, UsmCommand};
+use ur_core::queue::{EngineCommand, Waits};
 use ur_core::handle::{arc_of, arc_ref, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
@@ -450,28 +452,74 @@ impl hal::Queue<Cuda> for Queue {
         self.device.props.memory_pools
     }
 
-    fn alloc_async(
-        &self,
-        kind: engine::UsmKind,
-        pool: Option<&UsmPool>,
-        size: usize,
-        waits: Events<'_, Cuda>,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        let wait: Vec<&Event> = waits.iter().collect();
-        // Borrowed: the queue's count is not written per command.
-        arc_ref(self).usm_alloc_async(cuda_kind(kind), pool, size, &wait, want_event)
+    fn lane(&self) -> &Arc<Lane> {
+        // Commands of the context are recorded from the first async
+        // allocation on (`Context::start_tracking`).
+        self.context.start_tracking();
+        if self.lane.get().is_none() {
+            arc_ref(self).lane();
+        }
+        self.lane.get().expect("made with the trackers")
     }
 
-    fn free_async(
+    fn default_pool(&self) -> &OnceLock<Arc<UsmPool>> {
+        &self.default_pool
+    }
+
+    /// The wait list's events; the engine's view, where they have a node
+    /// (events made before the context recorded commands have none).
+    type RawWait<'a> = &'a Event;
+    fn translate<'a>(&self, events: Events<'a, Cuda>) -> UrResult<Waits<&'a Event>> {
+        let mut waits = Waits::none();
+        events.iter().for_each(|e| waits.push(e, e.stamp));
+        Ok(waits)
+    }
+
+    type Order<'a> = Submitting<'a>;
+    fn order(&self) -> UrResult<Submitting<'_>> {
+        Ok(self.begin_submit())
+    }
+
+    /// A zeroing memset, or nothing on the stream: the command's place in
+    /// the queue's order, after the wait list and the engine's dependencies.
+    fn enqueue_recorded(
+        &self,
+        order: Submitting<'_>,
+        c: EngineCommand<'_>,
+        waits: Waits<&Event>,
+    ) -> UrResult<Option<Arc<Event>>> {
+        let (p, zero) = (c.ptr as u64, c.zero);
+        let run = |s: &Stream| match zero {
+            // SAFETY: the engine handed this block, `bytes` long, to this
+            // allocation; no command ordered after it has run.
+            Some(bytes) => unsafe { driver::memset_async(p, 0, 1, bytes, s.raw()) }.cu(),
+            None => Ok(()),
+        };
+        let done = arc_ref(self).submit_node(&order, c.command, &waits.raw, Node::of(&c), c.want_event, run)?;
+        Ok(done.event)
+    }
+
+    fn alloc_outside_engine(
+        &self,
+        pool: &UsmPool,
+        kind: engine::UsmKind,
+        size: usize,
+        events: Events<'_, Cuda>,
+        want_event: bool,
+    ) -> Option<UrResult<(*mut c_void, Option<Arc<Event>>)>> {
+        let wait: Vec<&Event> = events.iter().collect();
+        arc_ref(self).alloc_native(cuda_kind(kind), pool, size, &wait, want_event)
+    }
+
+    fn free_outside_engine(
         &self,
         pool: Option<&UsmPool>,
         ptr: *mut c_void,
-        waits: Events<'_, Cuda>,
+        events: Events<'_, Cuda>,
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let wait: Vec<&Event> = waits.iter().collect();
-        arc_ref(self).usm_free_async(pool, ptr, &wait, want_event)
+        let wait: Vec<&Event> = events.iter().collect();
+        arc_ref(self).free_native_async(pool, ptr, &wait, want_event)
     }
 }
 

@@ -9,7 +9,7 @@ use crate::driver::{CuEvent, Stream};
 use crate::event::{now_ns, Event};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use ur_core::engine::Stamp;
+use ur_core::queue::Node;
 use ur_core::lock_order::MutexGuard;
 use ur_core::*;
 
@@ -60,21 +60,6 @@ impl Drop for CountsWork<'_> {
 pub struct Submitted<T> {
     pub value: T,
     pub event: Option<Arc<Event>>,
-}
-
-/// How a command enters the engine's graph.
-pub enum Node<'a> {
-    /// Recorded after its wait list (when the context records commands).
-    Command,
-    /// Left out: it touches no engine memory (a native-pool allocation or
-    /// free), so the engine need not order anything after it.
-    Untracked,
-    /// A barrier: later commands of the queue are ordered after it.
-    Barrier,
-    /// Already recorded by the engine (an async allocation or free), with
-    /// extra commands to wait for; `host_only` when its work puts nothing
-    /// on the stream (no zeroing).
-    Given { stamp: Stamp, deps: &'a [Stamp], host_only: bool },
 }
 
 impl Queue {
@@ -176,7 +161,7 @@ impl Queue {
         // Whatever fails from here may have left work on the stream.
         let mut counts = CountsWork(Some(&self.stream_work));
         let mut on_stream = self.wait_for(stream, wait)?;
-        let host_only = matches!(node, Node::Given { host_only: true, .. });
+        let host_only = matches!(node, Node::Given { on_device: false, .. });
         let stamp = match node {
             Node::Given { stamp, deps, .. } => {
                 for &d in deps {

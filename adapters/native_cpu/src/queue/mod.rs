@@ -16,8 +16,8 @@
 //! Every command is also a node of the context's async pool engine graph:
 //! the queue is a lane, and a command's `seq` is its seq on that lane.
 //! Commands are recorded and queued under the queue's lock. Async
-//! allocations and frees are recorded by the engine itself
-//! ([`Queue::submit_engine`]); on an in-order queue without the queue's
+//! allocations and frees are recorded by the engine itself (the core's
+//! `ur_core::queue::usm_async`, under [`hal::Queue::order`]); on an in-order queue without the queue's
 //! lock (that is what keeps the common alloc/free pair cheap), so a command
 //! may be queued after one with a higher seq: pending commands are kept in
 //! seq order, and an in-order queue starts seq `n` only after `n - 1`. The
@@ -36,7 +36,7 @@
 use crate::context::Context;
 use crate::device::{Device, ASYNC_USM_ALLOCATIONS_SUPPORT};
 use crate::event::Event;
-use crate::memory::{Pool, UsmKind};
+use crate::memory::Pool;
 use command::{resolve, Command, Pattern, UsmPtr};
 use crate::{NativeCpu, DDI};
 use std::collections::VecDeque;
@@ -46,6 +46,7 @@ use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::hal::{self, region_bytes, Completion, Events, UsmCommand};
+use ur_core::queue::{EngineCommand, Waits};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
 
@@ -141,20 +142,6 @@ pub struct Submitted {
     pub event: Option<Arc<Event>>,
 }
 
-/// A command the engine has already recorded on the queue's lane (an async
-/// allocation or free), for [`Queue::submit_engine`] to queue. Small on
-/// purpose: it is returned through the hot path.
-pub struct EngineCommand {
-    pub stamp: Stamp,
-    pub command_type: ur_command_t,
-    /// `(address, bytes)` to fill with zeros when the command runs.
-    pub zero: Option<(usize, usize)>,
-    /// A command of any queue of the context that must complete first (the
-    /// pending free of a reused block, or a block's allocation).
-    pub after: Option<Stamp>,
-    pub want_event: bool,
-}
-
 struct Task {
     seq: u64,
     order: Order,
@@ -170,7 +157,7 @@ struct Running {
 }
 
 #[derive(Default)]
-struct State {
+pub struct State {
     /// In-order queues: the seq of the next command to start.
     next_start: u64,
     /// Not started, in `seq` order.
@@ -276,29 +263,21 @@ impl Queue {
         Ok(Submitted { seq, event })
     }
 
-    /// Runs an engine operation (an async allocation or free) and queues
-    /// the command it asks for, after `deps` (the pending events of its wait
-    /// list) and its `after` stamp. `op` gets the lane and the wait list as
-    /// stamps. Returns `op`'s value and the command's event when one was
-    /// asked for.
+    /// The queue's order for an engine operation (an async allocation or
+    /// free), held until the command it records is queued
+    /// ([`hal::Queue::enqueue_recorded`]).
     ///
-    /// On an in-order queue that has its worker, `op` runs without the
-    /// queue's lock: usually the engine needs no command at all, and when it
-    /// records one, the queue starts it in seq order wherever it lands in
-    /// the queue. Elsewhere `op` runs under the lock, so that a command it
-    /// records is queued before any later one (an out-of-order queue's
-    /// barriers order by what is queued).
-    pub fn submit_engine<T>(
-        &self,
-        deps: Vec<Arc<Event>>,
-        op: impl FnOnce(&Arc<Lane>, &[Stamp]) -> UrResult<(T, Option<EngineCommand>)>,
-    ) -> UrResult<(T, Option<Arc<Event>>)> {
+    /// On an in-order queue that has its worker, the operation runs without
+    /// the queue's lock (`None`): usually the engine needs no command at
+    /// all, and when it records one, the queue starts it in seq order
+    /// wherever it lands in the queue. Elsewhere it runs under the lock, so
+    /// that a command it records is queued before any later one (an
+    /// out-of-order queue's barriers order by what is queued).
+    #[inline]
+    fn engine_order(&self) -> UrResult<Option<MutexGuard<'_, State>>> {
         let q = &self.shared;
         if q.in_order && q.has_worker.load(Ordering::Acquire) {
-            let stamps = q.stamps_of(&deps);
-            let (value, command) = op(&q.lane, &stamps)?;
-            let Some(c) = command else { return Ok((value, None)) };
-            return Ok((value, self.enqueue_engine(q.lock(), deps, c)));
+            return Ok(None);
         }
         let mut st = q.lock();
         if st.closed {
@@ -306,25 +285,7 @@ impl Queue {
         }
         // Before the engine records anything: queuing must not fail after.
         q.ensure_worker(&mut st)?;
-        let stamps = q.stamps_of(&deps);
-        let (value, command) = op(&q.lane, &stamps)?;
-        let Some(c) = command else { return Ok((value, None)) };
-        Ok((value, self.enqueue_engine(st, deps, c)))
-    }
-
-    /// Whether an engine operation with no wait list may run without the
-    /// queue's lock (see [`submit_engine`](Self::submit_engine)); the caller
-    /// then hands what the engine recorded, if anything, to
-    /// [`enqueue_recorded`](Self::enqueue_recorded).
-    #[inline]
-    pub fn engine_fast_path(&self) -> bool {
-        self.shared.in_order && self.shared.has_worker.load(Ordering::Acquire)
-    }
-
-    /// Queues a command the engine recorded on the fast path.
-    #[cold]
-    pub fn enqueue_recorded(&self, c: EngineCommand) -> Option<Arc<Event>> {
-        self.enqueue_engine(self.shared.lock(), Vec::new(), c)
+        Ok(Some(st))
     }
 
     /// Queues the command the engine recorded, under the queue's lock `st`.
@@ -332,24 +293,26 @@ impl Queue {
     /// with nothing before it pending or running, runs on the calling
     /// thread instead: handing it to the worker would cost a wake-up and a
     /// switch to run nothing.
-    fn enqueue_engine(&self, mut st: MutexGuard<'_, State>, deps: Vec<Arc<Event>>, c: EngineCommand) -> Option<Arc<Event>> {
+    fn enqueue_engine(&self, mut st: MutexGuard<'_, State>, deps: Vec<Arc<Event>>, c: EngineCommand<'_>) -> Option<Arc<Event>> {
         let q = &self.shared;
         let seq = c.stamp.seq;
         debug_assert_eq!(c.stamp.lane, q.lane.id(), "the engine recorded on the queue's lane");
-        let event = c.want_event.then(|| Event::new(self.this(), c.command_type, seq));
+        let event = c.want_event.then(|| Event::new(self.this(), c.command, seq));
         let command = match c.zero {
-            Some((addr, bytes)) => zero_block(addr, bytes),
+            Some(bytes) => zero_block(c.ptr as usize, bytes),
             None => Command::Marker,
         };
         let order = Order::default();
-        let mut task = Task { seq, order, command, deps, after: c.after, event: event.clone() };
+        // The engine gives a block at most one command to wait for.
+        let after = c.deps.first().copied();
+        let mut task = Task { seq, order, command, deps, after, event: event.clone() };
         if c.zero.is_none() && deps_done(&task, q) && st.start_here(q.in_order, seq, order.fence) {
             drop(st);
             execute(q, task);
             return event;
         }
         task.deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
-        if let Some(s) = c.after {
+        if let Some(s) = after {
             q.context.watch_stamp(q, s);
         }
         q.enqueue(&mut st, task);
@@ -513,35 +476,43 @@ impl hal::Queue<NativeCpu> for Queue {
     }
 
     #[inline]
-    fn alloc_async_hot(&self, kind: UsmKind, size: usize) -> Option<UrResult<*mut c_void>> {
-        Queue::alloc_async_hot(self, kind, size).map(|r| r.map(|p| p as *mut c_void))
-    }
-
-    fn alloc_async(
-        &self,
-        kind: UsmKind,
-        pool: Option<&Pool>,
-        size: usize,
-        waits: Events<'_, NativeCpu>,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        let (ptr, event) = Queue::alloc_async(self, kind, pool, size, pending(&waits), want_event)?;
-        Ok((ptr as *mut c_void, event))
+    fn lane(&self) -> &Arc<Lane> {
+        &self.shared.lane
     }
 
     #[inline]
-    fn free_async_hot(&self, ptr: *mut c_void) -> bool {
-        Queue::free_async_hot(self, ptr as *mut u8)
+    fn default_pool(&self) -> &OnceLock<Arc<Pool>> {
+        &self.shared.default_pool
     }
 
-    fn free_async(
+    /// The wait list's pending events (a worker waits on each).
+    type RawWait<'a> = Arc<Event>;
+    #[inline]
+    fn translate<'a>(&self, events: Events<'a, NativeCpu>) -> UrResult<Waits<Arc<Event>>> {
+        let mut waits = Waits::none();
+        for e in events.iter().filter(|e| !e.is_done()) {
+            // Another context's commands are not in this context's graph.
+            let ours = Arc::ptr_eq(&e.queue().shared.context, &self.shared.context);
+            waits.push(arc_of(e), ours.then(|| e.stamp()));
+        }
+        Ok(waits)
+    }
+
+    type Order<'a> = Option<MutexGuard<'a, State>>;
+    #[inline]
+    fn order(&self) -> UrResult<Option<MutexGuard<'_, State>>> {
+        self.engine_order()
+    }
+
+    /// Queues the engine's command; taken without the lock, it takes it now.
+    fn enqueue_recorded(
         &self,
-        pool: Option<&Pool>,
-        ptr: *mut c_void,
-        waits: Events<'_, NativeCpu>,
-        want_event: bool,
+        order: Option<MutexGuard<'_, State>>,
+        command: EngineCommand<'_>,
+        waits: Waits<Arc<Event>>,
     ) -> UrResult<Option<Arc<Event>>> {
-        Queue::free_async(self, pool, ptr as *mut u8, pending(&waits), want_event)
+        let st = order.unwrap_or_else(|| self.shared.lock());
+        Ok(self.enqueue_engine(st, waits.raw, command))
     }
 }
 

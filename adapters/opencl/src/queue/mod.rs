@@ -3,9 +3,10 @@
 //! context's async pool engine.
 //!
 //! `impl hal::Queue` here enqueues the USM commands (`enqueue_usm`, over
-//! the helpers of `usm_commands.rs`) and the async allocations and frees
-//! (`alloc_async`, `free_async`, over those of `usm_async.rs`); the events
-//! that report a queue's progress to the engine are `trackers.rs`'.
+//! the helpers of `usm_commands.rs`) and the commands the engine records
+//! for the core's async allocations and frees (`enqueue_recorded`, over
+//! those of `usm_async.rs`); the events that report a queue's progress to
+//! the engine are `trackers.rs`'.
 
 use crate::context::Context;
 use crate::device::{Device, UsmPath};
@@ -17,16 +18,15 @@ use crate::{OpenCl, DDI};
 use cl3::ext as sys;
 use opencl3::command_queue::CommandQueue;
 use trackers::Trackers;
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use sys::{cl_event, cl_int};
 use ur_core::boundary::NativeOwnership;
-use ur_core::engine::{Lane, QueueOrder, Seq, Stamp, UsmKind};
+use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
 use ur_core::hal::{self, Completion, Events, UsmCommand};
+use ur_core::queue::{EngineCommand, Node};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
-use ur_core::usm_pool::FreeScope;
 use ur_core::*;
 use usm_async::{add_dependencies, enqueue_command, shared_cover};
 use usm_commands::{at, fill_on_host, marker, rows};
@@ -35,25 +35,9 @@ pub mod trackers;
 mod usm_async;
 mod usm_commands;
 
-/// How a command orders in the engine's graph.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Node {
-    /// After its wait list (and, in order, the queue's previous command).
-    Command,
-    /// Also before every later command of the queue.
-    Barrier,
-}
-
-/// A wait list translated for this queue.
-pub struct Waits {
-    /// What OpenCL waits for.
-    pub cl: Vec<cl_event>,
-    /// The engine's view of the same commands.
-    pub stamps: Vec<Stamp>,
-    /// Whether some event has no stamp (made from a native one): the
-    /// engine does not see everything waited for.
-    pub unstamped: bool,
-}
+/// A wait list translated for this queue: the `cl_event`s OpenCL waits
+/// for, and the engine's view of the same commands.
+pub type Waits = ur_core::queue::Waits<cl_event>;
 
 #[repr(C)]
 pub struct Queue {
@@ -135,13 +119,6 @@ impl Queue {
         queue
     }
 
-    /// The pool that async allocations on this queue use when none is
-    /// named: the context's current pool of the device.
-    pub(crate) fn with_current_pool<R>(&self, f: impl FnOnce(&UsmPool) -> R) -> UrResult<R> {
-        let make_default = || Ok(UsmPool::device_default(&self.context, self.device));
-        self.context.pools.with_current(self.device, &self.default_pool, make_default, f)
-    }
-
     pub fn profiling(&self) -> bool {
         self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
     }
@@ -177,12 +154,12 @@ impl Queue {
         let mut event: cl_event = std::ptr::null_mut();
         // An event only where someone needs it (see `Trackers`).
         let ask = want_event || self.trackers().wants_event();
-        enqueue(&waits.cl, if ask { &mut event } else { std::ptr::null_mut() }).ur()?;
+        enqueue(&waits.raw, if ask { &mut event } else { std::ptr::null_mut() }).ur()?;
         // Recorded once enqueued: a command that failed has no node.
         let dag = self.context.engine.dag();
         let stamp = match node {
-            Node::Command => dag.record(&self.lane, &waits.stamps),
             Node::Barrier => dag.record_barrier(&self.lane, &waits.stamps),
+            _ => dag.record(&self.lane, &waits.stamps),
         };
         self.gave_cl_work(stamp.seq);
         Ok(self.track(command, stamp, event, want_event))
@@ -349,7 +326,7 @@ impl Queue {
 
     /// The `cl_event`s of a UR wait list that this queue can wait for.
     pub fn translate_wait_list<'a>(&self, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
-        let mut waits = Waits { cl: Vec::new(), stamps: Vec::new(), unstamped: false };
+        let mut waits = Waits::none();
         for e in events {
             if e.context.cl.get() == self.context.cl.get() {
                 // A completed event orders nothing: the runtime need not see
@@ -360,7 +337,7 @@ impl Queue {
                     if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), self)) {
                         q.cl.flush().ur()?;
                     }
-                    waits.cl.push(e.cl.get());
+                    waits.raw.push(e.cl.get());
                 }
                 waits.stamps.extend(e.stamp);
                 waits.unstamped |= e.stamp.is_none();
@@ -557,80 +534,60 @@ impl hal::Queue<OpenCl> for Queue {
         self.device.usm_path != UsmPath::None
     }
 
-    /// `urEnqueueUSM{Device,Shared,Host}AllocExp`: a block of `pool` (the
-    /// device's current pool when `None`; the core checked that a named one
-    /// serves this queue's device) for commands ordered after this one, and
-    /// its event when `want_event`.
-    fn alloc_async(
-        &self,
-        kind: UsmKind,
-        pool: Option<&UsmPool>,
-        size: usize,
-        waits: Events<'_, OpenCl>,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        let wait_list = waits.iter();
-        match pool {
-            Some(p) => self.alloc_from(p, kind, size, wait_list, want_event),
-            None => self.with_current_pool(|p| self.alloc_from(p, kind, size, wait_list, want_event))?,
-        }
+    fn lane(&self) -> &Arc<Lane> {
+        &self.lane
     }
 
-    /// `urEnqueueUSMFreeExp`: only the exact base of a live asynchronous
-    /// allocation (of `pool`, when one is named) is accepted, else
-    /// `UR_RESULT_ERROR_INVALID_VALUE` and nothing changes. The block goes
-    /// back to its pool once the commands before this point are done.
-    fn free_async(
+    fn default_pool(&self) -> &OnceLock<Arc<UsmPool>> {
+        &self.default_pool
+    }
+
+    type RawWait<'a> = cl_event;
+    fn translate<'a>(&self, events: Events<'a, OpenCl>) -> UrResult<Waits> {
+        self.translate_wait_list(events.iter())
+    }
+
+    type Order<'a> = MutexGuard<'a, ()>;
+    fn order(&self) -> UrResult<MutexGuard<'_, ()>> {
+        Ok(self.order_lock())
+    }
+
+    /// No command when an earlier one's completion stands for this one's
+    /// (`shared_cover`); else a marker or a zeroing fill (`enqueue_command`)
+    /// behind the wait list and the engine's extra dependencies.
+    fn enqueue_recorded(
         &self,
-        pool: Option<&UsmPool>,
-        ptr: *mut c_void,
-        waits: Events<'_, OpenCl>,
-        want_event: bool,
+        _order: MutexGuard<'_, ()>,
+        c: EngineCommand<'_>,
+        waits: Waits,
     ) -> UrResult<Option<Arc<Event>>> {
-        let wait_list = waits.iter();
         let ctx = &self.context;
-        let translated = self.translate_wait_list(wait_list)?;
-        let _order = self.order_lock();
-        // Only the exact base of a live block is accepted. Memory no engine
-        // pool of this context holds, or another pool's than the one named,
-        // is not this free's.
-        let free = |e: &ur_core::engine::Pool| {
-            e.free(&self.lane, &translated.stamps, ptr as *const u8, want_event)
-        };
-        let scope = FreeScope::of(pool);
-        let free_from = |p: &UsmPool| p.base.free_async_block(&ctx.slabs, Some(self.device), scope, ptr as usize, free);
-        let out = match pool {
-            Some(p) => free_from(p),
-            None => self.with_current_pool(free_from)?,
+        if c.zero.is_none() {
+            if let Some(cover) = shared_cover(ctx, self, &waits, c.deps, c.stamp) {
+                return Ok(self.settle(c.command, c.stamp, cover, c.want_event));
+            }
         }
-        .ok_or(UR_RESULT_ERROR_INVALID_VALUE)??;
-        let Some(stamp) = out.stamp else {
-            // In order with nothing to wait for: the free sits at the queue's
-            // tail and costs nothing.
-            return Ok(None);
-        };
-        if let Some(cover) = shared_cover(ctx, self, &translated, out.deps.as_slice(), stamp) {
-            return Ok(self.settle(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cover, want_event));
-        }
-        let mut waits = translated.cl;
-        let enqueued = add_dependencies(ctx, self, out.deps.as_slice(), &mut waits).and_then(|_held| {
+        let mut cl_waits = waits.raw;
+        let enqueued = add_dependencies(ctx, self, c.deps, &mut cl_waits).and_then(|_held| {
             let mut cl_event: cl_event = std::ptr::null_mut();
-            enqueue_command(ctx, self, ptr, None, &waits, &mut cl_event).ur()?;
+            enqueue_command(ctx, self, c.ptr, c.zero, &cl_waits, &mut cl_event).ur()?;
             Ok(cl_event)
         });
         match enqueued {
             Ok(cl_event) => {
-                self.gave_cl_work(stamp.seq);
-                Ok(self.track(UR_COMMAND_ENQUEUE_USM_FREE_EXP, stamp, cl_event, want_event))
+                self.gave_cl_work(c.stamp.seq);
+                Ok(self.track(c.command, c.stamp, cl_event, c.want_event))
             }
             Err(e) => {
-                // The engine has taken the block back: make sure that what
-                // the free was to wait for is done before it is reused.
-                if !waits.is_empty() {
-                    let _ = cl3::event::wait_for_events(&waits);
-                }
-                if !self.lane.is_in_order() {
-                    ctx.engine.dag().complete(stamp);
+                if c.command == UR_COMMAND_ENQUEUE_USM_FREE_EXP {
+                    // The engine has taken the block back: what the free was
+                    // to wait for must be done before it is reused.
+                    if !cl_waits.is_empty() {
+                        let _ = cl3::event::wait_for_events(&cl_waits);
+                    }
+                    if !self.lane.is_in_order() {
+                        ctx.engine.dag().complete(c.stamp);
+                    }
                 }
                 Err(e)
             }

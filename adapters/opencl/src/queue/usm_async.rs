@@ -1,11 +1,10 @@
 //! Stream-ordered USM (`urEnqueueUSM{Device,Shared,Host}AllocExp`,
-//! `urEnqueueUSMFreeExp`) through the shared async pool engine: the
-//! allocation from a pool and the helpers that `alloc_async` and
-//! `free_async` (in `mod.rs`) share.
+//! `urEnqueueUSMFreeExp`, written once in `ur_core::queue::usm_async`):
+//! how this adapter runs the command the engine records for one
+//! (`hal::Queue::enqueue_recorded` in `mod.rs`).
 //!
 //! The engine picks the block and says what the command must wait for; the
-//! adapter turns that into OpenCL commands: none when the allocation or free
-//! needs nothing run (in order, no wait list, no event); none either when,
+//! adapter turns that into OpenCL commands: none either when,
 //! on an in-order queue, it waits only on that queue's own commands (the
 //! previous command's event serves, when it has one, see `shared_event`); else a marker
 //! (a one-byte fill on out-of-order queues, see `enqueue_command`; a zeroing
@@ -16,22 +15,17 @@
 //! queue is still enqueueing may be handed out with that free as a
 //! dependency before its event exists: waiting for that queue (whose order
 //! lock its enqueuer holds) covers it.
-//!
-//! No table entry is made per allocation: the context's slab map finds the
-//! pool behind any pointer, and the pool knows its live blocks.
 
 use super::{Cover, Queue, Waits};
 use crate::context::{Context, Covering};
 use crate::driver;
-use crate::event::Event;
-use crate::memory::{self, UsmPool};
+use crate::memory;
 use crate::conv::ClResultExt;
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::sync::Arc;
 use sys::{cl_event, cl_int};
-use ur_core::engine::{Stamp, UsmKind};
-use ur_core::usm_async::alloc_command;
+use ur_core::engine::Stamp;
 use ur_core::*;
 
 /// Adds to `waits` an event for each of the engine's extra dependencies
@@ -120,48 +114,4 @@ pub(crate) fn into_raw(event: opencl3::event::Event) -> cl_event {
     let raw = event.get();
     std::mem::forget(event);
     raw
-}
-
-impl Queue {
-    /// An async allocation from `pool` (`alloc_async` in `mod.rs`).
-    pub(super) fn alloc_from<'a>(
-        &self,
-        pool: &UsmPool,
-        kind: UsmKind,
-        size: usize,
-        wait_list: impl IntoIterator<Item = &'a Event>,
-        want_event: bool,
-    ) -> UrResult<(*mut c_void, Option<Arc<Event>>)> {
-        let ctx = &self.context;
-        let engine_pool = pool.engine_pool(kind, self.device)?;
-        let translated = self.translate_wait_list(wait_list)?;
-        let _order = self.order_lock();
-        let a = engine_pool.alloc(&self.lane, &translated.stamps, size, 0, want_event)?;
-        let ptr = a.ptr.as_ptr() as *mut c_void;
-        let mut event = None;
-        if let Some(stamp) = a.stamp {
-            if !a.zero {
-                if let Some(cover) = shared_cover(ctx, self, &translated, a.deps.as_slice(), stamp) {
-                    return Ok((ptr, self.settle(alloc_command(kind), stamp, cover, want_event)));
-                }
-            }
-            let mut waits = translated.cl;
-            let enqueued = add_dependencies(ctx, self, a.deps.as_slice(), &mut waits).and_then(|_held| {
-                let mut cl_event: cl_event = std::ptr::null_mut();
-                enqueue_command(ctx, self, ptr, a.zero.then_some(a.size), &waits, &mut cl_event).ur()?;
-                Ok(cl_event)
-            });
-            match enqueued {
-                Ok(cl_event) => {
-                    self.gave_cl_work(stamp.seq);
-                    event = self.track(alloc_command(kind), stamp, cl_event, want_event);
-                }
-                Err(e) => {
-                    engine_pool.give_back_unrun(&self.lane, ptr as *const u8, stamp);
-                    return Err(e);
-                }
-            }
-        }
-        Ok((ptr, event))
-    }
 }

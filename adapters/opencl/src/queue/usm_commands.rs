@@ -3,7 +3,8 @@
 //! left to wait for run on the calling thread (`run_on_host`). The command
 //! itself is dispatched by `enqueue_usm`, in `mod.rs`.
 
-use super::{Node, Queue};
+use super::Queue;
+use ur_core::queue::Node;
 use crate::driver::{call, wait_list_ptr};
 use crate::event::Event;
 use crate::conv::check;
@@ -176,8 +177,8 @@ impl Queue {
         };
         let dag = self.context.engine.dag();
         let stamp = match node {
-            Node::Command => dag.record(&self.lane, &stamps),
             Node::Barrier => dag.record_barrier(&self.lane, &stamps),
+            _ => dag.record(&self.lane, &stamps),
         };
         // Without an event the node needs none: a later command's covers it.
         Some(cover.and_then(|c| self.settle(command, stamp, c, true)))

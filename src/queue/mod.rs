@@ -1,0 +1,99 @@
+//! The submission seam between the core and a backend's queue, written
+//! once: how a command enters the engine's graph ([`Node`]), a wait list
+//! translated for one queue ([`Waits`]), and the command the engine
+//! recorded for an async allocation or free ([`EngineCommand`]).
+//!
+//! [`usm_async`] writes `urEnqueueUSM*AllocExp` and `urEnqueueUSMFreeExp`
+//! once on top of it, for every backend: the core picks the pool, asks the
+//! engine for a block, and hands the backend only what it must run (a
+//! marker or a zeroing fill behind the waits the engine cannot prove), through
+//! `hal::Queue::enqueue_recorded`.
+
+pub mod usm_async;
+
+use crate::abi::ur_command_t;
+use crate::engine::{Lane, Stamp};
+use core::ffi::c_void;
+
+/// How a command enters the engine's graph.
+#[derive(Clone, Copy, Debug)]
+pub enum Node<'a> {
+    /// After its wait list (and, in order, the queue's previous command).
+    Command,
+    /// Also before every later command of the queue.
+    Barrier,
+    /// Left out of the graph: it touches no engine memory (an allocation or
+    /// free of a driver's own pool), so nothing need be ordered after it.
+    Untracked,
+    /// Already recorded by the engine (an async allocation or free), with
+    /// extra commands to wait for; `on_device` when it puts work on the
+    /// device (a zeroing fill), not only a point in the queue's order.
+    Given { stamp: Stamp, deps: &'a [Stamp], on_device: bool },
+}
+
+impl<'a> Node<'a> {
+    /// The node of an engine command.
+    pub fn of(command: &EngineCommand<'a>) -> Self {
+        Node::Given { stamp: command.stamp, deps: command.deps, on_device: command.zero.is_some() }
+    }
+}
+
+/// A wait list translated for one queue: what the backend waits on, and the
+/// engine's view of the same commands.
+#[derive(Debug)]
+pub struct Waits<R> {
+    /// The backend's own waits (its events, or ours where it has none).
+    pub raw: Vec<R>,
+    /// The engine's nodes of the waited-for commands of the queue's context.
+    pub stamps: Vec<Stamp>,
+    /// Some waited-for command has no node the engine sees (an event of
+    /// another context, or one made from a native handle): the engine then
+    /// cannot prove what the command waits for, and the command needs a
+    /// node of its own to carry the wait.
+    pub unstamped: bool,
+}
+
+impl<R> Waits<R> {
+    pub const fn none() -> Self {
+        Waits { raw: Vec::new(), stamps: Vec::new(), unstamped: false }
+    }
+
+    /// Adds one wait: `stamp` is the engine's node of it, when it has one.
+    pub fn push(&mut self, raw: R, stamp: Option<Stamp>) {
+        self.raw.push(raw);
+        match stamp {
+            Some(s) => self.stamps.push(s),
+            None => self.unstamped = true,
+        }
+    }
+
+    /// Whether every wait is a command of `lane` (or there is none): on an
+    /// in-order queue, its newest command already follows them all.
+    pub fn only_lane(&self, lane: &Lane) -> bool {
+        !self.unstamped && self.stamps.iter().all(|s| s.lane == lane.id())
+    }
+}
+
+impl<R> Default for Waits<R> {
+    fn default() -> Self {
+        Waits::none()
+    }
+}
+
+/// The command of an async allocation or free that the engine recorded on
+/// the queue's lane. The backend runs it after the command's wait list and
+/// `deps`, and reports `stamp` complete when it has run.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineCommand<'a> {
+    pub stamp: Stamp,
+    pub command: ur_command_t,
+    /// The block allocated or freed.
+    pub ptr: *mut c_void,
+    /// `Some(bytes)`: zero that many bytes at `ptr` (a new block of a
+    /// zero-initialising pool); `None`: the command runs nothing.
+    pub zero: Option<usize>,
+    /// Commands of any queue of the context that must complete first: the
+    /// pending free of a reused block, or a block's allocation.
+    pub deps: &'a [Stamp],
+    pub want_event: bool,
+}
