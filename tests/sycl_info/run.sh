@@ -34,27 +34,8 @@ src=$root/tests/sycl_info
 out=$root/build/sycl_info
 justified_file=$src/justified_differences.txt
 timeout_s=${SYCL_INFO_TIMEOUT:-300}
-opencl_adapter=$root/target/release/libur_adapter_opencl.so.0
-native_cpu_adapter=$root/target/release/libur_adapter_native_cpu.so.0
-
-targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(intel pocl native_cpu)
-for t in "${targets[@]}"; do
-  case $t in
-    intel | pocl | native_cpu) ;;
-    *) echo "usage: $0 [intel] [pocl] [native_cpu]" >&2; exit 2 ;;
-  esac
-done
-
-wants() { [[ " ${targets[*]} " == *" $1 "* ]]; }
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL $*"
-}
+# shellcheck source=../differential.sh
+source "$root/tests/differential.sh"
 
 bash "$root/scripts/install_sycl.sh" >/dev/null || { echo "run.sh: scripts/install_sycl.sh failed" >&2; exit 1; }
 # shellcheck source=../../scripts/sycl_env.sh
