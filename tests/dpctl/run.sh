@@ -33,14 +33,12 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-here=$root/tests/dpctl
-out=$root/build/dpctl
+# shellcheck source=../differential.sh
+source "$root/tests/differential.sh"
 known=$here/known_differences.txt
 test_timeout=${DPCTL_TEST_TIMEOUT:-60}
 venv=$root/.deps/dpctl-venv
 py=$venv/bin/python
-# shellcheck source=../differential.sh
-source "$root/tests/differential.sh"
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" = 0 ]
