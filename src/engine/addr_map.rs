@@ -237,7 +237,7 @@ impl<V> RangeMap<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testkit::Rng;
+    use crate::engine::testkit::{random_ranges, range_model, Rng};
     use std::collections::HashMap;
 
     #[test]
@@ -296,33 +296,15 @@ mod tests {
         assert_eq!(m.into_values().collect::<Vec<_>>(), [4, 3]);
     }
 
+    range_model!(RangeMap<u32>);
+
     #[test]
     fn range_map_behaves_like_a_list_of_ranges() {
-        let mut rng = Rng::new(7);
-        let mut m = RangeMap::new();
-        let mut truth: Vec<(usize, usize, u32)> = Vec::new();
-        for step in 0..4_000u32 {
-            // Slots of 256 bytes; a range covers 1..=4 of them, so neighbours touch.
+        // Slots of 256 bytes; a range covers 1..=4 of them, so neighbours touch.
+        random_ranges(&mut RangeMap::new(), &mut Rng::new(7), 4_000, 1, 256 * 210, |rng| {
             let base = 256 * (1 + rng.below(200) as usize);
-            let len = 256 * (1 + rng.below(4) as usize) - 8 * rng.below(2) as usize;
-            let free = truth.iter().all(|&(b, l, _)| base + len <= b || b + l <= base);
-            if rng.chance(2) {
-                let pick = rng.pick(&truth).copied();
-                if let Some((b, _, v)) = pick {
-                    // An interior address never removes.
-                    assert_eq!(m.remove(b + 1), None);
-                    assert_eq!(m.remove(b), Some(v));
-                    truth.retain(|t| t.0 != b);
-                }
-            } else if free {
-                assert_eq!(m.insert(base, len, step), None);
-                truth.push((base, len, step));
-            }
-            if step % 64 == 0 {
-                agrees(&m, &truth, (0..60).map(|_| rng.below(256 * 210) as usize));
-            }
-        }
-        agrees(&m, &truth, truth.clone().iter().flat_map(|&(b, l, _)| [b, b + l - 1, b + l]));
+            (base, 256 * (1 + rng.below(4) as usize) - 8 * rng.below(2) as usize)
+        });
     }
 }
 

@@ -212,7 +212,7 @@ impl<V> ShardedRangeMap<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::testkit::Rng;
+    use crate::engine::testkit::{random_ranges, range_model, Rng};
     use std::sync::Arc;
 
     const MIB: usize = 1 << 20;
@@ -282,34 +282,19 @@ mod tests {
         assert!(m.is_empty());
     }
 
+    range_model!(ShardedRangeMap<u32>);
+
     #[test]
     fn behaves_like_a_list_of_ranges() {
-        let mut rng = Rng::new(11);
-        let m = ShardedRangeMap::new();
-        let mut truth: Vec<(usize, usize, u32)> = Vec::new();
         // Slots of a quarter region; a range covers 1..=40 of them, so
         // neighbours touch and some ranges reach every shard.
         let slot = REGION / 4;
-        for step in 0..4_000u32 {
+        let mut m = ShardedRangeMap::new();
+        let truth = random_ranges(&mut m, &mut Rng::new(11), 4_000, 8, slot as u64 * 450, |rng| {
             let base = slot * (1 + rng.below(400) as usize);
             let most = if rng.chance(8) { 40 } else { 3 };
-            let len = slot * (1 + rng.below(most) as usize) - 8 * rng.below(2) as usize;
-            let free = truth.iter().all(|&(b, l, _)| base + len <= b || b + l <= base);
-            if rng.chance(2) {
-                if let Some((b, _, v)) = rng.pick(&truth).copied() {
-                    assert_eq!(m.remove(b + 8), None);
-                    assert_eq!(m.remove(b), Some(v));
-                    truth.retain(|t| t.0 != b);
-                }
-            } else if free {
-                assert_eq!(m.insert(base, len, step), None);
-                truth.push((base, len, step));
-            }
-            if step % 64 == 0 {
-                agrees(&m, &truth, (0..60).map(|_| rng.below(slot as u64 * 450) as usize));
-            }
-        }
-        agrees(&m, &truth, truth.clone().iter().flat_map(|&(b, l, _)| [b, b + l - 1, b + l]));
+            (base, slot * (1 + rng.below(most) as usize) - 8 * rng.below(2) as usize)
+        });
         let mut all = m.take_all();
         all.sort_unstable();
         let mut want: Vec<u32> = truth.iter().map(|t| t.2).collect();

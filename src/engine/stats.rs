@@ -13,23 +13,19 @@ pub struct PoolStats {
 
 impl PoolStats {
     pub(crate) fn reserve(&mut self, bytes: usize) {
-        self.reserved_current += bytes;
-        self.reserved_high = self.reserved_high.max(self.reserved_current);
+        add(&mut self.reserved_current, &mut self.reserved_high, bytes);
     }
 
     pub(crate) fn unreserve(&mut self, bytes: usize) {
-        debug_assert!(self.reserved_current >= bytes);
-        self.reserved_current -= bytes;
+        sub(&mut self.reserved_current, bytes);
     }
 
     pub(crate) fn use_bytes(&mut self, bytes: usize) {
-        self.used_current += bytes;
-        self.used_high = self.used_high.max(self.used_current);
+        add(&mut self.used_current, &mut self.used_high, bytes);
     }
 
     pub(crate) fn unuse_bytes(&mut self, bytes: usize) {
-        debug_assert!(self.used_current >= bytes);
-        self.used_current -= bytes;
+        sub(&mut self.used_current, bytes);
     }
 
     /// Restarts the reserved high-water mark from the current value.
@@ -63,4 +59,15 @@ mod tests {
         s.reset_reserved_high();
         assert_eq!((s.reserved_high, s.used_high), (30, 90));
     }
+}
+
+/// One counter and its high-water mark, as both pairs of the stats keep them.
+fn add(current: &mut usize, high: &mut usize, bytes: usize) {
+    *current += bytes;
+    *high = (*high).max(*current);
+}
+
+fn sub(current: &mut usize, bytes: usize) {
+    debug_assert!(*current >= bytes);
+    *current -= bytes;
 }

@@ -37,3 +37,70 @@ impl Rng {
         }
     }
 }
+
+/// A list of `(base, len, value)` ranges: what the range maps are checked
+/// against.
+pub(crate) type Ranges = Vec<(usize, usize, u32)>;
+
+/// A map of address ranges under a randomised test ([`random_ranges`]).
+pub(crate) trait RangeModel {
+    fn insert(&mut self, base: usize, len: usize, value: u32) -> Option<u32>;
+    fn remove(&mut self, base: usize) -> Option<u32>;
+    /// Checks every lookup at `probes` against `truth`.
+    fn agrees(&self, truth: &[(usize, usize, u32)], probes: &mut dyn Iterator<Item = usize>);
+}
+
+/// `impl RangeModel for $map` through its own `insert` and `remove` and the
+/// test module's `agrees(map, truth, probes)`.
+macro_rules! range_model {
+    ($map:ty) => {
+        impl $crate::engine::testkit::RangeModel for $map {
+            fn insert(&mut self, base: usize, len: usize, value: u32) -> Option<u32> {
+                <$map>::insert(self, base, len, value)
+            }
+            fn remove(&mut self, base: usize) -> Option<u32> {
+                <$map>::remove(self, base)
+            }
+            fn agrees(&self, truth: &[(usize, usize, u32)], probes: &mut dyn Iterator<Item = usize>) {
+                agrees(self, truth, probes)
+            }
+        }
+    };
+}
+pub(crate) use range_model;
+
+/// `steps` random steps on `m`, checked against a plain list (returned):
+/// half remove a listed range by its base (after `base + interior` is
+/// refused), half insert the range `draw` gives where it overlaps none.
+/// Every 64 steps, 60 addresses below `probe_end` are looked up; at the
+/// end, every range's edges.
+pub(crate) fn random_ranges(
+    m: &mut impl RangeModel,
+    rng: &mut Rng,
+    steps: u32,
+    interior: usize,
+    probe_end: u64,
+    mut draw: impl FnMut(&mut Rng) -> (usize, usize),
+) -> Ranges {
+    let mut truth = Ranges::new();
+    for step in 0..steps {
+        let (base, len) = draw(rng);
+        let free = truth.iter().all(|&(b, l, _)| base + len <= b || b + l <= base);
+        if rng.chance(2) {
+            if let Some((b, _, v)) = rng.pick(&truth).copied() {
+                // An interior address never removes.
+                assert_eq!(m.remove(b + interior), None);
+                assert_eq!(m.remove(b), Some(v));
+                truth.retain(|t| t.0 != b);
+            }
+        } else if free {
+            assert_eq!(m.insert(base, len, step), None);
+            truth.push((base, len, step));
+        }
+        if step % 64 == 0 {
+            m.agrees(&truth, &mut (0..60).map(|_| rng.below(probe_end) as usize));
+        }
+    }
+    m.agrees(&truth, &mut truth.iter().flat_map(|&(b, l, _)| [b, b + l - 1, b + l]));
+    truth
+}

@@ -197,22 +197,11 @@ impl Commits {
 
     /// Calls `f(first, count)` for each run of committed granules that lie
     /// wholly inside `[addr, addr + size)`.
-    pub(crate) fn committed_runs_inside(&self, addr: usize, size: usize, mut f: impl FnMut(usize, usize)) {
+    pub(crate) fn committed_runs_inside(&self, addr: usize, size: usize, f: impl FnMut(usize, usize)) {
         let g = self.granule();
         let first = (addr - self.base).div_ceil(g);
         let end = ((addr - self.base + size) / g).min(self.used.len());
-        let mut i = first;
-        while i < end {
-            if !self.committed.get(i) {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < end && self.committed.get(i) {
-                i += 1;
-            }
-            f(start, i - start);
-        }
+        self.runs_between(first, end, f);
     }
 
     /// The highest idle granule and the idle ones just below it, at most
@@ -229,20 +218,25 @@ impl Commits {
     /// Every run of committed granules, as `(first, count)`.
     pub(crate) fn committed_runs(&self) -> Vec<(usize, usize)> {
         let mut runs = Vec::new();
-        let mut g = 0;
-        let end = self.used.len();
-        while g < end {
-            if !self.committed.get(g) {
-                g += 1;
+        self.runs_between(0, self.used.len(), |start, count| runs.push((start, count)));
+        runs
+    }
+
+    /// Calls `f(first, count)` for each run of committed granules in
+    /// `[from, end)`.
+    fn runs_between(&self, from: usize, end: usize, mut f: impl FnMut(usize, usize)) {
+        let mut i = from;
+        while i < end {
+            if !self.committed.get(i) {
+                i += 1;
                 continue;
             }
-            let start = g;
-            while g < end && self.committed.get(g) {
-                g += 1;
+            let start = i;
+            while i < end && self.committed.get(i) {
+                i += 1;
             }
-            runs.push((start, g - start));
+            f(start, i - start);
         }
-        runs
     }
 
     /// Checks the counts against `in_use`, the `(address, size)` of every

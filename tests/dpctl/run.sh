@@ -33,32 +33,12 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-here=$root/tests/dpctl
-out=$root/build/dpctl
+# shellcheck source=../differential.sh
+source "$root/tests/differential.sh"
 known=$here/known_differences.txt
 test_timeout=${DPCTL_TEST_TIMEOUT:-60}
 venv=$root/.deps/dpctl-venv
 py=$venv/bin/python
-opencl_adapter=$root/target/release/libur_adapter_opencl.so.0
-native_cpu_adapter=$root/target/release/libur_adapter_native_cpu.so.0
-
-targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(intel pocl native_cpu)
-for t in "${targets[@]}"; do
-  case $t in
-    intel | pocl | native_cpu) ;;
-    *) echo "usage: $0 [intel] [pocl] [native_cpu]" >&2; exit 2 ;;
-  esac
-done
-wants() { [[ " ${targets[*]} " == *" $1 "* ]]; }
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL $*"
-}
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" = 0 ]

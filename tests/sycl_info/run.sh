@@ -30,31 +30,10 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-src=$root/tests/sycl_info
-out=$root/build/sycl_info
-justified_file=$src/justified_differences.txt
+# shellcheck source=../differential.sh
+source "$root/tests/differential.sh"
+justified_file=$here/justified_differences.txt
 timeout_s=${SYCL_INFO_TIMEOUT:-300}
-opencl_adapter=$root/target/release/libur_adapter_opencl.so.0
-native_cpu_adapter=$root/target/release/libur_adapter_native_cpu.so.0
-
-targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(intel pocl native_cpu)
-for t in "${targets[@]}"; do
-  case $t in
-    intel | pocl | native_cpu) ;;
-    *) echo "usage: $0 [intel] [pocl] [native_cpu]" >&2; exit 2 ;;
-  esac
-done
-
-wants() { [[ " ${targets[*]} " == *" $1 "* ]]; }
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL $*"
-}
 
 bash "$root/scripts/install_sycl.sh" >/dev/null || { echo "run.sh: scripts/install_sycl.sh failed" >&2; exit 1; }
 # shellcheck source=../../scripts/sycl_env.sh
@@ -69,9 +48,9 @@ read -ra sycl_cxxflags <<<"$SYCL_CXXFLAGS"
 cxxflags=(-std=c++17 -O1 -Wall -DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING "${sycl_cxxflags[@]}")
 obj=$out/info.o
 stamp="${cxxflags[*]}"
-if [ ! -f "$obj" ] || [ "$src/info.cpp" -nt "$obj" ] || [ "$(cat "$obj.flags" 2>/dev/null)" != "$stamp" ]; then
+if [ ! -f "$obj" ] || [ "$here/info.cpp" -nt "$obj" ] || [ "$(cat "$obj.flags" 2>/dev/null)" != "$stamp" ]; then
   echo "build: info.cpp"
-  if ! g++ "${cxxflags[@]}" -c "$src/info.cpp" -o "$obj"; then
+  if ! g++ "${cxxflags[@]}" -c "$here/info.cpp" -o "$obj"; then
     rm -f "$obj"
     fail "build info.cpp"
     echo "$passed passed, $failed failed"

@@ -2,8 +2,8 @@
 //! allocation by events (on one out-of-order queue, across two queues,
 //! across two devices), with the share of allocations that reused memory.
 
-use super::{DeviceRun, KEEP_RESERVED, SIZE};
-use crate::measure::{measure, timed, Batch, Sample};
+use super::{blocking_rounds, DeviceRun, KEEP_RESERVED, SIZE};
+use crate::measure::{measure_against, timed_batch, Batch, Variant};
 use crate::report::{size_label, Goal, Outcome, RatioKind, Row, Unit};
 use crate::session::{Event, Pool, Queue, Session};
 use std::collections::HashSet;
@@ -22,44 +22,19 @@ impl DeviceRun<'_, '_> {
             Ok(q) => q,
             Err(e) => return vec![self.setup_failed(3, &name, unit, &e)],
         };
-        let (pool, mut pool_notes) = self.own_pool();
-        let mut reuse = ReuseCounter::default();
+        let (pool, pool_notes) = self.own_pool();
         let session = self.session;
-        let budget = self.budget.scaled(0.25);
-        // SAFETY (both closures): live queue, pool and session; each block
-        // is freed once, after the fill that used it.
-        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
-            let mut addresses = Vec::with_capacity(batch.iterations);
-            let (elapsed, ()) =
-                timed(|| unsafe { handover_chain(&queue, &queue, false, pool.as_ref(), batch.iterations, &mut addresses) })?;
-            reuse.record(&addresses, batch.timed);
-            Ok(Sample::of(elapsed, batch.iterations))
+        // SAFETY: live queue and session; each block is freed once, after
+        // the fill that used it.
+        let mut baseline = |batch: Batch| unsafe {
+            blocking_rounds(session, batch, SIZE, |mem| {
+                let filled = queue.fill(mem, SIZE, &[], true)?;
+                session.wait(&[filled.as_ref().unwrap()])
+            })
         };
-        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
-                for _ in 0..batch.iterations {
-                    let mem = session.alloc_blocking(SIZE)?;
-                    let filled = queue.fill(mem, SIZE, &[], true)?;
-                    session.wait(&[filled.as_ref().unwrap()])?;
-                    session.free_blocking(mem)?;
-                }
-                Ok(())
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
-        };
-        let mut results = measure(&budget, self.progress, "chains", &mut [&mut ours, &mut baseline]).into_iter();
-        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
-        pool_notes.extend(pool_high_water(pool.as_ref()));
-        self.cost_and_reuse_rows(
-            3,
-            name,
-            unit,
-            ours,
-            baseline,
-            &reuse,
-            pool_notes,
-            "blocking alloc, fill, event wait, free",
-        )
+        let chain = Chain { alloc_q: &queue, free_q: &queue, in_order: false, pool: pool.as_ref() };
+        let run = Run { scenario: 3, name, unit, label: "chains" };
+        self.handover_rows(run, chain, &mut baseline, pool_notes, "blocking alloc, fill, event wait, free")
     }
 
     // --- 4 ------------------------------------------------------------------
@@ -74,45 +49,19 @@ impl DeviceRun<'_, '_> {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => return vec![self.setup_failed(4, &name, unit, &e)],
         };
-        let (pool, mut pool_notes) = self.own_pool();
-        let mut reuse = ReuseCounter::default();
+        let (pool, pool_notes) = self.own_pool();
         let session = self.session;
-        let budget = self.budget.scaled(0.25);
-        // SAFETY (both closures): live queues, pool and session; each block
-        // is freed once, on A, after B's fill of it.
-        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
-            let mut addresses = Vec::with_capacity(batch.iterations);
-            let (elapsed, ()) = timed(|| unsafe {
-                handover_chain(&queue_b, &queue_a, true, pool.as_ref(), batch.iterations, &mut addresses)
-            })?;
-            reuse.record(&addresses, batch.timed);
-            Ok(Sample::of(elapsed, batch.iterations))
+        // SAFETY: live queue and session; each block is freed once, after
+        // B's fill of it.
+        let mut baseline = |batch: Batch| unsafe {
+            blocking_rounds(session, batch, SIZE, |mem| {
+                queue_b.fill(mem, SIZE, &[], false)?;
+                queue_b.finish()
+            })
         };
-        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
-                for _ in 0..batch.iterations {
-                    let mem = session.alloc_blocking(SIZE)?;
-                    queue_b.fill(mem, SIZE, &[], false)?;
-                    queue_b.finish()?;
-                    session.free_blocking(mem)?;
-                }
-                Ok(())
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
-        };
-        let mut results = measure(&budget, self.progress, "handovers", &mut [&mut ours, &mut baseline]).into_iter();
-        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
-        pool_notes.extend(pool_high_water(pool.as_ref()));
-        self.cost_and_reuse_rows(
-            4,
-            name,
-            unit,
-            ours,
-            baseline,
-            &reuse,
-            pool_notes,
-            "blocking alloc, fill on B, finish, free",
-        )
+        let chain = Chain { alloc_q: &queue_b, free_q: &queue_a, in_order: true, pool: pool.as_ref() };
+        let run = Run { scenario: 4, name, unit, label: "handovers" };
+        self.handover_rows(run, chain, &mut baseline, pool_notes, "blocking alloc, fill on B, finish, free")
     }
 
     // --- 8 ------------------------------------------------------------------
@@ -135,35 +84,16 @@ impl DeviceRun<'_, '_> {
             (Ok(a), Ok(b), Ok(b2)) => (a, b, b2),
             (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return vec![self.setup_failed(8, &name, unit, &e)],
         };
-        let mut reuse = ReuseCounter::default();
-        let budget = self.budget.scaled(0.25);
-        // SAFETY (both closures): live queues of one context; each block is
-        // freed once, after the fill of it.
-        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
+        let mut baseline = |batch: Batch| {
             let mut addresses = Vec::with_capacity(batch.iterations);
-            let (elapsed, ()) =
-                timed(|| unsafe { handover_chain(&b, &a, true, None, batch.iterations, &mut addresses) })?;
-            reuse.record(&addresses, batch.timed);
-            Ok(Sample::of(elapsed, batch.iterations))
+            // SAFETY: live queues of one context; each block is freed once,
+            // after the fill of it.
+            timed_batch(batch, || unsafe { handover_chain(&b, &b2, true, None, batch.iterations, &mut addresses) })
         };
-        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let mut addresses = Vec::with_capacity(batch.iterations);
-            let (elapsed, ()) =
-                timed(|| unsafe { handover_chain(&b, &b2, true, None, batch.iterations, &mut addresses) })?;
-            Ok(Sample::of(elapsed, batch.iterations))
-        };
-        let mut results = measure(&budget, self.progress, "handovers", &mut [&mut ours, &mut baseline]).into_iter();
-        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
-        self.cost_and_reuse_rows(
-            8,
-            name,
-            unit,
-            ours,
-            baseline,
-            &reuse,
-            vec!["the device's default pool served (its release threshold left as it is)".into()],
-            "the same handover between two queues of device B",
-        )
+        let chain = Chain { alloc_q: &b, free_q: &a, in_order: true, pool: None };
+        let run = Run { scenario: 8, name, unit, label: "handovers" };
+        let notes = vec!["the device's default pool served (its release threshold left as it is)".into()];
+        self.handover_rows(run, chain, &mut baseline, notes, "the same handover between two queues of device B")
     }
 
     /// A pool of the scenario's own, keeping its slabs, so that its
@@ -184,18 +114,31 @@ impl DeviceRun<'_, '_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn cost_and_reuse_rows(
+    /// Times `chain` (counting reuse by address) against `baseline`, and
+    /// reports both as a cost row and a reuse row; `pool_notes` go with the
+    /// reuse rate, after the pool's high-water marks.
+    fn handover_rows(
         &self,
-        scenario: u32,
-        name: String,
-        unit: Unit,
-        ours: Result<crate::measure::Stats, CallError>,
-        baseline: Result<crate::measure::Stats, CallError>,
-        reuse: &ReuseCounter,
-        pool_notes: Vec<String>,
+        Run { scenario, name, unit, label }: Run,
+        chain: Chain,
+        baseline: Variant,
+        mut pool_notes: Vec<String>,
         baseline_text: &str,
     ) -> Vec<Row> {
+        let mut reuse = ReuseCounter::default();
+        let mut ours = |batch: Batch| {
+            let mut addresses = Vec::with_capacity(batch.iterations);
+            // SAFETY: the chain's queues and pool are live for the call; each
+            // block is freed once, after the fill of it.
+            let Chain { alloc_q, free_q, in_order, pool } = chain;
+            let sample = timed_batch(batch, || unsafe {
+                handover_chain(alloc_q, free_q, in_order, pool, batch.iterations, &mut addresses)
+            })?;
+            reuse.record(&addresses, batch.timed);
+            Ok(sample)
+        };
+        let (ours, baseline) = measure_against(&self.budget.scaled(0.25), self.progress, label, &mut ours, baseline);
+        pool_notes.extend(pool_high_water(chain.pool));
         let mut cost = self.row(scenario, format!("{name}: cost"), unit);
         cost.ours = Outcome::cost(&ours);
         cost.baseline = Outcome::cost(&baseline);
@@ -217,7 +160,23 @@ impl DeviceRun<'_, '_> {
         }
         vec![cost, rate]
     }
+}
 
+/// What names a scenario's rows and its progress lines.
+struct Run {
+    scenario: u32,
+    name: String,
+    unit: Unit,
+    label: &'static str,
+}
+
+/// The arguments of one [`handover_chain`] but the length.
+#[derive(Clone, Copy)]
+struct Chain<'a, 's> {
+    alloc_q: &'a Queue<'s>,
+    free_q: &'a Queue<'s>,
+    in_order: bool,
+    pool: Option<&'a Pool<'s>>,
 }
 
 /// The pool's high-water marks as a note (or why they are unknown).

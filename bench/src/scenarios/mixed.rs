@@ -3,7 +3,7 @@
 //! baseline replays.
 
 use super::DeviceRun;
-use crate::measure::{measure, timed, Batch, Sample};
+use crate::measure::{measure_against, timed, Batch, Sample};
 use crate::report::{size_label, Goal, Outcome, RatioKind, Row, Unit};
 use crate::session::Queue;
 use std::ffi::c_void;
@@ -138,9 +138,7 @@ impl DeviceRun<'_, '_> {
             })?;
             Ok(Sample::of(elapsed, operations))
         };
-        let mut results =
-            measure(&self.budget, self.progress, "mixed sizes", &mut [&mut ours, &mut baseline]).into_iter();
-        let (ours, baseline) = (results.next().unwrap(), results.next().unwrap());
+        let (ours, baseline) = measure_against(&self.budget, self.progress, "mixed sizes", &mut ours, &mut baseline);
         let mut cost = self.row(5, name, Unit::NanosPer("op"));
         cost.ours = Outcome::cost(&ours);
         cost.baseline = Outcome::cost(&baseline);

@@ -13,9 +13,10 @@
 //! random sizes, fragmentation, the sequence and its traces) and
 //! `threads.rs` (6).
 
-use crate::measure::{Budget, Progress};
+use crate::measure::{timed_batch, Batch, Budget, Progress, Sample};
 use crate::report::{Outcome, Row, Unit};
 use crate::session::Session;
+use std::ffi::c_void;
 use ur_conformance::ur::CallError;
 
 mod handover;
@@ -93,4 +94,25 @@ impl DeviceRun<'_, '_> {
         }
         rows
     }
+}
+
+/// The blocking baselines' loop, timed: per iteration, a blocking
+/// allocation of `size`, `body` on it, and a blocking free.
+///
+/// # Safety
+/// `body` leaves no command using the block when it returns.
+unsafe fn blocking_rounds(
+    session: &Session,
+    batch: Batch,
+    size: usize,
+    mut body: impl FnMut(*mut c_void) -> Result<(), CallError>,
+) -> Result<Sample, CallError> {
+    timed_batch(batch, || {
+        for _ in 0..batch.iterations {
+            let mem = session.alloc_blocking(size)?;
+            body(mem)?;
+            session.free_blocking(mem)?;
+        }
+        Ok(())
+    })
 }

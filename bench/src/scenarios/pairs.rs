@@ -1,8 +1,8 @@
 //! Scenarios 1 (alloc+free pairs) and 2 (alloc+fill+copy+free) on one
 //! in-order queue, and the sweep that runs both at every chart size.
 
-use super::{DeviceRun, SIZE};
-use crate::measure::{measure, timed, Batch, Budget, Sample};
+use super::{blocking_rounds, DeviceRun, SIZE};
+use crate::measure::{measure_against, timed, timed_batch, Batch, Budget, Measured, Sample};
 use crate::report::{size_label, Goal, Outcome, Point, Row, Series, Unit};
 use crate::session::Queue;
 use ur_conformance::ur::CallError;
@@ -36,48 +36,31 @@ impl DeviceRun<'_, '_> {
         let mut row = self.row(1, name, Unit::NanosPer("pair"));
         // SAFETY (both closures): the queue is live; each pointer freed is
         // the one just allocated.
-        let mut with_events = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
+        let mut with_events = |batch: Batch| {
+            timed_batch(batch, || unsafe {
                 for _ in 0..batch.iterations {
                     let (mem, alloc_event) = queue.alloc_async(None, SIZE, &[], true)?;
                     let free_event = queue.free_async(None, mem, &[], true)?;
                     drop((alloc_event, free_event));
                 }
                 queue.finish()
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
+            })
         };
         let mut without = |batch: Batch| unsafe { async_pairs(queue, SIZE, batch.iterations) };
-        let mut results = measure(&self.budget, self.progress, "pairs with events", &mut [&mut with_events, &mut without]).into_iter();
-        row.ours = Outcome::cost(&results.next().unwrap());
-        row.baseline = Outcome::cost(&results.next().unwrap());
+        let (ours, baseline) = measure_against(&self.budget, self.progress, "pairs with events", &mut with_events, &mut without);
+        row.ours = Outcome::cost(&ours);
+        row.baseline = Outcome::cost(&baseline);
         row.notes.push("baseline: the same pair without events".into());
         row
     }
 
-    fn pair_costs(
-        &self,
-        queue: &Queue,
-        size: usize,
-        budget: &Budget,
-        what: &str,
-    ) -> (Result<crate::measure::Stats, CallError>, Result<crate::measure::Stats, CallError>) {
+    fn pair_costs(&self, queue: &Queue, size: usize, budget: &Budget, what: &str) -> Measured {
         let session = self.session;
         // SAFETY (both closures): the queue and session are live; each
         // pointer freed is the one just allocated.
         let mut ours = |batch: Batch| unsafe { async_pairs(queue, size, batch.iterations) };
-        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
-                for _ in 0..batch.iterations {
-                    let mem = session.alloc_blocking(size)?;
-                    session.free_blocking(mem)?;
-                }
-                Ok(())
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
-        };
-        let mut results = measure(budget, self.progress, what, &mut [&mut ours, &mut baseline]).into_iter();
-        (results.next().unwrap(), results.next().unwrap())
+        let mut baseline = |batch: Batch| unsafe { blocking_rounds(session, batch, size, |_| Ok(())) };
+        measure_against(budget, self.progress, what, &mut ours, &mut baseline)
     }
 
     // --- 2 ------------------------------------------------------------------
@@ -99,13 +82,7 @@ impl DeviceRun<'_, '_> {
         vec![row]
     }
 
-    fn fill_copy_costs(
-        &self,
-        queue: &Queue,
-        size: usize,
-        budget: &Budget,
-        what: &str,
-    ) -> (Result<crate::measure::Stats, CallError>, Result<crate::measure::Stats, CallError>) {
+    fn fill_copy_costs(&self, queue: &Queue, size: usize, budget: &Budget, what: &str) -> Measured {
         let session = self.session;
         let destination = match session.alloc_blocking(size) {
             Ok(mem) => mem,
@@ -114,8 +91,8 @@ impl DeviceRun<'_, '_> {
         // SAFETY (both closures): live queue and session; every command
         // touches the block just allocated (freed after them, in queue
         // order) and `destination`, live until the end of this function.
-        let mut ours = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
+        let mut ours = |batch: Batch| {
+            timed_batch(batch, || unsafe {
                 for _ in 0..batch.iterations {
                     let (mem, _) = queue.alloc_async(None, size, &[], false)?;
                     queue.fill(mem, size, &[], false)?;
@@ -123,24 +100,16 @@ impl DeviceRun<'_, '_> {
                     queue.free_async(None, mem, &[], false)?;
                 }
                 queue.finish()
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
+            })
         };
-        let mut baseline = |batch: Batch| -> Result<Sample, CallError> {
-            let (elapsed, ()) = timed(|| unsafe {
-                for _ in 0..batch.iterations {
-                    let mem = session.alloc_blocking(size)?;
-                    queue.fill(mem, size, &[], false)?;
-                    queue.copy(destination, mem, size)?;
-                    queue.finish()?;
-                    session.free_blocking(mem)?;
-                }
-                Ok(())
-            })?;
-            Ok(Sample::of(elapsed, batch.iterations))
+        let mut baseline = |batch: Batch| unsafe {
+            blocking_rounds(session, batch, size, |mem| {
+                queue.fill(mem, size, &[], false)?;
+                queue.copy(destination, mem, size)?;
+                queue.finish()
+            })
         };
-        let mut results = measure(budget, self.progress, what, &mut [&mut ours, &mut baseline]).into_iter();
-        let results = (results.next().unwrap(), results.next().unwrap());
+        let results = measure_against(budget, self.progress, what, &mut ours, &mut baseline);
         let _ = queue.finish();
         // SAFETY: allocated above; the queue has finished every command using it.
         let _ = unsafe { session.free_blocking(destination) };

@@ -3,7 +3,7 @@
 
 use super::pairs::async_pairs;
 use super::{DeviceRun, SIZE};
-use crate::measure::{measure, timed, Batch, Sample};
+use crate::measure::{measure_against, timed, Batch, Sample};
 use crate::report::{size_label, Goal, Outcome, RatioKind, Row, Unit};
 use crate::session::Queue;
 use std::sync::Barrier;
@@ -44,8 +44,7 @@ impl DeviceRun<'_, '_> {
         };
         let mut one =
             |batch: Batch| -> Result<Sample, CallError> { unsafe { async_pairs(&queue_a, SIZE, batch.iterations) } };
-        let mut results = measure(&self.budget, self.progress, "threads", &mut [&mut two, &mut one]).into_iter();
-        let (two, one) = (results.next().unwrap(), results.next().unwrap());
+        let (two, one) = measure_against(&self.budget, self.progress, "threads", &mut two, &mut one);
         let mut row = self.row(6, name, unit);
         row.ours = Outcome::rate(&two);
         row.baseline = Outcome::rate(&one);

@@ -85,6 +85,15 @@ impl<T, P: Copy + Debug> Info<T, P> {
     }
 }
 
+/// Native properties of structure type `stype` (the right one, or a wrong
+/// one for the error cases) saying whether the UR object takes ownership.
+#[macro_export]
+macro_rules! native_props {
+    ($t:ident, $stype:expr, $owned:expr) => {
+        $t { stype: $stype, pNext: std::ptr::null_mut(), isNativeHandleOwned: $owned }
+    };
+}
+
 /// A kind's `ur*Retain` and `ur*Release`, by name, as the loader resolved them.
 pub struct RefCounting<T> {
     pub retain: (&'static str, Option<RefFn<T>>),

@@ -11,7 +11,7 @@
 
 use super::common::SysLib;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, skip};
+use crate::{check, check_eq, expect_result, expect_success, native_props, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
@@ -207,21 +207,23 @@ fn list(wait: &[ur_event_handle_t]) -> *const ur_event_handle_t {
     }
 }
 
-/// Launches `kernel` over `ELEMENTS` work-items in groups of 256.
-unsafe fn launch(
+/// `urEnqueueKernelLaunchWithArgsExp` over `global` in groups of `local`
+/// (`dims` as given, so that a case can pass a wrong one), writing the
+/// event to `event` (null for none).
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_raw(
     fx: &DeviceFx,
     queue: ur_queue_handle_t,
     kernel: ur_kernel_handle_t,
+    (dims, global, local): (u32, &[usize], &[usize]),
     args: &[ur_exp_kernel_arg_properties_t],
     wait: &[ur_event_handle_t],
+    event: *mut ur_event_handle_t,
 ) -> Result<ur_result_t, Outcome> {
-    let global = [ELEMENTS];
-    let local = [256usize];
-    let mut event = null_mut();
-    let r = fx.api.urEnqueueKernelLaunchWithArgsExp(
+    Ok(fx.api.urEnqueueKernelLaunchWithArgsExp(
         queue,
         kernel,
-        1,
+        dims,
         null(),
         global.as_ptr(),
         local.as_ptr(),
@@ -230,8 +232,23 @@ unsafe fn launch(
         null(),
         wait.len() as u32,
         list(wait),
-        &mut event,
-    )?;
+        event,
+    )?)
+}
+
+/// `ELEMENTS` work-items in groups of 256.
+const WHOLE: (u32, &[usize], &[usize]) = (1, &[ELEMENTS], &[256]);
+
+/// Launches `kernel` over `ELEMENTS` work-items in groups of 256.
+unsafe fn launch(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    kernel: ur_kernel_handle_t,
+    args: &[ur_exp_kernel_arg_properties_t],
+    wait: &[ur_event_handle_t],
+) -> Result<ur_result_t, Outcome> {
+    let mut event = null_mut();
+    let r = launch_raw(fx, queue, kernel, WHOLE, args, wait, &mut event)?;
     if !event.is_null() {
         fx.own_event(event);
     }
@@ -246,23 +263,8 @@ unsafe fn launch_event(
     args: &[ur_exp_kernel_arg_properties_t],
     wait: &[ur_event_handle_t],
 ) -> Result<OwnedEvent, Outcome> {
-    let global = [ELEMENTS];
-    let local = [256usize];
     let mut event = null_mut();
-    expect_success!(fx.api.urEnqueueKernelLaunchWithArgsExp(
-        queue,
-        kernel,
-        1,
-        null(),
-        global.as_ptr(),
-        local.as_ptr(),
-        args.len() as u32,
-        args.as_ptr(),
-        null(),
-        wait.len() as u32,
-        list(wait),
-        &mut event
-    ));
+    expect_success!(launch_raw(fx, queue, kernel, WHOLE, args, wait, &mut event));
     Ok(fx.own_event(event))
 }
 
@@ -501,44 +503,17 @@ unsafe fn argument_errors(fx: &DeviceFx) -> CaseResult {
         UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
         launch(fx, fx.queue, fill.get(), &past, &[])
     );
-    // A global size the work-group size does not divide.
+    // A global size the work-group size does not divide, then a fourth
+    // dimension.
     let good = [pointer_arg(0, memory.ptr), u32_arg(1, &value), u32_arg(2, &n)];
     let global = [ELEMENTS + 1];
     let local = [256usize];
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(
-            fx.queue,
-            fill.get(),
-            1,
-            null(),
-            global.as_ptr(),
-            local.as_ptr(),
-            3,
-            good.as_ptr(),
-            null(),
-            0,
-            null(),
-            null_mut()
-        )
-    );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_WORK_DIMENSION,
-        fx.api.urEnqueueKernelLaunchWithArgsExp(
-            fx.queue,
-            fill.get(),
-            4,
-            null(),
-            global.as_ptr(),
-            local.as_ptr(),
-            3,
-            good.as_ptr(),
-            null(),
-            0,
-            null(),
-            null_mut()
-        )
-    );
+    for (dims, expected) in [(1, UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE), (4, UR_RESULT_ERROR_INVALID_WORK_DIMENSION)] {
+        expect_result!(
+            expected,
+            launch_raw(fx, fx.queue, fill.get(), (dims, &global, &local), &good, &[], null_mut())
+        );
+    }
     Ok(())
 }
 
@@ -891,11 +866,7 @@ unsafe fn native_module(fx: &DeviceFx) -> CaseResult {
     let mut module = 0;
     native_or_skip("program", fx.api.urProgramGetNativeHandle(original.get(), &mut module)?)?;
     check!(module != 0, "the built program's native module is null");
-    let properties = ur_program_native_properties_t {
-        stype: UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES,
-        pNext: null_mut(),
-        isNativeHandleOwned: false,
-    };
+    let properties = native_props!(ur_program_native_properties_t, UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES, false);
     let mut program = null_mut();
     expect_success!(fx.api.urProgramCreateWithNativeHandle(module, fx.context, &properties, &mut program));
     let program: OwnedProgram = Owned::new(program, fx.api.fns.urProgramRelease);
@@ -968,11 +939,7 @@ unsafe fn native_streams(fx: &DeviceFx) -> CaseResult {
     for owned in [false, true] {
         let mut stream: CuPtr = null_mut();
         check_eq!((cu.stream_create)(&mut stream, 1), 0);
-        let properties = ur_queue_native_properties_t {
-            stype: UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES,
-            pNext: null_mut(),
-            isNativeHandleOwned: owned,
-        };
+        let properties = native_props!(ur_queue_native_properties_t, UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, owned);
         let mut queue = null_mut();
         expect_success!(fx.api.urQueueCreateWithNativeHandle(
             stream as ur_native_handle_t,
@@ -1007,11 +974,7 @@ unsafe fn native_events(fx: &DeviceFx) -> CaseResult {
         // CU_EVENT_DISABLE_TIMING
         check_eq!((cu.event_create)(&mut event, 2), 0);
         check_eq!((cu.event_record)(event, stream as CuPtr), 0);
-        let properties = ur_event_native_properties_t {
-            stype: UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES,
-            pNext: null_mut(),
-            isNativeHandleOwned: owned,
-        };
+        let properties = native_props!(ur_event_native_properties_t, UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES, owned);
         let mut e = null_mut();
         expect_success!(fx.api.urEventCreateWithNativeHandle(event as ur_native_handle_t, fx.context, &properties, &mut e));
         let e = fx.own_event(e);
@@ -1043,11 +1006,7 @@ unsafe fn native_owned_context(fx: &DeviceFx) -> CaseResult {
     // A reference of the primary context of the case's own, handed over.
     let mut primary: CuPtr = null_mut();
     check_eq!((cu.device_primary_ctx_retain)(&mut primary, device as i32), 0);
-    let properties = ur_context_native_properties_t {
-        stype: UR_STRUCTURE_TYPE_CONTEXT_NATIVE_PROPERTIES,
-        pNext: null_mut(),
-        isNativeHandleOwned: true,
-    };
+    let properties = native_props!(ur_context_native_properties_t, UR_STRUCTURE_TYPE_CONTEXT_NATIVE_PROPERTIES, true);
     let mut context = null_mut();
     expect_success!(fx.api.urContextCreateWithNativeHandle(
         primary as ur_native_handle_t,

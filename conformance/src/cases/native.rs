@@ -21,7 +21,7 @@ use super::kernel::{check_words, launch, pointer_arg, run_fill_index, value_arg,
 use super::program::{built_program, own_program, KERNEL_SOURCE};
 use super::common::SysLib;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, names::result_name, skip, ur::Api};
+use crate::{check, check_eq, expect_result, expect_success, names::result_name, native_props, skip, ur::Api};
 use std::ffi::{c_char, c_void, CString};
 use std::ptr::{null, null_mut};
 use std::sync::OnceLock;
@@ -129,14 +129,6 @@ unsafe fn native_program(fx: &DeviceFx, program: ur_program_handle_t) -> Result<
 unsafe fn native_kernel(fx: &DeviceFx, kernel: ur_kernel_handle_t) -> Result<ur_native_handle_t, Outcome> {
     let mut native = 0;
     native_or_skip("Kernel", fx.api.urKernelGetNativeHandle(kernel, &mut native), native)
-}
-
-/// Native properties of structure type `stype` (the right one, or a wrong
-/// one for the error cases) saying whether the UR object takes ownership.
-macro_rules! props {
-    ($t:ident, $stype:expr, $owned:expr) => {
-        $t { stype: $stype, pNext: null_mut(), isNativeHandleOwned: $owned }
-    };
 }
 
 /// A structure type no native-properties structure has.
@@ -335,7 +327,7 @@ unsafe fn platform_round_trip(fx: &PlatformFx) -> CaseResult {
     let native = native_platform(fx.api, fx.platform)?;
     for owned in [false, true] {
         let properties =
-            props!(ur_platform_native_properties_t, UR_STRUCTURE_TYPE_PLATFORM_NATIVE_PROPERTIES, owned);
+            native_props!(ur_platform_native_properties_t, UR_STRUCTURE_TYPE_PLATFORM_NATIVE_PROPERTIES, owned);
         let mut platform = null_mut();
         expect_success!(fx.api.urPlatformCreateWithNativeHandle(native, fx.adapter, &properties, &mut platform));
         check!(platform == fx.platform, "the platform from its native handle is {platform:?}, not {:?}", fx.platform);
@@ -391,7 +383,7 @@ unsafe fn platform_null_adapter(fx: &PlatformFx) -> CaseResult {
 
 unsafe fn platform_bad_stype(fx: &PlatformFx) -> CaseResult {
     let native = native_platform(fx.api, fx.platform)?;
-    let properties = props!(ur_platform_native_properties_t, WRONG_STYPE, false);
+    let properties = native_props!(ur_platform_native_properties_t, WRONG_STYPE, false);
     let mut platform = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_VALUE,
@@ -403,7 +395,7 @@ unsafe fn platform_bad_stype(fx: &PlatformFx) -> CaseResult {
 unsafe fn device_round_trip(fx: &DeviceFx) -> CaseResult {
     let native = native_device(fx.api, fx.device)?;
     for owned in [false, true] {
-        let properties = props!(ur_device_native_properties_t, UR_STRUCTURE_TYPE_DEVICE_NATIVE_PROPERTIES, owned);
+        let properties = native_props!(ur_device_native_properties_t, UR_STRUCTURE_TYPE_DEVICE_NATIVE_PROPERTIES, owned);
         let mut device = null_mut();
         expect_success!(fx.api.urDeviceCreateWithNativeHandle(native, fx.adapter, &properties, &mut device));
         check!(device == fx.device, "the device from its native handle is {device:?}, not {:?}", fx.device);
@@ -531,7 +523,7 @@ unsafe fn context_from(
     devices: &[ur_device_handle_t],
     owned: bool,
 ) -> Result<OwnedContext, Outcome> {
-    let properties = props!(ur_context_native_properties_t, UR_STRUCTURE_TYPE_CONTEXT_NATIVE_PROPERTIES, owned);
+    let properties = native_props!(ur_context_native_properties_t, UR_STRUCTURE_TYPE_CONTEXT_NATIVE_PROPERTIES, owned);
     let mut context = null_mut();
     expect_success!(fx.api.urContextCreateWithNativeHandle(
         native,
@@ -668,7 +660,7 @@ unsafe fn context_null_adapter(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn context_bad_stype(fx: &DeviceFx) -> CaseResult {
     let native = native_context(fx, fx.context)?;
-    let properties = props!(ur_context_native_properties_t, WRONG_STYPE, false);
+    let properties = native_props!(ur_context_native_properties_t, WRONG_STYPE, false);
     let mut context = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_VALUE,
@@ -711,7 +703,7 @@ unsafe fn queue_from(
     device: ur_device_handle_t,
     owned: bool,
 ) -> Result<OwnedQueue, Outcome> {
-    let properties = props!(ur_queue_native_properties_t, UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, owned);
+    let properties = native_props!(ur_queue_native_properties_t, UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, owned);
     let mut queue = null_mut();
     expect_success!(fx.api.urQueueCreateWithNativeHandle(native, fx.context, device, &properties, &mut queue));
     check!(!queue.is_null(), "urQueueCreateWithNativeHandle returned a null queue");
@@ -791,7 +783,7 @@ unsafe fn queue_null_context(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn queue_bad_stype(fx: &DeviceFx) -> CaseResult {
     let native = native_queue(fx, fx.queue)?;
-    let properties = props!(ur_queue_native_properties_t, WRONG_STYPE, false);
+    let properties = native_props!(ur_queue_native_properties_t, WRONG_STYPE, false);
     let mut queue = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_VALUE,
@@ -846,7 +838,7 @@ unsafe fn queue_opencl_ownership(fx: &DeviceFx) -> CaseResult {
 // Events
 
 unsafe fn event_from(fx: &DeviceFx, native: ur_native_handle_t, owned: bool) -> Result<OwnedEvent, Outcome> {
-    let properties = props!(ur_event_native_properties_t, UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES, owned);
+    let properties = native_props!(ur_event_native_properties_t, UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES, owned);
     let mut event = null_mut();
     expect_success!(fx.api.urEventCreateWithNativeHandle(native, fx.context, &properties, &mut event));
     check!(!event.is_null(), "urEventCreateWithNativeHandle returned a null event");
@@ -915,7 +907,7 @@ unsafe fn event_null_context(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn event_bad_stype(fx: &DeviceFx) -> CaseResult {
     let (_e, native) = queue_event(fx)?;
-    let properties = props!(ur_event_native_properties_t, WRONG_STYPE, false);
+    let properties = native_props!(ur_event_native_properties_t, WRONG_STYPE, false);
     let mut event = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_VALUE,
@@ -965,7 +957,7 @@ unsafe fn program_from(
     native: ur_native_handle_t,
     owned: bool,
 ) -> Result<OwnedProgram, Outcome> {
-    let properties = props!(ur_program_native_properties_t, UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES, owned);
+    let properties = native_props!(ur_program_native_properties_t, UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES, owned);
     let mut program = null_mut();
     expect_success!(fx.api.urProgramCreateWithNativeHandle(native, context, &properties, &mut program));
     check!(!program.is_null(), "urProgramCreateWithNativeHandle returned a null program");
@@ -1018,7 +1010,7 @@ unsafe fn program_null_context(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn program_bad_stype(fx: &DeviceFx) -> CaseResult {
     let (_p, native) = native_built_program(fx)?;
-    let properties = props!(ur_program_native_properties_t, WRONG_STYPE, false);
+    let properties = native_props!(ur_program_native_properties_t, WRONG_STYPE, false);
     let mut program = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_VALUE,
@@ -1115,7 +1107,7 @@ unsafe fn kernel_from(
     program: ur_program_handle_t,
     owned: bool,
 ) -> Result<OwnedKernel, Outcome> {
-    let properties = props!(ur_kernel_native_properties_t, UR_STRUCTURE_TYPE_KERNEL_NATIVE_PROPERTIES, owned);
+    let properties = native_props!(ur_kernel_native_properties_t, UR_STRUCTURE_TYPE_KERNEL_NATIVE_PROPERTIES, owned);
     let mut kernel = null_mut();
     expect_success!(fx.api.urKernelCreateWithNativeHandle(native, fx.context, program, &properties, &mut kernel));
     check!(!kernel.is_null(), "urKernelCreateWithNativeHandle returned a null kernel");
@@ -1221,7 +1213,7 @@ unsafe fn kernel_null_context(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn kernel_bad_stype(fx: &DeviceFx) -> CaseResult {
     let (program, _k, native) = native_fill_kernel(fx)?;
-    let properties = props!(ur_kernel_native_properties_t, WRONG_STYPE, false);
+    let properties = native_props!(ur_kernel_native_properties_t, WRONG_STYPE, false);
     let mut kernel = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_VALUE,

@@ -18,19 +18,14 @@ impl<'a> Seq<'a> {
         let (h, i) = self.event();
         if retain {
             let rc = code("urEventRetain", unsafe { self.api.urEventRetain(h) });
-            if rc == UR_RESULT_SUCCESS {
-                if let Some(i) = i.filter(|&i| self.events[i].refs > 0) {
-                    self.events[i].refs += 1;
-                }
+            if let Some(i) = i {
+                self.events[i].retained(rc);
             }
             return;
         }
         let rc = code("urEventRelease", unsafe { self.api.urEventRelease(h) });
-        if let Some(i) = i.filter(|&i| self.events[i].refs > 0) {
-            if rc != UR_RESULT_SUCCESS {
-                finding!("urEventRelease of a live event: {:#x}", rc.0);
-            }
-            self.events[i].refs -= 1;
+        if let Some(i) = i {
+            self.events[i].released(rc, "urEventRelease", "event");
         }
     }
 

@@ -84,6 +84,44 @@ macro_rules! finding {
     }};
 }
 
+impl<H> Obj<H> {
+    /// After a retain of this object: one more reference, if it is live.
+    fn retained(&mut self, rc: ur_result_t) {
+        if rc == UR_RESULT_SUCCESS && self.refs > 0 {
+            self.refs = self.refs.saturating_add(1);
+        }
+    }
+
+    /// After `entry` released this object: a live one must have released
+    /// (`what` names its kind in the finding), and has one reference less.
+    fn released(&mut self, rc: ur_result_t, entry: &str, what: &str) {
+        if self.refs > 0 {
+            if rc != UR_RESULT_SUCCESS {
+                finding!("{entry} of a live {what}: {:#x}", rc.0);
+            }
+            self.refs -= 1;
+        }
+    }
+}
+
+/// Teardown: gives back every reference the model holds of `objs` through
+/// `release` (the entry point `entry`); each must succeed.
+fn release_all<'o, H: Copy + 'o>(
+    entry: &str,
+    objs: impl Iterator<Item = &'o mut Obj<H>>,
+    release: impl Fn(H) -> Result<ur_result_t, String>,
+) {
+    for o in objs {
+        while o.refs > 0 {
+            let rc = code(entry, release(o.h));
+            if rc != UR_RESULT_SUCCESS {
+                finding!("teardown: {entry}: {:#x}", rc.0);
+            }
+            o.refs -= 1;
+        }
+    }
+}
+
 /// Every call must return a code: the loader's method returns Err only when
 /// the symbol is missing. UNKNOWN is a caught panic at the boundary, and a
 /// value the header does not define is garbage: both are findings.
@@ -242,41 +280,12 @@ impl<'a> Seq<'a> {
             self.allocs[i].live = false;
         }
         self.quiesce();
-        for e in &mut self.events {
-            while e.refs > 0 {
-                let rc = code("urEventRelease", unsafe { self.api.urEventRelease(e.h) });
-                if rc != UR_RESULT_SUCCESS {
-                    finding!("teardown: urEventRelease: {:#x}", rc.0);
-                }
-                e.refs -= 1;
-            }
-        }
-        for q in &mut self.queues {
-            while q.refs > 0 {
-                let rc = code("urQueueRelease", unsafe { self.api.urQueueRelease(q.h) });
-                if rc != UR_RESULT_SUCCESS {
-                    finding!("teardown: urQueueRelease: {:#x}", rc.0);
-                }
-                q.refs -= 1;
-            }
-        }
-        for (p, _) in &mut self.pools {
-            while p.refs > 0 && p.refs < u32::MAX / 4 {
-                let rc = code("urUSMPoolRelease", unsafe { self.api.urUSMPoolRelease(p.h) });
-                if rc != UR_RESULT_SUCCESS {
-                    finding!("teardown: urUSMPoolRelease: {:#x}", rc.0);
-                }
-                p.refs -= 1;
-            }
-        }
-        for c in &mut self.contexts {
-            while c.refs > 0 {
-                let rc = code("urContextRelease", unsafe { self.api.urContextRelease(c.h) });
-                if rc != UR_RESULT_SUCCESS {
-                    finding!("teardown: urContextRelease: {:#x}", rc.0);
-                }
-                c.refs -= 1;
-            }
-        }
+        let api = self.api;
+        release_all("urEventRelease", self.events.iter_mut(), |h| unsafe { api.urEventRelease(h) });
+        release_all("urQueueRelease", self.queues.iter_mut(), |h| unsafe { api.urQueueRelease(h) });
+        // Default pools (counted from u32::MAX / 4) are the context's to release.
+        let user_pools = self.pools.iter_mut().map(|(p, _)| p).filter(|p| p.refs < u32::MAX / 4);
+        release_all("urUSMPoolRelease", user_pools, |h| unsafe { api.urUSMPoolRelease(h) });
+        release_all("urContextRelease", self.contexts.iter_mut(), |h| unsafe { api.urContextRelease(h) });
     }
 }

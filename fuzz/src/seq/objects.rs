@@ -24,10 +24,8 @@ impl<'a> Seq<'a> {
         let (h, i) = self.ctx();
         if retain {
             let rc = code("urContextRetain", unsafe { self.api.urContextRetain(h) });
-            if rc == UR_RESULT_SUCCESS {
-                if let Some(i) = i.filter(|&i| self.contexts[i].refs > 0) {
-                    self.contexts[i].refs += 1;
-                }
+            if let Some(i) = i {
+                self.contexts[i].retained(rc);
             }
             return;
         }
@@ -48,13 +46,7 @@ impl<'a> Seq<'a> {
         }
         let rc = code("urContextRelease", unsafe { self.api.urContextRelease(h) });
         if let Some(i) = i {
-            let live = self.contexts[i].refs > 0;
-            if live && rc != UR_RESULT_SUCCESS {
-                finding!("urContextRelease of a live context: {:#x}", rc.0);
-            }
-            if live {
-                self.contexts[i].refs -= 1;
-            }
+            self.contexts[i].released(rc, "urContextRelease", "context");
         }
     }
 
@@ -97,10 +89,8 @@ impl<'a> Seq<'a> {
         let (h, i) = self.queue();
         if retain {
             let rc = code("urQueueRetain", unsafe { self.api.urQueueRetain(h) });
-            if rc == UR_RESULT_SUCCESS {
-                if let Some(i) = i.filter(|&i| self.queues[i].refs > 0) {
-                    self.queues[i].refs += 1;
-                }
+            if let Some(i) = i {
+                self.queues[i].retained(rc);
             }
             return;
         }
@@ -110,11 +100,8 @@ impl<'a> Seq<'a> {
             self.orphan_unowned();
         }
         let rc = code("urQueueRelease", unsafe { self.api.urQueueRelease(h) });
-        if let Some(i) = i.filter(|&i| self.queues[i].refs > 0) {
-            if rc != UR_RESULT_SUCCESS {
-                finding!("urQueueRelease of a live queue: {:#x}", rc.0);
-            }
-            self.queues[i].refs -= 1;
+        if let Some(i) = i {
+            self.queues[i].released(rc, "urQueueRelease", "queue");
         }
     }
 
@@ -162,10 +149,8 @@ impl<'a> Seq<'a> {
         let (h, i) = self.pool();
         if retain {
             let rc = code("urUSMPoolRetain", unsafe { self.api.urUSMPoolRetain(h) });
-            if rc == UR_RESULT_SUCCESS {
-                if let Some(i) = i.filter(|&i| self.pools[i].0.refs > 0) {
-                    self.pools[i].0.refs = self.pools[i].0.refs.saturating_add(1);
-                }
+            if let Some(i) = i {
+                self.pools[i].0.retained(rc);
             }
             return;
         }

@@ -6,7 +6,7 @@
 use super::{Inner, Pool};
 use crate::abi::*;
 use crate::engine::allocator::State;
-use crate::engine::cache::{CachedLive, ShardLocks};
+use crate::engine::cache::{CachedLive, LaneCache, ShardLocks};
 use crate::engine::clock::LaneId;
 use crate::engine::dag::Dag;
 use crate::engine::pending::Flush;
@@ -167,15 +167,7 @@ impl Pool {
     /// Blocks freed by commands that have not been seen to complete, and
     /// blocks parked in lane caches (complete or not).
     pub fn pending_blocks(&self) -> usize {
-        let mut locked = self.lock();
-        let (inner, locks) = locked.parts();
-        let parked: usize = inner
-            .lanes
-            .iter()
-            .filter(|l| l.cached)
-            .filter_map(|l| locks.cache(l.id).map(|c| c.parked().len()))
-            .sum();
-        inner.lanes.iter().map(|l| l.count).sum::<usize>() + parked
+        self.count_with_caches(|inner| inner.lanes.iter().map(|l| l.count).sum(), |c| c.parked().len())
     }
 
     /// Checks every range's committed granules against its blocks, and the
@@ -210,15 +202,21 @@ impl Pool {
 
     /// Allocations handed out and not freed.
     pub fn live_blocks(&self) -> usize {
+        self.count_with_caches(|inner| inner.live.len(), LaneCache::live_len)
+    }
+
+    /// `own(inner)` plus `per_cache` summed over the lane caches, under the
+    /// pool lock: the blocks a cache holds count with the pool's own.
+    fn count_with_caches(&self, own: impl FnOnce(&Inner) -> usize, per_cache: impl Fn(&LaneCache) -> usize) -> usize {
         let mut locked = self.lock();
         let (inner, locks) = locked.parts();
         let cached: usize = inner
             .lanes
             .iter()
             .filter(|l| l.cached)
-            .filter_map(|l| locks.cache(l.id).map(|c| c.live_len()))
+            .filter_map(|l| locks.cache(l.id).map(|c| per_cache(c)))
             .sum();
-        inner.live.len() + cached
+        own(inner) + cached
     }
 }
 
