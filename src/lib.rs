@@ -14,6 +14,7 @@ pub mod boundary;
 pub mod ddi;
 /// cbindgen:ignore
 pub mod engine;
+pub mod event;
 /// cbindgen:ignore
 pub mod event_callback;
 /// cbindgen:ignore

@@ -1,0 +1,152 @@
+//! The event object, written once for every backend: what any event holds
+//! (its handle header, its command, its queue and context, and its node in
+//! the engine's graph) beside `raw`, the backend's own signal of it (a
+//! `cl_event`, a `CUevent`, a Level Zero event, a native CPU completion
+//! cell), which answers the questions only the driver can ([`RawEvent`]).
+
+use crate::abi::*;
+use crate::boundary::NativeOwnership;
+use crate::engine::Stamp;
+use crate::hal::Backend;
+use crate::handle::{arc_of, handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::UrResult;
+use core::ffi::c_void;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A backend whose events are [`Event`]s: its raw event type.
+pub trait RawEvents: Backend<Event = Event<Self>> {
+    type RawEvent: RawEvent<Self>;
+}
+
+/// The driver's side of an event. Each function gets the whole event, so
+/// that the raw part holds only what the driver needs.
+pub trait RawEvent<B: RawEvents>: Send + Sync + Sized + 'static {
+    /// `UR_EVENT_INFO_COMMAND_EXECUTION_STATUS`.
+    fn status(event: &Event<B>) -> UrResult<ur_event_status_t>;
+    /// A failed command's event: a wait list holding it is
+    /// `IN_EVENT_LIST_EXEC_STATUS`. By default none: a backend whose
+    /// command errors surface from the call that waits keeps no failed
+    /// state.
+    fn failed(_event: &Event<B>) -> bool {
+        false
+    }
+    /// `UR_PROFILING_INFO_*` in nanoseconds.
+    fn profiling(event: &Event<B>, prop: ur_profiling_info_t) -> UrResult<u64>;
+    /// Blocks until the command completed; its error when it failed.
+    fn wait(event: &Event<B>) -> UrResult;
+    /// A host synchronisation point after waits on events of `context`.
+    fn host_sync(context: &B::Context);
+    /// Whether [`set_callback`](Self::set_callback) takes `SUBMITTED` and
+    /// `RUNNING` besides `COMPLETE` (else the core refuses them).
+    const CALLBACKS_BEFORE_COMPLETE: bool = false;
+    /// `urEventSetCallback`, `on` checked. The default serves events that
+    /// tell completion only: the core's dispatcher (`event_callback`) holds
+    /// the event, watches it until it completes, then calls `callback`.
+    fn set_callback(
+        event: &Event<B>,
+        _on: ur_execution_info_t,
+        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult {
+        let watched = crate::event_callback::HalEvent::<B, Event<B>>(arc_of(event), PhantomData);
+        crate::event_callback::register(watched, callback, user_data)
+    }
+    fn native_handle(_event: &Event<B>) -> UrResult<ur_native_handle_t> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    fn from_native(
+        _native: ur_native_handle_t,
+        _context: &B::Context,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Event<B>>> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+}
+
+/// A UR event. Its fields never change after it is made.
+#[repr(C)]
+pub struct Event<B: RawEvents> {
+    /// First: the handle protocol reads it at offset 0.
+    header: HandleHeader,
+    /// The queue that enqueued the command (none for a native event).
+    /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` names a live queue while the
+    /// event lives, as an OpenCL event keeps its queue.
+    pub queue: Option<Arc<B::Queue>>,
+    pub context: Arc<B::Context>,
+    pub command: ur_command_t,
+    /// The command's node in the context's engine graph (none for a native
+    /// event, or a command made before the context recorded any).
+    pub stamp: Option<Stamp>,
+    pub raw: B::RawEvent,
+}
+
+// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
+unsafe impl<B: RawEvents> UrObject for Event<B> {
+    const KIND: ObjectKind = ObjectKind::Event;
+    type Handle = ur_event_handle_t_;
+}
+
+// SAFETY: events are made only by `Event::new`, in an `Arc`.
+unsafe impl<B: RawEvents> ArcObject for Event<B> {}
+
+impl<B: RawEvents> Event<B> {
+    pub fn new(
+        queue: Option<Arc<B::Queue>>,
+        context: Arc<B::Context>,
+        command: ur_command_t,
+        stamp: Option<Stamp>,
+        raw: B::RawEvent,
+    ) -> Arc<Self> {
+        Arc::new(Event { header: HandleHeader::new(B::ddi(), ObjectKind::Event), queue, context, command, stamp, raw })
+    }
+
+    /// The event's handle (the caller owns no reference through it).
+    pub fn handle(&self) -> ur_event_handle_t {
+        handle_of(self)
+    }
+}
+
+// The core still reaches events through `hal::Event`; its answers are the
+// event's own fields, or the raw event's.
+impl<B: RawEvents> crate::hal::Event<B> for Event<B> {
+    fn queue(&self) -> Option<&B::Queue> {
+        self.queue.as_deref()
+    }
+    fn context(&self) -> &B::Context {
+        &self.context
+    }
+    fn command_type(&self) -> ur_command_t {
+        self.command
+    }
+    fn status(&self) -> UrResult<ur_event_status_t> {
+        B::RawEvent::status(self)
+    }
+    fn failed(&self) -> bool {
+        B::RawEvent::failed(self)
+    }
+    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+        B::RawEvent::profiling(self, prop)
+    }
+    fn wait(&self) -> UrResult {
+        B::RawEvent::wait(self)
+    }
+    fn host_sync(context: &B::Context) {
+        B::RawEvent::host_sync(context)
+    }
+    const CALLBACKS_BEFORE_COMPLETE: bool = B::RawEvent::CALLBACKS_BEFORE_COMPLETE;
+    fn set_callback(
+        &self,
+        on: ur_execution_info_t,
+        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
+        user_data: *mut c_void,
+    ) -> UrResult {
+        B::RawEvent::set_callback(self, on, callback, user_data)
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        B::RawEvent::native_handle(self)
+    }
+    fn from_native(native: ur_native_handle_t, context: &B::Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        B::RawEvent::from_native(native, context, ownership)
+    }
+}
