@@ -12,7 +12,7 @@
 //! The platform has two root devices. What a backend may
 //! lack (2D USM commands, pools, async allocations) is switched per context
 //! ([`objects::TContext::settings`]), and an event can be marked failed
-//! ([`objects::TEvent::failed`]). Commands do not run: an enqueue records
+//! ([`objects::TSignal::failed`]). Commands do not run: an enqueue records
 //! its command and, when asked, returns a complete event.
 
 pub mod memory;

@@ -424,7 +424,7 @@ impl TQueue {
 
     fn event_of(&self, command: ur_command_t, stamp: Option<Option<Stamp>>) -> Option<Arc<TEvent>> {
         let failed = self.context.settings.fail_commands.load(Relaxed);
-        stamp.map(|stamp| TEvent::new(Some(arc_of(self)), self.context.clone(), command, stamp, failed))
+        stamp.map(|stamp| new_event(Some(arc_of(self)), self.context.clone(), command, stamp, failed))
     }
 }
 
@@ -522,59 +522,49 @@ impl hal::Queue<B> for TQueue {
     }
 }
 
-#[repr(C)]
-pub struct TEvent {
-    header: HandleHeader,
-    queue: Option<Arc<TQueue>>,
-    context: Arc<TContext>,
-    command: ur_command_t,
-    /// The command's node in the engine's graph (none for a native event).
-    pub stamp: Option<Stamp>,
+/// The test backend's events: the core's event object.
+pub type TEvent = crate::event::Event<B>;
+
+impl crate::event::RawEvents for B {
+    type RawEvent = TSignal;
+}
+
+/// What a test may set on an event.
+pub struct TSignal {
     /// Set by a test: the command ended in error.
     pub failed: AtomicBool,
 }
-object!(TEvent, Event, ur_event_handle_t_);
 
-impl TEvent {
-    pub(super) fn new(
-        queue: Option<Arc<TQueue>>,
-        context: Arc<TContext>,
-        command: ur_command_t,
-        stamp: Option<Stamp>,
-        failed: bool,
-    ) -> Arc<Self> {
-        Arc::new(TEvent { header: header(ObjectKind::Event), queue, context, command, stamp, failed: AtomicBool::new(failed) })
-    }
+/// A new event of `command`.
+pub(super) fn new_event(
+    queue: Option<Arc<TQueue>>,
+    context: Arc<TContext>,
+    command: ur_command_t,
+    stamp: Option<Stamp>,
+    failed: bool,
+) -> Arc<TEvent> {
+    TEvent::new(queue, context, command, stamp, TSignal { failed: AtomicBool::new(failed) })
 }
 
-impl hal::Event<B> for TEvent {
-    fn queue(&self) -> Option<&TQueue> {
-        self.queue.as_deref()
-    }
-    fn context(&self) -> &TContext {
-        &self.context
-    }
-    fn command_type(&self) -> ur_command_t {
-        self.command
-    }
-    fn status(&self) -> UrResult<ur_event_status_t> {
+impl crate::event::RawEvent<B> for TSignal {
+    fn status(event: &TEvent) -> UrResult<ur_event_status_t> {
         record("event.status", String::new());
-        Ok(if self.failed() { UR_EVENT_STATUS_ERROR } else { UR_EVENT_STATUS_COMPLETE })
+        Ok(if Self::failed(event) { UR_EVENT_STATUS_ERROR } else { UR_EVENT_STATUS_COMPLETE })
     }
-    fn failed(&self) -> bool {
-        self.failed.load(Relaxed)
+    fn failed(event: &TEvent) -> bool {
+        event.raw.failed.load(Relaxed)
     }
     /// Timestamps are `10 * prop` on a profiling queue.
-    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+    fn profiling(event: &TEvent, prop: ur_profiling_info_t) -> UrResult<u64> {
         record("event.profiling", format!("{prop:?}"));
-        match &self.queue {
+        match &event.queue {
             Some(q) if q.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0 => Ok(10 * u64::from(prop.0)),
             _ => Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE),
         }
     }
-    fn wait(&self) -> UrResult {
-        record("event.wait", format!("{:?}", handle_of(self)));
-        if self.failed() {
+    fn wait(event: &TEvent) -> UrResult {
+        record("event.wait", format!("{:?}", handle_of(event)));
+        if Self::failed(event) {
             Err(UR_RESULT_ERROR_OUT_OF_RESOURCES)
         } else {
             Ok(())
@@ -585,7 +575,7 @@ impl hal::Event<B> for TEvent {
     }
     /// Records the callback; it is never called (commands do not run).
     fn set_callback(
-        &self,
+        _event: &TEvent,
         on: ur_execution_info_t,
         callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
@@ -593,13 +583,13 @@ impl hal::Event<B> for TEvent {
         record("event.set_callback", format!("{on:?} {:#x} {user_data:?}", callback as usize));
         Ok(())
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    fn native_handle(_event: &TEvent) -> UrResult<ur_native_handle_t> {
         record("event.native_handle", String::new());
         Ok(NATIVE_OBJECT)
     }
-    fn from_native(native: ur_native_handle_t, context: &TContext, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    fn from_native(native: ur_native_handle_t, context: &TContext, ownership: NativeOwnership) -> UrResult<Arc<TEvent>> {
         record("event.from_native", format!("{native:#x} {ownership:?}"));
-        Ok(TEvent::new(None, arc_of(context), UR_COMMAND_EVENTS_WAIT, None, false))
+        Ok(new_event(None, arc_of(context), UR_COMMAND_EVENTS_WAIT, None, false))
     }
 }
 

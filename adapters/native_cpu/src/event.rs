@@ -1,5 +1,6 @@
-//! Events, their callbacks, and the one place where a command completes,
-//! with the event's `hal::Event` impl.
+//! Events, their callbacks, and the one place where a command completes.
+//! An event is the core's `Event` over a [`CommandState`], this backend's
+//! raw event.
 //!
 //! An event exists only when the caller of an enqueue asked for one: queues
 //! track their own commands by sequence number. The event's status moves
@@ -10,39 +11,35 @@
 use crate::context::Context;
 use crate::driver::monotonic_ns;
 use crate::queue::{Queue, QueueShared};
-use crate::{NativeCpu, DDI};
+use crate::NativeCpu;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::Stamp;
-use ur_core::hal;
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::event::{RawEvent, RawEvents};
 use ur_core::*;
 
-#[repr(C)]
-pub struct Event {
-    header: HandleHeader,
-    /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` stays a live handle while the
-    /// event lives, as OpenCL events keep their queue.
-    queue: Arc<Queue>,
-    command_type: ur_command_t,
-    /// The command's place in its queue's order (its seq on the queue's lane).
-    seq: u64,
+/// This backend's events: the core's event object over a [`CommandState`].
+pub type Event = ur_core::event::Event<NativeCpu>;
+
+impl RawEvents for NativeCpu {
+    type RawEvent = CommandState;
+}
+
+/// How far an event's command has got, and who waits for it.
+pub struct CommandState {
     /// A `ur_event_status_t` value.
     status: AtomicU32,
     /// Why the command failed, once `status` is ERROR.
     error: AtomicU32,
+    /// Whether the queue profiles: `times` are kept.
+    profiling: bool,
     /// QUEUED, SUBMIT, START and END, in `monotonic_ns`; 0 until reached.
     times: [AtomicU64; 4],
     waiters: Mutex<Waiters>,
     signalled: Condvar,
 }
-
-ur_core::ur_object!(Event, Event, ur_event_handle_t_);
-
-// SAFETY: every `Event` is made inside an `Arc` by its constructor.
-unsafe impl ArcObject for Event {}
 
 #[derive(Default)]
 struct Waiters {
@@ -68,38 +65,66 @@ const SUBMIT: usize = 1;
 const START: usize = 2;
 const END: usize = 3;
 
-impl Event {
-    /// A new event for command `seq` of `queue`, already submitted: commands
-    /// go to the queue's workers as they are enqueued.
-    pub(crate) fn new(queue: Arc<Queue>, command_type: ur_command_t, seq: u64) -> Arc<Event> {
-        let now = if queue.shared.profiling() { monotonic_ns() } else { 0 };
-        Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            queue,
-            command_type,
-            seq,
-            status: AtomicU32::new(UR_EVENT_STATUS_SUBMITTED.0),
-            error: AtomicU32::new(UR_RESULT_SUCCESS.0),
-            times: [AtomicU64::new(now), AtomicU64::new(now), AtomicU64::new(0), AtomicU64::new(0)],
-            waiters: Mutex::new(Rank::Leaf, Waiters::default()),
-            signalled: Condvar::new(),
-        })
-    }
+/// A new event for command `seq` of `queue`, already submitted: commands
+/// go to the queue's workers as they are enqueued.
+pub(crate) fn new(queue: Arc<Queue>, command_type: ur_command_t, seq: u64) -> Arc<Event> {
+    let profiling = queue.shared.profiling();
+    let now = if profiling { monotonic_ns() } else { 0 };
+    let state = CommandState {
+        status: AtomicU32::new(UR_EVENT_STATUS_SUBMITTED.0),
+        error: AtomicU32::new(UR_RESULT_SUCCESS.0),
+        profiling,
+        times: [AtomicU64::new(now), AtomicU64::new(now), AtomicU64::new(0), AtomicU64::new(0)],
+        waiters: Mutex::new(Rank::Leaf, Waiters::default()),
+        signalled: Condvar::new(),
+    };
+    let context = queue.shared.context.clone();
+    let stamp = Stamp::new(queue.shared.lane.id(), seq);
+    Event::new(Some(queue), context, command_type, Some(stamp), state)
+}
 
-    pub fn handle(self: &Arc<Self>) -> ur_event_handle_t {
-        ur_core::handle::handle_of(&**self)
-    }
+/// The queue of a command's event: every event of this backend has one.
+pub fn queue_of(event: &Event) -> &Arc<Queue> {
+    event.queue.as_ref().expect("every event of this backend is a command's")
+}
 
-    pub fn queue(&self) -> &Arc<Queue> {
-        &self.queue
-    }
+/// The command in the context's engine graph: its queue's lane and its
+/// seq there.
+pub fn stamp_of(event: &Event) -> Stamp {
+    event.stamp.expect("every event of this backend is a command's")
+}
 
-    /// The command in the context's engine graph: its queue's lane and its
-    /// seq there.
-    pub fn stamp(&self) -> Stamp {
-        Stamp::new(self.queue.shared.lane.id(), self.seq)
+/// The worker starts the event's command.
+pub(crate) fn mark_running(event: &Event) {
+    let state = &event.raw;
+    if state.profiling {
+        state.times[START].store(monotonic_ns(), Ordering::Release);
     }
+    let due = {
+        let mut w = state.lock();
+        state.status.store(UR_EVENT_STATUS_RUNNING.0, Ordering::Release);
+        take_due(&mut w.callbacks, UR_EVENT_STATUS_RUNNING)
+    };
+    run_callbacks(event, due);
+}
 
+fn run_callbacks(event: &Event, callbacks: Vec<Callback>) {
+    if callbacks.is_empty() {
+        return;
+    }
+    let handle = event.handle();
+    for cb in callbacks {
+        // A panic cannot come from C, but keep ours from unwinding out of
+        // a worker with a half-finished queue.
+        let _ = std::panic::catch_unwind(|| {
+            // SAFETY: the user registered `func` for this call; the event
+            // is alive (the caller holds it) for the duration of the call.
+            unsafe { (cb.func)(handle, cb.on, cb.user_data) }
+        });
+    }
+}
+
+impl CommandState {
     pub fn status(&self) -> ur_event_status_t {
         ur_event_status_t(self.status.load(Ordering::Acquire))
     }
@@ -155,23 +180,10 @@ impl Event {
         true
     }
 
-    /// The worker starts the command.
-    pub(crate) fn mark_running(self: &Arc<Self>) {
-        if self.queue.shared.profiling() {
-            self.times[START].store(monotonic_ns(), Ordering::Release);
-        }
-        let due = {
-            let mut w = self.lock();
-            self.status.store(UR_EVENT_STATUS_RUNNING.0, Ordering::Release);
-            take_due(&mut w.callbacks, UR_EVENT_STATUS_RUNNING)
-        };
-        self.run_callbacks(due);
-    }
-
     /// Makes completion visible: status, waiters, dependent queues. Returns
     /// the callbacks, which run last, once the queue has retired the command.
     fn signal(&self, outcome: UrResult) -> Vec<Callback> {
-        if self.queue.shared.profiling() {
+        if self.profiling {
             let end = monotonic_ns();
             let _ = self.times[START].compare_exchange(0, end, Ordering::AcqRel, Ordering::Acquire);
             self.times[END].store(end, Ordering::Release);
@@ -196,46 +208,21 @@ impl Event {
         }
         callbacks
     }
-
-    fn run_callbacks(self: &Arc<Self>, callbacks: Vec<Callback>) {
-        let handle = self.handle();
-        for cb in callbacks {
-            // A panic cannot come from C, but keep ours from unwinding out of
-            // a worker with a half-finished queue.
-            let _ = std::panic::catch_unwind(|| {
-                // SAFETY: the user registered `func` for this call; the event
-                // is alive (we hold it) for the duration of the call.
-                unsafe { (cb.func)(handle, cb.on, cb.user_data) }
-            });
-        }
-    }
 }
 
-impl hal::Event<NativeCpu> for Event {
-    fn queue(&self) -> Option<&Queue> {
-        Some(Event::queue(self))
+impl RawEvent<NativeCpu> for CommandState {
+    fn status(event: &Event) -> UrResult<ur_event_status_t> {
+        Ok(event.raw.status())
     }
 
-    fn context(&self) -> &Context {
-        &Event::queue(self).shared.context
-    }
-
-    fn command_type(&self) -> ur_command_t {
-        self.command_type
-    }
-
-    fn status(&self) -> UrResult<ur_event_status_t> {
-        Ok(Event::status(self))
-    }
-
-    fn failed(&self) -> bool {
-        Event::failed(self)
+    fn failed(event: &Event) -> bool {
+        event.raw.failed()
     }
 
     /// `urEventGetProfilingInfo`: one timestamp, or `PROFILING_INFO_NOT_AVAILABLE`
     /// when the queue does not profile or the command has not got there yet.
-    fn profiling(&self, what: ur_profiling_info_t) -> UrResult<u64> {
-        if !self.queue.shared.profiling() {
+    fn profiling(event: &Event, what: ur_profiling_info_t) -> UrResult<u64> {
+        if !event.raw.profiling {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         }
         let slot = match what {
@@ -246,14 +233,14 @@ impl hal::Event<NativeCpu> for Event {
             UR_PROFILING_INFO_COMMAND_END | UR_PROFILING_INFO_COMMAND_COMPLETE => END,
             _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         };
-        match self.times[slot].load(Ordering::Acquire) {
+        match event.raw.times[slot].load(Ordering::Acquire) {
             0 => Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE),
             t => Ok(t),
         }
     }
 
-    fn wait(&self) -> UrResult {
-        Event::wait(self)
+    fn wait(event: &Event) -> UrResult {
+        event.raw.wait()
     }
 
     fn host_sync(context: &Context) {
@@ -263,21 +250,20 @@ impl hal::Event<NativeCpu> for Event {
     /// Workers mark commands running and complete: every stage calls back.
     const CALLBACKS_BEFORE_COMPLETE: bool = true;
 
-    /// Registers `cb`, or runs it now when the event is at or past `cb.on`.
+    /// Registers the callback, or runs it now when the event is at or past
+    /// `on`.
     fn set_callback(
-        &self,
+        event: &Event,
         on: ur_execution_info_t,
         func: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
     ) -> UrResult {
-        let this = arc_of(self);
         let cb = Callback { on, func, user_data };
-        let w = this.lock();
-        if reached(this.status(), cb.on) {
+        let mut w = event.raw.lock();
+        if reached(event.raw.status(), cb.on) {
             drop(w);
-            this.run_callbacks(vec![cb]);
+            run_callbacks(event, vec![cb]);
         } else {
-            let mut w = w;
             w.callbacks.push(cb);
         }
         Ok(())
@@ -310,11 +296,11 @@ fn take_due(callbacks: &mut Vec<Callback>, status: ur_event_status_t) -> Vec<Cal
 pub(crate) fn complete_command(queue: &QueueShared, seq: u64, event: Option<Arc<Event>>, outcome: UrResult) {
     // A failed command is over too: it touches no memory any more.
     queue.lane.complete(seq);
-    let callbacks = event.as_ref().map(|e| e.signal(outcome)).unwrap_or_default();
+    let callbacks = event.as_ref().map(|e| e.raw.signal(outcome)).unwrap_or_default();
     queue.retire(seq, outcome);
     queue.context.wake_stamp_watchers();
     if let Some(e) = &event {
-        e.run_callbacks(callbacks);
+        run_callbacks(e, callbacks);
     }
 }
 

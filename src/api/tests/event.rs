@@ -91,7 +91,7 @@ fn info_is_the_cores_but_the_status() {
     let mut refs = 0u32;
     refused!(UR_RESULT_SUCCESS, ur!(Event.pfnGetInfo(e, UR_EVENT_INFO_REFERENCE_COUNT, 4, (&mut refs as *mut u32).cast(), null_mut())));
     assert_eq!(refs, 1);
-    event_obj(e).failed.store(true, std::sync::atomic::Ordering::Relaxed);
+    event_obj(e).raw.failed.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut status = UR_EVENT_STATUS_COMPLETE;
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Event.pfnGetInfo(e, UR_EVENT_INFO_COMMAND_EXECUTION_STATUS, 4, (&mut status as *mut ur_event_status_t).cast(), null_mut())));
     assert_eq!(methods(&calls), ["event.status"]);

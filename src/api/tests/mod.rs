@@ -203,7 +203,7 @@ impl World {
     /// An event whose command ended in error.
     pub fn failed_event(&self) -> ur_event_handle_t {
         let h = self.event();
-        event_obj(h).failed.store(true, std::sync::atomic::Ordering::Relaxed);
+        event_obj(h).raw.failed.store(true, std::sync::atomic::Ordering::Relaxed);
         h
     }
 

@@ -243,21 +243,21 @@ impl Queue {
             return Err(UR_RESULT_ERROR_INVALID_QUEUE);
         }
         let may_inline =
-            sub.blocking && st.pending.is_empty() && st.running.is_empty() && sub.deps.iter().all(|d| d.is_done());
+            sub.blocking && st.pending.is_empty() && st.running.is_empty() && sub.deps.iter().all(|d| d.raw.is_done());
         if !may_inline {
             q.ensure_worker(&mut st)?;
         }
         let seq = q.record(&sub.deps, sub.order);
         let inline = may_inline && st.start_here(q.in_order, seq, sub.order.fence);
         debug_assert!(inline || !may_inline || st.workers > 0);
-        let event = sub.want_event.then(|| Event::new(self.this(), sub.command_type, seq));
+        let event = sub.want_event.then(|| crate::event::new(self.this(), sub.command_type, seq));
         let mut deps = sub.deps;
         let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, after: None, event: event.clone() };
         if inline {
             drop(st);
             execute(q, task(deps));
         } else {
-            deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
+            deps.retain(|d| d.raw.wake_on_done(Arc::downgrade(q)));
             q.enqueue(&mut st, task(deps));
         }
         Ok(Submitted { seq, event })
@@ -297,7 +297,7 @@ impl Queue {
         let q = &self.shared;
         let seq = c.stamp.seq;
         debug_assert_eq!(c.stamp.lane, q.lane.id(), "the engine recorded on the queue's lane");
-        let event = c.want_event.then(|| Event::new(self.this(), c.command, seq));
+        let event = c.want_event.then(|| crate::event::new(self.this(), c.command, seq));
         let command = match c.zero {
             Some(bytes) => zero_block(c.ptr as usize, bytes),
             None => Command::Marker,
@@ -311,7 +311,7 @@ impl Queue {
             execute(q, task);
             return event;
         }
-        task.deps.retain(|d| d.wake_on_done(Arc::downgrade(q)));
+        task.deps.retain(|d| d.raw.wake_on_done(Arc::downgrade(q)));
         if let Some(s) = after {
             q.context.watch_stamp(q, s);
         }
@@ -371,7 +371,7 @@ impl Queue {
 
 /// The wait list reduced to the events still pending.
 fn pending(waits: &Events<'_, NativeCpu>) -> Vec<Arc<Event>> {
-    waits.iter().filter(|e| !e.is_done()).map(arc_of).collect()
+    waits.iter().filter(|e| !e.raw.is_done()).map(arc_of).collect()
 }
 
 /// A pointer a command will access for `len` bytes (the core checked the
@@ -490,10 +490,10 @@ impl hal::Queue<NativeCpu> for Queue {
     #[inline]
     fn translate<'a>(&self, events: Events<'a, NativeCpu>) -> UrResult<Waits<Arc<Event>>> {
         let mut waits = Waits::none();
-        for e in events.iter().filter(|e| !e.is_done()) {
+        for e in events.iter().filter(|e| !e.raw.is_done()) {
             // Another context's commands are not in this context's graph.
-            let ours = Arc::ptr_eq(&e.queue().shared.context, &self.shared.context);
-            waits.push(arc_of(e), ours.then(|| e.stamp()));
+            let ours = Arc::ptr_eq(&crate::event::queue_of(e).shared.context, &self.shared.context);
+            waits.push(arc_of(e), ours.then(|| crate::event::stamp_of(e)));
         }
         Ok(waits)
     }

@@ -47,7 +47,7 @@ impl QueueShared {
         if deps.is_empty() {
             return Vec::new();
         }
-        deps.iter().filter(|e| Arc::ptr_eq(&e.queue().shared.context, &self.context)).map(|e| e.stamp()).collect()
+        deps.iter().filter(|e| Arc::ptr_eq(&crate::event::queue_of(e).shared.context, &self.context)).map(|e| crate::event::stamp_of(e)).collect()
     }
 
     /// Records the next command on the lane, after the wait list `deps`, and
@@ -224,5 +224,5 @@ impl State {
 /// Whether a task's events have finished and its engine dependency has
 /// completed; when that one has not, the queue is woken when it may have.
 pub(super) fn deps_done(task: &Task, q: &Arc<QueueShared>) -> bool {
-    task.deps.iter().all(|d| d.is_done()) && task.after.is_none_or(|s| q.context.watch_stamp(q, s))
+    task.deps.iter().all(|d| d.raw.is_done()) && task.after.is_none_or(|s| q.context.watch_stamp(q, s))
 }

@@ -116,11 +116,11 @@ fn a_command_waits_for_an_event_of_another_queue() {
     let second = submit(&b, count(r), vec![first.clone()], Order::default(), true).event.unwrap();
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(ran.load(Ordering::SeqCst), 0);
-    assert_eq!(second.status(), UR_EVENT_STATUS_SUBMITTED);
+    assert_eq!(second.raw.status(), UR_EVENT_STATUS_SUBMITTED);
     open(&g);
-    second.wait().unwrap();
+    second.raw.wait().unwrap();
     assert_eq!(ran.load(Ordering::SeqCst), 1);
-    assert!(first.is_done());
+    assert!(first.raw.is_done());
 }
 
 #[test]
@@ -129,11 +129,11 @@ fn out_of_order_commands_overtake_a_blocked_one() {
     let (g, blocker) = gate();
     let blocked = submit(&q, blocker, vec![], Order::default(), true).event.unwrap();
     let later = submit(&q, Command::Marker, vec![], Order::default(), true).event.unwrap();
-    later.wait().unwrap();
-    assert!(!blocked.is_done());
+    later.raw.wait().unwrap();
+    assert!(!blocked.raw.is_done());
     open(&g);
     q.finish().unwrap();
-    assert!(blocked.is_done());
+    assert!(blocked.raw.is_done());
 }
 
 #[test]
@@ -144,10 +144,10 @@ fn a_barrier_holds_back_later_commands_on_an_out_of_order_queue() {
     let barrier = submit(&q, Command::Marker, vec![], Order { after_all: true, fence: true }, true).event.unwrap();
     let after = submit(&q, Command::Marker, vec![], Order::default(), true).event.unwrap();
     std::thread::sleep(Duration::from_millis(20));
-    assert!(!barrier.is_done() && !after.is_done());
+    assert!(!barrier.raw.is_done() && !after.raw.is_done());
     open(&g);
-    after.wait().unwrap();
-    assert!(blocked.is_done() && barrier.is_done());
+    after.raw.wait().unwrap();
+    assert!(blocked.raw.is_done() && barrier.raw.is_done());
 }
 
 #[test]
@@ -157,9 +157,9 @@ fn a_failed_dependency_fails_its_dependents() {
     let ran = Arc::new(AtomicUsize::new(0));
     let r = ran.clone();
     let next = submit(&q, count(r), vec![bad.clone()], Order::default(), true).event.unwrap();
-    assert_eq!(next.wait(), Err(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS));
-    assert_eq!(bad.status(), UR_EVENT_STATUS_ERROR);
-    assert_eq!(bad.outcome(), Err(UR_RESULT_ERROR_UNKNOWN));
+    assert_eq!(next.raw.wait(), Err(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS));
+    assert_eq!(bad.raw.status(), UR_EVENT_STATUS_ERROR);
+    assert_eq!(bad.raw.outcome(), Err(UR_RESULT_ERROR_UNKNOWN));
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     // Finish reports the first failure once.
     assert_eq!(q.finish(), Err(UR_RESULT_ERROR_UNKNOWN));
@@ -182,7 +182,7 @@ fn releasing_a_queue_does_not_drop_its_pending_work() {
     q.close();
     drop(q);
     open(&g);
-    fill.wait().unwrap();
+    fill.raw.wait().unwrap();
     assert!(buf.iter().all(|&b| b == 7));
     drop(fill);
     join_released_workers();
@@ -253,7 +253,7 @@ fn random_cross_queue_dependencies_all_complete_in_order() {
                 t[i].1.store(c.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
                 Ok(())
             });
-            let deps_pending: Vec<_> = deps.into_iter().filter(|d| !d.is_done()).collect();
+            let deps_pending: Vec<_> = deps.into_iter().filter(|d| !d.raw.is_done()).collect();
             let e = submit(q, work, deps_pending, order, true).event.unwrap();
             events.push((i, e));
             deps_of.push(dep_ids);

@@ -94,7 +94,7 @@ mod tests {
         assert_eq!(ctx.dag.in_flight(), 1, "only the blocked command is a node");
         assert_eq!(q.shared.lane.tail().seq, 1, "no pair recorded a node");
         open(&g);
-        blocker.wait().unwrap();
+        blocker.raw.wait().unwrap();
         q.finish().unwrap();
     }
 
@@ -109,17 +109,17 @@ mod tests {
         let owner = Queue::new(ctx.clone(), device.clone(), UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
         let taker = Queue::new(ctx.clone(), device, 0);
         let (a, ready) = alloc_async(&owner, UsmKind::Device, Some(&pool), 4096, vec![], true).unwrap();
-        ready.unwrap().wait().unwrap();
+        ready.unwrap().raw.wait().unwrap();
         let (g, blocker) = gate(&owner);
         let freed = free_async(&owner, Some(&pool), a, vec![blocker.clone()], true).unwrap().unwrap();
         let (b, alloc_event) = alloc_async(&taker, UsmKind::Device, Some(&pool), 4096, vec![], true).unwrap();
         assert_eq!(b, a, "the only free block is the pending one");
         let alloc_event = alloc_event.unwrap();
         std::thread::sleep(Duration::from_millis(30));
-        assert!(!alloc_event.is_done() && !freed.is_done(), "the allocation waits for the free");
+        assert!(!alloc_event.raw.is_done() && !freed.raw.is_done(), "the allocation waits for the free");
         open(&g);
-        alloc_event.wait().unwrap();
-        assert!(freed.is_done());
+        alloc_event.raw.wait().unwrap();
+        assert!(freed.raw.is_done());
         free_async(&taker, Some(&pool), b, vec![], false).unwrap();
         taker.finish().unwrap();
         owner.finish().unwrap();
@@ -171,7 +171,7 @@ mod tests {
             });
         });
         open(&g);
-        blocker.wait().unwrap();
+        blocker.raw.wait().unwrap();
         q.finish().unwrap();
         assert_eq!(*ran.lock().unwrap(), (0..500).collect::<Vec<_>>());
         assert_eq!(q.shared.lane.done_upto(), q.shared.lane.tail().seq, "every recorded command completed");
@@ -185,17 +185,17 @@ mod tests {
         let (ctx, device) = setup();
         let q = Queue::new(ctx.clone(), device, 0);
         let (p, e) = alloc_async(&q, UsmKind::Device, None, 1000, vec![], true).unwrap();
-        assert!(e.unwrap().is_done(), "nothing to wait for on an idle queue");
+        assert!(e.unwrap().raw.is_done(), "nothing to wait for on an idle queue");
         let freed = free_async(&q, None, p, vec![], true).unwrap().unwrap();
-        assert!(freed.is_done());
+        assert!(freed.raw.is_done());
         let (g, blocker) = gate(&q);
         let (p, e) = alloc_async(&q, UsmKind::Device, None, 1000, vec![], true).unwrap();
         let e = e.unwrap();
         std::thread::sleep(Duration::from_millis(20));
-        assert!(!e.is_done(), "in order behind a blocked command");
+        assert!(!e.raw.is_done(), "in order behind a blocked command");
         open(&g);
-        blocker.wait().unwrap();
-        e.wait().unwrap();
+        blocker.raw.wait().unwrap();
+        e.raw.wait().unwrap();
         free_async(&q, None, p, vec![], false).unwrap();
         q.finish().unwrap();
         assert_eq!(ctx.dag.in_flight(), 0);
@@ -229,7 +229,7 @@ mod tests {
                         want_event: true,
                         blocking: false,
                     };
-                    q3.submit(sub).unwrap().event.unwrap().wait().unwrap();
+                    q3.submit(sub).unwrap().event.unwrap().raw.wait().unwrap();
                 }
             });
         });

@@ -38,10 +38,10 @@ pub(super) fn execute(q: &QueueShared, task: Task) {
     // An engine dependency is a command that completed (`deps_done`); it
     // cannot fail the way an event of the wait list can.
     if let Some(e) = &event {
-        e.mark_running();
+        crate::event::mark_running(e);
     }
     // A failed dependency fails the command without running it.
-    let outcome = if deps.iter().any(|d| d.failed()) {
+    let outcome = if deps.iter().any(|d| d.raw.failed()) {
         Err(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS)
     } else {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| command.run())).unwrap_or(Err(UR_RESULT_ERROR_UNKNOWN))
