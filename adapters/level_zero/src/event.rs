@@ -1,21 +1,22 @@
-//! Events, with `impl hal::Event`. Every command a queue appends signals
-//! one Level Zero event, taken from its context's [`EventCache`]
-//! (timestamped ones on profiling queues). A Level Zero event goes back to
-//! its cache, reset, only once nothing can still read it: its command and
-//! every command that waits on it have been seen to complete (each
-//! [`Command`] holds the events it waits on), and no UR event names it.
+//! Events: the core's `Event` with a [`Signal`] as its raw part, and
+//! `impl RawEvent`. Every command a queue appends signals one Level Zero
+//! event, taken from its context's [`EventCache`] (timestamped ones on
+//! profiling queues). A Level Zero event goes back to its cache, reset, only
+//! once nothing can still read it: its command and every command that waits
+//! on it have been seen to complete (each [`Command`] holds the events it
+//! waits on), and no UR event names it.
 
 use crate::context::Context;
 use crate::conv::ZeExt;
 use crate::driver::{self, EventPool, ZeContext};
 use crate::queue::Queue;
-use crate::{ze, LevelZero, DDI};
+use crate::{ze, LevelZero};
 use level_zero_sys::*;
 use std::sync::{Arc, Mutex};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{self, Progress, Stamp};
-use ur_core::hal;
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::event::RawEvent;
+use ur_core::handle::arc_of;
 use ur_core::*;
 
 /// Events made per Level Zero event pool.
@@ -169,102 +170,77 @@ impl engine::Completion for Command {
     }
 }
 
-#[repr(C)]
-pub struct Event {
-    header: HandleHeader,
-    pub context: Arc<Context>,
-    /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` names a live queue while the
-    /// event lives.
-    pub queue: Option<Arc<Queue>>,
-    pub command: ur_command_t,
+/// A UR event of this adapter: the core's, with a [`Signal`] as its raw part.
+pub type Event = ur_core::event::Event<LevelZero>;
+
+impl ur_core::event::RawEvents for LevelZero {
+    type RawEvent = Signal;
+}
+
+/// The driver's side of a UR event: the Level Zero event its command
+/// signals, and when the command was submitted. It needs no `Drop` of its
+/// own, and may go after the core event's queue and context: the Level
+/// Zero event holds its cache, and the cache its driver context.
+pub struct Signal {
     pub done: Arc<ZeEvent>,
-    /// The command's node in the context's engine graph.
-    pub stamp: Option<Stamp>,
     /// Device time of the submission, on profiling queues.
     pub submitted_ns: Option<u64>,
 }
 
-ur_core::ur_object!(Event, Event, ur_event_handle_t_);
+/// The event of a command `queue` appended, which signals `done`.
+pub fn new(
+    queue: &Arc<Queue>,
+    command: ur_command_t,
+    done: Arc<ZeEvent>,
+    stamp: Option<Stamp>,
+    submitted_ns: Option<u64>,
+) -> Arc<Event> {
+    Event::new(Some(queue.clone()), queue.context.clone(), command, stamp, Signal { done, submitted_ns })
+}
 
-// SAFETY: events are made only by `Event::new` and `hal::Event::from_native`,
-// in an `Arc`.
-unsafe impl ArcObject for Event {}
-
-impl Event {
-    pub fn new(
-        queue: &Arc<Queue>,
-        command: ur_command_t,
-        done: Arc<ZeEvent>,
-        stamp: Option<Stamp>,
-        submitted_ns: Option<u64>,
-    ) -> Arc<Event> {
-        Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            context: queue.context.clone(),
-            queue: Some(queue.clone()),
-            command,
-            done,
-            stamp,
-            submitted_ns,
-        })
-    }
-
-    /// Tells the engine the command has completed.
-    fn report_complete(&self) {
-        if let Some(s) = self.stamp {
-            self.context.engine.dag().complete(s);
-        }
-    }
-
-    pub fn is_complete(&self) -> UrResult<bool> {
-        let done = self.done.signalled()?;
-        if done {
-            self.report_complete();
-        }
-        Ok(done)
-    }
-
-    /// Blocks until the command has completed.
-    pub fn wait(&self) -> UrResult {
-        self.done.wait()?;
-        self.report_complete();
-        Ok(())
+/// Tells the engine the command has completed.
+fn report_complete(event: &Event) {
+    if let Some(s) = event.stamp {
+        event.context.engine.dag().complete(s);
     }
 }
 
-impl hal::Event<LevelZero> for Event {
-    fn queue(&self) -> Option<&Queue> {
-        self.queue.as_deref()
+pub fn is_complete(event: &Event) -> UrResult<bool> {
+    let done = event.raw.done.signalled()?;
+    if done {
+        report_complete(event);
     }
+    Ok(done)
+}
 
-    fn context(&self) -> &Context {
-        &self.context
-    }
+/// Blocks until the command has completed.
+pub fn wait(event: &Event) -> UrResult {
+    event.raw.done.wait()?;
+    report_complete(event);
+    Ok(())
+}
 
-    fn command_type(&self) -> ur_command_t {
-        self.command
-    }
-
-    fn status(&self) -> UrResult<ur_event_status_t> {
-        Ok(if self.is_complete()? { UR_EVENT_STATUS_COMPLETE } else { UR_EVENT_STATUS_SUBMITTED })
+impl RawEvent<LevelZero> for Signal {
+    fn status(event: &Event) -> UrResult<ur_event_status_t> {
+        Ok(if is_complete(event)? { UR_EVENT_STATUS_COMPLETE } else { UR_EVENT_STATUS_SUBMITTED })
     }
 
     /// `urEventGetProfilingInfo`: queued and submitted are the device's
     /// clock at the append; start and end the event's timestamps.
-    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
-        let (Some(queue), Some(submitted)) = (&self.queue, self.submitted_ns) else {
+    fn profiling(event: &Event, prop: ur_profiling_info_t) -> UrResult<u64> {
+        let (Some(queue), Some(submitted)) = (&event.queue, event.raw.submitted_ns) else {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         };
-        if !self.done.timestamped() {
+        if !event.raw.done.timestamped() {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         }
         if matches!(prop, UR_PROFILING_INFO_COMMAND_QUEUED | UR_PROFILING_INFO_COMMAND_SUBMIT) {
             return Ok(submitted);
         }
-        if !self.is_complete()? {
+        if !is_complete(event)? {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         }
-        let (start, end) = driver::event_timestamps(self.done.raw)
+        let (start, end) = driver::event_timestamps(event.raw.done.raw)
             .map_err(|_| UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
         // A command never starts before it was submitted, nor ends before
         // it started, whatever the two clocks' rounding says.
@@ -277,8 +253,8 @@ impl hal::Event<LevelZero> for Event {
         }
     }
 
-    fn wait(&self) -> UrResult {
-        Event::wait(self)
+    fn wait(event: &Event) -> UrResult {
+        self::wait(event)
     }
 
     fn host_sync(context: &Context) {
@@ -288,23 +264,15 @@ impl hal::Event<LevelZero> for Event {
     // Level Zero events tell completion only: `set_callback` is the core's
     // default.
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.done.raw as ur_native_handle_t)
+    fn native_handle(event: &Event) -> UrResult<ur_native_handle_t> {
+        Ok(event.raw.done.raw as ur_native_handle_t)
     }
 
     /// `urEventCreateWithNativeHandle`: an event whose completion is the
     /// user's Level Zero event's, of no queue.
-    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Event>> {
         let owned = ownership == NativeOwnership::Owned;
-        let context = arc_of(context);
-        Ok(Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            context,
-            queue: None,
-            command: UR_COMMAND_EVENTS_WAIT,
-            done: ZeEvent::native(native as ze_event_handle_t, owned),
-            stamp: None,
-            submitted_ns: None,
-        }))
+        let done = ZeEvent::native(native as ze_event_handle_t, owned);
+        Ok(Event::new(None, arc_of(context), UR_COMMAND_EVENTS_WAIT, None, Signal { done, submitted_ns: None }))
     }
 }

@@ -29,7 +29,7 @@ use crate::context::Context;
 use crate::conv::ZeExt;
 use crate::device::Device;
 use crate::driver::{check, ImmediateList};
-use crate::event::{Command, Event, ZeEvent};
+use crate::event::{self, Command, Event, ZeEvent};
 use crate::memory::UsmPool;
 use crate::{ze, LevelZero, DDI};
 use level_zero_sys::*;
@@ -95,9 +95,9 @@ impl Queue {
         let mut waits = Waits::none();
         for e in events {
             if Arc::ptr_eq(&e.context.ze, &self.context.ze) {
-                waits.push(e.done.clone(), e.stamp);
+                waits.push(e.raw.done.clone(), e.stamp);
             } else {
-                e.wait()?;
+                event::wait(e)?;
             }
         }
         Ok(waits)
@@ -158,7 +158,7 @@ impl Queue {
         }
         self.track(stamp.seq, Command::new(done.clone(), waits.raw, keep));
         drop(order);
-        Ok(want_event.then(|| Event::new(self, command, done, Some(stamp), submitted_ns)))
+        Ok(want_event.then(|| event::new(self, command, done, Some(stamp), submitted_ns)))
     }
 
     /// Keeps `command` (of node `seq`) until seen to complete; looks at the
@@ -182,7 +182,7 @@ impl Queue {
         let last = order.last.clone()?;
         let cmd = Command::new(last.clone(), Vec::new(), None);
         self.track(stamp.seq, cmd);
-        Some(want_event.then(|| Event::new(self, command, last, Some(stamp), None)))
+        Some(want_event.then(|| event::new(self, command, last, Some(stamp), None)))
     }
 
     /// What covers command `seq` of this queue: `Done`, or a command whose
