@@ -1,14 +1,15 @@
-//! Events: a UR event wraps the `cl_event` of its command. Completion is
-//! observed by status polling (`status`) or by a callback
-//! (`on_status`, over `clSetEventCallback`). Waiting for an event is a host
-//! synchronisation point: the async pool engine hears that its command
-//! completed, and the context's pools give back what their thresholds say.
+//! Events: a UR event is the core's `Event<OpenCl>`, whose raw part is the
+//! `cl_event` of its command ([`EventCl`]). Completion is observed by status
+//! polling (`status`) or by a callback (`EventCl::on_status`, over
+//! `clSetEventCallback`). Waiting for an event is a host synchronisation
+//! point: the async pool engine hears that its command completed, and the
+//! context's pools give back what their thresholds say.
 
 use crate::context::Context;
 use crate::driver;
 use crate::queue::Queue;
 use crate::conv::{self, ClResultExt};
-use crate::{OpenCl, DDI};
+use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -16,11 +17,20 @@ use std::sync::Arc;
 use sys::{cl_event, cl_int};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine::Stamp;
-use ur_core::hal;
-use ur_core::handle::{arc_of, handle_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::event::{RawEvent, RawEvents};
+use ur_core::handle::arc_of;
 use ur_core::*;
 
-/// The `cl_event` behind a UR event.
+/// A UR event of this adapter.
+pub type Event = ur_core::event::Event<OpenCl>;
+
+impl RawEvents for OpenCl {
+    type RawEvent = EventCl;
+}
+
+/// The `cl_event` behind a UR event: the event's raw part. It drops after
+/// the event's queue and context: an OpenCL event keeps its own references
+/// to both, and a borrowed `Completed` one is only read, never released.
 pub enum EventCl {
     /// A reference this event owns.
     Own(opencl3::event::Event),
@@ -48,25 +58,51 @@ impl EventCl {
     pub fn completed(&self) -> bool {
         matches!(self, EventCl::Completed(_))
     }
+
+    pub fn cl_status(&self) -> UrResult<cl_int> {
+        if self.completed() {
+            return Ok(sys::CL_COMPLETE);
+        }
+        driver::value(cl3::event::get_event_data(self.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)).ur()
+    }
+
+    /// Runs `f` once the command reaches `status` (`CL_COMPLETE`,
+    /// `CL_RUNNING` or `CL_SUBMITTED`), on a runtime thread or at once.
+    pub fn on_status(&self, status: cl_int, f: StatusCallback) -> UrResult {
+        let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
+        let r = cl3::event::set_event_callback(self.get(), status, run_status_callback, user_data);
+        if r.is_err() {
+            // SAFETY: the runtime refused the callback, so the box is ours again.
+            drop(unsafe { Box::from_raw(user_data as *mut StatusCallback) });
+        }
+        r.ur()
+    }
 }
 
-#[repr(C)]
-pub struct Event {
-    header: HandleHeader,
-    pub cl: EventCl,
-    /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` names a live queue while the
-    /// event lives, as an OpenCL event keeps its queue.
-    pub queue: Option<Arc<Queue>>,
-    pub context: Arc<Context>,
-    pub command: ur_command_t,
-    /// The command's node in the context's engine graph.
-    pub stamp: Option<Stamp>,
+/// The event over a `cl_event` this adapter owns one reference of.
+pub fn wrap(
+    cl: cl_event,
+    queue: Option<Arc<Queue>>,
+    context: Arc<Context>,
+    command: ur_command_t,
+    stamp: Option<Stamp>,
+) -> Arc<Event> {
+    Event::new(queue, context, command, stamp, EventCl::Own(opencl3::event::Event::new(cl)))
 }
 
-ur_core::ur_object!(Event, Event, ur_event_handle_t_);
+/// The event of `queue`'s command `stamp`, which has completed; `None`
+/// when the runtime could not make the queue's completed user event.
+pub fn completed(queue: &Queue, command: ur_command_t, stamp: Stamp) -> Option<Arc<Event>> {
+    let cl = queue.completed_cl()?;
+    Some(Event::new(Some(arc_of(queue)), queue.context.clone(), command, Some(stamp), EventCl::Completed(cl)))
+}
 
-// SAFETY: events are only made by `new`, in an `Arc`.
-unsafe impl ArcObject for Event {}
+/// Tells the engine that `event`'s command has completed.
+fn report_complete(event: &Event) {
+    if let Some(s) = event.stamp {
+        event.context.engine.dag().complete(s);
+    }
+}
 
 /// What runs when an event reaches a status: given the OpenCL status
 /// (`CL_COMPLETE`, or a negative error).
@@ -79,110 +115,29 @@ extern "C" fn run_status_callback(_event: cl_event, status: cl_int, user_data: *
     let _ = catch_unwind(AssertUnwindSafe(move || f(status)));
 }
 
-impl Event {
-    /// Wraps a `cl_event` this adapter owns one reference of.
-    pub fn new(
-        cl: cl_event,
-        queue: Option<Arc<Queue>>,
-        context: Arc<Context>,
-        command: ur_command_t,
-        stamp: Option<Stamp>,
-    ) -> Arc<Event> {
-        Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            cl: EventCl::Own(opencl3::event::Event::new(cl)),
-            queue,
-            context,
-            command,
-            stamp,
-        })
-    }
-
-    /// The event of `queue`'s command `stamp`, which has completed; `None`
-    /// when the runtime could not make the queue's completed user event.
-    pub fn completed(queue: &Queue, command: ur_command_t, stamp: Stamp) -> Option<Arc<Event>> {
-        let cl = queue.completed_cl()?;
-        Some(Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            cl: EventCl::Completed(cl),
-            queue: Some(ur_core::handle::arc_of(queue)),
-            context: queue.context.clone(),
-            command,
-            stamp: Some(stamp),
-        }))
-    }
-
-    pub fn cl_status(&self) -> UrResult<cl_int> {
-        if self.cl.completed() {
-            return Ok(sys::CL_COMPLETE);
-        }
-        driver::value(cl3::event::get_event_data(self.cl.get(), sys::CL_EVENT_COMMAND_EXECUTION_STATUS)).ur()
-    }
-
-    /// Waits on the host for this event.
-    pub fn wait(&self) -> UrResult {
-        if !self.cl.completed() {
-            wait_result(cl3::event::wait_for_events(&[self.cl.get()]))?;
-        }
-        self.report_complete();
-        Ok(())
-    }
-
-    /// Tells the engine that this event's command has completed.
-    fn report_complete(&self) {
-        if let Some(s) = self.stamp {
-            self.context.engine.dag().complete(s);
-        }
-    }
-
-    /// Runs `f` once the command reaches `status` (`CL_COMPLETE`,
-    /// `CL_RUNNING` or `CL_SUBMITTED`), on a runtime thread or at once.
-    pub fn on_status(&self, status: cl_int, f: StatusCallback) -> UrResult {
-        let user_data = Box::into_raw(Box::new(f)) as *mut c_void;
-        let r = cl3::event::set_event_callback(self.cl.get(), status, run_status_callback, user_data);
-        if r.is_err() {
-            // SAFETY: the runtime refused the callback, so the box is ours again.
-            drop(unsafe { Box::from_raw(user_data as *mut StatusCallback) });
-        }
-        r.ur()
-    }
-}
-
 /// The user's callback and data, moved to the runtime's thread.
 struct UserCallback {
     f: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
     user_data: usize,
 }
 
-impl hal::Event<OpenCl> for Event {
-    fn queue(&self) -> Option<&Queue> {
-        self.queue.as_deref()
-    }
-
-    fn context(&self) -> &Context {
-        &self.context
-    }
-
-    fn command_type(&self) -> ur_command_t {
-        self.command
-    }
-
-    fn status(&self) -> UrResult<ur_event_status_t> {
-        Ok(conv::event_status(self.cl_status()?))
+impl RawEvent<OpenCl> for EventCl {
+    fn status(event: &Event) -> UrResult<ur_event_status_t> {
+        Ok(conv::event_status(event.raw.cl_status()?))
     }
 
     /// Whether the command ended in error (a negative OpenCL status).
-    fn failed(&self) -> bool {
-        self.cl_status().is_ok_and(|s| s < 0)
+    fn failed(event: &Event) -> bool {
+        event.raw.cl_status().is_ok_and(|s| s < 0)
     }
 
     /// `urEventGetProfilingInfo`.
-    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
-        if !self.queue.as_ref().is_some_and(|q| q.profiling()) {
+    fn profiling(event: &Event, prop: ur_profiling_info_t) -> UrResult<u64> {
+        if !event.queue.as_ref().is_some_and(|q| q.profiling()) {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         }
         let param = conv::profiling_info(prop)?;
-        let read = |p| driver::value::<sys::cl_ulong>(cl3::event::get_event_profiling_data(self.cl.get(), p));
+        let read = |p| driver::value::<sys::cl_ulong>(cl3::event::get_event_profiling_data(event.raw.get(), p));
         match read(param) {
             Ok(v) => Ok(v),
             // COMPLETE is OpenCL 2.0; END is the same moment for commands
@@ -194,8 +149,13 @@ impl hal::Event<OpenCl> for Event {
         }
     }
 
-    fn wait(&self) -> UrResult {
-        Event::wait(self)
+    /// Waits on the host for the event.
+    fn wait(event: &Event) -> UrResult {
+        if !event.raw.completed() {
+            wait_result(cl3::event::wait_for_events(&[event.raw.get()]))?;
+        }
+        report_complete(event);
+        Ok(())
     }
 
     fn host_sync(context: &Context) {
@@ -206,7 +166,7 @@ impl hal::Event<OpenCl> for Event {
     const CALLBACKS_BEFORE_COMPLETE: bool = true;
 
     fn set_callback(
-        &self,
+        event: &Event,
         on: ur_execution_info_t,
         f: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
@@ -214,18 +174,18 @@ impl hal::Event<OpenCl> for Event {
         let status = conv::execution_info(on)?;
         let callback = UserCallback { f, user_data: user_data as usize };
         // The closure holds the event, so its handle stays valid for the call.
-        let held = arc_of(self);
-        self.on_status(
+        let held = arc_of(event);
+        event.raw.on_status(
             status,
             Box::new(move |_| {
                 // SAFETY: the user registered this callback for this event.
-                unsafe { (callback.f)(handle_of(&*held), on, callback.user_data as *mut c_void) };
+                unsafe { (callback.f)(held.handle(), on, callback.user_data as *mut c_void) };
             }),
         )
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.cl.get() as ur_native_handle_t)
+    fn native_handle(event: &Event) -> UrResult<ur_native_handle_t> {
+        Ok(event.raw.get() as ur_native_handle_t)
     }
 
     /// `urEventCreateWithNativeHandle`: an event over the user's
@@ -234,7 +194,7 @@ impl hal::Event<OpenCl> for Event {
     /// context, the event names that queue (and profiles like its events).
     /// A borrowed event is retained here and released with this object; an
     /// owned one takes over the caller's reference.
-    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Event>> {
         let context = arc_of(context);
         let native = native as cl_event;
         let data = |p| cl3::event::get_event_data(native, p);
@@ -250,7 +210,7 @@ impl hal::Event<OpenCl> for Event {
             // the wrapper releases.
             unsafe { cl3::event::retain_event(native) }.ur()?;
         }
-        Ok(Event::new(native, queue, context, command, None))
+        Ok(wrap(native, queue, context, command, None))
     }
 }
 

@@ -11,7 +11,7 @@
 use crate::context::Context;
 use crate::device::{Device, UsmPath};
 use crate::driver;
-use crate::event::Event;
+use crate::event::{self, Event};
 use crate::conv::{self, ClResultExt};
 use crate::memory::{self, UsmPool};
 use crate::{OpenCl, DDI};
@@ -202,7 +202,7 @@ impl Queue {
         }
         if want_event {
             self.trackers().push(stamp.seq, trackers::retained(event));
-            Some(Event::new(event, Some(arc_of(self)), self.context.clone(), command, Some(stamp)))
+            Some(event::wrap(event, Some(arc_of(self)), self.context.clone(), command, Some(stamp)))
         } else {
             // Asked for because the trackers keep it.
             self.trackers().keep(stamp.seq, opencl3::event::Event::new(event));
@@ -277,7 +277,7 @@ impl Queue {
                 // lookup in the graph's registry.
                 debug_assert_eq!(stamp.lane, self.lane.id());
                 self.lane.complete(stamp.seq);
-                want_event.then(|| Event::completed(self, command, stamp)).flatten()
+                want_event.then(|| event::completed(self, command, stamp)).flatten()
             }
         }
     }
@@ -331,18 +331,18 @@ impl Queue {
             if e.context.cl.get() == self.context.cl.get() {
                 // A completed event orders nothing: the runtime need not see
                 // it, nor its queue be flushed for it.
-                if !e.cl.completed() {
+                if !e.raw.completed() {
                     // OpenCL guarantees progress across queues only once the
                     // other queue is flushed.
                     if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), self)) {
                         q.cl.flush().ur()?;
                     }
-                    waits.raw.push(e.cl.get());
+                    waits.raw.push(e.raw.get());
                 }
                 waits.stamps.extend(e.stamp);
                 waits.unstamped |= e.stamp.is_none();
             } else {
-                e.wait()?;
+                hal::Event::wait(e)?;
             }
         }
         Ok(waits)

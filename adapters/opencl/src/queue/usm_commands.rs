@@ -6,7 +6,7 @@
 use super::Queue;
 use ur_core::queue::Node;
 use crate::driver::{call, wait_list_ptr};
-use crate::event::Event;
+use crate::event::{self, Event};
 use crate::conv::check;
 use cl3::ext as sys;
 use std::ffi::c_void;
@@ -124,7 +124,7 @@ impl Queue {
         let done = |e: &&Event| {
             let same_context = std::ptr::eq(Arc::as_ptr(&e.context), ctx);
             e.stamp.is_some_and(|s| same_context && dag.is_complete(s))
-                || e.cl_status().is_ok_and(|s| s == sys::CL_COMPLETE)
+                || e.raw.cl_status().is_ok_and(|s| s == sys::CL_COMPLETE)
         };
         if !waits.iter().all(done) {
             return None;
@@ -144,7 +144,7 @@ impl Queue {
         }
         let stamps: Vec<Stamp> = waits.iter().filter(|e| std::ptr::eq(Arc::as_ptr(&e.context), ctx)).filter_map(|e| e.stamp).collect();
         let stamp = dag.record_completed(&self.lane, &stamps);
-        Some(Ok(Event::completed(self, command, stamp)))
+        Some(Ok(event::completed(self, command, stamp)))
     }
 
     /// A wait or barrier on an in-order queue whose wait list names only
