@@ -199,12 +199,12 @@ impl hal::Context<LevelZero> for Context {
         memory::free(self, ptr)
     }
 
-    /// `(base, size)` of the live allocation of this context holding `ptr`.
     type SlabOwner = crate::memory::SlabOwner;
     fn slabs(&self) -> &crate::memory::SlabMap {
         &self.slabs
     }
 
+    /// `(base, size)` of the live allocation of this context holding `ptr`.
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
         self.usm.live_span(&self.slabs, ptr as usize)
     }

@@ -163,7 +163,7 @@ impl Context {
             }
             if let Some(t) = self.orphans().iter().find(|t| t.lane().id() == stamp.lane) {
                 // An orphan's events cover everything its queue ran.
-                return match t.event_covering(stamp.seq) {
+                return match crate::queue::trackers::event_covering(t, stamp.seq) {
                     Ok(Some(e)) => Covering::Event(e, None),
                     _ => Covering::Done,
                 };
@@ -201,7 +201,7 @@ impl Context {
     fn reap_orphans(&self) {
         let dag = self.engine.dag();
         self.orphans().retain_mut(|t| {
-            let finished = t.all_finished();
+            let finished = t.all_finished(drop);
             if finished {
                 dag.retire_lane(t.lane());
             }
@@ -314,14 +314,14 @@ impl hal::Context<OpenCl> for Context {
         memory::free(self, ptr)
     }
 
-    /// `(base, size)` of the live allocation of this context holding `ptr`: a
-    /// blocking one, or a block of an engine pool (other pointers are the
-    /// runtime's to judge).
     type SlabOwner = crate::memory::SlabOwner;
     fn slabs(&self) -> &crate::memory::SlabMap {
         &self.slabs
     }
 
+    /// `(base, size)` of the live allocation of this context holding `ptr`: a
+    /// blocking one, or a block of an engine pool (other pointers are the
+    /// runtime's to judge).
     fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
         self.usm.live_span(&self.slabs, ptr as usize)
     }
@@ -355,7 +355,7 @@ impl Drop for Context {
         // Released queues' last commands run before their memory goes back.
         let dag = self.engine.dag().clone();
         for mut t in std::mem::take(&mut *self.orphans()) {
-            t.wait_all();
+            t.wait_all(drop);
             dag.retire_lane(t.lane());
         }
         // Every queue holds its context, so none is left: what the user did

@@ -153,7 +153,7 @@ impl Queue {
         let _order = self.order_lock();
         let mut event: cl_event = std::ptr::null_mut();
         // An event only where someone needs it (see `Trackers`).
-        let ask = want_event || self.trackers().wants_event();
+        let ask = want_event || self.trackers().wants_completion();
         enqueue(&waits.raw, if ask { &mut event } else { std::ptr::null_mut() }).ur()?;
         // Recorded once enqueued: a command that failed has no node.
         let dag = self.context.engine.dag();
@@ -188,7 +188,7 @@ impl Queue {
         if self.lane.done_upto() >= upto {
             return true;
         }
-        self.trackers().all_finished();
+        self.trackers().all_finished(drop);
         self.lane.done_upto() >= upto
     }
 
@@ -201,11 +201,11 @@ impl Queue {
             return None;
         }
         if want_event {
-            self.trackers().push(stamp.seq, trackers::retained(event));
+            self.trackers().offer(stamp.seq, trackers::ClEvent(trackers::retained(event)), drop);
             Some(event::wrap(event, Some(arc_of(self)), self.context.clone(), command, Some(stamp)))
         } else {
             // Asked for because the trackers keep it.
-            self.trackers().keep(stamp.seq, opencl3::event::Event::new(event));
+            trackers::keep(&mut self.trackers(), stamp.seq, opencl3::event::Event::new(event));
             None
         }
     }
@@ -226,7 +226,7 @@ impl Queue {
     /// this one is, holding the order lock); the caller then waits for the
     /// queue on the host.
     pub(crate) fn event_covering(&self, seq: Seq) -> Result<Option<opencl3::event::Event>, ()> {
-        if let Ok(e) = self.trackers().event_covering(seq) {
+        if let Ok(e) = trackers::event_covering(&self.trackers(), seq) {
             return Ok(e);
         }
         let Some(_order) = self.order.try_lock() else {
@@ -237,7 +237,7 @@ impl Queue {
         }
         let mut trackers = self.trackers();
         self.cover_tail(&mut trackers).map_err(|_| ())?;
-        trackers.event_covering(seq)
+        trackers::event_covering(&trackers, seq)
     }
 
     /// In order: an event whose completion implies that of command `seq`
@@ -247,7 +247,7 @@ impl Queue {
         if !self.lane.is_in_order() {
             return None;
         }
-        self.trackers().event_covering(seq).ok().flatten()
+        trackers::event_covering(&self.trackers(), seq).ok().flatten()
     }
 
     /// In order: what stands for command `seq` and every one before it, for
@@ -300,13 +300,13 @@ impl Queue {
     /// (or with the queue to oneself).
     fn cover_tail(&self, trackers: &mut Trackers) -> Result<(), cl_int> {
         let tail = self.lane.tail().seq;
-        if trackers.event_covering(tail).is_ok() {
+        if trackers::event_covering(trackers, tail).is_ok() {
             return Ok(());
         }
         let mut event: cl_event = std::ptr::null_mut();
         driver::marker(self.cl.get(), &[], &mut event)?;
         self.gave_cl_work(tail);
-        trackers.keep(tail, opencl3::event::Event::new(event));
+        trackers::keep(trackers, tail, opencl3::event::Event::new(event));
         Ok(())
     }
 
@@ -389,7 +389,7 @@ impl hal::Queue<OpenCl> for Queue {
         // just enqueued) to make progress, which OpenCL promises only once
         // they are flushed.
         self.cl.flush().ur()?;
-        Ok(trackers.all_finished())
+        Ok(trackers.all_finished(drop))
     }
 
     fn finish(&self) -> UrResult {
@@ -607,7 +607,7 @@ impl Drop for Queue {
             let _ = self.cl.finish();
             trackers.complete_upto(self.lane.tail().seq);
         }
-        if trackers.all_finished() {
+        if trackers.all_finished(drop) {
             self.context.engine.dag().retire_lane(&self.lane);
         } else {
             // Releasing the OpenCL queue flushes it, so its commands run.

@@ -22,9 +22,8 @@
 
 use crate::driver;
 use cl3::ext as sys;
-use std::sync::Arc;
 use sys::{cl_event, cl_int};
-use ur_core::engine::{Completion, Cover, Lane, Progress, Seq, Tracker};
+use ur_core::engine::{Completion, Cover, Progress, Seq, Tracker};
 
 /// A command's `cl_event`, as the engine's completion tracker sees it.
 pub struct ClEvent(pub opencl3::event::Event);
@@ -60,65 +59,23 @@ pub fn retained(event: cl_event) -> opencl3::event::Event {
 /// Intel's CPU runtime bookkeeping on every command, see the README). The
 /// newest command may thus have no event: `Queue::cover_tail` enqueues a
 /// marker where one is needed.
-pub struct Trackers(Tracker<ClEvent>);
+pub type Trackers = Tracker<ClEvent>;
 
-impl Trackers {
-    pub fn new(lane: Arc<Lane>) -> Self {
-        Trackers(Tracker::new(lane))
-    }
+/// Keeps `event`, of command `seq` just submitted, which
+/// `wants_completion` asked for (or a marker's covering `seq`); looks at
+/// the older ones now and then.
+pub fn keep(trackers: &mut Trackers, seq: Seq, event: opencl3::event::Event) {
+    trackers.push(seq, ClEvent(event));
+    trackers.poll_if_due(drop);
+}
 
-    pub fn lane(&self) -> &Arc<Lane> {
-        self.0.lane()
-    }
-
-    /// Counts a command whose caller wants no event: whether to ask OpenCL
-    /// for one anyway (then [`keep`](Self::keep) it).
-    pub fn wants_event(&mut self) -> bool {
-        self.0.wants_completion()
-    }
-
-    /// Keeps `event`, of command `seq` just submitted, which
-    /// [`wants_event`](Self::wants_event) asked for (or a marker's covering
-    /// `seq`); looks at the older ones now and then.
-    pub fn keep(&mut self, seq: Seq, event: opencl3::event::Event) {
-        self.0.push(seq, ClEvent(event));
-        self.0.poll_if_due(drop);
-    }
-
-    /// Offers `event`, of command `seq` just submitted, that the caller
-    /// wanted anyway (counted here, not by `wants_event`); looks at the
-    /// older ones now and then.
-    pub fn push(&mut self, seq: Seq, event: opencl3::event::Event) {
-        self.0.offer(seq, ClEvent(event), drop);
-    }
-
-    /// Waits on the host for every event still held (their commands all
-    /// run, whatever happens to their queue).
-    pub fn wait_all(&mut self) {
-        self.0.wait_all(drop);
-    }
-
-    /// Whether every command with an event held has finished, looking
-    /// (without waiting) at the events of the newest ones (the whole queue
-    /// when its newest command is covered, see `Queue::cover_tail`).
-    pub fn all_finished(&mut self) -> bool {
-        self.0.all_finished(drop)
-    }
-
-    /// Every command up to `last` has completed (the host synchronised
-    /// after reading the lane's tail).
-    pub fn complete_upto(&mut self, last: Seq) {
-        self.0.complete_upto(last);
-    }
-
-    /// An event whose completion implies that of command `seq`, or `None`
-    /// when it has completed. `Err` when no event of it is known (the
-    /// caller then waits on the host).
-    pub fn event_covering(&self, seq: Seq) -> Result<Option<opencl3::event::Event>, ()> {
-        match self.0.cover(seq) {
-            Some(Cover::By(e)) => Ok(Some(retained(e.0.get()))),
-            Some(_) => Ok(None),
-            None => Err(()),
-        }
+/// An event whose completion implies that of command `seq`, or `None`
+/// when it has completed. `Err` when no event of it is known (the caller
+/// then waits on the host).
+pub fn event_covering(trackers: &Trackers, seq: Seq) -> Result<Option<opencl3::event::Event>, ()> {
+    match trackers.cover(seq) {
+        Some(Cover::By(e)) => Ok(Some(retained(e.0.get()))),
+        Some(_) => Ok(None),
+        None => Err(()),
     }
 }
