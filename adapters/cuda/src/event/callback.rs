@@ -31,22 +31,26 @@ use ur_core::*;
 /// The user's function, as `urEventSetCallback` received it.
 pub use dispatcher::Notify;
 
-impl CallbackEvent for Event {
+/// The event a pending callback holds. A newtype: `CallbackEvent` and the
+/// core's `Event` are both the core's, so the impl needs a type of ours.
+struct EventRef(Arc<Event>);
+
+impl CallbackEvent for EventRef {
     fn handle(&self) -> ur_event_handle_t {
-        Event::handle(self)
+        self.0.handle()
     }
 
     fn is_complete(&self) -> UrResult<bool> {
-        Event::is_complete(self)
+        super::is_complete(&self.0)
     }
 
     fn wait(&self) -> UrResult {
-        Event::wait(self)
+        super::wait(&self.0)
     }
 
     /// The host function ran: what a host wait would tell the engine.
     fn told_complete(&self) {
-        self.report_complete();
+        super::report_complete(&self.0);
     }
 }
 
@@ -55,8 +59,8 @@ impl CallbackEvent for Event {
 /// then not registered.
 pub fn register(event: Arc<Event>, notify: Notify, user_data: *mut c_void) -> UrResult {
     dispatcher::start()?;
-    let pending = Pending::new(event.clone(), notify, user_data);
-    match event.is_complete() {
+    let pending = Pending::new(EventRef(event.clone()), notify, user_data);
+    match super::is_complete(&event) {
         Ok(true) => dispatcher::hand_over(pending),
         Ok(false) => {
             if let Err((back, why)) = after_event_on_device(&event, pending) {
@@ -81,11 +85,11 @@ pub fn register(event: Arc<Event>, notify: Notify, user_data: *mut c_void) -> Ur
 /// GPU, behind a wait for its CUDA event. On failure it comes back with the
 /// reason.
 fn after_event_on_device(event: &Event, pending: Pending) -> Result<(), (Pending, ur_result_t)> {
-    let (Some(done), Some(device)) = (event.cu_event(), event.device()) else {
+    let (Some(done), Some(device)) = (event.raw.cu_event(), super::device(event)) else {
         // Nothing to wait on: `is_complete` said complete already.
         return Err((pending, UR_RESULT_ERROR_INVALID_EVENT));
     };
-    let stream = match device.callback_stream(event.stream) {
+    let stream = match device.callback_stream(event.raw.stream) {
         Ok(s) => s,
         Err(e) => return Err((pending, e)),
     };
@@ -136,7 +140,7 @@ mod tests {
     }
 
     fn complete_event() -> Arc<Event> {
-        Event::complete_for_test(Context::new(Vec::new()).unwrap())
+        crate::event::complete_for_test(Context::new(Vec::new()).unwrap())
     }
 
     const MANY: usize = 200;
@@ -201,7 +205,7 @@ mod tests {
         dispatcher::start().unwrap();
         let event = complete_event();
         let released = Arc::downgrade(&event);
-        let pending = Pending::new(event, note_handed, null_data());
+        let pending = Pending::new(EventRef(event), note_handed, null_data());
         let token = Box::into_raw(Box::new(pending)) as usize;
         // SAFETY: a token made as `after_event_on_device` makes it, used once.
         std::thread::spawn(move || unsafe { completed_on_device(token as *mut c_void) })

@@ -1,6 +1,6 @@
-//! Events: a CUDA event recorded after the command, and for profiling
-//! queues a second one recorded before it; `impl hal::Event` here, event
-//! callbacks in `callback`.
+//! Events: the core's `Event` with [`StreamEvents`] as its raw part, a CUDA
+//! event recorded after the command and for profiling queues a second one
+//! recorded before it; `impl RawEvent` here, event callbacks in `callback`.
 
 pub mod callback;
 
@@ -9,14 +9,14 @@ use crate::device::Device;
 use crate::queue::Queue;
 use crate::conv::{self, CuExt};
 use crate::driver::{self, CUstream, CuEvent};
-use crate::{Cuda, DDI};
+use crate::Cuda;
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use ur_core::engine::Stamp;
 use ur_core::boundary::NativeOwnership;
-use ur_core::hal;
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::event::RawEvent;
+use ur_core::handle::arc_of;
 use ur_core::*;
 
 /// Nanoseconds on the host's monotonic clock since the adapter first asked.
@@ -25,143 +25,124 @@ pub fn now_ns() -> u64 {
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
-#[repr(C)]
-pub struct Event {
-    header: HandleHeader,
-    pub context: Arc<Context>,
-    pub queue: Option<Arc<Queue>>,
-    pub command: ur_command_t,
+/// A UR event of this adapter: the core's, with [`StreamEvents`] as its raw
+/// part.
+pub type Event = ur_core::event::Event<Cuda>;
+
+impl ur_core::event::RawEvents for Cuda {
+    type RawEvent = StreamEvents;
+}
+
+/// The driver's side of a UR event: the CUDA events recorded around its
+/// command on the command's stream, and when the command was queued.
+pub struct StreamEvents {
     /// The stream the command ran on: work later on the same stream is
     /// ordered after it without a wait.
     pub stream: usize,
     /// Recorded after the command; `None` for an event complete when made.
     /// Shared with the queue's completion trackers.
     done: Option<Arc<CuEvent>>,
-    /// The command in the engine's graph, when the context records them.
-    pub stamp: Option<Stamp>,
+    /// The event's queue, which `done` goes back to when the event drops.
+    /// The core's event drops its own `queue` before its raw part, so the
+    /// raw part keeps this one to reach the queue's spare CUDA events.
+    reuse_in: Option<Arc<Queue>>,
     /// Recorded before the command, on profiling queues.
     start: Option<CuEvent>,
     queued_ns: u64,
 }
 
-ur_core::ur_object!(Event, Event, ur_event_handle_t_);
-
-// SAFETY: made only by `Arc::new` in this module, and handed out only
-// from there.
-unsafe impl ArcObject for Event {}
-
-impl Event {
-    pub fn recorded(
-        queue: &Arc<Queue>,
-        command: ur_command_t,
-        stream: CUstream,
-        done: Arc<CuEvent>,
-        stamp: Option<Stamp>,
-        start: Option<CuEvent>,
-        queued_ns: u64,
-    ) -> Arc<Event> {
-        Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            context: queue.context.clone(),
-            queue: Some(queue.clone()),
-            command,
-            stream: stream as usize,
-            done: Some(done),
-            stamp,
-            start,
-            queued_ns,
-        })
-    }
-
-    /// An event complete when made, with no CUDA event: for tests that
-    /// run without a driver.
-    #[cfg(test)]
-    pub fn complete_for_test(context: Arc<Context>) -> Arc<Event> {
-        Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            context,
-            queue: None,
-            command: UR_COMMAND_EVENTS_WAIT,
-            stream: 0,
-            done: None,
-            stamp: None,
-            start: None,
-            queued_ns: now_ns(),
-        })
-    }
-
-    pub fn handle(&self) -> ur_event_handle_t {
-        ur_core::handle::handle_of(self)
-    }
-
+impl StreamEvents {
     /// The CUDA event later work waits on; `None` when already complete.
     pub fn cu_event(&self) -> Option<&CuEvent> {
         self.done.as_deref()
     }
+}
 
-    /// Tells the engine the command has completed.
-    pub(super) fn report_complete(&self) {
-        if let Some(s) = self.stamp {
-            self.context.engine.dag().complete(s);
-        }
-    }
+/// The event of a command `queue` put on `stream`: complete once `done`
+/// is, timed by `start` on profiling queues.
+pub fn recorded(
+    queue: &Arc<Queue>,
+    command: ur_command_t,
+    stream: CUstream,
+    done: Arc<CuEvent>,
+    stamp: Option<Stamp>,
+    start: Option<CuEvent>,
+    queued_ns: u64,
+) -> Arc<Event> {
+    let raw = StreamEvents {
+        stream: stream as usize,
+        done: Some(done),
+        reuse_in: Some(queue.clone()),
+        start,
+        queued_ns,
+    };
+    Event::new(Some(queue.clone()), queue.context.clone(), command, stamp, raw)
+}
 
-    pub fn is_complete(&self) -> UrResult<bool> {
-        let done = match &self.done {
-            None => true,
-            Some(e) => {
-                self.activate()?;
-                e.is_complete().cu()?
-            }
-        };
-        if done {
-            self.report_complete();
-        }
-        Ok(done)
-    }
+/// An event complete when made, with no CUDA event: for tests that
+/// run without a driver.
+#[cfg(test)]
+pub fn complete_for_test(context: Arc<Context>) -> Arc<Event> {
+    let raw = StreamEvents {
+        stream: 0,
+        done: None,
+        reuse_in: None,
+        start: None,
+        queued_ns: now_ns(),
+    };
+    Event::new(None, context, UR_COMMAND_EVENTS_WAIT, None, raw)
+}
 
-    /// The GPU whose context is made current to use the CUDA event: the
-    /// queue's, or for an event from a native handle the context's first.
-    pub(super) fn device(&self) -> Option<&Arc<Device>> {
-        match &self.queue {
-            Some(q) => Some(&q.device),
-            None => self.context.devices.first(),
-        }
-    }
-
-    fn activate(&self) -> UrResult {
-        if let Some(d) = self.device() {
-            d.activate()?;
-        }
-        Ok(())
-    }
-
-    /// Blocks until the command has completed.
-    pub fn wait(&self) -> UrResult {
-        if let Some(e) = &self.done {
-            self.activate()?;
-            e.synchronize().cu()?;
-        }
-        self.report_complete();
-        Ok(())
+/// Tells the engine the command has completed.
+pub(super) fn report_complete(event: &Event) {
+    if let Some(s) = event.stamp {
+        event.context.engine.dag().complete(s);
     }
 }
 
-impl hal::Event<Cuda> for Event {
-    fn queue(&self) -> Option<&Queue> {
-        self.queue.as_deref()
+pub fn is_complete(event: &Event) -> UrResult<bool> {
+    let done = match &event.raw.done {
+        None => true,
+        Some(e) => {
+            activate(event)?;
+            e.is_complete().cu()?
+        }
+    };
+    if done {
+        report_complete(event);
     }
+    Ok(done)
+}
 
-    fn context(&self) -> &Context {
-        &self.context
+/// The GPU whose context is made current to use the CUDA event: the
+/// queue's, or for an event from a native handle the context's first.
+pub(super) fn device(event: &Event) -> Option<&Arc<Device>> {
+    match &event.queue {
+        Some(q) => Some(&q.device),
+        None => event.context.devices.first(),
     }
+}
 
-    fn command_type(&self) -> ur_command_t {
-        self.command
+fn activate(event: &Event) -> UrResult {
+    if let Some(d) = device(event) {
+        d.activate()?;
     }
+    Ok(())
+}
 
-    fn status(&self) -> UrResult<ur_event_status_t> {
-        Ok(if self.is_complete()? {
+/// Blocks until the command has completed.
+pub fn wait(event: &Event) -> UrResult {
+    if let Some(e) = &event.raw.done {
+        activate(event)?;
+        e.synchronize().cu()?;
+    }
+    report_complete(event);
+    Ok(())
+}
+
+impl RawEvent<Cuda> for StreamEvents {
+    fn status(event: &Event) -> UrResult<ur_event_status_t> {
+        Ok(if is_complete(event)? {
             UR_EVENT_STATUS_COMPLETE
         } else {
             UR_EVENT_STATUS_SUBMITTED
@@ -171,15 +152,15 @@ impl hal::Event<Cuda> for Event {
     /// `urEventGetProfilingInfo`: host times for queued and submitted, device
     /// times (placed on the host clock through the queue's base event) for
     /// start and end.
-    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
-        let queue = self
+    fn profiling(event: &Event, prop: ur_profiling_info_t) -> UrResult<u64> {
+        let queue = event
             .queue
             .as_ref()
             .ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
         let (base, base_ns) = queue
             .profiling_base()
             .ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
-        let (Some(start), Some(done)) = (&self.start, &self.done) else {
+        let (Some(start), Some(done)) = (&event.raw.start, &event.raw.done) else {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         };
         let device_time = |e: &CuEvent| -> UrResult<u64> {
@@ -190,10 +171,10 @@ impl hal::Event<Cuda> for Event {
             Ok(base_ns + conv::ms_to_ns(ms))
         };
         let ns = match prop {
-            UR_PROFILING_INFO_COMMAND_QUEUED | UR_PROFILING_INFO_COMMAND_SUBMIT => self.queued_ns,
-            UR_PROFILING_INFO_COMMAND_START => device_time(start)?.max(self.queued_ns),
+            UR_PROFILING_INFO_COMMAND_QUEUED | UR_PROFILING_INFO_COMMAND_SUBMIT => event.raw.queued_ns,
+            UR_PROFILING_INFO_COMMAND_START => device_time(start)?.max(event.raw.queued_ns),
             UR_PROFILING_INFO_COMMAND_END | UR_PROFILING_INFO_COMMAND_COMPLETE => {
-                let begin = device_time(start)?.max(self.queued_ns);
+                let begin = device_time(start)?.max(event.raw.queued_ns);
                 device_time(done)?.max(begin)
             }
             _ => return Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
@@ -201,8 +182,8 @@ impl hal::Event<Cuda> for Event {
         Ok(ns)
     }
 
-    fn wait(&self) -> UrResult {
-        Event::wait(self)
+    fn wait(event: &Event) -> UrResult {
+        self::wait(event)
     }
 
     fn host_sync(context: &Context) {
@@ -215,16 +196,16 @@ impl hal::Event<Cuda> for Event {
     /// tells completion only; the earlier stages have no signal (the core
     /// answers them `UNSUPPORTED_ENUMERATION`).
     fn set_callback(
-        &self,
+        event: &Event,
         _on: ur_execution_info_t,
         callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
     ) -> UrResult {
-        callback::register(arc_of(self), callback, user_data)
+        callback::register(arc_of(event), callback, user_data)
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.cu_event().map_or(std::ptr::null_mut(), |e| e.raw()) as ur_native_handle_t)
+    fn native_handle(event: &Event) -> UrResult<ur_native_handle_t> {
+        Ok(event.raw.cu_event().map_or(std::ptr::null_mut(), |e| e.raw()) as ur_native_handle_t)
     }
 
     /// `urEventCreateWithNativeHandle`: an event whose completion is the
@@ -235,30 +216,28 @@ impl hal::Event<Cuda> for Event {
         native: ur_native_handle_t,
         context: &Context,
         ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
+    ) -> UrResult<Arc<Event>> {
         let owned = ownership == NativeOwnership::Owned;
         let native = CuEvent::from_raw(native as driver::CUevent, owned);
         let context = arc_of(context);
-        Ok(Arc::new(Event {
-            header: HandleHeader::new(&DDI, ObjectKind::Event),
-            context,
-            queue: None,
-            command: UR_COMMAND_EVENTS_WAIT,
+        let raw = StreamEvents {
             // No stream of ours: every queue waits for it explicitly.
             stream: 0,
             done: Some(Arc::new(native)),
-            stamp: None,
+            reuse_in: None,
             start: None,
             queued_ns: now_ns(),
-        }))
+        };
+        Ok(Event::new(None, context, UR_COMMAND_EVENTS_WAIT, None, raw))
     }
 }
 
-impl Drop for Event {
+impl Drop for StreamEvents {
     fn drop(&mut self) {
         // Untimed events go back to their queue for reuse: creating a CUDA
-        // event costs more than recording one.
-        if let (Some(q), Some(e)) = (&self.queue, self.done.take()) {
+        // event costs more than recording one. `reuse_in` is this raw
+        // part's own reference: the core's `queue` may be gone already.
+        if let (Some(q), Some(e)) = (&self.reuse_in, self.done.take()) {
             if let Ok(e) = Arc::try_unwrap(e) {
                 q.recycle_event(e);
             }

@@ -211,7 +211,7 @@ impl Queue {
         }
         if let Some(s) = wait
             .iter()
-            .find_map(|e| self.streams.iter().find(|s| s.raw() as usize == e.stream))
+            .find_map(|e| self.streams.iter().find(|s| s.raw() as usize == e.raw.stream))
         {
             return s;
         }
@@ -223,8 +223,8 @@ impl Queue {
     fn wait_for(&self, stream: &Stream, wait: &[&Event]) -> UrResult<bool> {
         let mut waited = false;
         for e in wait {
-            let Some(done) = e.cu_event() else { continue };
-            if e.stream == stream.raw() as usize {
+            let Some(done) = e.raw.cu_event() else { continue };
+            if e.raw.stream == stream.raw() as usize {
                 continue;
             }
             if let Some(q) = &e.queue {

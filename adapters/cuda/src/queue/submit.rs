@@ -234,7 +234,7 @@ impl Queue {
             }
         }
         let event = match (want_event, done) {
-            (true, Some(done)) => Some(Event::recorded(
+            (true, Some(done)) => Some(crate::event::recorded(
                 self,
                 command,
                 stream.raw(),
@@ -287,9 +287,9 @@ impl Queue {
         if spread {
             let gate = done
                 .as_ref()
-                .and_then(|e| e.cu_event())
+                .and_then(|e| e.raw.cu_event())
                 .ok_or(UR_RESULT_ERROR_UNKNOWN)?;
-            let gate_stream = done.as_ref().map_or(0, |e| e.stream);
+            let gate_stream = done.as_ref().map_or(0, |e| e.raw.stream);
             for other in self
                 .streams
                 .iter()

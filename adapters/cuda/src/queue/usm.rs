@@ -75,7 +75,7 @@ impl Queue {
                 unsafe { driver::memcpy_async(dst as u64, src as u64, size, s.raw()) }.cu()
             })?;
         if blocking {
-            event.as_ref().map_or(Ok(()), |e| e.wait())?;
+            event.as_deref().map_or(Ok(()), crate::event::wait)?;
         }
         Ok(if want_event { event } else { None })
     }
