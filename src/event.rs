@@ -55,6 +55,10 @@ pub trait RawEvent<B: RawEvents>: Send + Sync + Sized + 'static {
     fn native_handle(_event: &Event<B>) -> UrResult<ur_native_handle_t> {
         Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     }
+    /// Runs once as the event goes, before its fields drop, so that the
+    /// backend may give raw resources back to the event's queue while the
+    /// event still holds it.
+    fn release(_event: &mut Event<B>) {}
     fn from_native(
         _native: ur_native_handle_t,
         _context: &B::Context,
@@ -104,6 +108,12 @@ impl<B: RawEvents> Event<B> {
     /// The event's handle (the caller owns no reference through it).
     pub fn handle(&self) -> ur_event_handle_t {
         handle_of(self)
+    }
+}
+
+impl<B: RawEvents> Drop for Event<B> {
+    fn drop(&mut self) {
+        B::RawEvent::release(self);
     }
 }
 

@@ -42,10 +42,6 @@ pub struct StreamEvents {
     /// Recorded after the command; `None` for an event complete when made.
     /// Shared with the queue's completion trackers.
     done: Option<Arc<CuEvent>>,
-    /// The event's queue, which `done` goes back to when the event drops.
-    /// The core's event drops its own `queue` before its raw part, so the
-    /// raw part keeps this one to reach the queue's spare CUDA events.
-    reuse_in: Option<Arc<Queue>>,
     /// Recorded before the command, on profiling queues.
     start: Option<CuEvent>,
     queued_ns: u64,
@@ -72,7 +68,6 @@ pub fn recorded(
     let raw = StreamEvents {
         stream: stream as usize,
         done: Some(done),
-        reuse_in: Some(queue.clone()),
         start,
         queued_ns,
     };
@@ -86,7 +81,6 @@ pub fn complete_for_test(context: Arc<Context>) -> Arc<Event> {
     let raw = StreamEvents {
         stream: 0,
         done: None,
-        reuse_in: None,
         start: None,
         queued_ns: now_ns(),
     };
@@ -224,20 +218,17 @@ impl RawEvent<Cuda> for StreamEvents {
             // No stream of ours: every queue waits for it explicitly.
             stream: 0,
             done: Some(Arc::new(native)),
-            reuse_in: None,
             start: None,
             queued_ns: now_ns(),
         };
         Ok(Event::new(None, context, UR_COMMAND_EVENTS_WAIT, None, raw))
     }
-}
 
-impl Drop for StreamEvents {
-    fn drop(&mut self) {
-        // Untimed events go back to their queue for reuse: creating a CUDA
-        // event costs more than recording one. `reuse_in` is this raw
-        // part's own reference: the core's `queue` may be gone already.
-        if let (Some(q), Some(e)) = (&self.reuse_in, self.done.take()) {
+    /// An event's finished CUDA event goes back to its queue for reuse:
+    /// creating a CUDA event costs more than recording one. Only a queue's
+    /// own, untimed events are recycled (native events have no queue).
+    fn release(event: &mut Event) {
+        if let (Some(q), Some(e)) = (&event.queue, event.raw.done.take()) {
             if let Ok(e) = Arc::try_unwrap(e) {
                 q.recycle_event(e);
             }
