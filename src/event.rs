@@ -11,17 +11,11 @@ use crate::hal::Backend;
 use crate::handle::{arc_of, handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
 use crate::UrResult;
 use core::ffi::c_void;
-use std::marker::PhantomData;
 use std::sync::Arc;
-
-/// A backend whose events are [`Event`]s: its raw event type.
-pub trait RawEvents: Backend<Event = Event<Self>> {
-    type RawEvent: RawEvent<Self>;
-}
 
 /// The driver's side of an event. Each function gets the whole event, so
 /// that the raw part holds only what the driver needs.
-pub trait RawEvent<B: RawEvents>: Send + Sync + Sized + 'static {
+pub trait RawEvent<B: Backend>: Send + Sync + Sized + 'static {
     /// `UR_EVENT_INFO_COMMAND_EXECUTION_STATUS`.
     fn status(event: &Event<B>) -> UrResult<ur_event_status_t>;
     /// A failed command's event: a wait list holding it is
@@ -49,7 +43,7 @@ pub trait RawEvent<B: RawEvents>: Send + Sync + Sized + 'static {
         callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
         user_data: *mut c_void,
     ) -> UrResult {
-        let watched = crate::event_callback::HalEvent::<B, Event<B>>(arc_of(event), PhantomData);
+        let watched = crate::event_callback::WatchedEvent::<B>(arc_of(event));
         crate::event_callback::register(watched, callback, user_data)
     }
     fn native_handle(_event: &Event<B>) -> UrResult<ur_native_handle_t> {
@@ -70,7 +64,7 @@ pub trait RawEvent<B: RawEvents>: Send + Sync + Sized + 'static {
 
 /// A UR event. Its fields never change after it is made.
 #[repr(C)]
-pub struct Event<B: RawEvents> {
+pub struct Event<B: Backend> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
     /// The queue that enqueued the command (none for a native event).
@@ -86,15 +80,15 @@ pub struct Event<B: RawEvents> {
 }
 
 // SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: RawEvents> UrObject for Event<B> {
+unsafe impl<B: Backend> UrObject for Event<B> {
     const KIND: ObjectKind = ObjectKind::Event;
     type Handle = ur_event_handle_t_;
 }
 
 // SAFETY: events are made only by `Event::new`, in an `Arc`.
-unsafe impl<B: RawEvents> ArcObject for Event<B> {}
+unsafe impl<B: Backend> ArcObject for Event<B> {}
 
-impl<B: RawEvents> Event<B> {
+impl<B: Backend> Event<B> {
     pub fn new(
         queue: Option<Arc<B::Queue>>,
         context: Arc<B::Context>,
@@ -111,52 +105,31 @@ impl<B: RawEvents> Event<B> {
     }
 }
 
-impl<B: RawEvents> Drop for Event<B> {
+impl<B: Backend> Drop for Event<B> {
     fn drop(&mut self) {
         B::RawEvent::release(self);
     }
 }
 
-// The core still reaches events through `hal::Event`; its answers are the
-// event's own fields, or the raw event's.
-impl<B: RawEvents> crate::hal::Event<B> for Event<B> {
-    fn queue(&self) -> Option<&B::Queue> {
-        self.queue.as_deref()
-    }
-    fn context(&self) -> &B::Context {
-        &self.context
-    }
-    fn command_type(&self) -> ur_command_t {
-        self.command
-    }
-    fn status(&self) -> UrResult<ur_event_status_t> {
+/// What the core asks of an event: its own fields, or the raw event's
+/// answer.
+impl<B: Backend> Event<B> {
+    pub fn status(&self) -> UrResult<ur_event_status_t> {
         B::RawEvent::status(self)
     }
-    fn failed(&self) -> bool {
+    pub fn failed(&self) -> bool {
         B::RawEvent::failed(self)
     }
-    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
+    pub fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64> {
         B::RawEvent::profiling(self, prop)
     }
-    fn wait(&self) -> UrResult {
+    pub fn wait(&self) -> UrResult {
         B::RawEvent::wait(self)
     }
-    fn host_sync(context: &B::Context) {
-        B::RawEvent::host_sync(context)
-    }
-    const CALLBACKS_BEFORE_COMPLETE: bool = B::RawEvent::CALLBACKS_BEFORE_COMPLETE;
-    fn set_callback(
-        &self,
-        on: ur_execution_info_t,
-        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) -> UrResult {
-        B::RawEvent::set_callback(self, on, callback, user_data)
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawEvent::native_handle(self)
     }
-    fn from_native(native: ur_native_handle_t, context: &B::Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    pub fn from_native(native: ur_native_handle_t, context: &B::Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
         B::RawEvent::from_native(native, context, ownership)
     }
 }

@@ -44,7 +44,6 @@ use crate::log;
 use crate::UrResult;
 use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use std::sync::Arc;
@@ -172,11 +171,11 @@ pub fn register(event: impl CallbackEvent, notify: Notify, user_data: *mut c_voi
     Ok(())
 }
 
-/// A backend's event as the dispatcher sees it, for the default
-/// `hal::Event::set_callback`: completion from `status`, as a query would.
-pub(crate) struct HalEvent<B, E>(pub Arc<E>, pub PhantomData<fn() -> B>);
+/// An event as the dispatcher sees it, for the default
+/// `RawEvent::set_callback`: completion from `status`, as a query would.
+pub(crate) struct WatchedEvent<B: Backend>(pub Arc<crate::event::Event<B>>);
 
-impl<B: Backend, E: crate::hal::Event<B>> CallbackEvent for HalEvent<B, E> {
+impl<B: Backend> CallbackEvent for WatchedEvent<B> {
     fn handle(&self) -> ur_event_handle_t {
         handle_of(&*self.0)
     }

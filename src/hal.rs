@@ -19,7 +19,8 @@ use crate::boundary::NativeOwnership;
 use crate::engine::{Lane, PoolConfig, SlabMap, SlabOfPool, UsmKind};
 use crate::queue::{EngineCommand, Waits};
 use crate::extended_deleter::ExtendedDeleter;
-use crate::handle::{arc_of, ArcObject, UrObject};
+use crate::event::{Event, RawEvent};
+use crate::handle::{ArcObject, UrObject};
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
 use crate::usm_async::{PoolApi, PoolDesc};
@@ -39,7 +40,8 @@ pub trait Backend: crate::adapter::Backend + Sized {
     type Device: Device<Self>;
     type Context: Context<Self>;
     type Queue: Queue<Self>;
-    type Event: Event<Self>;
+    /// The backend's part of an event (`crate::event`).
+    type RawEvent: RawEvent<Self>;
     type Pool: Pool<Self>;
     type Program: Program<Self>;
     type Kernel: Kernel<Self>;
@@ -82,9 +84,9 @@ impl<'a, B: Backend> Events<'a, B> {
         self.handles
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &'a B::Event> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = &'a Event<B>> + '_ {
         // SAFETY: checked in `checked`.
-        self.handles.iter().map(|&h| unsafe { crate::handle::object_of::<B::Event>(h) })
+        self.handles.iter().map(|&h| unsafe { crate::handle::object_of::<Event<B>>(h) })
     }
 }
 
@@ -349,7 +351,7 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
         command: UsmCommand<'_>,
         waits: Events<'_, B>,
         completion: Completion,
-    ) -> UrResult<Option<Arc<B::Event>>>;
+    ) -> UrResult<Option<Arc<Event<B>>>>;
     /// Whether async allocations are served (`ASYNC_USM_ALLOCATIONS_SUPPORT`).
     fn async_alloc_supported(&self) -> bool;
 
@@ -386,7 +388,7 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
         order: Self::Order<'_>,
         command: EngineCommand<'_>,
         waits: Waits<Self::RawWait<'_>>,
-    ) -> UrResult<Option<Arc<B::Event>>>;
+    ) -> UrResult<Option<Arc<Event<B>>>>;
     /// An async allocation that the backend serves itself rather than the
     /// engine (a driver's own pool): `None` leaves it to the engine.
     fn alloc_outside_engine(
@@ -396,7 +398,7 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
         _size: usize,
         _events: Events<'_, B>,
         _want_event: bool,
-    ) -> Option<UrResult<(*mut c_void, Option<Arc<B::Event>>)>> {
+    ) -> Option<UrResult<(*mut c_void, Option<Arc<Event<B>>>)>> {
         None
     }
     /// An async free of a pointer no engine pool of the context holds. By
@@ -407,58 +409,8 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
         _ptr: *mut c_void,
         _events: Events<'_, B>,
         _want_event: bool,
-    ) -> UrResult<Option<Arc<B::Event>>> {
+    ) -> UrResult<Option<Arc<Event<B>>>> {
         Err(UR_RESULT_ERROR_INVALID_VALUE)
-    }
-}
-
-/// Events live in `Arc`s: a pending callback holds its event.
-pub trait Event<B: Backend>: ArcObject<Handle = ur_event_handle_t_> {
-    /// The queue that enqueued the command (none for a native event).
-    fn queue(&self) -> Option<&B::Queue>;
-    fn context(&self) -> &B::Context;
-    fn command_type(&self) -> ur_command_t;
-    fn status(&self) -> UrResult<ur_event_status_t>;
-    /// A failed command's event: a wait list holding it is
-    /// `IN_EVENT_LIST_EXEC_STATUS`. By default none: a backend whose
-    /// command errors surface from the call that waits keeps no failed
-    /// state (CUDA, Level Zero).
-    fn failed(&self) -> bool {
-        false
-    }
-    /// `UR_PROFILING_INFO_*` in nanoseconds.
-    fn profiling(&self, prop: ur_profiling_info_t) -> UrResult<u64>;
-    /// Blocks until the command completed; its error when it failed.
-    fn wait(&self) -> UrResult;
-    /// A host synchronisation point after waits on events of `context`.
-    fn host_sync(context: &B::Context);
-    /// Whether `set_callback` takes `SUBMITTED` and `RUNNING` besides
-    /// `COMPLETE`. When not (events that tell completion only), the core
-    /// answers those two `UNSUPPORTED_ENUMERATION` before `set_callback`.
-    const CALLBACKS_BEFORE_COMPLETE: bool = false;
-    /// `urEventSetCallback`: `on` is `COMPLETE`, or `SUBMITTED`/`RUNNING`
-    /// with [`Event::CALLBACKS_BEFORE_COMPLETE`] (the core checked it). The
-    /// default serves a backend whose events tell completion only: the
-    /// core's callback dispatcher (`event_callback`) holds the event,
-    /// watches it until it completes, then calls `callback`.
-    fn set_callback(
-        &self,
-        _on: ur_execution_info_t,
-        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) -> UrResult {
-        let event = crate::event_callback::HalEvent::<B, Self>(arc_of(self), PhantomData);
-        crate::event_callback::register(event, callback, user_data)
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Err(UNSUPPORTED)
-    }
-    fn from_native(
-        _native: ur_native_handle_t,
-        _context: &B::Context,
-        _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
-        Err(UNSUPPORTED)
     }
 }
 
@@ -617,7 +569,7 @@ pub trait Kernel<B: Backend>: UrObject<Handle = ur_kernel_handle_t_> {
         cooperative: bool,
         waits: Events<'_, B>,
         want_event: bool,
-    ) -> UrResult<Option<Arc<B::Event>>>;
+    ) -> UrResult<Option<Arc<Event<B>>>>;
 }
 
 /// The program type of a backend without programs: no value exists.
@@ -693,7 +645,7 @@ impl<B: Backend> Kernel<B> for NoKernel {
         _: bool,
         _: Events<'_, B>,
         _: bool,
-    ) -> UrResult<Option<Arc<B::Event>>> {
+    ) -> UrResult<Option<Arc<Event<B>>>> {
         match *self {}
     }
 }

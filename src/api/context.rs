@@ -46,7 +46,7 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
     })
 }
 
-super::info_entry!(Context, ur_context_handle_t, ur_context_info_t, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, |context, prop, out| {
+super::info_entry!(B::Context, ur_context_handle_t, ur_context_info_t, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, |context, prop, out| {
     match prop {
         UR_CONTEXT_INFO_NUM_DEVICES => out.value(context.devices().len() as u32),
         UR_CONTEXT_INFO_DEVICES => out.slice(&context.devices().map(handle::handle_of).collect::<Vec<_>>()),
@@ -58,7 +58,7 @@ super::info_entry!(Context, ur_context_handle_t, ur_context_info_t, UR_CONTEXT_I
     }
 });
 
-super::native_handle_entry!(Context, ur_context_handle_t);
+super::native_handle_entry!(B::Context, ur_context_handle_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,

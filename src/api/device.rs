@@ -125,7 +125,7 @@ pub(super) unsafe extern "C" fn select_binary_entry<B: Backend>(
     })
 }
 
-super::native_handle_entry!(Device, ur_device_handle_t);
+super::native_handle_entry!(B::Device, ur_device_handle_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,

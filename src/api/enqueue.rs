@@ -3,7 +3,8 @@
 use super::{deliver, obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null};
-use crate::hal::{region_bytes, Backend, Completion, Context as _, Event as _, Events, Queue, UsmCommand};
+use crate::event::RawEvent;
+use crate::hal::{region_bytes, Backend, Completion, Context as _, Events, Queue, UsmCommand};
 use crate::UrResult;
 use core::ffi::c_void;
 
@@ -24,7 +25,7 @@ unsafe fn submit<B: Backend>(
     if blocking {
         if let Some(e) = &event {
             let outcome = e.wait();
-            B::Event::host_sync(queue.context());
+            <B::RawEvent as RawEvent<B>>::host_sync(queue.context());
             outcome?;
         }
     }

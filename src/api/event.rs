@@ -3,16 +3,17 @@
 use super::obj;
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null, slice_arg};
-use crate::hal::{Backend, Event};
+use crate::event::{Event, RawEvent};
+use crate::hal::Backend;
 use crate::handle;
 use crate::info::InfoOut;
 use core::ffi::c_void;
 
-super::info_entry!(Event, ur_event_handle_t, ur_event_info_t, UR_EVENT_INFO_REFERENCE_COUNT, |event, prop, out| {
+super::info_entry!(crate::event::Event<B>, ur_event_handle_t, ur_event_info_t, UR_EVENT_INFO_REFERENCE_COUNT, |event, prop, out| {
     match prop {
-        UR_EVENT_INFO_COMMAND_QUEUE => out.value(event.queue().map_or(std::ptr::null_mut(), handle::handle_of)),
-        UR_EVENT_INFO_CONTEXT => out.value(handle::handle_of(event.context())),
-        UR_EVENT_INFO_COMMAND_TYPE => out.value(event.command_type()),
+        UR_EVENT_INFO_COMMAND_QUEUE => out.value(event.queue.as_deref().map_or(std::ptr::null_mut(), handle::handle_of)),
+        UR_EVENT_INFO_CONTEXT => out.value(handle::handle_of(&*event.context)),
+        UR_EVENT_INFO_COMMAND_TYPE => out.value(event.command),
         UR_EVENT_INFO_COMMAND_EXECUTION_STATUS => out.value(event.status()?),
         _ => out.value(handle::ref_count_of(event)),
     }
@@ -26,7 +27,7 @@ pub(super) unsafe extern "C" fn get_profiling_info<B: Backend>(
     size_ret: *mut usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        let event = obj::<B, B::Event>(h)?;
+        let event = obj::<B, Event<B>>(h)?;
         super::prop_in_range(prop.0, UR_PROFILING_INFO_COMMAND_COMPLETE.0, &[])?;
         // This query names a zero size with a buffer INVALID_VALUE, not
         // INVALID_SIZE.
@@ -48,7 +49,7 @@ pub(super) unsafe extern "C" fn wait<B: Backend>(count: u32, list: *const ur_eve
         }
         let events = slice_arg(list, count)?
             .iter()
-            .map(|&h| obj::<B, B::Event>(h))
+            .map(|&h| obj::<B, Event<B>>(h))
             .collect::<Result<Vec<_>, _>>()?;
         let mut outcome = Ok(());
         for e in &events {
@@ -56,19 +57,19 @@ pub(super) unsafe extern "C" fn wait<B: Backend>(count: u32, list: *const ur_eve
         }
         let mut contexts: Vec<&B::Context> = Vec::new();
         for e in &events {
-            let context = e.context();
+            let context = &*e.context;
             if !contexts.iter().any(|c| std::ptr::eq(*c, context)) {
                 contexts.push(context);
-                B::Event::host_sync(context);
+                B::RawEvent::host_sync(context);
             }
         }
         outcome.map_err(|_| UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS)
     })
 }
 
-super::native_handle_entry!(Event, ur_event_handle_t);
+super::native_handle_entry!(crate::event::Event<B>, ur_event_handle_t);
 
-super::native_in_context_entry!(Event, ur_event_native_properties_t, ur_event_handle_t);
+super::native_in_context_entry!(crate::event::Event<B>, ur_event_native_properties_t, ur_event_handle_t);
 
 pub(super) unsafe extern "C" fn set_callback<B: Backend>(
     h: ur_event_handle_t,
@@ -77,7 +78,7 @@ pub(super) unsafe extern "C" fn set_callback<B: Backend>(
     user_data: *mut c_void,
 ) -> ur_result_t {
     ffi_call(|| {
-        let event = obj::<B, B::Event>(h)?;
+        let event = obj::<B, Event<B>>(h)?;
         if on.0 > UR_EXECUTION_INFO_QUEUED.0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
@@ -85,10 +86,10 @@ pub(super) unsafe extern "C" fn set_callback<B: Backend>(
         // No backend calls back on queueing; a backend whose events tell
         // completion only takes nothing earlier than completion.
         if on == UR_EXECUTION_INFO_QUEUED
-            || (on != UR_EXECUTION_INFO_COMPLETE && !<B::Event as Event<B>>::CALLBACKS_BEFORE_COMPLETE)
+            || (on != UR_EXECUTION_INFO_COMPLETE && !B::RawEvent::CALLBACKS_BEFORE_COMPLETE)
         {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
         }
-        event.set_callback(on, callback, user_data)
+        B::RawEvent::set_callback(event, on, callback, user_data)
     })
 }

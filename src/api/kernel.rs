@@ -21,7 +21,7 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
     })
 }
 
-super::info_entry!(Kernel, ur_kernel_handle_t, ur_kernel_info_t, UR_KERNEL_INFO_SPILL_MEM_SIZE, |kernel, prop, out| {
+super::info_entry!(B::Kernel, ur_kernel_handle_t, ur_kernel_info_t, UR_KERNEL_INFO_SPILL_MEM_SIZE, |kernel, prop, out| {
     match prop {
         UR_KERNEL_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(kernel)),
         UR_KERNEL_INFO_CONTEXT => out.value(handle::handle_of(kernel.program().context())),
@@ -30,8 +30,8 @@ super::info_entry!(Kernel, ur_kernel_handle_t, ur_kernel_info_t, UR_KERNEL_INFO_
     }
 });
 
-super::device_query_entry!(get_group_info, Kernel, ur_kernel_handle_t, ur_kernel_group_info_t, UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE, group_info);
-super::device_query_entry!(get_sub_group_info, Kernel, ur_kernel_handle_t, ur_kernel_sub_group_info_t, UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL, sub_group_info);
+super::device_query_entry!(get_group_info, B::Kernel, ur_kernel_handle_t, ur_kernel_group_info_t, UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE, group_info);
+super::device_query_entry!(get_sub_group_info, B::Kernel, ur_kernel_handle_t, ur_kernel_sub_group_info_t, UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL, sub_group_info);
 
 pub(super) unsafe extern "C" fn set_exec_info<B: Backend>(
     h: ur_kernel_handle_t,
@@ -70,7 +70,7 @@ pub(super) unsafe extern "C" fn get_suggested_local_work_size<B: Backend>(
     })
 }
 
-super::native_handle_entry!(Kernel, ur_kernel_handle_t);
+super::native_handle_entry!(B::Kernel, ur_kernel_handle_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,

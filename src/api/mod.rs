@@ -18,7 +18,7 @@
 /// and the size protocol are checked, then `$body` answers with `$o`, `$prop`
 /// and `$out` bound.
 macro_rules! info_entry {
-    ($obj:ident, $handle:ty, $prop_ty:ty, $last:expr, |$o:ident, $prop:ident, $out:ident| $body:block) => {
+    ($obj:ty, $handle:ty, $prop_ty:ty, $last:expr, |$o:ident, $prop:ident, $out:ident| $body:block) => {
         pub(super) unsafe extern "C" fn get_info<B: Backend>(
             h: $handle,
             $prop: $prop_ty,
@@ -27,7 +27,7 @@ macro_rules! info_entry {
             size_ret: *mut usize,
         ) -> ur_result_t {
             crate::boundary::ffi_call(|| {
-                let $o = super::obj::<B, B::$obj>(h)?;
+                let $o = super::obj::<B, $obj>(h)?;
                 super::prop_in_range($prop.0, $last.0, &[])?;
                 let $out = crate::info::InfoOut::new(size, value, size_ret)?;
                 $body
@@ -40,14 +40,14 @@ macro_rules! info_entry {
 /// objects `$obj` behind handles `$handle` (`$skip` names an argument
 /// before the output that no backend reads).
 macro_rules! native_handle_entry {
-    ($obj:ident, $handle:ty $(, $skip:ident: $skip_ty:ty)?) => {
+    ($obj:ty, $handle:ty $(, $skip:ident: $skip_ty:ty)?) => {
         pub(super) unsafe extern "C" fn get_native_handle<B: Backend>(
             h: $handle,
             $($skip: $skip_ty,)?
             out: *mut ur_native_handle_t,
         ) -> ur_result_t {
             crate::boundary::ffi_call(|| {
-                let object = super::obj::<B, B::$obj>(h)?;
+                let object = super::obj::<B, $obj>(h)?;
                 crate::boundary::non_null(out)?;
                 crate::boundary::write_out(out, object.native_handle()?)
             })
@@ -64,7 +64,7 @@ macro_rules! slots {
 /// native handle within a context (`$props` the properties' type, `$handle`
 /// the new handle's).
 macro_rules! native_in_context_entry {
-    ($obj:ident, $props:ty, $handle:ty) => {
+    ($obj:ty, $props:ty, $handle:ty) => {
         pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
             native: ur_native_handle_t,
             context: ur_context_handle_t,
@@ -74,7 +74,7 @@ macro_rules! native_in_context_entry {
             crate::boundary::ffi_call(|| {
                 let context = super::obj::<B, B::Context>(context)?;
                 let (ownership, _) = crate::boundary::native_args(native, false, properties, out)?;
-                let object = B::$obj::from_native(native, context, ownership)?;
+                let object = <$obj>::from_native(native, context, ownership)?;
                 crate::boundary::write_out(out, crate::handle::into_handle(object))
             })
         }
@@ -85,7 +85,7 @@ macro_rules! native_in_context_entry {
 /// object, the device, the query's range (up to `$last`), then the
 /// backend's `$query`.
 macro_rules! device_query_entry {
-    ($name:ident, $obj:ident, $handle:ty, $prop_ty:ty, $last:expr, $query:ident) => {
+    ($name:ident, $obj:ty, $handle:ty, $prop_ty:ty, $last:expr, $query:ident) => {
         pub(super) unsafe extern "C" fn $name<B: Backend>(
             h: $handle,
             device: ur_device_handle_t,
@@ -95,7 +95,7 @@ macro_rules! device_query_entry {
             size_ret: *mut usize,
         ) -> ur_result_t {
             crate::boundary::ffi_call(|| {
-                let object = super::obj::<B, B::$obj>(h)?;
+                let object = super::obj::<B, $obj>(h)?;
                 let device = super::obj::<B, B::Device>(device)?;
                 super::prop_in_range(prop.0, $last.0, &[])?;
                 object.$query(device, prop, crate::info::InfoOut::new(size, value, size_ret)?)
@@ -121,7 +121,8 @@ mod tests;
 
 use crate::abi::*;
 use crate::boundary::{ffi_call, wait_list_arg};
-use crate::hal::{Backend, Event as _, Events};
+use crate::event::Event;
+use crate::hal::{Backend, Events};
 use crate::handle::{self, UrObject};
 use crate::UrResult;
 use std::sync::Arc;
@@ -153,7 +154,7 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
             pfnFlush: queue::flush::<B> }
         QueueExp { pfnIsGraphCaptureEnabledExp: queue::is_graph_capture_enabled::<B> }
         Event { pfnGetInfo: event::get_info::<B>, pfnGetProfilingInfo: event::get_profiling_info::<B>,
-            pfnWait: event::wait::<B>, pfnRetain: retain::<B, B::Event>, pfnRelease: release::<B, B::Event>,
+            pfnWait: event::wait::<B>, pfnRetain: retain::<B, Event<B>>, pfnRelease: release::<B, Event<B>>,
             pfnGetNativeHandle: event::get_native_handle::<B>,
             pfnCreateWithNativeHandle: event::create_with_native_handle::<B>,
             pfnSetCallback: event::set_callback::<B> }
@@ -271,7 +272,7 @@ pub(crate) unsafe fn wait_list<'a, B: Backend>(count: u32, list: *const ur_event
     }
     let handles = wait_list_arg(list, count)?;
     for &h in handles {
-        let event = obj::<B, B::Event>(h).map_err(|_| UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST)?;
+        let event = obj::<B, Event<B>>(h).map_err(|_| UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST)?;
         if event.failed() {
             return Err(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS);
         }

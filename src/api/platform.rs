@@ -27,14 +27,14 @@ pub(super) unsafe extern "C" fn get<B: Backend>(
     })
 }
 
-super::info_entry!(Platform, ur_platform_handle_t, ur_platform_info_t, UR_PLATFORM_INFO_ADAPTER, |platform, prop, out| {
+super::info_entry!(B::Platform, ur_platform_handle_t, ur_platform_info_t, UR_PLATFORM_INFO_ADAPTER, |platform, prop, out| {
     match prop {
         UR_PLATFORM_INFO_BACKEND => out.value(B::slot().backend()),
         _ => platform.info(prop, out),
     }
 });
 
-super::native_handle_entry!(Platform, ur_platform_handle_t);
+super::native_handle_entry!(B::Platform, ur_platform_handle_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,

@@ -246,7 +246,7 @@ pub(super) unsafe extern "C" fn link_exp<B: Backend>(
     })
 }
 
-super::info_entry!(Program, ur_program_handle_t, ur_program_info_t, UR_PROGRAM_INFO_KERNEL_NAMES, |program, prop, out| {
+super::info_entry!(B::Program, ur_program_handle_t, ur_program_info_t, UR_PROGRAM_INFO_KERNEL_NAMES, |program, prop, out| {
     match prop {
         UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(program)),
         UR_PROGRAM_INFO_CONTEXT => out.value(handle::handle_of(program.context())),
@@ -256,7 +256,7 @@ super::info_entry!(Program, ur_program_handle_t, ur_program_info_t, UR_PROGRAM_I
     }
 });
 
-super::device_query_entry!(get_build_info, Program, ur_program_handle_t, ur_program_build_info_t, UR_PROGRAM_BUILD_INFO_BINARY_TYPE, build_info);
+super::device_query_entry!(get_build_info, B::Program, ur_program_handle_t, ur_program_build_info_t, UR_PROGRAM_BUILD_INFO_BINARY_TYPE, build_info);
 
 pub(super) unsafe extern "C" fn set_specialization_constants<B: Backend>(
     h: ur_program_handle_t,
@@ -295,6 +295,6 @@ pub(super) unsafe extern "C" fn get_global_variable_pointer<B: Backend>(
     })
 }
 
-super::native_handle_entry!(Program, ur_program_handle_t);
+super::native_handle_entry!(B::Program, ur_program_handle_t);
 
-super::native_in_context_entry!(Program, ur_program_native_properties_t, ur_program_handle_t);
+super::native_in_context_entry!(B::Program, ur_program_native_properties_t, ur_program_handle_t);

@@ -44,7 +44,7 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
     })
 }
 
-super::info_entry!(Queue, ur_queue_handle_t, ur_queue_info_t, UR_QUEUE_INFO_EMPTY, |queue, prop, out| {
+super::info_entry!(B::Queue, ur_queue_handle_t, ur_queue_info_t, UR_QUEUE_INFO_EMPTY, |queue, prop, out| {
     match prop {
         UR_QUEUE_INFO_CONTEXT => out.value(handle::handle_of(queue.context())),
         UR_QUEUE_INFO_DEVICE => out.value(handle::handle_of(queue.device())),
@@ -56,7 +56,7 @@ super::info_entry!(Queue, ur_queue_handle_t, ur_queue_info_t, UR_QUEUE_INFO_EMPT
     }
 });
 
-super::native_handle_entry!(Queue, ur_queue_handle_t, _desc: *mut ur_queue_native_desc_t);
+super::native_handle_entry!(B::Queue, ur_queue_handle_t, _desc: *mut ur_queue_native_desc_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,

@@ -17,6 +17,7 @@
 use super::{EngineCommand, Waits};
 use crate::abi::*;
 use crate::engine::UsmKind;
+use crate::event::Event;
 use crate::hal::{Backend, Context, Events, Pool, Queue};
 use crate::usm_async::alloc_command;
 use crate::usm_pool::FreeScope;
@@ -74,7 +75,7 @@ pub fn alloc<B: Backend>(
     size: usize,
     events: Events<'_, B>,
     want_event: bool,
-) -> UrResult<(*mut c_void, Option<Arc<B::Event>>)> {
+) -> UrResult<(*mut c_void, Option<Arc<Event<B>>>)> {
     if let Some(engine_pool) = hot_engine_pool::<B>(queue, kind, pool, &events, want_event) {
         let lane = queue.lane();
         let order = queue.order()?;
@@ -131,9 +132,9 @@ pub fn alloc<B: Backend>(
 }
 
 /// What an async free found at its pointer.
-enum Freed<E> {
+enum Freed<B: Backend> {
     /// An engine block, given back; the free's event, when wanted.
-    Engine(Option<Arc<E>>),
+    Engine(Option<Arc<Event<B>>>),
     /// No engine pool of the context holds the pointer.
     NotEngine,
 }
@@ -150,7 +151,7 @@ pub fn free<B: Backend>(
     ptr: *mut c_void,
     events: Events<'_, B>,
     want_event: bool,
-) -> UrResult<Option<Arc<B::Event>>> {
+) -> UrResult<Option<Arc<Event<B>>>> {
     let context = queue.context();
     if pool.is_some_and(|p| !p.belongs_to(context)) {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);

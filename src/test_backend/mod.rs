@@ -45,7 +45,7 @@ impl crate::hal::Backend for TestBackend {
     type Device = TDevice;
     type Context = TContext;
     type Queue = TQueue;
-    type Event = TEvent;
+    type RawEvent = objects::TSignal;
     type Pool = TPool;
     type Program = TProgram;
     type Kernel = TKernel;

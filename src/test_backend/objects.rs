@@ -525,10 +525,6 @@ impl hal::Queue<B> for TQueue {
 /// The test backend's events: the core's event object.
 pub type TEvent = crate::event::Event<B>;
 
-impl crate::event::RawEvents for B {
-    type RawEvent = TSignal;
-}
-
 /// What a test may set on an event.
 pub struct TSignal {
     /// Set by a test: the command ended in error.

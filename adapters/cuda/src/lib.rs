@@ -35,7 +35,6 @@ pub mod queue;
 
 use context::Context;
 use device::{Device, Platform};
-use event::Event;
 use kernel::Kernel;
 use memory::pool::UsmPool;
 use program::Program;
@@ -46,7 +45,7 @@ ur_core::adapter_backend! {
     /// This backend's marker type.
     pub struct Cuda: UR_BACKEND_CUDA, "CUDA";
     objects {
-        Platform = Platform, Device = Device, Context = Context, Queue = Queue, Event = Event, Pool = UsmPool,
+        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::StreamEvents, Pool = UsmPool,
         Program = Program, Kernel = Kernel,
     }
 }

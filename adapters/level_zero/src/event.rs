@@ -173,10 +173,6 @@ impl engine::Completion for Command {
 /// A UR event of this adapter: the core's, with a [`Signal`] as its raw part.
 pub type Event = ur_core::event::Event<LevelZero>;
 
-impl ur_core::event::RawEvents for LevelZero {
-    type RawEvent = Signal;
-}
-
 /// The driver's side of a UR event: the Level Zero event its command
 /// signals, and when the command was submitted. It needs no `Drop` of its
 /// own, and may go after the core event's queue and context: the Level

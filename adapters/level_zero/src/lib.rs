@@ -32,7 +32,6 @@ pub mod queue;
 
 use context::Context;
 use device::{Device, Platform};
-use event::Event;
 use memory::UsmPool;
 use queue::Queue;
 use ur_core::hal::{NoKernel, NoProgram};
@@ -43,7 +42,7 @@ ur_core::adapter_backend! {
     /// the core's unsupported defaults.
     pub struct LevelZero: UR_BACKEND_LEVEL_ZERO, "LEVEL_ZERO";
     objects {
-        Platform = Platform, Device = Device, Context = Context, Queue = Queue, Event = Event, Pool = UsmPool,
+        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::Signal, Pool = UsmPool,
         Program = NoProgram, Kernel = NoKernel,
     }
 }

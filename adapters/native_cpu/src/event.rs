@@ -17,15 +17,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::Stamp;
-use ur_core::event::{RawEvent, RawEvents};
+use ur_core::event::RawEvent;
 use ur_core::*;
 
 /// This backend's events: the core's event object over a [`CommandState`].
 pub type Event = ur_core::event::Event<NativeCpu>;
-
-impl RawEvents for NativeCpu {
-    type RawEvent = CommandState;
-}
 
 /// How far an event's command has got, and who waits for it.
 pub struct CommandState {

@@ -17,16 +17,12 @@ use std::sync::Arc;
 use sys::{cl_event, cl_int};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine::Stamp;
-use ur_core::event::{RawEvent, RawEvents};
+use ur_core::event::RawEvent;
 use ur_core::handle::arc_of;
 use ur_core::*;
 
 /// A UR event of this adapter.
 pub type Event = ur_core::event::Event<OpenCl>;
-
-impl RawEvents for OpenCl {
-    type RawEvent = EventCl;
-}
 
 /// The `cl_event` behind a UR event: the event's raw part. It drops after
 /// the event's queue and context: an OpenCL event keeps its own references

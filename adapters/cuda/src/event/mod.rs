@@ -29,10 +29,6 @@ pub fn now_ns() -> u64 {
 /// part.
 pub type Event = ur_core::event::Event<Cuda>;
 
-impl ur_core::event::RawEvents for Cuda {
-    type RawEvent = StreamEvents;
-}
-
 /// The driver's side of a UR event: the CUDA events recorded around its
 /// command on the command's stream, and when the command was queued.
 pub struct StreamEvents {

@@ -342,7 +342,7 @@ impl Queue {
                 waits.stamps.extend(e.stamp);
                 waits.unstamped |= e.stamp.is_none();
             } else {
-                hal::Event::wait(e)?;
+                e.wait()?;
             }
         }
         Ok(waits)
