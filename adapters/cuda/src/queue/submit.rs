@@ -73,7 +73,7 @@ impl Queue {
     }
 
     /// An event covering command `seq` of this queue's lane (see
-    /// [`Trackers::event_covering`]), for a command of another queue.
+    /// [`tracking::event_covering`](super::tracking::event_covering)), for a command of another queue.
     /// `seq` may have been recorded by a thread still putting its work on
     /// the stream: that thread holds this queue's submit lock (no engine
     /// lock) and waits only on commands recorded before `seq`, so the wait
@@ -97,8 +97,7 @@ impl Queue {
     pub(crate) fn covering_own(&self, seq: u64) -> Option<Arc<CuEvent>> {
         let mut t = self.trackers.lock();
         let stream = self.streams[0].raw();
-        t.as_mut()?
-            .event_covering(seq, stream, || self.take_event().ok())
+        super::tracking::event_covering(t.as_mut()?, seq, stream, || self.take_event().ok())
     }
 
     /// Submits one command: picks its stream, orders it after `wait`, runs
@@ -219,7 +218,7 @@ impl Queue {
         let track = trackers
             .as_mut()
             .and_then(|t| t.as_mut())
-            .is_some_and(|t| t.wants_event());
+            .is_some_and(|t| t.wants_completion());
         let done = if want_event || (stamp.is_some() && track) {
             Some(self.event_after(stream)?)
         } else {

@@ -13,7 +13,7 @@
 use crate::driver::{CUstream, CuEvent};
 use crate::event::Event;
 use std::sync::Arc;
-use ur_core::engine::{Completion, Cover, Lane, Progress, Seq, Stamp, Tracker};
+use ur_core::engine::{Completion, Cover, Progress, Seq, Stamp, Tracker};
 
 impl Completion for CuEvent {
     fn poll(&self) -> Progress {
@@ -30,73 +30,34 @@ impl Completion for CuEvent {
 }
 
 /// One queue's lane and the CUDA events that tell the engine how far it has
-/// completed, oldest first (the core's `Tracker`; events are made only
-/// when one is wanted, since each costs a driver call).
-pub struct Trackers(Tracker<Arc<CuEvent>>);
+/// completed, oldest first (events are made only when one is wanted, since
+/// each costs a driver call).
+pub type Trackers = Tracker<Arc<CuEvent>>;
 
-impl Trackers {
-    pub fn new(lane: Arc<Lane>) -> Self {
-        Trackers(Tracker::new(lane))
+/// An event whose completion implies that of command `seq`, or `None` when
+/// the command has completed. On an in-order lane without one, a new event
+/// is recorded on `stream` now: `seq`'s work is already on the stream (the
+/// caller saw the queue publish it). It is filed under `seq`, not the
+/// lane's tail, whose work may still be being enqueued.
+pub fn event_covering(
+    trackers: &mut Trackers,
+    seq: Seq,
+    stream: CUstream,
+    fresh: impl FnOnce() -> Option<CuEvent>,
+) -> Option<Arc<CuEvent>> {
+    if seq == 0 {
+        return None;
     }
-
-    pub fn lane(&self) -> &Arc<Lane> {
-        self.0.lane()
-    }
-
-    /// Whether a command just recorded needs its own event to report its
-    /// completion.
-    pub fn wants_event(&mut self) -> bool {
-        self.0.wants_completion()
-    }
-
-    /// Keeps `event`, recorded after command `seq`, to report it complete.
-    pub fn push(&mut self, seq: Seq, event: Arc<CuEvent>) {
-        self.0.push(seq, event);
-    }
-
-    /// Reports tracked commands whose events have fired. Settled events go
-    /// to `recycle`. On an in-order lane the newest fired event settles all
-    /// older ones.
-    pub fn poll(&mut self, recycle: impl FnMut(Arc<CuEvent>)) {
-        self.0.poll(recycle);
-    }
-
-    /// Whether enough events have piled up to be worth a poll.
-    pub fn due(&self) -> bool {
-        self.0.due()
-    }
-
-    /// Every command up to `last` has completed (the host synchronised
-    /// after reading the lane's tail).
-    pub fn complete_upto(&mut self, last: Seq) {
-        self.0.complete_upto(last);
-    }
-
-    /// An event whose completion implies that of command `seq`, or `None`
-    /// when the command has completed. On an in-order lane without one, a
-    /// new event is recorded on `stream` now: `seq`'s work is already on the
-    /// stream (the caller saw the queue publish it). It is filed under
-    /// `seq`, not the lane's tail, whose work may still be being enqueued.
-    pub fn event_covering(
-        &mut self,
-        seq: Seq,
-        stream: CUstream,
-        fresh: impl FnOnce() -> Option<CuEvent>,
-    ) -> Option<Arc<CuEvent>> {
-        if seq == 0 {
-            return None;
+    match trackers.cover(seq) {
+        Some(Cover::By(e)) => Some(e.clone()),
+        Some(_) => None,
+        None if trackers.lane().is_in_order() => {
+            let event = Arc::new(fresh()?);
+            event.record(stream).ok()?;
+            trackers.push(seq, event.clone());
+            Some(event)
         }
-        match self.0.cover(seq) {
-            Some(Cover::By(e)) => Some(e.clone()),
-            Some(_) => None,
-            None if self.0.lane().is_in_order() => {
-                let event = Arc::new(fresh()?);
-                event.record(stream).ok()?;
-                self.0.push(seq, event.clone());
-                Some(event)
-            }
-            None => None,
-        }
+        None => None,
     }
 }
 
