@@ -5,7 +5,7 @@
 //! inside an engine pool's memory finds.
 
 use crate::abi::*;
-use crate::engine::{Pool, PoolConfig, SlabMap, SlabOfPool, UsmKind};
+use crate::engine::{Dag, MemorySource, Pool, PoolConfig, SlabMap, SlabOfPool, UsmKind};
 use crate::handle::{handle_of_weak, UrObject};
 use crate::usm_async::{PoolApi, PoolDesc, PoolSet};
 use crate::UrResult;
@@ -421,6 +421,27 @@ impl<P, D: Clone, K: Copy> Clone for SlabOwner<P, D, K> {
 impl<P, D, K> SlabOfPool for SlabOwner<P, D, K> {
     fn engine_pool(&self) -> &Weak<Pool> {
         &self.pool
+    }
+}
+
+impl<P, D: Clone> SlabOwner<P, D> {
+    /// A new engine pool serving `kind` memory for the UR pool `usm_pool`,
+    /// its slabs owned by that pool, `kind` and, but for host memory,
+    /// `device`; `source` makes the pool's memory source around the owner
+    /// (which enters each slab in the context's slab map).
+    pub fn new_engine_pool(
+        dag: Arc<Dag>,
+        config: PoolConfig,
+        usm_pool: &Weak<P>,
+        kind: UsmKind,
+        device: Option<&D>,
+        source: impl FnOnce(Self) -> Arc<dyn MemorySource>,
+    ) -> Arc<Pool> {
+        let device = if kind == UsmKind::Host { None } else { device.cloned() };
+        Arc::new_cyclic(|pool| {
+            let owner = SlabOwner { pool: pool.clone(), usm_pool: usm_pool.clone(), kind, device };
+            Pool::new(dag, source(owner), config)
+        })
     }
 }
 

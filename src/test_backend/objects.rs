@@ -630,11 +630,9 @@ impl hal::Pool<B> for TPool {
         device: Option<&Arc<TDevice>>,
     ) -> UrResult<Arc<engine::Pool>> {
         record("pool.make_engine_pool", format!("{kind:?} {device:?}"));
-        let dag = context.dag.clone();
-        Ok(Arc::new_cyclic(|pool| {
-            let device = if kind == UsmKind::Host { None } else { device.cloned() };
-            let owner = TSlabOwner { pool: pool.clone(), usm_pool: self.me.clone(), kind, device };
-            engine::Pool::new(dag, Arc::new(HostSlabs { slabs: context.slabs.clone(), owner }), config)
+        let slabs = context.slabs.clone();
+        Ok(TSlabOwner::new_engine_pool(context.dag.clone(), config, &self.me, kind, device, |owner| {
+            Arc::new(HostSlabs { slabs, owner })
         }))
     }
 }

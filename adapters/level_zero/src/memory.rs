@@ -241,12 +241,9 @@ impl hal::Pool<LevelZero> for UsmPool {
         if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
             config.min_slab_size = SLAB_SIZE;
         }
-        let device = if kind == UsmKind::Host { None } else { serving.cloned() };
-        let dag = context.engine.dag().clone();
-        Ok(Arc::new_cyclic(|pool| {
-            let owner = SlabOwner { pool: pool.clone(), usm_pool: self.me.clone(), kind, device };
-            let source = ZeMemory { context: context.ze.clone(), slabs: context.slabs.clone(), owner };
-            engine::Pool::new(dag, Arc::new(source), config)
+        let (ze, slabs) = (context.ze.clone(), context.slabs.clone());
+        Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &self.me, kind, serving, |owner| {
+            Arc::new(ZeMemory { context: ze, slabs, owner })
         }))
     }
 }

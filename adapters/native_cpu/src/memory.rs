@@ -386,15 +386,9 @@ impl hal::Pool<NativeCpu> for Pool {
         serving: Option<&Arc<Device>>,
     ) -> UrResult<Arc<engine::Pool>> {
         let config = engine_config(config, &self.base.desc, self.base.api);
-        Ok(Arc::new_cyclic(|engine_pool| {
-            let owner = SlabOwner {
-                pool: engine_pool.clone(),
-                usm_pool: self.me.clone(),
-                kind,
-                device: if kind == UsmKind::Host { None } else { serving.cloned() },
-            };
-            let source = PoolMemory { host: self.host.clone(), slabs: self.slabs.clone(), owner };
-            engine::Pool::new(context.dag.clone(), Arc::new(source), config)
+        let (host, slabs) = (self.host.clone(), self.slabs.clone());
+        Ok(SlabOwner::new_engine_pool(context.dag.clone(), config, &self.me, kind, serving, |owner| {
+            Arc::new(PoolMemory { host, slabs, owner })
         }))
     }
 }

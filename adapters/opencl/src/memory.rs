@@ -437,13 +437,9 @@ impl hal::Pool<OpenCl> for UsmPool {
         if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
             config.min_slab_size = SLAB_SIZE;
         }
-        let owner_device = if kind == UsmKind::Host { None } else { serving.copied() };
-        let raw = context.raw_usm();
-        let dag = context.engine.dag().clone();
-        Ok(Arc::new_cyclic(|pool| {
-            let owner = SlabOwner { pool: pool.clone(), usm_pool: self.me.clone(), kind, device: owner_device };
-            let source: Arc<dyn engine::MemorySource> = Arc::new(ClMemory::new(raw, context.slabs.clone(), owner));
-            engine::Pool::new(dag, source, config)
+        let (raw, slabs) = (context.raw_usm(), context.slabs.clone());
+        Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &self.me, kind, serving, |owner| {
+            Arc::new(ClMemory::new(raw, slabs, owner))
         }))
     }
 }
