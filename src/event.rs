@@ -29,8 +29,6 @@ pub trait RawEvent<B: Backend>: Send + Sync + Sized + 'static {
     fn profiling(event: &Event<B>, prop: ur_profiling_info_t) -> UrResult<u64>;
     /// Blocks until the command completed; its error when it failed.
     fn wait(event: &Event<B>) -> UrResult;
-    /// A host synchronisation point after waits on events of `context`.
-    fn host_sync(context: &B::Context);
     /// Whether [`set_callback`](Self::set_callback) takes `SUBMITTED` and
     /// `RUNNING` besides `COMPLETE` (else the core refuses them).
     const CALLBACKS_BEFORE_COMPLETE: bool = false;

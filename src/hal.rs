@@ -316,6 +316,12 @@ pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
     /// A new default async pool of `device`, a device of the context (the
     /// table makes one on first use; the context owns its handle).
     fn make_default_pool(&self, device: &B::Device) -> UrResult<Arc<B::Pool>>;
+    /// A host synchronisation point (a finished queue, a waited event, a
+    /// blocking command): the context's pools take back what finished work
+    /// freed, and give back what is above their thresholds.
+    fn collect_pools(&self) {
+        self.pools().collect(|p| &p.base().engine);
+    }
 }
 
 pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {

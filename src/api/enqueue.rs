@@ -3,7 +3,6 @@
 use super::{deliver, obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null};
-use crate::event::RawEvent;
 use crate::hal::{region_bytes, Backend, Completion, Context as _, Events, Queue, UsmCommand};
 use crate::UrResult;
 use core::ffi::c_void;
@@ -25,7 +24,7 @@ unsafe fn submit<B: Backend>(
     if blocking {
         if let Some(e) = &event {
             let outcome = e.wait();
-            <B::RawEvent as RawEvent<B>>::host_sync(queue.context());
+            queue.context().collect_pools();
             outcome?;
         }
     }

@@ -4,7 +4,7 @@ use super::obj;
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null, slice_arg};
 use crate::event::{Event, RawEvent};
-use crate::hal::Backend;
+use crate::hal::{Backend, Context as _};
 use crate::handle;
 use crate::info::InfoOut;
 use core::ffi::c_void;
@@ -60,7 +60,7 @@ pub(super) unsafe extern "C" fn wait<B: Backend>(count: u32, list: *const ur_eve
             let context = &*e.context;
             if !contexts.iter().any(|c| std::ptr::eq(*c, context)) {
                 contexts.push(context);
-                B::RawEvent::host_sync(context);
+                context.collect_pools();
             }
         }
         outcome.map_err(|_| UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS)

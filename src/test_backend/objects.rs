@@ -373,6 +373,9 @@ impl hal::Context<B> for TContext {
     fn pools(&self) -> &ContextPools<TPool> {
         &self.pools
     }
+    fn collect_pools(&self) {
+        record("context.collect_pools", format!("{:?}", handle_of(self)));
+    }
     fn make_default_pool(&self, device: &TDevice) -> UrResult<Arc<TPool>> {
         record("context.make_default_pool", format!("{device:?}"));
         Ok(TPool::new(PoolBase::device_default(&arc_of(self), arc_of(device))))
@@ -565,9 +568,6 @@ impl crate::event::RawEvent<B> for TSignal {
         } else {
             Ok(())
         }
-    }
-    fn host_sync(context: &TContext) {
-        record("event.host_sync", format!("{:?}", handle_of(context)));
     }
     /// Records the callback; it is never called (commands do not run).
     fn set_callback(

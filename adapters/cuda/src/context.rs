@@ -232,6 +232,11 @@ impl hal::Context<Cuda> for Context {
         a.release_now(&self.devices)
     }
 
+    /// The context's engine collects every pool, default ones included.
+    fn collect_pools(&self) {
+        self.engine.collect_all();
+    }
+
     type SlabOwner = crate::memory::source::SlabOwner;
     fn slabs(&self) -> &crate::memory::source::SlabMap {
         &self.slabs

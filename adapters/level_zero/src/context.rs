@@ -133,11 +133,6 @@ impl Context {
     pub(crate) fn wait_for_stamp(&self, stamp: Stamp) {
         engine::wait_for_stamp(self.engine.dag(), stamp, |s| self.covering(s));
     }
-
-    /// A host synchronisation point for every pool.
-    pub(crate) fn collect_pools(&self) {
-        self.pools.collect(|p| &p.base.engine);
-    }
 }
 
 impl Drop for Context {

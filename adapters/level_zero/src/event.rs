@@ -253,9 +253,6 @@ impl RawEvent<LevelZero> for Signal {
         self::wait(event)
     }
 
-    fn host_sync(context: &Context) {
-        context.collect_pools();
-    }
 
     // Level Zero events tell completion only: `set_callback` is the core's
     // default.

@@ -89,22 +89,6 @@ impl Context {
         lock(&self.orphan_pools).push(pool);
     }
 
-    /// A host synchronisation point: frees that have completed become
-    /// reusable, and each pool gives back what is above its release
-    /// threshold. Released pools whose last allocation was freed go.
-    pub fn collect_pools(&self) {
-        self.pools.collect(|p| &p.base.engine);
-        // Counted with the list let go (counting takes each pool's lock),
-        // and the pools that go are dropped after it (a drop gives memory
-        // back): the list is a leaf of the lock order.
-        let orphans = std::mem::take(&mut *lock(&self.orphan_pools));
-        let (done, keep): (Vec<_>, Vec<_>) = orphans.into_iter().partition(|p| p.live_blocks() == 0);
-        if !keep.is_empty() {
-            lock(&self.orphan_pools).extend(keep);
-        }
-        drop(done);
-    }
-
     // -- queues -------------------------------------------------------------
 
     pub(crate) fn register_queue(&self, queue: &Arc<QueueShared>) {
@@ -181,6 +165,22 @@ impl hal::Context<NativeCpu> for Context {
 
     fn usm_free(&self, ptr: *mut c_void) -> UrResult {
         Context::usm_free(self, ptr as *mut u8)
+    }
+
+    /// A host synchronisation point: frees that have completed become
+    /// reusable, and each pool gives back what is above its release
+    /// threshold. Released pools whose last allocation was freed go.
+    fn collect_pools(&self) {
+        self.pools.collect(|p| &p.base.engine);
+        // Counted with the list let go (counting takes each pool's lock),
+        // and the pools that go are dropped after it (a drop gives memory
+        // back): the list is a leaf of the lock order.
+        let orphans = std::mem::take(&mut *lock(&self.orphan_pools));
+        let (done, keep): (Vec<_>, Vec<_>) = orphans.into_iter().partition(|p| p.live_blocks() == 0);
+        if !keep.is_empty() {
+            lock(&self.orphan_pools).extend(keep);
+        }
+        drop(done);
     }
 
     type SlabOwner = crate::memory::SlabOwner;

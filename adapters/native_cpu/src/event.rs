@@ -8,7 +8,6 @@
 //! dependencies failed); waiters, queues whose commands depend on it, and
 //! `urEventSetCallback` callbacks are told on the way.
 
-use crate::context::Context;
 use crate::driver::monotonic_ns;
 use crate::queue::{Queue, QueueShared};
 use crate::NativeCpu;
@@ -239,9 +238,6 @@ impl RawEvent<NativeCpu> for CommandState {
         event.raw.wait()
     }
 
-    fn host_sync(context: &Context) {
-        context.collect_pools();
-    }
 
     /// Workers mark commands running and complete: every stage calls back.
     const CALLBACKS_BEFORE_COMPLETE: bool = true;

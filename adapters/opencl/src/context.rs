@@ -220,14 +220,6 @@ impl Context {
         (word != 0).then_some(word as *mut core::ffi::c_void)
     }
 
-    /// A host synchronisation point: released queues that have finished
-    /// retire, and every pool files the blocks whose frees have completed
-    /// and gives back what is above its release threshold.
-    pub(crate) fn collect_pools(&self) {
-        self.reap_orphans();
-        self.pools.collect(|p| &p.base.engine);
-    }
-
     /// The adapter's own in-order queue on `device`.
     pub(crate) fn internal_queue(&self, device: &Device) -> UrResult<Arc<opencl3::command_queue::CommandQueue>> {
         let mut queues = self.internal_queues.lock().unwrap_or_else(|e| e.into_inner());
@@ -312,6 +304,14 @@ impl hal::Context<OpenCl> for Context {
 
     fn usm_free(&self, ptr: *mut c_void) -> UrResult {
         memory::free(self, ptr)
+    }
+
+    /// A host synchronisation point: released queues that have finished
+    /// retire, and every pool files the blocks whose frees have completed
+    /// and gives back what is above its release threshold.
+    fn collect_pools(&self) {
+        self.reap_orphans();
+        self.pools.collect(|p| &p.base.engine);
     }
 
     type SlabOwner = crate::memory::SlabOwner;

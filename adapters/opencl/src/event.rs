@@ -154,9 +154,6 @@ impl RawEvent<OpenCl> for EventCl {
         Ok(())
     }
 
-    fn host_sync(context: &Context) {
-        context.collect_pools();
-    }
 
     /// `clSetEventCallback` takes submitted, running and complete.
     const CALLBACKS_BEFORE_COMPLETE: bool = true;

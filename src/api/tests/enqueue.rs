@@ -198,7 +198,7 @@ fn a_blocking_memcpy_waits_for_its_event_and_syncs() {
     let w = World::new();
     let (dst, src) = (w.alloc(32), w.alloc(32));
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Enqueue.pfnUSMMemcpy(w.queue, true, dst, src, 32, 0, null(), null_mut())));
-    assert_eq!(methods(&calls), ["queue.enqueue_usm", "event.wait", "event.host_sync"]);
+    assert_eq!(methods(&calls), ["queue.enqueue_usm", "event.wait", "context.collect_pools"]);
     assert_eq!(calls[0].args, heard(UsmCommand::Copy { dst, src, size: 32, in_usm: true }, &[], true, true));
     let mut host = [0u8; 32];
     let mut e = null_mut();
@@ -214,7 +214,7 @@ fn a_blocking_memcpy_returns_the_failure_of_its_command() {
     let (dst, src) = (w.alloc(8), w.alloc(8));
     w.features(w.ctx).fail_commands.store(true, std::sync::atomic::Ordering::Relaxed);
     let calls = reached!(UR_RESULT_ERROR_OUT_OF_RESOURCES, ur!(Enqueue.pfnUSMMemcpy(w.queue, true, dst, src, 8, 0, null(), null_mut())));
-    assert_eq!(methods(&calls), ["queue.enqueue_usm", "event.wait", "event.host_sync"], "synced despite the failure");
+    assert_eq!(methods(&calls), ["queue.enqueue_usm", "event.wait", "context.collect_pools"], "synced despite the failure");
 }
 
 #[test]
@@ -225,7 +225,7 @@ fn fill_2d_and_memcpy_2d_reach_the_backend() {
     let command = UsmCommand::Fill2D { dst, pitch: 16, pattern: &PATTERN, width: 8, height: 4 };
     assert_eq!(only(&calls, "queue.enqueue_usm"), heard(command, &[], false, false));
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Enqueue.pfnUSMMemcpy2D(w.queue, true, dst, 16, src, 32, 16, 2, 0, null(), null_mut())));
-    assert_eq!(methods(&calls), ["queue.enqueue_usm", "event.wait", "event.host_sync"]);
+    assert_eq!(methods(&calls), ["queue.enqueue_usm", "event.wait", "context.collect_pools"]);
     let command = UsmCommand::Copy2D { dst, dst_pitch: 16, src, src_pitch: 32, width: 16, height: 2 };
     assert_eq!(calls[0].args, heard(command, &[], true, true));
 }

@@ -121,7 +121,7 @@ fn wait_waits_for_all_then_syncs_each_context_once() {
     let expected: Vec<Call> = list
         .iter()
         .map(|e| Call { method: "event.wait", args: format!("{e:?}") })
-        .chain([w.ctx, other].iter().map(|c| Call { method: "event.host_sync", args: format!("{c:?}") }))
+        .chain([w.ctx, other].iter().map(|c| Call { method: "context.collect_pools", args: format!("{c:?}") }))
         .collect();
     assert_eq!(calls, expected);
 }
@@ -131,7 +131,7 @@ fn wait_reports_a_failure_after_waiting_for_all() {
     let w = World::new();
     let list = [w.failed_event(), w.event()];
     let calls = reached!(UR_RESULT_ERROR_IN_EVENT_LIST_EXEC_STATUS, ur!(Event.pfnWait(2, list.as_ptr())));
-    assert_eq!(methods(&calls), ["event.wait", "event.wait", "event.host_sync"]);
+    assert_eq!(methods(&calls), ["event.wait", "event.wait", "context.collect_pools"]);
 }
 
 #[test]

@@ -176,9 +176,6 @@ impl RawEvent<Cuda> for StreamEvents {
         self::wait(event)
     }
 
-    fn host_sync(context: &Context) {
-        context.engine.collect_all();
-    }
 
     /// `urEventSetCallback` for completion: `callback` runs on the callback
     /// dispatcher's thread once the command has completed
