@@ -322,11 +322,6 @@ impl Device {
         Ok(&streams[spread as usize % CALLBACK_STREAMS])
     }
 
-    /// Largest single allocation: the whole memory, as CUDA allows.
-    pub fn max_alloc_size(&self) -> u64 {
-        self.props.total_mem as u64
-    }
-
     /// The largest work-group shape (threads per block).
     pub fn max_work_group_size(&self) -> usize {
         self.props.max_threads_per_block as usize
@@ -439,7 +434,7 @@ impl hal::Device<Cuda> for Device {
                 out.value(p.memory_clock_khz as u64 * 1000 * 2 * (p.bus_width as u64 / 8))
             }
             UR_DEVICE_INFO_ADDRESS_BITS => out.value(64u32),
-            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.max_alloc_size()),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.props.total_mem as u64),
             UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(p.total_mem as u64),
             UR_DEVICE_INFO_GLOBAL_MEM_FREE => {
                 self.activate()?;
@@ -572,8 +567,9 @@ impl hal::Device<Cuda> for Device {
         }
     }
 
+    /// Largest single allocation: the whole memory, as CUDA allows.
     fn max_alloc_size(&self) -> u64 {
-        Device::max_alloc_size(self)
+        self.props.total_mem as u64
     }
 
     /// Every GPU has device and host memory; shared memory is managed

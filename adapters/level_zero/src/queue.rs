@@ -79,28 +79,8 @@ impl Queue {
         self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
     }
 
-    /// Held from a command's node in the engine's graph to its append.
-    pub fn order(&self) -> MutexGuard<'_, Order> {
-        self.order.lock()
-    }
-
     fn tracker(&self) -> MutexGuard<'_, Tracker<Arc<Command>>> {
         self.tracker.lock()
-    }
-
-    /// The Level Zero events a UR wait list stands for. Events of another
-    /// context, which no command of this one can wait on, are waited for
-    /// on the host first.
-    pub fn translate<'a>(&self, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
-        let mut waits = Waits::none();
-        for e in events {
-            if Arc::ptr_eq(&e.context.ze, &self.context.ze) {
-                waits.push(e.raw.done.clone(), e.stamp);
-            } else {
-                event::wait(e)?;
-            }
-        }
-        Ok(waits)
     }
 
     /// Appends one command. `append` gets the list, the event the command
@@ -115,7 +95,7 @@ impl Queue {
         keep: Option<Box<[u8]>>,
         append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
     ) -> UrResult<Option<Arc<Event>>> {
-        self.submit_locked(self.order(), command, node, waits, want_event, keep, append)
+        self.submit_locked(self.order.lock(), command, node, waits, want_event, keep, append)
     }
 
     /// [`submit`](Self::submit) under an order lock taken earlier (when the
@@ -198,7 +178,7 @@ impl Queue {
     /// `urQueueFinish`: waits for every command appended so far.
     pub fn finish(&self) -> UrResult {
         let (last_seq, newest) = {
-            let order = self.order();
+            let order = self.order.lock();
             (self.lane.tail().seq, order.last.clone())
         };
         match newest {
@@ -385,7 +365,7 @@ impl hal::Queue<LevelZero> for Queue {
         let this = arc_of(self);
         let want_event = completion.want_event;
         let kind = command.command_type();
-        let waits = this.translate(waits.iter())?;
+        let waits = hal::Queue::translate(&*this, waits)?;
         let max_pattern = this.device.facts.max_fill_pattern;
         match command {
             UsmCommand::Wait { barrier: is_barrier } => {
@@ -444,13 +424,25 @@ impl hal::Queue<LevelZero> for Queue {
     }
 
     type RawWait<'a> = Arc<ZeEvent>;
+    /// The Level Zero events a UR wait list stands for. Events of another
+    /// context, which no command of this one can wait on, are waited for
+    /// on the host first.
     fn translate<'a>(&self, events: Events<'a, LevelZero>) -> UrResult<Waits> {
-        Queue::translate(self, events.iter())
+        let mut waits = Waits::none();
+        for e in events.iter() {
+            if Arc::ptr_eq(&e.context.ze, &self.context.ze) {
+                waits.push(e.raw.done.clone(), e.stamp);
+            } else {
+                event::wait(e)?;
+            }
+        }
+        Ok(waits)
     }
 
     type Order<'a> = MutexGuard<'a, Order>;
+    /// Held from a command's node in the engine's graph to its append.
     fn order(&self) -> UrResult<MutexGuard<'_, Order>> {
-        Ok(Queue::order(self))
+        Ok(self.order.lock())
     }
 
     /// No command when, in order, the newest command already follows

@@ -236,11 +236,6 @@ impl Device {
         matches!(device_type, UR_DEVICE_TYPE_DEFAULT | UR_DEVICE_TYPE_ALL | UR_DEVICE_TYPE_CPU)
     }
 
-    /// The largest single allocation: all of physical memory.
-    pub fn max_alloc_size(&self) -> u64 {
-        self.host.total_memory
-    }
-
     /// The OpenCL extension names of what the device's arithmetic offers,
     /// space-separated: SYCL derives `aspect::fp64`, `aspect::fp16` and the
     /// 64-bit atomics from these names, so they must agree with the FP
@@ -299,7 +294,7 @@ impl hal::Device<NativeCpu> for Device {
             | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE => out.value(vector_width(8)),
             UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY if h.max_clock_mhz > 0 => out.value(h.max_clock_mhz),
             UR_DEVICE_INFO_ADDRESS_BITS => out.value(usize::BITS),
-            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.max_alloc_size()),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.host.total_memory),
             UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(h.total_memory),
             UR_DEVICE_INFO_GLOBAL_MEM_FREE => match driver::available_memory() {
                 Some(bytes) => out.value(bytes),
@@ -379,7 +374,7 @@ impl hal::Device<NativeCpu> for Device {
             UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(kernel_limits::PARAMETER_SIZE),
             UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(kernel_limits::CONSTANT_ARGS),
             // Constant memory is host memory too: any allocation can hold it.
-            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(self.max_alloc_size()),
+            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(self.host.total_memory),
             UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(kernel_limits::PRINTF_BUFFER_SIZE),
             UR_DEVICE_INFO_USM_POOL_SUPPORT => out.bool(USM_POOL_SUPPORT),
             UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(ASYNC_USM_ALLOCATIONS_SUPPORT),
@@ -394,8 +389,9 @@ impl hal::Device<NativeCpu> for Device {
         }
     }
 
+    /// The largest single allocation: all of physical memory.
     fn max_alloc_size(&self) -> u64 {
-        Device::max_alloc_size(self)
+        self.host.total_memory
     }
 
     /// Only images built for native CPU fit: this adapter runs no SPIR-V or

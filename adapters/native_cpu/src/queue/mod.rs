@@ -345,12 +345,6 @@ impl Queue {
             + q.lane.retained_bytes()
     }
 
-    /// No command pending or running.
-    pub fn is_empty(&self) -> bool {
-        let st = self.shared.lock();
-        st.pending.is_empty() && st.running.is_empty()
-    }
-
     /// Called when the user's last reference goes: workers finish what was
     /// enqueued, then leave.
     pub fn close(&self) {
@@ -404,8 +398,10 @@ impl hal::Queue<NativeCpu> for Queue {
         self.shared.flags
     }
 
+    /// No command pending or running.
     fn is_empty(&self) -> UrResult<bool> {
-        Ok(Queue::is_empty(self))
+        let st = self.shared.lock();
+        Ok(st.pending.is_empty() && st.running.is_empty())
     }
 
     /// A host synchronisation point: the context's pools take back what the
