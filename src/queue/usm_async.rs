@@ -77,26 +77,14 @@ pub fn alloc<B: Backend>(
     want_event: bool,
 ) -> UrResult<(*mut c_void, Option<Arc<Event<B>>>)> {
     if let Some(engine_pool) = hot_engine_pool::<B>(queue, kind, pool, &events, want_event) {
+        // Nothing to wait for: no wait list is made unless a command is.
         let lane = queue.lane();
         let order = queue.order()?;
         let a = engine_pool.alloc(lane, &[], size, 0, false)?;
-        let ptr = a.ptr.as_ptr() as *mut c_void;
-        let Some(stamp) = a.stamp else { return Ok((ptr, None)) };
-        let command = EngineCommand {
-            stamp,
-            command: alloc_command(kind),
-            ptr,
-            zero: a.zero.then_some(a.size),
-            deps: a.deps.as_slice(),
-            want_event,
-        };
-        return match queue.enqueue_recorded(order, command, Waits::none()) {
-            Ok(event) => Ok((ptr, event)),
-            Err(e) => {
-                engine_pool.give_back_unrun(lane, ptr as *const u8, stamp);
-                Err(e)
-            }
-        };
+        if a.stamp.is_none() {
+            return Ok((a.ptr.as_ptr() as *mut c_void, None));
+        }
+        return enqueue_alloc::<B>(queue, engine_pool, order, kind, &a, Waits::none(), false);
     }
     with_pool::<B, _>(queue, pool, |pool| {
         if let Some(done) = queue.alloc_outside_engine(pool, kind, size, events.clone(), want_event) {
@@ -104,31 +92,57 @@ pub fn alloc<B: Backend>(
         }
         let engine_pool = pool.engine_pool(kind, Some(queue.device()))?;
         let waits = queue.translate(events)?;
-        let lane = queue.lane();
-        let order = queue.order()?;
-        // A wait the engine cannot see is still waited for: only a command
-        // of the allocation's own can carry it.
-        let want_node = want_event || waits.unstamped;
-        let a = engine_pool.alloc(lane, &waits.stamps, size, 0, want_node)?;
-        let ptr = a.ptr.as_ptr() as *mut c_void;
-        let Some(stamp) = a.stamp else { return Ok((ptr, None)) };
-        let command = EngineCommand {
-            stamp,
-            command: alloc_command(kind),
-            ptr,
-            zero: a.zero.then_some(a.size),
-            deps: a.deps.as_slice(),
-            want_event,
-        };
-        match queue.enqueue_recorded(order, command, waits) {
-            Ok(event) => Ok((ptr, event)),
-            Err(e) => {
-                // Nothing ran: the block goes back as if never handed out.
-                engine_pool.give_back_unrun(lane, ptr as *const u8, stamp);
-                Err(e)
-            }
-        }
+        alloc_from::<B>(queue, engine_pool, kind, size, waits, want_event)
     })
+}
+
+/// The allocation from `engine_pool`, under the queue's order: the
+/// engine's block, and the command it records, if any, enqueued.
+fn alloc_from<B: Backend>(
+    queue: &B::Queue,
+    engine_pool: &crate::engine::Pool,
+    kind: UsmKind,
+    size: usize,
+    waits: Waits<<B::Queue as Queue<B>>::RawWait<'_>>,
+    want_event: bool,
+) -> UrResult<(*mut c_void, Option<Arc<Event<B>>>)> {
+    let order = queue.order()?;
+    // A wait the engine cannot see is still waited for: only a command of
+    // the allocation's own can carry it.
+    let want_node = want_event || waits.unstamped;
+    let a = engine_pool.alloc(queue.lane(), &waits.stamps, size, 0, want_node)?;
+    enqueue_alloc::<B>(queue, engine_pool, order, kind, &a, waits, want_event)
+}
+
+/// The command the engine recorded for allocation `a`, if any, enqueued
+/// under the queue's order; should that fail, the block goes back as if
+/// never handed out.
+fn enqueue_alloc<B: Backend>(
+    queue: &B::Queue,
+    engine_pool: &crate::engine::Pool,
+    order: <B::Queue as Queue<B>>::Order<'_>,
+    kind: UsmKind,
+    a: &crate::engine::Allocation,
+    waits: Waits<<B::Queue as Queue<B>>::RawWait<'_>>,
+    want_event: bool,
+) -> UrResult<(*mut c_void, Option<Arc<Event<B>>>)> {
+    let ptr = a.ptr.as_ptr() as *mut c_void;
+    let Some(stamp) = a.stamp else { return Ok((ptr, None)) };
+    let command = EngineCommand {
+        stamp,
+        command: alloc_command(kind),
+        ptr,
+        zero: a.zero.then_some(a.size),
+        deps: a.deps.as_slice(),
+        want_event,
+    };
+    match queue.enqueue_recorded(order, command, waits) {
+        Ok(event) => Ok((ptr, event)),
+        Err(e) => {
+            engine_pool.give_back_unrun(queue.lane(), ptr as *const u8, stamp);
+            Err(e)
+        }
+    }
 }
 
 /// What an async free found at its pointer.
@@ -162,16 +176,10 @@ pub fn free<B: Backend>(
         let lane = queue.lane();
         let order = queue.order()?;
         if let Ok(out) = engine_pool.free(lane, &[], ptr as *const u8, false) {
-            let Some(stamp) = out.stamp else { return Ok(None) };
-            let command = EngineCommand {
-                stamp,
-                command: UR_COMMAND_ENQUEUE_USM_FREE_EXP,
-                ptr,
-                zero: None,
-                deps: out.deps.as_slice(),
-                want_event,
-            };
-            return queue.enqueue_recorded(order, command, Waits::none());
+            if out.stamp.is_none() {
+                return Ok(None);
+            }
+            return enqueue_free::<B>(queue, order, &out, ptr, Waits::none(), false);
         }
     }
     let scope = FreeScope::of(pool);
@@ -187,25 +195,34 @@ pub fn free<B: Backend>(
         let Some(outcome) = found else { return Ok(Freed::NotEngine) };
         // An interior, freed or foreign pointer (spec/usm_async.md).
         let out = outcome.map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
-        let Some(stamp) = out.stamp else {
-            // In order with nothing to wait for: the free sits at the
-            // queue's tail and costs nothing.
-            return Ok(Freed::Engine(None));
-        };
-        let command = EngineCommand {
-            stamp,
-            command: UR_COMMAND_ENQUEUE_USM_FREE_EXP,
-            ptr,
-            zero: None,
-            deps: out.deps.as_slice(),
-            want_event,
-        };
-        // The engine has the block back whatever happens now: a failure
-        // here only loses the event.
-        queue.enqueue_recorded(order, command, waits).map(Freed::Engine)
+        enqueue_free::<B>(queue, order, &out, ptr, waits, want_event).map(Freed::Engine)
     })?;
     match freed {
         Freed::Engine(event) => Ok(event),
         Freed::NotEngine => queue.free_outside_engine(pool, ptr, events, want_event),
     }
+}
+
+/// The command the engine recorded for a free of `ptr`, if any, enqueued
+/// under the queue's order. Without one (in order with nothing to wait
+/// for) the free sits at the queue's tail and costs nothing. The engine has
+/// the block back whatever happens: a failed enqueue only loses the event.
+fn enqueue_free<B: Backend>(
+    queue: &B::Queue,
+    order: <B::Queue as Queue<B>>::Order<'_>,
+    out: &crate::engine::FreeOutcome,
+    ptr: *mut c_void,
+    waits: Waits<<B::Queue as Queue<B>>::RawWait<'_>>,
+    want_event: bool,
+) -> UrResult<Option<Arc<Event<B>>>> {
+    let Some(stamp) = out.stamp else { return Ok(None) };
+    let command = EngineCommand {
+        stamp,
+        command: UR_COMMAND_ENQUEUE_USM_FREE_EXP,
+        ptr,
+        zero: None,
+        deps: out.deps.as_slice(),
+        want_event,
+    };
+    queue.enqueue_recorded(order, command, waits)
 }
