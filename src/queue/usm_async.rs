@@ -47,8 +47,9 @@ fn with_pool<B: Backend, R>(
 }
 
 /// The engine pool of the queue's own copy of its device's default pool,
-/// when the call names no pool, waits for nothing, wants no event, and no
-/// current pool is set: the common case, served without a pool lookup.
+/// when the call waits for nothing, wants no event, and names that pool or
+/// none while no current pool is set: the common case, served without a
+/// pool lookup.
 #[inline]
 fn hot_engine_pool<'q, B: Backend>(
     queue: &'q B::Queue,
@@ -57,11 +58,14 @@ fn hot_engine_pool<'q, B: Backend>(
     events: &Events<'_, B>,
     want_event: bool,
 ) -> Option<&'q Arc<crate::engine::Pool>> {
-    if pool.is_some() || want_event || !events.is_empty() {
+    if want_event || !events.is_empty() {
         return None;
     }
-    let pool = queue.context().pools().cached_default(queue.default_pool())?;
-    pool.base().engine.get(kind)
+    let default = match pool {
+        Some(named) => queue.default_pool().get().filter(|d| std::ptr::eq(&***d, named))?,
+        None => queue.context().pools().cached_default(queue.default_pool())?,
+    };
+    default.base().engine.get(kind)
 }
 
 /// An async allocation of `size` bytes of `kind` memory (the core checked

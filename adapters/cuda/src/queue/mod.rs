@@ -507,6 +507,9 @@ impl hal::Queue<Cuda> for Queue {
         events: Events<'_, Cuda>,
         want_event: bool,
     ) -> Option<UrResult<(*mut c_void, Option<Arc<Event>>)>> {
+        if kind != engine::UsmKind::Device || !pool.is_native() {
+            return None;
+        }
         let wait: Vec<&Event> = events.iter().collect();
         arc_ref(self).alloc_native(cuda_kind(kind), pool, size, &wait, want_event)
     }
