@@ -30,6 +30,7 @@ pub mod log;
 pub mod partition;
 pub mod peer;
 pub mod poll;
+pub mod pool;
 pub mod queue;
 /// cbindgen:ignore
 pub mod usm_align;
