@@ -45,6 +45,9 @@ pub trait RawPool<B: RawPools>: Send + Sync + Sized + 'static {
     fn trim_to(pool: &UsmPool<B>, keep: usize) {
         pool.base.engine.trim_to(keep)
     }
+    /// Runs when the user's last reference goes (see
+    /// `UrObject::last_user_release`); internal holders may keep the pool.
+    fn last_user_release(_pool: &UsmPool<B>) {}
     /// Runs once as the pool goes, before its fields drop.
     fn release(_pool: &mut UsmPool<B>) {}
 }
@@ -66,6 +69,9 @@ pub struct UsmPool<B: RawPools> {
 unsafe impl<B: RawPools> UrObject for UsmPool<B> {
     const KIND: ObjectKind = ObjectKind::UsmPool;
     type Handle = ur_usm_pool_handle_t_;
+    fn last_user_release(&self) {
+        B::RawPool::last_user_release(self)
+    }
 }
 
 // SAFETY: pools are made only by `UsmPool::new`, in an `Arc`.
