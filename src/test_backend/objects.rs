@@ -368,7 +368,7 @@ impl hal::Context<B> for TContext {
     fn pool_create(&self, device: Option<&TDevice>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<TPool>> {
         record("context.pool_create", format!("{device:?} {desc:?} {api:?}"));
         let base = PoolBase::user(&arc_of(self), device.map(arc_of), self.devices.iter().cloned(), desc, api);
-        Ok(TPool::new(base))
+        Ok(new_pool(base))
     }
     fn pools(&self) -> &ContextPools<TPool> {
         &self.pools
@@ -378,7 +378,7 @@ impl hal::Context<B> for TContext {
     }
     fn make_default_pool(&self, device: &TDevice) -> UrResult<Arc<TPool>> {
         record("context.make_default_pool", format!("{device:?}"));
-        Ok(TPool::new(PoolBase::device_default(&arc_of(self), arc_of(device))))
+        Ok(new_pool(PoolBase::device_default(&arc_of(self), arc_of(device))))
     }
 }
 
@@ -589,41 +589,37 @@ impl crate::event::RawEvent<B> for TSignal {
     }
 }
 
-#[repr(C)]
-pub struct TPool {
-    header: HandleHeader,
-    base: PoolBase<TContext, Arc<TDevice>>,
-    /// The pool itself, for the owner of its slabs.
-    me: std::sync::Weak<TPool>,
-}
-object!(TPool, UsmPool, ur_usm_pool_handle_t_);
+/// The test backend's pools: the core's pool object.
+pub type TPool = crate::pool::UsmPool<B>;
 
-impl TPool {
-    fn new(base: PoolBase<TContext, Arc<TDevice>>) -> Arc<Self> {
-        Arc::new_cyclic(|me| TPool { header: header(ObjectKind::UsmPool), base, me: me.clone() })
-    }
+impl crate::pool::RawPools for B {
+    type RawPool = TPoolRaw;
+    type DeviceRef = Arc<TDevice>;
+}
+
+/// Nothing beside the pool's base.
+pub struct TPoolRaw;
+
+fn new_pool(base: PoolBase<TContext, Arc<TDevice>>) -> Arc<TPool> {
+    TPool::new(base, TPoolRaw)
 }
 
 /// The engine answers; the calls are recorded.
-impl hal::Pool<B> for TPool {
-    type DeviceRef = Arc<TDevice>;
-    fn base(&self) -> &PoolBase<TContext, Arc<TDevice>> {
-        &self.base
-    }
-    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+impl crate::pool::RawPool<B> for TPoolRaw {
+    fn info(pool: &TPool, prop: ur_usm_pool_info_t) -> UrResult<usize> {
         record("pool.info", format!("{prop:?}"));
-        self.base.engine.info(prop)
+        pool.base.engine.info(prop)
     }
-    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+    fn set_info(pool: &TPool, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
         record("pool.set_info", format!("{prop:?} {value}"));
-        self.base.engine.set_info(prop, value)
+        pool.base.engine.set_info(prop, value)
     }
-    fn trim_to(&self, keep: usize) {
+    fn trim_to(pool: &TPool, keep: usize) {
         record("pool.trim_to", format!("{keep}"));
-        self.base.engine.trim_to(keep)
+        pool.base.engine.trim_to(keep)
     }
     fn make_engine_pool(
-        &self,
+        pool: &TPool,
         kind: UsmKind,
         context: Arc<TContext>,
         config: PoolConfig,
@@ -631,7 +627,7 @@ impl hal::Pool<B> for TPool {
     ) -> UrResult<Arc<engine::Pool>> {
         record("pool.make_engine_pool", format!("{kind:?} {device:?}"));
         let slabs = context.slabs.clone();
-        Ok(TSlabOwner::new_engine_pool(context.dag.clone(), config, &self.me, kind, device, |owner| {
+        Ok(TSlabOwner::new_engine_pool(context.dag.clone(), config, &pool.me, kind, device, |owner| {
             Arc::new(HostSlabs { slabs, owner })
         }))
     }

@@ -176,7 +176,7 @@ impl hal::Context<NativeCpu> for Context {
         // and the pools that go are dropped after it (a drop gives memory
         // back): the list is a leaf of the lock order.
         let orphans = std::mem::take(&mut *lock(&self.orphan_pools));
-        let (done, keep): (Vec<_>, Vec<_>) = orphans.into_iter().partition(|p| p.live_blocks() == 0);
+        let (done, keep): (Vec<_>, Vec<_>) = orphans.into_iter().partition(|p| crate::memory::live_blocks(p) == 0);
         if !keep.is_empty() {
             lock(&self.orphan_pools).extend(keep);
         }
@@ -208,7 +208,7 @@ impl hal::Context<NativeCpu> for Context {
     }
 
     fn pool_create(&self, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<Pool>> {
-        Ok(Pool::create(&arc_of(self), device.map(arc_of), desc, api))
+        Ok(crate::memory::create_pool(&arc_of(self), device.map(arc_of), desc, api))
     }
 
     fn pools(&self) -> &ContextPools<Pool> {
@@ -216,7 +216,7 @@ impl hal::Context<NativeCpu> for Context {
     }
 
     fn make_default_pool(&self, device: &Device) -> UrResult<Arc<Pool>> {
-        Ok(Pool::default_for(&arc_of(self), arc_of(device)))
+        Ok(crate::memory::default_for(&arc_of(self), arc_of(device)))
     }
 }
 

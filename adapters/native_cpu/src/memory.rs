@@ -25,16 +25,17 @@
 
 use crate::context::Context;
 use crate::device::{Device, DEFAULT_USM_ALIGNMENT};
-use crate::{NativeCpu, DDI};
+use crate::NativeCpu;
 use std::alloc::Layout;
 use std::ptr::NonNull;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 pub use ur_core::engine::UsmKind;
 use ur_core::engine::{self, wait_reported, HostMemory, MemorySource, OutOfMemory, PoolConfig, VirtualMemory};
-use ur_core::hal::{self, AllocRequest, Pool as _};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal::{AllocRequest, Pool as _};
+use ur_core::handle::arc_of;
 use ur_core::lock_order::{Mutex, Rank};
 use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::pool::{RawPool, RawPools};
 use ur_core::usm_pool::{self, PoolBase};
 use ur_core::usm_registry::Registered;
 use ur_core::*;
@@ -260,41 +261,23 @@ impl VirtualMemory for PoolMemory {
     }
 }
 
-/// A USM pool handle: `urUSMPoolCreate`, `urUSMPoolCreateExp`, or a
-/// device's default pool.
-#[repr(C)]
-pub struct Pool {
-    header: HandleHeader,
-    pub base: PoolBase<Context, Arc<Device>>,
+/// This backend's USM pools: the core's pool object over a [`HostPool`].
+pub type Pool = ur_core::pool::UsmPool<NativeCpu>;
+
+impl RawPools for NativeCpu {
+    type RawPool = HostPool;
+    type DeviceRef = Arc<Device>;
+}
+
+/// What a pool keeps beside its base: the host memory its engine pools
+/// take slabs from.
+pub struct HostPool {
     /// Pools the user made keep their context alive, as other handles do,
     /// until their last user reference goes.
     user_context: Mutex<Option<Arc<Context>>>,
     host: Arc<HostMemory>,
     slabs: Arc<SlabMap>,
-    me: Weak<Pool>,
 }
-
-ur_core::ur_object!(Pool, UsmPool, ur_usm_pool_handle_t_, {
-
-    /// A pool the user gave up is nobody's current pool any more. Its
-    /// allocations still live stay valid: the context keeps the pool until
-    /// they are freed (and the pool no longer keeps the context).
-    fn last_user_release(&self) {
-        let held = self.user_context.lock().take();
-        if let Some(context) = self.base.context() {
-            context.pools.forget(self);
-            if self.live_blocks() > 0 {
-                if let Some(me) = self.me.upgrade() {
-                    context.keep_until_freed(me);
-                }
-            }
-        }
-        drop(held);
-    }
-});
-
-// SAFETY: every `Pool` is made inside an `Arc` by its constructor.
-unsafe impl ArcObject for Pool {}
 
 /// Slabs taken from the host when the pool's creator names no size: large
 /// enough that a second block of a few MiB fits beside a first one, so that
@@ -326,76 +309,73 @@ fn engine_config(mut config: PoolConfig, desc: &PoolDesc, api: PoolApi) -> PoolC
     config
 }
 
-impl Pool {
-    /// A pool the user asked for: `device` for `urUSMPoolCreateExp`, none
-    /// for `urUSMPoolCreate`.
-    pub fn create(context: &Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<Pool> {
-        // The maximum size does not depend on the kind.
-        let host = host_memory(desc.engine_config(UsmKind::Device, api).max_size);
-        let base = PoolBase::user(context, device, context.devices.iter().cloned(), desc, api);
-        let pool = Arc::new_cyclic(|me| Pool {
-            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base,
-            user_context: Mutex::new(Rank::Leaf, Some(context.clone())),
-            host,
-            slabs: context.slabs.clone(),
-            me: me.clone(),
-        });
-        context.pools.add_user(&pool);
-        pool
-    }
-
-    /// The default pool of `device` in `context`: it keeps everything it
-    /// reserves (threshold `SIZE_MAX`) until trimmed or the context goes.
-    pub fn default_for(context: &Arc<Context>, device: Arc<Device>) -> Arc<Pool> {
-        Arc::new_cyclic(|me| Pool {
-            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base: PoolBase::device_default(context, device),
-            user_context: Mutex::new(Rank::Leaf, None),
-            host: host_memory(usize::MAX),
-            slabs: context.slabs.clone(),
-            me: me.clone(),
-        })
-    }
-
-    pub fn handle(&self) -> ur_usm_pool_handle_t {
-        ur_core::handle::handle_of(self)
-    }
-
-    /// Allocations of the pool, of every kind, handed out and not freed.
-    pub fn live_blocks(&self) -> usize {
-        self.base.engine.made().map(|p| p.live_blocks()).sum()
-    }
+/// A pool the user asked for: `device` for `urUSMPoolCreateExp`, none for
+/// `urUSMPoolCreate`.
+pub fn create_pool(context: &Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<Pool> {
+    // The maximum size does not depend on the kind.
+    let host = host_memory(desc.engine_config(UsmKind::Device, api).max_size);
+    let base = PoolBase::user(context, device, context.devices.iter().cloned(), desc, api);
+    let raw = HostPool { user_context: Mutex::new(Rank::Leaf, Some(context.clone())), host, slabs: context.slabs.clone() };
+    let pool = Pool::new(base, raw);
+    context.pools.add_user(&pool);
+    pool
 }
 
-impl hal::Pool<NativeCpu> for Pool {
-    type DeviceRef = Arc<Device>;
+/// The default pool of `device` in `context`: it keeps everything it
+/// reserves (threshold `SIZE_MAX`) until trimmed or the context goes.
+pub fn default_for(context: &Arc<Context>, device: Arc<Device>) -> Arc<Pool> {
+    let raw = HostPool {
+        user_context: Mutex::new(Rank::Leaf, None),
+        host: host_memory(usize::MAX),
+        slabs: context.slabs.clone(),
+    };
+    Pool::new(PoolBase::device_default(context, device), raw)
+}
 
-    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
-        &self.base
-    }
+/// Allocations of the pool, of every kind, handed out and not freed.
+pub fn live_blocks(pool: &Pool) -> usize {
+    pool.base.engine.made().map(|p| p.live_blocks()).sum()
+}
 
+impl RawPool<NativeCpu> for HostPool {
     /// Host memory, its slabs entered in the context's slab map. A pool of
     /// `urUSMPoolCreate` keeps each device's device memory apart; its host
     /// and shared memory serve every device.
     fn make_engine_pool(
-        &self,
+        pool: &Pool,
         kind: UsmKind,
         context: Arc<Context>,
         config: PoolConfig,
         serving: Option<&Arc<Device>>,
     ) -> UrResult<Arc<engine::Pool>> {
-        let config = engine_config(config, &self.base.desc, self.base.api);
-        let (host, slabs) = (self.host.clone(), self.slabs.clone());
-        Ok(SlabOwner::new_engine_pool(context.dag.clone(), config, &self.me, kind, serving, |owner| {
+        let config = engine_config(config, &pool.base.desc, pool.base.api);
+        let (host, slabs) = (pool.raw.host.clone(), pool.raw.slabs.clone());
+        Ok(SlabOwner::new_engine_pool(context.dag.clone(), config, &pool.me, kind, serving, |owner| {
             Arc::new(PoolMemory { host, slabs, owner })
         }))
+    }
+
+    /// A pool the user gave up is nobody's current pool any more. Its
+    /// allocations still live stay valid: the context keeps the pool until
+    /// they are freed (and the pool no longer keeps the context).
+    fn last_user_release(pool: &Pool) {
+        let held = pool.raw.user_context.lock().take();
+        if let Some(context) = pool.base.context() {
+            context.pools.forget(pool);
+            if live_blocks(pool) > 0 {
+                if let Some(me) = pool.me.upgrade() {
+                    context.keep_until_freed(me);
+                }
+            }
+        }
+        drop(held);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Weak;
     use crate::device::Platform;
 
     fn context() -> Arc<Context> {
@@ -458,7 +438,7 @@ mod tests {
     fn pool_allocations_come_from_the_engine_zeroed_on_request() {
         let ctx = context();
         let desc = PoolDesc { flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, limits: None };
-        let pool = Pool::create(&ctx, None, desc, PoolApi::Classic);
+        let pool = crate::memory::create_pool(&ctx, None, desc, PoolApi::Classic);
         let req = from_pool(UsmKind::Host, 100, 4096, Some(&pool));
         let p = ctx.usm_alloc(req).unwrap();
         assert_eq!(p as usize % 4096, 0);

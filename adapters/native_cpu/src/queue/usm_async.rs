@@ -105,7 +105,7 @@ mod tests {
     #[test]
     fn a_pending_block_taken_across_queues_waits_for_its_free() {
         let (ctx, device) = setup();
-        let pool = Pool::create(&ctx, Some(device.clone()), PoolDesc::default(), PoolApi::Exp);
+        let pool = crate::memory::create_pool(&ctx, Some(device.clone()), PoolDesc::default(), PoolApi::Exp);
         let owner = Queue::new(ctx.clone(), device.clone(), UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
         let taker = Queue::new(ctx.clone(), device, 0);
         let (a, ready) = alloc_async(&owner, UsmKind::Device, Some(&pool), 4096, vec![], true).unwrap();
@@ -123,7 +123,7 @@ mod tests {
         free_async(&taker, Some(&pool), b, vec![], false).unwrap();
         taker.finish().unwrap();
         owner.finish().unwrap();
-        assert_eq!(pool.live_blocks(), 0);
+        assert_eq!(crate::memory::live_blocks(&pool), 0);
     }
 
     /// Two threads drive one in-order queue: one allocates from a
@@ -134,7 +134,7 @@ mod tests {
     fn commands_recorded_without_the_lock_run_in_seq_order() {
         let (ctx, device) = setup();
         let desc = PoolDesc { flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, limits: None };
-        let pool = Pool::create(&ctx, None, desc, PoolApi::Classic);
+        let pool = crate::memory::create_pool(&ctx, None, desc, PoolApi::Classic);
         let q = Queue::new(ctx.clone(), device, 0);
         let ran = Arc::new(Mutex::new(Vec::new()));
         q.finish().unwrap();
