@@ -215,7 +215,7 @@ impl hal::Context<LevelZero> for Context {
     }
 
     fn pool_create(&self, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
-        Ok(UsmPool::new(arc_of(self), device.map(arc_of), desc, api))
+        Ok(memory::user_pool(arc_of(self), device.map(arc_of), desc, api))
     }
 
     fn pools(&self) -> &ContextPools<UsmPool> {
@@ -223,6 +223,6 @@ impl hal::Context<LevelZero> for Context {
     }
 
     fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
-        Ok(UsmPool::device_default(&arc_of(self), &arc_of(device)))
+        Ok(memory::device_default(&arc_of(self), &arc_of(device)))
     }
 }

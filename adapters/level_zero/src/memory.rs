@@ -1,5 +1,6 @@
-//! Memory: blocking USM allocations and their registry entries, USM pool
-//! objects with `impl hal::Pool`, and the engine's memory source.
+//! Memory: blocking USM allocations and their registry entries, USM pools
+//! (the core's `UsmPool` with `impl RawPool`), and the engine's memory
+//! source.
 //!
 //! Blocking USM: `zeMemAlloc{Host,Device,Shared}` and `zeMemFree`, the
 //! table that lets any pointer into an allocation find it, and what
@@ -24,14 +25,15 @@ use crate::context::Context;
 use crate::conv;
 use crate::device::Device;
 use crate::driver::{check, ZeContext};
-use crate::{ze, LevelZero, DDI};
+use crate::{ze, LevelZero};
 use level_zero_sys::*;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
-use ur_core::hal::{self, AllocRequest};
-use ur_core::handle::{arc_of, handle_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal::AllocRequest;
+use ur_core::handle::arc_of;
+use ur_core::pool::{RawPool, RawPools};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::usm_registry::Registered;
@@ -167,72 +169,41 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
 /// descriptor names one.
 const SLAB_SIZE: usize = 1 << 20;
 
-#[repr(C)]
-pub struct UsmPool {
-    header: HandleHeader,
-    pub base: PoolBase<Context, Arc<Device>>,
+/// A UR USM pool of this adapter: the core's, with [`ZePool`] beside its
+/// base.
+pub type UsmPool = ur_core::pool::UsmPool<LevelZero>;
+
+/// What a Level Zero pool keeps beside the core's pool base.
+pub struct ZePool {
     /// A user's pool keeps its context alive, as its handle does.
     _owner: Option<Arc<Context>>,
-    /// This pool, for the slabs of its engine pools to name their owner.
-    me: Weak<UsmPool>,
 }
 
-ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
-
-// SAFETY: pools are made only by `new` and `device_default`, in an `Arc`.
-unsafe impl ArcObject for UsmPool {}
-
-impl UsmPool {
-    /// A user's pool: of `urUSMPoolCreate` when `device` is `None`, else
-    /// of `urUSMPoolCreateExp`.
-    pub fn new(context: Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<UsmPool> {
-        let pool = Arc::new_cyclic(|me| UsmPool {
-            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base: PoolBase::user(&context, device, context.devices.iter().cloned(), desc, api),
-            _owner: Some(context.clone()),
-            me: me.clone(),
-        });
-        context.pools.add_user(&pool);
-        pool
-    }
-
-    /// The default pool of `device` in `context` (made once by the context).
-    pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> Arc<UsmPool> {
-        Arc::new_cyclic(|me| UsmPool {
-            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base: PoolBase::device_default(context, device.clone()),
-            _owner: None,
-            me: me.clone(),
-        })
-    }
-
-    pub fn handle(&self) -> ur_usm_pool_handle_t {
-        handle_of(self)
-    }
+/// A user's pool: of `urUSMPoolCreate` when `device` is `None`, else of
+/// `urUSMPoolCreateExp`.
+pub fn user_pool(context: Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<UsmPool> {
+    let base = PoolBase::user(&context, device, context.devices.iter().cloned(), desc, api);
+    let pool = UsmPool::new(base, ZePool { _owner: Some(context.clone()) });
+    context.pools.add_user(&pool);
+    pool
 }
 
-impl Drop for UsmPool {
-    /// Blocks still live keep their engine pool: the context holds it until
-    /// they are freed.
-    fn drop(&mut self) {
-        if let Some(context) = self.base.context() {
-            context.pools.keep_until_freed(&self.base.engine);
-        }
-    }
+/// The default pool of `device` in `context` (made once by the context).
+pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> Arc<UsmPool> {
+    UsmPool::new(PoolBase::device_default(context, device.clone()), ZePool { _owner: None })
 }
 
-impl hal::Pool<LevelZero> for UsmPool {
+impl RawPools for LevelZero {
+    type RawPool = ZePool;
     type DeviceRef = Arc<Device>;
+}
 
-    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
-        &self.base
-    }
-
+impl RawPool<LevelZero> for ZePool {
     /// Driver memory in slabs of [`SLAB_SIZE`]. A pool of `urUSMPoolCreate`
     /// keeps each device's device memory apart; its host and shared memory
     /// serve every device of the context.
     fn make_engine_pool(
-        &self,
+        pool: &UsmPool,
         kind: UsmKind,
         context: Arc<Context>,
         mut config: engine::PoolConfig,
@@ -242,9 +213,17 @@ impl hal::Pool<LevelZero> for UsmPool {
             config.min_slab_size = SLAB_SIZE;
         }
         let (ze, slabs) = (context.ze.clone(), context.slabs.clone());
-        Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &self.me, kind, serving, |owner| {
+        Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &pool.me, kind, serving, |owner| {
             Arc::new(ZeMemory { context: ze, slabs, owner })
         }))
+    }
+
+    /// Blocks still live keep their engine pool: the context holds it until
+    /// they are freed.
+    fn release(pool: &mut UsmPool) {
+        if let Some(context) = pool.base.context() {
+            context.pools.keep_until_freed(&pool.base.engine);
+        }
     }
 }
 
