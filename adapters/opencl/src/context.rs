@@ -338,7 +338,7 @@ impl hal::Context<OpenCl> for Context {
     }
 
     fn pool_create(&self, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
-        UsmPool::new(arc_of(self), device.map(Device::kept), desc, api)
+        memory::create(arc_of(self), device.map(Device::kept), desc, api)
     }
 
     fn pools(&self) -> &ContextPools<UsmPool> {
@@ -346,7 +346,7 @@ impl hal::Context<OpenCl> for Context {
     }
 
     fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
-        Ok(UsmPool::device_default(&arc_of(self), device.kept()))
+        Ok(memory::device_default(&arc_of(self), device.kept()))
     }
 }
 

@@ -25,15 +25,16 @@ use crate::device::platform::Platform;
 use crate::device::{Device, UsmPath};
 use crate::driver::{call, wait_list_ptr};
 use crate::conv::{self, check, ClResultExt};
-use crate::{OpenCl, DDI};
+use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
-use ur_core::hal::{self, AllocRequest};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::hal::AllocRequest;
+use ur_core::handle::arc_of;
+use ur_core::pool::RawPool;
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::usm_registry::Registered;
@@ -354,81 +355,50 @@ pub fn set_kernel_arg_pointer(
     }
 }
 
-#[repr(C)]
-pub struct UsmPool {
-    header: HandleHeader,
-    pub base: PoolBase<Context, &'static Device>,
+/// A UR USM pool of this adapter.
+pub type UsmPool = ur_core::pool::UsmPool<OpenCl>;
+
+impl ur_core::pool::RawPools for OpenCl {
+    type RawPool = PoolCl;
+    type DeviceRef = &'static Device;
+}
+
+/// What this adapter keeps beside a pool's base: OpenCL has no pool object
+/// of its own, so only a user's pool's hold on its context.
+pub struct PoolCl {
     /// A user's pool keeps its context alive, as its handle does.
     _owner: Option<Arc<Context>>,
-    /// This pool, for the slabs of its engine pools to name their owner.
-    me: Weak<UsmPool>,
 }
 
-ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
-
-// SAFETY: pools are only made by `new` and `device_default`, in an `Arc`.
-unsafe impl ArcObject for UsmPool {}
-
-impl UsmPool {
-    /// A user's pool: of `urUSMPoolCreate` when `device` is `None` (`api`
-    /// Classic), else of `urUSMPoolCreateExp` (`api` Exp).
-    pub fn new(
-        context: Arc<Context>,
-        device: Option<&'static Device>,
-        desc: PoolDesc,
-        api: PoolApi,
-    ) -> UrResult<Arc<UsmPool>> {
-        if context.usm_path() == UsmPath::None {
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
-        }
-        let pool = Arc::new_cyclic(|me| UsmPool {
-            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base: PoolBase::user(&context, device, context.devices.iter().copied(), desc, api),
-            _owner: Some(context.clone()),
-            me: me.clone(),
-        });
-        context.pools.add_user(&pool);
-        Ok(pool)
+/// A user's pool: of `urUSMPoolCreate` when `device` is `None` (`api`
+/// Classic), else of `urUSMPoolCreateExp` (`api` Exp).
+pub fn create(
+    context: Arc<Context>,
+    device: Option<&'static Device>,
+    desc: PoolDesc,
+    api: PoolApi,
+) -> UrResult<Arc<UsmPool>> {
+    if context.usm_path() == UsmPath::None {
+        return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
-
-    /// The default pool of `device` in `context` (made once by the context).
-    pub fn device_default(context: &Arc<Context>, device: &'static Device) -> Arc<UsmPool> {
-        Arc::new_cyclic(|me| UsmPool {
-            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base: PoolBase::device_default(context, device),
-            _owner: None,
-            me: me.clone(),
-        })
-    }
-
-    pub fn handle(&self) -> ur_usm_pool_handle_t {
-        ur_core::handle::handle_of(self)
-    }
+    let base = PoolBase::user(&context, device, context.devices.iter().copied(), desc, api);
+    let pool = UsmPool::new(base, PoolCl { _owner: Some(context.clone()) });
+    context.pools.add_user(&pool);
+    Ok(pool)
 }
 
-impl Drop for UsmPool {
-    /// Blocks still live keep their engine pool: the context holds it until
-    /// they are freed.
-    fn drop(&mut self) {
-        if let Some(context) = self.base.context() {
-            context.pools.keep_until_freed(&self.base.engine);
-        }
-    }
+/// The default pool of `device` in `context` (made once by the context).
+pub fn device_default(context: &Arc<Context>, device: &'static Device) -> Arc<UsmPool> {
+    UsmPool::new(PoolBase::device_default(context, device), PoolCl { _owner: None })
 }
 
-impl hal::Pool<OpenCl> for UsmPool {
-    type DeviceRef = &'static Device;
-
-    fn base(&self) -> &PoolBase<Context, &'static Device> {
-        &self.base
-    }
-
+impl RawPool<OpenCl> for PoolCl {
     /// The runtime's USM (or SVM) memory, in slabs of [`SLAB_SIZE`]. A pool
     /// of `urUSMPoolCreate` keeps each device's device memory apart; its
     /// host and shared memory belong to no device and serve every device
     /// of the context.
     fn make_engine_pool(
-        &self,
+        pool: &UsmPool,
         kind: UsmKind,
         context: Arc<Context>,
         mut config: engine::PoolConfig,
@@ -438,9 +408,17 @@ impl hal::Pool<OpenCl> for UsmPool {
             config.min_slab_size = SLAB_SIZE;
         }
         let (raw, slabs) = (context.raw_usm(), context.slabs.clone());
-        Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &self.me, kind, serving, |owner| {
+        Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &pool.me, kind, serving, |owner| {
             Arc::new(ClMemory::new(raw, slabs, owner))
         }))
+    }
+
+    /// Blocks still live keep their engine pool: the context holds it until
+    /// they are freed.
+    fn release(pool: &mut UsmPool) {
+        if let Some(context) = pool.base.context() {
+            context.pools.keep_until_freed(&pool.base.engine);
+        }
     }
 }
 
