@@ -4,7 +4,7 @@
 use ur_core::extended_deleter::ExtendedDeleter;
 use ur_core::usm_pool::ContextPools;
 use crate::device::Device;
-use crate::memory::pool::UsmPool;
+use crate::memory::pool::{self, UsmPool};
 use crate::memory::source::SlabMap;
 use crate::memory::UsmRegistry;
 use crate::queue::Queue;
@@ -280,7 +280,7 @@ impl hal::Context<Cuda> for Context {
         desc: PoolDesc,
         api: PoolApi,
     ) -> UrResult<Arc<UsmPool>> {
-        UsmPool::create(&arc_of(self), device.map(arc_of).as_ref(), desc, api)
+        pool::create(&arc_of(self), device.map(arc_of).as_ref(), desc, api)
     }
 
     fn pools(&self) -> &ContextPools<UsmPool> {
@@ -288,7 +288,7 @@ impl hal::Context<Cuda> for Context {
     }
 
     fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
-        UsmPool::device_default(&arc_of(self), &arc_of(device))
+        pool::device_default(&arc_of(self), &arc_of(device))
     }
 }
 

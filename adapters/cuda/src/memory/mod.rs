@@ -178,7 +178,7 @@ impl Context {
             .checked_add(slack)
             .ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
         let device = req.device.or(self.devices.first().map(|d| &**d));
-        let native = kind == UsmKind::Device && req.pool.is_some_and(|p| p.is_native());
+        let native = kind == UsmKind::Device && req.pool.is_some_and(|p| p.raw.is_native());
         if let Some(pool) = req.pool.filter(|_| !native && req.align <= NATURAL_ALIGN) {
             return self.engine_alloc(pool, kind, &req);
         }
@@ -191,8 +191,7 @@ impl Context {
                     as usize
             }
             UsmKind::Device if native => {
-                let pool = req.pool.expect("checked above");
-                pool.alloc_blocking(bytes)? as usize
+                pool::alloc_blocking(req.pool.expect("checked above"), bytes)? as usize
             }
             UsmKind::Device => {
                 device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.activate()?;

@@ -18,29 +18,32 @@ use crate::context::Context;
 use crate::device::Device;
 use crate::conv::CuExt;
 use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
-use crate::{Cuda, DDI};
+use crate::Cuda;
 use std::sync::{Arc, Weak};
 use ur_core::engine;
-use ur_core::hal;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::pool::{RawPool, RawPools};
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::*;
 
-#[repr(C)]
-pub struct UsmPool {
-    header: HandleHeader,
-    /// Its engine pools serve host and shared memory, and device memory
-    /// unless that is native.
-    pub base: PoolBase<Context, Arc<Device>>,
+/// A USM pool of this adapter: the core's, with [`CudaPool`] as its raw
+/// part.
+pub type UsmPool = ur_core::pool::UsmPool<Cuda>;
+
+impl RawPools for Cuda {
+    type RawPool = CudaPool;
+    type DeviceRef = Arc<Device>;
+}
+
+/// What a pool keeps beside the core's part (whose engine pools serve host
+/// and shared memory, and device memory unless that is native).
+pub struct CudaPool {
     /// The GPU whose memory the pool holds; for a pool of every GPU of its
     /// context (`urUSMPoolCreate`), whose device memory the base keeps by
     /// GPU, the first GPU, which serves its shared and host memory.
     device: Arc<Device>,
     /// The native pool serving device allocations, when they are native.
     native: Option<Arc<MemPool>>,
-    /// This pool, for the slabs of its engine pools to name their owner.
-    me: Weak<UsmPool>,
 }
 
 /// Pools made without `UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP`, and
@@ -65,89 +68,126 @@ fn native_threshold(threshold: usize) -> u64 {
     }
 }
 
-ur_core::ur_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_);
+/// Pools need a GPU with CUDA memory pools.
+fn check_device(device: &Device) -> UrResult {
+    if device.props.memory_pools {
+        Ok(())
+    } else {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+}
 
-// SAFETY: made only by `Arc::new_cyclic` in this module, and handed out only
-// from there.
-unsafe impl ArcObject for UsmPool {}
+/// The device's default pool in `context`.
+pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> UrResult<Arc<UsmPool>> {
+    check_device(device)?;
+    let native = if ENGINE_FOR_DEVICE_POOLS {
+        None
+    } else {
+        Some(device.default_mem_pool()?)
+    };
+    Ok(UsmPool::new(
+        // The engine's default pools' own threshold (`SIZE_MAX`) and no
+        // maximum size: taking them leaves them as they are.
+        PoolBase::device_default(context, device.clone()),
+        CudaPool { device: device.clone(), native },
+    ))
+}
 
-impl UsmPool {
-    fn check_device(device: &Device) -> UrResult {
-        if device.props.memory_pools {
-            Ok(())
-        } else {
-            Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+/// A new pool of `device`'s memory, or, with none, of every GPU of
+/// `context`. Only a pool of one GPU may be native.
+pub fn create(
+    context: &Arc<Context>,
+    one_device: Option<&Arc<Device>>,
+    desc: PoolDesc,
+    api: PoolApi,
+) -> UrResult<Arc<UsmPool>> {
+    let device = match (one_device, context.devices.as_slice()) {
+        (Some(d), _) | (None, [d]) => d,
+        (None, [first, ..]) if desc.flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 == 0 => first,
+        _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE),
+    };
+    for d in one_device.map_or(context.devices.as_slice(), std::slice::from_ref) {
+        check_device(d)?;
+    }
+    device.activate()?;
+    let config = desc.engine_config(engine::UsmKind::Device, api);
+    let wants_native =
+        desc.flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 != 0 || !ENGINE_FOR_DEVICE_POOLS;
+    let native = if wants_native {
+        let pool = MemPool::new(device.cu).cu()?;
+        pool.set_u64(
+            PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            native_threshold(config.release_threshold),
+        )
+        .cu()?;
+        Some(Arc::new(pool))
+    } else {
+        None
+    };
+    Ok(UsmPool::new(
+        PoolBase::user(context, one_device.cloned(), context.devices.iter().cloned(), desc, api),
+        CudaPool { device: device.clone(), native },
+    ))
+}
+
+/// A new reference to `pool`.
+pub fn arc(pool: &UsmPool) -> Option<Arc<UsmPool>> {
+    pool.me.upgrade()
+}
+
+/// A host synchronisation point: completed frees of the engine pools
+/// become reusable and memory above the threshold goes back.
+pub fn collect(pool: &UsmPool) {
+    pool.base.engine.collect();
+}
+
+/// Stream-ordered allocation: usable by work after this point of `stream`.
+/// A native pool with a maximum size refuses what would take its
+/// memory in use past it.
+pub fn alloc_async(pool: &UsmPool, size: usize, stream: CUstream) -> UrResult<CUdeviceptr> {
+    let native = pool.raw.native()?;
+    let max_size = pool.base.engine.maximum_size();
+    if max_size != 0 {
+        let used = native
+            .get_u64(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+            .cu()? as usize;
+        if used.saturating_add(size) > max_size {
+            return Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
         }
     }
-
-    /// The device's default pool in `context`.
-    pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> UrResult<Arc<UsmPool>> {
-        Self::check_device(device)?;
-        let native = if ENGINE_FOR_DEVICE_POOLS {
-            None
-        } else {
-            Some(device.default_mem_pool()?)
-        };
-        Ok(Arc::new_cyclic(|me| UsmPool {
-            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            // The engine's default pools' own threshold (`SIZE_MAX`) and no
-            // maximum size: taking them leaves them as they are.
-            base: PoolBase::device_default(context, device.clone()),
-            device: device.clone(),
-            native,
-            me: me.clone(),
-        }))
-    }
-
-    /// A new pool of `device`'s memory, or, with none, of every GPU of
-    /// `context`. Only a pool of one GPU may be native.
-    pub fn create(
-        context: &Arc<Context>,
-        one_device: Option<&Arc<Device>>,
-        desc: PoolDesc,
-        api: PoolApi,
-    ) -> UrResult<Arc<UsmPool>> {
-        let device = match (one_device, context.devices.as_slice()) {
-            (Some(d), _) | (None, [d]) => d,
-            (None, [first, ..]) if desc.flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 == 0 => first,
-            _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE),
-        };
-        for d in one_device.map_or(context.devices.as_slice(), std::slice::from_ref) {
-            Self::check_device(d)?;
+    let p = native.alloc_async(size, stream).cu()?;
+    if pool.base.zero_init() {
+        // SAFETY: the block was just allocated on this stream.
+        if let Err(e) = unsafe { driver::memset_async(p, 0, 1, size, stream) } {
+            // SAFETY: give back the block we could not initialise.
+            unsafe { driver::free_async(p, stream) }.cu()?;
+            return Err(crate::conv::cu_error(e));
         }
-        device.activate()?;
-        let config = desc.engine_config(engine::UsmKind::Device, api);
-        let wants_native =
-            desc.flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 != 0 || !ENGINE_FOR_DEVICE_POOLS;
-        let native = if wants_native {
-            let pool = MemPool::new(device.cu).cu()?;
-            pool.set_u64(
-                PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                native_threshold(config.release_threshold),
-            )
-            .cu()?;
-            Some(Arc::new(pool))
-        } else {
-            None
-        };
-        Ok(Arc::new_cyclic(|me| UsmPool {
-            header: HandleHeader::new(&DDI, ObjectKind::UsmPool),
-            base: PoolBase::user(context, one_device.cloned(), context.devices.iter().cloned(), desc, api),
-            device: device.clone(),
-            native,
-            me: me.clone(),
-        }))
     }
+    Ok(p)
+}
 
-    pub fn handle(&self) -> ur_usm_pool_handle_t {
-        ur_core::handle::handle_of(self)
+/// An allocation usable by any stream once this returns.
+pub fn alloc_blocking(pool: &UsmPool, size: usize) -> UrResult<CUdeviceptr> {
+    pool.raw.device.activate()?;
+    let p = alloc_async(pool, size, std::ptr::null_mut())?;
+    driver::ctx_synchronize().cu()?;
+    Ok(p)
+}
+
+/// `urUSMPoolTrimToExp`: gives unused memory back to the driver. The
+/// native pool keeps at least `keep` bytes reserved, and so do the engine
+/// pools together.
+fn try_trim_to(pool: &UsmPool, keep: usize) -> UrResult {
+    pool.raw.device.activate()?;
+    if let Some(native) = &pool.raw.native {
+        native.trim_to(keep).cu()?;
     }
+    pool.base.engine.trim_to(keep);
+    Ok(())
+}
 
-    /// A new reference to this pool.
-    pub fn arc(&self) -> Option<Arc<UsmPool>> {
-        self.me.upgrade()
-    }
-
+impl CudaPool {
     /// Whether device allocations are served by a native CUDA pool.
     pub fn is_native(&self) -> bool {
         self.native.is_some()
@@ -157,46 +197,6 @@ impl UsmPool {
         self.native
             .as_deref()
             .ok_or(UR_RESULT_ERROR_INVALID_OPERATION)
-    }
-
-    /// A host synchronisation point: completed frees of the engine pools
-    /// become reusable and memory above the threshold goes back.
-    pub fn collect(&self) {
-        self.base.engine.collect();
-    }
-
-    /// Stream-ordered allocation: usable by work after this point of `stream`.
-    /// A native pool with a maximum size refuses what would take its
-    /// memory in use past it.
-    pub fn alloc_async(&self, size: usize, stream: CUstream) -> UrResult<CUdeviceptr> {
-        let native = self.native()?;
-        let max_size = self.base.engine.maximum_size();
-        if max_size != 0 {
-            let used = native
-                .get_u64(PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
-                .cu()? as usize;
-            if used.saturating_add(size) > max_size {
-                return Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
-            }
-        }
-        let p = native.alloc_async(size, stream).cu()?;
-        if self.base.zero_init() {
-            // SAFETY: the block was just allocated on this stream.
-            if let Err(e) = unsafe { driver::memset_async(p, 0, 1, size, stream) } {
-                // SAFETY: give back the block we could not initialise.
-                unsafe { driver::free_async(p, stream) }.cu()?;
-                return Err(crate::conv::cu_error(e));
-            }
-        }
-        Ok(p)
-    }
-
-    /// An allocation usable by any stream once this returns.
-    pub fn alloc_blocking(&self, size: usize) -> UrResult<CUdeviceptr> {
-        self.device.activate()?;
-        let p = self.alloc_async(size, std::ptr::null_mut())?;
-        driver::ctx_synchronize().cu()?;
-        Ok(p)
     }
 
     /// A native pool's attribute, 0 without a native pool.
@@ -209,81 +209,63 @@ impl UsmPool {
             None => Ok(0),
         }
     }
-
-    /// `urUSMPoolTrimToExp`: gives unused memory back to the driver. The
-    /// native pool keeps at least `keep` bytes reserved, and so do the engine
-    /// pools together.
-    pub fn trim_to(&self, keep: usize) -> UrResult {
-        self.device.activate()?;
-        if let Some(native) = &self.native {
-            native.trim_to(keep).cu()?;
-        }
-        self.base.engine.trim_to(keep);
-        Ok(())
-    }
 }
 
 /// Statistics, settings and trimming add the native pool to the engine's.
-impl hal::Pool<Cuda> for UsmPool {
-    type DeviceRef = Arc<Device>;
-
-    fn base(&self) -> &PoolBase<Context, Arc<Device>> {
-        &self.base
-    }
-
+impl RawPool<Cuda> for CudaPool {
     /// Device, host or managed memory of the pool's GPU (or of `serving`,
     /// for device memory of a pool of every device). A default pool's
     /// engine pools are the context engine's, named by device.
     fn make_engine_pool(
-        &self,
+        pool: &UsmPool,
         kind: engine::UsmKind,
         context: Arc<Context>,
         config: engine::PoolConfig,
         serving: Option<&Arc<Device>>,
     ) -> UrResult<Arc<engine::Pool>> {
         let cuda = super::cuda_kind(kind);
-        let gpu = serving.unwrap_or(&self.device).clone();
-        let source = |pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
+        let gpu = serving.unwrap_or(&pool.raw.device).clone();
+        let source = |engine_pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
             let owner = SlabOwner {
-                pool: pool.clone(),
-                usm_pool: self.me.clone(),
+                pool: engine_pool.clone(),
+                usm_pool: pool.me.clone(),
                 kind: cuda,
                 device: if cuda == UsmKind::Host { None } else { serving.cloned() },
             };
             Arc::new(CudaMemory::new(gpu.clone(), &context.devices, cuda, context.slabs.clone(), owner))
         };
-        if self.base.is_default {
-            let key = context.device_index(&self.device)?;
-            return Ok(context.engine.default_pool_named(key, kind, |pool| (source(pool), config)));
+        if pool.base.is_default {
+            let key = context.device_index(&pool.raw.device)?;
+            return Ok(context.engine.default_pool_named(key, kind, |p| (source(p), config)));
         }
-        Ok(context.engine.create_pool_named(|pool| (source(pool), config)))
+        Ok(context.engine.create_pool_named(|p| (source(p), config)))
     }
 
     /// The size figures of `urUSMPoolGetInfo` and `urUSMPoolGetInfoExp`
     /// (the core answers the reference count and the context): the engine
     /// pools' figures from the set, plus the native pool's attributes.
-    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+    fn info(pool: &UsmPool, prop: ur_usm_pool_info_t) -> UrResult<usize> {
         let attr = match prop {
             // A default pool backed by the GPU's own pool reports that
             // pool's threshold (the set follows the engine's defaults).
-            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP if self.base.is_default && self.native.is_some() => {
-                return self.native_attr(PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP if pool.base.is_default && pool.raw.native.is_some() => {
+                return pool.raw.native_attr(PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
             }
             UR_USM_POOL_INFO_RESERVED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
             UR_USM_POOL_INFO_RESERVED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
             UR_USM_POOL_INFO_USED_CURRENT_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
             UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
-            _ => return self.base.engine.info(prop),
+            _ => return pool.base.engine.info(prop),
         };
-        let native = self.native_attr(attr)?;
-        Ok(native.saturating_add(self.base.engine.info(prop)?))
+        let native = pool.raw.native_attr(attr)?;
+        Ok(native.saturating_add(pool.base.engine.info(prop)?))
     }
 
     /// `urUSMPoolSetInfoExp`: the release threshold, and resetting a
     /// high-water mark (only to zero, as CUDA allows), on the native pool
     /// and then the engine pools.
-    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        self.device.activate()?;
+    fn set_info(pool: &UsmPool, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+        pool.raw.device.activate()?;
         let attr = match prop {
             UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
             UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP if value != 0 => {
@@ -293,30 +275,28 @@ impl hal::Pool<Cuda> for UsmPool {
             UR_USM_POOL_INFO_USED_HIGH_EXP => PoolAttr::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
             _ => return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         };
-        if let Some(native) = &self.native {
+        if let Some(native) = &pool.raw.native {
             let native_value = match prop {
                 UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => native_threshold(value),
                 _ => value as u64,
             };
             native.set_u64(attr, native_value).cu()?;
         }
-        self.base.engine.set_info(prop, value)
+        pool.base.engine.set_info(prop, value)
     }
 
     /// Trimming is a hint: a driver failure only leaves more memory kept.
-    fn trim_to(&self, keep: usize) {
-        if let Err(e) = UsmPool::trim_to(self, keep) {
+    fn trim_to(pool: &UsmPool, keep: usize) {
+        if let Err(e) = try_trim_to(pool, keep) {
             log::warning(&format!("trimming a USM pool failed: {e:?}"));
         }
     }
-}
 
-impl Drop for UsmPool {
     /// Blocks still live keep their engine pool: the context holds it until
     /// they are freed (they have no registry entry to hold it).
-    fn drop(&mut self) {
-        if let Some(context) = self.base.context() {
-            self.base.engine
+    fn release(pool: &mut UsmPool) {
+        if let Some(context) = pool.base.context() {
+            pool.base.engine
                 .made()
                 .filter(|p| p.live_blocks() > 0)
                 .for_each(|p| context.keep_pool(p.clone()));

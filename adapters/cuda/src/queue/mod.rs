@@ -17,7 +17,7 @@ use crate::context::Context;
 use crate::device::Device;
 use crate::event::{now_ns, Event};
 use crate::memory::cuda_kind;
-use crate::memory::pool::UsmPool;
+use crate::memory::pool::{self, UsmPool};
 use tracking::Trackers;
 use crate::conv::CuExt;
 use crate::driver::{self, CuEvent, Stream};
@@ -291,7 +291,7 @@ impl Queue {
         &self,
         f: impl FnOnce(&UsmPool) -> R,
     ) -> UrResult<R> {
-        let make_default = || UsmPool::device_default(&self.context, &self.device);
+        let make_default = || pool::device_default(&self.context, &self.device);
         self.context.pools.with_current(&*self.device, &self.default_pool, make_default, f)
     }
 
@@ -507,7 +507,7 @@ impl hal::Queue<Cuda> for Queue {
         events: Events<'_, Cuda>,
         want_event: bool,
     ) -> Option<UrResult<(*mut c_void, Option<Arc<Event>>)>> {
-        if kind != engine::UsmKind::Device || !pool.is_native() {
+        if kind != engine::UsmKind::Device || !pool.raw.is_native() {
             return None;
         }
         let wait: Vec<&Event> = events.iter().collect();

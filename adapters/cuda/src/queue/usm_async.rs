@@ -6,7 +6,7 @@
 use super::Queue;
 use crate::event::Event;
 use crate::memory::pool::UsmPool;
-use crate::memory::{Allocation, Backing, UsmKind};
+use crate::memory::{self, Allocation, Backing, UsmKind};
 use crate::conv::CuExt;
 use crate::driver::{self, Stream};
 use std::ffi::c_void;
@@ -24,14 +24,14 @@ impl Queue {
         wait: &[&Event],
         want_event: bool,
     ) -> Option<UrResult<(*mut c_void, Option<Arc<Event>>)>> {
-        if kind != UsmKind::Device || !pool.is_native() {
+        if kind != UsmKind::Device || !pool.raw.is_native() {
             return None;
         }
         let command = UR_COMMAND_ENQUEUE_USM_DEVICE_ALLOC_EXP;
-        let alloc = |s: &Stream| pool.alloc_async(size, s.raw());
+        let alloc = |s: &Stream| memory::pool::alloc_async(pool, size, s.raw());
         Some(self.submit_untracked(command, wait, want_event, alloc).map(|done| {
             let p = done.value as usize;
-            let allocation = Allocation::new(p, p, size, kind, self.device_index, pool.arc(), Backing::NativePool);
+            let allocation = Allocation::new(p, p, size, kind, self.device_index, memory::pool::arc(pool), Backing::NativePool);
             self.context.usm.insert(allocation);
             (p as *mut c_void, done.event)
         }))
