@@ -16,15 +16,16 @@
 use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
-use crate::engine::{Lane, PoolConfig, SlabMap, SlabOfPool, UsmKind};
+use crate::engine::{Lane, SlabMap, SlabOfPool, UsmKind};
 use crate::queue::{EngineCommand, Waits};
 use crate::extended_deleter::ExtendedDeleter;
 use crate::event::{Event, RawEvent};
-use crate::handle::{ArcObject, UrObject};
+use crate::pool::{RawPool, UsmPool};
+use crate::handle::UrObject;
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
 use crate::usm_async::{PoolApi, PoolDesc};
-use crate::usm_pool::{ContextPools, PoolBase};
+use crate::usm_pool::ContextPools;
 use crate::UrResult;
 use core::ffi::c_void;
 use std::ffi::CStr;
@@ -42,7 +43,11 @@ pub trait Backend: crate::adapter::Backend + Sized {
     type Queue: Queue<Self>;
     /// The backend's part of an event (`crate::event`).
     type RawEvent: RawEvent<Self>;
-    type Pool: Pool<Self>;
+    /// The backend's part of a USM pool (`crate::pool`).
+    type RawPool: RawPool<Self>;
+    /// How a pool holds its device (`Arc<Device>`, or `&'static Device`
+    /// where devices live as long as the adapter).
+    type DeviceRef: Deref<Target = Self::Device> + Clone + Send + Sync + 'static;
     type Program: Program<Self>;
     type Kernel: Kernel<Self>;
 
@@ -151,7 +156,7 @@ pub struct AllocRequest<'a, B: Backend> {
     /// The allocation's device (none for host memory).
     pub device: Option<&'a B::Device>,
     /// A pool of the context serving `device`.
-    pub pool: Option<&'a B::Pool>,
+    pub pool: Option<&'a UsmPool<B>>,
     /// `ur_usm_desc_t::hints`.
     pub hints: ur_usm_advice_flags_t,
     /// Flags of a chained `ur_usm_host_desc_t`, checked.
@@ -309,18 +314,18 @@ pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
     /// pool entry point is `UNSUPPORTED_FEATURE`.
     fn pools_supported(&self) -> bool;
     /// A pool of this context (`device: None` for a context-wide one).
-    fn pool_create(&self, device: Option<&B::Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<B::Pool>>;
+    fn pool_create(&self, device: Option<&B::Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool<B>>>;
     /// The context's pools by device: each device's default pool, and the
     /// one `urUSMPoolSetDevicePoolExp` chose.
-    fn pools(&self) -> &ContextPools<B::Pool>;
+    fn pools(&self) -> &ContextPools<UsmPool<B>>;
     /// A new default async pool of `device`, a device of the context (the
     /// table makes one on first use; the context owns its handle).
-    fn make_default_pool(&self, device: &B::Device) -> UrResult<Arc<B::Pool>>;
+    fn make_default_pool(&self, device: &B::Device) -> UrResult<Arc<UsmPool<B>>>;
     /// A host synchronisation point (a finished queue, a waited event, a
     /// blocking command): the context's pools take back what finished work
     /// freed, and give back what is above their thresholds.
     fn collect_pools(&self) {
-        self.pools().collect(|p| &p.base().engine);
+        self.pools().collect(|p| &p.base.engine);
     }
 }
 
@@ -368,7 +373,7 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
     fn lane(&self) -> &Arc<Lane>;
     /// This queue's copy of its device's default pool, taken on first use
     /// (see `ContextPools::with_current`).
-    fn default_pool(&self) -> &OnceLock<Arc<B::Pool>>;
+    fn default_pool(&self) -> &OnceLock<Arc<UsmPool<B>>>;
     /// What the backend waits on for one event of a wait list.
     type RawWait<'a>;
     /// A checked wait list, translated for this queue. A backend that
@@ -399,7 +404,7 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
     /// engine (a driver's own pool): `None` leaves it to the engine.
     fn alloc_outside_engine(
         &self,
-        _pool: &B::Pool,
+        _pool: &UsmPool<B>,
         _kind: UsmKind,
         _size: usize,
         _events: Events<'_, B>,
@@ -411,65 +416,12 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
     /// default none is the backend's own: `INVALID_VALUE`, nothing freed.
     fn free_outside_engine(
         &self,
-        _pool: Option<&B::Pool>,
+        _pool: Option<&UsmPool<B>>,
         _ptr: *mut c_void,
         _events: Events<'_, B>,
         _want_event: bool,
     ) -> UrResult<Option<Arc<Event<B>>>> {
         Err(UR_RESULT_ERROR_INVALID_VALUE)
-    }
-}
-
-/// A USM pool. The defaults answer from the pool's [`PoolBase`]; a backend
-/// with pools of its own beside the engine's (CUDA's native pools) adds
-/// theirs to `info`, `set_info` and `trim_to`.
-pub trait Pool<B: Backend>: ArcObject<Handle = ur_usm_pool_handle_t_> {
-    /// How the pool holds its device (see [`PoolBase`]).
-    type DeviceRef: Deref<Target = B::Device>;
-    /// The part of the pool that is the same on every adapter.
-    fn base(&self) -> &PoolBase<B::Context, Self::DeviceRef>;
-    /// The pool's context, as a handle the caller does not own.
-    fn context_handle(&self) -> ur_context_handle_t {
-        self.base().context_handle()
-    }
-    fn belongs_to(&self, context: &B::Context) -> bool {
-        self.base().belongs_to(context)
-    }
-    /// Whether the pool may serve allocations of `device` in `context`.
-    fn serves(&self, context: &B::Context, device: &B::Device) -> bool {
-        self.base().serves(context, device)
-    }
-    /// A context's default pool: the user's retain and release leave it be.
-    fn is_default(&self) -> bool {
-        self.base().is_default
-    }
-    /// `RESERVED`/`USED` current and high, threshold, maximum size.
-    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
-        self.base().engine.info(prop)
-    }
-    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        self.base().engine.set_info(prop, value)
-    }
-    fn trim_to(&self, keep: usize) {
-        self.base().engine.trim_to(keep)
-    }
-    /// A new engine pool for the pool's `kind` memory, from `context` (the
-    /// pool's), with `config`, serving `device` (none for host memory, or
-    /// for shared memory of a pool of every device).
-    fn make_engine_pool(
-        &self,
-        kind: UsmKind,
-        context: Arc<B::Context>,
-        config: PoolConfig,
-        device: Option<&Self::DeviceRef>,
-    ) -> UrResult<Arc<crate::engine::Pool>>;
-    /// The engine pool serving `kind` memory of `device`, made on first use
-    /// (see `PoolBase::engine_pool`).
-    #[inline]
-    fn engine_pool(&self, kind: UsmKind, device: Option<&B::Device>) -> UrResult<&Arc<crate::engine::Pool>> {
-        self.base().engine_pool(kind, device, |context, config, serving| {
-            self.make_engine_pool(kind, context, config, serving)
-        })
     }
 }
 

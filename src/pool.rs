@@ -9,20 +9,10 @@ use crate::hal::Backend;
 use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
 use crate::usm_pool::PoolBase;
 use crate::UrResult;
-use std::ops::Deref;
 use std::sync::{Arc, Weak};
 
-/// A backend whose pools are [`UsmPool`]s: its raw pool type, and how a
-/// pool holds its device.
-pub trait RawPools: Backend<Pool = UsmPool<Self>> {
-    type RawPool: RawPool<Self>;
-    /// How a pool holds its device (`Arc<Device>`, or `&'static Device`
-    /// where devices live as long as the adapter).
-    type DeviceRef: Deref<Target = Self::Device> + Clone + Send + Sync + 'static;
-}
-
 /// The backend's side of a pool. Each function gets the whole pool.
-pub trait RawPool<B: RawPools>: Send + Sync + Sized + 'static {
+pub trait RawPool<B: Backend>: Send + Sync + Sized + 'static {
     /// A new engine pool for the pool's `kind` memory, from `context` (the
     /// pool's), with `config`, serving `device` (none for host memory, or
     /// for shared memory of a pool of every device).
@@ -55,7 +45,7 @@ pub trait RawPool<B: RawPools>: Send + Sync + Sized + 'static {
 /// A UR USM pool: `urUSMPoolCreate`, `urUSMPoolCreateExp`, or a device's
 /// default pool.
 #[repr(C)]
-pub struct UsmPool<B: RawPools> {
+pub struct UsmPool<B: Backend> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
     pub base: PoolBase<B::Context, B::DeviceRef>,
@@ -66,7 +56,7 @@ pub struct UsmPool<B: RawPools> {
 }
 
 // SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: RawPools> UrObject for UsmPool<B> {
+unsafe impl<B: Backend> UrObject for UsmPool<B> {
     const KIND: ObjectKind = ObjectKind::UsmPool;
     type Handle = ur_usm_pool_handle_t_;
     fn last_user_release(&self) {
@@ -75,9 +65,9 @@ unsafe impl<B: RawPools> UrObject for UsmPool<B> {
 }
 
 // SAFETY: pools are made only by `UsmPool::new`, in an `Arc`.
-unsafe impl<B: RawPools> ArcObject for UsmPool<B> {}
+unsafe impl<B: Backend> ArcObject for UsmPool<B> {}
 
-impl<B: RawPools> UsmPool<B> {
+impl<B: Backend> UsmPool<B> {
     pub fn new(base: PoolBase<B::Context, B::DeviceRef>, raw: B::RawPool) -> Arc<Self> {
         Arc::new_cyclic(|me| UsmPool { header: HandleHeader::new(B::ddi(), ObjectKind::UsmPool), base, me: me.clone(), raw })
     }
@@ -86,37 +76,50 @@ impl<B: RawPools> UsmPool<B> {
     pub fn handle(&self) -> ur_usm_pool_handle_t {
         handle_of(self)
     }
-}
 
-impl<B: RawPools> Drop for UsmPool<B> {
-    fn drop(&mut self) {
-        B::RawPool::release(self);
+    /// The pool's context, as a handle the caller does not own.
+    pub fn context_handle(&self) -> ur_context_handle_t {
+        self.base.context_handle()
     }
-}
 
-// The core still reaches pools through `hal::Pool`; its answers are the
-// pool's base, or the raw pool's.
-impl<B: RawPools> crate::hal::Pool<B> for UsmPool<B> {
-    type DeviceRef = B::DeviceRef;
-    fn base(&self) -> &PoolBase<B::Context, B::DeviceRef> {
-        &self.base
+    pub fn belongs_to(&self, context: &B::Context) -> bool {
+        self.base.belongs_to(context)
     }
-    fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
+
+    /// Whether the pool may serve allocations of `device` in `context`.
+    pub fn serves(&self, context: &B::Context, device: &B::Device) -> bool {
+        self.base.serves(context, device)
+    }
+
+    /// A context's default pool: the user's retain and release leave it be.
+    pub fn is_default(&self) -> bool {
+        self.base.is_default
+    }
+
+    pub fn info(&self, prop: ur_usm_pool_info_t) -> UrResult<usize> {
         B::RawPool::info(self, prop)
     }
-    fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
+
+    pub fn set_info(&self, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
         B::RawPool::set_info(self, prop, value)
     }
-    fn trim_to(&self, keep: usize) {
+
+    pub fn trim_to(&self, keep: usize) {
         B::RawPool::trim_to(self, keep)
     }
-    fn make_engine_pool(
-        &self,
-        kind: UsmKind,
-        context: Arc<B::Context>,
-        config: PoolConfig,
-        device: Option<&B::DeviceRef>,
-    ) -> UrResult<Arc<engine::Pool>> {
-        B::RawPool::make_engine_pool(self, kind, context, config, device)
+
+    /// The engine pool serving `kind` memory of `device`, made on first use
+    /// (see `PoolBase::engine_pool`).
+    #[inline]
+    pub fn engine_pool(&self, kind: UsmKind, device: Option<&B::Device>) -> UrResult<&Arc<engine::Pool>> {
+        self.base.engine_pool(kind, device, |context, config, serving| {
+            B::RawPool::make_engine_pool(self, kind, context, config, serving)
+        })
+    }
+}
+
+impl<B: Backend> Drop for UsmPool<B> {
+    fn drop(&mut self) {
+        B::RawPool::release(self);
     }
 }

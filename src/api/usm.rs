@@ -5,7 +5,8 @@ use super::{obj, optional};
 use crate::abi::*;
 use crate::boundary::{ffi_call, for_each_in_chain, non_null, write_out};
 use crate::engine::UsmKind;
-use crate::hal::{AllocRequest, Backend, Context, Device as _, Pool};
+use crate::hal::{AllocRequest, Backend, Context, Device as _};
+use crate::pool::UsmPool;
 use crate::handle;
 use crate::info::InfoOut;
 use crate::usm_align::check_usm_align;
@@ -38,7 +39,7 @@ unsafe fn alloc<B: Backend>(
     if device.is_some_and(|d| !context.has_device(d)) {
         return Err(UR_RESULT_ERROR_INVALID_DEVICE);
     }
-    let pool = optional::<B, B::Pool>(h_pool)?;
+    let pool = optional::<B, UsmPool<B>>(h_pool)?;
     if let Some(pool) = pool {
         if !context.pools_supported() {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
@@ -180,11 +181,11 @@ pub(super) unsafe extern "C" fn pool_create<B: Backend>(
 /// A default pool belongs to its context: the user's retain and release
 /// leave it alone.
 pub(super) unsafe extern "C" fn pool_retain<B: Backend>(h: ur_usm_pool_handle_t) -> ur_result_t {
-    super::counted::<B, B::Pool>(h, |p| !p.is_default(), handle::retain::<B::Pool>)
+    super::counted::<B, UsmPool<B>>(h, |p| !p.is_default(), handle::retain::<UsmPool<B>>)
 }
 
 pub(super) unsafe extern "C" fn pool_release<B: Backend>(h: ur_usm_pool_handle_t) -> ur_result_t {
-    super::counted::<B, B::Pool>(h, |p| !p.is_default(), handle::release::<B::Pool>)
+    super::counted::<B, UsmPool<B>>(h, |p| !p.is_default(), handle::release::<UsmPool<B>>)
 }
 
 pub(super) unsafe extern "C" fn pool_get_info<B: Backend>(
@@ -195,7 +196,7 @@ pub(super) unsafe extern "C" fn pool_get_info<B: Backend>(
     size_ret: *mut usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        let pool = obj::<B, B::Pool>(h)?;
+        let pool = obj::<B, UsmPool<B>>(h)?;
         check_pool_prop(prop)?;
         let out = InfoOut::new(size, value, size_ret)?;
         match prop {

@@ -6,7 +6,8 @@ use super::{deliver, obj, optional, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null, write_out};
 use crate::engine::UsmKind;
-use crate::hal::{Backend, Context, Device, Pool, Queue};
+use crate::hal::{Backend, Context, Device, Queue};
+use crate::pool::UsmPool;
 use crate::handle;
 use crate::usm_async::{
     check_async_alloc_properties, check_exp_prop, read_pool_desc, read_set_info_value,
@@ -40,7 +41,7 @@ unsafe fn alloc<B: Backend>(
     if !queue.async_alloc_supported() {
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
-    let pool = optional::<B, B::Pool>(h_pool)?;
+    let pool = optional::<B, UsmPool<B>>(h_pool)?;
     if pool.is_some_and(|p| !p.serves(queue.context(), device)) {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
     }
@@ -95,7 +96,7 @@ pub(super) unsafe extern "C" fn free<B: Backend>(
         if !queue.async_alloc_supported() {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
-        let pool = optional::<B, B::Pool>(h_pool)?;
+        let pool = optional::<B, UsmPool<B>>(h_pool)?;
         let event = crate::queue::usm_async::free::<B>(queue, pool, ptr, waits, !event_out.is_null())?;
         deliver(event_out, event);
         Ok(())
@@ -137,9 +138,9 @@ unsafe fn pool_of<'a, B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     h_pool: ur_usm_pool_handle_t,
-) -> UrResult<(&'a B::Context, &'a B::Device, &'a B::Pool)> {
+) -> UrResult<(&'a B::Context, &'a B::Device, &'a UsmPool<B>)> {
     let (context, device) = pool_call::<B>(h_context, h_device, None)?;
-    let pool = obj::<B, B::Pool>(h_pool)?;
+    let pool = obj::<B, UsmPool<B>>(h_pool)?;
     if !pool.serves(context, device) {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
     }
@@ -174,7 +175,7 @@ pub(super) unsafe extern "C" fn pool_destroy<B: Backend>(
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
         context.pools().forget(pool);
-        handle::release::<B::Pool>(h_pool, B::ddi())
+        handle::release::<UsmPool<B>>(h_pool, B::ddi())
     })
 }
 
@@ -232,7 +233,7 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
     size_ret: *mut usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        let pool = obj::<B, B::Pool>(h_pool)?;
+        let pool = obj::<B, UsmPool<B>>(h_pool)?;
         check_exp_prop(prop)?;
         // Both outputs null is refused before the pool is asked.
         if value.is_null() && size_ret.is_null() {
@@ -249,7 +250,7 @@ pub(super) unsafe extern "C" fn set_info<B: Backend>(
     size: usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        let pool = obj::<B, B::Pool>(h_pool)?;
+        let pool = obj::<B, UsmPool<B>>(h_pool)?;
         // As urUSMPoolGetInfoExp: the object queries are not the Exp pair's.
         check_exp_prop(prop)?;
         let value = read_set_info_value(value, size)?;

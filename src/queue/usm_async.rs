@@ -18,7 +18,8 @@ use super::{EngineCommand, Waits};
 use crate::abi::*;
 use crate::engine::UsmKind;
 use crate::event::Event;
-use crate::hal::{Backend, Context, Events, Pool, Queue};
+use crate::hal::{Backend, Context, Events, Queue};
+use crate::pool::UsmPool;
 use crate::usm_async::alloc_command;
 use crate::usm_pool::FreeScope;
 use crate::UrResult;
@@ -33,8 +34,8 @@ use std::sync::Arc;
 #[inline]
 fn with_pool<B: Backend, R>(
     queue: &B::Queue,
-    named: Option<&B::Pool>,
-    f: impl FnOnce(&B::Pool) -> UrResult<R>,
+    named: Option<&UsmPool<B>>,
+    f: impl FnOnce(&UsmPool<B>) -> UrResult<R>,
 ) -> UrResult<R> {
     match named {
         Some(pool) => f(pool),
@@ -54,7 +55,7 @@ fn with_pool<B: Backend, R>(
 fn hot_engine_pool<'q, B: Backend>(
     queue: &'q B::Queue,
     kind: UsmKind,
-    pool: Option<&B::Pool>,
+    pool: Option<&UsmPool<B>>,
     events: &Events<'_, B>,
     want_event: bool,
 ) -> Option<&'q Arc<crate::engine::Pool>> {
@@ -65,7 +66,7 @@ fn hot_engine_pool<'q, B: Backend>(
         Some(named) => queue.default_pool().get().filter(|d| std::ptr::eq(&***d, named))?,
         None => queue.context().pools().cached_default(queue.default_pool())?,
     };
-    default.base().engine.get(kind)
+    default.base.engine.get(kind)
 }
 
 /// An async allocation of `size` bytes of `kind` memory (the core checked
@@ -75,7 +76,7 @@ fn hot_engine_pool<'q, B: Backend>(
 pub fn alloc<B: Backend>(
     queue: &B::Queue,
     kind: UsmKind,
-    pool: Option<&B::Pool>,
+    pool: Option<&UsmPool<B>>,
     size: usize,
     events: Events<'_, B>,
     want_event: bool,
@@ -165,7 +166,7 @@ enum Freed<B: Backend> {
 #[inline]
 pub fn free<B: Backend>(
     queue: &B::Queue,
-    pool: Option<&B::Pool>,
+    pool: Option<&UsmPool<B>>,
     ptr: *mut c_void,
     events: Events<'_, B>,
     want_event: bool,
@@ -195,7 +196,7 @@ pub fn free<B: Backend>(
         let free = |e: &crate::engine::Pool| e.free(lane, &waits.stamps, ptr as *const u8, want_node);
         // The likeliest owner is tried first (device memory of `from`),
         // then the pool whose slab holds the pointer.
-        let found = from.base().free_async_block(context.slabs(), Some(queue.device()), scope, ptr as usize, free);
+        let found = from.base.free_async_block(context.slabs(), Some(queue.device()), scope, ptr as usize, free);
         let Some(outcome) = found else { return Ok(Freed::NotEngine) };
         // An interior, freed or foreign pointer (spec/usm_async.md).
         let out = outcome.map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;

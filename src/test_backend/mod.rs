@@ -46,7 +46,8 @@ impl crate::hal::Backend for TestBackend {
     type Context = TContext;
     type Queue = TQueue;
     type RawEvent = objects::TSignal;
-    type Pool = TPool;
+    type RawPool = objects::TPoolRaw;
+    type DeviceRef = std::sync::Arc<TDevice>;
     type Program = TProgram;
     type Kernel = TKernel;
 }

@@ -592,11 +592,6 @@ impl crate::event::RawEvent<B> for TSignal {
 /// The test backend's pools: the core's pool object.
 pub type TPool = crate::pool::UsmPool<B>;
 
-impl crate::pool::RawPools for B {
-    type RawPool = TPoolRaw;
-    type DeviceRef = Arc<TDevice>;
-}
-
 /// Nothing beside the pool's base.
 pub struct TPoolRaw;
 

@@ -36,7 +36,7 @@ pub mod queue;
 use context::Context;
 use device::{Device, Platform};
 use kernel::Kernel;
-use memory::pool::UsmPool;
+use std::sync::Arc;
 use program::Program;
 use queue::Queue;
 use ur_core::UR_BACKEND_CUDA;
@@ -45,7 +45,7 @@ ur_core::adapter_backend! {
     /// This backend's marker type.
     pub struct Cuda: UR_BACKEND_CUDA, "CUDA";
     objects {
-        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::StreamEvents, Pool = UsmPool,
+        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::StreamEvents, RawPool = memory::pool::CudaPool, DeviceRef = Arc<Device>,
         Program = Program, Kernel = Kernel,
     }
 }

@@ -32,7 +32,7 @@ pub mod queue;
 
 use context::Context;
 use device::{Device, Platform};
-use memory::UsmPool;
+use std::sync::Arc;
 use queue::Queue;
 use ur_core::hal::{NoKernel, NoProgram};
 use ur_core::UR_BACKEND_LEVEL_ZERO;
@@ -42,7 +42,7 @@ ur_core::adapter_backend! {
     /// the core's unsupported defaults.
     pub struct LevelZero: UR_BACKEND_LEVEL_ZERO, "LEVEL_ZERO";
     objects {
-        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::Signal, Pool = UsmPool,
+        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::Signal, RawPool = memory::ZePool, DeviceRef = Arc<Device>,
         Program = NoProgram, Kernel = NoKernel,
     }
 }

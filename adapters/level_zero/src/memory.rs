@@ -33,7 +33,7 @@ use std::sync::{Arc, Weak};
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
 use ur_core::hal::AllocRequest;
 use ur_core::handle::arc_of;
-use ur_core::pool::{RawPool, RawPools};
+use ur_core::pool::RawPool;
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::usm_registry::Registered;
@@ -191,11 +191,6 @@ pub fn user_pool(context: Arc<Context>, device: Option<Arc<Device>>, desc: PoolD
 /// The default pool of `device` in `context` (made once by the context).
 pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> Arc<UsmPool> {
     UsmPool::new(PoolBase::device_default(context, device.clone()), ZePool { _owner: None })
-}
-
-impl RawPools for LevelZero {
-    type RawPool = ZePool;
-    type DeviceRef = Arc<Device>;
 }
 
 impl RawPool<LevelZero> for ZePool {

@@ -38,7 +38,6 @@ pub mod queue;
 
 use context::Context;
 use device::{Device, Platform};
-use memory::Pool;
 use queue::Queue;
 use ur_core::hal::{NoKernel, NoProgram};
 use ur_core::UR_BACKEND_NATIVE_CPU;
@@ -48,7 +47,7 @@ ur_core::adapter_backend! {
     /// `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`).
     pub struct NativeCpu: UR_BACKEND_NATIVE_CPU, "NATIVE_CPU";
     objects {
-        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::CommandState, Pool = Pool,
+        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::CommandState, RawPool = memory::HostPool, DeviceRef = std::sync::Arc<Device>,
         Program = NoProgram, Kernel = NoKernel,
     }
     /// The last release also lets the platform go and joins the workers of

@@ -31,11 +31,11 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 pub use ur_core::engine::UsmKind;
 use ur_core::engine::{self, wait_reported, HostMemory, MemorySource, OutOfMemory, PoolConfig, VirtualMemory};
-use ur_core::hal::{AllocRequest, Pool as _};
+use ur_core::hal::AllocRequest;
 use ur_core::handle::arc_of;
 use ur_core::lock_order::{Mutex, Rank};
 use ur_core::usm_async::{PoolApi, PoolDesc};
-use ur_core::pool::{RawPool, RawPools};
+use ur_core::pool::RawPool;
 use ur_core::usm_pool::{self, PoolBase};
 use ur_core::usm_registry::Registered;
 use ur_core::*;
@@ -263,11 +263,6 @@ impl VirtualMemory for PoolMemory {
 
 /// This backend's USM pools: the core's pool object over a [`HostPool`].
 pub type Pool = ur_core::pool::UsmPool<NativeCpu>;
-
-impl RawPools for NativeCpu {
-    type RawPool = HostPool;
-    type DeviceRef = Arc<Device>;
-}
 
 /// What a pool keeps beside its base: the host memory its engine pools
 /// take slabs from.

@@ -31,7 +31,7 @@ ur_core::adapter_backend! {
     pub struct OpenCl: UR_BACKEND_OPENCL, "OPENCL";
     objects {
         Platform = device::platform::Platform, Device = device::Device, Context = context::Context,
-        Queue = queue::Queue, RawEvent = event::EventCl, Pool = memory::UsmPool, Program = program::Program,
+        Queue = queue::Queue, RawEvent = event::EventCl, RawPool = memory::PoolCl, DeviceRef = &'static device::Device, Program = program::Program,
         Kernel = kernel::Kernel,
     }
 }

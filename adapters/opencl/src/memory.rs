@@ -358,11 +358,6 @@ pub fn set_kernel_arg_pointer(
 /// A UR USM pool of this adapter.
 pub type UsmPool = ur_core::pool::UsmPool<OpenCl>;
 
-impl ur_core::pool::RawPools for OpenCl {
-    type RawPool = PoolCl;
-    type DeviceRef = &'static Device;
-}
-
 /// What this adapter keeps beside a pool's base: OpenCL has no pool object
 /// of its own, so only a user's pool's hold on its context.
 pub struct PoolCl {

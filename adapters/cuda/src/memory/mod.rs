@@ -18,7 +18,7 @@ use pool::UsmPool;
 use crate::conv::CuExt;
 use crate::driver;
 use crate::Cuda;
-use ur_core::hal::{self, AllocRequest};
+use ur_core::hal::AllocRequest;
 use ur_core::handle::arc_of;
 use std::sync::Arc;
 use ur_core::engine::{self, Cover};
@@ -247,7 +247,7 @@ impl Context {
         kind: UsmKind,
         req: &AllocRequest<'_, Cuda>,
     ) -> UrResult<*mut core::ffi::c_void> {
-        let engine_pool = hal::Pool::engine_pool(pool, kind.engine_kind(), req.device)?;
+        let engine_pool = pool.engine_pool(kind.engine_kind(), req.device)?;
         self.start_tracking();
         let a = engine_pool.alloc(self.host_lane(), &[], req.size, req.align, false)?;
         let p = a.ptr.as_ptr() as usize;

@@ -21,7 +21,7 @@ use crate::driver::{self, CUdeviceptr, CUstream, MemPool, PoolAttr};
 use crate::Cuda;
 use std::sync::{Arc, Weak};
 use ur_core::engine;
-use ur_core::pool::{RawPool, RawPools};
+use ur_core::pool::RawPool;
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::*;
@@ -29,11 +29,6 @@ use ur_core::*;
 /// A USM pool of this adapter: the core's, with [`CudaPool`] as its raw
 /// part.
 pub type UsmPool = ur_core::pool::UsmPool<Cuda>;
-
-impl RawPools for Cuda {
-    type RawPool = CudaPool;
-    type DeviceRef = Arc<Device>;
-}
 
 /// What a pool keeps beside the core's part (whose engine pools serve host
 /// and shared memory, and device memory unless that is native).
@@ -133,12 +128,6 @@ pub fn create(
 /// A new reference to `pool`.
 pub fn arc(pool: &UsmPool) -> Option<Arc<UsmPool>> {
     pool.me.upgrade()
-}
-
-/// A host synchronisation point: completed frees of the engine pools
-/// become reusable and memory above the threshold goes back.
-pub fn collect(pool: &UsmPool) {
-    pool.base.engine.collect();
 }
 
 /// Stream-ordered allocation: usable by work after this point of `stream`.
