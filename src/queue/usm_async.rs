@@ -47,15 +47,18 @@ fn with_pool<B: Backend, R>(
     }
 }
 
-/// The engine pool of the queue's own copy of its device's default pool,
-/// when the call waits for nothing, wants no event, and names that pool or
-/// none while no current pool is set: the common case, served without a
-/// pool lookup.
+/// The engine pool of a default pool, when the call waits for nothing and
+/// wants no event: the pool it names, when that is a default pool (the
+/// core checked that it serves the queue's device), or the queue's own
+/// copy of its device's default pool while no current pool is set. The
+/// common case, served without a pool lookup. An engine pool not made yet
+/// (or never made: a driver's own pool serves that memory) is left to the
+/// general path.
 #[inline]
 fn hot_engine_pool<'q, B: Backend>(
     queue: &'q B::Queue,
     kind: UsmKind,
-    pool: Option<&UsmPool<B>>,
+    pool: Option<&'q UsmPool<B>>,
     events: &Events<'_, B>,
     want_event: bool,
 ) -> Option<&'q Arc<crate::engine::Pool>> {
@@ -63,8 +66,9 @@ fn hot_engine_pool<'q, B: Backend>(
         return None;
     }
     let default = match pool {
-        Some(named) => queue.default_pool().get().filter(|d| std::ptr::eq(&***d, named))?,
-        None => queue.context().pools().cached_default(queue.default_pool())?,
+        Some(named) if named.is_default() => named,
+        Some(_) => return None,
+        None => &**queue.context().pools().cached_default(queue.default_pool())?,
     };
     default.base.engine.get(kind)
 }
