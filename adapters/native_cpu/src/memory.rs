@@ -1,5 +1,5 @@
 //! Host memory for USM: blocking allocations and their registry entries,
-//! USM pool objects with their `hal::Pool` impl, and the engine's memory
+//! USM pools (the core's `UsmPool` over a `HostPool`), and the engine's memory
 //! source over the host.
 //!
 //! USM on the host: every kind of allocation is host memory.
