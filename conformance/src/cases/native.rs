@@ -78,7 +78,6 @@ pub const CASES: &[Case] = &[
     Case::device("urKernelCreateWithNativeHandle.opencl_ownership", kernel_opencl_ownership),
 ];
 
-
 /// An id no adapter hands out as a native device or platform: no pointer a
 /// runtime returns, and too large for a CUDA device ordinal. Adapters only
 /// compare it with their own ids.
@@ -133,6 +132,48 @@ unsafe fn native_kernel(fx: &DeviceFx, kernel: ur_kernel_handle_t) -> Result<ur_
 
 /// A structure type no native-properties structure has.
 const WRONG_STYPE: ur_structure_type_t = UR_STRUCTURE_TYPE_USM_DESC;
+
+/// The argument a `ur*CreateWithNativeHandle` error case spoils: the native
+/// handle (0), the output, the owner (adapter or context), or the stype of
+/// the properties.
+#[derive(Clone, Copy)]
+enum Spoil {
+    NullHandle,
+    NullPointer,
+    NullOwner,
+    BadStype,
+}
+
+/// One call of `create(native, owner, properties, out)` with the argument
+/// `spoil` names wrong and the rest valid, which must answer that argument's
+/// error code. `wrong_stype`: properties of a wrong structure type. Every
+/// kind checks these four the same way; only the call's shape differs.
+unsafe fn refuses<O, P, H>(
+    entry: &str,
+    spoil: Spoil,
+    native: ur_native_handle_t,
+    owner: *mut O,
+    wrong_stype: P,
+    create: impl FnOnce(ur_native_handle_t, *mut O, *const P, *mut *mut H) -> Result<ur_result_t, String>,
+) -> CaseResult {
+    let mut made = null_mut();
+    let (expected, got, how) = match spoil {
+        Spoil::NullHandle => (UR_RESULT_ERROR_INVALID_NULL_HANDLE, create(0, owner, null(), &mut made)?, "native handle 0"),
+        Spoil::NullPointer => (UR_RESULT_ERROR_INVALID_NULL_POINTER, create(native, owner, null(), null_mut())?, "a null output"),
+        Spoil::NullOwner => (UR_RESULT_ERROR_INVALID_NULL_HANDLE, create(native, null_mut(), null(), &mut made)?, "a null owner"),
+        Spoil::BadStype => (UR_RESULT_ERROR_INVALID_VALUE, create(native, owner, &wrong_stype, &mut made)?, "a wrong stype"),
+    };
+    expect_code(expected, got, &format!("{entry} with {how}"))
+}
+
+/// Case functions named as `CASES` names them, each `$check(fx, Spoil::X)`.
+macro_rules! spoil_cases {
+    ($fx:ty, $check:ident: $($case:ident = $spoil:ident),+ $(,)?) => {
+        $(unsafe fn $case(fx: &$fx) -> CaseResult {
+            $check(fx, Spoil::$spoil)
+        })+
+    };
+}
 
 // ---------------------------------------------------------------------------
 // OpenCL through the ICD loader
@@ -352,45 +393,17 @@ unsafe fn platform_unknown(fx: &PlatformFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn platform_null_handle(fx: &PlatformFx) -> CaseResult {
-    native_platform(fx.api, fx.platform)?;
-    let mut platform = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urPlatformCreateWithNativeHandle(0, fx.adapter, null(), &mut platform)
-    );
-    Ok(())
+unsafe fn platform_refuses(fx: &PlatformFx, spoil: Spoil) -> CaseResult {
+    let native = native_platform(fx.api, fx.platform)?;
+    let wrong = native_props!(ur_platform_native_properties_t, WRONG_STYPE, false);
+    refuses("urPlatformCreateWithNativeHandle", spoil, native, fx.adapter, wrong, |n, a, p, out| {
+        fx.api.urPlatformCreateWithNativeHandle(n, a, p, out)
+    })
 }
 
-unsafe fn platform_null_pointer(fx: &PlatformFx) -> CaseResult {
-    let native = native_platform(fx.api, fx.platform)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urPlatformCreateWithNativeHandle(native, fx.adapter, null(), null_mut())
-    );
-    Ok(())
-}
-
-unsafe fn platform_null_adapter(fx: &PlatformFx) -> CaseResult {
-    let native = native_platform(fx.api, fx.platform)?;
-    let mut platform = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urPlatformCreateWithNativeHandle(native, null_mut(), null(), &mut platform)
-    );
-    Ok(())
-}
-
-unsafe fn platform_bad_stype(fx: &PlatformFx) -> CaseResult {
-    let native = native_platform(fx.api, fx.platform)?;
-    let properties = native_props!(ur_platform_native_properties_t, WRONG_STYPE, false);
-    let mut platform = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urPlatformCreateWithNativeHandle(native, fx.adapter, &properties, &mut platform)
-    );
-    Ok(())
-}
+spoil_cases!(PlatformFx, platform_refuses:
+    platform_null_handle = NullHandle, platform_null_pointer = NullPointer,
+    platform_null_adapter = NullOwner, platform_bad_stype = BadStype);
 
 unsafe fn device_round_trip(fx: &DeviceFx) -> CaseResult {
     let native = native_device(fx.api, fx.device)?;
@@ -493,24 +506,15 @@ unsafe fn device_null_handle(fx: &PlatformFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn device_null_pointer(fx: &DeviceFx) -> CaseResult {
+unsafe fn device_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
     let native = native_device(fx.api, fx.device)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urDeviceCreateWithNativeHandle(native, fx.adapter, null(), null_mut())
-    );
-    Ok(())
+    let wrong = native_props!(ur_device_native_properties_t, WRONG_STYPE, false);
+    refuses("urDeviceCreateWithNativeHandle", spoil, native, fx.adapter, wrong, |n, a, p, out| {
+        fx.api.urDeviceCreateWithNativeHandle(n, a, p, out)
+    })
 }
 
-unsafe fn device_null_adapter(fx: &DeviceFx) -> CaseResult {
-    let native = native_device(fx.api, fx.device)?;
-    let mut device = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urDeviceCreateWithNativeHandle(native, null_mut(), null(), &mut device)
-    );
-    Ok(())
-}
+spoil_cases!(DeviceFx, device_refuses: device_null_pointer = NullPointer, device_null_adapter = NullOwner);
 
 // ---------------------------------------------------------------------------
 // Contexts
@@ -624,47 +628,25 @@ unsafe fn context_works(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn context_null_handle(fx: &DeviceFx) -> CaseResult {
-    native_context(fx, fx.context)?;
-    let mut context = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urContextCreateWithNativeHandle(0, fx.adapter, 1, &fx.device, null(), &mut context)
-    );
-    Ok(())
+unsafe fn context_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
+    let native = native_context(fx, fx.context)?;
+    let wrong = native_props!(ur_context_native_properties_t, WRONG_STYPE, false);
+    refuses("urContextCreateWithNativeHandle", spoil, native, fx.adapter, wrong, |n, a, p, out| {
+        fx.api.urContextCreateWithNativeHandle(n, a, 1, &fx.device, p, out)
+    })
 }
 
+spoil_cases!(DeviceFx, context_refuses:
+    context_null_handle = NullHandle, context_null_adapter = NullOwner, context_bad_stype = BadStype);
+
 unsafe fn context_null_pointer(fx: &DeviceFx) -> CaseResult {
+    context_refuses(fx, Spoil::NullPointer)?;
+    // A null device list with a count is a null pointer too.
     let native = native_context(fx, fx.context)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urContextCreateWithNativeHandle(native, fx.adapter, 1, &fx.device, null(), null_mut())
-    );
     let mut context = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
         fx.api.urContextCreateWithNativeHandle(native, fx.adapter, 1, null(), null(), &mut context)
-    );
-    Ok(())
-}
-
-unsafe fn context_null_adapter(fx: &DeviceFx) -> CaseResult {
-    let native = native_context(fx, fx.context)?;
-    let mut context = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urContextCreateWithNativeHandle(native, null_mut(), 1, &fx.device, null(), &mut context)
-    );
-    Ok(())
-}
-
-unsafe fn context_bad_stype(fx: &DeviceFx) -> CaseResult {
-    let native = native_context(fx, fx.context)?;
-    let properties = native_props!(ur_context_native_properties_t, WRONG_STYPE, false);
-    let mut context = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urContextCreateWithNativeHandle(native, fx.adapter, 1, &fx.device, &properties, &mut context)
     );
     Ok(())
 }
@@ -752,45 +734,17 @@ unsafe fn queue_device_from_native(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn queue_null_handle(fx: &DeviceFx) -> CaseResult {
-    native_queue(fx, fx.queue)?;
-    let mut queue = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urQueueCreateWithNativeHandle(0, fx.context, fx.device, null(), &mut queue)
-    );
-    Ok(())
+unsafe fn queue_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
+    let native = native_queue(fx, fx.queue)?;
+    let wrong = native_props!(ur_queue_native_properties_t, WRONG_STYPE, false);
+    refuses("urQueueCreateWithNativeHandle", spoil, native, fx.context, wrong, |n, c, p, out| {
+        fx.api.urQueueCreateWithNativeHandle(n, c, fx.device, p, out)
+    })
 }
 
-unsafe fn queue_null_pointer(fx: &DeviceFx) -> CaseResult {
-    let native = native_queue(fx, fx.queue)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urQueueCreateWithNativeHandle(native, fx.context, fx.device, null(), null_mut())
-    );
-    Ok(())
-}
-
-unsafe fn queue_null_context(fx: &DeviceFx) -> CaseResult {
-    let native = native_queue(fx, fx.queue)?;
-    let mut queue = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urQueueCreateWithNativeHandle(native, null_mut(), fx.device, null(), &mut queue)
-    );
-    Ok(())
-}
-
-unsafe fn queue_bad_stype(fx: &DeviceFx) -> CaseResult {
-    let native = native_queue(fx, fx.queue)?;
-    let properties = native_props!(ur_queue_native_properties_t, WRONG_STYPE, false);
-    let mut queue = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urQueueCreateWithNativeHandle(native, fx.context, fx.device, &properties, &mut queue)
-    );
-    Ok(())
-}
+spoil_cases!(DeviceFx, queue_refuses:
+    queue_null_handle = NullHandle, queue_null_pointer = NullPointer,
+    queue_null_context = NullOwner, queue_bad_stype = BadStype);
 
 unsafe fn queue_opencl_ownership(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
@@ -879,42 +833,17 @@ unsafe fn event_round_trip(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn event_null_handle(fx: &DeviceFx) -> CaseResult {
-    queue_event(fx)?;
-    let mut event = null_mut();
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urEventCreateWithNativeHandle(0, fx.context, null(), &mut event));
-    Ok(())
+unsafe fn event_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
+    let (_event, native) = queue_event(fx)?;
+    let wrong = native_props!(ur_event_native_properties_t, WRONG_STYPE, false);
+    refuses("urEventCreateWithNativeHandle", spoil, native, fx.context, wrong, |n, c, p, out| {
+        fx.api.urEventCreateWithNativeHandle(n, c, p, out)
+    })
 }
 
-unsafe fn event_null_pointer(fx: &DeviceFx) -> CaseResult {
-    let (_e, native) = queue_event(fx)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urEventCreateWithNativeHandle(native, fx.context, null(), null_mut())
-    );
-    Ok(())
-}
-
-unsafe fn event_null_context(fx: &DeviceFx) -> CaseResult {
-    let (_e, native) = queue_event(fx)?;
-    let mut event = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEventCreateWithNativeHandle(native, null_mut(), null(), &mut event)
-    );
-    Ok(())
-}
-
-unsafe fn event_bad_stype(fx: &DeviceFx) -> CaseResult {
-    let (_e, native) = queue_event(fx)?;
-    let properties = native_props!(ur_event_native_properties_t, WRONG_STYPE, false);
-    let mut event = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urEventCreateWithNativeHandle(native, fx.context, &properties, &mut event)
-    );
-    Ok(())
-}
+spoil_cases!(DeviceFx, event_refuses:
+    event_null_handle = NullHandle, event_null_pointer = NullPointer,
+    event_null_context = NullOwner, event_bad_stype = BadStype);
 
 unsafe fn event_opencl_user_event(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
@@ -982,42 +911,17 @@ unsafe fn program_round_trip(fx: &DeviceFx) -> CaseResult {
     run_fill_index(fx, original.get(), 11)
 }
 
-unsafe fn program_null_handle(fx: &DeviceFx) -> CaseResult {
-    native_built_program(fx)?;
-    let mut program = null_mut();
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urProgramCreateWithNativeHandle(0, fx.context, null(), &mut program));
-    Ok(())
+unsafe fn program_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
+    let (_program, native) = native_built_program(fx)?;
+    let wrong = native_props!(ur_program_native_properties_t, WRONG_STYPE, false);
+    refuses("urProgramCreateWithNativeHandle", spoil, native, fx.context, wrong, |n, c, p, out| {
+        fx.api.urProgramCreateWithNativeHandle(n, c, p, out)
+    })
 }
 
-unsafe fn program_null_pointer(fx: &DeviceFx) -> CaseResult {
-    let (_p, native) = native_built_program(fx)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urProgramCreateWithNativeHandle(native, fx.context, null(), null_mut())
-    );
-    Ok(())
-}
-
-unsafe fn program_null_context(fx: &DeviceFx) -> CaseResult {
-    let (_p, native) = native_built_program(fx)?;
-    let mut program = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urProgramCreateWithNativeHandle(native, null_mut(), null(), &mut program)
-    );
-    Ok(())
-}
-
-unsafe fn program_bad_stype(fx: &DeviceFx) -> CaseResult {
-    let (_p, native) = native_built_program(fx)?;
-    let properties = native_props!(ur_program_native_properties_t, WRONG_STYPE, false);
-    let mut program = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urProgramCreateWithNativeHandle(native, fx.context, &properties, &mut program)
-    );
-    Ok(())
-}
+spoil_cases!(DeviceFx, program_refuses:
+    program_null_handle = NullHandle, program_null_pointer = NullPointer,
+    program_null_context = NullOwner, program_bad_stype = BadStype);
 
 unsafe fn program_foreign_context(fx: &DeviceFx) -> CaseResult {
     let (_p, native) = native_built_program(fx)?;
@@ -1182,45 +1086,17 @@ unsafe fn kernel_without_program(fx: &DeviceFx) -> CaseResult {
     launch_fill_index(fx, kernel.get(), 31)
 }
 
-unsafe fn kernel_null_handle(fx: &DeviceFx) -> CaseResult {
-    let (program, _k, _native) = native_fill_kernel(fx)?;
-    let mut kernel = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urKernelCreateWithNativeHandle(0, fx.context, program.get(), null(), &mut kernel)
-    );
-    Ok(())
+unsafe fn kernel_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
+    let (program, _kernel, native) = native_fill_kernel(fx)?;
+    let wrong = native_props!(ur_kernel_native_properties_t, WRONG_STYPE, false);
+    refuses("urKernelCreateWithNativeHandle", spoil, native, fx.context, wrong, |n, c, p, out| {
+        fx.api.urKernelCreateWithNativeHandle(n, c, program.get(), p, out)
+    })
 }
 
-unsafe fn kernel_null_pointer(fx: &DeviceFx) -> CaseResult {
-    let (program, _k, native) = native_fill_kernel(fx)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urKernelCreateWithNativeHandle(native, fx.context, program.get(), null(), null_mut())
-    );
-    Ok(())
-}
-
-unsafe fn kernel_null_context(fx: &DeviceFx) -> CaseResult {
-    let (program, _k, native) = native_fill_kernel(fx)?;
-    let mut kernel = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urKernelCreateWithNativeHandle(native, null_mut(), program.get(), null(), &mut kernel)
-    );
-    Ok(())
-}
-
-unsafe fn kernel_bad_stype(fx: &DeviceFx) -> CaseResult {
-    let (program, _k, native) = native_fill_kernel(fx)?;
-    let properties = native_props!(ur_kernel_native_properties_t, WRONG_STYPE, false);
-    let mut kernel = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urKernelCreateWithNativeHandle(native, fx.context, program.get(), &properties, &mut kernel)
-    );
-    Ok(())
-}
+spoil_cases!(DeviceFx, kernel_refuses:
+    kernel_null_handle = NullHandle, kernel_null_pointer = NullPointer,
+    kernel_null_context = NullOwner, kernel_bad_stype = BadStype);
 
 unsafe fn kernel_opencl_ownership(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
