@@ -85,6 +85,44 @@ impl<T, P: Copy + Debug> Info<T, P> {
     }
 }
 
+/// A kind's `ur*GetNativeHandle` (those taking the handle and the output
+/// alone), by name, as the loader resolved it.
+pub struct NativeHandle<T> {
+    pub name: &'static str,
+    pub get: Option<unsafe extern "C" fn(*mut T, *mut ur_native_handle_t) -> ur_result_t>,
+}
+
+/// `native_handle!(api, urContextGetNativeHandle)`: that entry point as a [`NativeHandle`].
+#[macro_export]
+macro_rules! native_handle {
+    ($api:expr, $entry:ident) => {
+        $crate::cases::common::NativeHandle { name: stringify!($entry), get: $api.fns.$entry }
+    };
+}
+
+impl<T> NativeHandle<T> {
+    unsafe fn call(&self, handle: *mut T, native: *mut ur_native_handle_t) -> Result<ur_result_t, String> {
+        self.get.map(|get| get(handle, native)).ok_or_else(|| format!("the loader does not export {}", self.name))
+    }
+
+    /// A null handle is `INVALID_NULL_HANDLE`.
+    ///
+    /// # Safety
+    /// None beyond the entry point's own.
+    pub unsafe fn null_handle(&self) -> CaseResult {
+        let mut native: ur_native_handle_t = 0;
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_HANDLE, self.call(null_mut(), &mut native)?, &format!("{}(null, ..)", self.name))
+    }
+
+    /// A null output is `INVALID_NULL_POINTER`.
+    ///
+    /// # Safety
+    /// `handle` must be live.
+    pub unsafe fn null_pointer(&self, handle: *mut T) -> CaseResult {
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_POINTER, self.call(handle, null_mut())?, &format!("{}(.., null)", self.name))
+    }
+}
+
 /// Native properties of structure type `stype` (the right one, or a wrong
 /// one for the error cases) saying whether the UR object takes ownership.
 #[macro_export]

@@ -4,7 +4,7 @@
 use crate::cases::common::Which;
 use crate::cases::native::native_context;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, native_handle, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -163,14 +163,11 @@ unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
-    let mut native: ur_native_handle_t = 0;
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urContextGetNativeHandle(null_mut(), &mut native));
-    Ok(())
+    native_handle!(fx.api, urContextGetNativeHandle).null_handle()
 }
 
 unsafe fn native_handle_null_pointer(fx: &DeviceFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urContextGetNativeHandle(fx.context, null_mut()));
-    Ok(())
+    native_handle!(fx.api, urContextGetNativeHandle).null_pointer(fx.context)
 }
 
 /// Counts calls; the user data points at the counter.

@@ -6,7 +6,7 @@ use crate::cases::native::native_device;
 use crate::harness::*;
 use crate::names::{device_type_name, DEVICE_TYPES};
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, native_handle, check_eq, expect_result, expect_success, info, ref_counting, skip};
 use std::ptr::null_mut;
 use ur_core::abi::*;
 
@@ -426,14 +426,11 @@ unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
-    let mut native: ur_native_handle_t = 0;
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urDeviceGetNativeHandle(null_mut(), &mut native));
-    Ok(())
+    native_handle!(fx.api, urDeviceGetNativeHandle).null_handle()
 }
 
 unsafe fn native_handle_null_pointer(fx: &DeviceFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urDeviceGetNativeHandle(fx.device, null_mut()));
-    Ok(())
+    native_handle!(fx.api, urDeviceGetNativeHandle).null_pointer(fx.device)
 }
 
 unsafe fn timestamps(fx: &DeviceFx) -> CaseResult {

@@ -5,7 +5,7 @@ use crate::cases::common::count_then_fill;
 use crate::cases::native::native_platform;
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, info, skip};
+use crate::{check, native_handle, check_eq, expect_result, expect_success, info, skip};
 use core::ffi::c_char;
 use std::ffi::CStr;
 use std::ptr::null_mut;
@@ -148,14 +148,11 @@ unsafe fn native_handle(fx: &PlatformFx) -> CaseResult {
 }
 
 unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
-    let mut native: ur_native_handle_t = 0;
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, fx.api.urPlatformGetNativeHandle(null_mut(), &mut native));
-    Ok(())
+    native_handle!(fx.api, urPlatformGetNativeHandle).null_handle()
 }
 
 unsafe fn native_handle_null_pointer(fx: &PlatformFx) -> CaseResult {
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, fx.api.urPlatformGetNativeHandle(fx.platform, null_mut()));
-    Ok(())
+    native_handle!(fx.api, urPlatformGetNativeHandle).null_pointer(fx.platform)
 }
 
 unsafe fn backend_option(fx: &PlatformFx) -> CaseResult {
