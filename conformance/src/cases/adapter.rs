@@ -4,7 +4,7 @@
 use crate::cases::common::{count_then_fill, Which};
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting};
+use crate::{check, check_eq, expect_result, expect_success, info_cases, ref_counting};
 use core::ffi::{c_char, c_void};
 use std::ffi::CStr;
 use std::ptr::null_mut;
@@ -157,17 +157,10 @@ unsafe fn info_version(fx: &AdapterFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn info_protocol(fx: &AdapterFx) -> CaseResult {
-    info!(fx.api, urAdapterGetInfo).size_protocol(fx.adapter, &[("BACKEND", UR_ADAPTER_INFO_BACKEND)])
-}
-
-unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    info!(fx.api, urAdapterGetInfo).null_handle(UR_ADAPTER_INFO_BACKEND)
-}
-
-unsafe fn info_bad_enum(fx: &AdapterFx) -> CaseResult {
-    info!(fx.api, urAdapterGetInfo).past_last(fx.adapter, ur_adapter_info_t(UR_ADAPTER_INFO_VERSION.0 + 1))
-}
+info_cases!(urAdapterGetInfo, AdapterFx, |fx| fx.adapter,
+    props: [("BACKEND", UR_ADAPTER_INFO_BACKEND)],
+    null: UR_ADAPTER_INFO_BACKEND,
+    past_last: ur_adapter_info_t(UR_ADAPTER_INFO_VERSION.0 + 1));
 
 unsafe fn last_error(fx: &AdapterFx) -> CaseResult {
     let mut message: *const c_char = null_const();

@@ -123,6 +123,28 @@ impl<T> NativeHandle<T> {
     }
 }
 
+/// The three `ur*GetInfo` protocol cases of a kind whose handle the fixture
+/// holds, as the case functions `info_protocol` (the size protocol on
+/// `props`), `info_null` (a null handle, asked for `null`) and
+/// `info_bad_enum` (the property `past_last`). Written once: every such kind
+/// checks them alike.
+#[macro_export]
+macro_rules! info_cases {
+    ($entry:ident, $fx_ty:ty, |$fx:ident| $handle:expr, props: $props:expr, null: $null:expr, past_last: $past:expr $(,)?) => {
+        unsafe fn info_protocol($fx: &$fx_ty) -> $crate::harness::CaseResult {
+            $crate::info!($fx.api, $entry).size_protocol($handle, &$props)
+        }
+
+        unsafe fn info_null($fx: &$crate::harness::LoaderFx) -> $crate::harness::CaseResult {
+            $crate::info!($fx.api, $entry).null_handle($null)
+        }
+
+        unsafe fn info_bad_enum($fx: &$fx_ty) -> $crate::harness::CaseResult {
+            $crate::info!($fx.api, $entry).past_last($handle, $past)
+        }
+    };
+}
+
 /// Native properties of structure type `stype` (the right one, or a wrong
 /// one for the error cases) saying whether the UR object takes ownership.
 #[macro_export]

@@ -4,7 +4,7 @@
 use crate::cases::common::Which;
 use crate::cases::native::native_context;
 use crate::harness::*;
-use crate::{check, native_handle, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, info_cases, native_handle, ref_counting, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -145,18 +145,10 @@ unsafe fn info_2d(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
-    let props = [("NUM_DEVICES", UR_CONTEXT_INFO_NUM_DEVICES), ("DEVICES", UR_CONTEXT_INFO_DEVICES)];
-    info!(fx.api, urContextGetInfo).size_protocol(fx.context, &props)
-}
-
-unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    info!(fx.api, urContextGetInfo).null_handle(UR_CONTEXT_INFO_NUM_DEVICES)
-}
-
-unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    info!(fx.api, urContextGetInfo).past_last(fx.context, ur_context_info_t(UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0 + 1))
-}
+info_cases!(urContextGetInfo, DeviceFx, |fx| fx.context,
+    props: [("NUM_DEVICES", UR_CONTEXT_INFO_NUM_DEVICES), ("DEVICES", UR_CONTEXT_INFO_DEVICES)],
+    null: UR_CONTEXT_INFO_NUM_DEVICES,
+    past_last: ur_context_info_t(UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0 + 1));
 
 unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
     native_context(fx, fx.context).map(drop)

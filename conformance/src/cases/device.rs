@@ -6,7 +6,7 @@ use crate::cases::native::native_device;
 use crate::harness::*;
 use crate::names::{device_type_name, DEVICE_TYPES};
 use crate::ur::*;
-use crate::{check, native_handle, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, info_cases, native_handle, ref_counting, skip};
 use std::ptr::null_mut;
 use ur_core::abi::*;
 
@@ -375,19 +375,10 @@ unsafe fn info_pools(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
-    let props = [("NAME", UR_DEVICE_INFO_NAME), ("MAX_COMPUTE_UNITS", UR_DEVICE_INFO_MAX_COMPUTE_UNITS)];
-    info!(fx.api, urDeviceGetInfo).size_protocol(fx.device, &props)
-}
-
-unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    info!(fx.api, urDeviceGetInfo).null_handle(UR_DEVICE_INFO_TYPE)
-}
-
-unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    let past_last = ur_device_info_t(UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0 + 1);
-    info!(fx.api, urDeviceGetInfo).past_last(fx.device, past_last)
-}
+info_cases!(urDeviceGetInfo, DeviceFx, |fx| fx.device,
+    props: [("NAME", UR_DEVICE_INFO_NAME), ("MAX_COMPUTE_UNITS", UR_DEVICE_INFO_MAX_COMPUTE_UNITS)],
+    null: UR_DEVICE_INFO_TYPE,
+    past_last: ur_device_info_t(UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0 + 1));
 
 unsafe fn device_refs(fx: &DeviceFx) -> Result<u32, Outcome> {
     Ok(fx.api.device_info::<u32>(fx.device, UR_DEVICE_INFO_REFERENCE_COUNT)?)

@@ -5,7 +5,7 @@ use crate::cases::common::count_then_fill;
 use crate::cases::native::native_platform;
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, native_handle, check_eq, expect_result, expect_success, info, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, info_cases, native_handle, skip};
 use core::ffi::c_char;
 use std::ffi::CStr;
 use std::ptr::null_mut;
@@ -111,18 +111,10 @@ unsafe fn info_adapter(fx: &PlatformFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn info_protocol(fx: &PlatformFx) -> CaseResult {
-    let props = [("NAME", UR_PLATFORM_INFO_NAME), ("BACKEND", UR_PLATFORM_INFO_BACKEND)];
-    info!(fx.api, urPlatformGetInfo).size_protocol(fx.platform, &props)
-}
-
-unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    info!(fx.api, urPlatformGetInfo).null_handle(UR_PLATFORM_INFO_NAME)
-}
-
-unsafe fn info_bad_enum(fx: &PlatformFx) -> CaseResult {
-    info!(fx.api, urPlatformGetInfo).past_last(fx.platform, ur_platform_info_t(UR_PLATFORM_INFO_ADAPTER.0 + 1))
-}
+info_cases!(urPlatformGetInfo, PlatformFx, |fx| fx.platform,
+    props: [("NAME", UR_PLATFORM_INFO_NAME), ("BACKEND", UR_PLATFORM_INFO_BACKEND)],
+    null: UR_PLATFORM_INFO_NAME,
+    past_last: ur_platform_info_t(UR_PLATFORM_INFO_ADAPTER.0 + 1));
 
 unsafe fn api_version(fx: &PlatformFx) -> CaseResult {
     let mut version = ur_api_version_t(0);

@@ -4,7 +4,7 @@
 use crate::cases::common::Which;
 use crate::cases::native::native_queue;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info_cases, ref_counting, skip};
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
 
@@ -208,18 +208,10 @@ unsafe fn info_empty(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn info_protocol(fx: &DeviceFx) -> CaseResult {
-    let props = [("CONTEXT", UR_QUEUE_INFO_CONTEXT), ("REFERENCE_COUNT", UR_QUEUE_INFO_REFERENCE_COUNT)];
-    info!(fx.api, urQueueGetInfo).size_protocol(fx.queue, &props)
-}
-
-unsafe fn info_null(fx: &LoaderFx) -> CaseResult {
-    info!(fx.api, urQueueGetInfo).null_handle(UR_QUEUE_INFO_CONTEXT)
-}
-
-unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
-    info!(fx.api, urQueueGetInfo).past_last(fx.queue, ur_queue_info_t(UR_QUEUE_INFO_EMPTY.0 + 1))
-}
+info_cases!(urQueueGetInfo, DeviceFx, |fx| fx.queue,
+    props: [("CONTEXT", UR_QUEUE_INFO_CONTEXT), ("REFERENCE_COUNT", UR_QUEUE_INFO_REFERENCE_COUNT)],
+    null: UR_QUEUE_INFO_CONTEXT,
+    past_last: ur_queue_info_t(UR_QUEUE_INFO_EMPTY.0 + 1));
 
 unsafe fn finish(fx: &DeviceFx) -> CaseResult {
     const SIZE: usize = 1 << 20;
