@@ -124,40 +124,56 @@ unsafe fn get_by_type(fx: &PlatformFx) -> CaseResult {
     Ok(())
 }
 
+/// urDeviceGet and urDeviceGetSelected take the same arguments and refuse
+/// the same wrong ones (but for a list with no room: SIZE for one, VALUE for
+/// the other), so their error cases share one call.
+#[derive(Clone, Copy)]
+enum Lister {
+    Get,
+    Selected,
+}
+
+/// The argument a lister's error case spoils.
+#[derive(Clone, Copy)]
+enum ListSpoil {
+    NullPlatform,
+    BadType,
+    NoRoom,
+    NullList,
+}
+
+/// One call of `lister` on `platform` with `spoil`'s argument wrong, which
+/// must answer `expected`.
+unsafe fn list_refuses(api: &Api, platform: ur_platform_handle_t, lister: Lister, spoil: ListSpoil, expected: ur_result_t) -> CaseResult {
+    let (mut count, mut device) = (0u32, null_mut());
+    let count: *mut u32 = &mut count;
+    let (platform, kind, n, devices, count, how) = match spoil {
+        ListSpoil::NullPlatform => (null_mut(), UR_DEVICE_TYPE_ALL, 0, null_mut(), count, "a null platform"),
+        ListSpoil::BadType => (platform, INVALID_TYPE, 0, null_mut(), count, "an invalid device type"),
+        ListSpoil::NoRoom => (platform, UR_DEVICE_TYPE_ALL, 0, &mut device as *mut _, null_mut(), "a list of 0 entries"),
+        ListSpoil::NullList => (platform, UR_DEVICE_TYPE_ALL, 1, null_mut(), count, "1 entry and no list"),
+    };
+    let (entry, got) = match lister {
+        Lister::Get => ("urDeviceGet", api.urDeviceGet(platform, kind, n, devices, count)?),
+        Lister::Selected => ("urDeviceGetSelected", api.urDeviceGetSelected(platform, kind, n, devices, count)?),
+    };
+    expect_code(expected, got, &format!("{entry} with {how}"))
+}
+
 unsafe fn get_null_handle(fx: &LoaderFx) -> CaseResult {
-    let mut count = 0u32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urDeviceGet(null_mut(), UR_DEVICE_TYPE_ALL, 0, null_mut(), &mut count)
-    );
-    Ok(())
+    list_refuses(fx.api, null_mut(), Lister::Get, ListSpoil::NullPlatform, UR_RESULT_ERROR_INVALID_NULL_HANDLE)
 }
 
 unsafe fn get_bad_type(fx: &PlatformFx) -> CaseResult {
-    let mut count = 0u32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urDeviceGet(fx.platform, INVALID_TYPE, 0, null_mut(), &mut count)
-    );
-    Ok(())
+    list_refuses(fx.api, fx.platform, Lister::Get, ListSpoil::BadType, UR_RESULT_ERROR_INVALID_ENUMERATION)
 }
 
 unsafe fn get_invalid_size(fx: &PlatformFx) -> CaseResult {
-    let mut device = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_SIZE,
-        fx.api.urDeviceGet(fx.platform, UR_DEVICE_TYPE_ALL, 0, &mut device, null_mut())
-    );
-    Ok(())
+    list_refuses(fx.api, fx.platform, Lister::Get, ListSpoil::NoRoom, UR_RESULT_ERROR_INVALID_SIZE)
 }
 
 unsafe fn get_null_pointer(fx: &PlatformFx) -> CaseResult {
-    let mut count = 0u32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urDeviceGet(fx.platform, UR_DEVICE_TYPE_ALL, 1, null_mut(), &mut count)
-    );
-    Ok(())
+    list_refuses(fx.api, fx.platform, Lister::Get, ListSpoil::NullList, UR_RESULT_ERROR_INVALID_NULL_POINTER)
 }
 
 unsafe fn selected(fx: &PlatformFx) -> CaseResult {
@@ -187,30 +203,15 @@ unsafe fn selected(fx: &PlatformFx) -> CaseResult {
 }
 
 unsafe fn selected_null_handle(fx: &LoaderFx) -> CaseResult {
-    let mut count = 0u32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urDeviceGetSelected(null_mut(), UR_DEVICE_TYPE_ALL, 0, null_mut(), &mut count)
-    );
-    Ok(())
+    list_refuses(fx.api, null_mut(), Lister::Selected, ListSpoil::NullPlatform, UR_RESULT_ERROR_INVALID_NULL_HANDLE)
 }
 
 unsafe fn selected_bad_type(fx: &PlatformFx) -> CaseResult {
-    let mut count = 0u32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urDeviceGetSelected(fx.platform, INVALID_TYPE, 0, null_mut(), &mut count)
-    );
-    Ok(())
+    list_refuses(fx.api, fx.platform, Lister::Selected, ListSpoil::BadType, UR_RESULT_ERROR_INVALID_ENUMERATION)
 }
 
 unsafe fn selected_invalid_value(fx: &PlatformFx) -> CaseResult {
-    let mut device = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urDeviceGetSelected(fx.platform, UR_DEVICE_TYPE_ALL, 0, &mut device, null_mut())
-    );
-    Ok(())
+    list_refuses(fx.api, fx.platform, Lister::Selected, ListSpoil::NoRoom, UR_RESULT_ERROR_INVALID_VALUE)
 }
 
 unsafe fn info_identity(fx: &DeviceFx) -> CaseResult {
