@@ -466,12 +466,15 @@ impl hal::Queue<Cuda> for Queue {
         &self.default_pool
     }
 
-    /// The wait list's events; the engine's view, where they have a node
-    /// (events made before the context recorded commands have none).
+    /// The wait list's events (the stream waits on each, whatever its
+    /// context); the engine's view, where this context's graph has a node
+    /// (events made before the context recorded commands have none, and
+    /// another context's stamps are of another graph).
     type RawWait<'a> = &'a Event;
     fn translate<'a>(&self, events: Events<'a, Cuda>) -> UrResult<Waits<&'a Event>> {
         let mut waits = Waits::none();
-        events.iter().for_each(|e| waits.push(e, e.stamp));
+        let ours = |e: &Event| std::ptr::eq(&*e.context, &*self.context);
+        events.iter().for_each(|e| waits.push(e, e.stamp.filter(|_| ours(e))));
         Ok(waits)
     }
 

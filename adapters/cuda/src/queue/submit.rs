@@ -177,13 +177,13 @@ impl Queue {
                 self.context
                     .engine
                     .dag()
-                    .record(&self.lane(), &stamps_of(wait)),
+                    .record(&self.lane(), &stamps_of(&self.context, wait)),
             ),
             Node::Barrier => Some(
                 self.context
                     .engine
                     .dag()
-                    .record_barrier(&self.lane(), &stamps_of(wait)),
+                    .record_barrier(&self.lane(), &stamps_of(&self.context, wait)),
             ),
         };
         // Only a timed event reports when its command was queued.

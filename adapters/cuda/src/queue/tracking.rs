@@ -11,6 +11,7 @@
 //! none exists yet.
 
 use crate::driver::{CUstream, CuEvent};
+use crate::context::Context;
 use crate::event::Event;
 use std::sync::Arc;
 use ur_core::engine::{Completion, Cover, Progress, Seq, Stamp, Tracker};
@@ -61,8 +62,10 @@ pub fn event_covering(
     }
 }
 
-/// Converts a wait list's stamps (events recorded before tracking began have
-/// none and are left out: they cannot order engine memory).
-pub fn stamps_of(events: &[&Event]) -> Vec<Stamp> {
-    events.iter().filter_map(|e| e.stamp).collect()
+/// The stamps of a wait list's events that `context`'s graph knows. Events
+/// recorded before tracking began have none; another context's events have
+/// stamps of another graph, whose lane numbers mean nothing here: both are
+/// left out (they cannot order this context's engine memory).
+pub fn stamps_of(context: &Context, events: &[&Event]) -> Vec<Stamp> {
+    events.iter().filter(|e| std::ptr::eq(&*e.context, context)).filter_map(|e| e.stamp).collect()
 }
