@@ -13,6 +13,8 @@ pub mod usm_async;
 
 use crate::abi::ur_command_t;
 use crate::engine::{Lane, Stamp};
+use crate::event::Event;
+use crate::hal::Backend;
 use core::ffi::c_void;
 
 /// How a command enters the engine's graph.
@@ -58,10 +60,18 @@ impl<R> Waits<R> {
         Waits { raw: Vec::new(), stamps: Vec::new(), unstamped: false }
     }
 
-    /// Adds one wait: `stamp` is the engine's node of it, when it has one.
-    pub fn push(&mut self, raw: R, stamp: Option<Stamp>) {
+    /// Adds the wait for `event`, `raw`, on a queue of `context`.
+    pub fn push_event<B: Backend>(&mut self, raw: R, event: &Event<B>, context: &B::Context) {
         self.raw.push(raw);
-        match stamp {
+        self.note(event, context);
+    }
+
+    /// Adds `event` to the engine's view only (the backend need not wait for
+    /// it: it has completed). Only `context`'s graph has a node of its
+    /// commands: another context's stamps name lanes of another graph, and
+    /// mean nothing here, so such an event is one the engine cannot see.
+    pub fn note<B: Backend>(&mut self, event: &Event<B>, context: &B::Context) {
+        match event.stamp.filter(|_| std::ptr::eq(&*event.context, context)) {
             Some(s) => self.stamps.push(s),
             None => self.unstamped = true,
         }

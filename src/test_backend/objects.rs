@@ -495,10 +495,7 @@ impl hal::Queue<B> for TQueue {
     type RawWait<'a> = &'a TEvent;
     fn translate<'a>(&self, events: Events<'a, B>) -> UrResult<Waits<&'a TEvent>> {
         let mut waits = Waits::none();
-        // Another context's nodes are of another graph: the engine cannot
-        // see those waits.
-        let ours = |e: &TEvent| Arc::ptr_eq(&e.context, &self.context);
-        events.iter().for_each(|e| waits.push(e, e.stamp.filter(|_| ours(e))));
+        events.iter().for_each(|e| waits.push_event(e, e, &self.context));
         Ok(waits)
     }
     type Order<'a> = MutexGuard<'a, ()>;

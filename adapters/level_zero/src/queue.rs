@@ -431,7 +431,7 @@ impl hal::Queue<LevelZero> for Queue {
         let mut waits = Waits::none();
         for e in events.iter() {
             if Arc::ptr_eq(&e.context.ze, &self.context.ze) {
-                waits.push(e.raw.done.clone(), e.stamp);
+                waits.push_event(e.raw.done.clone(), e, &self.context);
             } else {
                 event::wait(e)?;
             }

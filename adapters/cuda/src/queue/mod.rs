@@ -473,8 +473,7 @@ impl hal::Queue<Cuda> for Queue {
     type RawWait<'a> = &'a Event;
     fn translate<'a>(&self, events: Events<'a, Cuda>) -> UrResult<Waits<&'a Event>> {
         let mut waits = Waits::none();
-        let ours = |e: &Event| std::ptr::eq(&*e.context, &*self.context);
-        events.iter().for_each(|e| waits.push(e, e.stamp.filter(|_| ours(e))));
+        events.iter().for_each(|e| waits.push_event(e, e, &self.context));
         Ok(waits)
     }
 

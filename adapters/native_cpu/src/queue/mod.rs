@@ -487,9 +487,7 @@ impl hal::Queue<NativeCpu> for Queue {
     fn translate<'a>(&self, events: Events<'a, NativeCpu>) -> UrResult<Waits<Arc<Event>>> {
         let mut waits = Waits::none();
         for e in events.iter().filter(|e| !e.raw.is_done()) {
-            // Another context's commands are not in this context's graph.
-            let ours = Arc::ptr_eq(&crate::event::queue_of(e).shared.context, &self.shared.context);
-            waits.push(arc_of(e), ours.then(|| crate::event::stamp_of(e)));
+            waits.push_event(arc_of(e), e, &self.shared.context);
         }
         Ok(waits)
     }

@@ -339,8 +339,7 @@ impl Queue {
                     }
                     waits.raw.push(e.raw.get());
                 }
-                waits.stamps.extend(e.stamp);
-                waits.unstamped |= e.stamp.is_none();
+                waits.note(e, &self.context);
             } else {
                 e.wait()?;
             }
