@@ -101,6 +101,13 @@ impl<B: Backend> Event<B> {
     pub fn handle(&self) -> ur_event_handle_t {
         handle_of(self)
     }
+
+    /// The command's node in `context`'s engine graph, if it has one there.
+    /// Only the event's own context's graph has it: another context's lane
+    /// numbers name lanes of another graph, and mean nothing in this one.
+    pub fn stamp_in(&self, context: &B::Context) -> Option<Stamp> {
+        self.stamp.filter(|_| std::ptr::eq(&*self.context, context))
+    }
 }
 
 impl<B: Backend> Drop for Event<B> {

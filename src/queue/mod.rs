@@ -67,11 +67,10 @@ impl<R> Waits<R> {
     }
 
     /// Adds `event` to the engine's view only (the backend need not wait for
-    /// it: it has completed). Only `context`'s graph has a node of its
-    /// commands: another context's stamps name lanes of another graph, and
-    /// mean nothing here, so such an event is one the engine cannot see.
+    /// it: it has completed). An event without a node in `context`'s graph
+    /// (`Event::stamp_in`) is one the engine cannot see.
     pub fn note<B: Backend>(&mut self, event: &Event<B>, context: &B::Context) {
-        match event.stamp.filter(|_| std::ptr::eq(&*event.context, context)) {
+        match event.stamp_in(context) {
             Some(s) => self.stamps.push(s),
             None => self.unstamped = true,
         }

@@ -78,17 +78,6 @@ pub(crate) fn new(queue: Arc<Queue>, command_type: ur_command_t, seq: u64) -> Ar
     Event::new(Some(queue), context, command_type, Some(stamp), state)
 }
 
-/// The queue of a command's event: every event of this backend has one.
-pub fn queue_of(event: &Event) -> &Arc<Queue> {
-    event.queue.as_ref().expect("every event of this backend is a command's")
-}
-
-/// The command in the context's engine graph: its queue's lane and its
-/// seq there.
-pub fn stamp_of(event: &Event) -> Stamp {
-    event.stamp.expect("every event of this backend is a command's")
-}
-
 /// The worker starts the event's command.
 pub(crate) fn mark_running(event: &Event) {
     let state = &event.raw;

@@ -62,10 +62,9 @@ pub fn event_covering(
     }
 }
 
-/// The stamps of a wait list's events that `context`'s graph knows. Events
-/// recorded before tracking began have none; another context's events have
-/// stamps of another graph, whose lane numbers mean nothing here: both are
-/// left out (they cannot order this context's engine memory).
+/// The stamps of a wait list's events that `context`'s graph knows
+/// (`Event::stamp_in`): events recorded before tracking began, and other
+/// contexts' events, cannot order this context's engine memory.
 pub fn stamps_of(context: &Context, events: &[&Event]) -> Vec<Stamp> {
-    events.iter().filter(|e| std::ptr::eq(&*e.context, context)).filter_map(|e| e.stamp).collect()
+    events.iter().filter_map(|e| e.stamp_in(context)).collect()
 }

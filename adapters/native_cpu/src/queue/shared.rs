@@ -47,7 +47,7 @@ impl QueueShared {
         if deps.is_empty() {
             return Vec::new();
         }
-        deps.iter().filter(|e| Arc::ptr_eq(&crate::event::queue_of(e).shared.context, &self.context)).map(|e| crate::event::stamp_of(e)).collect()
+        deps.iter().filter_map(|e| e.stamp_in(&self.context)).collect()
     }
 
     /// Records the next command on the lane, after the wait list `deps`, and
