@@ -11,6 +11,7 @@ pub mod adapter;
 /// cbindgen:ignore
 pub mod api;
 pub mod boundary;
+pub mod context;
 pub mod ddi;
 /// cbindgen:ignore
 pub mod engine;

@@ -15,6 +15,7 @@
 //! ([`objects::TSignal::failed`]). Commands do not run: an enqueue records
 //! its command and, when asked, returns a complete event.
 
+pub mod context;
 pub mod memory;
 pub mod objects;
 pub mod program;
@@ -23,7 +24,8 @@ use crate::abi::*;
 use crate::adapter::AdapterSlot;
 use std::cell::RefCell;
 
-pub use objects::{TContext, TDevice, TEvent, TPlatform, TPool, TQueue};
+pub use context::TContext;
+pub use objects::{TDevice, TEvent, TPlatform, TQueue};
 pub use program::{TKernel, TProgram};
 
 /// The table every handle of this backend carries at offset 0.
@@ -50,6 +52,10 @@ impl crate::hal::Backend for TestBackend {
     type DeviceRef = std::sync::Arc<TDevice>;
     type Program = TProgram;
     type Kernel = TKernel;
+}
+
+impl crate::context::Backends for TestBackend {
+    type RawContext = context::TContextRaw;
 }
 
 /// One call the core made into the backend: the method (`"queue.create"`)

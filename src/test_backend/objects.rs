@@ -5,19 +5,17 @@ use super::{record, TestBackend as B};
 use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
-use crate::engine::{self, Dag, Lane, PoolConfig, QueueOrder, SlabMap, Stamp, UsmKind};
-use crate::hal::{self, AllocInfo, AllocRequest, Completion, Events, UsmCommand};
+use crate::engine::{self, Lane, PoolConfig, QueueOrder, Stamp, UsmKind};
+use crate::hal::{self, Completion, Events, UsmCommand};
 use crate::queue::{EngineCommand, Waits};
+use super::context::TContext;
 use super::memory::{HostSlabs, TSlabOwner};
 use crate::handle::{arc_of, handle_of, HandleHeader, ObjectKind};
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
-use crate::usm_async::{PoolApi, PoolDesc};
-use crate::extended_deleter::ExtendedDeleter;
-use crate::usm_pool::{ContextPools, PoolBase};
+use crate::usm_pool::PoolBase;
 use crate::UrResult;
 use core::ffi::c_void;
-use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -198,190 +196,6 @@ pub struct Settings {
     pub fail_next_recorded: AtomicBool,
 }
 
-/// A live blocking USM allocation: its memory, and what
-/// `urUSMGetMemAllocInfo` reports. `pooled`: made from a pool (async
-/// allocations are the engine's, in `TContext::slabs`).
-struct Alloc {
-    _memory: Box<[u8]>,
-    size: usize,
-    kind: UsmKind,
-    device: Option<Arc<TDevice>>,
-    pool: Option<Arc<TPool>>,
-    pooled: bool,
-}
-
-#[repr(C)]
-pub struct TContext {
-    header: HandleHeader,
-    pub devices: Vec<Arc<TDevice>>,
-    pub settings: Settings,
-    /// Live allocations by (aligned) base address.
-    usm: Mutex<BTreeMap<usize, Alloc>>,
-    pools: ContextPools<TPool>,
-    deleter: ExtendedDeleter,
-    /// The context's engine graph: every queue is a lane of it.
-    pub dag: Arc<Dag>,
-    /// The slabs of the context's engine pools.
-    pub slabs: Arc<SlabMap<TSlabOwner>>,
-}
-
-impl Drop for TContext {
-    fn drop(&mut self) {
-        self.pools.clear();
-        self.deleter.run();
-    }
-}
-object!(TContext, Context, ur_context_handle_t_);
-
-impl TContext {
-    fn new(devices: Vec<Arc<TDevice>>) -> Arc<Self> {
-        let (on, off) = (|| AtomicBool::new(true), || AtomicBool::new(false));
-        Arc::new(TContext {
-            header: header(ObjectKind::Context),
-            settings: Settings { usm_2d: on(), pools: on(), async_alloc: on(), fail_commands: off(), fail_next_recorded: off() },
-            usm: Mutex::default(),
-            pools: ContextPools::default(),
-            deleter: ExtendedDeleter::default(),
-            dag: Dag::new(),
-            slabs: Arc::default(),
-            devices,
-        })
-    }
-
-
-    /// Allocates `size` bytes aligned to `align` (0: 8), as the real
-    /// adapters do: a zero size or one past the device's limit is
-    /// `INVALID_USM_SIZE`.
-    fn allocate(
-        &self,
-        kind: UsmKind,
-        size: usize,
-        align: usize,
-        device: Option<&TDevice>,
-        pool: Option<&TPool>,
-        pooled: bool,
-    ) -> UrResult<*mut c_void> {
-        let limit = device.map_or_else(|| hal::Context::<B>::max_alloc_size(self), |d| d.max_alloc);
-        if size == 0 || size as u64 > limit {
-            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-        }
-        let align = align.max(8);
-        let memory = vec![0u8; size + align].into_boxed_slice();
-        let start = memory.as_ptr() as usize;
-        let base = start.next_multiple_of(align);
-        let alloc = Alloc { _memory: memory, size, kind, device: device.map(arc_of), pool: pool.map(arc_of), pooled };
-        lock(&self.usm).insert(base, alloc);
-        Ok(base as *mut c_void)
-    }
-
-    fn free(&self, ptr: *mut c_void, pooled_only: bool, refused: ur_result_t) -> UrResult {
-        let mut usm = lock(&self.usm);
-        match usm.get(&(ptr as usize)) {
-            Some(a) if a.pooled || !pooled_only => {
-                usm.remove(&(ptr as usize));
-                Ok(())
-            }
-            _ => Err(refused),
-        }
-    }
-
-    /// The live blocking allocation holding `ptr`: `(base, allocation)`.
-    fn find<R>(&self, ptr: *const c_void, f: impl FnOnce(usize, &Alloc) -> R) -> Option<R> {
-        let usm = lock(&self.usm);
-        let (&base, a) = usm.range(..=ptr as usize).next_back()?;
-        (ptr as usize - base < a.size).then(|| f(base, a))
-    }
-
-    /// The live engine block holding `ptr`, as `(base, size)`.
-    fn engine_block(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        self.slabs.with_owner(ptr as usize, |o| o.live_block(ptr as usize)).flatten()
-    }
-}
-
-impl hal::Context<B> for TContext {
-    fn create(devices: &[&TDevice], flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
-        record("context.create", format!("{devices:?} flags={flags:#x}"));
-        Ok(TContext::new(devices.iter().map(|d| arc_of(*d)).collect()))
-    }
-    fn devices(&self) -> impl ExactSizeIterator<Item = &TDevice> {
-        self.devices.iter().map(|d| &**d)
-    }
-    fn usm_2d_supported(&self) -> bool {
-        self.settings.usm_2d.load(Relaxed)
-    }
-    fn extended_deleter(&self) -> &ExtendedDeleter {
-        &self.deleter
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        record("context.native_handle", String::new());
-        Ok(NATIVE_OBJECT)
-    }
-    fn from_native(native: ur_native_handle_t, devices: &[&TDevice], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
-        record("context.from_native", format!("{native:#x} {devices:?} {ownership:?}"));
-        Ok(TContext::new(devices.iter().map(|d| arc_of(*d)).collect()))
-    }
-
-    fn usm_alloc(&self, r: AllocRequest<'_, B>) -> UrResult<*mut c_void> {
-        record(
-            "context.usm_alloc",
-            format!(
-                "{:?} size={} align={} device={:?} pool={:?} hints={:#x} host_flags={:#x} device_flags={:#x}",
-                r.kind,
-                r.size,
-                r.align,
-                r.device,
-                r.pool.map(handle_of),
-                r.hints,
-                r.host_flags,
-                r.device_flags
-            ),
-        );
-        self.allocate(r.kind, r.size, r.align, r.device, r.pool, r.pool.is_some())
-    }
-    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
-        record("context.usm_free", format!("{ptr:?}"));
-        self.free(ptr, false, UR_RESULT_ERROR_INVALID_MEM_OBJECT)
-    }
-    type SlabOwner = TSlabOwner;
-    fn slabs(&self) -> &SlabMap<TSlabOwner> {
-        &self.slabs
-    }
-    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        self.find(ptr, |base, a| (base, a.size)).or_else(|| self.engine_block(ptr))
-    }
-    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>> {
-        record("context.usm_alloc_info", format!("{ptr:?}"));
-        self.find(ptr, |base, a| {
-            let kind = match a.kind {
-                UsmKind::Host => UR_USM_TYPE_HOST,
-                UsmKind::Device => UR_USM_TYPE_DEVICE,
-                UsmKind::Shared => UR_USM_TYPE_SHARED,
-            };
-            let device = a.device.as_deref().map_or(std::ptr::null_mut(), handle_of);
-            let pool = a.pool.as_deref().map_or(std::ptr::null_mut(), handle_of);
-            AllocInfo::new(kind, base as *mut c_void, a.size, device, pool)
-        })
-    }
-    fn pools_supported(&self) -> bool {
-        self.settings.pools.load(Relaxed)
-    }
-    fn pool_create(&self, device: Option<&TDevice>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<TPool>> {
-        record("context.pool_create", format!("{device:?} {desc:?} {api:?}"));
-        let base = PoolBase::user(&arc_of(self), device.map(arc_of), self.devices.iter().cloned(), desc, api);
-        Ok(new_pool(base))
-    }
-    fn pools(&self) -> &ContextPools<TPool> {
-        &self.pools
-    }
-    fn collect_pools(&self) {
-        record("context.collect_pools", format!("{:?}", handle_of(self)));
-    }
-    fn make_default_pool(&self, device: &TDevice) -> UrResult<Arc<TPool>> {
-        record("context.make_default_pool", format!("{device:?}"));
-        Ok(new_pool(PoolBase::device_default(&arc_of(self), arc_of(device))))
-    }
-}
-
 /// A wait list as the backend received it.
 fn waits(events: &Events<'_, B>) -> String {
     format!("waits={:?}", events.handles())
@@ -410,7 +224,7 @@ impl TQueue {
         Arc::new(TQueue {
             header: header(ObjectKind::Queue),
             default_pool: OnceLock::new(),
-            lane: context.dag.create_lane(order),
+            lane: context.engine.dag().create_lane(order),
             context: arc_of(context),
             device: arc_of(device),
             flags,
@@ -421,19 +235,19 @@ impl TQueue {
     /// A complete event of a command of this queue, when one is wanted: a
     /// node of the engine's graph, complete at once (commands do not run).
     pub(super) fn event(&self, command: ur_command_t, want: bool) -> Option<Arc<TEvent>> {
-        let stamp = want.then(|| Some(self.context.dag.record_completed(&self.lane, &[])));
+        let stamp = want.then(|| Some(self.context.engine.dag().record_completed(&self.lane, &[])));
         self.event_of(command, stamp)
     }
 
     fn event_of(&self, command: ur_command_t, stamp: Option<Option<Stamp>>) -> Option<Arc<TEvent>> {
-        let failed = self.context.settings.fail_commands.load(Relaxed);
+        let failed = self.context.raw.settings.fail_commands.load(Relaxed);
         stamp.map(|stamp| new_event(Some(arc_of(self)), self.context.clone(), command, stamp, failed))
     }
 }
 
 impl Drop for TQueue {
     fn drop(&mut self) {
-        self.context.dag.retire_lane(&self.lane);
+        self.context.engine.dag().retire_lane(&self.lane);
     }
 }
 
@@ -483,7 +297,7 @@ impl hal::Queue<B> for TQueue {
         Ok(self.event(command.command_type(), c.want_event))
     }
     fn async_alloc_supported(&self) -> bool {
-        self.context.settings.async_alloc.load(Relaxed)
+        self.context.raw.settings.async_alloc.load(Relaxed)
     }
     fn lane(&self) -> &Arc<Lane> {
         &self.lane
@@ -514,10 +328,10 @@ impl hal::Queue<B> for TQueue {
         let handles: Vec<_> = waits.raw.iter().map(|e| handle_of(*e)).collect();
         let args = format!("{:?} seq={}{zero} deps={} waits={handles:?} event={}", c.command, c.stamp.seq, c.deps.len(), c.want_event);
         record("queue.enqueue_recorded", args);
-        if self.context.settings.fail_next_recorded.swap(false, Relaxed) {
+        if self.context.raw.settings.fail_next_recorded.swap(false, Relaxed) {
             return Err(UR_RESULT_ERROR_OUT_OF_RESOURCES);
         }
-        self.context.dag.complete(c.stamp);
+        self.context.engine.dag().complete(c.stamp);
         Ok(self.event_of(c.command, c.want_event.then_some(Some(c.stamp))))
     }
 }
@@ -592,7 +406,7 @@ pub type TPool = crate::pool::UsmPool<B>;
 /// Nothing beside the pool's base.
 pub struct TPoolRaw;
 
-fn new_pool(base: PoolBase<TContext, Arc<TDevice>>) -> Arc<TPool> {
+pub(super) fn new_pool(base: PoolBase<TContext, Arc<TDevice>>) -> Arc<TPool> {
     TPool::new(base, TPoolRaw)
 }
 
@@ -619,7 +433,7 @@ impl crate::pool::RawPool<B> for TPoolRaw {
     ) -> UrResult<Arc<engine::Pool>> {
         record("pool.make_engine_pool", format!("{kind:?} {device:?}"));
         let slabs = context.slabs.clone();
-        Ok(TSlabOwner::new_engine_pool(context.dag.clone(), config, &pool.me, kind, device, |owner| {
+        Ok(TSlabOwner::new_engine_pool(context.engine.dag().clone(), config, &pool.me, kind, device, |owner| {
             Arc::new(HostSlabs { slabs, owner })
         }))
     }

@@ -1,7 +1,8 @@
 //! The test backend's programs and kernels: a program takes any IL or
 //! binary, a kernel any name; nothing is compiled or run.
 
-use super::objects::{object, TContext, TDevice, TEvent, TQueue, NATIVE_OBJECT};
+use super::context::TContext;
+use super::objects::{object, TDevice, TEvent, TQueue, NATIVE_OBJECT};
 use super::{record, TestBackend as B};
 use crate::abi::*;
 use crate::boundary::NativeOwnership;

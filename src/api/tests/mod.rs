@@ -260,7 +260,7 @@ impl World {
         // SAFETY: `ctx` is a live context of this backend: the test holds
         // its handle while it uses the reference.
         let context = unsafe { crate::api::obj::<TestBackend, TContext>(ctx) }.expect("a live context");
-        &context.settings
+        &context.raw.settings
     }
 }
 

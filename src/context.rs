@@ -1,0 +1,228 @@
+//! The context object, written once for every backend: what any context
+//! holds (its handle header, its devices, the USM allocations made in it,
+//! the slabs and pools of its async engine, its extended deleter) beside
+//! `raw`, what the driver needs of it (a `cl_context`, a Level Zero
+//! context, CUDA's primary contexts, native CPU's queue list), behind
+//! [`RawContext`].
+
+use crate::abi::*;
+use crate::boundary::NativeOwnership;
+use crate::engine::{Engine, SlabMap, SlabOfPool};
+use crate::extended_deleter::ExtendedDeleter;
+use crate::hal::{AllocInfo, AllocRequest, Backend};
+use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::pool::UsmPool;
+use crate::usm_async::{PoolApi, PoolDesc};
+use crate::usm_pool::ContextPools;
+use crate::usm_registry::{Registered, UsmRegistry};
+use crate::UrResult;
+use core::ffi::c_void;
+use std::sync::Arc;
+
+/// The driver's side of a context. Each function gets the whole context,
+/// so that the raw part holds only what the driver needs.
+pub trait RawContext<B: Backends>: Send + Sync + Sized + 'static {
+    /// What the context's registry keeps of a blocking allocation (or of a
+    /// block of a driver's own pool).
+    type Allocation: Registered + Send + Sync;
+    /// What the slab map finds behind an address of an engine pool's memory.
+    type SlabOwner: SlabOfPool + Send + Sync;
+
+    /// A context over `devices` (deduplicated, at least one); the backend
+    /// makes its raw part and hands it to [`Context::new`].
+    fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Context<B>>>;
+    fn from_native(
+        _native: ur_native_handle_t,
+        _devices: &[&B::Device],
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Context<B>>> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    fn native_handle(_context: &Context<B>) -> UrResult<ur_native_handle_t> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    /// Whether `urEnqueueUSMFill2D`/`Memcpy2D` are served (the context's
+    /// `USM_FILL2D_SUPPORT` and `USM_MEMCPY2D_SUPPORT`).
+    fn usm_2d_supported(_context: &Context<B>) -> bool {
+        true
+    }
+    /// Whether pools are served (`USM_POOL_SUPPORT`); without them every
+    /// pool entry point is `UNSUPPORTED_FEATURE`.
+    fn pools_supported(context: &Context<B>) -> bool;
+
+    /// Blocking USM: allocates and registers in `context.usm` (or in an
+    /// engine pool of `request.pool`).
+    fn usm_alloc(context: &Context<B>, request: AllocRequest<'_, B>) -> UrResult<*mut c_void>;
+    /// `INVALID_MEM_OBJECT` for memory this context did not allocate.
+    fn usm_free(context: &Context<B>, ptr: *mut c_void) -> UrResult;
+    /// `None`: this context did not allocate `ptr`.
+    fn usm_alloc_info(context: &Context<B>, ptr: *const c_void) -> Option<AllocInfo<B>>;
+
+    /// A pool of this context (`device: None` for a context-wide one).
+    fn pool_create(
+        context: &Context<B>,
+        device: Option<&B::Device>,
+        desc: PoolDesc,
+        api: PoolApi,
+    ) -> UrResult<Arc<UsmPool<B>>>;
+    /// A new default async pool of `device`, a device of the context (the
+    /// table makes one on first use; the context owns its handle).
+    fn make_default_pool(context: &Context<B>, device: &B::Device) -> UrResult<Arc<UsmPool<B>>>;
+    /// A host synchronisation point (a finished queue, a waited event, a
+    /// blocking command): the context's pools take back what finished work
+    /// freed, and give back what is above their thresholds.
+    fn collect_pools(context: &Context<B>) {
+        context.pools.collect(|p| &p.base.engine);
+    }
+    /// Runs once as the context goes, before its pools are cleared and its
+    /// deleter runs: what the user did not free goes back here.
+    fn release(_context: &mut Context<B>) {}
+}
+
+/// The backends whose contexts are [`Context`]s.
+///
+/// Transitional: folds into [`Backend`] once every adapter's context is one.
+pub trait Backends: Backend<Context = Context<Self>> {
+    type RawContext: RawContext<Self>;
+}
+
+pub type AllocationOf<B> = <<B as Backends>::RawContext as RawContext<B>>::Allocation;
+pub type SlabOwnerOf<B> = <<B as Backends>::RawContext as RawContext<B>>::SlabOwner;
+
+/// A UR context.
+#[repr(C)]
+pub struct Context<B: Backends> {
+    /// First: the handle protocol reads it at offset 0.
+    header: HandleHeader,
+    /// Before the engine and `raw`: default pools go before the graph and
+    /// the driver context they use.
+    pub pools: ContextPools<UsmPool<B>>,
+    /// In the order the context was made with.
+    pub devices: Vec<B::DeviceRef>,
+    /// Live allocations that no engine pool sub-allocates, by address.
+    pub usm: UsmRegistry<AllocationOf<B>>,
+    /// Every slab of the context's engine pools, by address.
+    pub slabs: Arc<SlabMap<SlabOwnerOf<B>>>,
+    /// The graph of every queue's commands, and the engine's pools.
+    pub engine: Engine,
+    pub deleter: ExtendedDeleter,
+    pub raw: B::RawContext,
+}
+
+// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
+unsafe impl<B: Backends> UrObject for Context<B> {
+    const KIND: ObjectKind = ObjectKind::Context;
+    type Handle = ur_context_handle_t_;
+}
+
+// SAFETY: contexts are made only by `Context::new`, in an `Arc`.
+unsafe impl<B: Backends> ArcObject for Context<B> {}
+
+impl<B: Backends> Context<B> {
+    pub fn new(devices: Vec<B::DeviceRef>, raw: B::RawContext) -> Arc<Self> {
+        Arc::new(Context {
+            header: HandleHeader::new(B::ddi(), ObjectKind::Context),
+            pools: ContextPools::default(),
+            devices,
+            usm: UsmRegistry::default(),
+            slabs: Arc::default(),
+            engine: Engine::new(),
+            deleter: ExtendedDeleter::default(),
+            raw,
+        })
+    }
+
+    /// The context's handle (the caller owns no reference through it).
+    pub fn handle(&self) -> ur_context_handle_t {
+        handle_of(self)
+    }
+
+    /// The context's devices, in the order it was made with.
+    pub fn devices(&self) -> impl ExactSizeIterator<Item = &B::Device> {
+        self.devices.iter().map(|d| &**d)
+    }
+
+    pub fn has_device(&self, device: &B::Device) -> bool {
+        self.devices().any(|d| std::ptr::eq(d, device))
+    }
+
+    /// The most bytes one host allocation may take: the least of the
+    /// context's devices (`spec/usm.md`), as host memory must be reachable
+    /// from each of them.
+    pub fn max_alloc_size(&self) -> u64 {
+        use crate::hal::Device as _;
+        self.devices().map(|d| d.max_alloc_size()).min().unwrap_or(0)
+    }
+
+    /// `(base, size)` of the live USM allocation of this context holding
+    /// `ptr`: a registered one, or a block an engine pool gave out. The
+    /// enqueue bounds checks use it.
+    pub fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        self.usm.live_span(&self.slabs, ptr as usize)
+    }
+}
+
+impl<B: Backends> Drop for Context<B> {
+    fn drop(&mut self) {
+        B::RawContext::release(self);
+        // Every queue held the context, so no command can touch pool
+        // memory: the pools give all of it back before the deleter tells
+        // the user the context is gone.
+        self.pools.clear();
+        self.deleter.run();
+    }
+}
+
+/// Forwards the core's questions to the context's own fields or its raw
+/// part, while `hal::Context` is still the core's view of a context.
+impl<B: Backends> crate::hal::Context<B> for Context<B> {
+    fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        B::RawContext::create(devices, flags)
+    }
+    fn devices(&self) -> impl ExactSizeIterator<Item = &B::Device> {
+        Context::devices(self)
+    }
+    fn usm_2d_supported(&self) -> bool {
+        B::RawContext::usm_2d_supported(self)
+    }
+    fn extended_deleter(&self) -> &ExtendedDeleter {
+        &self.deleter
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        B::RawContext::native_handle(self)
+    }
+    fn from_native(native: ur_native_handle_t, devices: &[&B::Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        B::RawContext::from_native(native, devices, ownership)
+    }
+    fn usm_alloc(&self, request: AllocRequest<'_, B>) -> UrResult<*mut c_void> {
+        B::RawContext::usm_alloc(self, request)
+    }
+    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        B::RawContext::usm_free(self, ptr)
+    }
+    type SlabOwner = SlabOwnerOf<B>;
+    fn slabs(&self) -> &SlabMap<SlabOwnerOf<B>> {
+        &self.slabs
+    }
+    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
+        Context::usm_range(self, ptr)
+    }
+    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>> {
+        B::RawContext::usm_alloc_info(self, ptr)
+    }
+    fn pools_supported(&self) -> bool {
+        B::RawContext::pools_supported(self)
+    }
+    fn pool_create(&self, device: Option<&B::Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool<B>>> {
+        B::RawContext::pool_create(self, device, desc, api)
+    }
+    fn pools(&self) -> &ContextPools<UsmPool<B>> {
+        &self.pools
+    }
+    fn make_default_pool(&self, device: &B::Device) -> UrResult<Arc<UsmPool<B>>> {
+        B::RawContext::make_default_pool(self, device)
+    }
+    fn collect_pools(&self) {
+        B::RawContext::collect_pools(self)
+    }
+}
