@@ -120,13 +120,19 @@ unsafe impl<B: Backends> ArcObject for Context<B> {}
 
 impl<B: Backends> Context<B> {
     pub fn new(devices: Vec<B::DeviceRef>, raw: B::RawContext) -> Arc<Self> {
+        Self::with_engine(devices, Engine::new(), raw)
+    }
+
+    /// For a raw part made with the context's engine (a lane of its graph,
+    /// say).
+    pub fn with_engine(devices: Vec<B::DeviceRef>, engine: Engine, raw: B::RawContext) -> Arc<Self> {
         Arc::new(Context {
             header: HandleHeader::new(B::ddi(), ObjectKind::Context),
             pools: ContextPools::default(),
             devices,
             usm: UsmRegistry::default(),
             slabs: Arc::default(),
-            engine: Engine::new(),
+            engine,
             deleter: ExtendedDeleter::default(),
             raw,
         })

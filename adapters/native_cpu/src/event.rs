@@ -279,7 +279,7 @@ pub(crate) fn complete_command(queue: &QueueShared, seq: u64, event: Option<Arc<
     queue.lane.complete(seq);
     let callbacks = event.as_ref().map(|e| e.raw.signal(outcome)).unwrap_or_default();
     queue.retire(seq, outcome);
-    queue.context.wake_stamp_watchers();
+    queue.context.raw.wake_stamp_watchers();
     if let Some(e) = &event {
         run_callbacks(e, callbacks);
     }

@@ -11,7 +11,7 @@
 //!
 //! # How the async pool engine plugs in
 //!
-//! - Each context has one engine graph ([`context::Context::dag`]);
+//! - Each context has one engine graph (the core context's `engine`);
 //!   each queue is a lane of it ([`queue::QueueShared::lane`]).
 //! - Every command goes through [`queue::Queue::submit`], which records
 //!   it on the lane under the queue's lock (its `seq` is its lane seq) and
@@ -26,7 +26,7 @@
 //! - Pools ([`memory::Pool`]) are the engine's; blocking allocations
 //!   from a pool run on the context's host lane. Host synchronisation points
 //!   (`urQueueFinish`, `urEventWait`, blocking commands, queue release) call
-//!   [`context::Context::collect_pools`].
+//!   the context's `collect_pools`.
 
 pub mod context;
 mod conv;
@@ -53,4 +53,8 @@ ur_core::adapter_backend! {
     /// The last release also lets the platform go and joins the workers of
     /// released queues, so that a loader may unload the library afterwards.
     on_last_release: Platform::adapter_released;
+}
+
+impl ur_core::context::Backends for NativeCpu {
+    type RawContext = context::ContextHost;
 }

@@ -100,80 +100,78 @@ pub struct PoolBlock {
     pub size: usize,
 }
 
-impl Context {
-    /// Allocates USM memory in this context and records it. Host and
-    /// device flags and placement hints mean nothing here: all host memory
-    /// is one place. The core checked the size against the devices' limit;
-    /// the zero size and the alignment are checked again here because the
-    /// host allocator needs them right.
-    pub fn usm_alloc(&self, req: AllocRequest<'_, NativeCpu>) -> UrResult<*mut u8> {
-        if req.size == 0 {
-            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
-        }
-        if req.align != 0 && !req.align.is_power_of_two() {
-            return Err(UR_RESULT_ERROR_INVALID_VALUE);
-        }
-        if let Some(pool) = req.pool {
-            return self.pool_alloc(pool, req.kind, req.device, req.size, req.align);
-        }
-        let align = req.align.max(DEFAULT_USM_ALIGNMENT);
-        let layout = Layout::from_size_align(req.size, align).map_err(|_| UR_RESULT_ERROR_INVALID_USM_SIZE)?;
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { std::alloc::alloc(layout) };
-        let base = NonNull::new(raw).ok_or(UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
-        self.usm.insert(Arc::new(Allocation {
-            base,
-            layout,
-            size: req.size,
-            kind: req.kind,
-            device: req.device.map(arc_of),
-        }));
-        Ok(base.as_ptr())
+/// Allocates USM memory in this context and records it. Host and
+/// device flags and placement hints mean nothing here: all host memory
+/// is one place. The core checked the size against the devices' limit;
+/// the zero size and the alignment are checked again here because the
+/// host allocator needs them right.
+pub fn usm_alloc(context: &Context, req: AllocRequest<'_, NativeCpu>) -> UrResult<*mut u8> {
+    if req.size == 0 {
+        return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
     }
+    if req.align != 0 && !req.align.is_power_of_two() {
+        return Err(UR_RESULT_ERROR_INVALID_VALUE);
+    }
+    if let Some(pool) = req.pool {
+        return pool_alloc(context, pool, req.kind, req.device, req.size, req.align);
+    }
+    let align = req.align.max(DEFAULT_USM_ALIGNMENT);
+    let layout = Layout::from_size_align(req.size, align).map_err(|_| UR_RESULT_ERROR_INVALID_USM_SIZE)?;
+    // SAFETY: the layout has a non-zero size.
+    let raw = unsafe { std::alloc::alloc(layout) };
+    let base = NonNull::new(raw).ok_or(UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
+    context.usm.insert(Arc::new(Allocation {
+        base,
+        layout,
+        size: req.size,
+        kind: req.kind,
+        device: req.device.map(arc_of),
+    }));
+    Ok(base.as_ptr())
+}
 
-    /// A blocking allocation from `pool`, made on the host lane: when the
-    /// engine hands out a block whose earlier owner's free is still pending,
-    /// this waits for that free.
-    fn pool_alloc(&self, pool: &Pool, kind: UsmKind, device: Option<&Device>, size: usize, align: usize) -> UrResult<*mut u8> {
-        let engine = pool.engine_pool(kind, device)?;
-        let a = engine.alloc(&self.host_lane, &[], size, align, false)?;
-        if let Some(stamp) = a.stamp {
-            for &dep in a.deps.as_slice() {
-                wait_reported(&self.dag, dep);
-            }
-            if a.zero {
-                // SAFETY: the block is ours, `a.size` bytes, and nothing else uses it yet.
-                unsafe { a.ptr.as_ptr().write_bytes(0, a.size) };
-            }
-            self.dag.complete(stamp);
+/// A blocking allocation from `pool`, made on the host lane: when the
+/// engine hands out a block whose earlier owner's free is still pending,
+/// this waits for that free.
+fn pool_alloc(context: &Context, pool: &Pool, kind: UsmKind, device: Option<&Device>, size: usize, align: usize) -> UrResult<*mut u8> {
+    let engine = pool.engine_pool(kind, device)?;
+    let a = engine.alloc(&context.raw.host_lane, &[], size, align, false)?;
+    if let Some(stamp) = a.stamp {
+        for &dep in a.deps.as_slice() {
+            wait_reported(context.engine.dag(), dep);
         }
-        Ok(a.ptr.as_ptr())
-    }
-
-    /// The live block of pool memory that holds `addr`, if any.
-    pub fn pool_block(&self, addr: usize) -> Option<PoolBlock> {
-        let owner = self.slabs.owner_of(addr)?;
-        let (base, size) = owner.live_block(addr)?;
-        Some(PoolBlock { pool: owner.usm_pool.upgrade()?, kind: owner.kind, device: owner.device, base, size })
-    }
-
-    /// `urUSMFree`. A plain allocation is forgotten now; its memory goes
-    /// once no pending command holds it. A pool block goes back to its pool
-    /// once every command enqueued so far on the context's queues has
-    /// finished (any of them may use it). Anything but the base of a live
-    /// allocation is `INVALID_MEM_OBJECT`.
-    pub fn usm_free(&self, ptr: *mut u8) -> UrResult {
-        let addr = ptr as usize;
-        if let Ok(alloc) = self.usm.remove(addr) {
-            drop(alloc);
-            return Ok(());
+        if a.zero {
+            // SAFETY: the block is ours, `a.size` bytes, and nothing else uses it yet.
+            unsafe { a.ptr.as_ptr().write_bytes(0, a.size) };
         }
-        let settle = || {
-            self.wait_all_queues();
-            Ok(())
-        };
-        self.slabs.free_blocking(addr, settle, |s| wait_reported(&self.dag, s))
+        context.engine.dag().complete(stamp);
     }
+    Ok(a.ptr.as_ptr())
+}
+
+/// The live block of pool memory that holds `addr`, if any.
+pub fn pool_block(context: &Context, addr: usize) -> Option<PoolBlock> {
+    let owner = context.slabs.owner_of(addr)?;
+    let (base, size) = owner.live_block(addr)?;
+    Some(PoolBlock { pool: owner.usm_pool.upgrade()?, kind: owner.kind, device: owner.device, base, size })
+}
+
+/// `urUSMFree`. A plain allocation is forgotten now; its memory goes
+/// once no pending command holds it. A pool block goes back to its pool
+/// once every command enqueued so far on the context's queues has
+/// finished (any of them may use it). Anything but the base of a live
+/// allocation is `INVALID_MEM_OBJECT`.
+pub fn usm_free(context: &Context, ptr: *mut u8) -> UrResult {
+    let addr = ptr as usize;
+    if let Ok(alloc) = context.usm.remove(addr) {
+        drop(alloc);
+        return Ok(());
+    }
+    let settle = || {
+        context.raw.wait_all_queues();
+        Ok(())
+    };
+    context.slabs.free_blocking(addr, settle, |s| wait_reported(context.engine.dag(), s))
 }
 
 // -- pools ------------------------------------------------------------------
@@ -345,7 +343,7 @@ impl RawPool<NativeCpu> for HostPool {
     ) -> UrResult<Arc<engine::Pool>> {
         let config = engine_config(config, &pool.base.desc, pool.base.api);
         let (host, slabs) = (pool.raw.host.clone(), pool.raw.slabs.clone());
-        Ok(SlabOwner::new_engine_pool(context.dag.clone(), config, &pool.me, kind, serving, |owner| {
+        Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &pool.me, kind, serving, |owner| {
             Arc::new(PoolMemory { host, slabs, owner })
         }))
     }
@@ -359,7 +357,7 @@ impl RawPool<NativeCpu> for HostPool {
             context.pools.forget(pool);
             if live_blocks(pool) > 0 {
                 if let Some(me) = pool.me.upgrade() {
-                    context.keep_until_freed(me);
+                    context.raw.keep_until_freed(me);
                 }
             }
         }
@@ -374,7 +372,7 @@ mod tests {
     use crate::device::Platform;
 
     fn context() -> Arc<Context> {
-        Context::new(Platform::new(Weak::new()).devices.clone())
+        crate::context::new_context(Platform::new(Weak::new()).devices.clone())
     }
 
     fn request(kind: UsmKind, size: usize, align: usize) -> AllocRequest<'static, NativeCpu> {
@@ -388,8 +386,8 @@ mod tests {
     #[test]
     fn interior_pointers_resolve_to_their_allocation() {
         let ctx = context();
-        let a = ctx.usm_alloc(request(UsmKind::Host, 100, 0)).unwrap() as usize;
-        let b = ctx.usm_alloc(request(UsmKind::Shared, 10, 4096)).unwrap() as usize;
+        let a = usm_alloc(&ctx, request(UsmKind::Host, 100, 0)).unwrap() as usize;
+        let b = usm_alloc(&ctx, request(UsmKind::Shared, 10, 4096)).unwrap() as usize;
         assert_eq!(b % 4096, 0);
         assert_eq!(a % DEFAULT_USM_ALIGNMENT, 0);
         assert_eq!(ctx.usm.find(a + 99).unwrap().base() as usize, a);
@@ -403,19 +401,19 @@ mod tests {
     #[test]
     fn only_the_exact_base_frees() {
         let ctx = context();
-        let a = ctx.usm_alloc(request(UsmKind::Device, 64, 0)).unwrap();
-        assert_eq!(ctx.usm_free(a.wrapping_add(8)), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
-        assert_eq!(ctx.usm_free(a), Ok(()));
-        assert_eq!(ctx.usm_free(a), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT), "double free");
+        let a = usm_alloc(&ctx, request(UsmKind::Device, 64, 0)).unwrap();
+        assert_eq!(usm_free(&ctx, a.wrapping_add(8)), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
+        assert_eq!(usm_free(&ctx, a), Ok(()));
+        assert_eq!(usm_free(&ctx, a), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT), "double free");
         assert_eq!(ctx.usm.len(), 0);
     }
 
     #[test]
     fn a_pending_holder_keeps_freed_memory_alive() {
         let ctx = context();
-        let a = ctx.usm_alloc(request(UsmKind::Device, 64, 0)).unwrap();
+        let a = usm_alloc(&ctx, request(UsmKind::Device, 64, 0)).unwrap();
         let held = ctx.usm.find(a as usize).unwrap();
-        ctx.usm_free(a).unwrap();
+        usm_free(&ctx, a).unwrap();
         // SAFETY: `held` keeps the block alive after the free.
         unsafe { a.write_bytes(7, 64) };
         assert_eq!(Arc::strong_count(&held), 1);
@@ -424,9 +422,9 @@ mod tests {
     #[test]
     fn bad_sizes_and_alignments_are_refused() {
         let ctx = context();
-        assert_eq!(ctx.usm_alloc(request(UsmKind::Host, 0, 0)), Err(UR_RESULT_ERROR_INVALID_USM_SIZE));
-        assert_eq!(ctx.usm_alloc(request(UsmKind::Host, usize::MAX, 0)), Err(UR_RESULT_ERROR_INVALID_USM_SIZE));
-        assert_eq!(ctx.usm_alloc(request(UsmKind::Host, 8, 3)), Err(UR_RESULT_ERROR_INVALID_VALUE));
+        assert_eq!(usm_alloc(&ctx, request(UsmKind::Host, 0, 0)), Err(UR_RESULT_ERROR_INVALID_USM_SIZE));
+        assert_eq!(usm_alloc(&ctx, request(UsmKind::Host, usize::MAX, 0)), Err(UR_RESULT_ERROR_INVALID_USM_SIZE));
+        assert_eq!(usm_alloc(&ctx, request(UsmKind::Host, 8, 3)), Err(UR_RESULT_ERROR_INVALID_VALUE));
     }
 
     #[test]
@@ -435,22 +433,22 @@ mod tests {
         let desc = PoolDesc { flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, limits: None };
         let pool = crate::memory::create_pool(&ctx, None, desc, PoolApi::Classic);
         let req = from_pool(UsmKind::Host, 100, 4096, Some(&pool));
-        let p = ctx.usm_alloc(req).unwrap();
+        let p = usm_alloc(&ctx, req).unwrap();
         assert_eq!(p as usize % 4096, 0);
         // SAFETY: 100 bytes were just allocated.
         assert!(unsafe { std::slice::from_raw_parts(p, 100) }.iter().all(|&b| b == 0));
         assert!(ctx.usm.find(p as usize).is_none(), "pool blocks are the engine's, not the registry's");
-        let block = ctx.pool_block(p as usize + 99).unwrap();
+        let block = pool_block(&ctx, p as usize + 99).unwrap();
         assert!(Arc::ptr_eq(&block.pool, &pool) && block.base == p as usize && block.kind == UsmKind::Host);
         // SAFETY: the block is live and 100 bytes long.
         unsafe { p.write_bytes(0xee, 100) };
-        assert_eq!(ctx.usm_free(p.wrapping_add(8)), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
-        assert_eq!(ctx.usm_free(p), Ok(()));
-        assert_eq!(ctx.usm_free(p), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT), "double free");
-        let again = ctx.usm_alloc(from_pool(UsmKind::Host, 100, 0, Some(&pool)));
+        assert_eq!(usm_free(&ctx, p.wrapping_add(8)), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT));
+        assert_eq!(usm_free(&ctx, p), Ok(()));
+        assert_eq!(usm_free(&ctx, p), Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT), "double free");
+        let again = usm_alloc(&ctx, from_pool(UsmKind::Host, 100, 0, Some(&pool)));
         let again = again.unwrap();
         // SAFETY: as above.
         assert!(unsafe { std::slice::from_raw_parts(again, 100) }.iter().all(|&b| b == 0), "zeroed again on reuse");
-        ctx.usm_free(again).unwrap();
+        usm_free(&ctx, again).unwrap();
     }
 }

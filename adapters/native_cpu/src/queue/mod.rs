@@ -199,7 +199,7 @@ impl Queue {
         let in_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 == 0;
         let max_workers = if in_order { 1 } else { (device.host.compute_units as usize).clamp(2, 4) };
         let order = if in_order { QueueOrder::InOrder } else { QueueOrder::OutOfOrder };
-        let lane = context.dag.create_lane(order);
+        let lane = context.engine.dag().create_lane(order);
         let shared = Arc::new(QueueShared {
             id: NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed),
             context,
@@ -214,7 +214,7 @@ impl Queue {
             work: Condvar::new(),
             retired: Condvar::new(),
         });
-        shared.context.register_queue(&shared);
+        shared.context.raw.register_queue(&shared);
         Arc::new(Queue { header: HandleHeader::new(&DDI, ObjectKind::Queue), shared })
     }
 
@@ -313,7 +313,7 @@ impl Queue {
         }
         task.deps.retain(|d| d.raw.wake_on_done(Arc::downgrade(q)));
         if let Some(s) = after {
-            q.context.watch_stamp(q, s);
+            crate::context::watch_stamp(&q.context, q, s);
         }
         q.enqueue(&mut st, task);
         event

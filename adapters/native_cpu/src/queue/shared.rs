@@ -37,8 +37,8 @@ impl QueueShared {
 
     /// Forgets the lane once nothing on it can run any more.
     pub(super) fn retire_lane(&self) {
-        self.context.dag.retire_lane(&self.lane);
-        self.context.unregister_queue(self.id);
+        self.context.engine.dag().retire_lane(&self.lane);
+        self.context.raw.unregister_queue(self.id);
     }
 
     /// The stamps of the events of a wait list that the engine can order:
@@ -58,7 +58,7 @@ impl QueueShared {
     /// queue enforces, never more. Call with the queue's lock held.
     pub(super) fn record(&self, deps: &[Arc<Event>], order: Order) -> u64 {
         let stamps = self.stamps_of(deps);
-        let dag = &self.context.dag;
+        let dag = self.context.engine.dag();
         let stamp = match (order.fence, order.after_all) {
             (true, true) => dag.record_barrier(&self.lane, &[]),
             (true, false) if !stamps.is_empty() => dag.record_barrier(&self.lane, &stamps),
@@ -224,5 +224,5 @@ impl State {
 /// Whether a task's events have finished and its engine dependency has
 /// completed; when that one has not, the queue is woken when it may have.
 pub(super) fn deps_done(task: &Task, q: &Arc<QueueShared>) -> bool {
-    task.deps.iter().all(|d| d.raw.is_done()) && task.after.is_none_or(|s| q.context.watch_stamp(q, s))
+    task.deps.iter().all(|d| d.raw.is_done()) && task.after.is_none_or(|s| crate::context::watch_stamp(&q.context, q, s))
 }

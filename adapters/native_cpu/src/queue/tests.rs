@@ -11,7 +11,7 @@ use ur_core::handle::UrObject;
 
 fn queue(flags: ur_queue_flags_t) -> Arc<Queue> {
     let device = Platform::new(Weak::new()).devices[0].clone();
-    Queue::new(Context::new(vec![device.clone()]), device, flags)
+    Queue::new(crate::context::new_context(vec![device.clone()]), device, flags)
 }
 
 fn host(f: impl FnOnce() -> UrResult + Send + 'static) -> Command {

@@ -24,7 +24,7 @@ mod tests {
 
     fn setup() -> (Arc<Context>, Arc<crate::device::Device>) {
         let device = Platform::new(Weak::new()).devices[0].clone();
-        (Context::new(vec![device.clone()]), device)
+        (crate::context::new_context(vec![device.clone()]), device)
     }
 
     /// A command that blocks its worker until the returned gate opens.
@@ -91,7 +91,7 @@ mod tests {
             assert!(e.is_none() && p == first, "the block freed last comes back at once");
             free_async(&q, None, p, vec![], false).unwrap();
         }
-        assert_eq!(ctx.dag.in_flight(), 1, "only the blocked command is a node");
+        assert_eq!(ctx.engine.dag().in_flight(), 1, "only the blocked command is a node");
         assert_eq!(q.shared.lane.tail().seq, 1, "no pair recorded a node");
         open(&g);
         blocker.raw.wait().unwrap();
@@ -198,7 +198,7 @@ mod tests {
         e.raw.wait().unwrap();
         free_async(&q, None, p, vec![], false).unwrap();
         q.finish().unwrap();
-        assert_eq!(ctx.dag.in_flight(), 0);
+        assert_eq!(ctx.engine.dag().in_flight(), 0);
     }
 
     /// Two threads on one in-order queue: one completes its allocations
