@@ -9,6 +9,7 @@
 //! marker or a zeroing fill behind the waits the engine cannot prove), through
 //! `hal::Queue::enqueue_recorded`.
 
+pub mod object;
 pub mod usm_async;
 
 use crate::abi::ur_command_t;

@@ -58,6 +58,10 @@ impl crate::context::Backends for TestBackend {
     type RawContext = context::TContextRaw;
 }
 
+impl crate::queue::object::Queues for TestBackend {
+    type RawQueue = objects::TQueueRaw;
+}
+
 /// One call the core made into the backend: the method (`"queue.create"`)
 /// and a summary of its decoded arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]

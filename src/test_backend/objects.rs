@@ -5,8 +5,9 @@ use super::{record, TestBackend as B};
 use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
-use crate::engine::{self, Lane, PoolConfig, QueueOrder, Stamp, UsmKind};
+use crate::engine::{self, PoolConfig, QueueOrder, Stamp, UsmKind};
 use crate::hal::{self, Completion, Events, UsmCommand};
+use crate::queue::object::{Queue, RawQueue};
 use crate::queue::{EngineCommand, Waits};
 use super::context::TContext;
 use super::memory::{HostSlabs, TSlabOwner};
@@ -201,83 +202,54 @@ fn waits(events: &Events<'_, B>) -> String {
     format!("waits={:?}", events.handles())
 }
 
-#[repr(C)]
-pub struct TQueue {
-    header: HandleHeader,
-    /// Declared before `context`, so dropped first.
-    default_pool: OnceLock<Arc<TPool>>,
-    pub context: Arc<TContext>,
-    pub device: Arc<TDevice>,
-    flags: ur_queue_flags_t,
-    pub lane: Arc<Lane>,
+/// The test backend's queues: the core's queue object.
+pub type TQueue = Queue<B>;
+
+/// What a test backend queue keeps beside the core's part.
+pub struct TQueueRaw {
     order: Mutex<()>,
 }
-object!(TQueue, Queue, ur_queue_handle_t_);
 
-impl TQueue {
-    fn new(context: &TContext, device: &TDevice, flags: ur_queue_flags_t) -> Arc<Self> {
-        let order = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
-            QueueOrder::OutOfOrder
-        } else {
-            QueueOrder::InOrder
-        };
-        Arc::new(TQueue {
-            header: header(ObjectKind::Queue),
-            default_pool: OnceLock::new(),
-            lane: context.engine.dag().create_lane(order),
-            context: arc_of(context),
-            device: arc_of(device),
-            flags,
-            order: Mutex::new(()),
-        })
-    }
-
-    /// A complete event of a command of this queue, when one is wanted: a
-    /// node of the engine's graph, complete at once (commands do not run).
-    pub(super) fn event(&self, command: ur_command_t, want: bool) -> Option<Arc<TEvent>> {
-        let stamp = want.then(|| Some(self.context.engine.dag().record_completed(&self.lane, &[])));
-        self.event_of(command, stamp)
-    }
-
-    fn event_of(&self, command: ur_command_t, stamp: Option<Option<Stamp>>) -> Option<Arc<TEvent>> {
-        let failed = self.context.raw.settings.fail_commands.load(Relaxed);
-        stamp.map(|stamp| new_event(Some(arc_of(self)), self.context.clone(), command, stamp, failed))
-    }
+fn new_queue(context: &TContext, device: &TDevice, flags: ur_queue_flags_t) -> Arc<TQueue> {
+    let order = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
+        QueueOrder::OutOfOrder
+    } else {
+        QueueOrder::InOrder
+    };
+    let lane = context.engine.dag().create_lane(order);
+    Queue::new(arc_of(context), arc_of(device), flags, lane, TQueueRaw { order: Mutex::new(()) })
 }
 
-impl Drop for TQueue {
-    fn drop(&mut self) {
-        self.context.engine.dag().retire_lane(&self.lane);
-    }
+/// A complete event of a command of `queue`, when one is wanted: a node of
+/// the engine's graph, complete at once (commands do not run).
+pub(super) fn queue_event(queue: &TQueue, command: ur_command_t, want: bool) -> Option<Arc<TEvent>> {
+    let stamp = want.then(|| Some(queue.context.engine.dag().record_completed(&queue.lane, &[])));
+    event_of(queue, command, stamp)
 }
 
-impl hal::Queue<B> for TQueue {
-    fn create(context: &TContext, device: &TDevice, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+fn event_of(queue: &TQueue, command: ur_command_t, stamp: Option<Option<Stamp>>) -> Option<Arc<TEvent>> {
+    let failed = queue.context.raw.settings.fail_commands.load(Relaxed);
+    stamp.map(|stamp| new_event(Some(arc_of(queue)), queue.context.clone(), command, stamp, failed))
+}
+
+impl RawQueue<B> for TQueueRaw {
+    fn create(context: &TContext, device: &TDevice, flags: ur_queue_flags_t) -> UrResult<Arc<TQueue>> {
         record("queue.create", format!("{device:?} flags={flags:#x}"));
-        Ok(TQueue::new(context, device, flags))
+        Ok(new_queue(context, device, flags))
     }
-    fn context(&self) -> &TContext {
-        &self.context
-    }
-    fn device(&self) -> &TDevice {
-        &self.device
-    }
-    fn flags(&self) -> ur_queue_flags_t {
-        self.flags
-    }
-    fn is_empty(&self) -> UrResult<bool> {
+    fn is_empty(_: &TQueue) -> UrResult<bool> {
         record("queue.is_empty", String::new());
         Ok(true)
     }
-    fn finish(&self) -> UrResult {
+    fn finish(_: &TQueue) -> UrResult {
         record("queue.finish", String::new());
         Ok(())
     }
-    fn flush(&self) -> UrResult {
+    fn flush(_: &TQueue) -> UrResult {
         record("queue.flush", String::new());
         Ok(())
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    fn native_handle(_: &TQueue) -> UrResult<ur_native_handle_t> {
         record("queue.native_handle", String::new());
         Ok(NATIVE_OBJECT)
     }
@@ -287,39 +259,33 @@ impl hal::Queue<B> for TQueue {
         device: Option<&TDevice>,
         flags: ur_queue_flags_t,
         ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
+    ) -> UrResult<Arc<TQueue>> {
         record("queue.from_native", format!("{native:#x} {device:?} flags={flags:#x} {ownership:?}"));
-        Ok(TQueue::new(context, device.unwrap_or(&context.devices[0]), flags))
+        Ok(new_queue(context, device.unwrap_or(&context.devices[0]), flags))
     }
 
-    fn enqueue_usm(&self, command: UsmCommand<'_>, events: Events<'_, B>, c: Completion) -> UrResult<Option<Arc<TEvent>>> {
+    fn enqueue_usm(queue: &TQueue, command: UsmCommand<'_>, events: Events<'_, B>, c: Completion) -> UrResult<Option<Arc<TEvent>>> {
         record("queue.enqueue_usm", format!("{command:?} {} {c:?}", waits(&events)));
-        Ok(self.event(command.command_type(), c.want_event))
+        Ok(queue_event(queue, command.command_type(), c.want_event))
     }
-    fn async_alloc_supported(&self) -> bool {
-        self.context.raw.settings.async_alloc.load(Relaxed)
-    }
-    fn lane(&self) -> &Arc<Lane> {
-        &self.lane
-    }
-    fn default_pool(&self) -> &OnceLock<Arc<TPool>> {
-        &self.default_pool
+    fn async_alloc_supported(queue: &TQueue) -> bool {
+        queue.context.raw.settings.async_alloc.load(Relaxed)
     }
     /// The wait list's events themselves; their nodes where they have one.
     type RawWait<'a> = &'a TEvent;
-    fn translate<'a>(&self, events: Events<'a, B>) -> UrResult<Waits<&'a TEvent>> {
+    fn translate<'a>(queue: &TQueue, events: Events<'a, B>) -> UrResult<Waits<&'a TEvent>> {
         let mut waits = Waits::none();
-        events.iter().for_each(|e| waits.push_event(e, e, &self.context));
+        events.iter().for_each(|e| waits.push_event(e, e, &queue.context));
         Ok(waits)
     }
     type Order<'a> = MutexGuard<'a, ()>;
-    fn order(&self) -> UrResult<MutexGuard<'_, ()>> {
-        Ok(lock(&self.order))
+    fn order(queue: &TQueue) -> UrResult<MutexGuard<'_, ()>> {
+        Ok(lock(&queue.raw.order))
     }
     /// Records the command; it completes at once, unless a test asked it
     /// to fail.
     fn enqueue_recorded(
-        &self,
+        queue: &TQueue,
         _order: MutexGuard<'_, ()>,
         c: EngineCommand<'_>,
         waits: Waits<&TEvent>,
@@ -328,11 +294,14 @@ impl hal::Queue<B> for TQueue {
         let handles: Vec<_> = waits.raw.iter().map(|e| handle_of(*e)).collect();
         let args = format!("{:?} seq={}{zero} deps={} waits={handles:?} event={}", c.command, c.stamp.seq, c.deps.len(), c.want_event);
         record("queue.enqueue_recorded", args);
-        if self.context.raw.settings.fail_next_recorded.swap(false, Relaxed) {
+        if queue.context.raw.settings.fail_next_recorded.swap(false, Relaxed) {
             return Err(UR_RESULT_ERROR_OUT_OF_RESOURCES);
         }
-        self.context.engine.dag().complete(c.stamp);
-        Ok(self.event_of(c.command, c.want_event.then_some(Some(c.stamp))))
+        queue.context.engine.dag().complete(c.stamp);
+        Ok(event_of(queue, c.command, c.want_event.then_some(Some(c.stamp))))
+    }
+    fn release(queue: &mut TQueue) {
+        queue.context.engine.dag().retire_lane(&queue.lane);
     }
 }
 

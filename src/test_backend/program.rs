@@ -193,6 +193,6 @@ impl hal::Kernel<B> for TKernel {
             "kernel.launch",
             format!("{:?} {range:?} {args:?} cooperative={cooperative} waits={:?} event={want_event}", self.name, waits.handles()),
         );
-        Ok(queue.event(UR_COMMAND_KERNEL_LAUNCH, want_event))
+        Ok(super::objects::queue_event(queue, UR_COMMAND_KERNEL_LAUNCH, want_event))
     }
 }

@@ -1,0 +1,286 @@
+//! The queue object, written once for every backend: what any queue holds
+//! (its handle header, context, device, flags, its lane in the context's
+//! engine graph and its copy of the device's default pool) beside `raw`,
+//! what the driver needs (a `cl_command_queue`, a Level Zero command list,
+//! CUDA streams and their events, native CPU's worker set), behind
+//! [`RawQueue`].
+
+use super::{EngineCommand, Waits};
+use crate::abi::*;
+use crate::boundary::NativeOwnership;
+use crate::engine::{Lane, UsmKind};
+use crate::event::Event;
+use crate::hal::{Backend, Completion, Events, UsmCommand};
+use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::pool::UsmPool;
+use crate::UrResult;
+use core::ffi::c_void;
+use std::sync::{Arc, OnceLock, Weak};
+
+/// The driver's side of a queue. Each function gets the whole queue, so
+/// that the raw part holds only what the driver needs.
+pub trait RawQueue<B: Queues>: Send + Sync + Sized + 'static {
+    /// A queue with checked flags (no unknown bits, no contradictory pair,
+    /// device-side flags refused) on a device of the context; the backend
+    /// makes its raw part and hands it to [`Queue::new`].
+    fn create(context: &B::Context, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue<B>>>;
+    fn from_native(
+        _native: ur_native_handle_t,
+        _context: &B::Context,
+        _device: Option<&B::Device>,
+        _flags: ur_queue_flags_t,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Queue<B>>> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    fn native_handle(_queue: &Queue<B>) -> UrResult<ur_native_handle_t> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    /// `UR_QUEUE_INFO_EMPTY`.
+    fn is_empty(queue: &Queue<B>) -> UrResult<bool>;
+    /// Waits for all work; a host synchronisation point for the pools.
+    fn finish(queue: &Queue<B>) -> UrResult;
+    fn flush(queue: &Queue<B>) -> UrResult;
+
+    /// A USM command, or an event wait or barrier. Returns the command's
+    /// event when `completion.want_event`. The core blocks on it when
+    /// `completion.blocking`.
+    fn enqueue_usm(
+        queue: &Queue<B>,
+        command: UsmCommand<'_>,
+        waits: Events<'_, B>,
+        completion: Completion,
+    ) -> UrResult<Option<Arc<Event<B>>>>;
+    /// Whether async allocations are served (`ASYNC_USM_ALLOCATIONS_SUPPORT`).
+    fn async_alloc_supported(queue: &Queue<B>) -> bool;
+
+    // The submission seam of `crate::queue`: the async allocation and free
+    // are written once there, over these.
+
+    /// What the backend waits on for one event of a wait list.
+    type RawWait<'a>;
+    /// A checked wait list, translated for this queue. A backend that
+    /// cannot wait on an event (one of another context) on the device may
+    /// wait for it on the host here.
+    fn translate<'a>(queue: &Queue<B>, events: Events<'a, B>) -> UrResult<Waits<Self::RawWait<'a>>>;
+    /// Held from the engine's decision to the command's enqueue, so that
+    /// the engine's sequence numbers follow the backend's queue.
+    type Order<'a>;
+    /// The queue's order; `INVALID_QUEUE` for a queue that takes no more
+    /// work.
+    fn order(queue: &Queue<B>) -> UrResult<Self::Order<'_>>;
+    /// Enqueues the command of an async allocation or free that the engine
+    /// recorded: a zeroing fill (`command.zero`), or else a marker, after
+    /// `waits` and `command.deps`, that reports `command.stamp` complete
+    /// once it has run. Returns its event when `command.want_event`. A
+    /// command that waits only on what the queue's order already implies
+    /// may share an earlier command's completion rather than run.
+    fn enqueue_recorded(
+        queue: &Queue<B>,
+        order: Self::Order<'_>,
+        command: EngineCommand<'_>,
+        waits: Waits<Self::RawWait<'_>>,
+    ) -> UrResult<Option<Arc<Event<B>>>>;
+    /// An async allocation that the backend serves itself rather than the
+    /// engine (a driver's own pool): `None` leaves it to the engine.
+    fn alloc_outside_engine(
+        _queue: &Queue<B>,
+        _pool: &UsmPool<B>,
+        _kind: UsmKind,
+        _size: usize,
+        _events: Events<'_, B>,
+        _want_event: bool,
+    ) -> Option<UrResult<(*mut c_void, Option<Arc<Event<B>>>)>> {
+        None
+    }
+    /// An async free of a pointer no engine pool of the context holds. By
+    /// default none is the backend's own: `INVALID_VALUE`, nothing freed.
+    fn free_outside_engine(
+        _queue: &Queue<B>,
+        _pool: Option<&UsmPool<B>>,
+        _ptr: *mut c_void,
+        _events: Events<'_, B>,
+        _want_event: bool,
+    ) -> UrResult<Option<Arc<Event<B>>>> {
+        Err(UR_RESULT_ERROR_INVALID_VALUE)
+    }
+    /// Runs once as the queue goes, before its fields drop (the raw part
+    /// first, then the default pool, the context and the lane).
+    fn release(_queue: &mut Queue<B>) {}
+}
+
+/// The backends whose queues are [`Queue`]s.
+///
+/// Transitional: folds into [`Backend`] once every adapter's queue is one.
+pub trait Queues: Backend<Queue = Queue<Self>> {
+    type RawQueue: RawQueue<Self>;
+}
+
+/// A UR queue.
+#[repr(C)]
+pub struct Queue<B: Queues> {
+    /// First: the handle protocol reads it at offset 0.
+    header: HandleHeader,
+    /// Before `context`: the driver's queue goes while its context lives.
+    pub raw: B::RawQueue,
+    /// This queue's copy of its device's default pool, taken on first use,
+    /// so that async allocations on different queues meet on no shared
+    /// lock or count (`ContextPools::with_current`). Before `context`, so
+    /// dropped first.
+    pub default_pool: OnceLock<Arc<UsmPool<B>>>,
+    pub context: Arc<B::Context>,
+    pub device: B::DeviceRef,
+    /// The flags the user asked for, as `UR_QUEUE_INFO_FLAGS` reports them.
+    pub flags: ur_queue_flags_t,
+    /// The queue in its context's engine graph; command seqs are its seqs.
+    pub lane: Arc<Lane>,
+}
+
+// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
+unsafe impl<B: Queues> UrObject for Queue<B> {
+    const KIND: ObjectKind = ObjectKind::Queue;
+    type Handle = ur_queue_handle_t_;
+}
+
+// SAFETY: queues are made only by `Queue::new`/`new_cyclic`, in an `Arc`.
+unsafe impl<B: Queues> ArcObject for Queue<B> {}
+
+impl<B: Queues> Queue<B> {
+    pub fn new(
+        context: Arc<B::Context>,
+        device: B::DeviceRef,
+        flags: ur_queue_flags_t,
+        lane: Arc<Lane>,
+        raw: B::RawQueue,
+    ) -> Arc<Self> {
+        Self::new_cyclic(context, device, flags, lane, |_| raw)
+    }
+
+    /// For a raw part that names its queue (weakly: it must not keep it).
+    pub fn new_cyclic(
+        context: Arc<B::Context>,
+        device: B::DeviceRef,
+        flags: ur_queue_flags_t,
+        lane: Arc<Lane>,
+        raw: impl FnOnce(&Weak<Self>) -> B::RawQueue,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|me| Queue {
+            header: HandleHeader::new(B::ddi(), ObjectKind::Queue),
+            raw: raw(me),
+            default_pool: OnceLock::new(),
+            context,
+            device,
+            flags,
+            lane,
+        })
+    }
+
+    /// The queue's handle (the caller owns no reference through it).
+    pub fn handle(&self) -> ur_queue_handle_t {
+        handle_of(self)
+    }
+
+    pub fn is_out_of_order(&self) -> bool {
+        self.flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0
+    }
+
+    pub fn is_profiling(&self) -> bool {
+        self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
+    }
+}
+
+impl<B: Queues> Drop for Queue<B> {
+    fn drop(&mut self) {
+        B::RawQueue::release(self);
+    }
+}
+
+/// Forwards the core's questions to the queue's own fields or its raw
+/// part, while `hal::Queue` is still the core's view of a queue.
+impl<B: Queues> crate::hal::Queue<B> for Queue<B> {
+    fn create(context: &B::Context, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+        B::RawQueue::create(context, device, flags)
+    }
+    fn context(&self) -> &B::Context {
+        &self.context
+    }
+    fn device(&self) -> &B::Device {
+        &self.device
+    }
+    fn flags(&self) -> ur_queue_flags_t {
+        self.flags
+    }
+    fn is_empty(&self) -> UrResult<bool> {
+        B::RawQueue::is_empty(self)
+    }
+    fn finish(&self) -> UrResult {
+        B::RawQueue::finish(self)
+    }
+    fn flush(&self) -> UrResult {
+        B::RawQueue::flush(self)
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        B::RawQueue::native_handle(self)
+    }
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &B::Context,
+        device: Option<&B::Device>,
+        flags: ur_queue_flags_t,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        B::RawQueue::from_native(native, context, device, flags, ownership)
+    }
+    fn enqueue_usm(
+        &self,
+        command: UsmCommand<'_>,
+        waits: Events<'_, B>,
+        completion: Completion,
+    ) -> UrResult<Option<Arc<Event<B>>>> {
+        B::RawQueue::enqueue_usm(self, command, waits, completion)
+    }
+    fn async_alloc_supported(&self) -> bool {
+        B::RawQueue::async_alloc_supported(self)
+    }
+    fn lane(&self) -> &Arc<Lane> {
+        &self.lane
+    }
+    fn default_pool(&self) -> &OnceLock<Arc<UsmPool<B>>> {
+        &self.default_pool
+    }
+    type RawWait<'a> = <B::RawQueue as RawQueue<B>>::RawWait<'a>;
+    fn translate<'a>(&self, events: Events<'a, B>) -> UrResult<Waits<Self::RawWait<'a>>> {
+        B::RawQueue::translate(self, events)
+    }
+    type Order<'a> = <B::RawQueue as RawQueue<B>>::Order<'a>;
+    fn order(&self) -> UrResult<Self::Order<'_>> {
+        B::RawQueue::order(self)
+    }
+    fn enqueue_recorded(
+        &self,
+        order: Self::Order<'_>,
+        command: EngineCommand<'_>,
+        waits: Waits<Self::RawWait<'_>>,
+    ) -> UrResult<Option<Arc<Event<B>>>> {
+        B::RawQueue::enqueue_recorded(self, order, command, waits)
+    }
+    fn alloc_outside_engine(
+        &self,
+        pool: &UsmPool<B>,
+        kind: UsmKind,
+        size: usize,
+        events: Events<'_, B>,
+        want_event: bool,
+    ) -> Option<UrResult<(*mut c_void, Option<Arc<Event<B>>>)>> {
+        B::RawQueue::alloc_outside_engine(self, pool, kind, size, events, want_event)
+    }
+    fn free_outside_engine(
+        &self,
+        pool: Option<&UsmPool<B>>,
+        ptr: *mut c_void,
+        events: Events<'_, B>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event<B>>>> {
+        B::RawQueue::free_outside_engine(self, pool, ptr, events, want_event)
+    }
+}
