@@ -104,6 +104,9 @@ pub trait RawQueue<B: Queues>: Send + Sync + Sized + 'static {
     ) -> UrResult<Option<Arc<Event<B>>>> {
         Err(UR_RESULT_ERROR_INVALID_VALUE)
     }
+    /// Runs when the user's last reference goes (see
+    /// `UrObject::last_user_release`); internal holders may keep the queue.
+    fn last_user_release(_queue: &Queue<B>) {}
     /// Runs once as the queue goes, before its fields drop (the raw part
     /// first, then the default pool, the context and the lane).
     fn release(_queue: &mut Queue<B>) {}
@@ -140,6 +143,9 @@ pub struct Queue<B: Queues> {
 unsafe impl<B: Queues> UrObject for Queue<B> {
     const KIND: ObjectKind = ObjectKind::Queue;
     type Handle = ur_queue_handle_t_;
+    fn last_user_release(&self) {
+        B::RawQueue::last_user_release(self)
+    }
 }
 
 // SAFETY: queues are made only by `Queue::new`/`new_cyclic`, in an `Arc`.

@@ -63,7 +63,7 @@ const END: usize = 3;
 /// A new event for command `seq` of `queue`, already submitted: commands
 /// go to the queue's workers as they are enqueued.
 pub(crate) fn new(queue: Arc<Queue>, command_type: ur_command_t, seq: u64) -> Arc<Event> {
-    let profiling = queue.shared.profiling();
+    let profiling = queue.raw.profiling;
     let now = if profiling { monotonic_ns() } else { 0 };
     let state = CommandState {
         status: AtomicU32::new(UR_EVENT_STATUS_SUBMITTED.0),
@@ -73,8 +73,8 @@ pub(crate) fn new(queue: Arc<Queue>, command_type: ur_command_t, seq: u64) -> Ar
         waiters: Mutex::new(Rank::Leaf, Waiters::default()),
         signalled: Condvar::new(),
     };
-    let context = queue.shared.context.clone();
-    let stamp = Stamp::new(queue.shared.lane.id(), seq);
+    let context = queue.raw.context.clone();
+    let stamp = Stamp::new(queue.raw.lane.id(), seq);
     Event::new(Some(queue), context, command_type, Some(stamp), state)
 }
 

@@ -58,3 +58,7 @@ ur_core::adapter_backend! {
 impl ur_core::context::Backends for NativeCpu {
     type RawContext = context::ContextHost;
 }
+
+impl ur_core::queue::object::Queues for NativeCpu {
+    type RawQueue = std::sync::Arc<queue::QueueShared>;
+}

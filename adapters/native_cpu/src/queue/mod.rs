@@ -36,18 +36,18 @@
 use crate::context::Context;
 use crate::device::{Device, ASYNC_USM_ALLOCATIONS_SUPPORT};
 use crate::event::Event;
-use crate::memory::Pool;
 use command::{resolve, Command, Pattern, UsmPtr};
-use crate::{NativeCpu, DDI};
+use crate::NativeCpu;
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
-use ur_core::hal::{self, region_bytes, Completion, Context as _, Events, UsmCommand};
+use ur_core::hal::{region_bytes, Completion, Context as _, Events, UsmCommand};
+use ur_core::queue::object::RawQueue;
 use ur_core::queue::{EngineCommand, Waits};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::handle::arc_of;
 use ur_core::*;
 
 pub mod command;
@@ -61,47 +61,23 @@ pub use worker::join_released_workers;
 use shared::deps_done;
 use worker::{execute, join_workers_of, WORKER_OF};
 
-/// The handle object. Workers and events hold the shared state or the handle
-/// object itself; users hold the handle, whose header counts their references.
-#[repr(C)]
-pub struct Queue {
-    header: HandleHeader,
-    pub shared: Arc<QueueShared>,
-}
+/// The queue: the core's [`ur_core::queue::object::Queue`] over the state
+/// its workers share ([`QueueShared`]). Workers and events hold the shared
+/// state or the queue itself; users hold the handle, whose header counts
+/// their references.
+pub type Queue = ur_core::queue::object::Queue<NativeCpu>;
 
-ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_, {
-
-    /// Closes the queue and, unless called from one of its own workers (a
-    /// callback), waits for its commands and joins its workers: when the
-    /// release returns, everything enqueued has completed, and what it freed
-    /// asynchronously is free in its pools.
-    fn last_user_release(&self) {
-        self.close();
-        if WORKER_OF.get() != self.shared.id {
-            self.drain();
-            join_workers_of(&self.shared);
-            self.shared.retire_lane();
-            self.shared.context.collect_pools();
-        }
-    }
-});
-
-// SAFETY: every `Queue` is made inside an `Arc` by its constructor.
-unsafe impl ArcObject for Queue {}
-
-/// What the workers of a queue share with it.
+/// What the workers of a queue share with it: the queue's raw part. The
+/// workers outlive the handle until they have run what was enqueued, so
+/// they hold their own references to the context and the lane.
 pub struct QueueShared {
     /// Unique in the process: names the queue in command positions.
     pub id: u64,
     pub context: Arc<Context>,
-    pub device: Arc<Device>,
-    pub flags: ur_queue_flags_t,
-    /// The queue in the engine's graph; command seqs are its seqs.
+    /// The queue's lane in the engine's graph (the core queue's).
     pub lane: Arc<Lane>,
-    /// The context's default pool of `device`, taken on first use, so that
-    /// async allocations on different queues meet on no lock or count
-    /// (`ContextPools::with_current`).
-    pub default_pool: OnceLock<Arc<Pool>>,
+    /// Commands' events keep device timestamps.
+    pub profiling: bool,
     /// A worker exists (set once, before the first is started): commands
     /// queued without the lock will run.
     has_worker: AtomicBool,
@@ -194,172 +170,154 @@ fn zero_block(addr: usize, bytes: usize) -> Command {
     }))
 }
 
-impl Queue {
-    pub fn new(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_flags_t) -> Arc<Queue> {
-        let in_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 == 0;
-        let max_workers = if in_order { 1 } else { (device.host.compute_units as usize).clamp(2, 4) };
-        let order = if in_order { QueueOrder::InOrder } else { QueueOrder::OutOfOrder };
-        let lane = context.engine.dag().create_lane(order);
-        let shared = Arc::new(QueueShared {
-            id: NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed),
-            context,
-            device,
-            flags,
-            state: Mutex::new(Rank::QueueSubmit, State { next_start: lane.tail().seq + 1, ..State::default() }),
-            lane,
-            default_pool: OnceLock::new(),
-            has_worker: AtomicBool::new(false),
-            in_order,
-            max_workers,
-            work: Condvar::new(),
-            retired: Condvar::new(),
-        });
-        shared.context.raw.register_queue(&shared);
-        Arc::new(Queue { header: HandleHeader::new(&DDI, ObjectKind::Queue), shared })
-    }
+pub fn new_queue(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_flags_t) -> Arc<Queue> {
+    let in_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 == 0;
+    let max_workers = if in_order { 1 } else { (device.host.compute_units as usize).clamp(2, 4) };
+    let order = if in_order { QueueOrder::InOrder } else { QueueOrder::OutOfOrder };
+    let lane = context.engine.dag().create_lane(order);
+    let shared = Arc::new(QueueShared {
+        id: NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed),
+        context: context.clone(),
+        profiling: flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0,
+        state: Mutex::new(Rank::QueueSubmit, State { next_start: lane.tail().seq + 1, ..State::default() }),
+        lane: lane.clone(),
+        has_worker: AtomicBool::new(false),
+        in_order,
+        max_workers,
+        work: Condvar::new(),
+        retired: Condvar::new(),
+    });
+    shared.context.raw.register_queue(&shared);
+    Queue::new(context, device, flags, lane, shared)
+}
 
-    pub fn handle(self: &Arc<Self>) -> ur_queue_handle_t {
-        ur_core::handle::handle_of(&**self)
+/// Hands a command to the workers; returns once it is queued, not run.
+/// A blocking command on an idle queue, whose wait list is done, runs on
+/// the calling thread instead (it has nothing to wait for, and the caller
+/// would only sleep while a worker woke up): it has returned by then.
+pub fn submit(queue: &Queue, sub: Submission) -> UrResult<Submitted> {
+    let q = &queue.raw;
+    let mut st = q.lock();
+    if st.closed {
+        return Err(UR_RESULT_ERROR_INVALID_QUEUE);
     }
-
-    /// This queue as an `Arc`, for an event that must keep it.
-    fn this(&self) -> Arc<Queue> {
-        // SAFETY: a `Queue` is only ever made by `Queue::new`, inside an
-        // `Arc` (its header is private), and `&self` proves that Arc alive.
-        unsafe {
-            Arc::increment_strong_count(self as *const Queue);
-            Arc::from_raw(self as *const Queue)
-        }
-    }
-
-    /// Hands a command to the workers; returns once it is queued, not run.
-    /// A blocking command on an idle queue, whose wait list is done, runs on
-    /// the calling thread instead (it has nothing to wait for, and the caller
-    /// would only sleep while a worker woke up): it has returned by then.
-    pub fn submit(&self, sub: Submission) -> UrResult<Submitted> {
-        let q = &self.shared;
-        let mut st = q.lock();
-        if st.closed {
-            return Err(UR_RESULT_ERROR_INVALID_QUEUE);
-        }
-        let may_inline =
-            sub.blocking && st.pending.is_empty() && st.running.is_empty() && sub.deps.iter().all(|d| d.raw.is_done());
-        if !may_inline {
-            q.ensure_worker(&mut st)?;
-        }
-        let seq = q.record(&sub.deps, sub.order);
-        let inline = may_inline && st.start_here(q.in_order, seq, sub.order.fence);
-        debug_assert!(inline || !may_inline || st.workers > 0);
-        let event = sub.want_event.then(|| crate::event::new(self.this(), sub.command_type, seq));
-        let mut deps = sub.deps;
-        let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, after: None, event: event.clone() };
-        if inline {
-            drop(st);
-            execute(q, task(deps));
-        } else {
-            deps.retain(|d| d.raw.wake_on_done(Arc::downgrade(q)));
-            q.enqueue(&mut st, task(deps));
-        }
-        Ok(Submitted { seq, event })
-    }
-
-    /// The queue's order for an engine operation (an async allocation or
-    /// free), held until the command it records is queued
-    /// ([`hal::Queue::enqueue_recorded`]).
-    ///
-    /// On an in-order queue that has its worker, the operation runs without
-    /// the queue's lock (`None`): usually the engine needs no command at
-    /// all, and when it records one, the queue starts it in seq order
-    /// wherever it lands in the queue. Elsewhere it runs under the lock, so
-    /// that a command it records is queued before any later one (an
-    /// out-of-order queue's barriers order by what is queued).
-    #[inline]
-    fn engine_order(&self) -> UrResult<Option<MutexGuard<'_, State>>> {
-        let q = &self.shared;
-        if q.in_order && q.has_worker.load(Ordering::Acquire) {
-            return Ok(None);
-        }
-        let mut st = q.lock();
-        if st.closed {
-            return Err(UR_RESULT_ERROR_INVALID_QUEUE);
-        }
-        // Before the engine records anything: queuing must not fail after.
+    let may_inline =
+        sub.blocking && st.pending.is_empty() && st.running.is_empty() && sub.deps.iter().all(|d| d.raw.is_done());
+    if !may_inline {
         q.ensure_worker(&mut st)?;
-        Ok(Some(st))
     }
-
-    /// Queues the command the engine recorded, under the queue's lock `st`.
-    /// A marker whose wait list and engine dependency are done, on a queue
-    /// with nothing before it pending or running, runs on the calling
-    /// thread instead: handing it to the worker would cost a wake-up and a
-    /// switch to run nothing.
-    fn enqueue_engine(&self, mut st: MutexGuard<'_, State>, deps: Vec<Arc<Event>>, c: EngineCommand<'_>) -> Option<Arc<Event>> {
-        let q = &self.shared;
-        let seq = c.stamp.seq;
-        debug_assert_eq!(c.stamp.lane, q.lane.id(), "the engine recorded on the queue's lane");
-        let event = c.want_event.then(|| crate::event::new(self.this(), c.command, seq));
-        let command = match c.zero {
-            Some(bytes) => zero_block(c.ptr as usize, bytes),
-            None => Command::Marker,
-        };
-        let order = Order::default();
-        // The engine gives a block at most one command to wait for.
-        let after = c.deps.first().copied();
-        let mut task = Task { seq, order, command, deps, after, event: event.clone() };
-        if c.zero.is_none() && deps_done(&task, q) && st.start_here(q.in_order, seq, order.fence) {
-            drop(st);
-            execute(q, task);
-            return event;
-        }
-        task.deps.retain(|d| d.raw.wake_on_done(Arc::downgrade(q)));
-        if let Some(s) = after {
-            crate::context::watch_stamp(&q.context, q, s);
-        }
-        q.enqueue(&mut st, task);
-        event
+    let seq = q.record(&sub.deps, sub.order);
+    let inline = may_inline && st.start_here(q.in_order, seq, sub.order.fence);
+    debug_assert!(inline || !may_inline || st.workers > 0);
+    let event = sub.want_event.then(|| crate::event::new(arc_of(queue), sub.command_type, seq));
+    let mut deps = sub.deps;
+    let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, after: None, event: event.clone() };
+    if inline {
+        drop(st);
+        execute(q, task(deps));
+    } else {
+        deps.retain(|d| d.raw.wake_on_done(Arc::downgrade(q)));
+        q.enqueue(&mut st, task(deps));
     }
+    Ok(Submitted { seq, event })
+}
 
-    /// `urQueueFinish`: blocks until everything enqueued so far finished,
-    /// then reports the first of them that failed since the last finish.
-    pub fn finish(&self) -> UrResult {
-        let q = &self.shared;
-        let mut st = q.lock();
-        let last = q.lane.tail().seq + 1;
-        st = q.wait_before(st, last);
-        q.give_back(&mut st);
-        match st.unreported_failure.take_if(|(seq, _)| *seq < last) {
-            Some((_, code)) => Err(code),
-            None => Ok(()),
-        }
+/// The queue's order for an engine operation (an async allocation or
+/// free), held until the command it records is queued
+/// ([`hal::Queue::enqueue_recorded`]).
+///
+/// On an in-order queue that has its worker, the operation runs without
+/// the queue's lock (`None`): usually the engine needs no command at
+/// all, and when it records one, the queue starts it in seq order
+/// wherever it lands in the queue. Elsewhere it runs under the lock, so
+/// that a command it records is queued before any later one (an
+/// out-of-order queue's barriers order by what is queued).
+#[inline]
+fn engine_order(queue: &Queue) -> UrResult<Option<MutexGuard<'_, State>>> {
+    let q = &queue.raw;
+    if q.in_order && q.has_worker.load(Ordering::Acquire) {
+        return Ok(None);
     }
-
-    /// Heap bytes of the queue's per-command bookkeeping (its pending and
-    /// running lists and its lane's node ring, used or not): they grow to
-    /// the most commands in flight at once, and [`finish`](Self::finish)
-    /// gives back what a burst left.
-    pub fn retained_bytes(&self) -> usize {
-        let q = &self.shared;
-        let st = q.lock();
-        st.pending.capacity() * std::mem::size_of::<Task>()
-            + st.running.capacity() * std::mem::size_of::<Running>()
-            + q.lane.retained_bytes()
+    let mut st = q.lock();
+    if st.closed {
+        return Err(UR_RESULT_ERROR_INVALID_QUEUE);
     }
+    // Before the engine records anything: queuing must not fail after.
+    q.ensure_worker(&mut st)?;
+    Ok(Some(st))
+}
 
-    /// Called when the user's last reference goes: workers finish what was
-    /// enqueued, then leave.
-    pub fn close(&self) {
-        self.shared.close();
+/// Queues the command the engine recorded, under the queue's lock `st`.
+/// A marker whose wait list and engine dependency are done, on a queue
+/// with nothing before it pending or running, runs on the calling
+/// thread instead: handing it to the worker would cost a wake-up and a
+/// switch to run nothing.
+fn enqueue_engine(queue: &Queue, mut st: MutexGuard<'_, State>, deps: Vec<Arc<Event>>, c: EngineCommand<'_>) -> Option<Arc<Event>> {
+    let q = &queue.raw;
+    let seq = c.stamp.seq;
+    debug_assert_eq!(c.stamp.lane, q.lane.id(), "the engine recorded on the queue's lane");
+    let event = c.want_event.then(|| crate::event::new(arc_of(queue), c.command, seq));
+    let command = match c.zero {
+        Some(bytes) => zero_block(c.ptr as usize, bytes),
+        None => Command::Marker,
+    };
+    let order = Order::default();
+    // The engine gives a block at most one command to wait for.
+    let after = c.deps.first().copied();
+    let mut task = Task { seq, order, command, deps, after, event: event.clone() };
+    if c.zero.is_none() && deps_done(&task, q) && st.start_here(q.in_order, seq, order.fence) {
+        drop(st);
+        execute(q, task);
+        return event;
     }
+    task.deps.retain(|d| d.raw.wake_on_done(Arc::downgrade(q)));
+    if let Some(s) = after {
+        crate::context::watch_stamp(&q.context, q, s);
+    }
+    q.enqueue(&mut st, task);
+    event
+}
 
-    /// Blocks until nothing is pending or running.
-    fn drain(&self) {
-        let q = &self.shared;
-        let mut st = q.lock();
-        while !(st.pending.is_empty() && st.running.is_empty()) {
-            st.finishers += 1;
-            st = q.retired.wait(st);
-            st.finishers -= 1;
-        }
+/// `urQueueFinish`: blocks until everything enqueued so far finished,
+/// then reports the first of them that failed since the last finish.
+pub fn finish(queue: &Queue) -> UrResult {
+    let q = &queue.raw;
+    let mut st = q.lock();
+    let last = q.lane.tail().seq + 1;
+    st = q.wait_before(st, last);
+    q.give_back(&mut st);
+    match st.unreported_failure.take_if(|(seq, _)| *seq < last) {
+        Some((_, code)) => Err(code),
+        None => Ok(()),
+    }
+}
+
+/// Heap bytes of the queue's per-command bookkeeping (its pending and
+/// running lists and its lane's node ring, used or not): they grow to
+/// the most commands in flight at once, and [`finish`]
+/// gives back what a burst left.
+pub fn retained_bytes(queue: &Queue) -> usize {
+    let q = &queue.raw;
+    let st = q.lock();
+    st.pending.capacity() * std::mem::size_of::<Task>()
+        + st.running.capacity() * std::mem::size_of::<Running>()
+        + q.lane.retained_bytes()
+}
+
+/// Called when the user's last reference goes: workers finish what was
+/// enqueued, then leave.
+pub fn close(queue: &Queue) {
+    queue.raw.close();
+}
+
+/// Blocks until nothing is pending or running.
+fn drain(queue: &Queue) {
+    let q = &queue.raw;
+    let mut st = q.lock();
+    while !(st.pending.is_empty() && st.running.is_empty()) {
+        st.finishers += 1;
+        st = q.retired.wait(st);
+        st.finishers -= 1;
     }
 }
 
@@ -371,54 +329,60 @@ fn pending(waits: &Events<'_, NativeCpu>) -> Vec<Arc<Event>> {
 /// A pointer a command will access for `len` bytes (the core checked the
 /// bounds): a USM allocation of the context is held by the command.
 fn usm_ptr(queue: &Queue, addr: *const c_void, len: usize) -> UrResult<UsmPtr> {
-    let owner = resolve(&queue.shared.context, addr as *const u8, len)?;
+    let owner = resolve(&queue.context, addr as *const u8, len)?;
     // SAFETY: `owner` holds a range checked to cover `len` bytes, or the
     // caller vouches for host memory of its own, as UR requires.
     Ok(unsafe { UsmPtr::new(addr as *mut u8, owner) })
 }
 
-impl hal::Queue<NativeCpu> for Queue {
-    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+impl RawQueue<NativeCpu> for Arc<QueueShared> {
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
         // Priority, submission, device-queue and event-discarding flags are
         // hints a host device honours by changing nothing.
-        let queue = Queue::new(arc_of(context), arc_of(device), flags);
-        log::debug(&format!("queue {} created, flags {flags:#x}", queue.shared.id));
+        let queue = new_queue(arc_of(context), arc_of(device), flags);
+        log::debug(&format!("queue {} created, flags {flags:#x}", queue.raw.id));
         Ok(queue)
     }
 
-    fn context(&self) -> &Context {
-        &self.shared.context
+    /// Closes the queue and, unless called from one of its own workers (a
+    /// callback), waits for its commands and joins its workers: when the
+    /// release returns, everything enqueued has completed, and what it freed
+    /// asynchronously is free in its pools.
+    fn last_user_release(queue: &Queue) {
+        close(queue);
+        if WORKER_OF.get() != queue.raw.id {
+            drain(queue);
+            join_workers_of(&queue.raw);
+            queue.raw.retire_lane();
+            queue.context.collect_pools();
+        }
     }
 
-    fn device(&self) -> &Device {
-        &self.shared.device
-    }
-
-    fn flags(&self) -> ur_queue_flags_t {
-        self.shared.flags
+    fn release(queue: &mut Queue) {
+        queue.raw.close();
     }
 
     /// No command pending or running.
-    fn is_empty(&self) -> UrResult<bool> {
-        let st = self.shared.lock();
+    fn is_empty(queue: &Queue) -> UrResult<bool> {
+        let st = queue.raw.lock();
         Ok(st.pending.is_empty() && st.running.is_empty())
     }
 
     /// A host synchronisation point: the context's pools take back what the
     /// finished work freed, and give back what is above their thresholds.
-    fn finish(&self) -> UrResult {
-        let outcome = Queue::finish(self);
-        self.shared.context.collect_pools();
+    fn finish(queue: &Queue) -> UrResult {
+        let outcome = finish(queue);
+        queue.context.collect_pools();
         outcome
     }
 
     /// Commands reach the workers as they are enqueued: nothing to flush.
-    fn flush(&self) -> UrResult {
+    fn flush(_: &Queue) -> UrResult {
         Ok(())
     }
 
     fn enqueue_usm(
-        &self,
+        queue: &Queue,
         command: UsmCommand<'_>,
         waits: Events<'_, NativeCpu>,
         completion: Completion,
@@ -431,22 +395,22 @@ impl hal::Queue<NativeCpu> for Queue {
                 Command::Marker
             }
             UsmCommand::Fill { dst, pattern, size, .. } => {
-                Command::Fill { dst: usm_ptr(self, dst, size)?, pattern: Pattern::new(pattern), size }
+                Command::Fill { dst: usm_ptr(queue, dst, size)?, pattern: Pattern::new(pattern), size }
             }
             UsmCommand::Copy { dst, src, size, .. } => {
-                Command::Copy { dst: usm_ptr(self, dst, size)?, src: usm_ptr(self, src, size)?, size }
+                Command::Copy { dst: usm_ptr(queue, dst, size)?, src: usm_ptr(queue, src, size)?, size }
             }
             UsmCommand::Fill2D { dst, pitch, pattern, width, height } => Command::Fill2D {
-                dst: usm_ptr(self, dst, region_bytes(pitch, width, height)?)?,
+                dst: usm_ptr(queue, dst, region_bytes(pitch, width, height)?)?,
                 pitch,
                 pattern: Pattern::new(pattern),
                 width,
                 height,
             },
             UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => Command::Copy2D {
-                dst: usm_ptr(self, dst, region_bytes(dst_pitch, width, height)?)?,
+                dst: usm_ptr(queue, dst, region_bytes(dst_pitch, width, height)?)?,
                 dst_pitch,
-                src: usm_ptr(self, src, region_bytes(src_pitch, width, height)?)?,
+                src: usm_ptr(queue, src, region_bytes(src_pitch, width, height)?)?,
                 src_pitch,
                 width,
                 height,
@@ -464,55 +428,39 @@ impl hal::Queue<NativeCpu> for Queue {
             want_event: completion.want_event,
             blocking: completion.blocking,
         };
-        Ok(self.submit(submission)?.event)
+        Ok(submit(queue, submission)?.event)
     }
 
-    fn async_alloc_supported(&self) -> bool {
+    fn async_alloc_supported(_: &Queue) -> bool {
         ASYNC_USM_ALLOCATIONS_SUPPORT
-    }
-
-    #[inline]
-    fn lane(&self) -> &Arc<Lane> {
-        &self.shared.lane
-    }
-
-    #[inline]
-    fn default_pool(&self) -> &OnceLock<Arc<Pool>> {
-        &self.shared.default_pool
     }
 
     /// The wait list's pending events (a worker waits on each).
     type RawWait<'a> = Arc<Event>;
     #[inline]
-    fn translate<'a>(&self, events: Events<'a, NativeCpu>) -> UrResult<Waits<Arc<Event>>> {
+    fn translate<'a>(queue: &Queue, events: Events<'a, NativeCpu>) -> UrResult<Waits<Arc<Event>>> {
         let mut waits = Waits::none();
         for e in events.iter().filter(|e| !e.raw.is_done()) {
-            waits.push_event(arc_of(e), e, &self.shared.context);
+            waits.push_event(arc_of(e), e, &queue.context);
         }
         Ok(waits)
     }
 
     type Order<'a> = Option<MutexGuard<'a, State>>;
     #[inline]
-    fn order(&self) -> UrResult<Option<MutexGuard<'_, State>>> {
-        self.engine_order()
+    fn order(queue: &Queue) -> UrResult<Option<MutexGuard<'_, State>>> {
+        engine_order(queue)
     }
 
     /// Queues the engine's command; taken without the lock, it takes it now.
     fn enqueue_recorded(
-        &self,
+        queue: &Queue,
         order: Option<MutexGuard<'_, State>>,
         command: EngineCommand<'_>,
         waits: Waits<Arc<Event>>,
     ) -> UrResult<Option<Arc<Event>>> {
-        let st = order.unwrap_or_else(|| self.shared.lock());
-        Ok(self.enqueue_engine(st, waits.raw, command))
-    }
-}
-
-impl Drop for Queue {
-    fn drop(&mut self) {
-        self.shared.close();
+        let st = order.unwrap_or_else(|| queue.raw.lock());
+        Ok(enqueue_engine(queue, st, waits.raw, command))
     }
 }
 

@@ -16,10 +16,6 @@ impl QueueShared {
         self.state.lock()
     }
 
-    pub fn profiling(&self) -> bool {
-        self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
-    }
-
     pub fn in_order(&self) -> bool {
         self.in_order
     }

@@ -11,7 +11,7 @@ use ur_core::handle::UrObject;
 
 fn queue(flags: ur_queue_flags_t) -> Arc<Queue> {
     let device = Platform::new(Weak::new()).devices[0].clone();
-    Queue::new(crate::context::new_context(vec![device.clone()]), device, flags)
+    new_queue(crate::context::new_context(vec![device.clone()]), device, flags)
 }
 
 fn host(f: impl FnOnce() -> UrResult + Send + 'static) -> Command {
@@ -19,7 +19,7 @@ fn host(f: impl FnOnce() -> UrResult + Send + 'static) -> Command {
 }
 
 fn submit(q: &Arc<Queue>, command: Command, deps: Vec<Arc<Event>>, order: Order, want_event: bool) -> Submitted {
-    q.submit(Submission { command_type: UR_COMMAND_EVENTS_WAIT, command, deps, order, want_event, blocking: false })
+    super::submit(q, Submission { command_type: UR_COMMAND_EVENTS_WAIT, command, deps, order, want_event, blocking: false })
         .unwrap()
 }
 
@@ -70,7 +70,7 @@ fn in_order_commands_run_asynchronously_and_in_order() {
     assert!(log.lock().unwrap().is_empty());
     assert!(!hal::Queue::is_empty(&*q).unwrap());
     open(&g);
-    q.finish().unwrap();
+    crate::queue::finish(&q).unwrap();
     assert_eq!(*log.lock().unwrap(), (0..20).collect::<Vec<_>>());
     assert!(hal::Queue::is_empty(&*q).unwrap());
 }
@@ -81,24 +81,24 @@ fn in_order_commands_run_asynchronously_and_in_order() {
 #[test]
 fn finish_gives_back_the_bookkeeping_of_a_burst() {
     let q = queue(0);
-    let small = q.retained_bytes();
+    let small = retained_bytes(&q);
     let (g, blocker) = gate();
     submit(&q, blocker, vec![], Order::default(), false);
     for _ in 0..100_000 {
         submit(&q, Command::Marker, vec![], Order::default(), true);
     }
-    let burst = q.retained_bytes();
+    let burst = retained_bytes(&q);
     assert!(burst > 100_000 * std::mem::size_of::<Task>(), "the burst is in flight: {burst} B");
     open(&g);
-    q.finish().unwrap();
+    crate::queue::finish(&q).unwrap();
     let bound = 64 * 1024;
-    let after = q.retained_bytes();
+    let after = retained_bytes(&q);
     assert!(after <= bound.max(small), "kept {after} B after finish (was {burst} B in the burst)");
     for i in 0..100_000 {
         submit(&q, Command::Marker, vec![], Order::default(), i % 2 == 0);
         if i % 1000 == 999 {
-            q.finish().unwrap();
-            let now = q.retained_bytes();
+            crate::queue::finish(&q).unwrap();
+            let now = retained_bytes(&q);
             assert!(now <= bound.max(small), "kept {now} B after finish at command {i}");
         }
     }
@@ -132,7 +132,7 @@ fn out_of_order_commands_overtake_a_blocked_one() {
     later.raw.wait().unwrap();
     assert!(!blocked.raw.is_done());
     open(&g);
-    q.finish().unwrap();
+    crate::queue::finish(&q).unwrap();
     assert!(blocked.raw.is_done());
 }
 
@@ -162,8 +162,8 @@ fn a_failed_dependency_fails_its_dependents() {
     assert_eq!(bad.raw.outcome(), Err(UR_RESULT_ERROR_UNKNOWN));
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     // Finish reports the first failure once.
-    assert_eq!(q.finish(), Err(UR_RESULT_ERROR_UNKNOWN));
-    assert_eq!(q.finish(), Ok(()));
+    assert_eq!(crate::queue::finish(&q), Err(UR_RESULT_ERROR_UNKNOWN));
+    assert_eq!(crate::queue::finish(&q), Ok(()));
 }
 
 #[test]
@@ -178,8 +178,8 @@ fn releasing_a_queue_does_not_drop_its_pending_work() {
         submit(&q, Command::Fill { dst, pattern: Pattern::new(&[7]), size: 4096 }, vec![], Order::default(), true)
             .event
             .unwrap();
-    let shared = Arc::downgrade(&q.shared);
-    q.close();
+    let shared = Arc::downgrade(&q.raw);
+    close(&q);
     drop(q);
     open(&g);
     fill.raw.wait().unwrap();
@@ -202,7 +202,7 @@ fn the_last_release_waits_for_the_work_and_joins_the_workers() {
     });
     q.last_user_release();
     assert_eq!(ran.load(Ordering::SeqCst), 1);
-    assert_eq!(Arc::strong_count(&q.shared), 1, "no worker holds the queue any more");
+    assert_eq!(Arc::strong_count(&q.raw), 1, "no worker holds the queue any more");
     opener.join().unwrap();
 }
 
@@ -260,7 +260,7 @@ fn random_cross_queue_dependencies_all_complete_in_order() {
             placed.push((qi, order));
         }
         for q in &queues {
-            q.finish().unwrap();
+            crate::queue::finish(&q).unwrap();
         }
         for (i, deps) in deps_of.iter().enumerate() {
             let start = ticks[i].0.load(Ordering::SeqCst);

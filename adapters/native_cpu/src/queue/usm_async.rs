@@ -17,7 +17,7 @@ mod tests {
     use ur_core::*;
     use crate::device::Platform;
     use crate::queue::command::Command;
-    use crate::queue::{Order, Submission};
+    use crate::queue::{new_queue, submit, Order, Submission};
     use std::sync::{Condvar, Mutex, Weak};
     use std::time::Duration;
     use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -46,7 +46,7 @@ mod tests {
             want_event: true,
             blocking: false,
         };
-        (g, q.submit(sub).unwrap().event.unwrap())
+        (g, submit(&q, sub).unwrap().event.unwrap())
     }
 
     /// The core's async allocation on `q`, after `waits`.
@@ -81,7 +81,7 @@ mod tests {
     #[test]
     fn in_order_pairs_queue_nothing_and_reuse_the_block() {
         let (ctx, device) = setup();
-        let q = Queue::new(ctx.clone(), device, 0);
+        let q = new_queue(ctx.clone(), device, 0);
         let (g, blocker) = gate(&q);
         let (first, e) = alloc_async(&q, UsmKind::Device, None, 1000, vec![], false).unwrap();
         assert!(e.is_none());
@@ -92,10 +92,10 @@ mod tests {
             free_async(&q, None, p, vec![], false).unwrap();
         }
         assert_eq!(ctx.engine.dag().in_flight(), 1, "only the blocked command is a node");
-        assert_eq!(q.shared.lane.tail().seq, 1, "no pair recorded a node");
+        assert_eq!(q.raw.lane.tail().seq, 1, "no pair recorded a node");
         open(&g);
         blocker.raw.wait().unwrap();
-        q.finish().unwrap();
+        crate::queue::finish(&q).unwrap();
     }
 
     /// A block freed on an out-of-order queue behind a closed gate, taken by
@@ -106,8 +106,8 @@ mod tests {
     fn a_pending_block_taken_across_queues_waits_for_its_free() {
         let (ctx, device) = setup();
         let pool = crate::memory::create_pool(&ctx, Some(device.clone()), PoolDesc::default(), PoolApi::Exp);
-        let owner = Queue::new(ctx.clone(), device.clone(), UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
-        let taker = Queue::new(ctx.clone(), device, 0);
+        let owner = new_queue(ctx.clone(), device.clone(), UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0);
+        let taker = new_queue(ctx.clone(), device, 0);
         let (a, ready) = alloc_async(&owner, UsmKind::Device, Some(&pool), 4096, vec![], true).unwrap();
         ready.unwrap().raw.wait().unwrap();
         let (g, blocker) = gate(&owner);
@@ -121,8 +121,8 @@ mod tests {
         alloc_event.raw.wait().unwrap();
         assert!(freed.raw.is_done());
         free_async(&taker, Some(&pool), b, vec![], false).unwrap();
-        taker.finish().unwrap();
-        owner.finish().unwrap();
+        crate::queue::finish(&taker).unwrap();
+        crate::queue::finish(&owner).unwrap();
         assert_eq!(crate::memory::live_blocks(&pool), 0);
     }
 
@@ -135,9 +135,9 @@ mod tests {
         let (ctx, device) = setup();
         let desc = PoolDesc { flags: UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK.0, limits: None };
         let pool = crate::memory::create_pool(&ctx, None, desc, PoolApi::Classic);
-        let q = Queue::new(ctx.clone(), device, 0);
+        let q = new_queue(ctx.clone(), device, 0);
         let ran = Arc::new(Mutex::new(Vec::new()));
-        q.finish().unwrap();
+        crate::queue::finish(&q).unwrap();
         let (g, blocker) = gate(&q); // starts the worker
         std::thread::scope(|s| {
             let q2 = &q;
@@ -166,15 +166,15 @@ mod tests {
                         want_event: false,
                         blocking: false,
                     };
-                    q3.submit(sub).unwrap();
+                    submit(&q3, sub).unwrap();
                 }
             });
         });
         open(&g);
         blocker.raw.wait().unwrap();
-        q.finish().unwrap();
+        crate::queue::finish(&q).unwrap();
         assert_eq!(*ran.lock().unwrap(), (0..500).collect::<Vec<_>>());
-        assert_eq!(q.shared.lane.done_upto(), q.shared.lane.tail().seq, "every recorded command completed");
+        assert_eq!(q.raw.lane.done_upto(), q.raw.lane.tail().seq, "every recorded command completed");
     }
 
     /// On an idle queue an allocation or free asked for an event completes
@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn event_of_an_alloc_on_an_idle_queue_is_complete_at_once() {
         let (ctx, device) = setup();
-        let q = Queue::new(ctx.clone(), device, 0);
+        let q = new_queue(ctx.clone(), device, 0);
         let (p, e) = alloc_async(&q, UsmKind::Device, None, 1000, vec![], true).unwrap();
         assert!(e.unwrap().raw.is_done(), "nothing to wait for on an idle queue");
         let freed = free_async(&q, None, p, vec![], true).unwrap().unwrap();
@@ -197,7 +197,7 @@ mod tests {
         blocker.raw.wait().unwrap();
         e.raw.wait().unwrap();
         free_async(&q, None, p, vec![], false).unwrap();
-        q.finish().unwrap();
+        crate::queue::finish(&q).unwrap();
         assert_eq!(ctx.engine.dag().in_flight(), 0);
     }
 
@@ -208,7 +208,7 @@ mod tests {
     #[test]
     fn commands_completed_on_the_callers_thread_leave_no_queued_command_behind() {
         let (ctx, device) = setup();
-        let q = Queue::new(ctx.clone(), device, 0);
+        let q = new_queue(ctx.clone(), device, 0);
         std::thread::scope(|s| {
             let q2 = &q;
             s.spawn(move || {
@@ -229,11 +229,11 @@ mod tests {
                         want_event: true,
                         blocking: false,
                     };
-                    q3.submit(sub).unwrap().event.unwrap().raw.wait().unwrap();
+                    submit(&q3, sub).unwrap().event.unwrap().raw.wait().unwrap();
                 }
             });
         });
-        q.finish().unwrap();
-        assert_eq!(q.shared.lane.done_upto(), q.shared.lane.tail().seq, "every recorded command completed");
+        crate::queue::finish(&q).unwrap();
+        assert_eq!(q.raw.lane.done_upto(), q.raw.lane.tail().seq, "every recorded command completed");
     }
 }
