@@ -1,49 +1,39 @@
-//! Contexts: an OpenCL context over devices of one platform, the table of
-//! the USM allocations made in it, and its async pool engine: the graph of
-//! its queues' commands, its devices' default pools and current pools.
+//! Contexts: the core's [`Context`] over devices of one platform, whose raw
+//! part ([`ContextCl`]) is the OpenCL context and what the adapter keeps
+//! beside the core's fields: its queues, its own internal queues, the
+//! trackers of released queues, and the scratch word.
 
-use ur_core::extended_deleter::ExtendedDeleter;
+use crate::conv::ClResultExt;
 use crate::device::platform::{self, Platform};
 use crate::device::{kept_all, Device, UsmPath};
-use crate::memory::{self, Allocation, RawUsm, SlabMap, UsmPool};
+use crate::memory::{self, Allocation, RawUsm, UsmPool};
 use crate::queue::trackers::{ClEvent, Trackers};
 use crate::queue::Queue;
-use crate::conv::ClResultExt;
-use crate::{OpenCl, DDI};
+use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use ur_core::boundary::NativeOwnership;
-use ur_core::engine::{self, Cover, Engine, LaneId, Stamp};
-use ur_core::hal::{self, AllocInfo, AllocRequest};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::context::RawContext;
+use ur_core::engine::{self, Cover, LaneId, Stamp};
+use ur_core::hal::{AllocInfo, AllocRequest};
+use ur_core::handle::arc_of;
 use ur_core::usm_async::{PoolApi, PoolDesc};
-use ur_core::usm_pool::ContextPools;
-use ur_core::usm_registry::UsmRegistry;
 use ur_core::*;
 
-#[repr(C)]
-pub struct Context {
-    header: HandleHeader,
+/// A UR context of this adapter.
+pub type Context = ur_core::context::Context<OpenCl>;
+
+/// What an OpenCL context keeps beside the core's fields.
+pub struct ContextCl {
     pub cl: opencl3::context::Context,
     pub platform: &'static Platform,
-    pub devices: Vec<&'static Device>,
-    /// Live blocking USM allocations by address, so that any pointer into
-    /// one finds it.
-    pub usm: UsmRegistry<Allocation>,
     /// Queues made on this context: `urUSMFree` of SVM memory waits for them.
     queues: Mutex<Vec<Weak<Queue>>>,
     /// An in-order queue per device for the adapter's own commands (zeroing
     /// pool memory), made on first use.
     /// Keyed by the device's address.
     internal_queues: Mutex<Vec<(usize, Arc<opencl3::command_queue::CommandQueue>)>>,
-    pub deleter: ExtendedDeleter,
-    /// The async pool engine: every queue of this context is a lane of its
-    /// graph.
-    pub engine: Engine,
-    /// The slabs of every engine pool of this context, by address.
-    pub slabs: Arc<SlabMap>,
-    pub pools: ContextPools<UsmPool>,
     /// Progress trackers of released queues whose commands had not all
     /// finished: their lanes retire once they have (released queues are
     /// not waited for, since the last release may come on a runtime
@@ -65,58 +55,16 @@ pub(crate) enum Covering {
     Unknown(Arc<Queue>),
 }
 
-ur_core::ur_object!(Context, Context, ur_context_handle_t_);
-
-// SAFETY: contexts are only made by `assemble`, in an `Arc`.
-unsafe impl ArcObject for Context {}
-
-impl Context {
-    fn assemble(
-        cl: opencl3::context::Context,
-        platform: &'static Platform,
-        devices: Vec<&'static Device>,
-    ) -> Arc<Context> {
-        Arc::new(Context {
-            header: HandleHeader::new(&DDI, ObjectKind::Context),
+impl ContextCl {
+    fn new(cl: opencl3::context::Context, platform: &'static Platform) -> ContextCl {
+        ContextCl {
             cl,
             platform,
-            devices,
-            usm: UsmRegistry::default(),
             queues: Mutex::new(Vec::new()),
             internal_queues: Mutex::new(Vec::new()),
-            deleter: ExtendedDeleter::default(),
-            engine: Engine::new(),
-            slabs: Arc::default(),
-            pools: ContextPools::default(),
             orphans: Mutex::new(Vec::new()),
             scratch: std::sync::OnceLock::new(),
-        })
-    }
-
-    /// The device of this context with OpenCL id `id`.
-    pub fn device_by_id(&self, id: sys::cl_device_id) -> Option<&'static Device> {
-        self.devices.iter().copied().find(|d| d.id == id)
-    }
-
-    /// How USM reaches the runtime in this context: the platform's devices
-    /// share one path.
-    pub fn usm_path(&self) -> UsmPath {
-        self.devices[0].usm_path
-    }
-
-    /// The runtime's USM allocation entry points for this context.
-    pub fn raw_usm(&self) -> RawUsm {
-        RawUsm {
-            cl: self.cl.get(),
-            platform: self.platform,
-            path: self.usm_path(),
-            svm_atomics: self.devices.iter().all(|d| d.svm & sys::CL_DEVICE_SVM_ATOMICS != 0),
         }
-    }
-
-    /// The allocation holding `ptr`, with the offset of `ptr` in it.
-    pub fn find_allocation(&self, ptr: usize) -> Option<(Allocation, usize)> {
-        self.usm.with(ptr, |a| (a.clone(), ptr - a.base))
     }
 
     pub(crate) fn add_queue(&self, q: &Arc<Queue>) {
@@ -147,46 +95,6 @@ impl Context {
         self.live_queues().into_iter().find(|q| q.lane.id() == lane)
     }
 
-    /// What covers the command `stamp` on the OpenCL side.
-    pub(crate) fn covering(&self, stamp: Stamp) -> Covering {
-        let dag = self.engine.dag();
-        loop {
-            if dag.is_complete(stamp) {
-                return Covering::Done;
-            }
-            if let Some(q) = self.queue_of_lane(stamp.lane) {
-                return match q.event_covering(stamp.seq) {
-                    Ok(Some(e)) => Covering::Event(e, Some(q)),
-                    Ok(None) => Covering::Done,
-                    Err(()) => Covering::Unknown(q),
-                };
-            }
-            if let Some(t) = self.orphans().iter().find(|t| t.lane().id() == stamp.lane) {
-                // An orphan's events cover everything its queue ran.
-                return match crate::queue::trackers::event_covering(t, stamp.seq) {
-                    Ok(Some(e)) => Covering::Event(e, None),
-                    _ => Covering::Done,
-                };
-            }
-            // The queue is being dropped: its trackers are on their way to
-            // the orphans, or its lane to retirement.
-            std::thread::yield_now();
-        }
-    }
-
-    /// Blocks until the command `stamp` has completed, and tells the engine.
-    pub(crate) fn wait_for_stamp(&self, stamp: Stamp) {
-        engine::wait_for_stamp(self.engine.dag(), stamp, |s| match self.covering(s) {
-            Covering::Done => Cover::Done,
-            Covering::Event(e, _) => Cover::By(ClEvent(e)),
-            Covering::Unknown(q) => {
-                // Its queue's finish reports it (and everything before it).
-                let _ = q.finish();
-                Cover::Done
-            }
-        })
-    }
-
     fn orphans(&self) -> MutexGuard<'_, Vec<Trackers>> {
         self.orphans.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -195,29 +103,6 @@ impl Context {
     /// finished (see `orphans`).
     pub(crate) fn adopt(&self, trackers: Trackers) {
         self.orphans().push(trackers);
-    }
-
-    /// Retires the lanes of released queues whose commands have finished.
-    fn reap_orphans(&self) {
-        let dag = self.engine.dag();
-        self.orphans().retain_mut(|t| {
-            let finished = t.all_finished(drop);
-            if finished {
-                dag.retire_lane(t.lane());
-            }
-            !finished
-        });
-    }
-
-    /// The context's scratch word: host USM on the Intel path (any device
-    /// reaches it), a coarse-grained SVM word otherwise; `None` when the
-    /// runtime refused it.
-    pub(crate) fn scratch(&self) -> Option<*mut core::ffi::c_void> {
-        let word = *self.scratch.get_or_init(|| {
-            let kind = if self.usm_path() == UsmPath::Intel { UR_USM_TYPE_HOST } else { UR_USM_TYPE_DEVICE };
-            self.raw_usm().alloc(kind, None, 64, 0, 0).map_or(0, |p| p.as_ptr() as usize)
-        });
-        (word != 0).then_some(word as *mut core::ffi::c_void)
     }
 
     /// The adapter's own in-order queue on `device`.
@@ -236,9 +121,98 @@ impl Context {
     }
 }
 
-impl hal::Context<OpenCl> for Context {
+/// The device of `context` with OpenCL id `id`.
+pub fn device_by_id(context: &Context, id: sys::cl_device_id) -> Option<&'static Device> {
+    context.devices.iter().copied().find(|d| d.id == id)
+}
+
+/// How USM reaches the runtime in `context`: the platform's devices share
+/// one path.
+pub fn usm_path(context: &Context) -> UsmPath {
+    context.devices[0].usm_path
+}
+
+/// The runtime's USM allocation entry points for `context`.
+pub fn raw_usm(context: &Context) -> RawUsm {
+    RawUsm {
+        cl: context.raw.cl.get(),
+        platform: context.raw.platform,
+        path: usm_path(context),
+        svm_atomics: context.devices.iter().all(|d| d.svm & sys::CL_DEVICE_SVM_ATOMICS != 0),
+    }
+}
+
+/// What covers the command `stamp` of `context`'s graph on the OpenCL side.
+pub(crate) fn covering(context: &Context, stamp: Stamp) -> Covering {
+    let dag = context.engine.dag();
+    loop {
+        if dag.is_complete(stamp) {
+            return Covering::Done;
+        }
+        if let Some(q) = context.raw.queue_of_lane(stamp.lane) {
+            return match q.event_covering(stamp.seq) {
+                Ok(Some(e)) => Covering::Event(e, Some(q)),
+                Ok(None) => Covering::Done,
+                Err(()) => Covering::Unknown(q),
+            };
+        }
+        if let Some(t) = context.raw.orphans().iter().find(|t| t.lane().id() == stamp.lane) {
+            // An orphan's events cover everything its queue ran.
+            return match crate::queue::trackers::event_covering(t, stamp.seq) {
+                Ok(Some(e)) => Covering::Event(e, None),
+                _ => Covering::Done,
+            };
+        }
+        // The queue is being dropped: its trackers are on their way to
+        // the orphans, or its lane to retirement.
+        std::thread::yield_now();
+    }
+}
+
+/// Blocks until the command `stamp` of `context` has completed, and tells
+/// the engine.
+pub(crate) fn wait_for_stamp(context: &Context, stamp: Stamp) {
+    engine::wait_for_stamp(context.engine.dag(), stamp, |s| match covering(context, s) {
+        Covering::Done => Cover::Done,
+        Covering::Event(e, _) => Cover::By(ClEvent(e)),
+        Covering::Unknown(q) => {
+            // Its queue's finish reports it (and everything before it).
+            let _ = q.finish();
+            Cover::Done
+        }
+    })
+}
+
+/// Retires the lanes of `context`'s released queues whose commands have
+/// finished.
+fn reap_orphans(context: &Context) {
+    let dag = context.engine.dag();
+    context.raw.orphans().retain_mut(|t| {
+        let finished = t.all_finished(drop);
+        if finished {
+            dag.retire_lane(t.lane());
+        }
+        !finished
+    });
+}
+
+/// `context`'s scratch word: host USM on the Intel path (any device
+/// reaches it), a coarse-grained SVM word otherwise; `None` when the
+/// runtime refused it.
+pub(crate) fn scratch(context: &Context) -> Option<*mut c_void> {
+    let word = *context.raw.scratch.get_or_init(|| {
+        let kind = if usm_path(context) == UsmPath::Intel { UR_USM_TYPE_HOST } else { UR_USM_TYPE_DEVICE };
+        raw_usm(context).alloc(kind, None, 64, 0, 0).map_or(0, |p| p.as_ptr() as usize)
+    });
+    (word != 0).then_some(word as *mut c_void)
+}
+
+impl RawContext<OpenCl> for ContextCl {
+    type Allocation = Allocation;
+    type SlabOwner = memory::SlabOwner;
+
     /// A context over `devices`, which must all belong to one platform.
-    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         let devices = kept_all(devices);
         let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform;
         if devices.iter().any(|d| !std::ptr::eq(d.platform, platform)) {
@@ -248,19 +222,11 @@ impl hal::Context<OpenCl> for Context {
         let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
         let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, platform.id as isize, 0];
         let cl = opencl3::context::Context::from_devices(&ids, &properties, None, std::ptr::null_mut()).ur()?;
-        Ok(Context::assemble(cl, platform, devices))
+        Ok(Context::new(devices, ContextCl::new(cl, platform)))
     }
 
-    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
-        self.devices.iter().map(|d| *d)
-    }
-
-    fn extended_deleter(&self) -> &ExtendedDeleter {
-        &self.deleter
-    }
-
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.cl.get() as ur_native_handle_t)
+    fn native_handle(context: &Context) -> UrResult<ur_native_handle_t> {
+        Ok(context.raw.cl.get() as ur_native_handle_t)
     }
 
     /// `urContextCreateWithNativeHandle`: a context over the user's
@@ -268,7 +234,7 @@ impl hal::Context<OpenCl> for Context {
     /// for all of its devices when none are named. A borrowed context is
     /// retained here and released with this object; an owned one takes
     /// over the caller's reference.
-    fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Context>> {
         let native = native as sys::cl_context;
         let devices = kept_all(devices);
         let ids = crate::driver::array::<sys::cl_device_id>(cl3::context::get_context_data(native, sys::CL_CONTEXT_DEVICES))
@@ -288,85 +254,69 @@ impl hal::Context<OpenCl> for Context {
         if devices.iter().any(|d| !std::ptr::eq(d.platform, platform)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+        if ownership == NativeOwnership::Borrowed {
             // SAFETY: the caller's live context; this reference is the one
             // the wrapper below releases.
             unsafe { cl3::context::retain_context(native) }.ur()?;
         }
         let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
         let cl = opencl3::context::Context::new(native, &ids);
-        Ok(Context::assemble(cl, platform, devices))
+        Ok(Context::new(devices, ContextCl::new(cl, platform)))
     }
 
-    fn usm_alloc(&self, r: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_void> {
-        memory::alloc(self, r)
+    fn usm_alloc(context: &Context, r: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_void> {
+        memory::alloc(context, r)
     }
 
-    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
-        memory::free(self, ptr)
+    fn usm_free(context: &Context, ptr: *mut c_void) -> UrResult {
+        memory::free(context, ptr)
     }
 
-    /// A host synchronisation point: released queues that have finished
-    /// retire, and every pool files the blocks whose frees have completed
-    /// and gives back what is above its release threshold.
-    fn collect_pools(&self) {
-        self.reap_orphans();
-        self.pools.collect(|p| &p.base.engine);
-    }
-
-    type SlabOwner = crate::memory::SlabOwner;
-    fn slabs(&self) -> &crate::memory::SlabMap {
-        &self.slabs
-    }
-
-    /// `(base, size)` of the live allocation of this context holding `ptr`: a
-    /// blocking one, or a block of an engine pool (other pointers are the
-    /// runtime's to judge).
-    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        self.usm.live_span(&self.slabs, ptr as usize)
-    }
-
-    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<OpenCl>> {
-        let info = memory::pointer_info(self, ptr)?;
+    fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<OpenCl>> {
+        let info = memory::pointer_info(context, ptr)?;
         let device = info.device.map_or(std::ptr::null_mut(), |d| d.handle());
         Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
     }
 
     /// Pools are offered wherever USM is.
-    fn pools_supported(&self) -> bool {
-        self.usm_path() != UsmPath::None
+    fn pools_supported(context: &Context) -> bool {
+        usm_path(context) != UsmPath::None
     }
 
-    fn pool_create(&self, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
-        memory::create(arc_of(self), device.map(Device::kept), desc, api)
+    fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
+        memory::create(arc_of(context), device.map(Device::kept), desc, api)
     }
 
-    fn pools(&self) -> &ContextPools<UsmPool> {
-        &self.pools
+    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
+        Ok(memory::device_default(&arc_of(context), device.kept()))
     }
 
-    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
-        Ok(memory::device_default(&arc_of(self), device.kept()))
+    /// A host synchronisation point: released queues that have finished
+    /// retire, and every pool files the blocks whose frees have completed
+    /// and gives back what is above its release threshold.
+    fn collect_pools(context: &Context) {
+        reap_orphans(context);
+        context.pools.collect(|p| &p.base.engine);
     }
-}
 
-impl Drop for Context {
-    fn drop(&mut self) {
+    /// Before the core clears the pools and runs the deleter: released
+    /// queues' last commands finish, then what the user did not free and
+    /// the scratch word go back.
+    fn release(context: &mut Context) {
         // Released queues' last commands run before their memory goes back.
-        let dag = self.engine.dag().clone();
-        for mut t in std::mem::take(&mut *self.orphans()) {
+        let dag = context.engine.dag().clone();
+        for mut t in std::mem::take(&mut *context.raw.orphans()) {
             t.wait_all(drop);
             dag.retire_lane(t.lane());
         }
         // Every queue holds its context, so none is left: what the user did
         // not free can go back now without waiting.
-        for a in self.usm.take_all() {
-            memory::release_backing(self, &a);
+        for a in context.usm.take_all() {
+            memory::release_backing(context, &a);
         }
-        if let Some(&word) = self.scratch.get().filter(|&&w| w != 0) {
+        if let Some(&word) = context.raw.scratch.get().filter(|&&w| w != 0) {
             // SAFETY: allocated once by `scratch`; no queue is left to use it.
-            unsafe { self.raw_usm().free(word as *mut core::ffi::c_void, true) };
+            unsafe { raw_usm(context).free(word as *mut c_void, true) };
         }
-        self.deleter.run();
     }
 }

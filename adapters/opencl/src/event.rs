@@ -191,12 +191,12 @@ impl RawEvent<OpenCl> for EventCl {
         let context = arc_of(context);
         let native = native as cl_event;
         let data = |p| cl3::event::get_event_data(native, p);
-        if driver::value::<sys::cl_context>(data(sys::CL_EVENT_CONTEXT)).ur()? != context.cl.get() {
+        if driver::value::<sys::cl_context>(data(sys::CL_EVENT_CONTEXT)).ur()? != context.raw.cl.get() {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
         // A user event has no queue.
         let cl_queue = driver::value::<sys::cl_command_queue>(data(sys::CL_EVENT_COMMAND_QUEUE)).ur()?;
-        let queue = if cl_queue.is_null() { None } else { context.queue_by_cl(cl_queue) };
+        let queue = if cl_queue.is_null() { None } else { context.raw.queue_by_cl(cl_queue) };
         let command = command_type(driver::value::<sys::cl_command_type>(data(sys::CL_EVENT_COMMAND_TYPE)).ur()?);
         if ownership == ur_core::boundary::NativeOwnership::Borrowed {
             // SAFETY: the caller's live event; this reference is the one

@@ -52,7 +52,7 @@ impl Kernel {
     fn wrap(program: Arc<Program>, cl: opencl3::kernel::Kernel, name: String) -> UrResult<Arc<Kernel>> {
         let raw = cl.get();
         let num_args = driver::value::<sys::cl_uint>(cl3::kernel::get_kernel_data(raw, sys::CL_KERNEL_NUM_ARGS)).ur()?;
-        if program.context.usm_path() == UsmPath::Intel {
+        if crate::context::usm_path(&program.context) == UsmPath::Intel {
             // SYCL kernels may reach USM through pointers stored in memory,
             // not only through arguments.
             let yes: sys::cl_bool = sys::CL_TRUE;
@@ -221,7 +221,7 @@ impl hal::Kernel<OpenCl> for Kernel {
             // (Intel path); fine-grained SVM needs nothing.
             UR_KERNEL_EXEC_INFO_USM_INDIRECT_ACCESS | UR_KERNEL_EXEC_INFO_CACHE_CONFIG => Ok(()),
             UR_KERNEL_EXEC_INFO_USM_PTRS => {
-                let param = if self.program.context.usm_path() == UsmPath::Intel {
+                let param = if crate::context::usm_path(&self.program.context) == UsmPath::Intel {
                     sys::CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL
                 } else {
                     sys::CL_KERNEL_EXEC_INFO_SVM_PTRS
@@ -252,7 +252,7 @@ impl hal::Kernel<OpenCl> for Kernel {
         let program = program.map(arc_of);
         let native = native as cl_kernel;
         let data = |p| cl3::kernel::get_kernel_data(native, p);
-        if driver::value::<sys::cl_context>(data(sys::CL_KERNEL_CONTEXT)).ur()? != context.cl.get() {
+        if driver::value::<sys::cl_context>(data(sys::CL_KERNEL_CONTEXT)).ur()? != context.raw.cl.get() {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
         let cl_program = driver::value::<sys::cl_program>(data(sys::CL_KERNEL_PROGRAM)).ur()?;

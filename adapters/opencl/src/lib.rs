@@ -6,12 +6,13 @@
 //! loads, and reports no platform, on a machine without OpenCL.
 //!
 //! The C surface is `ur_core`'s, written once for every adapter; each object
-//! implements its backend trait of `ur_core::hal` beside its definition:
-//! `device/` (platforms and devices), `context.rs`, `queue/`, `event.rs`,
-//! `memory.rs` (USM and pools), `program.rs` and `kernel.rs`. Arguments
-//! reach those methods checked; none of them reads C memory. `conv.rs` holds
-//! every enum and error translation, `driver.rs` the typed reads of OpenCL's
-//! answers.
+//! implements its backend trait of `ur_core::hal` (for contexts, events and
+//! pools, the core's object holds a raw part with a `Raw*` trait) beside its
+//! definition: `device/` (platforms and devices), `context.rs`, `queue/`,
+//! `event.rs`, `memory.rs` (USM and pools), `program.rs` and `kernel.rs`.
+//! Arguments reach those methods checked; none of them reads C memory.
+//! `conv.rs` holds every enum and error translation, `driver.rs` the typed
+//! reads of OpenCL's answers.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 mod context;
@@ -34,4 +35,8 @@ ur_core::adapter_backend! {
         Queue = queue::Queue, RawEvent = event::EventCl, RawPool = memory::PoolCl, DeviceRef = &'static device::Device, Program = program::Program,
         Kernel = kernel::Kernel,
     }
+}
+
+impl ur_core::context::Backends for OpenCl {
+    type RawContext = context::ContextCl;
 }

@@ -20,7 +20,7 @@
 //! both `urUSM*Alloc` and the engine pools' raw memory ([`ClMemory`], the
 //! engine's `MemorySource`).
 
-use crate::context::Context;
+use crate::context::{self, Context};
 use crate::device::platform::Platform;
 use crate::device::{Device, UsmPath};
 use crate::driver::{call, wait_list_ptr};
@@ -94,7 +94,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_vo
         device: req.device.map(Device::kept),
         flags: conv::usm_alloc_flags(req.host_flags, req.device_flags),
     };
-    let (ptr, raw) = match ctx.usm_path() {
+    let (ptr, raw) = match context::usm_path(ctx) {
         UsmPath::Intel => {
             let p = runtime_alloc(ctx, &runtime, req.size, align)?;
             (p, p)
@@ -136,7 +136,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_vo
 
 /// The runtime's allocation for `req`, `size` bytes aligned to `align`.
 fn runtime_alloc(ctx: &Context, req: &RuntimeRequest, size: usize, align: u32) -> UrResult<*mut c_void> {
-    match ctx.raw_usm().alloc(req.kind, req.device, size, align, req.flags) {
+    match context::raw_usm(ctx).alloc(req.kind, req.device, size, align, req.flags) {
         Ok(p) => Ok(p.as_ptr()),
         Err(sys::CL_OUT_OF_RESOURCES | sys::CL_MEM_OBJECT_ALLOCATION_FAILURE | sys::CL_OUT_OF_HOST_MEMORY) => {
             Err(out_of_memory(req.kind))
@@ -157,7 +157,7 @@ fn out_of_memory(kind: ur_usm_type_t) -> ur_result_t {
 /// Zeroes a new pool allocation, for `UR_USM_POOL_FLAG_ZERO_INITIALIZE_BLOCK`.
 fn zero(ctx: &Context, a: &Allocation) -> UrResult {
     let device = a.device.unwrap_or(ctx.devices[0]);
-    let queue = ctx.internal_queue(device)?;
+    let queue = ctx.raw.internal_queue(device)?;
     let zero = [0u8; 1];
     enqueue_fill(ctx, queue.get(), a.base as *mut c_void, &zero, a.size, &[], std::ptr::null_mut()).ur()?;
     queue.finish().ur()
@@ -169,11 +169,12 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
     let Ok(a) = ctx.usm.remove(ptr as usize) else {
         // A block of an engine pool: every command of the context finishes
         // first.
-        return ctx.slabs.free_blocking(ptr as usize, || ctx.finish_all_queues(), |stamp| ctx.wait_for_stamp(stamp));
+        let finish_all = || ctx.raw.finish_all_queues();
+        return ctx.slabs.free_blocking(ptr as usize, finish_all, |stamp| context::wait_for_stamp(ctx, stamp));
     };
-    if ctx.usm_path() == UsmPath::Svm {
+    if context::usm_path(ctx) == UsmPath::Svm {
         // clSVMFree does not wait for commands that use the memory.
-        if let Err(e) = ctx.finish_all_queues() {
+        if let Err(e) = ctx.raw.finish_all_queues() {
             ctx.usm.insert(a);
             return Err(e);
         }
@@ -188,7 +189,7 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
 pub(crate) fn release_backing(ctx: &Context, a: &Allocation) {
     // SAFETY: `raw` came from this context's allocator and its allocation
     // was removed from the table, so it is freed once.
-    unsafe { ctx.raw_usm().free(a.raw as *mut c_void, true) };
+    unsafe { context::raw_usm(ctx).free(a.raw as *mut c_void, true) };
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
         pool.base.engine.account_blocking(-(a.size as isize));
     }
@@ -207,7 +208,7 @@ pub struct PointerInfo {
 /// an allocation finds it), then, on the Intel path, in the runtime's table,
 /// which also knows memory allocated around this adapter.
 pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
-    if let Some((a, _)) = ctx.find_allocation(ptr as usize) {
+    if let Some(a) = ctx.usm.with(ptr as usize, Allocation::clone) {
         return Some(PointerInfo {
             kind: a.kind,
             base: a.base,
@@ -228,10 +229,10 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
         let pool = owner.usm_pool_handle();
         return Some(PointerInfo { kind: owner.kind.to_ur(), base, size, device: owner.device, pool });
     }
-    let usm = ctx.platform.intel_usm.as_ref()?;
+    let usm = ctx.raw.platform.intel_usm.as_ref()?;
     let query = |param: sys::cl_mem_info_intel, out: *mut c_void, size: usize| {
         // SAFETY: the runtime writes at most `size` bytes to `out`.
-        unsafe { (usm.get_alloc_info)(ctx.cl.get(), ptr, param, size, out, std::ptr::null_mut()) }
+        unsafe { (usm.get_alloc_info)(ctx.raw.cl.get(), ptr, param, size, out, std::ptr::null_mut()) }
     };
     let mut kind: sys::cl_uint = 0;
     let mut base: usize = 0;
@@ -246,7 +247,7 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
         kind: conv::usm_type_from_intel(kind),
         base,
         size,
-        device: ctx.device_by_id(device),
+        device: context::device_by_id(ctx, device),
         pool: std::ptr::null_mut(),
     })
 }
@@ -271,9 +272,9 @@ pub fn enqueue_fill(
         return enqueue_copy(ctx, queue, true, ptr, repeated.as_ptr() as *const c_void, size, waits, event);
     }
     let n = waits.len() as sys::cl_uint;
-    match ctx.usm_path() {
+    match context::usm_path(ctx) {
         UsmPath::Intel => {
-            let usm = ctx.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
+            let usm = ctx.raw.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
             // SAFETY: live queue and memory of its context; the pattern is
             // copied by the runtime before the call returns.
             check(unsafe {
@@ -316,9 +317,9 @@ pub fn enqueue_copy(
 ) -> Result<(), cl_int> {
     let n = waits.len() as sys::cl_uint;
     let blocking = blocking as sys::cl_bool;
-    match ctx.usm_path() {
+    match context::usm_path(ctx) {
         UsmPath::Intel => {
-            let usm = ctx.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
+            let usm = ctx.raw.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
             // SAFETY: live queue; the pointers' validity is the caller's
             // promise to UR, which the runtime checks as far as it can.
             check(unsafe { (usm.enqueue_copy)(queue, blocking, dst, src, size, n, wait_list_ptr(waits), event) })
@@ -334,9 +335,9 @@ pub fn set_kernel_arg_pointer(
     index: u32,
     ptr: *const c_void,
 ) -> Result<(), cl_int> {
-    match ctx.usm_path() {
+    match context::usm_path(ctx) {
         UsmPath::Intel => {
-            let usm = ctx.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
+            let usm = ctx.raw.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
             // SAFETY: a live kernel of this platform; the runtime reads only
             // the pointer value.
             check(unsafe { (usm.set_kernel_arg_pointer)(kernel, index, ptr) })
@@ -373,7 +374,7 @@ pub fn create(
     desc: PoolDesc,
     api: PoolApi,
 ) -> UrResult<Arc<UsmPool>> {
-    if context.usm_path() == UsmPath::None {
+    if crate::context::usm_path(&context) == UsmPath::None {
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
     let base = PoolBase::user(&context, device, context.devices.iter().copied(), desc, api);
@@ -402,7 +403,7 @@ impl RawPool<OpenCl> for PoolCl {
         if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
             config.min_slab_size = SLAB_SIZE;
         }
-        let (raw, slabs) = (context.raw_usm(), context.slabs.clone());
+        let (raw, slabs) = (crate::context::raw_usm(&context), context.slabs.clone());
         Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &pool.me, kind, serving, |owner| {
             Arc::new(ClMemory::new(raw, slabs, owner))
         }))

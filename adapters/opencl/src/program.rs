@@ -140,7 +140,7 @@ impl Program {
         ownership: ur_core::boundary::NativeOwnership,
     ) -> UrResult<Arc<Program>> {
         let cl_context = driver::value::<sys::cl_context>(cl3::program::get_program_data(native, sys::CL_PROGRAM_CONTEXT)).ur()?;
-        if cl_context != context.cl.get() {
+        if cl_context != context.raw.cl.get() {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
         if ownership == ur_core::boundary::NativeOwnership::Borrowed {
@@ -203,7 +203,7 @@ impl Program {
             Some(binaries[i].as_slice()).filter(|b| !b.is_empty())
         };
         let images: Vec<&[u8]> = all.iter().map(|d| binary_of(d)).collect::<Option<_>>().ok_or(UR_RESULT_ERROR_INVALID_BINARY)?;
-        let program = create_with_binaries(self.context.cl.get(), &Self::device_ids(all), &images)
+        let program = create_with_binaries(self.context.raw.cl.get(), &Self::device_ids(all), &images)
             .map(ClProgram)
             .ur()?;
         cl3::program::build_program(program.get(), &Self::device_ids(all), options, None, std::ptr::null_mut()).ur()?;
@@ -213,7 +213,7 @@ impl Program {
     /// The context's devices this program is for.
     pub fn devices(&self) -> UrResult<Vec<&'static Device>> {
         let ids = driver::array::<sys::cl_device_id>(self.data(sys::CL_PROGRAM_DEVICES)).ur()?;
-        Ok(ids.into_iter().filter_map(|id| self.context.device_by_id(id)).collect())
+        Ok(ids.into_iter().filter_map(|id| crate::context::device_by_id(&self.context, id)).collect())
     }
 
     fn data(&self, param: sys::cl_program_info) -> Result<Vec<u8>, cl_int> {
@@ -272,7 +272,7 @@ impl hal::Program<OpenCl> for Program {
         if magic != Some(SPIRV_MAGIC) && magic != Some(SPIRV_MAGIC.swap_bytes()) {
             return Err(UR_RESULT_ERROR_INVALID_BINARY);
         }
-        let program = cl3::program::create_program_with_il(context.cl.get(), il).map_err(|e| match e {
+        let program = cl3::program::create_program_with_il(context.raw.cl.get(), il).map_err(|e| match e {
             sys::CL_INVALID_VALUE | sys::CL_INVALID_BINARY => UR_RESULT_ERROR_INVALID_BINARY,
             sys::CL_INVALID_OPERATION => UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE,
             e => conv::result(e),
@@ -289,7 +289,7 @@ impl hal::Program<OpenCl> for Program {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
         let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
-        let program = create_with_binaries(context.cl.get(), &ids, &binaries)
+        let program = create_with_binaries(context.raw.cl.get(), &ids, &binaries)
             .map_err(|e| match e {
                 sys::CL_INVALID_BINARY | sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_NATIVE_BINARY,
                 e => conv::result(e),
@@ -360,7 +360,7 @@ impl hal::Program<OpenCl> for Program {
         let mut err: cl_int = sys::CL_SUCCESS;
         let linked = runtime
             .clLinkProgram(
-                context.cl.get(),
+                context.raw.cl.get(),
                 ids.len() as sys::cl_uint,
                 wait_list_ptr(&ids),
                 options.as_ptr(),

@@ -115,7 +115,7 @@ impl Queue {
             foreign_work: AtomicBool::new(false),
             completed: OnceLock::new(),
         });
-        queue.context.add_queue(&queue);
+        queue.context.raw.add_queue(&queue);
         queue
     }
 
@@ -287,7 +287,7 @@ impl Queue {
     /// could not make one.
     pub(crate) fn completed_cl(&self) -> Option<cl_event> {
         let made = self.completed.get_or_init(|| {
-            let event = opencl3::event::Event::new(cl3::event::create_user_event(self.context.cl.get()).ok()?);
+            let event = opencl3::event::Event::new(cl3::event::create_user_event(self.context.raw.cl.get()).ok()?);
             cl3::event::set_user_event_status(event.get(), sys::CL_COMPLETE).ok()?;
             Some(event)
         });
@@ -328,7 +328,7 @@ impl Queue {
     pub fn translate_wait_list<'a>(&self, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
         let mut waits = Waits::none();
         for e in events {
-            if e.context.cl.get() == self.context.cl.get() {
+            if e.context.raw.cl.get() == self.context.raw.cl.get() {
                 // A completed event orders nothing: the runtime need not see
                 // it, nor its queue be flushed for it.
                 if !e.raw.completed() {
@@ -362,7 +362,7 @@ impl hal::Queue<OpenCl> for Queue {
             properties &= !sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
         }
         // SAFETY: the device belongs to the context (the core checked).
-        let cl = unsafe { CommandQueue::create_with_properties(&context.cl, device.id, properties, 0) }.ur()?;
+        let cl = unsafe { CommandQueue::create_with_properties(&context.raw.cl, device.id, properties, 0) }.ur()?;
         Ok(Queue::assemble(context, device, flags, out_of_order, cl))
     }
 
@@ -423,11 +423,11 @@ impl hal::Queue<OpenCl> for Queue {
         let (context, device) = (arc_of(context), device.map(Device::kept));
         let data = |p| cl3::command_queue::get_command_queue_data(native, p);
         let cl_context = crate::driver::value::<sys::cl_context>(data(sys::CL_QUEUE_CONTEXT)).ur()?;
-        if cl_context != context.cl.get() {
+        if cl_context != context.raw.cl.get() {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
         let id = crate::driver::value::<sys::cl_device_id>(data(sys::CL_QUEUE_DEVICE)).ur()?;
-        let queue_device = context.device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+        let queue_device = crate::context::device_by_id(&context, id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
         if device.is_some_and(|d| !std::ptr::eq(d, queue_device)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
@@ -610,7 +610,7 @@ impl Drop for Queue {
             self.context.engine.dag().retire_lane(&self.lane);
         } else {
             // Releasing the OpenCL queue flushes it, so its commands run.
-            self.context.adopt(trackers);
+            self.context.raw.adopt(trackers);
         }
     }
 }

@@ -17,7 +17,7 @@
 //! lock its enqueuer holds) covers it.
 
 use super::{Cover, Queue, Waits};
-use crate::context::{Context, Covering};
+use crate::context::{self, Context, Covering};
 use crate::driver;
 use crate::memory;
 use crate::conv::ClResultExt;
@@ -35,7 +35,7 @@ use ur_core::*;
 pub(super) fn add_dependencies(ctx: &Context, queue: &Queue, deps: &[Stamp], waits: &mut Vec<cl_event>) -> UrResult<Vec<opencl3::event::Event>> {
     let mut held = Vec::new();
     for &d in deps {
-        match ctx.covering(d) {
+        match context::covering(ctx, d) {
             Covering::Event(e, owner) => {
                 if let Some(owner) = owner.filter(|o| !std::ptr::eq(Arc::as_ptr(o), queue)) {
                     owner.cl.flush().ur()?;
@@ -47,7 +47,7 @@ pub(super) fn add_dependencies(ctx: &Context, queue: &Queue, deps: &[Stamp], wai
             // This queue's own commands all have their events (its order
             // lock is held); another queue's is being enqueued right now.
             Covering::Unknown(owner) if std::ptr::eq(Arc::as_ptr(&owner), queue) => {}
-            Covering::Unknown(_) => ctx.wait_for_stamp(d),
+            Covering::Unknown(_) => context::wait_for_stamp(ctx, d),
         }
     }
     Ok(held)
@@ -70,7 +70,7 @@ pub(super) fn enqueue_command(
     waits: &[cl_event],
     event: *mut cl_event,
 ) -> Result<(), cl_int> {
-    match (zero, queue.out_of_order.then(|| ctx.scratch()).flatten()) {
+    match (zero, queue.out_of_order.then(|| context::scratch(ctx)).flatten()) {
         (Some(bytes), _) => memory::enqueue_fill(ctx, queue.cl.get(), ptr, &[0u8], bytes, waits, event),
         (None, Some(word)) => memory::enqueue_fill(ctx, queue.cl.get(), word, &[0u8], 1, waits, event),
         (None, None) => driver::marker(queue.cl.get(), waits, event),
@@ -102,7 +102,7 @@ pub(super) fn shared_cover(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[
         return (done && !queue.profiling() && queue.completed_cl().is_some()).then_some(Cover::Done);
     }
     let waits_own = waits.stamps.iter().all(|s| own(s) || dag.is_complete(*s));
-    let deps_own = deps.iter().all(|d| own(d) || matches!(ctx.covering(*d), Covering::Done));
+    let deps_own = deps.iter().all(|d| own(d) || matches!(context::covering(ctx, *d), Covering::Done));
     if !waits_own || !deps_own {
         return None;
     }
