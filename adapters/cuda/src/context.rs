@@ -1,40 +1,36 @@
-//! A context: a set of GPUs (each used through its primary CUDA context),
-//! the USM allocations made in it, and the pools its devices use by default.
+//! A context: the core's [`Context`] over a [`ContextCu`]. The core's part
+//! holds the devices (each GPU used through its primary CUDA context), the
+//! USM allocations made in it, the engine, its slabs and the pools its
+//! devices use by default; [`ContextCu`] keeps what only this adapter
+//! needs: the engine pools of destroyed UR pools, whether commands are
+//! recorded, the queue behind each lane, the host lane, and a primary
+//! context the user handed over.
 
-use ur_core::extended_deleter::ExtendedDeleter;
-use ur_core::usm_pool::ContextPools;
 use crate::device::Device;
-use crate::memory::pool::{self, UsmPool};
-use crate::memory::source::SlabMap;
-use crate::memory::UsmRegistry;
-use crate::queue::Queue;
 use crate::driver::{self, CuEvent};
-use crate::{Cuda, DDI};
+use crate::memory::pool::{self, UsmPool};
+use crate::memory::{self, Allocation};
+use crate::queue::Queue;
+use crate::Cuda;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use ur_core::engine::{self, Engine, Lane, LaneId, Stamp};
 use ur_core::boundary::NativeOwnership;
-use ur_core::hal::{self, AllocInfo, AllocRequest};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
-use ur_core::usm_async::{PoolApi, PoolDesc};
+use ur_core::context::RawContext;
+use ur_core::engine::{self, Lane, LaneId, Stamp};
+use ur_core::hal::{AllocInfo, AllocRequest};
+use ur_core::handle::arc_of;
 use ur_core::log;
+use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::*;
 
-#[repr(C)]
-pub struct Context {
-    header: HandleHeader,
-    pub devices: Vec<Arc<Device>>,
-    pub usm: UsmRegistry,
-    /// Each device's default pool and the one chosen for it.
-    pub pools: ContextPools<UsmPool>,
-    pub deleter: ExtendedDeleter,
-    /// The async pool engine of this context.
-    pub engine: Engine,
-    /// Every slab and range of this context's engine pools, by address: an
-    /// engine block is found through it, not through `usm`.
-    pub slabs: Arc<SlabMap>,
+/// A context of this adapter: the core's, with [`ContextCu`] as its raw
+/// part.
+pub type Context = ur_core::context::Context<Cuda>;
+
+/// What a context keeps beside the core's part.
+pub struct ContextCu {
     /// Engine pools of destroyed UR pools that still have live blocks.
     kept_pools: Mutex<Vec<Arc<engine::Pool>>>,
     /// Set when an engine pool is first used: from then on every command is
@@ -47,66 +43,54 @@ pub struct Context {
     host_lane: OnceLock<Arc<Lane>>,
     /// The GPU whose primary context the user handed over, owned, with
     /// `urContextCreateWithNativeHandle`: its reference goes back when
-    /// this context does.
-    owned_primary: Option<crate::driver::CUdevice>,
+    /// this context does (in `Drop`, after the core's part has released
+    /// the context's memory and run its deleter).
+    owned_primary: Option<driver::CUdevice>,
 }
 
-ur_core::ur_object!(Context, Context, ur_context_handle_t_);
-
-// SAFETY: made only by `Arc::new` in this module, and handed out only
-// from there.
-unsafe impl ArcObject for Context {}
-
-impl Context {
-    pub fn new(devices: Vec<Arc<Device>>) -> UrResult<Arc<Context>> {
-        Self::with_primary(devices, None)
+/// A context over `devices`, each of whose primary contexts is made ready
+/// first; `owned_primary`: the GPU whose primary context the user handed
+/// over, owned, to release when the context goes.
+pub fn new_context(
+    devices: Vec<Arc<Device>>,
+    owned_primary: Option<driver::CUdevice>,
+) -> UrResult<Arc<Context>> {
+    for d in &devices {
+        d.activate()?;
     }
+    let raw = ContextCu {
+        kept_pools: Mutex::new(Vec::new()),
+        tracking: AtomicBool::new(false),
+        lanes: Mutex::new(HashMap::new()),
+        host_lane: OnceLock::new(),
+        owned_primary,
+    };
+    Ok(Context::new(devices, raw))
+}
 
-    fn with_primary(
-        devices: Vec<Arc<Device>>,
-        owned_primary: Option<crate::driver::CUdevice>,
-    ) -> UrResult<Arc<Context>> {
-        for d in &devices {
-            d.activate()?;
-        }
-        Ok(Arc::new(Context {
-            header: HandleHeader::new(&DDI, ObjectKind::Context),
-            devices,
-            usm: UsmRegistry::default(),
-            pools: ContextPools::default(),
-            deleter: ExtendedDeleter::default(),
-            engine: Engine::new(),
-            slabs: Arc::default(),
-            kept_pools: Mutex::new(Vec::new()),
-            tracking: AtomicBool::new(false),
-            lanes: Mutex::new(HashMap::new()),
-            host_lane: OnceLock::new(),
-            owned_primary,
-        }))
-    }
+/// The index of `device` in `context`, or `INVALID_DEVICE`.
+pub fn device_index(context: &Context, device: &Device) -> UrResult<usize> {
+    context
+        .devices
+        .iter()
+        .position(|d| std::ptr::eq(&**d, device))
+        .ok_or(UR_RESULT_ERROR_INVALID_DEVICE)
+}
 
-    pub fn handle(&self) -> ur_context_handle_t {
-        ur_core::handle::handle_of(self)
-    }
+/// The lane of `context`'s blocking allocations from engine pools, made
+/// in its graph on first use.
+pub fn host_lane(context: &Context) -> &Arc<Lane> {
+    context
+        .raw
+        .host_lane
+        .get_or_init(|| context.engine.dag().create_lane(engine::QueueOrder::InOrder))
+}
 
-    /// The index of `device` in this context, or `INVALID_DEVICE`.
-    pub fn device_index(&self, device: &Device) -> UrResult<usize> {
-        self.devices
-            .iter()
-            .position(|d| std::ptr::eq(&**d, device))
-            .ok_or(UR_RESULT_ERROR_INVALID_DEVICE)
-    }
-
+impl ContextCu {
     /// Whether commands are being recorded for the engine.
     #[inline]
     pub fn tracking(&self) -> bool {
         self.tracking.load(Ordering::Acquire)
-    }
-
-    /// The lane of blocking allocations from engine pools.
-    pub fn host_lane(&self) -> &Arc<Lane> {
-        self.host_lane
-            .get_or_init(|| self.engine.dag().create_lane(engine::QueueOrder::InOrder))
     }
 
     /// Starts recording commands (before the first engine allocation).
@@ -157,27 +141,22 @@ impl Context {
     }
 }
 
-impl hal::Context<Cuda> for Context {
-    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
-        Context::new(devices.iter().map(|d| arc_of(*d)).collect())
-    }
+impl RawContext<Cuda> for ContextCu {
+    type Allocation = Allocation;
+    type SlabOwner = memory::source::SlabOwner;
 
-    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
-        self.devices.iter().map(|d| &**d)
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
+        new_context(devices.iter().map(|d| arc_of(*d)).collect(), None)
     }
 
     /// Not served yet: driver/memory.rs has a pitched fill but no pitched copy.
-    fn usm_2d_supported(&self) -> bool {
+    fn usm_2d_supported(_: &Context) -> bool {
         false
     }
 
-    fn extended_deleter(&self) -> &ExtendedDeleter {
-        &self.deleter
-    }
-
     /// The primary CUDA context of the first device.
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.devices[0].activate()? as ur_native_handle_t)
+    fn native_handle(context: &Context) -> UrResult<ur_native_handle_t> {
+        Ok(context.devices[0].activate()? as ur_native_handle_t)
     }
 
     /// `urContextCreateWithNativeHandle`: the adapter runs every GPU
@@ -191,7 +170,7 @@ impl hal::Context<Cuda> for Context {
         native: ur_native_handle_t,
         devices: &[&Device],
         ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
+    ) -> UrResult<Arc<Context>> {
         let native = native as driver::CUcontext;
         let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
         let candidates: Vec<Arc<Device>> = if devices.is_empty() {
@@ -214,43 +193,34 @@ impl hal::Context<Cuda> for Context {
         } else {
             devices
         };
-        let owned = (ownership == ur_core::boundary::NativeOwnership::Owned).then_some(owner.cu);
-        Self::with_primary(devices, owned)
+        let owned = (ownership == NativeOwnership::Owned).then_some(owner.cu);
+        new_context(devices, owned)
     }
 
-    fn usm_alloc(&self, r: AllocRequest<'_, Cuda>) -> UrResult<*mut c_void> {
-        Context::usm_alloc(self, r)
+    fn usm_alloc(context: &Context, r: AllocRequest<'_, Cuda>) -> UrResult<*mut c_void> {
+        memory::usm_alloc(context, r)
     }
 
     /// `urUSMFree`: waits for the devices' pending work, then frees.
-    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
-        let a = match self.usm.remove(ptr as usize) {
+    fn usm_free(context: &Context, ptr: *mut c_void) -> UrResult {
+        let a = match context.usm.remove(ptr as usize) {
             Ok(a) => a,
-            Err(e) => return self.engine_free_blocking(ptr as usize).map_err(|_| e),
+            Err(e) => return memory::engine_free_blocking(context, ptr as usize).map_err(|_| e),
         };
-        self.synchronize_devices()?;
-        a.release_now(&self.devices)
+        memory::synchronize_devices(context)?;
+        a.release_now(&context.devices)
     }
 
     /// The context's engine collects every pool, default ones included.
-    fn collect_pools(&self) {
-        self.engine.collect_all();
+    fn collect_pools(context: &Context) {
+        context.engine.collect_all();
     }
 
-    type SlabOwner = crate::memory::source::SlabOwner;
-    fn slabs(&self) -> &crate::memory::source::SlabMap {
-        &self.slabs
-    }
-
-    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        self.usm.live_span(&self.slabs, ptr as usize)
-    }
-
-    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<Cuda>> {
-        let registered = self.usm.with(ptr as usize, |a| {
+    fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<Cuda>> {
+        let registered = context.usm.with(ptr as usize, |a| {
             let device = a
                 .device
-                .and_then(|i| self.devices.get(i))
+                .and_then(|i| context.devices.get(i))
                 .map_or(std::ptr::null_mut(), |d| d.handle());
             let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
             AllocInfo::new(a.kind.as_ur(), a.base as *mut c_void, a.size, device, pool)
@@ -259,7 +229,7 @@ impl hal::Context<Cuda> for Context {
             return registered;
         }
         // An engine block: its pool knows it; a destroyed pool reads as none.
-        let owner = self.slabs.owner_of(ptr as usize)?;
+        let owner = context.slabs.owner_of(ptr as usize)?;
         let (base, size) = owner.live_block(ptr as usize)?;
         let device = owner
             .device
@@ -269,53 +239,55 @@ impl hal::Context<Cuda> for Context {
         Some(AllocInfo::new(owner.kind.as_ur(), base as *mut c_void, size, device, pool))
     }
 
-    fn pools_supported(&self) -> bool {
-        self.devices.iter().all(|d| d.props.memory_pools)
+    fn pools_supported(context: &Context) -> bool {
+        context.devices.iter().all(|d| d.props.memory_pools)
     }
 
     /// A pool belongs to one GPU: a context-wide pool needs a context of one.
     fn pool_create(
-        &self,
+        context: &Context,
         device: Option<&Device>,
         desc: PoolDesc,
         api: PoolApi,
     ) -> UrResult<Arc<UsmPool>> {
-        pool::create(&arc_of(self), device.map(arc_of).as_ref(), desc, api)
+        pool::create(&arc_of(context), device.map(arc_of).as_ref(), desc, api)
     }
 
-    fn pools(&self) -> &ContextPools<UsmPool> {
-        &self.pools
+    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
+        pool::device_default(&arc_of(context), &arc_of(device))
     }
 
-    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
-        pool::device_default(&arc_of(self), &arc_of(device))
-    }
-}
-
-impl Drop for Context {
-    fn drop(&mut self) {
-        let leftover = self.usm.len();
+    /// What the user left allocated goes back once the devices are idle,
+    /// and the engine lets go of its default pools; the core then clears
+    /// the pool table and runs the deleter.
+    fn release(context: &mut Context) {
+        let leftover = context.usm.len();
         if leftover > 0 {
             log::warning(&format!(
                 "context released with {leftover} USM allocation(s) still live; freeing them"
             ));
-            for d in &self.devices {
+            for d in &context.devices {
                 if d.activate().is_ok() {
-                    let _ = crate::driver::ctx_synchronize();
+                    let _ = driver::ctx_synchronize();
                 }
             }
-            crate::memory::free_all(&self.usm, &self.devices);
+            memory::free_all(&context.usm, &context.devices);
         }
-        self.engine.release_default_pools();
-        self.pools.clear();
-        self.deleter.run();
+        context.engine.release_default_pools();
+    }
+}
+
+/// Runs as the core's context drops its raw part, its last field: after
+/// the deleter, as the handed-over primary context went last before.
+impl Drop for ContextCu {
+    fn drop(&mut self) {
         if let Some(dev) = self.owned_primary {
             // The adapter keeps its own reference of every primary context,
             // so this one going leaves the context alive for the adapter.
-            if let Err(e) = crate::driver::primary_ctx_release(dev) {
+            if let Err(e) = driver::primary_ctx_release(dev) {
                 log::warning(&format!(
                     "releasing the primary context handed over with a native context failed: {}",
-                    crate::driver::error_name(e)
+                    driver::error_name(e)
                 ));
             }
         }

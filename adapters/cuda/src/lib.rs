@@ -49,3 +49,7 @@ ur_core::adapter_backend! {
         Program = Program, Kernel = Kernel,
     }
 }
+
+impl ur_core::context::Backends for Cuda {
+    type RawContext = context::ContextCu;
+}

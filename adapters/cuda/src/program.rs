@@ -265,7 +265,7 @@ impl hal::Program<Cuda> for Program {
         let context = arc_of(context);
         let mut images = Vec::with_capacity(binaries.len());
         for (device, bytes) in binaries {
-            if !hal::Context::has_device(&*context, &device) {
+            if !context.has_device(&device) {
                 return Err(UR_RESULT_ERROR_INVALID_DEVICE);
             }
             let kind = ImageKind::detect(&bytes).ok_or(UR_RESULT_ERROR_INVALID_NATIVE_BINARY)?;

@@ -130,7 +130,7 @@ mod tests {
     //! here, straight or through the host function called by hand.
 
     use super::*;
-    use crate::context::Context;
+    use crate::context::new_context;
     use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
     use std::sync::Weak;
     use std::time::Duration;
@@ -140,7 +140,7 @@ mod tests {
     }
 
     fn complete_event() -> Arc<Event> {
-        crate::event::complete_for_test(Context::new(Vec::new()).unwrap())
+        crate::event::complete_for_test(new_context(Vec::new(), None).unwrap())
     }
 
     const MANY: usize = 200;

@@ -12,7 +12,7 @@ pub mod pool;
 pub mod source;
 pub mod vmm;
 
-use crate::context::Context;
+use crate::context::{device_index, host_lane, Context};
 use crate::device::Device;
 use pool::UsmPool;
 use crate::conv::CuExt;
@@ -160,151 +160,149 @@ pub fn free_all(registry: &UsmRegistry, devices: &[Arc<Device>]) {
 /// The alignment the driver gives every allocation without asking.
 const NATURAL_ALIGN: usize = 256;
 
-impl Context {
-    /// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`. The core
-    /// checked the size, the alignment and the device's limit. Placement
-    /// hints and host/device flags have no CUDA counterpart here and are
-    /// ignored.
-    pub fn usm_alloc(&self, req: AllocRequest<'_, Cuda>) -> UrResult<*mut core::ffi::c_void> {
-        let kind = cuda_kind(req.kind);
-        // Over-allocate only when the driver's own alignment is not enough.
-        let slack = if req.align > NATURAL_ALIGN {
-            req.align
-        } else {
-            0
-        };
-        let bytes = req
-            .size
-            .checked_add(slack)
-            .ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
-        let device = req.device.or(self.devices.first().map(|d| &**d));
-        let native = kind == UsmKind::Device && req.pool.is_some_and(|p| p.raw.is_native());
-        if let Some(pool) = req.pool.filter(|_| !native && req.align <= NATURAL_ALIGN) {
-            return self.engine_alloc(pool, kind, &req);
-        }
-        let raw = match kind {
-            UsmKind::Host => {
-                if let Some(d) = device {
-                    d.activate()?;
-                }
-                driver::mem_host_alloc(bytes).map_err(|_| UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?
-                    as usize
-            }
-            UsmKind::Device if native => {
-                pool::alloc_blocking(req.pool.expect("checked above"), bytes)? as usize
-            }
-            UsmKind::Device => {
-                device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.activate()?;
-                driver::mem_alloc(bytes).cu()? as usize
-            }
-            UsmKind::Shared => {
-                let d = device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
-                if !d.props.managed_memory {
-                    return Err(UR_RESULT_ERROR_INVALID_OPERATION);
-                }
+/// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`. The core
+/// checked the size, the alignment and the device's limit. Placement
+/// hints and host/device flags have no CUDA counterpart here and are
+/// ignored.
+pub fn usm_alloc(context: &Context, req: AllocRequest<'_, Cuda>) -> UrResult<*mut core::ffi::c_void> {
+    let kind = cuda_kind(req.kind);
+    // Over-allocate only when the driver's own alignment is not enough.
+    let slack = if req.align > NATURAL_ALIGN {
+        req.align
+    } else {
+        0
+    };
+    let bytes = req
+        .size
+        .checked_add(slack)
+        .ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
+    let device = req.device.or(context.devices.first().map(|d| &**d));
+    let native = kind == UsmKind::Device && req.pool.is_some_and(|p| p.raw.is_native());
+    if let Some(pool) = req.pool.filter(|_| !native && req.align <= NATURAL_ALIGN) {
+        return engine_alloc(context, pool, kind, &req);
+    }
+    let raw = match kind {
+        UsmKind::Host => {
+            if let Some(d) = device {
                 d.activate()?;
-                // Never ask for more managed memory than the GPU has free:
-                // oversubscribing it can stall the whole GPU.
-                let (free, _) = driver::mem_get_info().cu()?;
-                if bytes > free {
-                    return Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
-                }
-                driver::mem_alloc_managed(bytes).cu()? as usize
             }
-        };
-        let base = if slack > 0 {
-            raw.next_multiple_of(req.align)
-        } else {
-            raw
-        };
-        let backing = if native {
-            Backing::NativePool
-        } else {
-            Backing::Driver
-        };
-        let owner = match kind {
-            UsmKind::Host => None,
-            _ => device.and_then(|d| self.device_index(d).ok()),
-        };
-        self.usm.insert(Allocation::new(
-            raw,
-            base,
-            req.size,
-            kind,
-            owner,
-            req.pool.map(arc_of),
-            backing,
-        ));
-        Ok(base as *mut _)
-    }
-
-    /// A blocking allocation from a pool served by the engine, made on the
-    /// host lane. A block whose earlier owner's free may still be pending
-    /// is waited for (the devices synchronise) before it is handed out.
-    fn engine_alloc(
-        &self,
-        pool: &UsmPool,
-        kind: UsmKind,
-        req: &AllocRequest<'_, Cuda>,
-    ) -> UrResult<*mut core::ffi::c_void> {
-        let engine_pool = pool.engine_pool(kind.engine_kind(), req.device)?;
-        self.start_tracking();
-        let a = engine_pool.alloc(self.host_lane(), &[], req.size, req.align, false)?;
-        let p = a.ptr.as_ptr() as usize;
-        if let Some(stamp) = a.stamp {
-            let ready = (|| -> UrResult {
-                for d in &self.devices {
-                    d.activate()?;
-                    driver::ctx_synchronize().cu()?;
-                }
-                if a.zero {
-                    // SAFETY: the block is ours and `a.size` long.
-                    unsafe { driver::memset_async(p as u64, 0, 1, a.size, std::ptr::null_mut()) }
-                        .cu()?;
-                    driver::ctx_synchronize().cu()?;
-                }
-                Ok(())
-            })();
-            self.engine.dag().complete(stamp);
-            if let Err(e) = ready {
-                let _ = engine_pool.free_blocking(p as *const u8, |_| {});
-                return Err(e);
-            }
+            driver::mem_host_alloc(bytes).map_err(|_| UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?
+                as usize
         }
-        // Found through the slab map, as async blocks are.
-        Ok(p as *mut _)
-    }
-
-    /// USM frees in UR are not ordered with queues; like cuMemFree, wait for
-    /// what the devices have in flight before memory goes back.
-    pub(crate) fn synchronize_devices(&self) -> UrResult {
-        for d in &self.devices {
+        UsmKind::Device if native => {
+            pool::alloc_blocking(req.pool.expect("checked above"), bytes)? as usize
+        }
+        UsmKind::Device => {
+            device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.activate()?;
+            driver::mem_alloc(bytes).cu()? as usize
+        }
+        UsmKind::Shared => {
+            let d = device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+            if !d.props.managed_memory {
+                return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+            }
             d.activate()?;
-            driver::ctx_synchronize().cu()?;
+            // Never ask for more managed memory than the GPU has free:
+            // oversubscribing it can stall the whole GPU.
+            let (free, _) = driver::mem_get_info().cu()?;
+            if bytes > free {
+                return Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
+            }
+            driver::mem_alloc_managed(bytes).cu()? as usize
         }
-        Ok(())
-    }
+    };
+    let base = if slack > 0 {
+        raw.next_multiple_of(req.align)
+    } else {
+        raw
+    };
+    let backing = if native {
+        Backing::NativePool
+    } else {
+        Backing::Driver
+    };
+    let owner = match kind {
+        UsmKind::Host => None,
+        _ => device.and_then(|d| device_index(context, d).ok()),
+    };
+    context.usm.insert(Allocation::new(
+        raw,
+        base,
+        req.size,
+        kind,
+        owner,
+        req.pool.map(arc_of),
+        backing,
+    ));
+    Ok(base as *mut _)
+}
 
-    /// `urUSMFree` of an engine block (the exact base of a live one): any
-    /// command may still use it, so the devices synchronise first.
-    pub(crate) fn engine_free_blocking(&self, base: usize) -> UrResult {
-        let dag = self.engine.dag();
-        self.slabs.free_blocking(base, || self.synchronize_devices(), |s| {
-            // The devices synchronised: it is done.
-            engine::wait_for_stamp::<std::convert::Infallible>(dag, s, |_| Cover::Done)
-        })
-    }
-
-    /// `(base, size, kind)` of the live allocation holding `addr`: one in
-    /// the registry, or an engine block.
-    pub fn usm_lookup(&self, addr: usize) -> Option<(usize, usize, UsmKind)> {
-        if let Some(found) = self.usm.with(addr, |a| (a.base, a.size, a.kind)) {
-            return Some(found);
+/// A blocking allocation from a pool served by the engine, made on the
+/// host lane. A block whose earlier owner's free may still be pending
+/// is waited for (the devices synchronise) before it is handed out.
+fn engine_alloc(
+    context: &Context,
+    pool: &UsmPool,
+    kind: UsmKind,
+    req: &AllocRequest<'_, Cuda>,
+) -> UrResult<*mut core::ffi::c_void> {
+    let engine_pool = pool.engine_pool(kind.engine_kind(), req.device)?;
+    context.raw.start_tracking();
+    let a = engine_pool.alloc(host_lane(context), &[], req.size, req.align, false)?;
+    let p = a.ptr.as_ptr() as usize;
+    if let Some(stamp) = a.stamp {
+        let ready = (|| -> UrResult {
+            for d in &context.devices {
+                d.activate()?;
+                driver::ctx_synchronize().cu()?;
+            }
+            if a.zero {
+                // SAFETY: the block is ours and `a.size` long.
+                unsafe { driver::memset_async(p as u64, 0, 1, a.size, std::ptr::null_mut()) }
+                    .cu()?;
+                driver::ctx_synchronize().cu()?;
+            }
+            Ok(())
+        })();
+        context.engine.dag().complete(stamp);
+        if let Err(e) = ready {
+            let _ = engine_pool.free_blocking(p as *const u8, |_| {});
+            return Err(e);
         }
-        // The pool is asked after the slab map's lock is dropped: the pool
-        // lock comes first (src/engine/LOCKING.md).
-        let (pool, kind) = self.slabs.with_owner(addr, |o| Some((o.pool.upgrade()?, o.kind)))??;
-        let (base, size) = pool.live_block_containing(addr)?;
-        Some((base, size, kind))
     }
+    // Found through the slab map, as async blocks are.
+    Ok(p as *mut _)
+}
+
+/// USM frees in UR are not ordered with queues; like cuMemFree, wait for
+/// what the devices have in flight before memory goes back.
+pub(crate) fn synchronize_devices(context: &Context) -> UrResult {
+    for d in &context.devices {
+        d.activate()?;
+        driver::ctx_synchronize().cu()?;
+    }
+    Ok(())
+}
+
+/// `urUSMFree` of an engine block (the exact base of a live one): any
+/// command may still use it, so the devices synchronise first.
+pub(crate) fn engine_free_blocking(context: &Context, base: usize) -> UrResult {
+    let dag = context.engine.dag();
+    context.slabs.free_blocking(base, || synchronize_devices(context), |s| {
+        // The devices synchronised: it is done.
+        engine::wait_for_stamp::<std::convert::Infallible>(dag, s, |_| Cover::Done)
+    })
+}
+
+/// `(base, size, kind)` of the live allocation holding `addr`: one in
+/// the registry, or an engine block.
+pub fn usm_lookup(context: &Context, addr: usize) -> Option<(usize, usize, UsmKind)> {
+    if let Some(found) = context.usm.with(addr, |a| (a.base, a.size, a.kind)) {
+        return Some(found);
+    }
+    // The pool is asked after the slab map's lock is dropped: the pool
+    // lock comes first (src/engine/LOCKING.md).
+    let (pool, kind) = context.slabs.with_owner(addr, |o| Some((o.pool.upgrade()?, o.kind)))??;
+    let (base, size) = pool.live_block_containing(addr)?;
+    Some((base, size, kind))
 }

@@ -224,7 +224,7 @@ impl RawPool<Cuda> for CudaPool {
             Arc::new(CudaMemory::new(gpu.clone(), &context.devices, cuda, context.slabs.clone(), owner))
         };
         if pool.base.is_default {
-            let key = context.device_index(&pool.raw.device)?;
+            let key = crate::context::device_index(&context, &pool.raw.device)?;
             return Ok(context.engine.default_pool_named(key, kind, |p| (source(p), config)));
         }
         Ok(context.engine.create_pool_named(|p| (source(p), config)))
@@ -288,7 +288,7 @@ impl RawPool<Cuda> for CudaPool {
             pool.base.engine
                 .made()
                 .filter(|p| p.live_blocks() > 0)
-                .for_each(|p| context.keep_pool(p.clone()));
+                .for_each(|p| context.raw.keep_pool(p.clone()));
         }
     }
 }

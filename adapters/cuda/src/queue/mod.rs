@@ -106,7 +106,7 @@ impl Queue {
         let shares_events = streams.len() == 1 && profiling_base.is_none();
         Ok(Arc::new(Queue {
             header: HandleHeader::new(&DDI, ObjectKind::Queue),
-            device_index: context.device_index(&device).ok(),
+            device_index: crate::context::device_index(&context, &device).ok(),
             context,
             device,
             flags,
@@ -266,7 +266,7 @@ impl Queue {
                 QueueOrder::OutOfOrder
             };
             let lane = self.context.engine.dag().create_lane(order);
-            self.context.register_lane(lane.id(), Arc::downgrade(self));
+            self.context.raw.register_lane(lane.id(), Arc::downgrade(self));
             let _ = self.lane.set(lane.clone());
             *t = Some(Trackers::new(lane));
         }
@@ -454,8 +454,8 @@ impl hal::Queue<Cuda> for Queue {
 
     fn lane(&self) -> &Arc<Lane> {
         // Commands of the context are recorded from the first async
-        // allocation on (`Context::start_tracking`).
-        self.context.start_tracking();
+        // allocation on (`ContextCu::start_tracking`).
+        self.context.raw.start_tracking();
         if self.lane.get().is_none() {
             arc_ref(self).lane();
         }
@@ -542,7 +542,7 @@ impl Drop for Queue {
             for s in &self.streams {
                 let _ = s.synchronize();
             }
-            self.context.unregister_lane(t.lane().id());
+            self.context.raw.unregister_lane(t.lane().id());
             self.context.engine.dag().retire_lane(t.lane());
         }
     }

@@ -164,7 +164,7 @@ impl Queue {
         let stamp = match node {
             Node::Given { stamp, deps, .. } => {
                 for &d in deps {
-                    if let Some(e) = self.context.event_covering(d, self) {
+                    if let Some(e) = self.context.raw.event_covering(d, self) {
                         stream.wait(e.raw()).cu()?;
                         on_stream = true;
                     }
@@ -172,7 +172,7 @@ impl Queue {
                 Some(stamp)
             }
             Node::Untracked => None,
-            _ if !self.context.tracking() => None,
+            _ if !self.context.raw.tracking() => None,
             Node::Command => Some(
                 self.context
                     .engine

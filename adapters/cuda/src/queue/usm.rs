@@ -90,7 +90,7 @@ impl Queue {
         wait: &[&Event],
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let shared = self.context.usm_lookup(ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
+        let shared = crate::memory::usm_lookup(&self.context, ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
         let to_host = flags & UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0 != 0;
         let dev = (!to_host).then_some(self.device.cu);
         let managed = self.device.props.concurrent_managed;
@@ -114,7 +114,7 @@ impl Queue {
         advice: ur_usm_advice_flags_t,
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
-        let shared = self.context.usm_lookup(ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
+        let shared = crate::memory::usm_lookup(&self.context, ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
         let dev = self.device.cu;
         Ok(self
             .submit(UR_COMMAND_USM_ADVISE, &[], want_event, |_| {
