@@ -32,6 +32,7 @@ pub mod partition;
 pub mod peer;
 pub mod poll;
 pub mod pool;
+pub mod program;
 pub mod queue;
 /// cbindgen:ignore
 pub mod usm_align;

@@ -62,6 +62,11 @@ impl crate::queue::object::Queues for TestBackend {
     type RawQueue = objects::TQueueRaw;
 }
 
+impl crate::program::Programs for TestBackend {
+    type RawProgram = program::TProgramRaw;
+    type RawKernel = program::TKernelRaw;
+}
+
 /// One call the core made into the backend: the method (`"queue.create"`)
 /// and a summary of its decoded arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -30,7 +30,6 @@ macro_rules! object {
         unsafe impl crate::handle::ArcObject for $t {}
     };
 }
-pub(super) use object;
 
 fn header(kind: ObjectKind) -> HandleHeader {
     HandleHeader::new(&super::DDI, kind)

@@ -2,12 +2,13 @@
 //! binary, a kernel any name; nothing is compiled or run.
 
 use super::context::TContext;
-use super::objects::{object, TDevice, TEvent, TQueue, NATIVE_OBJECT};
+use super::objects::{TDevice, TEvent, TQueue, NATIVE_OBJECT};
 use super::{record, TestBackend as B};
 use crate::abi::*;
 use crate::boundary::NativeOwnership;
-use crate::hal::{self, Events, KernelArg, NdRange};
-use crate::handle::{arc_of, handle_of, HandleHeader, ObjectKind};
+use crate::hal::{Events, KernelArg, NdRange};
+use crate::handle::{arc_of, handle_of};
+use crate::program::{Kernel, Program, RawKernel, RawProgram};
 use crate::info::InfoOut;
 use crate::UrResult;
 use core::ffi::c_void;
@@ -17,156 +18,144 @@ use std::sync::Arc;
 /// Options that make a link fail, with a program that holds the log.
 pub const FAILING_LINK: &CStr = c"-fail";
 
-#[repr(C)]
-pub struct TProgram {
-    header: HandleHeader,
-    context: Arc<TContext>,
-    /// One image per device.
+pub type TProgram = Program<B>;
+
+/// A test program's images, one per device, and the storage of its one
+/// device global, `"global"`.
+pub struct TProgramRaw {
     images: Vec<(Arc<TDevice>, Vec<u8>)>,
-    /// The storage of the one device global, `"global"`.
     global: Box<[u8; 8]>,
 }
-object!(TProgram, Program, ur_program_handle_t_);
 
-impl TProgram {
-    fn new(context: &TContext, images: Vec<(Arc<TDevice>, Vec<u8>)>) -> Arc<Self> {
-        Arc::new(TProgram { header: HandleHeader::new(&super::DDI, ObjectKind::Program), context: arc_of(context), images, global: Box::new([0; 8]) })
-    }
+fn new_program(context: &TContext, images: Vec<(Arc<TDevice>, Vec<u8>)>) -> Arc<TProgram> {
+    Program::new(arc_of(context), TProgramRaw { images, global: Box::new([0; 8]) })
+}
 
-    /// The same image for every device of the context.
-    fn for_context(context: &TContext, image: &[u8]) -> Arc<Self> {
-        Self::new(context, context.devices.iter().map(|d| (d.clone(), image.to_vec())).collect())
-    }
+/// The same image for every device of the context.
+fn for_context(context: &TContext, image: &[u8]) -> Arc<TProgram> {
+    new_program(context, context.devices.iter().map(|d| (d.clone(), image.to_vec())).collect())
 }
 
 fn names(programs: &[&TProgram]) -> Vec<ur_program_handle_t> {
     programs.iter().map(|p| handle_of(*p)).collect()
 }
 
-impl hal::Program<B> for TProgram {
-    fn context(&self) -> &TContext {
-        &self.context
+impl RawProgram<B> for TProgramRaw {
+    fn has_device(program: &TProgram, device: &TDevice) -> bool {
+        program.raw.images.iter().any(|(d, _)| std::ptr::eq(&**d, device))
     }
-    fn has_device(&self, device: &TDevice) -> bool {
-        self.images.iter().any(|(d, _)| std::ptr::eq(&**d, device))
-    }
-    fn create_with_il(context: &TContext, il: &[u8]) -> UrResult<Arc<Self>> {
+    fn create_with_il(context: &TContext, il: &[u8]) -> UrResult<Arc<TProgram>> {
         record("program.create_with_il", format!("{il:?}"));
-        Ok(Self::for_context(context, il))
+        Ok(for_context(context, il))
     }
-    fn create_with_binary(context: &TContext, images: &[(&TDevice, &[u8])]) -> UrResult<Arc<Self>> {
+    fn create_with_binary(context: &TContext, images: &[(&TDevice, &[u8])]) -> UrResult<Arc<TProgram>> {
         record("program.create_with_binary", format!("{images:?}"));
-        Ok(Self::new(context, images.iter().map(|(d, b)| (arc_of(*d), b.to_vec())).collect()))
+        Ok(new_program(context, images.iter().map(|(d, b)| (arc_of(*d), b.to_vec())).collect()))
     }
-    fn build(&self, devices: &[&TDevice], options: &CStr) -> UrResult {
+    fn build(_: &TProgram, devices: &[&TDevice], options: &CStr) -> UrResult {
         record("program.build", format!("{devices:?} {options:?}"));
         Ok(())
     }
-    fn compile(&self, devices: &[&TDevice], options: &CStr) -> UrResult {
+    fn compile(_: &TProgram, devices: &[&TDevice], options: &CStr) -> UrResult {
         record("program.compile", format!("{devices:?} {options:?}"));
         Ok(())
     }
     fn link(
         context: &TContext,
         devices: &[&TDevice],
-        programs: &[&Self],
+        programs: &[&TProgram],
         options: &CStr,
-    ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
+    ) -> Result<Arc<TProgram>, (ur_result_t, Option<Arc<TProgram>>)> {
         record("program.link", format!("{devices:?} {:?} {options:?}", names(programs)));
-        let linked = Self::for_context(context, b"linked");
+        let linked = for_context(context, b"linked");
         if options == FAILING_LINK {
             return Err((UR_RESULT_ERROR_PROGRAM_LINK_FAILURE, Some(linked)));
         }
         Ok(linked)
     }
-    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+    fn info(program: &TProgram, prop: ur_program_info_t, out: InfoOut) -> UrResult {
         record("program.info", format!("{prop:?}"));
         match prop {
-            UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.images.len() as u32),
-            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&self.images.iter().map(|(_, b)| b.len()).collect::<Vec<_>>()),
+            UR_PROGRAM_INFO_NUM_DEVICES => out.value(program.raw.images.len() as u32),
+            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&program.raw.images.iter().map(|(_, b)| b.len()).collect::<Vec<_>>()),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
-    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+    fn binaries(program: &TProgram) -> UrResult<Vec<Vec<u8>>> {
         record("program.binaries", String::new());
-        Ok(self.images.iter().map(|(_, b)| b.clone()).collect())
+        Ok(program.raw.images.iter().map(|(_, b)| b.clone()).collect())
     }
-    fn build_info(&self, device: &TDevice, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+    fn build_info(_: &TProgram, device: &TDevice, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
         record("program.build_info", format!("{device:?} {prop:?}"));
         match prop {
             UR_PROGRAM_BUILD_INFO_STATUS => out.value(UR_PROGRAM_BUILD_STATUS_SUCCESS),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
-    fn set_specialization_constants(&self, constants: &[ur_specialization_constant_info_t]) -> UrResult {
+    fn set_specialization_constants(_: &TProgram, constants: &[ur_specialization_constant_info_t]) -> UrResult {
         let ids: Vec<(u32, usize)> = constants.iter().map(|c| (c.id, c.size)).collect();
         record("program.set_specialization_constants", format!("{ids:?}"));
         Ok(())
     }
-    fn global_variable(&self, device: &TDevice, name: &CStr) -> UrResult<(*mut c_void, usize)> {
+    fn global_variable(program: &TProgram, device: &TDevice, name: &CStr) -> UrResult<(*mut c_void, usize)> {
         record("program.global_variable", format!("{device:?} {name:?}"));
         if name != c"global" {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        Ok((self.global.as_ptr() as *mut c_void, self.global.len()))
+        let global = &program.raw.global;
+        Ok((global.as_ptr() as *mut c_void, global.len()))
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    fn native_handle(_: &TProgram) -> UrResult<ur_native_handle_t> {
         record("program.native_handle", String::new());
         Ok(NATIVE_OBJECT)
     }
-    fn from_native(native: ur_native_handle_t, context: &TContext, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    fn from_native(native: ur_native_handle_t, context: &TContext, ownership: NativeOwnership) -> UrResult<Arc<TProgram>> {
         record("program.from_native", format!("{native:#x} {ownership:?}"));
-        Ok(Self::for_context(context, b"native"))
+        Ok(for_context(context, b"native"))
     }
 }
 
-#[repr(C)]
-pub struct TKernel {
-    header: HandleHeader,
-    program: Arc<TProgram>,
+pub type TKernel = Kernel<B>;
+
+/// A test kernel's name.
+pub struct TKernelRaw {
     name: CString,
 }
-object!(TKernel, Kernel, ur_kernel_handle_t_);
 
-impl TKernel {
-    fn new(program: &TProgram, name: &CStr) -> Arc<Self> {
-        Arc::new(TKernel { header: HandleHeader::new(&super::DDI, ObjectKind::Kernel), program: arc_of(program), name: name.into() })
-    }
+fn new_kernel(program: &TProgram, name: &CStr) -> Arc<TKernel> {
+    Kernel::new(arc_of(program), TKernelRaw { name: name.into() })
 }
 
-impl hal::Kernel<B> for TKernel {
-    fn create(program: &TProgram, name: &CStr) -> UrResult<Arc<Self>> {
+impl RawKernel<B> for TKernelRaw {
+    fn create(program: &TProgram, name: &CStr) -> UrResult<Arc<TKernel>> {
         record("kernel.create", format!("{name:?}"));
-        Ok(TKernel::new(program, name))
+        Ok(new_kernel(program, name))
     }
-    fn program(&self) -> &TProgram {
-        &self.program
-    }
-    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+    fn info(kernel: &TKernel, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
         record("kernel.info", format!("{prop:?}"));
         match prop {
-            UR_KERNEL_INFO_FUNCTION_NAME => out.bytes(self.name.as_bytes_with_nul()),
+            UR_KERNEL_INFO_FUNCTION_NAME => out.bytes(kernel.raw.name.as_bytes_with_nul()),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
-    fn group_info(&self, device: &TDevice, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+    fn group_info(_: &TKernel, device: &TDevice, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
         record("kernel.group_info", format!("{device:?} {prop:?}"));
         out.value(64usize)
     }
-    fn sub_group_info(&self, device: &TDevice, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+    fn sub_group_info(_: &TKernel, device: &TDevice, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
         record("kernel.sub_group_info", format!("{device:?} {prop:?}"));
         out.value(16u32)
     }
-    fn set_exec_info(&self, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
+    fn set_exec_info(_: &TKernel, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
         record("kernel.set_exec_info", format!("{prop:?} {value:?} {size}"));
         Ok(())
     }
     /// Suggests 1 in each dimension.
-    fn suggested_local_work_size(&self, queue: &TQueue, global: &[usize]) -> UrResult<Vec<usize>> {
+    fn suggested_local_work_size(_: &TKernel, queue: &TQueue, global: &[usize]) -> UrResult<Vec<usize>> {
         record("kernel.suggested_local_work_size", format!("{:?} {global:?}", handle_of(queue)));
         Ok(vec![1; global.len()])
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    fn native_handle(_: &TKernel) -> UrResult<ur_native_handle_t> {
         record("kernel.native_handle", String::new());
         Ok(NATIVE_OBJECT)
     }
@@ -175,13 +164,13 @@ impl hal::Kernel<B> for TKernel {
         _context: &TContext,
         program: Option<&TProgram>,
         ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
+    ) -> UrResult<Arc<TKernel>> {
         record("kernel.from_native", format!("{native:#x} {:?} {ownership:?}", program.map(handle_of)));
         let program = program.ok_or(UR_RESULT_ERROR_INVALID_NULL_HANDLE)?;
-        Ok(TKernel::new(program, c"native"))
+        Ok(new_kernel(program, c"native"))
     }
     fn launch(
-        &self,
+        kernel: &TKernel,
         queue: &TQueue,
         range: &NdRange<'_>,
         args: &[KernelArg<'_>],
@@ -191,7 +180,7 @@ impl hal::Kernel<B> for TKernel {
     ) -> UrResult<Option<Arc<TEvent>>> {
         record(
             "kernel.launch",
-            format!("{:?} {range:?} {args:?} cooperative={cooperative} waits={:?} event={want_event}", self.name, waits.handles()),
+            format!("{:?} {range:?} {args:?} cooperative={cooperative} waits={:?} event={want_event}", kernel.raw.name, waits.handles()),
         );
         Ok(super::objects::queue_event(queue, UR_COMMAND_KERNEL_LAUNCH, want_event))
     }

@@ -1,0 +1,271 @@
+//! The program and kernel objects, written once for every backend: the
+//! handle header and the parent link (a program's context, a kernel's
+//! program) beside `raw`, what the driver keeps (a `cl_program`, a CUDA
+//! module per device, a `cl_kernel`, a CUDA function per device), behind
+//! [`RawProgram`] and [`RawKernel`].
+
+use crate::abi::*;
+use crate::boundary::NativeOwnership;
+use crate::event::Event;
+use crate::hal::{Backend, Events, KernelArg, NdRange};
+use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::info::InfoOut;
+use crate::UrResult;
+use core::ffi::c_void;
+use std::ffi::CStr;
+use std::sync::Arc;
+
+const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
+
+/// The driver's side of a program. Each function gets the whole program.
+pub trait RawProgram<B: Programs>: Send + Sync + Sized + 'static {
+    fn create_with_il(_context: &B::Context, _il: &[u8]) -> UrResult<Arc<Program<B>>> {
+        Err(UNSUPPORTED)
+    }
+    /// One image per device (devices checked to be in the context; images
+    /// not empty).
+    fn create_with_binary(context: &B::Context, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Program<B>>>;
+    /// Whether the program holds an image for `device`.
+    fn has_device(program: &Program<B>, device: &B::Device) -> bool;
+    /// Builds for `devices`, or for every device of the program when empty.
+    fn build(program: &Program<B>, devices: &[&B::Device], options: &CStr) -> UrResult;
+    fn compile(_program: &Program<B>, _devices: &[&B::Device], _options: &CStr) -> UrResult {
+        Err(UNSUPPORTED)
+    }
+    /// A failed link may still give a program that holds the log.
+    fn link(
+        _context: &B::Context,
+        _devices: &[&B::Device],
+        _programs: &[&Program<B>],
+        _options: &CStr,
+    ) -> Result<Arc<Program<B>>, (ur_result_t, Option<Arc<Program<B>>>)> {
+        Err((UNSUPPORTED, None))
+    }
+    /// Every query in range but the reference count, the context and the
+    /// binaries (the core answers those).
+    fn info(program: &Program<B>, prop: ur_program_info_t, out: InfoOut) -> UrResult;
+    /// The program's binaries, one per device in `DEVICES` order.
+    fn binaries(program: &Program<B>) -> UrResult<Vec<Vec<u8>>>;
+    fn build_info(program: &Program<B>, device: &B::Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult;
+    fn set_specialization_constants(_program: &Program<B>, _constants: &[ur_specialization_constant_info_t]) -> UrResult {
+        Err(UNSUPPORTED)
+    }
+    /// `(address, size)` of a device global.
+    fn global_variable(_program: &Program<B>, _device: &B::Device, _name: &CStr) -> UrResult<(*mut c_void, usize)> {
+        Err(UNSUPPORTED)
+    }
+    fn native_handle(program: &Program<B>) -> UrResult<ur_native_handle_t>;
+    fn from_native(
+        _native: ur_native_handle_t,
+        _context: &B::Context,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Program<B>>> {
+        Err(UNSUPPORTED)
+    }
+}
+
+/// The driver's side of a kernel. Each function gets the whole kernel.
+pub trait RawKernel<B: Programs>: Send + Sync + Sized + 'static {
+    fn create(program: &Program<B>, name: &CStr) -> UrResult<Arc<Kernel<B>>>;
+    /// Every query in range but the reference count, the context and the
+    /// program (the core answers those).
+    fn info(kernel: &Kernel<B>, prop: ur_kernel_info_t, out: InfoOut) -> UrResult;
+    fn group_info(kernel: &Kernel<B>, device: &B::Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult;
+    fn sub_group_info(kernel: &Kernel<B>, device: &B::Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult;
+    /// USM indirect access, pointer lists and cache hints. The default
+    /// accepts them: with unified addressing every USM pointer is reachable.
+    fn set_exec_info(_kernel: &Kernel<B>, _prop: ur_kernel_exec_info_t, _value: *const c_void, _size: usize) -> UrResult {
+        Ok(())
+    }
+    fn suggested_local_work_size(_kernel: &Kernel<B>, _queue: &B::Queue, _global: &[usize]) -> UrResult<Vec<usize>> {
+        Err(UNSUPPORTED)
+    }
+    fn native_handle(kernel: &Kernel<B>) -> UrResult<ur_native_handle_t>;
+    fn from_native(
+        _native: ur_native_handle_t,
+        _context: &B::Context,
+        _program: Option<&Program<B>>,
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Kernel<B>>> {
+        Err(UNSUPPORTED)
+    }
+    /// Launches on `queue`; `cooperative` asks for a cooperative launch.
+    fn launch(
+        kernel: &Kernel<B>,
+        queue: &B::Queue,
+        range: &NdRange<'_>,
+        args: &[KernelArg<'_>],
+        cooperative: bool,
+        waits: Events<'_, B>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event<B>>>>;
+}
+
+/// The backends whose programs and kernels are [`Program`]s and
+/// [`Kernel`]s.
+///
+/// Transitional: folds into [`Backend`] once every adapter's are.
+pub trait Programs: Backend<Program = Program<Self>, Kernel = Kernel<Self>> {
+    type RawProgram: RawProgram<Self>;
+    type RawKernel: RawKernel<Self>;
+}
+
+/// A UR program.
+#[repr(C)]
+pub struct Program<B: Programs> {
+    /// First: the handle protocol reads it at offset 0.
+    header: HandleHeader,
+    pub context: Arc<B::Context>,
+    pub raw: B::RawProgram,
+}
+
+// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
+unsafe impl<B: Programs> UrObject for Program<B> {
+    const KIND: ObjectKind = ObjectKind::Program;
+    type Handle = ur_program_handle_t_;
+}
+
+// SAFETY: programs are made only by `Program::new`, in an `Arc`.
+unsafe impl<B: Programs> ArcObject for Program<B> {}
+
+impl<B: Programs> Program<B> {
+    pub fn new(context: Arc<B::Context>, raw: B::RawProgram) -> Arc<Self> {
+        Arc::new(Program { header: HandleHeader::new(B::ddi(), ObjectKind::Program), context, raw })
+    }
+
+    /// The program's handle (the caller owns no reference through it).
+    pub fn handle(&self) -> ur_program_handle_t {
+        handle_of(self)
+    }
+}
+
+/// A UR kernel.
+#[repr(C)]
+pub struct Kernel<B: Programs> {
+    /// First: the handle protocol reads it at offset 0.
+    header: HandleHeader,
+    pub program: Arc<Program<B>>,
+    pub raw: B::RawKernel,
+}
+
+// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
+unsafe impl<B: Programs> UrObject for Kernel<B> {
+    const KIND: ObjectKind = ObjectKind::Kernel;
+    type Handle = ur_kernel_handle_t_;
+}
+
+// SAFETY: kernels are made only by `Kernel::new`, in an `Arc`.
+unsafe impl<B: Programs> ArcObject for Kernel<B> {}
+
+impl<B: Programs> Kernel<B> {
+    pub fn new(program: Arc<Program<B>>, raw: B::RawKernel) -> Arc<Self> {
+        Arc::new(Kernel { header: HandleHeader::new(B::ddi(), ObjectKind::Kernel), program, raw })
+    }
+
+    /// The kernel's handle (the caller owns no reference through it).
+    pub fn handle(&self) -> ur_kernel_handle_t {
+        handle_of(self)
+    }
+
+    pub fn context(&self) -> &B::Context {
+        &self.program.context
+    }
+}
+
+/// Forwards while `hal::Program` is still the core's view of a program.
+impl<B: Programs> crate::hal::Program<B> for Program<B> {
+    fn context(&self) -> &B::Context {
+        &self.context
+    }
+    fn has_device(&self, device: &B::Device) -> bool {
+        B::RawProgram::has_device(self, device)
+    }
+    fn create_with_il(context: &B::Context, il: &[u8]) -> UrResult<Arc<Self>> {
+        B::RawProgram::create_with_il(context, il)
+    }
+    fn create_with_binary(context: &B::Context, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
+        B::RawProgram::create_with_binary(context, images)
+    }
+    fn build(&self, devices: &[&B::Device], options: &CStr) -> UrResult {
+        B::RawProgram::build(self, devices, options)
+    }
+    fn compile(&self, devices: &[&B::Device], options: &CStr) -> UrResult {
+        B::RawProgram::compile(self, devices, options)
+    }
+    fn link(
+        context: &B::Context,
+        devices: &[&B::Device],
+        programs: &[&Self],
+        options: &CStr,
+    ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
+        B::RawProgram::link(context, devices, programs, options)
+    }
+    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+        B::RawProgram::info(self, prop, out)
+    }
+    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+        B::RawProgram::binaries(self)
+    }
+    fn build_info(&self, device: &B::Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+        B::RawProgram::build_info(self, device, prop, out)
+    }
+    fn set_specialization_constants(&self, constants: &[ur_specialization_constant_info_t]) -> UrResult {
+        B::RawProgram::set_specialization_constants(self, constants)
+    }
+    fn global_variable(&self, device: &B::Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
+        B::RawProgram::global_variable(self, device, name)
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        B::RawProgram::native_handle(self)
+    }
+    fn from_native(native: ur_native_handle_t, context: &B::Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        B::RawProgram::from_native(native, context, ownership)
+    }
+}
+
+/// Forwards while `hal::Kernel` is still the core's view of a kernel.
+impl<B: Programs> crate::hal::Kernel<B> for Kernel<B> {
+    fn create(program: &Program<B>, name: &CStr) -> UrResult<Arc<Self>> {
+        B::RawKernel::create(program, name)
+    }
+    fn program(&self) -> &Program<B> {
+        &self.program
+    }
+    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+        B::RawKernel::info(self, prop, out)
+    }
+    fn group_info(&self, device: &B::Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+        B::RawKernel::group_info(self, device, prop, out)
+    }
+    fn sub_group_info(&self, device: &B::Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+        B::RawKernel::sub_group_info(self, device, prop, out)
+    }
+    fn set_exec_info(&self, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
+        B::RawKernel::set_exec_info(self, prop, value, size)
+    }
+    fn suggested_local_work_size(&self, queue: &B::Queue, global: &[usize]) -> UrResult<Vec<usize>> {
+        B::RawKernel::suggested_local_work_size(self, queue, global)
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        B::RawKernel::native_handle(self)
+    }
+    fn from_native(
+        native: ur_native_handle_t,
+        context: &B::Context,
+        program: Option<&Program<B>>,
+        ownership: NativeOwnership,
+    ) -> UrResult<Arc<Self>> {
+        B::RawKernel::from_native(native, context, program, ownership)
+    }
+    fn launch(
+        &self,
+        queue: &B::Queue,
+        range: &NdRange<'_>,
+        args: &[KernelArg<'_>],
+        cooperative: bool,
+        waits: Events<'_, B>,
+        want_event: bool,
+    ) -> UrResult<Option<Arc<Event<B>>>> {
+        B::RawKernel::launch(self, queue, range, args, cooperative, waits, want_event)
+    }
+}
