@@ -1,71 +1,51 @@
-//! Contexts: a Level Zero context over devices of one driver, its event
-//! caches, the table of its blocking USM allocations, and its async pool
-//! engine (the graph of its queues' commands, default and current pools);
-//! with `impl hal::Context`.
+//! Contexts: the core's `Context` (devices, the table of blocking USM
+//! allocations, the async pool engine with its default and current pools)
+//! with a [`ContextZe`] as its raw part: a Level Zero context over devices
+//! of one driver, its event caches and its live queues; and
+//! `impl RawContext`.
 
 use crate::conv::ZeExt;
 use crate::device::Device;
 use crate::driver::ZeContext;
 use crate::event::{Command, EventCache, ZeEvent};
-use crate::memory::{self, Allocation, SlabMap, UsmPool};
+use crate::memory::{self, UsmPool};
 use crate::queue::Queue;
-use crate::{LevelZero, DDI};
+use crate::LevelZero;
 use level_zero_sys::ze_context_handle_t;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, Weak};
 use ur_core::boundary::NativeOwnership;
-use ur_core::engine::{self, Cover, Engine, Stamp};
-use ur_core::extended_deleter::ExtendedDeleter;
-use ur_core::hal::{self, AllocInfo, AllocRequest};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::context::RawContext;
+use ur_core::engine::{self, Cover, Stamp};
+use ur_core::hal::{AllocInfo, AllocRequest};
+use ur_core::handle::arc_of;
 use ur_core::usm_async::{PoolApi, PoolDesc};
-use ur_core::usm_pool::ContextPools;
-use ur_core::usm_registry::UsmRegistry;
 use ur_core::*;
 
-#[repr(C)]
-pub struct Context {
-    header: HandleHeader,
-    /// Declared first among the engine's users: default pools go before
-    /// the graph and the Level Zero context they use.
-    pub pools: ContextPools<UsmPool>,
-    pub devices: Vec<Arc<Device>>,
-    /// Live blocking USM allocations by address.
-    pub usm: UsmRegistry<Allocation>,
+/// A UR context of this adapter: the core's, with [`ContextZe`] as its
+/// raw part.
+pub type Context = ur_core::context::Context<LevelZero>;
+
+/// What a Level Zero context keeps beside the core's fields. The core drops
+/// `raw` last, after its pools and engine, so the driver context outlives
+/// everything that allocated from it.
+pub struct ContextZe {
+    /// Weak: every queue holds its context.
     queues: Mutex<Vec<Weak<Queue>>>,
-    pub deleter: ExtendedDeleter,
-    pub engine: Engine,
-    pub slabs: Arc<SlabMap>,
     events: Arc<EventCache>,
     timed_events: Arc<EventCache>,
     pub ze: Arc<ZeContext>,
 }
 
-ur_core::ur_object!(Context, Context, ur_context_handle_t_);
-
-// SAFETY: contexts are made only by `Context::assemble`, in an `Arc`.
-unsafe impl ArcObject for Context {}
-
-impl Context {
-    fn assemble(ze: ZeContext, devices: Vec<Arc<Device>>) -> Arc<Context> {
+impl ContextZe {
+    fn new(ze: ZeContext) -> ContextZe {
         let ze = Arc::new(ze);
-        Arc::new(Context {
-            header: HandleHeader::new(&DDI, ObjectKind::Context),
-            pools: ContextPools::default(),
-            devices,
-            usm: UsmRegistry::default(),
+        ContextZe {
             queues: Mutex::new(Vec::new()),
-            deleter: ExtendedDeleter::default(),
-            engine: Engine::new(),
-            slabs: Arc::default(),
             events: EventCache::new(ze.clone(), false),
             timed_events: EventCache::new(ze.clone(), true),
             ze,
-        })
-    }
-
-    pub fn device_by_ze(&self, ze: level_zero_sys::ze_device_handle_t) -> Option<&Arc<Device>> {
-        self.devices.iter().find(|d| d.ze == ze)
+        }
     }
 
     /// Where commands take their events: timestamped ones for profiling.
@@ -96,59 +76,56 @@ impl Context {
         }
         Ok(())
     }
+}
 
-    /// What covers the engine's command `stamp`: done, or a command whose
-    /// completion implies it.
-    fn covering(&self, stamp: Stamp) -> Cover<Arc<Command>> {
-        let dag = self.engine.dag();
-        loop {
-            if dag.is_complete(stamp) {
-                return Cover::Done;
-            }
-            let queue = self.live_queues().into_iter().find(|q| q.lane.id() == stamp.lane);
-            match queue.map(|q| q.cover(stamp.seq)) {
-                Some(Some(cover)) => return cover,
-                // Its queue is being dropped, which waits for all its
-                // commands, or its append is under way on another thread.
-                Some(None) | None => std::thread::yield_now(),
-            }
+/// The device of `context` that is the Level Zero device `ze`.
+pub fn device_by_ze(context: &Context, ze: level_zero_sys::ze_device_handle_t) -> Option<&Arc<Device>> {
+    context.devices.iter().find(|d| d.ze == ze)
+}
+
+/// What covers the engine's command `stamp`: done, or a command whose
+/// completion implies it.
+fn covering(context: &Context, stamp: Stamp) -> Cover<Arc<Command>> {
+    let dag = context.engine.dag();
+    loop {
+        if dag.is_complete(stamp) {
+            return Cover::Done;
         }
-    }
-
-    /// Adds to `events` the Level Zero event of each of the engine's extra
-    /// dependencies `deps` that has not completed.
-    pub(crate) fn add_dependencies(&self, queue: &Queue, deps: &[Stamp], events: &mut Vec<Arc<ZeEvent>>) {
-        for &d in deps {
-            if d.lane == queue.lane.id() && queue.is_in_order() {
-                // Ordered before by the queue's own chain.
-                continue;
-            }
-            if let Cover::By(c) = self.covering(d) {
-                events.push(c.done.clone());
-            }
+        let queue = context.raw.live_queues().into_iter().find(|q| q.lane.id() == stamp.lane);
+        match queue.map(|q| q.cover(stamp.seq)) {
+            Some(Some(cover)) => return cover,
+            // Its queue is being dropped, which waits for all its
+            // commands, or its append is under way on another thread.
+            Some(None) | None => std::thread::yield_now(),
         }
-    }
-
-    /// Blocks until the command `stamp` has completed, and tells the engine.
-    pub(crate) fn wait_for_stamp(&self, stamp: Stamp) {
-        engine::wait_for_stamp(self.engine.dag(), stamp, |s| self.covering(s));
     }
 }
 
-impl Drop for Context {
-    fn drop(&mut self) {
-        // Every queue holds its context, so none is left: what the user did
-        // not free goes back without waiting.
-        for a in self.usm.take_all() {
-            memory::release(self, &a);
+/// Adds to `events` the Level Zero event of each of the engine's extra
+/// dependencies `deps` that has not completed.
+pub(crate) fn add_dependencies(context: &Context, queue: &Queue, deps: &[Stamp], events: &mut Vec<Arc<ZeEvent>>) {
+    for &d in deps {
+        if d.lane == queue.lane.id() && queue.is_in_order() {
+            // Ordered before by the queue's own chain.
+            continue;
         }
-        self.deleter.run();
+        if let Cover::By(c) = covering(context, d) {
+            events.push(c.done.clone());
+        }
     }
 }
 
-impl hal::Context<LevelZero> for Context {
+/// Blocks until the command `stamp` has completed, and tells the engine.
+pub(crate) fn wait_for_stamp(context: &Context, stamp: Stamp) {
+    engine::wait_for_stamp(context.engine.dag(), stamp, |s| covering(context, s));
+}
+
+impl RawContext<LevelZero> for ContextZe {
+    type Allocation = memory::Allocation;
+    type SlabOwner = memory::SlabOwner;
+
     /// A context over `devices`, which must all belong to one driver.
-    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+    fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
         let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform.clone();
         if devices.iter().any(|d| !Weak::ptr_eq(&d.platform, &platform)) {
@@ -156,25 +133,14 @@ impl hal::Context<LevelZero> for Context {
         }
         let driver = platform.upgrade().ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.ze;
         let raw: Vec<_> = devices.iter().map(|d| d.ze).collect();
-        Ok(Self::assemble(ZeContext::create(driver, &raw).ur()?, devices))
-    }
-
-    fn devices(&self) -> impl ExactSizeIterator<Item = &Device> {
-        self.devices.iter().map(|d| &**d)
-    }
-
-    fn extended_deleter(&self) -> &ExtendedDeleter {
-        &self.deleter
-    }
-
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.ze.0 as ur_native_handle_t)
+        let ze = ZeContext::create(driver, &raw).ur()?;
+        Ok(Context::new(devices, ContextZe::new(ze)))
     }
 
     /// `urContextCreateWithNativeHandle`: a context over the user's Level
     /// Zero context, for `devices` (every device of the first platform
     /// when none are named: Level Zero cannot list a context's devices).
-    fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Context>> {
         let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
         let devices = if devices.is_empty() {
             let platform = crate::device::Platform::all().first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
@@ -183,46 +149,46 @@ impl hal::Context<LevelZero> for Context {
             devices
         };
         let owned = ownership == NativeOwnership::Owned;
-        Ok(Self::assemble(ZeContext::from_native(native as ze_context_handle_t, owned), devices))
+        let ze = ZeContext::from_native(native as ze_context_handle_t, owned);
+        Ok(Context::new(devices, ContextZe::new(ze)))
     }
 
-    fn usm_alloc(&self, r: AllocRequest<'_, LevelZero>) -> UrResult<*mut c_void> {
-        memory::alloc(self, r)
+    fn native_handle(context: &Context) -> UrResult<ur_native_handle_t> {
+        Ok(context.raw.ze.0 as ur_native_handle_t)
     }
 
-    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
-        memory::free(self, ptr)
+    fn pools_supported(_: &Context) -> bool {
+        true
     }
 
-    type SlabOwner = crate::memory::SlabOwner;
-    fn slabs(&self) -> &crate::memory::SlabMap {
-        &self.slabs
+    fn usm_alloc(context: &Context, r: AllocRequest<'_, LevelZero>) -> UrResult<*mut c_void> {
+        memory::alloc(context, r)
     }
 
-    /// `(base, size)` of the live allocation of this context holding `ptr`.
-    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        self.usm.live_span(&self.slabs, ptr as usize)
+    fn usm_free(context: &Context, ptr: *mut c_void) -> UrResult {
+        memory::free(context, ptr)
     }
 
-    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<LevelZero>> {
-        let info = memory::pointer_info(self, ptr)?;
+    fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<LevelZero>> {
+        let info = memory::pointer_info(context, ptr)?;
         let device = info.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
         Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
     }
 
-    fn pools_supported(&self) -> bool {
-        true
+    fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
+        Ok(memory::user_pool(arc_of(context), device.map(arc_of), desc, api))
     }
 
-    fn pool_create(&self, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
-        Ok(memory::user_pool(arc_of(self), device.map(arc_of), desc, api))
+    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
+        Ok(memory::device_default(&arc_of(context), &arc_of(device)))
     }
 
-    fn pools(&self) -> &ContextPools<UsmPool> {
-        &self.pools
-    }
-
-    fn make_default_pool(&self, device: &Device) -> UrResult<Arc<UsmPool>> {
-        Ok(memory::device_default(&arc_of(self), &arc_of(device)))
+    /// Every queue holds its context, so none is left: what the user did
+    /// not free goes back without waiting, before the core runs the
+    /// deleter.
+    fn release(context: &mut Context) {
+        for a in context.usm.take_all() {
+            memory::release(context, &a);
+        }
     }
 }

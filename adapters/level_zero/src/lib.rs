@@ -46,3 +46,7 @@ ur_core::adapter_backend! {
         Program = NoProgram, Kernel = NoKernel,
     }
 }
+
+impl ur_core::context::Backends for LevelZero {
+    type RawContext = context::ContextZe;
+}

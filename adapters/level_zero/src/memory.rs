@@ -21,7 +21,7 @@
 //! through each queue's `engine::Tracker`: polled as commands are appended
 //! and settled at host synchronisation points.
 
-use crate::context::Context;
+use crate::context::{self, Context};
 use crate::conv;
 use crate::device::Device;
 use crate::driver::{check, ZeContext};
@@ -65,7 +65,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest<'_, LevelZero>) -> UrResult<*mut c
     let host = req.kind == UsmKind::Host;
     let device = if host { None } else { req.device.map(arc_of) };
     let device = device.as_ref();
-    let ptr = raw_alloc(&ctx.ze, req.kind, device.map(|d| &**d), req.size, req.align)
+    let ptr = raw_alloc(&ctx.raw.ze, req.kind, device.map(|d| &**d), req.size, req.align)
         .map_err(|e| conv::alloc_result(e, host))?
         .as_ptr();
     let allocation = Allocation {
@@ -80,7 +80,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest<'_, LevelZero>) -> UrResult<*mut c
             // Device memory need not be host-reachable: zeroed by a fill.
             if let Err(e) = crate::queue::zero_fill(ctx, device.unwrap_or(&ctx.devices[0]), ptr, req.size) {
                 // SAFETY: just allocated, never handed out.
-                unsafe { raw_free(&ctx.ze, ptr) };
+                unsafe { raw_free(&ctx.raw.ze, ptr) };
                 return Err(e);
             }
         }
@@ -97,10 +97,10 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
     if ctx.usm.with(addr, |a| a.base == addr) != Some(true) {
         // Not the base of a blocking allocation: a block of an engine pool,
         // or nothing that may be freed.
-        return ctx.slabs.free_blocking(addr, || ctx.finish_busy_queues(), |stamp| ctx.wait_for_stamp(stamp));
+        return ctx.slabs.free_blocking(addr, || ctx.raw.finish_busy_queues(), |stamp| context::wait_for_stamp(ctx, stamp));
     }
     // Level Zero frees at once: nothing may still use the memory.
-    ctx.finish_busy_queues()?;
+    ctx.raw.finish_busy_queues()?;
     if let Ok(a) = ctx.usm.remove(addr) {
         release(ctx, &a);
     }
@@ -111,7 +111,7 @@ pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
 pub(crate) fn release(ctx: &Context, a: &Allocation) {
     // SAFETY: removed from the table, so freed once; the callers made sure
     // no command uses it.
-    unsafe { raw_free(&ctx.ze, a.base as *mut c_void) };
+    unsafe { raw_free(&ctx.raw.ze, a.base as *mut c_void) };
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
         pool.base.engine.account_blocking(-(a.size as isize));
     }
@@ -150,15 +150,15 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
     let (mut base, mut size): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
     // SAFETY: a live context; out structs and pointers we own.
     unsafe {
-        check(ze!(zeMemGetAllocProperties(ctx.ze.0, ptr, &mut props, &mut device))).ok()?;
-        check(ze!(zeMemGetAddressRange(ctx.ze.0, ptr, &mut base, &mut size))).ok()?;
+        check(ze!(zeMemGetAllocProperties(ctx.raw.ze.0, ptr, &mut props, &mut device))).ok()?;
+        check(ze!(zeMemGetAddressRange(ctx.raw.ze.0, ptr, &mut base, &mut size))).ok()?;
     }
     let kind = conv::memory_type(props.r#type);
     (kind != UR_USM_TYPE_UNKNOWN).then(|| PointerInfo {
         kind,
         base: base as usize,
         size,
-        device: ctx.device_by_ze(device).cloned(),
+        device: context::device_by_ze(ctx, device).cloned(),
         pool: std::ptr::null_mut(),
     })
 }
@@ -207,7 +207,7 @@ impl RawPool<LevelZero> for ZePool {
         if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
             config.min_slab_size = SLAB_SIZE;
         }
-        let (ze, slabs) = (context.ze.clone(), context.slabs.clone());
+        let (ze, slabs) = (context.raw.ze.clone(), context.slabs.clone());
         Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &pool.me, kind, serving, |owner| {
             Arc::new(ZeMemory { context: ze, slabs, owner })
         }))

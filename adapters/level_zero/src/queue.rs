@@ -25,7 +25,7 @@
 //! nothing else. It also holds back later commands, which only ever waits
 //! more than UR asks.
 
-use crate::context::Context;
+use crate::context::{self, Context};
 use crate::conv::ZeExt;
 use crate::device::Device;
 use crate::driver::{check, ImmediateList};
@@ -110,12 +110,12 @@ impl Queue {
         keep: Option<Box<[u8]>>,
         append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
     ) -> UrResult<Option<Arc<Event>>> {
-        let done = self.context.event_cache(self.profiling()).take()?;
+        let done = self.context.raw.event_cache(self.profiling()).take()?;
         let dag = self.context.engine.dag();
         let stamp = match node {
             Node::Barrier => dag.record_barrier(&self.lane, &waits.stamps),
             Node::Given { stamp, deps, .. } => {
-                self.context.add_dependencies(self, deps, &mut waits.raw);
+                context::add_dependencies(&self.context, self, deps, &mut waits.raw);
                 stamp
             }
             Node::Command | Node::Untracked => dag.record(&self.lane, &waits.stamps),
@@ -287,8 +287,8 @@ fn rows(
 /// Zeroes `size` bytes at `ptr` (of `device`'s memory, or host memory) and
 /// waits: a new allocation of a zero-initialising pool.
 pub fn zero_fill(ctx: &Context, device: &Arc<Device>, ptr: *mut c_void, size: usize) -> UrResult {
-    let list = ImmediateList::create(&ctx.ze, device.ze, device.facts.ordinal).ur()?;
-    let done = ctx.event_cache(false).take()?;
+    let list = ImmediateList::create(&ctx.raw.ze, device.ze, device.facts.ordinal).ur()?;
+    let done = ctx.raw.event_cache(false).take()?;
     fill(list.0, ptr, &[0u8], size, done.raw, &mut []).ur()?;
     done.wait()
 }
@@ -304,7 +304,7 @@ impl Queue {
 impl hal::Queue<LevelZero> for Queue {
     fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
         let (context, device) = (arc_of(context), arc_of(device));
-        let list = ImmediateList::create(&context.ze, device.ze, device.facts.ordinal).ur()?;
+        let list = ImmediateList::create(&context.raw.ze, device.ze, device.facts.ordinal).ur()?;
         let order = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
             QueueOrder::OutOfOrder
         } else {
@@ -322,7 +322,7 @@ impl hal::Queue<LevelZero> for Queue {
             list,
             order: Mutex::new(Rank::QueueSubmit, Order { last: None }),
         });
-        queue.context.add_queue(&queue);
+        queue.context.raw.add_queue(&queue);
         Ok(queue)
     }
 
@@ -430,7 +430,7 @@ impl hal::Queue<LevelZero> for Queue {
     fn translate<'a>(&self, events: Events<'a, LevelZero>) -> UrResult<Waits> {
         let mut waits = Waits::none();
         for e in events.iter() {
-            if Arc::ptr_eq(&e.context.ze, &self.context.ze) {
+            if Arc::ptr_eq(&e.context.raw.ze, &self.context.raw.ze) {
                 waits.push_event(e.raw.done.clone(), e, &self.context);
             } else {
                 event::wait(e)?;
