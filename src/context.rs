@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 /// The driver's side of a context. Each function gets the whole context,
 /// so that the raw part holds only what the driver needs.
-pub trait RawContext<B: Backends>: Send + Sync + Sized + 'static {
+pub trait RawContext<B: Backend>: Send + Sync + Sized + 'static {
     /// What the context's registry keeps of a blocking allocation (or of a
     /// block of a driver's own pool).
     type Allocation: Registered + Send + Sync;
@@ -79,19 +79,12 @@ pub trait RawContext<B: Backends>: Send + Sync + Sized + 'static {
     fn release(_context: &mut Context<B>) {}
 }
 
-/// The backends whose contexts are [`Context`]s.
-///
-/// Transitional: folds into [`Backend`] once every adapter's context is one.
-pub trait Backends: Backend<Context = Context<Self>> {
-    type RawContext: RawContext<Self>;
-}
-
-pub type AllocationOf<B> = <<B as Backends>::RawContext as RawContext<B>>::Allocation;
-pub type SlabOwnerOf<B> = <<B as Backends>::RawContext as RawContext<B>>::SlabOwner;
+pub type AllocationOf<B> = <<B as Backend>::RawContext as RawContext<B>>::Allocation;
+pub type SlabOwnerOf<B> = <<B as Backend>::RawContext as RawContext<B>>::SlabOwner;
 
 /// A UR context.
 #[repr(C)]
-pub struct Context<B: Backends> {
+pub struct Context<B: Backend> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
     /// Before the engine and `raw`: default pools go before the graph and
@@ -110,15 +103,15 @@ pub struct Context<B: Backends> {
 }
 
 // SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Backends> UrObject for Context<B> {
+unsafe impl<B: Backend> UrObject for Context<B> {
     const KIND: ObjectKind = ObjectKind::Context;
     type Handle = ur_context_handle_t_;
 }
 
 // SAFETY: contexts are made only by `Context::new`, in an `Arc`.
-unsafe impl<B: Backends> ArcObject for Context<B> {}
+unsafe impl<B: Backend> ArcObject for Context<B> {}
 
-impl<B: Backends> Context<B> {
+impl<B: Backend> Context<B> {
     pub fn new(devices: Vec<B::DeviceRef>, raw: B::RawContext) -> Arc<Self> {
         Self::with_engine(devices, Engine::new(), raw)
     }
@@ -168,7 +161,45 @@ impl<B: Backends> Context<B> {
     }
 }
 
-impl<B: Backends> Drop for Context<B> {
+/// What the core asks of a context that only the raw part answers.
+impl<B: Backend> Context<B> {
+    pub fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+        B::RawContext::create(devices, flags)
+    }
+    pub fn from_native(native: ur_native_handle_t, devices: &[&B::Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        B::RawContext::from_native(native, devices, ownership)
+    }
+    pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        B::RawContext::native_handle(self)
+    }
+    pub fn usm_2d_supported(&self) -> bool {
+        B::RawContext::usm_2d_supported(self)
+    }
+    pub fn pools_supported(&self) -> bool {
+        B::RawContext::pools_supported(self)
+    }
+    pub fn usm_alloc(&self, request: AllocRequest<'_, B>) -> UrResult<*mut c_void> {
+        B::RawContext::usm_alloc(self, request)
+    }
+    pub fn usm_free(&self, ptr: *mut c_void) -> UrResult {
+        B::RawContext::usm_free(self, ptr)
+    }
+    pub fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>> {
+        B::RawContext::usm_alloc_info(self, ptr)
+    }
+    pub fn pool_create(&self, device: Option<&B::Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool<B>>> {
+        B::RawContext::pool_create(self, device, desc, api)
+    }
+    pub fn make_default_pool(&self, device: &B::Device) -> UrResult<Arc<UsmPool<B>>> {
+        B::RawContext::make_default_pool(self, device)
+    }
+    /// A host synchronisation point (see [`RawContext::collect_pools`]).
+    pub fn collect_pools(&self) {
+        B::RawContext::collect_pools(self)
+    }
+}
+
+impl<B: Backend> Drop for Context<B> {
     fn drop(&mut self) {
         B::RawContext::release(self);
         // Every queue held the context, so no command can touch pool
@@ -176,59 +207,5 @@ impl<B: Backends> Drop for Context<B> {
         // the user the context is gone.
         self.pools.clear();
         self.deleter.run();
-    }
-}
-
-/// Forwards the core's questions to the context's own fields or its raw
-/// part, while `hal::Context` is still the core's view of a context.
-impl<B: Backends> crate::hal::Context<B> for Context<B> {
-    fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
-        B::RawContext::create(devices, flags)
-    }
-    fn devices(&self) -> impl ExactSizeIterator<Item = &B::Device> {
-        Context::devices(self)
-    }
-    fn usm_2d_supported(&self) -> bool {
-        B::RawContext::usm_2d_supported(self)
-    }
-    fn extended_deleter(&self) -> &ExtendedDeleter {
-        &self.deleter
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        B::RawContext::native_handle(self)
-    }
-    fn from_native(native: ur_native_handle_t, devices: &[&B::Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
-        B::RawContext::from_native(native, devices, ownership)
-    }
-    fn usm_alloc(&self, request: AllocRequest<'_, B>) -> UrResult<*mut c_void> {
-        B::RawContext::usm_alloc(self, request)
-    }
-    fn usm_free(&self, ptr: *mut c_void) -> UrResult {
-        B::RawContext::usm_free(self, ptr)
-    }
-    type SlabOwner = SlabOwnerOf<B>;
-    fn slabs(&self) -> &SlabMap<SlabOwnerOf<B>> {
-        &self.slabs
-    }
-    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)> {
-        Context::usm_range(self, ptr)
-    }
-    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>> {
-        B::RawContext::usm_alloc_info(self, ptr)
-    }
-    fn pools_supported(&self) -> bool {
-        B::RawContext::pools_supported(self)
-    }
-    fn pool_create(&self, device: Option<&B::Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool<B>>> {
-        B::RawContext::pool_create(self, device, desc, api)
-    }
-    fn pools(&self) -> &ContextPools<UsmPool<B>> {
-        &self.pools
-    }
-    fn make_default_pool(&self, device: &B::Device) -> UrResult<Arc<UsmPool<B>>> {
-        B::RawContext::make_default_pool(self, device)
-    }
-    fn collect_pools(&self) {
-        B::RawContext::collect_pools(self)
     }
 }

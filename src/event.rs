@@ -5,6 +5,7 @@
 //! cell), which answers the questions only the driver can ([`RawEvent`]).
 
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::NativeOwnership;
 use crate::engine::Stamp;
 use crate::hal::Backend;
@@ -53,7 +54,7 @@ pub trait RawEvent<B: Backend>: Send + Sync + Sized + 'static {
     fn release(_event: &mut Event<B>) {}
     fn from_native(
         _native: ur_native_handle_t,
-        _context: &B::Context,
+        _context: &Context<B>,
         _ownership: NativeOwnership,
     ) -> UrResult<Arc<Event<B>>> {
         Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
@@ -69,7 +70,7 @@ pub struct Event<B: Backend> {
     /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` names a live queue while the
     /// event lives, as an OpenCL event keeps its queue.
     pub queue: Option<Arc<B::Queue>>,
-    pub context: Arc<B::Context>,
+    pub context: Arc<Context<B>>,
     pub command: ur_command_t,
     /// The command's node in the context's engine graph (none for a native
     /// event, or a command made before the context recorded any).
@@ -89,7 +90,7 @@ unsafe impl<B: Backend> ArcObject for Event<B> {}
 impl<B: Backend> Event<B> {
     pub fn new(
         queue: Option<Arc<B::Queue>>,
-        context: Arc<B::Context>,
+        context: Arc<Context<B>>,
         command: ur_command_t,
         stamp: Option<Stamp>,
         raw: B::RawEvent,
@@ -105,7 +106,7 @@ impl<B: Backend> Event<B> {
     /// The command's node in `context`'s engine graph, if it has one there.
     /// Only the event's own context's graph has it: another context's lane
     /// numbers name lanes of another graph, and mean nothing in this one.
-    pub fn stamp_in(&self, context: &B::Context) -> Option<Stamp> {
+    pub fn stamp_in(&self, context: &Context<B>) -> Option<Stamp> {
         self.stamp.filter(|_| std::ptr::eq(&*self.context, context))
     }
 }
@@ -134,7 +135,7 @@ impl<B: Backend> Event<B> {
     pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawEvent::native_handle(self)
     }
-    pub fn from_native(native: ur_native_handle_t, context: &B::Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    pub fn from_native(native: ur_native_handle_t, context: &Context<B>, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
         B::RawEvent::from_native(native, context, ownership)
     }
 }

@@ -16,16 +16,14 @@
 use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
-use crate::engine::{Lane, SlabMap, SlabOfPool, UsmKind};
+use crate::engine::{Lane, UsmKind};
 use crate::queue::{EngineCommand, Waits};
-use crate::extended_deleter::ExtendedDeleter;
+use crate::context::Context;
 use crate::event::{Event, RawEvent};
 use crate::pool::{RawPool, UsmPool};
 use crate::handle::UrObject;
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
-use crate::usm_async::{PoolApi, PoolDesc};
-use crate::usm_pool::ContextPools;
 use crate::UrResult;
 use core::ffi::c_void;
 use std::ffi::CStr;
@@ -39,7 +37,8 @@ const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
 pub trait Backend: crate::adapter::Backend + Sized {
     type Platform: Platform<Self>;
     type Device: Device<Self>;
-    type Context: Context<Self>;
+    /// The backend's part of a context (`crate::context`).
+    type RawContext: crate::context::RawContext<Self>;
     type Queue: Queue<Self>;
     /// The backend's part of an event (`crate::event`).
     type RawEvent: RawEvent<Self>;
@@ -262,78 +261,11 @@ pub trait Device<B: Backend>: UrObject<Handle = ur_device_handle_t_> {
     }
 }
 
-pub trait Context<B: Backend>: UrObject<Handle = ur_context_handle_t_> {
-    /// A context over `devices` (deduplicated, at least one).
-    fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Self>>;
-    /// The context's devices, in the order it was made with.
-    fn devices(&self) -> impl ExactSizeIterator<Item = &B::Device>;
-    fn has_device(&self, device: &B::Device) -> bool {
-        self.devices().any(|d| std::ptr::eq(d, device))
-    }
-    /// The most bytes one host allocation may take: the least of the
-    /// context's devices (`spec/usm.md`), as host memory must be reachable
-    /// from each of them.
-    fn max_alloc_size(&self) -> u64 {
-        self.devices().map(|d| d.max_alloc_size()).min().unwrap_or(0)
-    }
-    /// Whether `urEnqueueUSMFill2D`/`Memcpy2D` are served (the context's
-    /// `USM_FILL2D_SUPPORT` and `USM_MEMCPY2D_SUPPORT`).
-    fn usm_2d_supported(&self) -> bool {
-        true
-    }
-    /// Where `urContextSetExtendedDeleter` registers; the context runs it
-    /// when it is destroyed.
-    fn extended_deleter(&self) -> &ExtendedDeleter;
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Err(UNSUPPORTED)
-    }
-    fn from_native(
-        _native: ur_native_handle_t,
-        _devices: &[&B::Device],
-        _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
-        Err(UNSUPPORTED)
-    }
-
-    /// Blocking USM.
-    fn usm_alloc(&self, request: AllocRequest<'_, B>) -> UrResult<*mut c_void>;
-    /// `INVALID_MEM_OBJECT` for memory this context did not allocate.
-    fn usm_free(&self, ptr: *mut c_void) -> UrResult;
-    /// What the context's slab map finds behind an address of an engine
-    /// pool's memory.
-    type SlabOwner: SlabOfPool;
-    /// Every slab of the context's engine pools, by address.
-    fn slabs(&self) -> &SlabMap<Self::SlabOwner>;
-    /// `(base, size)` of the live USM allocation of this context holding
-    /// `ptr`, if any: the enqueue bounds checks use it.
-    fn usm_range(&self, ptr: *const c_void) -> Option<(usize, usize)>;
-    /// `None`: this context did not allocate `ptr`.
-    fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>>;
-
-    /// Whether pools are served (`USM_POOL_SUPPORT`); without them every
-    /// pool entry point is `UNSUPPORTED_FEATURE`.
-    fn pools_supported(&self) -> bool;
-    /// A pool of this context (`device: None` for a context-wide one).
-    fn pool_create(&self, device: Option<&B::Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool<B>>>;
-    /// The context's pools by device: each device's default pool, and the
-    /// one `urUSMPoolSetDevicePoolExp` chose.
-    fn pools(&self) -> &ContextPools<UsmPool<B>>;
-    /// A new default async pool of `device`, a device of the context (the
-    /// table makes one on first use; the context owns its handle).
-    fn make_default_pool(&self, device: &B::Device) -> UrResult<Arc<UsmPool<B>>>;
-    /// A host synchronisation point (a finished queue, a waited event, a
-    /// blocking command): the context's pools take back what finished work
-    /// freed, and give back what is above their thresholds.
-    fn collect_pools(&self) {
-        self.pools().collect(|p| &p.base.engine);
-    }
-}
-
 pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
     /// A queue with checked flags (no unknown bits, no contradictory pair,
     /// device-side flags refused) on a device of the context.
-    fn create(context: &B::Context, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>>;
-    fn context(&self) -> &B::Context;
+    fn create(context: &Context<B>, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>>;
+    fn context(&self) -> &Context<B>;
     fn device(&self) -> &B::Device;
     fn flags(&self) -> ur_queue_flags_t;
     /// `UR_QUEUE_INFO_EMPTY`.
@@ -346,7 +278,7 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
     }
     fn from_native(
         _native: ur_native_handle_t,
-        _context: &B::Context,
+        _context: &Context<B>,
         _device: Option<&B::Device>,
         _flags: ur_queue_flags_t,
         _ownership: NativeOwnership,
@@ -430,15 +362,15 @@ pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
 /// the unsupported stubs.
 pub trait Program<B: Backend>: UrObject<Handle = ur_program_handle_t_> {
     const SUPPORTED: bool = true;
-    fn context(&self) -> &B::Context;
+    fn context(&self) -> &Context<B>;
     /// Whether the program holds an image for `device`.
     fn has_device(&self, device: &B::Device) -> bool;
-    fn create_with_il(_context: &B::Context, _il: &[u8]) -> UrResult<Arc<Self>> {
+    fn create_with_il(_context: &Context<B>, _il: &[u8]) -> UrResult<Arc<Self>> {
         Err(UNSUPPORTED)
     }
     /// One image per device (devices checked to be in the context; images
     /// not empty).
-    fn create_with_binary(context: &B::Context, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>>;
+    fn create_with_binary(context: &Context<B>, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>>;
     /// Builds for `devices`, or for every device of the program when empty.
     fn build(&self, devices: &[&B::Device], options: &CStr) -> UrResult;
     fn compile(&self, _devices: &[&B::Device], _options: &CStr) -> UrResult {
@@ -446,7 +378,7 @@ pub trait Program<B: Backend>: UrObject<Handle = ur_program_handle_t_> {
     }
     /// A failed link may still give a program that holds the log.
     fn link(
-        _context: &B::Context,
+        _context: &Context<B>,
         _devices: &[&B::Device],
         _programs: &[&Self],
         _options: &CStr,
@@ -469,7 +401,7 @@ pub trait Program<B: Backend>: UrObject<Handle = ur_program_handle_t_> {
     fn native_handle(&self) -> UrResult<ur_native_handle_t>;
     fn from_native(
         _native: ur_native_handle_t,
-        _context: &B::Context,
+        _context: &Context<B>,
         _ownership: NativeOwnership,
     ) -> UrResult<Arc<Self>> {
         Err(UNSUPPORTED)
@@ -512,7 +444,7 @@ pub trait Kernel<B: Backend>: UrObject<Handle = ur_kernel_handle_t_> {
     fn native_handle(&self) -> UrResult<ur_native_handle_t>;
     fn from_native(
         _native: ur_native_handle_t,
-        _context: &B::Context,
+        _context: &Context<B>,
         _program: Option<&B::Program>,
         _ownership: NativeOwnership,
     ) -> UrResult<Arc<Self>> {
@@ -549,13 +481,13 @@ unsafe impl UrObject for NoKernel {
 // The bodies are unreachable: no value of these types exists.
 impl<B: Backend> Program<B> for NoProgram {
     const SUPPORTED: bool = false;
-    fn context(&self) -> &B::Context {
+    fn context(&self) -> &Context<B> {
         match *self {}
     }
     fn has_device(&self, _: &B::Device) -> bool {
         match *self {}
     }
-    fn create_with_binary(_: &B::Context, _: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
+    fn create_with_binary(_: &Context<B>, _: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
         Err(UNSUPPORTED)
     }
     fn build(&self, _: &[&B::Device], _: &CStr) -> UrResult {

@@ -4,6 +4,7 @@
 //! (a native memory pool, a host allocator), behind [`RawPool`].
 
 use crate::abi::*;
+use crate::context::Context;
 use crate::engine::{self, PoolConfig, UsmKind};
 use crate::hal::Backend;
 use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
@@ -19,7 +20,7 @@ pub trait RawPool<B: Backend>: Send + Sync + Sized + 'static {
     fn make_engine_pool(
         pool: &UsmPool<B>,
         kind: UsmKind,
-        context: Arc<B::Context>,
+        context: Arc<Context<B>>,
         config: PoolConfig,
         device: Option<&B::DeviceRef>,
     ) -> UrResult<Arc<engine::Pool>>;
@@ -48,7 +49,7 @@ pub trait RawPool<B: Backend>: Send + Sync + Sized + 'static {
 pub struct UsmPool<B: Backend> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
-    pub base: PoolBase<B::Context, B::DeviceRef>,
+    pub base: PoolBase<Context<B>, B::DeviceRef>,
     /// The pool itself, for the owners of its slabs (weak: slabs must not
     /// keep their pool).
     pub me: Weak<Self>,
@@ -68,7 +69,7 @@ unsafe impl<B: Backend> UrObject for UsmPool<B> {
 unsafe impl<B: Backend> ArcObject for UsmPool<B> {}
 
 impl<B: Backend> UsmPool<B> {
-    pub fn new(base: PoolBase<B::Context, B::DeviceRef>, raw: B::RawPool) -> Arc<Self> {
+    pub fn new(base: PoolBase<Context<B>, B::DeviceRef>, raw: B::RawPool) -> Arc<Self> {
         Arc::new_cyclic(|me| UsmPool { header: HandleHeader::new(B::ddi(), ObjectKind::UsmPool), base, me: me.clone(), raw })
     }
 
@@ -82,12 +83,12 @@ impl<B: Backend> UsmPool<B> {
         self.base.context_handle()
     }
 
-    pub fn belongs_to(&self, context: &B::Context) -> bool {
+    pub fn belongs_to(&self, context: &Context<B>) -> bool {
         self.base.belongs_to(context)
     }
 
     /// Whether the pool may serve allocations of `device` in `context`.
-    pub fn serves(&self, context: &B::Context, device: &B::Device) -> bool {
+    pub fn serves(&self, context: &Context<B>, device: &B::Device) -> bool {
         self.base.serves(context, device)
     }
 

@@ -5,6 +5,7 @@
 //! [`RawProgram`] and [`RawKernel`].
 
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::NativeOwnership;
 use crate::event::Event;
 use crate::hal::{Backend, Events, KernelArg, NdRange};
@@ -19,12 +20,12 @@ const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
 
 /// The driver's side of a program. Each function gets the whole program.
 pub trait RawProgram<B: Programs>: Send + Sync + Sized + 'static {
-    fn create_with_il(_context: &B::Context, _il: &[u8]) -> UrResult<Arc<Program<B>>> {
+    fn create_with_il(_context: &Context<B>, _il: &[u8]) -> UrResult<Arc<Program<B>>> {
         Err(UNSUPPORTED)
     }
     /// One image per device (devices checked to be in the context; images
     /// not empty).
-    fn create_with_binary(context: &B::Context, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Program<B>>>;
+    fn create_with_binary(context: &Context<B>, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Program<B>>>;
     /// Whether the program holds an image for `device`.
     fn has_device(program: &Program<B>, device: &B::Device) -> bool;
     /// Builds for `devices`, or for every device of the program when empty.
@@ -34,7 +35,7 @@ pub trait RawProgram<B: Programs>: Send + Sync + Sized + 'static {
     }
     /// A failed link may still give a program that holds the log.
     fn link(
-        _context: &B::Context,
+        _context: &Context<B>,
         _devices: &[&B::Device],
         _programs: &[&Program<B>],
         _options: &CStr,
@@ -57,7 +58,7 @@ pub trait RawProgram<B: Programs>: Send + Sync + Sized + 'static {
     fn native_handle(program: &Program<B>) -> UrResult<ur_native_handle_t>;
     fn from_native(
         _native: ur_native_handle_t,
-        _context: &B::Context,
+        _context: &Context<B>,
         _ownership: NativeOwnership,
     ) -> UrResult<Arc<Program<B>>> {
         Err(UNSUPPORTED)
@@ -83,7 +84,7 @@ pub trait RawKernel<B: Programs>: Send + Sync + Sized + 'static {
     fn native_handle(kernel: &Kernel<B>) -> UrResult<ur_native_handle_t>;
     fn from_native(
         _native: ur_native_handle_t,
-        _context: &B::Context,
+        _context: &Context<B>,
         _program: Option<&Program<B>>,
         _ownership: NativeOwnership,
     ) -> UrResult<Arc<Kernel<B>>> {
@@ -115,7 +116,7 @@ pub trait Programs: Backend<Program = Program<Self>, Kernel = Kernel<Self>> {
 pub struct Program<B: Programs> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
-    pub context: Arc<B::Context>,
+    pub context: Arc<Context<B>>,
     pub raw: B::RawProgram,
 }
 
@@ -129,7 +130,7 @@ unsafe impl<B: Programs> UrObject for Program<B> {
 unsafe impl<B: Programs> ArcObject for Program<B> {}
 
 impl<B: Programs> Program<B> {
-    pub fn new(context: Arc<B::Context>, raw: B::RawProgram) -> Arc<Self> {
+    pub fn new(context: Arc<Context<B>>, raw: B::RawProgram) -> Arc<Self> {
         Arc::new(Program { header: HandleHeader::new(B::ddi(), ObjectKind::Program), context, raw })
     }
 
@@ -167,23 +168,23 @@ impl<B: Programs> Kernel<B> {
         handle_of(self)
     }
 
-    pub fn context(&self) -> &B::Context {
+    pub fn context(&self) -> &Context<B> {
         &self.program.context
     }
 }
 
 /// Forwards while `hal::Program` is still the core's view of a program.
 impl<B: Programs> crate::hal::Program<B> for Program<B> {
-    fn context(&self) -> &B::Context {
+    fn context(&self) -> &Context<B> {
         &self.context
     }
     fn has_device(&self, device: &B::Device) -> bool {
         B::RawProgram::has_device(self, device)
     }
-    fn create_with_il(context: &B::Context, il: &[u8]) -> UrResult<Arc<Self>> {
+    fn create_with_il(context: &Context<B>, il: &[u8]) -> UrResult<Arc<Self>> {
         B::RawProgram::create_with_il(context, il)
     }
-    fn create_with_binary(context: &B::Context, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
+    fn create_with_binary(context: &Context<B>, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
         B::RawProgram::create_with_binary(context, images)
     }
     fn build(&self, devices: &[&B::Device], options: &CStr) -> UrResult {
@@ -193,7 +194,7 @@ impl<B: Programs> crate::hal::Program<B> for Program<B> {
         B::RawProgram::compile(self, devices, options)
     }
     fn link(
-        context: &B::Context,
+        context: &Context<B>,
         devices: &[&B::Device],
         programs: &[&Self],
         options: &CStr,
@@ -218,7 +219,7 @@ impl<B: Programs> crate::hal::Program<B> for Program<B> {
     fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawProgram::native_handle(self)
     }
-    fn from_native(native: ur_native_handle_t, context: &B::Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    fn from_native(native: ur_native_handle_t, context: &Context<B>, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
         B::RawProgram::from_native(native, context, ownership)
     }
 }
@@ -251,7 +252,7 @@ impl<B: Programs> crate::hal::Kernel<B> for Kernel<B> {
     }
     fn from_native(
         native: ur_native_handle_t,
-        context: &B::Context,
+        context: &Context<B>,
         program: Option<&Program<B>>,
         ownership: NativeOwnership,
     ) -> UrResult<Arc<Self>> {

@@ -2,9 +2,10 @@
 
 use super::obj;
 use crate::abi::*;
+use crate::context::Context;
 use crate::adapter::Adapter;
 use crate::boundary::{ffi_call, native_args, non_null, slice_arg, write_out};
-use crate::hal::{Backend, Context};
+use crate::hal::Backend;
 use crate::handle;
 use crate::UrResult;
 use core::ffi::c_void;
@@ -42,11 +43,11 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         let devices = devices::<B>(count, list)?;
-        write_out(out, handle::into_handle(B::Context::create(&devices, flags)?))
+        write_out(out, handle::into_handle(Context::<B>::create(&devices, flags)?))
     })
 }
 
-super::info_entry!(B::Context, ur_context_handle_t, ur_context_info_t, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, |context, prop, out| {
+super::info_entry!(Context<B>, ur_context_handle_t, ur_context_info_t, UR_CONTEXT_INFO_USM_FILL2D_SUPPORT, |context, prop, out| {
     match prop {
         UR_CONTEXT_INFO_NUM_DEVICES => out.value(context.devices().len() as u32),
         UR_CONTEXT_INFO_DEVICES => out.slice(&context.devices().map(handle::handle_of).collect::<Vec<_>>()),
@@ -58,7 +59,7 @@ super::info_entry!(B::Context, ur_context_handle_t, ur_context_info_t, UR_CONTEX
     }
 });
 
-super::native_handle_entry!(B::Context, ur_context_handle_t);
+super::native_handle_entry!(Context<B>, ur_context_handle_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
@@ -72,7 +73,7 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
         obj::<B, Adapter>(adapter)?;
         let (ownership, _) = native_args(native, false, properties, out)?;
         let devices = devices::<B>(count, list)?;
-        write_out(out, handle::into_handle(B::Context::from_native(native, &devices, ownership)?))
+        write_out(out, handle::into_handle(Context::<B>::from_native(native, &devices, ownership)?))
     })
 }
 
@@ -82,9 +83,9 @@ pub(super) unsafe extern "C" fn set_extended_deleter<B: Backend>(
     user_data: *mut c_void,
 ) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(h)?;
+        let context = obj::<B, Context<B>>(h)?;
         let deleter = deleter.ok_or(UR_RESULT_ERROR_INVALID_NULL_POINTER)?;
-        context.extended_deleter().set(deleter, user_data);
+        context.deleter.set(deleter, user_data);
         Ok(())
     })
 }

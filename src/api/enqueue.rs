@@ -3,7 +3,7 @@
 use super::{deliver, obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null};
-use crate::hal::{region_bytes, Backend, Completion, Context as _, Events, Queue, UsmCommand};
+use crate::hal::{region_bytes, Backend, Completion, Events, Queue, UsmCommand};
 use crate::UrResult;
 use core::ffi::c_void;
 

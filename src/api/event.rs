@@ -2,9 +2,10 @@
 
 use super::obj;
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::{ffi_call, non_null, slice_arg};
 use crate::event::{Event, RawEvent};
-use crate::hal::{Backend, Context as _};
+use crate::hal::Backend;
 use crate::handle;
 use crate::info::InfoOut;
 use core::ffi::c_void;
@@ -55,7 +56,7 @@ pub(super) unsafe extern "C" fn wait<B: Backend>(count: u32, list: *const ur_eve
         for e in &events {
             outcome = outcome.and(e.wait());
         }
-        let mut contexts: Vec<&B::Context> = Vec::new();
+        let mut contexts: Vec<&Context<B>> = Vec::new();
         for e in &events {
             let context = &*e.context;
             if !contexts.iter().any(|c| std::ptr::eq(*c, context)) {

@@ -2,6 +2,7 @@
 
 use super::{deliver, obj, optional, wait_list};
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::{ffi_call, for_each_in_chain, native_args, non_null, slice_arg, write_out};
 use crate::hal::{Backend, Kernel, KernelArg, NdRange, Program as _, Queue as _};
 use crate::handle;
@@ -80,7 +81,7 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     out: *mut ur_kernel_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
+        let context = obj::<B, Context<B>>(context)?;
         let (ownership, _) = native_args(native, false, properties, out)?;
         let program = optional::<B, B::Program>(program)?;
         if program.is_some_and(|p| !std::ptr::eq(p.context(), context)) {

@@ -72,7 +72,7 @@ macro_rules! native_in_context_entry {
             out: *mut $handle,
         ) -> ur_result_t {
             crate::boundary::ffi_call(|| {
-                let context = super::obj::<B, B::Context>(context)?;
+                let context = super::obj::<B, Context<B>>(context)?;
                 let (ownership, _) = crate::boundary::native_args(native, false, properties, out)?;
                 let object = <$obj>::from_native(native, context, ownership)?;
                 crate::boundary::write_out(out, crate::handle::into_handle(object))
@@ -120,6 +120,7 @@ mod usm_p2p;
 mod tests;
 
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::{ffi_call, wait_list_arg};
 use crate::event::Event;
 use crate::hal::{Backend, Events};
@@ -143,8 +144,8 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
             pfnSelectBinary: device::select_binary_entry::<B>, pfnGetNativeHandle: device::get_native_handle::<B>,
             pfnCreateWithNativeHandle: device::create_with_native_handle::<B>,
             pfnGetGlobalTimestamps: device::get_global_timestamps::<B> }
-        Context { pfnCreate: context::create::<B>, pfnRetain: retain::<B, B::Context>,
-            pfnRelease: release::<B, B::Context>, pfnGetInfo: context::get_info::<B>,
+        Context { pfnCreate: context::create::<B>, pfnRetain: retain::<B, Context<B>>,
+            pfnRelease: release::<B, Context<B>>, pfnGetInfo: context::get_info::<B>,
             pfnGetNativeHandle: context::get_native_handle::<B>,
             pfnCreateWithNativeHandle: context::create_with_native_handle::<B>,
             pfnSetExtendedDeleter: context::set_extended_deleter::<B> }

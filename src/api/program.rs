@@ -2,8 +2,9 @@
 
 use super::obj;
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::{ffi_call, non_null, slice_arg, write_optional, write_out};
-use crate::hal::{Backend, Context as _, Program};
+use crate::hal::{Backend, Program};
 use crate::handle;
 use crate::UrResult;
 use core::ffi::{c_char, c_void, CStr};
@@ -41,7 +42,7 @@ unsafe fn check_properties(p: *const ur_program_properties_t) -> UrResult {
 /// # Safety
 /// `list` points at `count` handles when `count > 0`.
 unsafe fn devices_in<'a, B: Backend>(
-    context: &B::Context,
+    context: &Context<B>,
     count: u32,
     list: *const ur_device_handle_t,
 ) -> UrResult<Vec<&'a B::Device>> {
@@ -70,7 +71,7 @@ pub(super) unsafe extern "C" fn create_with_il<B: Backend>(
     out: *mut ur_program_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
+        let context = obj::<B, Context<B>>(context)?;
         non_null(il)?;
         non_null(out)?;
         check_properties(properties)?;
@@ -92,7 +93,7 @@ pub(super) unsafe extern "C" fn create_with_binary<B: Backend>(
     out: *mut ur_program_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
+        let context = obj::<B, Context<B>>(context)?;
         non_null(devices)?;
         non_null(lengths)?;
         non_null(binaries)?;
@@ -121,7 +122,7 @@ unsafe fn program_in<'a, B: Backend>(
     context: ur_context_handle_t,
     program: ur_program_handle_t,
 ) -> UrResult<&'a B::Program> {
-    let context = obj::<B, B::Context>(context)?;
+    let context = obj::<B, Context<B>>(context)?;
     let program = obj::<B, B::Program>(program)?;
     if !std::ptr::eq(program.context(), context) {
         return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
@@ -188,7 +189,7 @@ exp_entry!(compile_exp, compile);
 /// # Safety
 /// The arguments of a link call.
 unsafe fn link_common<B: Backend>(
-    context: &B::Context,
+    context: &Context<B>,
     devices: &[&B::Device],
     count: u32,
     programs: *const ur_program_handle_t,
@@ -224,7 +225,7 @@ pub(super) unsafe extern "C" fn link<B: Backend>(
     opts: *const c_char,
     out: *mut ur_program_handle_t,
 ) -> ur_result_t {
-    ffi_call(|| link_common::<B>(obj::<B, B::Context>(context)?, &[], count, programs, opts, out))
+    ffi_call(|| link_common::<B>(obj::<B, Context<B>>(context)?, &[], count, programs, opts, out))
 }
 
 pub(super) unsafe extern "C" fn link_exp<B: Backend>(
@@ -238,7 +239,7 @@ pub(super) unsafe extern "C" fn link_exp<B: Backend>(
     out: *mut ur_program_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
+        let context = obj::<B, Context<B>>(context)?;
         non_null(devices)?;
         check_exp_flags(flags)?;
         let devices = devices_in::<B>(context, num_devices, devices)?;

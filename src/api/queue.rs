@@ -2,8 +2,9 @@
 
 use super::{obj, optional};
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::{chained_queue_flags, check_queue_properties_chain, ffi_call, native_args, non_null, write_out};
-use crate::hal::{Backend, Context as _, Queue};
+use crate::hal::{Backend, Queue};
 use crate::handle;
 
 fn both(flags: ur_queue_flags_t, a: ur_queue_flag_t, b: ur_queue_flag_t) -> bool {
@@ -17,7 +18,7 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
     out: *mut ur_queue_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
+        let context = obj::<B, Context<B>>(context)?;
         let device = obj::<B, B::Device>(device)?;
         let flags = properties.as_ref().map_or(0, |p| p.flags);
         if flags & UR_QUEUE_FLAGS_MASK != 0 {
@@ -66,7 +67,7 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     out: *mut ur_queue_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
+        let context = obj::<B, Context<B>>(context)?;
         let (ownership, chain) = native_args(native, false, properties, out)?;
         let device = optional::<B, B::Device>(device)?;
         if device.is_some_and(|d| !context.has_device(d)) {

@@ -3,9 +3,10 @@
 
 use super::{obj, optional};
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::{ffi_call, for_each_in_chain, non_null, write_out};
 use crate::engine::UsmKind;
-use crate::hal::{AllocRequest, Backend, Context, Device as _};
+use crate::hal::{AllocRequest, Backend, Device as _};
 use crate::pool::UsmPool;
 use crate::handle;
 use crate::info::InfoOut;
@@ -28,7 +29,7 @@ unsafe fn alloc<B: Backend>(
     size: usize,
     out: *mut *mut c_void,
 ) -> UrResult {
-    let context = obj::<B, B::Context>(h_context)?;
+    let context = obj::<B, Context<B>>(h_context)?;
     let device = h_device.map(|h| obj::<B, B::Device>(h)).transpose()?;
     let desc = desc.as_ref();
     let hints = desc.map_or(0, |d| d.hints);
@@ -125,7 +126,7 @@ device_alloc_entry!(shared_alloc, Shared);
 /// Commands still pending on the memory keep it until they finished.
 pub(super) unsafe extern "C" fn free<B: Backend>(context: ur_context_handle_t, ptr: *mut c_void) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
+        let context = obj::<B, Context<B>>(context)?;
         non_null(ptr)?;
         context.usm_free(ptr)
     })
@@ -140,7 +141,7 @@ pub(super) unsafe extern "C" fn get_mem_alloc_info<B: Backend>(
     size_ret: *mut usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
+        let context = obj::<B, Context<B>>(context)?;
         non_null(ptr)?;
         super::prop_in_range(prop.0, UR_USM_ALLOC_INFO_POOL.0, &[])?;
         let out = InfoOut::new(size, value, size_ret)?;
@@ -168,7 +169,7 @@ pub(super) unsafe extern "C" fn pool_create<B: Backend>(
     out: *mut ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let context = obj::<B, B::Context>(context)?;
+        let context = obj::<B, Context<B>>(context)?;
         let desc = read_pool_desc(desc)?;
         non_null(out)?;
         if !context.pools_supported() {

@@ -4,9 +4,10 @@
 
 use super::{deliver, obj, optional, wait_list};
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::{ffi_call, non_null, write_out};
 use crate::engine::UsmKind;
-use crate::hal::{Backend, Context, Device, Queue};
+use crate::hal::{Backend, Device, Queue};
 use crate::pool::UsmPool;
 use crate::handle;
 use crate::usm_async::{
@@ -113,8 +114,8 @@ unsafe fn pool_call<'a, B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     out: Option<*const c_void>,
-) -> UrResult<(&'a B::Context, &'a B::Device)> {
-    let context = obj::<B, B::Context>(h_context)?;
+) -> UrResult<(&'a Context<B>, &'a B::Device)> {
+    let context = obj::<B, Context<B>>(h_context)?;
     let device = obj::<B, B::Device>(h_device)?;
     if let Some(out) = out {
         non_null(out)?;
@@ -138,7 +139,7 @@ unsafe fn pool_of<'a, B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     h_pool: ur_usm_pool_handle_t,
-) -> UrResult<(&'a B::Context, &'a B::Device, &'a UsmPool<B>)> {
+) -> UrResult<(&'a Context<B>, &'a B::Device, &'a UsmPool<B>)> {
     let (context, device) = pool_call::<B>(h_context, h_device, None)?;
     let pool = obj::<B, UsmPool<B>>(h_pool)?;
     if !pool.serves(context, device) {
@@ -154,7 +155,7 @@ pub(super) unsafe extern "C" fn pool_create<B: Backend>(
     out: *mut ur_usm_pool_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        obj::<B, B::Context>(h_context)?;
+        obj::<B, Context<B>>(h_context)?;
         obj::<B, B::Device>(h_device)?;
         let desc = read_pool_desc(desc)?;
         let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
@@ -174,7 +175,7 @@ pub(super) unsafe extern "C" fn pool_destroy<B: Backend>(
         if pool.is_default() {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        context.pools().forget(pool);
+        context.pools.forget(pool);
         handle::release::<UsmPool<B>>(h_pool, B::ddi())
     })
 }
@@ -191,7 +192,7 @@ macro_rules! pool_getter {
         ) -> ur_result_t {
             ffi_call(|| {
                 let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
-                let pool = context.pools().$pick(device, || context.make_default_pool(device))?;
+                let pool = context.pools.$pick(device, || context.make_default_pool(device))?;
                 write_out(out, handle::handle_of(&*pool))
             })
         }
@@ -208,7 +209,7 @@ pub(super) unsafe extern "C" fn set_device_pool<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         let (context, device, pool) = pool_of::<B>(h_context, h_device, h_pool)?;
-        context.pools().set_current(device, &handle::arc_of(pool));
+        context.pools.set_current(device, &handle::arc_of(pool));
         Ok(())
     })
 }

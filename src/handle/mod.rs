@@ -420,10 +420,11 @@ mod tests {
         }
     }
 
+    // SAFETY (test): every `Thing` of these tests lives in an `Arc`.
+    unsafe impl ArcObject for Thing {}
+
     #[test]
     fn a_borrowed_arc_counts_nothing_and_its_clones_count() {
-        // SAFETY (test): every `Thing` of this test lives in an `Arc`.
-        unsafe impl ArcObject for Thing {}
         let obj = thing(3);
         let r = arc_ref(&*obj);
         assert!(Arc::ptr_eq(&r, &obj));

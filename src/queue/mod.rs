@@ -14,6 +14,7 @@ pub mod usm_async;
 
 use crate::abi::ur_command_t;
 use crate::engine::{Lane, Stamp};
+use crate::context::Context;
 use crate::event::Event;
 use crate::hal::Backend;
 use core::ffi::c_void;
@@ -62,7 +63,7 @@ impl<R> Waits<R> {
     }
 
     /// Adds the wait for `event`, `raw`, on a queue of `context`.
-    pub fn push_event<B: Backend>(&mut self, raw: R, event: &Event<B>, context: &B::Context) {
+    pub fn push_event<B: Backend>(&mut self, raw: R, event: &Event<B>, context: &Context<B>) {
         self.raw.push(raw);
         self.note(event, context);
     }
@@ -70,7 +71,7 @@ impl<R> Waits<R> {
     /// Adds `event` to the engine's view only (the backend need not wait for
     /// it: it has completed). An event without a node in `context`'s graph
     /// (`Event::stamp_in`) is one the engine cannot see.
-    pub fn note<B: Backend>(&mut self, event: &Event<B>, context: &B::Context) {
+    pub fn note<B: Backend>(&mut self, event: &Event<B>, context: &Context<B>) {
         match event.stamp_in(context) {
             Some(s) => self.stamps.push(s),
             None => self.unstamped = true,

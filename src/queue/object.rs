@@ -7,6 +7,7 @@
 
 use super::{EngineCommand, Waits};
 use crate::abi::*;
+use crate::context::Context;
 use crate::boundary::NativeOwnership;
 use crate::engine::{Lane, UsmKind};
 use crate::event::Event;
@@ -23,10 +24,10 @@ pub trait RawQueue<B: Queues>: Send + Sync + Sized + 'static {
     /// A queue with checked flags (no unknown bits, no contradictory pair,
     /// device-side flags refused) on a device of the context; the backend
     /// makes its raw part and hands it to [`Queue::new`].
-    fn create(context: &B::Context, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue<B>>>;
+    fn create(context: &Context<B>, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue<B>>>;
     fn from_native(
         _native: ur_native_handle_t,
-        _context: &B::Context,
+        _context: &Context<B>,
         _device: Option<&B::Device>,
         _flags: ur_queue_flags_t,
         _ownership: NativeOwnership,
@@ -131,7 +132,7 @@ pub struct Queue<B: Queues> {
     /// lock or count (`ContextPools::with_current`). Before `context`, so
     /// dropped first.
     pub default_pool: OnceLock<Arc<UsmPool<B>>>,
-    pub context: Arc<B::Context>,
+    pub context: Arc<Context<B>>,
     pub device: B::DeviceRef,
     /// The flags the user asked for, as `UR_QUEUE_INFO_FLAGS` reports them.
     pub flags: ur_queue_flags_t,
@@ -153,7 +154,7 @@ unsafe impl<B: Queues> ArcObject for Queue<B> {}
 
 impl<B: Queues> Queue<B> {
     pub fn new(
-        context: Arc<B::Context>,
+        context: Arc<Context<B>>,
         device: B::DeviceRef,
         flags: ur_queue_flags_t,
         lane: Arc<Lane>,
@@ -164,7 +165,7 @@ impl<B: Queues> Queue<B> {
 
     /// For a raw part that names its queue (weakly: it must not keep it).
     pub fn new_cyclic(
-        context: Arc<B::Context>,
+        context: Arc<Context<B>>,
         device: B::DeviceRef,
         flags: ur_queue_flags_t,
         lane: Arc<Lane>,
@@ -204,10 +205,10 @@ impl<B: Queues> Drop for Queue<B> {
 /// Forwards the core's questions to the queue's own fields or its raw
 /// part, while `hal::Queue` is still the core's view of a queue.
 impl<B: Queues> crate::hal::Queue<B> for Queue<B> {
-    fn create(context: &B::Context, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+    fn create(context: &Context<B>, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
         B::RawQueue::create(context, device, flags)
     }
-    fn context(&self) -> &B::Context {
+    fn context(&self) -> &Context<B> {
         &self.context
     }
     fn device(&self) -> &B::Device {
@@ -230,7 +231,7 @@ impl<B: Queues> crate::hal::Queue<B> for Queue<B> {
     }
     fn from_native(
         native: ur_native_handle_t,
-        context: &B::Context,
+        context: &Context<B>,
         device: Option<&B::Device>,
         flags: ur_queue_flags_t,
         ownership: NativeOwnership,

@@ -18,7 +18,7 @@ use super::{EngineCommand, Waits};
 use crate::abi::*;
 use crate::engine::UsmKind;
 use crate::event::Event;
-use crate::hal::{Backend, Context, Events, Queue};
+use crate::hal::{Backend, Events, Queue};
 use crate::pool::UsmPool;
 use crate::usm_async::alloc_command;
 use crate::usm_pool::FreeScope;
@@ -42,7 +42,7 @@ fn with_pool<B: Backend, R>(
         None => {
             let (context, device) = (queue.context(), queue.device());
             let make_default = || context.make_default_pool(device);
-            context.pools().with_current(device, queue.default_pool(), make_default, f)?
+            context.pools.with_current(device, queue.default_pool(), make_default, f)?
         }
     }
 }
@@ -68,7 +68,7 @@ fn hot_engine_pool<'q, B: Backend>(
     let default = match pool {
         Some(named) if named.is_default() => named,
         Some(_) => return None,
-        None => &**queue.context().pools().cached_default(queue.default_pool())?,
+        None => &**queue.context().pools.cached_default(queue.default_pool())?,
     };
     default.base.engine.get(kind)
 }
@@ -200,7 +200,7 @@ pub fn free<B: Backend>(
         let free = |e: &crate::engine::Pool| e.free(lane, &waits.stamps, ptr as *const u8, want_node);
         // The likeliest owner is tried first (device memory of `from`),
         // then the pool whose slab holds the pointer.
-        let found = from.base.free_async_block(context.slabs(), Some(queue.device()), scope, ptr as usize, free);
+        let found = from.base.free_async_block(&context.slabs, Some(queue.device()), scope, ptr as usize, free);
         let Some(outcome) = found else { return Ok(Freed::NotEngine) };
         // An interior, freed or foreign pointer (spec/usm_async.md).
         let out = outcome.map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;

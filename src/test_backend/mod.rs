@@ -45,17 +45,13 @@ impl crate::adapter::Backend for TestBackend {
 impl crate::hal::Backend for TestBackend {
     type Platform = TPlatform;
     type Device = TDevice;
-    type Context = TContext;
+    type RawContext = context::TContextRaw;
     type Queue = TQueue;
     type RawEvent = objects::TSignal;
     type RawPool = objects::TPoolRaw;
     type DeviceRef = std::sync::Arc<TDevice>;
     type Program = TProgram;
     type Kernel = TKernel;
-}
-
-impl crate::context::Backends for TestBackend {
-    type RawContext = context::TContextRaw;
 }
 
 impl crate::queue::object::Queues for TestBackend {

@@ -33,7 +33,6 @@ pub mod memory;
 pub mod program;
 pub mod queue;
 
-use context::Context;
 use device::{Device, Platform};
 use kernel::Kernel;
 use std::sync::Arc;
@@ -45,11 +44,8 @@ ur_core::adapter_backend! {
     /// This backend's marker type.
     pub struct Cuda: UR_BACKEND_CUDA, "CUDA";
     objects {
-        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::StreamEvents, RawPool = memory::pool::CudaPool, DeviceRef = Arc<Device>,
+        Platform = Platform, Device = Device, RawContext = context::ContextCu, Queue = Queue, RawEvent = event::StreamEvents, RawPool = memory::pool::CudaPool, DeviceRef = Arc<Device>,
         Program = Program, Kernel = Kernel,
     }
 }
 
-impl ur_core::context::Backends for Cuda {
-    type RawContext = context::ContextCu;
-}

@@ -30,7 +30,6 @@ pub mod event;
 pub mod memory;
 pub mod queue;
 
-use context::Context;
 use device::{Device, Platform};
 use std::sync::Arc;
 use queue::Queue;
@@ -42,11 +41,8 @@ ur_core::adapter_backend! {
     /// the core's unsupported defaults.
     pub struct LevelZero: UR_BACKEND_LEVEL_ZERO, "LEVEL_ZERO";
     objects {
-        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::Signal, RawPool = memory::ZePool, DeviceRef = Arc<Device>,
+        Platform = Platform, Device = Device, RawContext = context::ContextZe, Queue = Queue, RawEvent = event::Signal, RawPool = memory::ZePool, DeviceRef = Arc<Device>,
         Program = NoProgram, Kernel = NoKernel,
     }
 }
 
-impl ur_core::context::Backends for LevelZero {
-    type RawContext = context::ContextZe;
-}

@@ -36,7 +36,7 @@ use level_zero_sys::*;
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 use ur_core::engine::{Cover, Lane, QueueOrder, Seq, Stamp, Tracker};
-use ur_core::hal::{self, Completion, Context as _, Events, UsmCommand};
+use ur_core::hal::{self, Completion, Events, UsmCommand};
 use ur_core::queue::{EngineCommand, Node};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};

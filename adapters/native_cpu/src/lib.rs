@@ -36,7 +36,6 @@ pub mod event;
 pub mod memory;
 pub mod queue;
 
-use context::Context;
 use device::{Device, Platform};
 use queue::Queue;
 use ur_core::hal::{NoKernel, NoProgram};
@@ -47,7 +46,7 @@ ur_core::adapter_backend! {
     /// `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`).
     pub struct NativeCpu: UR_BACKEND_NATIVE_CPU, "NATIVE_CPU";
     objects {
-        Platform = Platform, Device = Device, Context = Context, Queue = Queue, RawEvent = event::CommandState, RawPool = memory::HostPool, DeviceRef = std::sync::Arc<Device>,
+        Platform = Platform, Device = Device, RawContext = context::ContextHost, Queue = Queue, RawEvent = event::CommandState, RawPool = memory::HostPool, DeviceRef = std::sync::Arc<Device>,
         Program = NoProgram, Kernel = NoKernel,
     }
     /// The last release also lets the platform go and joins the workers of
@@ -55,9 +54,6 @@ ur_core::adapter_backend! {
     on_last_release: Platform::adapter_released;
 }
 
-impl ur_core::context::Backends for NativeCpu {
-    type RawContext = context::ContextHost;
-}
 
 impl ur_core::queue::object::Queues for NativeCpu {
     type RawQueue = std::sync::Arc<queue::QueueShared>;

@@ -31,12 +31,9 @@ ur_core::adapter_backend! {
     /// This backend's marker type.
     pub struct OpenCl: UR_BACKEND_OPENCL, "OPENCL";
     objects {
-        Platform = device::platform::Platform, Device = device::Device, Context = context::Context,
+        Platform = device::platform::Platform, Device = device::Device, RawContext = context::ContextCl,
         Queue = queue::Queue, RawEvent = event::EventCl, RawPool = memory::PoolCl, DeviceRef = &'static device::Device, Program = program::Program,
         Kernel = kernel::Kernel,
     }
 }
 
-impl ur_core::context::Backends for OpenCl {
-    type RawContext = context::ContextCl;
-}

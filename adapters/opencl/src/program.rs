@@ -285,7 +285,7 @@ impl hal::Program<OpenCl> for Program {
         let context = arc_of(context);
         let devices: Vec<&'static Device> = images.iter().map(|(d, _)| d.kept()).collect();
         let binaries: Vec<&[u8]> = images.iter().map(|(_, b)| *b).collect();
-        if devices.iter().any(|d| !hal::Context::has_device(&*context, d)) {
+        if devices.iter().any(|d| !context.has_device(d)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
         let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();

@@ -44,7 +44,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
-use ur_core::hal::{region_bytes, Completion, Context as _, Events, UsmCommand};
+use ur_core::hal::{region_bytes, Completion, Events, UsmCommand};
 use ur_core::queue::object::RawQueue;
 use ur_core::queue::{EngineCommand, Waits};
 use ur_core::handle::arc_of;

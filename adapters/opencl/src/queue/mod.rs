@@ -24,7 +24,7 @@ use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use sys::{cl_event, cl_int};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
-use ur_core::hal::{self, Completion, Context as _, Events, UsmCommand};
+use ur_core::hal::{self, Completion, Events, UsmCommand};
 use ur_core::queue::{EngineCommand, Node};
 use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::*;
