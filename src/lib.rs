@@ -12,6 +12,7 @@ pub mod adapter;
 pub mod api;
 pub mod boundary;
 pub mod context;
+pub mod device;
 pub mod ddi;
 /// cbindgen:ignore
 pub mod engine;

@@ -53,7 +53,7 @@ fn new_context(devices: &[&TDevice]) -> Arc<TContext> {
 /// Allocates `size` bytes aligned to `align` (0: 8), as the real adapters
 /// do: a zero size or one past the device's limit is `INVALID_USM_SIZE`.
 fn allocate(context: &TContext, r: &AllocRequest<'_, B>) -> UrResult<*mut c_void> {
-    let limit = r.device.map_or_else(|| context.max_alloc_size(), |d| d.max_alloc);
+    let limit = r.device.map_or_else(|| context.max_alloc_size(), |d| d.raw.max_alloc);
     if r.size == 0 || r.size as u64 > limit {
         return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
     }

@@ -58,6 +58,11 @@ impl crate::queue::object::Queues for TestBackend {
     type RawQueue = objects::TQueueRaw;
 }
 
+impl crate::device::Devices for TestBackend {
+    type RawPlatform = objects::TPlatformRaw;
+    type RawDevice = objects::TDeviceRaw;
+}
+
 impl crate::program::Programs for TestBackend {
     type RawProgram = program::TProgramRaw;
     type RawKernel = program::TKernelRaw;

@@ -6,12 +6,13 @@ use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
 use crate::engine::{self, PoolConfig, QueueOrder, Stamp, UsmKind};
-use crate::hal::{self, Completion, Events, UsmCommand};
+use crate::hal::{Completion, Events, UsmCommand};
+use crate::device::{Device, Platform, RawDevice, RawPlatform};
 use crate::queue::object::{Queue, RawQueue};
 use crate::queue::{EngineCommand, Waits};
 use super::context::TContext;
 use super::memory::{HostSlabs, TSlabOwner};
-use crate::handle::{arc_of, handle_of, HandleHeader, ObjectKind};
+use crate::handle::{arc_of, handle_of};
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
 use crate::usm_pool::PoolBase;
@@ -20,20 +21,6 @@ use core::ffi::c_void;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-
-/// Implements `UrObject` (header first) and `ArcObject` (every value of
-/// these types is made by `Arc::new` below and never moved out of it).
-macro_rules! object {
-    ($t:ident, $kind:ident, $handle:ident) => {
-        crate::ur_object!($t, $kind, $handle);
-        // SAFETY: every `$t` is made inside an `Arc` in this module.
-        unsafe impl crate::handle::ArcObject for $t {}
-    };
-}
-
-fn header(kind: ObjectKind) -> HandleHeader {
-    HandleHeader::new(&super::DDI, kind)
-}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -52,39 +39,40 @@ pub const MAX_ALLOC: u64 = 1 << 20;
 /// A device's compute units: `EQUALLY(2)` splits it in two.
 pub const COMPUTE_UNITS: u32 = 4;
 
-#[repr(C)]
-pub struct TPlatform {
-    header: HandleHeader,
+pub type TPlatform = Platform<B>;
+pub type TDevice = Device<B>;
+
+/// The test platform's two root devices.
+pub struct TPlatformRaw {
     pub devices: Vec<Arc<TDevice>>,
 }
-object!(TPlatform, Platform, ur_platform_handle_t_);
 
 /// The platform, for the life of the process.
 pub(super) fn platform() -> &'static TPlatform {
     static PLATFORM: OnceLock<Arc<TPlatform>> = OnceLock::new();
     PLATFORM.get_or_init(|| {
-        let devices = (0..2).map(|i| TDevice::new(format!("dev{i}"), true, MAX_ALLOC << i)).collect();
-        Arc::new(TPlatform { header: header(ObjectKind::Platform), devices })
+        let devices = (0..2).map(|i| new_device(format!("dev{i}"), true, MAX_ALLOC << i)).collect();
+        Platform::new(TPlatformRaw { devices })
     })
 }
 
-impl hal::Platform<B> for TPlatform {
+impl RawPlatform<B> for TPlatformRaw {
     fn all(_: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
         record("platform.all", String::new());
         Ok(vec![handle_of(platform())])
     }
-    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+    fn info(_: &TPlatform, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
         record("platform.info", format!("{prop:?}"));
         match prop {
             UR_PLATFORM_INFO_NAME => out.string("Test platform"),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
-    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+    fn backend_option(_: &TPlatform, frontend: &str) -> Option<&'static CStr> {
         record("platform.backend_option", frontend.into());
         (frontend == "-O2").then_some(c"-opt2")
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    fn native_handle(_: &TPlatform) -> UrResult<ur_native_handle_t> {
         record("platform.native_handle", String::new());
         Ok(NATIVE_PLATFORM)
     }
@@ -98,9 +86,8 @@ impl hal::Platform<B> for TPlatform {
     }
 }
 
-#[repr(C)]
-pub struct TDevice {
-    header: HandleHeader,
+/// A test device: its name and limit, and its halves once partitioned.
+pub struct TDeviceRaw {
     /// `dev0`, `dev1`; a sub-device adds `.0`, `.1` to its parent's.
     pub name: String,
     root: bool,
@@ -109,78 +96,72 @@ pub struct TDevice {
     /// The two halves of `EQUALLY(2)`, made on first request.
     halves: OnceLock<Vec<Arc<TDevice>>>,
 }
-object!(TDevice, Device, ur_device_handle_t_);
 
-impl TDevice {
-    fn new(name: String, root: bool, max_alloc: u64) -> Arc<Self> {
-        Arc::new(TDevice { header: header(ObjectKind::Device), name, root, max_alloc, halves: OnceLock::new() })
-    }
-
-    pub fn handle(&self) -> ur_device_handle_t {
-        handle_of(self)
-    }
+fn new_device(name: String, root: bool, max_alloc: u64) -> Arc<TDevice> {
+    Device::new(TDeviceRaw { name, root, max_alloc, halves: OnceLock::new() })
 }
 
-impl std::fmt::Debug for TDevice {
+impl std::fmt::Debug for TDeviceRaw {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.name)
     }
 }
 
-impl hal::Device<B> for TDevice {
+impl RawDevice<B> for TDeviceRaw {
     fn all(platform: &TPlatform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
         record("device.all", format!("{device_type:?}"));
         let cpu = [UR_DEVICE_TYPE_ALL, UR_DEVICE_TYPE_DEFAULT, UR_DEVICE_TYPE_CPU].contains(&device_type);
-        Ok(platform.devices.iter().filter(|_| cpu).map(|d| d.handle()).collect())
+        Ok(platform.raw.devices.iter().filter(|_| cpu).map(|d| d.handle()).collect())
     }
-    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
-        record("device.info", format!("{self:?} {prop:?}"));
+    fn info(device: &TDevice, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        record("device.info", format!("{device:?} {prop:?}"));
         match prop {
             UR_DEVICE_INFO_TYPE => out.value(UR_DEVICE_TYPE_CPU),
-            UR_DEVICE_INFO_NAME => out.string(&self.name),
-            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.max_alloc),
+            UR_DEVICE_INFO_NAME => out.string(&device.raw.name),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(device.raw.max_alloc),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
-    fn is_root(&self) -> bool {
-        self.root
+    fn is_root(device: &TDevice) -> bool {
+        device.raw.root
     }
-    fn max_alloc_size(&self) -> u64 {
-        self.max_alloc
+    fn max_alloc_size(device: &TDevice) -> u64 {
+        device.raw.max_alloc
     }
-    fn binary_targets(&self) -> &'static [&'static [u8]] {
+    fn binary_targets(_: &TDevice) -> &'static [&'static [u8]] {
         &[b"test_native", b"test_ir"]
     }
-    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
-        record("device.global_timestamps", format!("{self:?}"));
+    fn global_timestamps(device: &TDevice) -> UrResult<(u64, u64)> {
+        record("device.global_timestamps", format!("{device:?}"));
         Ok((111, 222))
     }
-    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
-        record("device.partition", format!("{self:?} {request:?}"));
+    fn partition<'a>(device: &'a TDevice, request: &PartitionRequest) -> UrResult<Vec<&'a TDevice>> {
+        record("device.partition", format!("{device:?} {request:?}"));
         request.check_against(&[UR_DEVICE_PARTITION_EQUALLY], COMPUTE_UNITS, 2, 0)?;
         if *request != PartitionRequest::Equally(COMPUTE_UNITS / 2) {
             return Err(UR_RESULT_ERROR_DEVICE_PARTITION_FAILED);
         }
-        let halves = self.halves.get_or_init(|| (0..2).map(|i| TDevice::new(format!("{}.{i}", self.name), false, self.max_alloc)).collect());
+        let raw = &device.raw;
+        let halves = raw.halves.get_or_init(|| (0..2).map(|i| new_device(format!("{}.{i}", raw.name), false, raw.max_alloc)).collect());
         Ok(halves.iter().map(|d| &**d).collect())
     }
     const PEER_ACCESS: bool = true;
-    fn peer_info(&self, peer: &Self, prop: ur_exp_peer_info_t) -> UrResult<i32> {
-        record("device.peer_info", format!("{self:?} {peer:?} {prop:?}"));
+    fn peer_info(device: &TDevice, peer: &TDevice, prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        record("device.peer_info", format!("{device:?} {peer:?} {prop:?}"));
         Ok(7)
     }
-    fn set_peer_access(&self, peer: &Self, enable: bool) -> UrResult {
-        record("device.set_peer_access", format!("{self:?} {peer:?} {enable}"));
+    fn set_peer_access(device: &TDevice, peer: &TDevice, enable: bool) -> UrResult {
+        record("device.set_peer_access", format!("{device:?} {peer:?} {enable}"));
         Ok(())
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        record("device.native_handle", format!("{self:?}"));
-        let index = platform().devices.iter().position(|d| std::ptr::eq(&**d, self));
+    fn native_handle(device: &TDevice) -> UrResult<ur_native_handle_t> {
+        record("device.native_handle", format!("{device:?}"));
+        let index = platform().raw.devices.iter().position(|d| std::ptr::eq(&**d, device));
         index.map(|i| NATIVE_DEVICE + i).ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     }
     fn from_native(native: ur_native_handle_t, _: &Adapter) -> UrResult<ur_device_handle_t> {
         record("device.from_native", format!("{native:#x}"));
-        let device = native.checked_sub(NATIVE_DEVICE).and_then(|i| platform().devices.get(i));
+        let device = native.checked_sub(NATIVE_DEVICE).and_then(|i| platform().raw.devices.get(i));
         device.map(|d| d.handle()).ok_or(UR_RESULT_ERROR_INVALID_VALUE)
     }
 }

@@ -1,0 +1,242 @@
+//! The platform and device objects, written once for every backend: the
+//! handle header beside `raw`, what the driver knows of them (a
+//! `cl_platform_id`, a Level Zero driver, a `CUdevice` and its primary
+//! context, the host's processors), behind [`RawPlatform`] and
+//! [`RawDevice`]. Every answer about a device comes from its driver, so the
+//! core part is the handle; the core answers the rest itself in `api`.
+
+use crate::abi::*;
+use crate::adapter::Adapter;
+use crate::engine::UsmKind;
+use crate::hal::Backend;
+use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::info::InfoOut;
+use crate::partition::PartitionRequest;
+use crate::UrResult;
+use std::ffi::CStr;
+use std::sync::{Arc, Weak};
+
+const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
+
+/// The driver's side of a platform. Each function gets the whole platform.
+pub trait RawPlatform<B: Devices>: Send + Sync + Sized + 'static {
+    /// The adapter's platforms, as handles the caller does not own.
+    fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>>;
+    /// Every query but `BACKEND` (the core answers it), in range.
+    fn info(platform: &Platform<B>, prop: ur_platform_info_t, out: InfoOut) -> UrResult;
+    /// The compiler option of this platform for a frontend option.
+    fn backend_option(platform: &Platform<B>, frontend: &str) -> Option<&'static CStr>;
+    fn native_handle(_platform: &Platform<B>) -> UrResult<ur_native_handle_t> {
+        Err(UNSUPPORTED)
+    }
+    fn from_native(_native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
+        Err(UNSUPPORTED)
+    }
+}
+
+/// The driver's side of a device. Each function gets the whole device.
+pub trait RawDevice<B: Devices>: Send + Sync + Sized + 'static {
+    /// The platform's devices of one type (`ALL`/`DEFAULT` included; the
+    /// core checked the enum), as handles the caller does not own.
+    fn all(platform: &Platform<B>, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>>;
+    /// Every query in range.
+    fn info(device: &Device<B>, prop: ur_device_info_t, out: InfoOut) -> UrResult;
+    /// Root devices count no references: their retain and release do
+    /// nothing. Sub-devices count the user's, and live as long as their
+    /// parent: a release frees nothing. Only a backend that partitions
+    /// overrides this.
+    fn is_root(_device: &Device<B>) -> bool {
+        true
+    }
+    /// The most bytes one allocation may take (`MAX_MEM_ALLOC_SIZE`).
+    fn max_alloc_size(device: &Device<B>) -> u64;
+    /// Whether the device serves USM of `kind` at all (its
+    /// `*_MEMORY_SUPPORT` capabilities are not 0).
+    fn serves_usm(_device: &Device<B>, _kind: UsmKind) -> bool {
+        true
+    }
+    /// Binary targets this device runs, best first.
+    fn binary_targets(device: &Device<B>) -> &'static [&'static [u8]];
+    /// `(device, host)` nanoseconds.
+    fn global_timestamps(device: &Device<B>) -> UrResult<(u64, u64)>;
+    /// The sub-devices of a checked request, kept by this device. The
+    /// default refuses every request, as a device with no
+    /// `SUPPORTED_PARTITIONS` must.
+    fn partition<'a>(_device: &'a Device<B>, request: &PartitionRequest) -> UrResult<Vec<&'a Device<B>>> {
+        request.check_against(&[], 0, 0, 0).map(|()| Vec::new())
+    }
+    /// Whether kernels on this device may reach memory of other devices
+    /// of its backend (`USM_P2P_SUPPORT_EXP`); a backend that says so
+    /// answers [`RawDevice::peer_info`] per pair and overrides
+    /// [`RawDevice::set_peer_access`].
+    const PEER_ACCESS: bool = false;
+    /// `urUsmP2PPeerAccessGetInfoExp` for `peer`, another device of this
+    /// backend (the core answers a device about itself): 1 or 0. The
+    /// default says no, so that a client asking before it enables (as
+    /// SYCL's `ext_oneapi_can_access_peer` does) learns "no" rather than
+    /// an error.
+    fn peer_info(_device: &Device<B>, _peer: &Device<B>, _prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        Ok(0)
+    }
+    /// `urUsmP2PEnablePeerAccessExp`/`DisablePeerAccessExp` for `peer`,
+    /// another device of this backend.
+    fn set_peer_access(_device: &Device<B>, _peer: &Device<B>, _enable: bool) -> UrResult {
+        Err(UNSUPPORTED)
+    }
+    fn native_handle(_device: &Device<B>) -> UrResult<ur_native_handle_t> {
+        Err(UNSUPPORTED)
+    }
+    /// Whether 0 names a native device (a CUDA ordinal does).
+    const NATIVE_NULL_IS_VALID: bool = false;
+    /// The adapter's device for a native one (the core counts the caller's
+    /// reference); `INVALID_VALUE` when the adapter has no such device.
+    fn from_native(_native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        Err(UNSUPPORTED)
+    }
+}
+
+/// The backends whose platforms and devices are [`Platform`]s and
+/// [`Device`]s.
+///
+/// Transitional: folds into [`Backend`] once every adapter's are.
+pub trait Devices: Backend<Platform = Platform<Self>, Device = Device<Self>> {
+    type RawPlatform: RawPlatform<Self>;
+    type RawDevice: RawDevice<Self>;
+}
+
+/// A UR platform.
+#[repr(C)]
+pub struct Platform<B: Devices> {
+    /// First: the handle protocol reads it at offset 0.
+    header: HandleHeader,
+    pub raw: B::RawPlatform,
+}
+
+/// A UR device.
+#[repr(C)]
+pub struct Device<B: Devices> {
+    /// First: the handle protocol reads it at offset 0.
+    header: HandleHeader,
+    pub raw: B::RawDevice,
+}
+
+// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
+unsafe impl<B: Devices> UrObject for Platform<B> {
+    const KIND: ObjectKind = ObjectKind::Platform;
+    type Handle = ur_platform_handle_t_;
+}
+
+// SAFETY: platforms are made only by `Platform::new_cyclic`, in an `Arc`
+// (one an adapter keeps for the process stays in its `Arc`).
+unsafe impl<B: Devices> ArcObject for Platform<B> {}
+
+// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
+unsafe impl<B: Devices> UrObject for Device<B> {
+    const KIND: ObjectKind = ObjectKind::Device;
+    type Handle = ur_device_handle_t_;
+}
+
+// SAFETY: devices are made only by `Device::new`/`new_cyclic`, in an `Arc`.
+unsafe impl<B: Devices> ArcObject for Device<B> {}
+
+impl<B: Devices> Platform<B> {
+    pub fn new(raw: B::RawPlatform) -> Arc<Self> {
+        Self::new_cyclic(|_| raw)
+    }
+
+    /// For a raw part whose devices name their platform (weakly).
+    pub fn new_cyclic(raw: impl FnOnce(&Weak<Self>) -> B::RawPlatform) -> Arc<Self> {
+        Arc::new_cyclic(|me| Platform { header: HandleHeader::new(B::ddi(), ObjectKind::Platform), raw: raw(me) })
+    }
+
+    /// The platform's handle (the caller owns no reference through it).
+    pub fn handle(&self) -> ur_platform_handle_t {
+        handle_of(self)
+    }
+}
+
+impl<B: Devices> Device<B> {
+    pub fn new(raw: B::RawDevice) -> Arc<Self> {
+        Self::new_cyclic(|_| raw)
+    }
+
+    /// For a raw part that names its device (weakly: it must not keep it).
+    pub fn new_cyclic(raw: impl FnOnce(&Weak<Self>) -> B::RawDevice) -> Arc<Self> {
+        Arc::new_cyclic(|me| Device { header: HandleHeader::new(B::ddi(), ObjectKind::Device), raw: raw(me) })
+    }
+
+    /// The device's handle (the caller owns no reference through it).
+    pub fn handle(&self) -> ur_device_handle_t {
+        handle_of(self)
+    }
+}
+
+impl<B: Devices> std::fmt::Debug for Device<B>
+where
+    B::RawDevice: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.raw.fmt(f)
+    }
+}
+
+/// Forwards while `hal::Platform` is still the core's view of a platform.
+impl<B: Devices> crate::hal::Platform<B> for Platform<B> {
+    fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+        B::RawPlatform::all(adapter)
+    }
+    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        B::RawPlatform::info(self, prop, out)
+    }
+    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+        B::RawPlatform::backend_option(self, frontend)
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        B::RawPlatform::native_handle(self)
+    }
+    fn from_native(native: ur_native_handle_t, adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
+        B::RawPlatform::from_native(native, adapter)
+    }
+}
+
+/// Forwards while `hal::Device` is still the core's view of a device.
+impl<B: Devices> crate::hal::Device<B> for Device<B> {
+    fn all(platform: &Platform<B>, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
+        B::RawDevice::all(platform, device_type)
+    }
+    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        B::RawDevice::info(self, prop, out)
+    }
+    fn is_root(&self) -> bool {
+        B::RawDevice::is_root(self)
+    }
+    fn max_alloc_size(&self) -> u64 {
+        B::RawDevice::max_alloc_size(self)
+    }
+    fn serves_usm(&self, kind: UsmKind) -> bool {
+        B::RawDevice::serves_usm(self, kind)
+    }
+    fn binary_targets(&self) -> &'static [&'static [u8]] {
+        B::RawDevice::binary_targets(self)
+    }
+    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+        B::RawDevice::global_timestamps(self)
+    }
+    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
+        B::RawDevice::partition(self, request)
+    }
+    const PEER_ACCESS: bool = B::RawDevice::PEER_ACCESS;
+    fn peer_info(&self, peer: &Self, prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        B::RawDevice::peer_info(self, peer, prop)
+    }
+    fn set_peer_access(&self, peer: &Self, enable: bool) -> UrResult {
+        B::RawDevice::set_peer_access(self, peer, enable)
+    }
+    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        B::RawDevice::native_handle(self)
+    }
+    const NATIVE_NULL_IS_VALID: bool = B::RawDevice::NATIVE_NULL_IS_VALID;
+    fn from_native(native: ur_native_handle_t, adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+        B::RawDevice::from_native(native, adapter)
+    }
+}
