@@ -35,7 +35,7 @@ pub(crate) fn fp_config(device: &Device, correctly_rounded: bool) -> u32 {
         | UR_DEVICE_FP_CAPABILITY_FLAG_ROUND_TO_INF.0
         | UR_DEVICE_FP_CAPABILITY_FLAG_INF_NAN.0
         | UR_DEVICE_FP_CAPABILITY_FLAG_DENORM.0;
-    if device.host.has_fma {
+    if device.raw.host.has_fma {
         flags |= UR_DEVICE_FP_CAPABILITY_FLAG_FMA.0;
     }
     if correctly_rounded {

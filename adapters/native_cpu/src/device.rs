@@ -10,30 +10,25 @@
 use crate::conv::{fp_config, ALL_MEMORY_ORDERS, ALL_MEMORY_SCOPES, FULL_USM_ACCESS};
 use crate::driver::{self, clock_resolution_ns, HostFacts};
 use crate::queue;
-use crate::{NativeCpu, DDI};
+use crate::NativeCpu;
 use std::ffi::CStr;
 use std::sync::{Arc, Weak};
 use ur_core::adapter::Adapter;
-use ur_core::hal;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
+use ur_core::device::{RawDevice, RawPlatform};
 use ur_core::info::InfoOut;
 use ur_core::lock_order::{Mutex, Rank};
 use ur_core::*;
 
 // -- the platform -------------------------------------------------------------
 
-#[repr(C)]
-pub struct Platform {
-    header: HandleHeader,
+pub type Platform = ur_core::device::Platform<NativeCpu>;
+
+/// The platform's part beside the core's: its adapter and devices.
+pub struct PlatformHost {
     /// Weak: the adapter's references are its users' business.
     adapter: Weak<Adapter>,
     pub devices: Vec<Arc<Device>>,
 }
-
-ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
-
-// SAFETY: every `Platform` is made inside an `Arc` by its constructor.
-unsafe impl ArcObject for Platform {}
 
 /// How many devices the platform shows: `UR_NATIVE_CPU_DEVICES=N` (1 to
 /// 16) splits the host into N identical devices, so that multi-device
@@ -47,19 +42,18 @@ pub fn device_count() -> usize {
 /// The platform of the live adapter object.
 static CURRENT: Mutex<Option<Arc<Platform>>> = Mutex::new(Rank::Leaf, None);
 
-impl Platform {
+impl PlatformHost {
     pub const NAME: &'static str = "Native CPU";
     pub const VENDOR: &'static str = "Unified Runtime in Rust (ur_core)";
     pub const PROFILE: &'static str = "FULL_PROFILE";
     pub const EXTENSIONS: &'static str = "";
 
     pub fn new(adapter: Weak<Adapter>) -> Arc<Platform> {
-        Arc::new_cyclic(|me| Platform {
-            header: HandleHeader::new(&DDI, ObjectKind::Platform),
+        Platform::new_cyclic(|me| PlatformHost {
             adapter,
             devices: {
                 let host = HostFacts::probe();
-                (0..device_count()).map(|i| Device::new_root(me.clone(), host.clone(), i)).collect()
+                (0..device_count()).map(|i| DeviceHost::new_root(me.clone(), host.clone(), i)).collect()
             },
         })
     }
@@ -69,8 +63,8 @@ impl Platform {
     pub fn of_adapter(adapter: &Arc<Adapter>) -> Arc<Platform> {
         let mut current = CURRENT.lock();
         match &*current {
-            Some(p) if std::ptr::eq(p.adapter.as_ptr(), Arc::as_ptr(adapter)) => p.clone(),
-            _ => current.insert(Platform::new(Arc::downgrade(adapter))).clone(),
+            Some(p) if std::ptr::eq(p.raw.adapter.as_ptr(), Arc::as_ptr(adapter)) => p.clone(),
+            _ => current.insert(PlatformHost::new(Arc::downgrade(adapter))).clone(),
         }
     }
 
@@ -81,7 +75,7 @@ impl Platform {
     pub fn adapter_released() {
         let gone = {
             let mut current = CURRENT.lock();
-            current.take_if(|p| p.adapter.strong_count() == 0)
+            current.take_if(|p| p.raw.adapter.strong_count() == 0)
         };
         drop(gone);
         queue::join_released_workers();
@@ -98,31 +92,28 @@ impl Platform {
         ur_core::handle::handle_of_weak(&self.adapter)
     }
 
-    pub fn handle(self: &Arc<Self>) -> ur_platform_handle_t {
-        ur_core::handle::handle_of(&**self)
-    }
 }
 
-impl hal::Platform<NativeCpu> for Platform {
+impl RawPlatform<NativeCpu> for PlatformHost {
     fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
-        Ok(vec![Platform::of_adapter(adapter).handle()])
+        Ok(vec![PlatformHost::of_adapter(adapter).handle()])
     }
 
-    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+    fn info(platform: &Platform, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
         match prop {
-            UR_PLATFORM_INFO_NAME => out.string(Platform::NAME),
-            UR_PLATFORM_INFO_VENDOR_NAME => out.string(Platform::VENDOR),
-            UR_PLATFORM_INFO_VERSION => out.string(&Platform::version()),
-            UR_PLATFORM_INFO_EXTENSIONS => out.string(Platform::EXTENSIONS),
-            UR_PLATFORM_INFO_PROFILE => out.string(Platform::PROFILE),
-            UR_PLATFORM_INFO_ADAPTER => out.value(self.adapter_handle()),
+            UR_PLATFORM_INFO_NAME => out.string(PlatformHost::NAME),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string(PlatformHost::VENDOR),
+            UR_PLATFORM_INFO_VERSION => out.string(&PlatformHost::version()),
+            UR_PLATFORM_INFO_EXTENSIONS => out.string(PlatformHost::EXTENSIONS),
+            UR_PLATFORM_INFO_PROFILE => out.string(PlatformHost::PROFILE),
+            UR_PLATFORM_INFO_ADAPTER => out.value(platform.raw.adapter_handle()),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
 
     /// The frontend compiler options this platform understands, mapped to
     /// its own (a host build takes them as they are).
-    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+    fn backend_option(_: &Platform, frontend: &str) -> Option<&'static CStr> {
         Some(match frontend {
             "-O0" => c"-O0",
             "-O1" => c"-O1",
@@ -138,9 +129,10 @@ impl hal::Platform<NativeCpu> for Platform {
 
 // -- the device ---------------------------------------------------------------
 
-#[repr(C)]
-pub struct Device {
-    header: HandleHeader,
+pub type Device = ur_core::device::Device<NativeCpu>;
+
+/// The device's part beside the core's: the host it stands for.
+pub struct DeviceHost {
     platform: Weak<Platform>,
     pub host: HostFacts,
     /// Position on the platform (0 unless `UR_NATIVE_CPU_DEVICES` asks for
@@ -152,10 +144,6 @@ pub struct Device {
     pub peers: ur_core::peer::PeerLinks,
 }
 
-ur_core::ur_object!(Device, Device, ur_device_handle_t_);
-
-// SAFETY: every `Device` is made inside an `Arc` by its constructor.
-unsafe impl ArcObject for Device {}
 
 /// Whether the device serves USM pools through the `pool` argument and the
 /// `urUSMPool*` entry points, as `UR_DEVICE_INFO_USM_POOL_SUPPORT` reports:
@@ -207,24 +195,14 @@ pub mod kernel_limits {
     pub const WORK_GROUPS: usize = usize::MAX;
 }
 
-impl Device {
+impl DeviceHost {
     pub fn new_root(platform: Weak<Platform>, mut host: HostFacts, index: usize) -> Arc<Device> {
         // Devices of one host tell apart by UUID: the machine's, with the
         // index folded into its last byte.
         if let Some(u) = host.uuid.as_mut() {
             u[15] ^= index as u8;
         }
-        Arc::new(Device {
-            header: HandleHeader::new(&DDI, ObjectKind::Device),
-            platform,
-            host,
-            index,
-            peers: Default::default(),
-        })
-    }
-
-    pub fn handle(self: &Arc<Self>) -> ur_device_handle_t {
-        ur_core::handle::handle_of(&**self)
+        Device::new(DeviceHost { platform, host, index, peers: Default::default() })
     }
 
     pub fn platform_handle(&self) -> ur_platform_handle_t {
@@ -256,23 +234,24 @@ impl Device {
 
 const QUEUE_FLAGS: u32 = UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0;
 
-impl hal::Device<NativeCpu> for Device {
+impl RawDevice<NativeCpu> for DeviceHost {
     fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
-        let all = Device::matches(device_type);
-        Ok(platform.devices.iter().filter(|_| all).map(|d| d.handle()).collect())
+        let all = DeviceHost::matches(device_type);
+        Ok(platform.raw.devices.iter().filter(|_| all).map(|d| d.handle()).collect())
     }
 
     /// `urDeviceGetInfo`: every query in range.
-    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
-        let h = &self.host;
-        let vector_width = |bytes: u32| self.vector_width(bytes);
+    fn info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        let raw = &device.raw;
+        let h = &raw.host;
+        let vector_width = |bytes: u32| raw.vector_width(bytes);
         match prop {
             UR_DEVICE_INFO_TYPE => out.value(UR_DEVICE_TYPE_CPU),
             UR_DEVICE_INFO_VENDOR_ID => out.value(h.vendor_id),
             UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => out.value(h.compute_units),
-            UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(fp_config(self, true)),
-            UR_DEVICE_INFO_DOUBLE_FP_CONFIG => out.value(fp_config(self, true)),
-            UR_DEVICE_INFO_HALF_FP_CONFIG => out.value(if h.has_fp16 { fp_config(self, false) } else { 0 }),
+            UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(fp_config(device, true)),
+            UR_DEVICE_INFO_DOUBLE_FP_CONFIG => out.value(fp_config(device, true)),
+            UR_DEVICE_INFO_HALF_FP_CONFIG => out.value(if h.has_fp16 { fp_config(device, false) } else { 0 }),
             UR_DEVICE_INFO_QUEUE_PROPERTIES | UR_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES => out.value(QUEUE_FLAGS),
             UR_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES => out.value(0u32),
             UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR => {
@@ -294,7 +273,7 @@ impl hal::Device<NativeCpu> for Device {
             | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE => out.value(vector_width(8)),
             UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY if h.max_clock_mhz > 0 => out.value(h.max_clock_mhz),
             UR_DEVICE_INFO_ADDRESS_BITS => out.value(usize::BITS),
-            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.host.total_memory),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(h.total_memory),
             UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(h.total_memory),
             UR_DEVICE_INFO_GLOBAL_MEM_FREE => match driver::available_memory() {
                 Some(bytes) => out.value(bytes),
@@ -314,18 +293,18 @@ impl hal::Device<NativeCpu> for Device {
             UR_DEVICE_INFO_COMPILER_AVAILABLE | UR_DEVICE_INFO_LINKER_AVAILABLE => out.bool(false),
             UR_DEVICE_INFO_EXECUTION_CAPABILITIES => out.value(0u32),
             UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(""),
-            UR_DEVICE_INFO_PLATFORM => out.value(self.platform_handle()),
+            UR_DEVICE_INFO_PLATFORM => out.value(raw.platform_handle()),
             // Root devices are not reference counted.
             UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
             UR_DEVICE_INFO_NAME => out.string(&h.cpu_name),
             UR_DEVICE_INFO_VENDOR => out.string(&h.vendor_name),
             UR_DEVICE_INFO_DRIVER_VERSION | UR_DEVICE_INFO_BACKEND_RUNTIME_VERSION => out.string(env!("CARGO_PKG_VERSION")),
-            UR_DEVICE_INFO_PROFILE => out.string(Platform::PROFILE),
+            UR_DEVICE_INFO_PROFILE => out.string(PlatformHost::PROFILE),
             UR_DEVICE_INFO_VERSION => {
                 let v = UR_API_VERSION_IMPLEMENTED.0;
                 out.string(&format!("{}.{}", v >> 16, v & 0xffff))
             }
-            UR_DEVICE_INFO_EXTENSIONS => out.string(&self.extensions()),
+            UR_DEVICE_INFO_EXTENSIONS => out.string(&raw.extensions()),
             // Not partitionable: no parent, no partitions.
             UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
             UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice::<ur_device_partition_t>(&[]),
@@ -374,7 +353,7 @@ impl hal::Device<NativeCpu> for Device {
             UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(kernel_limits::PARAMETER_SIZE),
             UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(kernel_limits::CONSTANT_ARGS),
             // Constant memory is host memory too: any allocation can hold it.
-            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(self.host.total_memory),
+            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(h.total_memory),
             UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(kernel_limits::PRINTF_BUFFER_SIZE),
             UR_DEVICE_INFO_USM_POOL_SUPPORT => out.bool(USM_POOL_SUPPORT),
             UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => out.bool(ASYNC_USM_ALLOCATIONS_SUPPORT),
@@ -390,18 +369,18 @@ impl hal::Device<NativeCpu> for Device {
     }
 
     /// The largest single allocation: all of physical memory.
-    fn max_alloc_size(&self) -> u64 {
-        self.host.total_memory
+    fn max_alloc_size(device: &Device) -> u64 {
+        device.raw.host.total_memory
     }
 
     /// Only images built for native CPU fit: this adapter runs no SPIR-V or
     /// other device code.
-    fn binary_targets(&self) -> &'static [&'static [u8]] {
+    fn binary_targets(_: &Device) -> &'static [&'static [u8]] {
         &[b"native_cpu"]
     }
 
     /// Device and host share one clock, the one of profiling timestamps.
-    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+    fn global_timestamps(_: &Device) -> UrResult<(u64, u64)> {
         let now = driver::monotonic_ns();
         Ok((now, now))
     }
@@ -410,11 +389,11 @@ impl hal::Device<NativeCpu> for Device {
     /// atomics included, whether or not access was enabled.
     const PEER_ACCESS: bool = true;
 
-    fn peer_info(&self, _peer: &Device, _prop: ur_exp_peer_info_t) -> UrResult<i32> {
+    fn peer_info(_: &Device, _peer: &Device, _prop: ur_exp_peer_info_t) -> UrResult<i32> {
         Ok(1)
     }
 
-    fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
-        self.peers.set(&crate::ADAPTER.get_or_create(), self, peer, enable)
+    fn set_peer_access(device: &Device, peer: &Device, enable: bool) -> UrResult {
+        device.raw.peers.set(&crate::ADAPTER.get_or_create(), device, peer, enable)
     }
 }

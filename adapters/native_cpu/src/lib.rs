@@ -51,10 +51,15 @@ ur_core::adapter_backend! {
     }
     /// The last release also lets the platform go and joins the workers of
     /// released queues, so that a loader may unload the library afterwards.
-    on_last_release: Platform::adapter_released;
+    on_last_release: device::PlatformHost::adapter_released;
 }
 
 
 impl ur_core::queue::object::Queues for NativeCpu {
     type RawQueue = std::sync::Arc<queue::QueueShared>;
+}
+
+impl ur_core::device::Devices for NativeCpu {
+    type RawPlatform = device::PlatformHost;
+    type RawDevice = device::DeviceHost;
 }

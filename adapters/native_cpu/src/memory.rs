@@ -369,10 +369,9 @@ impl RawPool<NativeCpu> for HostPool {
 mod tests {
     use super::*;
     use std::sync::Weak;
-    use crate::device::Platform;
 
     fn context() -> Arc<Context> {
-        crate::context::new_context(Platform::new(Weak::new()).devices.clone())
+        crate::context::new_context(crate::device::PlatformHost::new(Weak::new()).raw.devices.clone())
     }
 
     fn request(kind: UsmKind, size: usize, align: usize) -> AllocRequest<'static, NativeCpu> {

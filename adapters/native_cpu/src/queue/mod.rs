@@ -172,7 +172,7 @@ fn zero_block(addr: usize, bytes: usize) -> Command {
 
 pub fn new_queue(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_flags_t) -> Arc<Queue> {
     let in_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 == 0;
-    let max_workers = if in_order { 1 } else { (device.host.compute_units as usize).clamp(2, 4) };
+    let max_workers = if in_order { 1 } else { (device.raw.host.compute_units as usize).clamp(2, 4) };
     let order = if in_order { QueueOrder::InOrder } else { QueueOrder::OutOfOrder };
     let lane = context.engine.dag().create_lane(order);
     let shared = Arc::new(QueueShared {

@@ -3,14 +3,13 @@
 
 use super::*;
 use super::command::{Pattern, UsmPtr};
-use crate::device::Platform;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Condvar, Mutex, Weak};
 use std::time::Duration;
 use ur_core::handle::UrObject;
 
 fn queue(flags: ur_queue_flags_t) -> Arc<Queue> {
-    let device = Platform::new(Weak::new()).devices[0].clone();
+    let device = crate::device::PlatformHost::new(Weak::new()).raw.devices[0].clone();
     new_queue(crate::context::new_context(vec![device.clone()]), device, flags)
 }
 

@@ -15,7 +15,6 @@ mod tests {
     use ur_core::hal::Events;
     use ur_core::handle::handle_of;
     use ur_core::*;
-    use crate::device::Platform;
     use crate::queue::command::Command;
     use crate::queue::{new_queue, submit, Order, Submission};
     use std::sync::{Condvar, Mutex, Weak};
@@ -23,7 +22,7 @@ mod tests {
     use ur_core::usm_async::{PoolApi, PoolDesc};
 
     fn setup() -> (Arc<Context>, Arc<crate::device::Device>) {
-        let device = Platform::new(Weak::new()).devices[0].clone();
+        let device = crate::device::PlatformHost::new(Weak::new()).raw.devices[0].clone();
         (crate::context::new_context(vec![device.clone()]), device)
     }
 
