@@ -8,13 +8,14 @@ use crate::device::platform::{self, Platform};
 use crate::device::{kept_all, Device, UsmPath};
 use crate::memory::{self, Allocation, RawUsm, UsmPool};
 use crate::queue::trackers::{ClEvent, Trackers};
-use crate::queue::Queue;
+use crate::queue::{self, Queue, QueueCl};
 use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawContext;
+use ur_core::queue::object::RawQueue;
 use ur_core::engine::{self, Cover, LaneId, Stamp};
 use ur_core::hal::{AllocInfo, AllocRequest};
 use ur_core::handle::arc_of;
@@ -79,13 +80,13 @@ impl ContextCl {
 
     /// The live UR queue of this context over the OpenCL queue `cl`.
     pub(crate) fn queue_by_cl(&self, cl: sys::cl_command_queue) -> Option<Arc<Queue>> {
-        self.live_queues().into_iter().find(|q| q.cl.get() == cl)
+        self.live_queues().into_iter().find(|q| q.raw.cl.get() == cl)
     }
 
     /// Waits for every command of every live queue of this context.
     pub(crate) fn finish_all_queues(&self) -> UrResult {
         for q in self.live_queues() {
-            q.finish()?;
+            QueueCl::finish(&q)?;
         }
         Ok(())
     }
@@ -150,7 +151,7 @@ pub(crate) fn covering(context: &Context, stamp: Stamp) -> Covering {
             return Covering::Done;
         }
         if let Some(q) = context.raw.queue_of_lane(stamp.lane) {
-            return match q.event_covering(stamp.seq) {
+            return match queue::event_covering(&q, stamp.seq) {
                 Ok(Some(e)) => Covering::Event(e, Some(q)),
                 Ok(None) => Covering::Done,
                 Err(()) => Covering::Unknown(q),
@@ -158,7 +159,7 @@ pub(crate) fn covering(context: &Context, stamp: Stamp) -> Covering {
         }
         if let Some(t) = context.raw.orphans().iter().find(|t| t.lane().id() == stamp.lane) {
             // An orphan's events cover everything its queue ran.
-            return match crate::queue::trackers::event_covering(t, stamp.seq) {
+            return match queue::trackers::event_covering(t, stamp.seq) {
                 Ok(Some(e)) => Covering::Event(e, None),
                 _ => Covering::Done,
             };
@@ -177,7 +178,7 @@ pub(crate) fn wait_for_stamp(context: &Context, stamp: Stamp) {
         Covering::Event(e, _) => Cover::By(ClEvent(e)),
         Covering::Unknown(q) => {
             // Its queue's finish reports it (and everything before it).
-            let _ = q.finish();
+            let _ = QueueCl::finish(&q);
             Cover::Done
         }
     })

@@ -89,7 +89,7 @@ pub fn wrap(
 /// The event of `queue`'s command `stamp`, which has completed; `None`
 /// when the runtime could not make the queue's completed user event.
 pub fn completed(queue: &Queue, command: ur_command_t, stamp: Stamp) -> Option<Arc<Event>> {
-    let cl = queue.completed_cl()?;
+    let cl = crate::queue::completed_cl(queue)?;
     Some(Event::new(Some(arc_of(queue)), queue.context.clone(), command, Some(stamp), EventCl::Completed(cl)))
 }
 
@@ -129,7 +129,7 @@ impl RawEvent<OpenCl> for EventCl {
 
     /// `urEventGetProfilingInfo`.
     fn profiling(event: &Event, prop: ur_profiling_info_t) -> UrResult<u64> {
-        if !event.queue.as_ref().is_some_and(|q| q.profiling()) {
+        if !event.queue.as_ref().is_some_and(|q| q.is_profiling()) {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         }
         let param = conv::profiling_info(prop)?;

@@ -314,9 +314,9 @@ impl hal::Kernel<OpenCl> for Kernel {
         }
         let dims = range.global.len() as sys::cl_uint;
         let opt = |s: Option<&[usize]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
-        queue.submit(UR_COMMAND_KERNEL_LAUNCH, wait_list.iter().copied(), want_event, |waits, event| {
+        crate::queue::submit(queue, UR_COMMAND_KERNEL_LAUNCH, wait_list.iter().copied(), want_event, |waits, event| {
             check(call!(clEnqueueNDRangeKernel(
-                queue.cl.get(),
+                queue.raw.cl.get(),
                 self.raw(),
                 dims,
                 opt(range.offset),

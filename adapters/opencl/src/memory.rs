@@ -559,7 +559,7 @@ impl MemorySource for ClMemory {
         self.slabs.remove(ptr.as_ptr() as usize);
         // SAFETY: the engine gives back a slab it took from `allocate`, once
         // no recorded command can still touch it: nothing to wait for (and
-        // this may run where OpenCL forbids blocking, see `Queue`'s Drop).
+        // this may run where OpenCL forbids blocking, see `QueueCl`'s release).
         self.raw.free(ptr.as_ptr().cast(), false);
     }
 }

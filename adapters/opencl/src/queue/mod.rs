@@ -1,20 +1,22 @@
-//! Queues, and `Queue::submit`: the one place every command passes, where
-//! its wait list is translated, its event made and its node recorded in the
-//! context's async pool engine.
+//! Queues: the core's [`Queue`] over [`QueueCl`], the OpenCL command queue
+//! and what this adapter keeps to order and track its commands; and
+//! [`submit`], the one place every command passes, where its wait list is
+//! translated, its event made and its node recorded in the context's async
+//! pool engine.
 //!
-//! `impl hal::Queue` here enqueues the USM commands (`enqueue_usm`, over
-//! the helpers of `usm_commands.rs`) and the commands the engine records
-//! for the core's async allocations and frees (`enqueue_recorded`, over
-//! those of `usm_async.rs`); the events that report a queue's progress to
-//! the engine are `trackers.rs`'.
+//! `impl RawQueue` here enqueues the USM commands (`enqueue_usm`, over the
+//! helpers of `usm_commands.rs`) and the commands the engine records for
+//! the core's async allocations and frees (`enqueue_recorded`, over those
+//! of `usm_async.rs`); the events that report a queue's progress to the
+//! engine are `trackers.rs`'.
 
 use crate::context::Context;
 use crate::device::{Device, UsmPath};
 use crate::driver;
 use crate::event::{self, Event};
 use crate::conv::{self, ClResultExt};
-use crate::memory::{self, UsmPool};
-use crate::{OpenCl, DDI};
+use crate::memory;
+use crate::OpenCl;
 use cl3::ext as sys;
 use opencl3::command_queue::CommandQueue;
 use trackers::Trackers;
@@ -23,13 +25,14 @@ use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use sys::{cl_event, cl_int};
 use ur_core::boundary::NativeOwnership;
-use ur_core::engine::{Lane, QueueOrder, Seq, Stamp};
-use ur_core::hal::{self, Completion, Events, UsmCommand};
+use ur_core::engine::{QueueOrder, Seq, Stamp};
+use ur_core::hal::{Completion, Events, UsmCommand};
+use ur_core::queue::object::RawQueue;
 use ur_core::queue::{EngineCommand, Node};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::handle::arc_of;
 use ur_core::*;
 use usm_async::{add_dependencies, enqueue_command, shared_cover};
-use usm_commands::{at, fill_on_host, marker, rows};
+use usm_commands::{at, fill_on_host, marker, rows, run_on_host, wait_in_order};
 
 pub mod trackers;
 mod usm_async;
@@ -39,25 +42,16 @@ mod usm_commands;
 /// for, and the engine's view of the same commands.
 pub type Waits = ur_core::queue::Waits<cl_event>;
 
-#[repr(C)]
-pub struct Queue {
-    header: HandleHeader,
+/// A UR queue of this adapter.
+pub type Queue = ur_core::queue::object::Queue<OpenCl>;
+
+/// What an OpenCL queue keeps beside the core's fields.
+pub struct QueueCl {
     pub cl: CommandQueue,
-    /// The context's default pool of `device`, taken on first use, so that
-    /// async allocations from threads on different queues share no lock or
-    /// reference count to find it (default pools live as long as the
-    /// context; declared before `context`, so dropped first).
-    default_pool: OnceLock<Arc<UsmPool>>,
-    pub context: Arc<Context>,
-    pub device: &'static Device,
-    /// The flags the user asked for, as `UR_QUEUE_INFO_FLAGS` reports them.
-    pub flags: ur_queue_flags_t,
     /// Whether the OpenCL queue runs out of order (the device may not
-    /// offer it, and an in-order queue satisfies every out-of-order one).
+    /// offer it, and an in-order queue satisfies every out-of-order one);
+    /// the queue's lane is in order exactly when this is false.
     pub out_of_order: bool,
-    /// This queue in the engine's graph (in order exactly when the OpenCL
-    /// queue is).
-    pub lane: Arc<Lane>,
     /// Held from a command's node to its enqueue, so that the engine's
     /// sequence numbers follow the OpenCL queue's order.
     order: Mutex<()>,
@@ -77,10 +71,8 @@ pub struct Queue {
     completed: OnceLock<Option<opencl3::event::Event>>,
 }
 
-ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
-
 /// What stands for everything a new command waits for, when that command
-/// has nothing to run ([`Queue::cover_after`], `usm_async::shared_cover`).
+/// has nothing to run ([`cover_after`], `usm_async::shared_cover`).
 pub(crate) enum Cover {
     /// An event whose completion implies theirs.
     Held(opencl3::event::Event),
@@ -88,83 +80,32 @@ pub(crate) enum Cover {
     Done,
 }
 
-// SAFETY: queues are only made by `assemble`, in an `Arc`.
-unsafe impl ArcObject for Queue {}
+/// A queue over `cl`, on a new lane of its context's graph, listed in its
+/// context. `foreign_work`: the OpenCL queue came from the user.
+fn new_queue(
+    context: Arc<Context>,
+    device: &'static Device,
+    flags: ur_queue_flags_t,
+    out_of_order: bool,
+    cl: CommandQueue,
+    foreign_work: bool,
+) -> Arc<Queue> {
+    let lane = context.engine.dag().create_lane(if out_of_order { QueueOrder::OutOfOrder } else { QueueOrder::InOrder });
+    let raw = QueueCl {
+        cl,
+        out_of_order,
+        order: Mutex::new(Rank::QueueSubmit, ()),
+        trackers: Mutex::new(Rank::QueueTrackers, Trackers::new(lane.clone())),
+        cl_work_upto: AtomicU64::new(0),
+        foreign_work: AtomicBool::new(foreign_work),
+        completed: OnceLock::new(),
+    };
+    let queue = Queue::new(context, device, flags, lane, raw);
+    queue.context.raw.add_queue(&queue);
+    queue
+}
 
-impl Queue {
-    fn assemble(
-        context: Arc<Context>,
-        device: &'static Device,
-        flags: ur_queue_flags_t,
-        out_of_order: bool,
-        cl: CommandQueue,
-    ) -> Arc<Queue> {
-        let lane = context.engine.dag().create_lane(if out_of_order { QueueOrder::OutOfOrder } else { QueueOrder::InOrder });
-        let queue = Arc::new(Queue {
-            header: HandleHeader::new(&DDI, ObjectKind::Queue),
-            cl,
-            default_pool: OnceLock::new(),
-            context,
-            device,
-            flags,
-            out_of_order,
-            trackers: Mutex::new(Rank::QueueTrackers, Trackers::new(lane.clone())),
-            lane,
-            order: Mutex::new(Rank::QueueSubmit, ()),
-            cl_work_upto: AtomicU64::new(0),
-            foreign_work: AtomicBool::new(false),
-            completed: OnceLock::new(),
-        });
-        queue.context.raw.add_queue(&queue);
-        queue
-    }
-
-    pub fn profiling(&self) -> bool {
-        self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
-    }
-
-    /// Enqueues one command.
-    ///
-    /// `enqueue` receives the OpenCL wait list and the event out-pointer.
-    /// Events of other contexts, which OpenCL cannot wait for on this queue,
-    /// are waited for on the host first. The command is recorded in the
-    /// engine's graph and its event kept to report its completion; when
-    /// `want_event`, the UR event returned wraps the same `cl_event`.
-    pub fn submit<'a>(
-        &self,
-        command: ur_command_t,
-        waits: impl IntoIterator<Item = &'a Event>,
-        want_event: bool,
-        enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
-    ) -> UrResult<Option<Arc<Event>>> {
-        self.submit_node(command, Node::Command, waits, want_event, enqueue)
-    }
-
-    /// [`submit`](Self::submit) with the command's kind of node.
-    pub fn submit_node<'a>(
-        &self,
-        command: ur_command_t,
-        node: Node,
-        waits: impl IntoIterator<Item = &'a Event>,
-        want_event: bool,
-        enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let waits = self.translate_wait_list(waits)?;
-        let _order = self.order_lock();
-        let mut event: cl_event = std::ptr::null_mut();
-        // An event only where someone needs it (see `Trackers`).
-        let ask = want_event || self.trackers().wants_completion();
-        enqueue(&waits.raw, if ask { &mut event } else { std::ptr::null_mut() }).ur()?;
-        // Recorded once enqueued: a command that failed has no node.
-        let dag = self.context.engine.dag();
-        let stamp = match node {
-            Node::Barrier => dag.record_barrier(&self.lane, &waits.stamps),
-            _ => dag.record(&self.lane, &waits.stamps),
-        };
-        self.gave_cl_work(stamp.seq);
-        Ok(self.track(command, stamp, event, want_event))
-    }
-
+impl QueueCl {
     /// Node `seq`, just recorded, put a command on the OpenCL queue. Call
     /// with the order lock held.
     pub(crate) fn gave_cl_work(&self, seq: Seq) {
@@ -172,42 +113,8 @@ impl Queue {
     }
 
     /// The native queue was handed out: the user may enqueue on it.
-    pub(crate) fn handed_out(&self) {
+    fn handed_out(&self) {
         self.foreign_work.store(true, Relaxed);
-    }
-
-    /// Whether the OpenCL queue has run everything it was given (polling
-    /// the events held when the engine does not know yet), so that a
-    /// command may run on the host without passing any. Call with the
-    /// order lock held.
-    pub(crate) fn cl_idle(&self) -> bool {
-        if self.foreign_work.load(Relaxed) {
-            return false;
-        }
-        let upto = self.cl_work_upto.load(Relaxed);
-        if self.lane.done_upto() >= upto {
-            return true;
-        }
-        self.trackers().all_finished(drop);
-        self.lane.done_upto() >= upto
-    }
-
-    /// Keeps the event of command `stamp` (one reference of `event`, which
-    /// this takes; null when OpenCL was not asked for one) to report its
-    /// completion, and makes a UR event for it when `want_event`. Call it
-    /// with the order lock held.
-    pub(crate) fn track(&self, command: ur_command_t, stamp: Stamp, event: cl_event, want_event: bool) -> Option<Arc<Event>> {
-        if event.is_null() {
-            return None;
-        }
-        if want_event {
-            self.trackers().offer(stamp.seq, trackers::ClEvent(trackers::retained(event)), drop);
-            Some(event::wrap(event, Some(arc_of(self)), self.context.clone(), command, Some(stamp)))
-        } else {
-            // Asked for because the trackers keep it.
-            trackers::keep(&mut self.trackers(), stamp.seq, opencl3::event::Event::new(event));
-            None
-        }
     }
 
     /// Serialises this queue's submissions (see `order`).
@@ -218,140 +125,199 @@ impl Queue {
     fn trackers(&self) -> MutexGuard<'_, Trackers> {
         self.trackers.lock()
     }
+}
 
-    /// An event whose completion implies that of this queue's command
-    /// `seq`, or `None` when it has completed. `Err` when none is known
-    /// and none can be made now: a marker is enqueued for a command that
-    /// has no event unless another thread is enqueueing on this queue (or
-    /// this one is, holding the order lock); the caller then waits for the
-    /// queue on the host.
-    pub(crate) fn event_covering(&self, seq: Seq) -> Result<Option<opencl3::event::Event>, ()> {
-        if let Ok(e) = trackers::event_covering(&self.trackers(), seq) {
-            return Ok(e);
-        }
-        let Some(_order) = self.order.try_lock() else {
-            return Err(());
-        };
-        if seq > self.lane.tail().seq {
-            return Err(());
-        }
-        let mut trackers = self.trackers();
-        self.cover_tail(&mut trackers).map_err(|_| ())?;
-        trackers::event_covering(&trackers, seq)
+/// Enqueues one command on `queue`.
+///
+/// `enqueue` receives the OpenCL wait list and the event out-pointer.
+/// Events of other contexts, which OpenCL cannot wait for on this queue,
+/// are waited for on the host first. The command is recorded in the
+/// engine's graph and its event kept to report its completion; when
+/// `want_event`, the UR event returned wraps the same `cl_event`.
+pub fn submit<'a>(
+    queue: &Queue,
+    command: ur_command_t,
+    waits: impl IntoIterator<Item = &'a Event>,
+    want_event: bool,
+    enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
+) -> UrResult<Option<Arc<Event>>> {
+    submit_node(queue, command, Node::Command, waits, want_event, enqueue)
+}
+
+/// [`submit`] with the command's kind of node.
+pub fn submit_node<'a>(
+    queue: &Queue,
+    command: ur_command_t,
+    node: Node,
+    waits: impl IntoIterator<Item = &'a Event>,
+    want_event: bool,
+    enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
+) -> UrResult<Option<Arc<Event>>> {
+    let waits = translate_wait_list(queue, waits)?;
+    let _order = queue.raw.order_lock();
+    let mut event: cl_event = std::ptr::null_mut();
+    // An event only where someone needs it (see `Trackers`).
+    let ask = want_event || queue.raw.trackers().wants_completion();
+    enqueue(&waits.raw, if ask { &mut event } else { std::ptr::null_mut() }).ur()?;
+    // Recorded once enqueued: a command that failed has no node.
+    let dag = queue.context.engine.dag();
+    let stamp = match node {
+        Node::Barrier => dag.record_barrier(&queue.lane, &waits.stamps),
+        _ => dag.record(&queue.lane, &waits.stamps),
+    };
+    queue.raw.gave_cl_work(stamp.seq);
+    Ok(track(queue, command, stamp, event, want_event))
+}
+
+/// Whether the OpenCL queue has run everything it was given (polling the
+/// events held when the engine does not know yet), so that a command may
+/// run on the host without passing any. Call with the order lock held.
+pub(crate) fn cl_idle(queue: &Queue) -> bool {
+    if queue.raw.foreign_work.load(Relaxed) {
+        return false;
     }
-
-    /// In order: an event whose completion implies that of command `seq`
-    /// and every one before it (that command's own, or a later one's),
-    /// while it has not been seen to finish. Call with the order lock held.
-    pub(crate) fn event_after(&self, seq: Seq) -> Option<opencl3::event::Event> {
-        if !self.lane.is_in_order() {
-            return None;
-        }
-        trackers::event_covering(&self.trackers(), seq).ok().flatten()
+    let upto = queue.raw.cl_work_upto.load(Relaxed);
+    if queue.lane.done_upto() >= upto {
+        return true;
     }
+    queue.raw.trackers().all_finished(drop);
+    queue.lane.done_upto() >= upto
+}
 
-    /// In order: what stands for command `seq` and every one before it, for
-    /// a command that waits for nothing else: an event held that covers
-    /// them, or, when they have all completed (the engine knows), nothing,
-    /// since the command completes at once. Not on profiling queues, where
-    /// an event's timestamps must be its command's, nor where the queue's
-    /// completed user event cannot be made. Call with the order lock held.
-    pub(crate) fn cover_after(&self, seq: Seq) -> Option<Cover> {
-        if let Some(e) = self.event_after(seq) {
-            return Some(Cover::Held(e));
-        }
-        if !self.lane.is_in_order() || self.profiling() || self.lane.done_upto() < seq {
-            return None;
-        }
-        self.completed_cl().map(|_| Cover::Done)
+/// Keeps the event of `queue`'s command `stamp` (one reference of `event`,
+/// which this takes; null when OpenCL was not asked for one) to report its
+/// completion, and makes a UR event for it when `want_event`. Call it with
+/// the order lock held.
+pub(crate) fn track(queue: &Queue, command: ur_command_t, stamp: Stamp, event: cl_event, want_event: bool) -> Option<Arc<Event>> {
+    if event.is_null() {
+        return None;
     }
-
-    /// Settles command `stamp` as [`Self::cover_after`] found it: tracked
-    /// with the covering event, or completed now. Returns its event when
-    /// `want_event`.
-    pub(crate) fn settle(&self, command: ur_command_t, stamp: Stamp, cover: Cover, want_event: bool) -> Option<Arc<Event>> {
-        match cover {
-            Cover::Held(e) => self.track(command, stamp, usm_async::into_raw(e), want_event),
-            Cover::Done => {
-                // The command is this queue's: its lane, at hand, needs no
-                // lookup in the graph's registry.
-                debug_assert_eq!(stamp.lane, self.lane.id());
-                self.lane.complete(stamp.seq);
-                want_event.then(|| event::completed(self, command, stamp)).flatten()
-            }
-        }
-    }
-
-    /// This queue's completed user event, made on first use, valid while
-    /// the queue lives (no reference is taken); `None` when the runtime
-    /// could not make one.
-    pub(crate) fn completed_cl(&self) -> Option<cl_event> {
-        let made = self.completed.get_or_init(|| {
-            let event = opencl3::event::Event::new(cl3::event::create_user_event(self.context.raw.cl.get()).ok()?);
-            cl3::event::set_user_event_status(event.get(), sys::CL_COMPLETE).ok()?;
-            Some(event)
-        });
-        made.as_ref().map(|e| e.get())
-    }
-
-    /// Makes sure that an event held covers this queue's newest command:
-    /// when that command has none (OpenCL was not asked for one), a marker
-    /// behind every command so far gets one. Call with the order lock held
-    /// (or with the queue to oneself).
-    fn cover_tail(&self, trackers: &mut Trackers) -> Result<(), cl_int> {
-        let tail = self.lane.tail().seq;
-        if trackers::event_covering(trackers, tail).is_ok() {
-            return Ok(());
-        }
-        let mut event: cl_event = std::ptr::null_mut();
-        driver::marker(self.cl.get(), &[], &mut event)?;
-        self.gave_cl_work(tail);
-        trackers::keep(trackers, tail, opencl3::event::Event::new(event));
-        Ok(())
-    }
-
-    /// `urQueueFinish`: waits for every command enqueued so far, and tells
-    /// the engine; a host synchronisation point for the context's pools.
-    pub fn finish(&self) -> UrResult {
-        // Read under the order lock: every command recorded by then is enqueued.
-        let last = {
-            let _order = self.order_lock();
-            self.lane.tail().seq
-        };
-        self.cl.finish().ur()?;
-        self.trackers().complete_upto(last);
-        self.context.collect_pools();
-        Ok(())
-    }
-
-    /// The `cl_event`s of a UR wait list that this queue can wait for.
-    pub fn translate_wait_list<'a>(&self, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
-        let mut waits = Waits::none();
-        for e in events {
-            if e.context.raw.cl.get() == self.context.raw.cl.get() {
-                // A completed event orders nothing: the runtime need not see
-                // it, nor its queue be flushed for it.
-                if !e.raw.completed() {
-                    // OpenCL guarantees progress across queues only once the
-                    // other queue is flushed.
-                    if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), self)) {
-                        q.cl.flush().ur()?;
-                    }
-                    waits.raw.push(e.raw.get());
-                }
-                waits.note(e, &self.context);
-            } else {
-                e.wait()?;
-            }
-        }
-        Ok(waits)
+    if want_event {
+        queue.raw.trackers().offer(stamp.seq, trackers::ClEvent(trackers::retained(event)), drop);
+        Some(event::wrap(event, Some(arc_of(queue)), queue.context.clone(), command, Some(stamp)))
+    } else {
+        // Asked for because the trackers keep it.
+        trackers::keep(&mut queue.raw.trackers(), stamp.seq, opencl3::event::Event::new(event));
+        None
     }
 }
 
-impl hal::Queue<OpenCl> for Queue {
+/// An event whose completion implies that of `queue`'s command `seq`, or
+/// `None` when it has completed. `Err` when none is known and none can be
+/// made now: a marker is enqueued for a command that has no event unless
+/// another thread is enqueueing on this queue (or this one is, holding the
+/// order lock); the caller then waits for the queue on the host.
+pub(crate) fn event_covering(queue: &Queue, seq: Seq) -> Result<Option<opencl3::event::Event>, ()> {
+    if let Ok(e) = trackers::event_covering(&queue.raw.trackers(), seq) {
+        return Ok(e);
+    }
+    let Some(_order) = queue.raw.order.try_lock() else {
+        return Err(());
+    };
+    if seq > queue.lane.tail().seq {
+        return Err(());
+    }
+    let mut trackers = queue.raw.trackers();
+    cover_tail(queue, &mut trackers).map_err(|_| ())?;
+    trackers::event_covering(&trackers, seq)
+}
+
+/// In order: an event whose completion implies that of command `seq` and
+/// every one before it (that command's own, or a later one's), while it
+/// has not been seen to finish. Call with the order lock held.
+pub(crate) fn event_after(queue: &Queue, seq: Seq) -> Option<opencl3::event::Event> {
+    if !queue.lane.is_in_order() {
+        return None;
+    }
+    trackers::event_covering(&queue.raw.trackers(), seq).ok().flatten()
+}
+
+/// In order: what stands for command `seq` and every one before it, for a
+/// command that waits for nothing else: an event held that covers them,
+/// or, when they have all completed (the engine knows), nothing, since the
+/// command completes at once. Not on profiling queues, where an event's
+/// timestamps must be its command's, nor where the queue's completed user
+/// event cannot be made. Call with the order lock held.
+pub(crate) fn cover_after(queue: &Queue, seq: Seq) -> Option<Cover> {
+    if let Some(e) = event_after(queue, seq) {
+        return Some(Cover::Held(e));
+    }
+    if !queue.lane.is_in_order() || queue.is_profiling() || queue.lane.done_upto() < seq {
+        return None;
+    }
+    completed_cl(queue).map(|_| Cover::Done)
+}
+
+/// Settles command `stamp` as [`cover_after`] found it: tracked with the
+/// covering event, or completed now. Returns its event when `want_event`.
+pub(crate) fn settle(queue: &Queue, command: ur_command_t, stamp: Stamp, cover: Cover, want_event: bool) -> Option<Arc<Event>> {
+    match cover {
+        Cover::Held(e) => track(queue, command, stamp, usm_async::into_raw(e), want_event),
+        Cover::Done => {
+            // The command is this queue's: its lane, at hand, needs no
+            // lookup in the graph's registry.
+            debug_assert_eq!(stamp.lane, queue.lane.id());
+            queue.lane.complete(stamp.seq);
+            want_event.then(|| event::completed(queue, command, stamp)).flatten()
+        }
+    }
+}
+
+/// `queue`'s completed user event, made on first use, valid while the
+/// queue lives (no reference is taken); `None` when the runtime could not
+/// make one.
+pub(crate) fn completed_cl(queue: &Queue) -> Option<cl_event> {
+    let made = queue.raw.completed.get_or_init(|| {
+        let event = opencl3::event::Event::new(cl3::event::create_user_event(queue.context.raw.cl.get()).ok()?);
+        cl3::event::set_user_event_status(event.get(), sys::CL_COMPLETE).ok()?;
+        Some(event)
+    });
+    made.as_ref().map(|e| e.get())
+}
+
+/// Makes sure that an event held covers `queue`'s newest command: when
+/// that command has none (OpenCL was not asked for one), a marker behind
+/// every command so far gets one. Call with the order lock held (or with
+/// the queue to oneself).
+fn cover_tail(queue: &Queue, trackers: &mut Trackers) -> Result<(), cl_int> {
+    let tail = queue.lane.tail().seq;
+    if trackers::event_covering(trackers, tail).is_ok() {
+        return Ok(());
+    }
+    let mut event: cl_event = std::ptr::null_mut();
+    driver::marker(queue.raw.cl.get(), &[], &mut event)?;
+    queue.raw.gave_cl_work(tail);
+    trackers::keep(trackers, tail, opencl3::event::Event::new(event));
+    Ok(())
+}
+
+/// The `cl_event`s of a UR wait list that `queue` can wait for.
+pub fn translate_wait_list<'a>(queue: &Queue, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
+    let mut waits = Waits::none();
+    for e in events {
+        if e.context.raw.cl.get() == queue.context.raw.cl.get() {
+            // A completed event orders nothing: the runtime need not see
+            // it, nor its queue be flushed for it.
+            if !e.raw.completed() {
+                // OpenCL guarantees progress across queues only once the
+                // other queue is flushed.
+                if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), queue)) {
+                    q.raw.cl.flush().ur()?;
+                }
+                waits.raw.push(e.raw.get());
+            }
+            waits.note(e, &queue.context);
+        } else {
+            e.wait()?;
+        }
+    }
+    Ok(waits)
+}
+
+impl RawQueue<OpenCl> for QueueCl {
     /// A queue on `device`, a device of `context` (the core refused
     /// device-side flags).
-    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
         let (context, device) = (arc_of(context), device.kept());
         let mut properties = conv::queue_flags_to_cl(flags);
         let device_properties = device.queue_properties()?;
@@ -363,46 +329,44 @@ impl hal::Queue<OpenCl> for Queue {
         }
         // SAFETY: the device belongs to the context (the core checked).
         let cl = unsafe { CommandQueue::create_with_properties(&context.raw.cl, device.id, properties, 0) }.ur()?;
-        Ok(Queue::assemble(context, device, flags, out_of_order, cl))
-    }
-
-    fn context(&self) -> &Context {
-        &self.context
-    }
-
-    fn device(&self) -> &Device {
-        self.device
-    }
-
-    fn flags(&self) -> ur_queue_flags_t {
-        self.flags
+        Ok(new_queue(context, device, flags, out_of_order, cl, false))
     }
 
     /// `UR_QUEUE_INFO_EMPTY`: whether every command enqueued so far has
     /// finished, from the events of the newest ones (no wait).
-    fn is_empty(&self) -> UrResult<bool> {
-        let _order = self.order_lock();
-        let mut trackers = self.trackers();
-        self.cover_tail(&mut trackers).ur()?;
+    fn is_empty(queue: &Queue) -> UrResult<bool> {
+        let _order = queue.raw.order_lock();
+        let mut trackers = queue.raw.trackers();
+        cover_tail(queue, &mut trackers).ur()?;
         // A caller polling for empty needs the commands (and the marker
         // just enqueued) to make progress, which OpenCL promises only once
         // they are flushed.
-        self.cl.flush().ur()?;
+        queue.raw.cl.flush().ur()?;
         Ok(trackers.all_finished(drop))
     }
 
-    fn finish(&self) -> UrResult {
-        Queue::finish(self)
+    /// `urQueueFinish`: waits for every command enqueued so far, and tells
+    /// the engine; a host synchronisation point for the context's pools.
+    fn finish(queue: &Queue) -> UrResult {
+        // Read under the order lock: every command recorded by then is enqueued.
+        let last = {
+            let _order = queue.raw.order_lock();
+            queue.lane.tail().seq
+        };
+        queue.raw.cl.finish().ur()?;
+        queue.raw.trackers().complete_upto(last);
+        queue.context.collect_pools();
+        Ok(())
     }
 
-    fn flush(&self) -> UrResult {
-        self.cl.flush().ur()
+    fn flush(queue: &Queue) -> UrResult {
+        queue.raw.cl.flush().ur()
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    fn native_handle(queue: &Queue) -> UrResult<ur_native_handle_t> {
         // The user may enqueue on it from now on, unseen by this queue.
-        self.handed_out();
-        Ok(self.cl.get() as ur_native_handle_t)
+        queue.raw.handed_out();
+        Ok(queue.raw.cl.get() as ur_native_handle_t)
     }
 
     /// `urQueueCreateWithNativeHandle`: a queue over the user's
@@ -418,7 +382,7 @@ impl hal::Queue<OpenCl> for Queue {
         device: Option<&Device>,
         flags: ur_queue_flags_t,
         ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
+    ) -> UrResult<Arc<Queue>> {
         let native = native as sys::cl_command_queue;
         let (context, device) = (arc_of(context), device.map(Device::kept));
         let data = |p| cl3::command_queue::get_command_queue_data(native, p);
@@ -443,23 +407,22 @@ impl hal::Queue<OpenCl> for Queue {
             unsafe { cl3::command_queue::retain_command_queue(native) }.ur()?;
         }
         let cl = CommandQueue::new(native, 3);
-        let queue = Queue::assemble(context, queue_device, flags, out_of_order, cl);
-        queue.foreign_work.store(true, Relaxed);
-        Ok(queue)
+        // The user's queue may hold work of theirs.
+        Ok(new_queue(context, queue_device, flags, out_of_order, cl, true))
     }
 
     /// A checked USM command, a wait or a barrier; a blocking copy returns
     /// once done. Returns the command's event when `want_event`.
     fn enqueue_usm(
-        &self,
+        queue: &Queue,
         command: UsmCommand<'_>,
         waits: Events<'_, OpenCl>,
         completion: Completion,
     ) -> UrResult<Option<Arc<Event>>> {
         let waits = waits.iter();
         let (want_event, blocking) = (completion.want_event, completion.blocking);
-        let ctx = &*self.context;
-        let queue = self.cl.get();
+        let ctx = &*queue.context;
+        let cl = queue.raw.cl.get();
         let command_type = command.command_type();
         match command {
             UsmCommand::Wait { barrier } => {
@@ -470,11 +433,11 @@ impl hal::Queue<OpenCl> for Queue {
                 // marker there.
                 let node = if barrier { Node::Barrier } else { Node::Command };
                 let waits: Vec<&Event> = waits.into_iter().collect();
-                if let Some(done) = self.wait_in_order(command_type, node, &waits, want_event) {
+                if let Some(done) = wait_in_order(queue, command_type, node, &waits, want_event) {
                     return Ok(done);
                 }
-                let cl_barrier = barrier && self.out_of_order;
-                self.submit_node(command_type, node, waits, want_event, |w, ev| marker(queue, cl_barrier, w, ev))
+                let cl_barrier = barrier && queue.raw.out_of_order;
+                submit_node(queue, command_type, node, waits, want_event, |w, ev| marker(cl, cl_barrier, w, ev))
             }
             UsmCommand::Fill { dst, pattern, size, in_usm } => {
                 let waits: Vec<&Event> = waits.into_iter().collect();
@@ -482,40 +445,40 @@ impl hal::Queue<OpenCl> for Queue {
                 // USM allocation that the host addresses and no command
                 // still running can touch.
                 let run = || unsafe { fill_on_host(dst, pattern, size) };
-                if let Some(done) = self.run_on_host(command_type, &waits, want_event, (in_usm, size), run) {
+                if let Some(done) = run_on_host(queue, command_type, &waits, want_event, (in_usm, size), run) {
                     return done;
                 }
-                self.submit(command_type, waits, want_event, |w, ev| memory::enqueue_fill(ctx, queue, dst, pattern, size, w, ev))
+                submit(queue, command_type, waits, want_event, |w, ev| memory::enqueue_fill(ctx, cl, dst, pattern, size, w, ev))
             }
             UsmCommand::Copy { dst, src, size, in_usm } => {
                 let waits: Vec<&Event> = waits.into_iter().collect();
                 // SAFETY: as for a fill, for both ranges; the core refused
                 // overlapping ones, and `copy` would take them anyway.
                 let run = || unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
-                if let Some(done) = self.run_on_host(command_type, &waits, want_event, (in_usm, size), run) {
+                if let Some(done) = run_on_host(queue, command_type, &waits, want_event, (in_usm, size), run) {
                     return done;
                 }
-                self.submit(command_type, waits, want_event, |w, ev| {
-                    memory::enqueue_copy(ctx, queue, blocking, dst, src, size, w, ev)
+                submit(queue, command_type, waits, want_event, |w, ev| {
+                    memory::enqueue_copy(ctx, cl, blocking, dst, src, size, w, ev)
                 })
             }
             UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
-                self.submit(command_type, waits, want_event, |w, ev| {
+                submit(queue, command_type, waits, want_event, |w, ev| {
                     if pitch == width {
-                        return memory::enqueue_fill(ctx, queue, dst, pattern, width * height, w, ev);
+                        return memory::enqueue_fill(ctx, cl, dst, pattern, width * height, w, ev);
                     }
-                    rows(queue, height, false, w, ev, |r, w, e| {
-                        memory::enqueue_fill(ctx, queue, at(dst, r * pitch), pattern, width, w, e)
+                    rows(cl, height, false, w, ev, |r, w, e| {
+                        memory::enqueue_fill(ctx, cl, at(dst, r * pitch), pattern, width, w, e)
                     })
                 })
             }
             UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
-                self.submit(command_type, waits, want_event, |w, ev| {
+                submit(queue, command_type, waits, want_event, |w, ev| {
                     if src_pitch == width && dst_pitch == width {
-                        return memory::enqueue_copy(ctx, queue, blocking, dst, src, width * height, w, ev);
+                        return memory::enqueue_copy(ctx, cl, blocking, dst, src, width * height, w, ev);
                     }
-                    rows(queue, height, blocking, w, ev, |r, w, e| {
-                        memory::enqueue_copy(ctx, queue, false, at(dst, r * dst_pitch), at(src, r * src_pitch), width, w, e)
+                    rows(cl, height, blocking, w, ev, |r, w, e| {
+                        memory::enqueue_copy(ctx, cl, false, at(dst, r * dst_pitch), at(src, r * src_pitch), width, w, e)
                     })
                 })
             }
@@ -524,58 +487,50 @@ impl hal::Queue<OpenCl> for Queue {
             // and device reach it anyway (CPU devices, fine-grained SVM, the
             // runtime's own USM placement).
             UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
-                self.submit(command_type, waits, want_event, |w, ev| marker(queue, false, w, ev))
+                submit(queue, command_type, waits, want_event, |w, ev| marker(cl, false, w, ev))
             }
         }
     }
 
-    fn async_alloc_supported(&self) -> bool {
-        self.device.usm_path != UsmPath::None
-    }
-
-    fn lane(&self) -> &Arc<Lane> {
-        &self.lane
-    }
-
-    fn default_pool(&self) -> &OnceLock<Arc<UsmPool>> {
-        &self.default_pool
+    fn async_alloc_supported(queue: &Queue) -> bool {
+        queue.device.usm_path != UsmPath::None
     }
 
     type RawWait<'a> = cl_event;
-    fn translate<'a>(&self, events: Events<'a, OpenCl>) -> UrResult<Waits> {
-        self.translate_wait_list(events.iter())
+    fn translate<'a>(queue: &Queue, events: Events<'a, OpenCl>) -> UrResult<Waits> {
+        translate_wait_list(queue, events.iter())
     }
 
     type Order<'a> = MutexGuard<'a, ()>;
-    fn order(&self) -> UrResult<MutexGuard<'_, ()>> {
-        Ok(self.order_lock())
+    fn order(queue: &Queue) -> UrResult<MutexGuard<'_, ()>> {
+        Ok(queue.raw.order_lock())
     }
 
     /// No command when an earlier one's completion stands for this one's
     /// (`shared_cover`); else a marker or a zeroing fill (`enqueue_command`)
     /// behind the wait list and the engine's extra dependencies.
     fn enqueue_recorded(
-        &self,
+        queue: &Queue,
         _order: MutexGuard<'_, ()>,
         c: EngineCommand<'_>,
         waits: Waits,
     ) -> UrResult<Option<Arc<Event>>> {
-        let ctx = &self.context;
+        let ctx = &queue.context;
         if c.zero.is_none() {
-            if let Some(cover) = shared_cover(ctx, self, &waits, c.deps, c.stamp) {
-                return Ok(self.settle(c.command, c.stamp, cover, c.want_event));
+            if let Some(cover) = shared_cover(ctx, queue, &waits, c.deps, c.stamp) {
+                return Ok(settle(queue, c.command, c.stamp, cover, c.want_event));
             }
         }
         let mut cl_waits = waits.raw;
-        let enqueued = add_dependencies(ctx, self, c.deps, &mut cl_waits).and_then(|_held| {
+        let enqueued = add_dependencies(ctx, queue, c.deps, &mut cl_waits).and_then(|_held| {
             let mut cl_event: cl_event = std::ptr::null_mut();
-            enqueue_command(ctx, self, c.ptr, c.zero, &cl_waits, &mut cl_event).ur()?;
+            enqueue_command(ctx, queue, c.ptr, c.zero, &cl_waits, &mut cl_event).ur()?;
             Ok(cl_event)
         });
         match enqueued {
             Ok(cl_event) => {
-                self.gave_cl_work(c.stamp.seq);
-                Ok(self.track(c.command, c.stamp, cl_event, c.want_event))
+                queue.raw.gave_cl_work(c.stamp.seq);
+                Ok(track(queue, c.command, c.stamp, cl_event, c.want_event))
             }
             Err(e) => {
                 if c.command == UR_COMMAND_ENQUEUE_USM_FREE_EXP {
@@ -584,7 +539,7 @@ impl hal::Queue<OpenCl> for Queue {
                     if !cl_waits.is_empty() {
                         let _ = cl3::event::wait_for_events(&cl_waits);
                     }
-                    if !self.lane.is_in_order() {
+                    if !queue.lane.is_in_order() {
                         ctx.engine.dag().complete(c.stamp);
                     }
                 }
@@ -592,25 +547,25 @@ impl hal::Queue<OpenCl> for Queue {
             }
         }
     }
-}
 
-impl Drop for Queue {
     /// The engine may count what this queue recorded as complete only once
     /// it has run. Nothing waits here (the last release may come on a
     /// runtime callback thread): a queue with commands still running leaves
     /// its trackers to the context, which retires the lane once they finish.
-    fn drop(&mut self) {
-        let mut trackers = std::mem::replace(self.trackers.get_mut(), Trackers::new(self.lane.clone()));
-        if self.cover_tail(&mut trackers).is_err() {
+    /// Runs before the fields drop: the OpenCL queue is released after.
+    fn release(queue: &mut Queue) {
+        let mut trackers = std::mem::replace(queue.raw.trackers.get_mut(), Trackers::new(queue.lane.clone()));
+        let queue = &*queue;
+        if cover_tail(queue, &mut trackers).is_err() {
             // No marker (the runtime refused): the queue's own finish it is.
-            let _ = self.cl.finish();
-            trackers.complete_upto(self.lane.tail().seq);
+            let _ = queue.raw.cl.finish();
+            trackers.complete_upto(queue.lane.tail().seq);
         }
         if trackers.all_finished(drop) {
-            self.context.engine.dag().retire_lane(&self.lane);
+            queue.context.engine.dag().retire_lane(&queue.lane);
         } else {
             // Releasing the OpenCL queue flushes it, so its commands run.
-            self.context.raw.adopt(trackers);
+            queue.context.raw.adopt(trackers);
         }
     }
 }

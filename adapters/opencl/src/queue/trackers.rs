@@ -7,7 +7,7 @@
 //! From this adapter it needs raw memory
 //! ([`ClMemory`](crate::memory::ClMemory), over the same Intel USM or SVM
 //! calls as `urUSM*Alloc`), every command of a context recorded in its
-//! graph (`Queue::submit` records each one), and word of their completion,
+//! graph (`queue::submit` records each one), and word of their completion,
 //! which comes from the commands' `cl_event`s ([`Trackers`]): polled now and
 //! then as commands are submitted, and settled at host
 //! synchronisation points (`urQueueFinish`, `urEventWait`). Completion is
@@ -57,7 +57,7 @@ pub fn retained(event: cl_event) -> opencl3::event::Event {
 /// for a command's event only when the caller wants it or the tracker keeps
 /// it: out of order every command, in order every 32nd (a `cl_event` costs
 /// Intel's CPU runtime bookkeeping on every command, see the README). The
-/// newest command may thus have no event: `Queue::cover_tail` enqueues a
+/// newest command may thus have no event: `queue::cover_tail` enqueues a
 /// marker where one is needed.
 pub type Trackers = Tracker<ClEvent>;
 

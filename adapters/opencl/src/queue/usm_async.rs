@@ -1,7 +1,7 @@
 //! Stream-ordered USM (`urEnqueueUSM{Device,Shared,Host}AllocExp`,
 //! `urEnqueueUSMFreeExp`, written once in `ur_core::queue::usm_async`):
 //! how this adapter runs the command the engine records for one
-//! (`hal::Queue::enqueue_recorded` in `mod.rs`).
+//! (`RawQueue::enqueue_recorded` in `mod.rs`).
 //!
 //! The engine picks the block and says what the command must wait for; the
 //! adapter turns that into OpenCL commands: none either when,
@@ -16,7 +16,7 @@
 //! dependency before its event exists: waiting for that queue (whose order
 //! lock its enqueuer holds) covers it.
 
-use super::{Cover, Queue, Waits};
+use super::{completed_cl, cover_after, Cover, Queue, Waits};
 use crate::context::{self, Context, Covering};
 use crate::driver;
 use crate::memory;
@@ -38,7 +38,7 @@ pub(super) fn add_dependencies(ctx: &Context, queue: &Queue, deps: &[Stamp], wai
         match context::covering(ctx, d) {
             Covering::Event(e, owner) => {
                 if let Some(owner) = owner.filter(|o| !std::ptr::eq(Arc::as_ptr(o), queue)) {
-                    owner.cl.flush().ur()?;
+                    owner.raw.cl.flush().ur()?;
                 }
                 waits.push(e.get());
                 held.push(e);
@@ -70,10 +70,10 @@ pub(super) fn enqueue_command(
     waits: &[cl_event],
     event: *mut cl_event,
 ) -> Result<(), cl_int> {
-    match (zero, queue.out_of_order.then(|| context::scratch(ctx)).flatten()) {
-        (Some(bytes), _) => memory::enqueue_fill(ctx, queue.cl.get(), ptr, &[0u8], bytes, waits, event),
-        (None, Some(word)) => memory::enqueue_fill(ctx, queue.cl.get(), word, &[0u8], 1, waits, event),
-        (None, None) => driver::marker(queue.cl.get(), waits, event),
+    match (zero, queue.raw.out_of_order.then(|| context::scratch(ctx)).flatten()) {
+        (Some(bytes), _) => memory::enqueue_fill(ctx, queue.raw.cl.get(), ptr, &[0u8], bytes, waits, event),
+        (None, Some(word)) => memory::enqueue_fill(ctx, queue.raw.cl.get(), word, &[0u8], 1, waits, event),
+        (None, None) => driver::marker(queue.raw.cl.get(), waits, event),
     }
 }
 
@@ -99,17 +99,17 @@ pub(super) fn shared_cover(ctx: &Context, queue: &Queue, waits: &Waits, deps: &[
         // Out of order only what it waits for orders it: when all of that
         // has completed, so has the command.
         let done = waits.stamps.iter().chain(deps).all(|s| dag.is_complete(*s));
-        return (done && !queue.profiling() && queue.completed_cl().is_some()).then_some(Cover::Done);
+        return (done && !queue.is_profiling() && completed_cl(queue).is_some()).then_some(Cover::Done);
     }
     let waits_own = waits.stamps.iter().all(|s| own(s) || dag.is_complete(*s));
     let deps_own = deps.iter().all(|d| own(d) || matches!(context::covering(ctx, *d), Covering::Done));
     if !waits_own || !deps_own {
         return None;
     }
-    queue.cover_after(stamp.seq - 1)
+    cover_after(queue, stamp.seq - 1)
 }
 
-/// The one reference of `event` that [`Queue::track`] takes over.
+/// The one reference of `event` that [`track`](super::track) takes over.
 pub(crate) fn into_raw(event: opencl3::event::Event) -> cl_event {
     let raw = event.get();
     std::mem::forget(event);

@@ -1,9 +1,9 @@
 //! USM commands, markers and barriers as OpenCL commands, each through
-//! `Queue::submit`; on a CPU device, small fills and copies with nothing
+//! `queue::submit`; on a CPU device, small fills and copies with nothing
 //! left to wait for run on the calling thread (`run_on_host`). The command
 //! itself is dispatched by `enqueue_usm`, in `mod.rs`.
 
-use super::Queue;
+use super::{cl_idle, completed_cl, cover_after, settle, Queue};
 use ur_core::queue::Node;
 use crate::driver::{call, wait_list_ptr};
 use crate::event::{self, Event};
@@ -92,95 +92,93 @@ pub(super) fn at(ptr: *const c_void, offset: usize) -> *mut c_void {
     (ptr as *const u8).wrapping_add(offset) as *mut c_void
 }
 
-impl Queue {
-    /// Runs a small fill or copy (`run`, over the memory `touched`) on the
-    /// calling thread, on a device whose USM the host addresses
-    /// (`Device::host_runs_usm`), when nothing it must follow can still be
-    /// running: every event it waits for has completed, and so has every
-    /// command the OpenCL queue was given (the user has not had the native
-    /// queue). Intel's CPU runtime takes 10 to 15 µs to enqueue and run a
-    /// 1 KiB fill behind libsycl; the memset itself takes tens of
-    /// nanoseconds. Asked for an event, the command becomes a node of the
-    /// engine's graph, complete at birth, and its event the queue's
-    /// completed user event; else the engine never hears of it.
-    /// Only inside this context's live USM allocations (`in_usm`, which
-    /// the core found; other pointers are the runtime's to accept or
-    /// refuse), not on profiling queues (the event's timestamps would be no
-    /// command's), not past `host_run_max()` bytes. `None` when it does not
-    /// apply: the caller enqueues the command.
-    pub(super) fn run_on_host(
-        &self,
-        command: ur_command_t,
-        waits: &[&Event],
-        want_event: bool,
-        (in_usm, size): (bool, usize),
-        run: impl FnOnce(),
-    ) -> Option<UrResult<Option<Arc<Event>>>> {
-        if !in_usm || !self.device.host_runs_usm || self.profiling() || size > host_run_max() {
-            return None;
-        }
-        let ctx = &*self.context;
-        let dag = ctx.engine.dag();
-        let done = |e: &&Event| {
-            let same_context = std::ptr::eq(Arc::as_ptr(&e.context), ctx);
-            e.stamp.is_some_and(|s| same_context && dag.is_complete(s))
-                || e.raw.cl_status().is_ok_and(|s| s == sys::CL_COMPLETE)
-        };
-        if !waits.iter().all(done) {
-            return None;
-        }
-        let _order = self.order_lock();
-        if !self.cl_idle() {
-            return None;
-        }
-        if want_event {
-            self.completed_cl()?;
-        }
-        run();
-        if !want_event {
-            // Done before anything could wait for it, and nothing can name
-            // it: the engine need not know of it.
-            return Some(Ok(None));
-        }
-        let stamps: Vec<Stamp> = waits.iter().filter(|e| std::ptr::eq(Arc::as_ptr(&e.context), ctx)).filter_map(|e| e.stamp).collect();
-        let stamp = dag.record_completed(&self.lane, &stamps);
-        Some(Ok(event::completed(self, command, stamp)))
+/// Runs a small fill or copy (`run`, over the memory `touched`) on the
+/// calling thread, on a device whose USM the host addresses
+/// (`Device::host_runs_usm`), when nothing it must follow can still be
+/// running: every event it waits for has completed, and so has every
+/// command the OpenCL queue was given (the user has not had the native
+/// queue). Intel's CPU runtime takes 10 to 15 µs to enqueue and run a
+/// 1 KiB fill behind libsycl; the memset itself takes tens of
+/// nanoseconds. Asked for an event, the command becomes a node of the
+/// engine's graph, complete at birth, and its event the queue's
+/// completed user event; else the engine never hears of it.
+/// Only inside this context's live USM allocations (`in_usm`, which
+/// the core found; other pointers are the runtime's to accept or
+/// refuse), not on profiling queues (the event's timestamps would be no
+/// command's), not past `host_run_max()` bytes. `None` when it does not
+/// apply: the caller enqueues the command.
+pub(super) fn run_on_host(
+    queue: &Queue,
+    command: ur_command_t,
+    waits: &[&Event],
+    want_event: bool,
+    (in_usm, size): (bool, usize),
+    run: impl FnOnce(),
+) -> Option<UrResult<Option<Arc<Event>>>> {
+    if !in_usm || !queue.device.host_runs_usm || queue.is_profiling() || size > host_run_max() {
+        return None;
     }
+    let ctx = &*queue.context;
+    let dag = ctx.engine.dag();
+    let done = |e: &&Event| {
+        let same_context = std::ptr::eq(Arc::as_ptr(&e.context), ctx);
+        e.stamp.is_some_and(|s| same_context && dag.is_complete(s))
+            || e.raw.cl_status().is_ok_and(|s| s == sys::CL_COMPLETE)
+    };
+    if !waits.iter().all(done) {
+        return None;
+    }
+    let _order = queue.raw.order_lock();
+    if !cl_idle(queue) {
+        return None;
+    }
+    if want_event {
+        completed_cl(queue)?;
+    }
+    run();
+    if !want_event {
+        // Done before anything could wait for it, and nothing can name
+        // it: the engine need not know of it.
+        return Some(Ok(None));
+    }
+    let stamps: Vec<Stamp> = waits.iter().filter(|e| std::ptr::eq(Arc::as_ptr(&e.context), ctx)).filter_map(|e| e.stamp).collect();
+    let stamp = dag.record_completed(&queue.lane, &stamps);
+    Some(Ok(event::completed(queue, command, stamp)))
+}
 
-    /// A wait or barrier on an in-order queue whose wait list names only
-    /// this queue's commands waits for nothing that the queue's order does
-    /// not already give: it is complete once the previous command is, so it
-    /// enqueues nothing and that command's event (held by the trackers)
-    /// serves as its own. libsycl enqueues two such waits with events per
-    /// in-order async allocation, and a marker costs the runtime a command
-    /// and an event. `None` when it does not apply, or when no event of
-    /// the previous command is held (the caller enqueues a marker); not on
-    /// profiling queues, where the event's timestamps would be another
-    /// command's.
-    pub(super) fn wait_in_order(
-        &self,
-        command: ur_command_t,
-        node: Node,
-        waits: &[&Event],
-        want_event: bool,
-    ) -> Option<Option<Arc<Event>>> {
-        let own = |e: &&Event| e.queue.as_ref().is_some_and(|q| std::ptr::eq(Arc::as_ptr(q), self));
-        if !self.lane.is_in_order() || self.profiling() || !waits.iter().all(own) {
-            return None;
-        }
-        let stamps: Vec<Stamp> = waits.iter().filter_map(|e| e.stamp).collect();
-        let _order = self.order_lock();
-        let tail = self.lane.tail().seq;
-        let cover = match want_event {
-            true => Some(self.cover_after(tail)?),
-            false => None,
-        };
-        let dag = self.context.engine.dag();
-        let stamp = match node {
-            Node::Barrier => dag.record_barrier(&self.lane, &stamps),
-            _ => dag.record(&self.lane, &stamps),
-        };
-        // Without an event the node needs none: a later command's covers it.
-        Some(cover.and_then(|c| self.settle(command, stamp, c, true)))
+/// A wait or barrier on an in-order queue whose wait list names only
+/// this queue's commands waits for nothing that the queue's order does
+/// not already give: it is complete once the previous command is, so it
+/// enqueues nothing and that command's event (held by the trackers)
+/// serves as its own. libsycl enqueues two such waits with events per
+/// in-order async allocation, and a marker costs the runtime a command
+/// and an event. `None` when it does not apply, or when no event of
+/// the previous command is held (the caller enqueues a marker); not on
+/// profiling queues, where the event's timestamps would be another
+/// command's.
+pub(super) fn wait_in_order(
+    queue: &Queue,
+    command: ur_command_t,
+    node: Node,
+    waits: &[&Event],
+    want_event: bool,
+) -> Option<Option<Arc<Event>>> {
+    let own = |e: &&Event| e.queue.as_ref().is_some_and(|q| std::ptr::eq(Arc::as_ptr(q), queue));
+    if !queue.lane.is_in_order() || queue.is_profiling() || !waits.iter().all(own) {
+        return None;
     }
+    let stamps: Vec<Stamp> = waits.iter().filter_map(|e| e.stamp).collect();
+    let _order = queue.raw.order_lock();
+    let tail = queue.lane.tail().seq;
+    let cover = match want_event {
+        true => Some(cover_after(queue, tail)?),
+        false => None,
+    };
+    let dag = queue.context.engine.dag();
+    let stamp = match node {
+        Node::Barrier => dag.record_barrier(&queue.lane, &stamps),
+        _ => dag.record(&queue.lane, &stamps),
+    };
+    // Without an event the node needs none: a later command's covers it.
+    Some(cover.and_then(|c| settle(queue, command, stamp, c, true)))
 }
