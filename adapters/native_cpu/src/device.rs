@@ -1,5 +1,5 @@
-//! The platform and the CPU device, with their `hal::Platform` and
-//! `hal::Device` impls.
+//! The platform and the CPU device: the core's objects over
+//! [`PlatformHost`] and [`DeviceHost`].
 //!
 //! The single platform: it groups the CPU device (or, when
 //! `UR_NATIVE_CPU_DEVICES` asks, several of them) under the adapter and lives
