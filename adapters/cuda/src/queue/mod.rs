@@ -25,7 +25,7 @@ use crate::{Cuda, DDI};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use ur_core::lock_order::{Mutex, MutexGuard, Rank};
+use ur_core::lock_order::{Mutex, Rank};
 use ur_core::engine::{Lane, QueueOrder};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine;
@@ -53,11 +53,18 @@ pub struct Queue {
     /// A timed event recorded at creation and the host time it completed:
     /// device timestamps are offsets from it.
     profiling_base: Option<(CuEvent, u64)>,
-    /// The queue's lane in the engine's graph and its completion trackers,
-    /// once the context records commands.
-    trackers: Mutex<Option<Trackers>>,
-    /// The lane of `trackers`, readable without its lock.
-    lane: OnceLock<Arc<Lane>>,
+    /// The queue's lane in the engine's graph, made with the queue (that
+    /// only registers it in the graph: nothing is recorded on it before
+    /// the context starts tracking).
+    lane: Arc<Lane>,
+    /// The lane's completion trackers. Made with the queue: empty, they
+    /// cost nothing, and only commands recorded on the lane reach them.
+    trackers: Mutex<Trackers>,
+    /// Set when the queue first takes part in the engine's tracking (a
+    /// command recorded on its lane, or an engine allocation or free on
+    /// it): only then may its lane hold commands, which `Drop` waits for
+    /// before retiring the lane.
+    tracked: AtomicBool,
     /// Held while a command is recorded on the lane and put on its stream
     /// ([`Submitting`]), so that the lane's order is the stream's order.
     submit: Mutex<()>,
@@ -104,7 +111,15 @@ impl Queue {
             None
         };
         let shares_events = streams.len() == 1 && profiling_base.is_none();
-        Ok(Arc::new(Queue {
+        let order = if streams.len() == 1 {
+            QueueOrder::InOrder
+        } else {
+            QueueOrder::OutOfOrder
+        };
+        // Made after everything that may fail: a lane, once made, is
+        // retired by the queue's `Drop`.
+        let lane = context.engine.dag().create_lane(order);
+        let queue = Arc::new(Queue {
             header: HandleHeader::new(&DDI, ObjectKind::Queue),
             device_index: crate::context::device_index(&context, &device).ok(),
             context,
@@ -114,15 +129,18 @@ impl Queue {
             next: AtomicUsize::new(0),
             spare: Mutex::new(Rank::Leaf, Vec::new()),
             profiling_base,
-            trackers: Mutex::new(Rank::QueueTrackers, None),
-            lane: OnceLock::new(),
+            trackers: Mutex::new(Rank::QueueTrackers, Trackers::new(lane.clone())),
+            lane,
+            tracked: AtomicBool::new(false),
             default_pool: OnceLock::new(),
             submit: Mutex::new(Rank::QueueSubmit, ()),
             published: AtomicU64::new(0),
             stream_work: AtomicU64::new(0),
             newest: Mutex::new(Rank::Leaf, None),
             shares_events: AtomicBool::new(shares_events),
-        }))
+        });
+        queue.context.raw.register_lane(queue.lane.id(), Arc::downgrade(&queue));
+        Ok(queue)
     }
 
     /// The user has the stream (a native handle): work may go there that
@@ -255,32 +273,22 @@ impl Queue {
         Ok(())
     }
 
-    /// The queue's lane and trackers, made when first needed (the context
-    /// records commands from then on).
-    fn trackers(self: &Arc<Self>) -> MutexGuard<'_, Option<Trackers>> {
-        let mut t = self.trackers.lock();
-        if t.is_none() {
-            let order = if self.is_in_order() {
-                QueueOrder::InOrder
-            } else {
-                QueueOrder::OutOfOrder
-            };
-            let lane = self.context.engine.dag().create_lane(order);
-            self.context.raw.register_lane(lane.id(), Arc::downgrade(self));
-            let _ = self.lane.set(lane.clone());
-            *t = Some(Trackers::new(lane));
-        }
-        t
+    /// Whether the queue takes part in the engine's tracking (see
+    /// `tracked`).
+    #[inline]
+    fn tracked(&self) -> bool {
+        self.tracked.load(Ordering::Acquire)
     }
 
-    /// The queue's lane in the engine's graph.
-    /// Borrowed: its reference count is not written on every command.
-    pub fn lane(self: &Arc<Self>) -> &Arc<Lane> {
-        if self.lane.get().is_none() {
-            // Makes the lane and trackers, and sets `lane`.
-            drop(self.trackers());
+    /// Marks the queue as taking part in the engine's tracking, before
+    /// anything is recorded on its lane.
+    #[inline]
+    fn mark_tracked(&self) {
+        // Read first: a store on every command would bounce the line
+        // between the threads of a queue.
+        if !self.tracked() {
+            self.tracked.store(true, Ordering::Release);
         }
-        self.lane.get().expect("set with the trackers")
     }
 
     /// The pool asynchronous allocations of this queue use when none is
@@ -302,18 +310,14 @@ impl Queue {
         // stream) before the wait is known to be done after it.
         let tail = {
             let _submitting = self.begin_submit();
-            self.lane.get().map(|lane| lane.tail().seq)
+            self.lane.tail().seq
         };
         for s in &self.streams {
             s.synchronize().cu()?;
         }
-        if let (Some(last), Some(t)) = (
-            tail,
-            self.trackers
-                .lock()
-                .as_mut(),
-        ) {
-            t.complete_upto(last);
+        // Only a tracked queue's lane holds commands.
+        if self.tracked() {
+            self.trackers.lock().complete_upto(tail);
         }
         Ok(())
     }
@@ -454,12 +458,11 @@ impl hal::Queue<Cuda> for Queue {
 
     fn lane(&self) -> &Arc<Lane> {
         // Commands of the context are recorded from the first async
-        // allocation on (`ContextCu::start_tracking`).
+        // allocation on (`ContextCu::start_tracking`), and this queue is
+        // tracked.
         self.context.raw.start_tracking();
-        if self.lane.get().is_none() {
-            arc_ref(self).lane();
-        }
-        self.lane.get().expect("made with the trackers")
+        self.mark_tracked();
+        &self.lane
     }
 
     fn default_pool(&self) -> &OnceLock<Arc<UsmPool>> {
@@ -534,16 +537,12 @@ impl Drop for Queue {
         // events are released once they have. A lane of the engine's graph
         // may only be retired once its commands are done.
         let _ = self.device.activate();
-        if let Some(t) = self
-            .trackers
-            .get_mut()
-            .take()
-        {
+        if self.tracked() {
             for s in &self.streams {
                 let _ = s.synchronize();
             }
-            self.context.raw.unregister_lane(t.lane().id());
-            self.context.engine.dag().retire_lane(t.lane());
         }
+        self.context.raw.unregister_lane(self.lane.id());
+        self.context.engine.dag().retire_lane(&self.lane);
     }
 }

@@ -22,12 +22,13 @@ pub struct Submitting<'a> {
 
 impl Drop for Submitting<'_> {
     fn drop(&mut self) {
-        if let Some(lane) = self.queue.lane.get() {
+        // Only a tracked queue's lane holds commands.
+        if self.queue.tracked() {
             // Only this lock's holders record on the lane, and their work
             // is on the stream by now (or failed and will never be).
             self.queue
                 .published
-                .store(lane.tail().seq, Ordering::Release);
+                .store(self.queue.lane.tail().seq, Ordering::Release);
         }
     }
 }
@@ -97,7 +98,7 @@ impl Queue {
     pub(crate) fn covering_own(&self, seq: u64) -> Option<Arc<CuEvent>> {
         let mut t = self.trackers.lock();
         let stream = self.streams[0].raw();
-        super::tracking::event_covering(t.as_mut()?, seq, stream, || self.take_event().ok())
+        super::tracking::event_covering(&mut t, seq, stream, || self.take_event().ok())
     }
 
     /// Submits one command: picks its stream, orders it after `wait`, runs
@@ -173,18 +174,19 @@ impl Queue {
             }
             Node::Untracked => None,
             _ if !self.context.raw.tracking() => None,
-            Node::Command => Some(
-                self.context
-                    .engine
-                    .dag()
-                    .record(&self.lane(), &stamps_of(&self.context, wait)),
-            ),
-            Node::Barrier => Some(
-                self.context
-                    .engine
-                    .dag()
-                    .record_barrier(&self.lane(), &stamps_of(&self.context, wait)),
-            ),
+            Node::Command => {
+                self.mark_tracked();
+                Some(self.context.engine.dag().record(&self.lane, &stamps_of(&self.context, wait)))
+            }
+            Node::Barrier => {
+                self.mark_tracked();
+                Some(
+                    self.context
+                        .engine
+                        .dag()
+                        .record_barrier(&self.lane, &stamps_of(&self.context, wait)),
+                )
+            }
         };
         // Only a timed event reports when its command was queued.
         let queued = if want_event && self.profiling() { now_ns() } else { 0 };
@@ -211,22 +213,17 @@ impl Queue {
         } else {
             counts.nothing();
         }
-        let mut trackers = stamp.map(|_| self.trackers());
+        let mut trackers = stamp.map(|_| self.trackers.lock());
         // On an in-order lane an engine node needs no event of its own: a
         // later one, or one recorded when another queue must wait for it,
         // covers it.
-        let track = trackers
-            .as_mut()
-            .and_then(|t| t.as_mut())
-            .is_some_and(|t| t.wants_completion());
+        let track = trackers.as_mut().is_some_and(|t| t.wants_completion());
         let done = if want_event || (stamp.is_some() && track) {
             Some(self.event_after(stream)?)
         } else {
             None
         };
-        if let (Some(s), Some(t), Some(d)) =
-            (stamp, trackers.as_mut().and_then(|t| t.as_mut()), &done)
-        {
+        if let (Some(s), Some(t), Some(d)) = (stamp, trackers.as_mut(), &done) {
             t.push(s.seq, d.clone());
             if t.due() {
                 t.poll(|e| self.recycle_shared(e));
