@@ -53,3 +53,7 @@ ur_core::adapter_backend! {
 impl ur_core::context::Backends for Cuda {
     type RawContext = context::ContextCu;
 }
+
+impl ur_core::queue::object::Queues for Cuda {
+    type RawQueue = queue::QueueCu;
+}
