@@ -128,9 +128,9 @@ impl ContextCu {
             .get(&s.lane)?
             .upgrade()?;
         if std::ptr::eq(&*queue, from) {
-            return queue.covering_own(s.seq);
+            return queue.raw.covering_own(s.seq);
         }
-        queue.event_covering(s.seq)
+        queue.raw.event_covering(s.seq)
     }
 
     /// Keeps the engine pool of a destroyed UR pool while blocks of it live.

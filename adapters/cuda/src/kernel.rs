@@ -6,15 +6,15 @@ use crate::context::Context;
 use crate::device::Device;
 use crate::event::Event;
 use crate::program::Program;
-use crate::queue::Queue;
+use crate::queue::{submit, Queue};
 use crate::conv::CuExt;
-use crate::driver::{self, CUfunction, FuncAttr, LaunchDims, Module};
+use crate::driver::{self, CUfunction, FuncAttr, LaunchDims, Module, Stream};
 use crate::{Cuda, DDI};
 use std::ffi::{c_void, CStr, CString};
 use std::sync::Arc;
 use ur_core::boundary::NativeOwnership;
 use ur_core::hal::{self, Events, KernelArg};
-use ur_core::handle::{arc_of, arc_ref, ArcObject, HandleHeader, ObjectKind};
+use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -351,7 +351,7 @@ impl hal::Kernel<Cuda> for Kernel {
             .collect();
         let range = NdRange { offset: range.offset, global: range.global, local: range.local };
         let waits: Vec<&Event> = waits.iter().collect();
-        arc_ref(queue).launch(self, range, &args, cooperative, &waits, want_event)
+        enqueue_launch(queue, self, range, &args, cooperative, &waits, want_event)
     }
 }
 
@@ -362,76 +362,70 @@ pub struct NdRange<'a> {
     pub local: Option<&'a [usize]>,
 }
 
-impl Queue {
-    /// `urEnqueueKernelLaunchWithArgsExp`.
-    pub fn launch(
-        self: &Arc<Self>,
-        kernel: &Kernel,
-        range: NdRange,
-        args: &[(u32, Arg)],
-        cooperative: bool,
-        wait: &[&Event],
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let device = &self.device;
-        let function = kernel.function_for(device)?;
-        if range.global.contains(&0) {
-            return Err(UR_RESULT_ERROR_INVALID_WORK_DIMENSION);
-        }
-        if range.offset.is_some_and(|o| o.iter().any(|&x| x != 0)) {
-            // CUDA grids start at zero; an offset needs compiler support.
-            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
-        }
-        let dims = range.global.len();
-        let local = match range.local {
-            Some(l) => {
-                if l.contains(&0) {
-                    return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
-                }
-                let mut out = [1usize; 3];
-                out[..dims].copy_from_slice(l);
-                out
-            }
-            None => kernel.suggest_local(device, range.global)?,
-        };
-        let mut global = [1usize; 3];
-        global[..dims].copy_from_slice(range.global);
-        let p = &device.props;
-        let mut dims_out = LaunchDims {
-            grid: [1; 3],
-            block: [1; 3],
-            shared_bytes: 0,
-        };
-        for i in 0..3 {
-            if !global[i].is_multiple_of(local[i]) {
+/// `urEnqueueKernelLaunchWithArgsExp`: `kernel` on `queue`.
+pub fn enqueue_launch(
+    queue: &Queue,
+    kernel: &Kernel,
+    range: NdRange,
+    args: &[(u32, Arg)],
+    cooperative: bool,
+    wait: &[&Event],
+    want_event: bool,
+) -> UrResult<Option<Arc<Event>>> {
+    let device = &queue.device;
+    let function = kernel.function_for(device)?;
+    if range.global.contains(&0) {
+        return Err(UR_RESULT_ERROR_INVALID_WORK_DIMENSION);
+    }
+    if range.offset.is_some_and(|o| o.iter().any(|&x| x != 0)) {
+        // CUDA grids start at zero; an offset needs compiler support.
+        return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    }
+    let dims = range.global.len();
+    let local = match range.local {
+        Some(l) => {
+            if l.contains(&0) {
                 return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
             }
-            if local[i] > p.max_block[i] as usize {
-                return Err(UR_RESULT_ERROR_INVALID_WORK_ITEM_SIZE);
-            }
-            let groups = global[i] / local[i];
-            if groups > p.max_grid[i] as usize {
-                return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
-            }
-            dims_out.grid[i] = groups as u32;
-            dims_out.block[i] = local[i] as u32;
+            let mut out = [1usize; 3];
+            out[..dims].copy_from_slice(l);
+            out
         }
-        if local.iter().product::<usize>() > kernel.max_threads(device)? {
+        None => kernel.suggest_local(device, range.global)?,
+    };
+    let mut global = [1usize; 3];
+    global[..dims].copy_from_slice(range.global);
+    let p = &device.props;
+    let mut dims_out = LaunchDims {
+        grid: [1; 3],
+        block: [1; 3],
+        shared_bytes: 0,
+    };
+    for i in 0..3 {
+        if !global[i].is_multiple_of(local[i]) {
             return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
         }
-        let (mut slots, shared) = kernel.marshal(args)?;
-        dims_out.shared_bytes = shared;
-        let mut pointers: Vec<*mut c_void> =
-            slots.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();
-        Ok(self
-            .submit(UR_COMMAND_KERNEL_LAUNCH, wait, want_event, |s| {
-                // SAFETY: one pointer per parameter, each to a buffer at least
-                // as large as the parameter; the driver copies them.
-                unsafe {
-                    driver::launch_kernel(function, &dims_out, s.raw(), &mut pointers, cooperative)
-                }
-                .cu()
-            })?
-            .event)
+        if local[i] > p.max_block[i] as usize {
+            return Err(UR_RESULT_ERROR_INVALID_WORK_ITEM_SIZE);
+        }
+        let groups = global[i] / local[i];
+        if groups > p.max_grid[i] as usize {
+            return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
+        }
+        dims_out.grid[i] = groups as u32;
+        dims_out.block[i] = local[i] as u32;
     }
+    if local.iter().product::<usize>() > kernel.max_threads(device)? {
+        return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
+    }
+    let (mut slots, shared) = kernel.marshal(args)?;
+    dims_out.shared_bytes = shared;
+    let mut pointers: Vec<*mut c_void> =
+        slots.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();
+    let work = |s: &Stream| {
+        // SAFETY: one pointer per parameter, each to a buffer at least as
+        // large as the parameter; the driver copies them.
+        unsafe { driver::launch_kernel(function, &dims_out, s.raw(), &mut pointers, cooperative) }.cu()
+    };
+    Ok(submit(queue, UR_COMMAND_KERNEL_LAUNCH, wait, want_event, work)?.event)
 }

@@ -49,3 +49,6 @@ ur_core::adapter_backend! {
     }
 }
 
+impl ur_core::queue::object::Queues for Cuda {
+    type RawQueue = queue::QueueCu;
+}

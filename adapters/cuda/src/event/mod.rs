@@ -53,7 +53,7 @@ impl StreamEvents {
 /// The event of a command `queue` put on `stream`: complete once `done`
 /// is, timed by `start` on profiling queues.
 pub fn recorded(
-    queue: &Arc<Queue>,
+    queue: &Queue,
     command: ur_command_t,
     stream: CUstream,
     done: Arc<CuEvent>,
@@ -67,7 +67,7 @@ pub fn recorded(
         start,
         queued_ns,
     };
-    Event::new(Some(queue.clone()), queue.context.clone(), command, stamp, raw)
+    Event::new(Some(arc_of(queue)), queue.context.clone(), command, stamp, raw)
 }
 
 /// An event complete when made, with no CUDA event: for tests that
@@ -148,6 +148,7 @@ impl RawEvent<Cuda> for StreamEvents {
             .as_ref()
             .ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
         let (base, base_ns) = queue
+            .raw
             .profiling_base()
             .ok_or(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
         let (Some(start), Some(done)) = (&event.raw.start, &event.raw.done) else {
@@ -223,7 +224,7 @@ impl RawEvent<Cuda> for StreamEvents {
     fn release(event: &mut Event) {
         if let (Some(q), Some(e)) = (&event.queue, event.raw.done.take()) {
             if let Ok(e) = Arc::try_unwrap(e) {
-                q.recycle_event(e);
+                q.raw.recycle_event(e);
             }
         }
     }

@@ -1,51 +1,68 @@
 //! Queues: an in-order queue is one CUDA stream; an out-of-order queue
 //! spreads its commands over a few streams and joins them for barriers.
 //!
-//! Here the queue object and `impl hal::Queue`; command submission in
-//! `submit`, completion tracking for the engine in `tracking`, the USM
-//! commands in `usm`, the async allocations and frees in `usm_async`.
+//! A queue is the core's [`Queue`] over a [`QueueCu`]: the core holds the
+//! handle header, the context, the device, the flags, the queue's lane in
+//! the context's engine graph and its copy of the device's default pool;
+//! [`QueueCu`] the streams, their events and what tracks their completion
+//! for the engine. Here the raw part and `impl RawQueue`; command
+//! submission in `submit`, completion tracking for the engine in
+//! `tracking`, the USM commands in `usm`, the async allocations and frees
+//! in `usm_async`. The queue's operations are functions over the whole
+//! queue; what needs only the driver's state is a method of [`QueueCu`].
+//!
+//! The lane is made with the queue (making one only registers it in the
+//! graph), but nothing is recorded on it before the context starts
+//! tracking (`ContextCu::start_tracking`): commands are recorded only from
+//! then on, and the engine records on it only under [`RawQueue::order`],
+//! which switches tracking on first.
 
 mod submit;
 pub mod tracking;
 mod usm;
 mod usm_async;
 
-pub use submit::{Submitted, Submitting};
+pub use submit::{begin_submit, submit, submit_node, submit_untracked, wait_events, Submitted, Submitting};
 pub use ur_core::queue::Node;
+pub use usm::{usm_advise, usm_fill, usm_memcpy, usm_prefetch};
+pub use usm_async::{alloc_native, free_native_async};
 
 use crate::context::Context;
 use crate::device::Device;
 use crate::event::{now_ns, Event};
 use crate::memory::cuda_kind;
-use crate::memory::pool::{self, UsmPool};
+use crate::memory::pool::UsmPool;
 use tracking::Trackers;
 use crate::conv::CuExt;
 use crate::driver::{self, CuEvent, Stream};
-use crate::{Cuda, DDI};
+use crate::Cuda;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
-use ur_core::lock_order::{Mutex, MutexGuard, Rank};
-use ur_core::engine::{Lane, QueueOrder};
+use std::sync::Arc;
+use ur_core::lock_order::{Mutex, Rank};
+use ur_core::engine::QueueOrder;
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine;
-use ur_core::hal::{self, Completion, Events, UsmCommand};
+use ur_core::hal::{Completion, Events, UsmCommand};
+use ur_core::queue::object::RawQueue;
 use ur_core::queue::{EngineCommand, Waits};
-use ur_core::handle::{arc_of, arc_ref, ArcObject, HandleHeader, ObjectKind};
+use ur_core::handle::arc_of;
 use ur_core::*;
 
 /// Streams behind one out-of-order queue.
 const OUT_OF_ORDER_STREAMS: usize = 4;
 
-#[repr(C)]
-pub struct Queue {
-    header: HandleHeader,
-    pub context: Arc<Context>,
-    pub device: Arc<Device>,
-    /// `device`'s index in the context's devices (what a registry entry
-    /// names, rather than counting a reference to the device).
+/// A queue of this adapter: the core's, with [`QueueCu`] as its raw part.
+pub type Queue = ur_core::queue::object::Queue<Cuda>;
+
+/// What a queue keeps beside the core's part: its streams and their
+/// events, and its commands' completion for the engine. The core drops it
+/// first, after [`RawQueue::release`], while the context still lives.
+pub struct QueueCu {
+    /// The queue's device's index in the context's devices (what a
+    /// registry entry names, rather than counting a reference to the
+    /// device).
     pub device_index: Option<usize>,
-    pub flags: ur_queue_flags_t,
     streams: Vec<Stream>,
     next: AtomicUsize,
     /// CUDA events ready to record again (timed on profiling queues).
@@ -53,17 +70,18 @@ pub struct Queue {
     /// A timed event recorded at creation and the host time it completed:
     /// device timestamps are offsets from it.
     profiling_base: Option<(CuEvent, u64)>,
-    /// The queue's lane in the engine's graph and its completion trackers,
-    /// once the context records commands.
-    trackers: Mutex<Option<Trackers>>,
-    /// The lane of `trackers`, readable without its lock.
-    lane: OnceLock<Arc<Lane>>,
+    /// The completion trackers of the queue's lane. Made with the queue:
+    /// empty, they cost nothing, and only commands recorded on the lane
+    /// (so, while the context tracks) reach them.
+    trackers: Mutex<Trackers>,
+    /// Set when the queue first takes part in the engine's tracking (a
+    /// command recorded on its lane, or an engine allocation or free on
+    /// it): only then may its lane hold commands, which its release waits
+    /// for before retiring the lane.
+    tracked: AtomicBool,
     /// Held while a command is recorded on the lane and put on its stream
     /// ([`Submitting`]), so that the lane's order is the stream's order.
     submit: Mutex<()>,
-    /// The device's default pool in the context, kept while the context
-    /// has no current pool set (see [`Queue::with_current_pool`]).
-    default_pool: OnceLock<Arc<UsmPool>>,
     /// The newest seq of the lane whose work is on its stream: another
     /// queue may record an event covering any command up to it.
     published: AtomicU64,
@@ -82,49 +100,52 @@ pub struct Queue {
     shares_events: AtomicBool,
 }
 
-ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
+/// A queue over `streams` (one: in order), with its lane in the context's
+/// graph, registered with the context so that other queues find events
+/// covering its commands.
+fn new_queue(
+    context: Arc<Context>,
+    device: Arc<Device>,
+    flags: ur_queue_flags_t,
+    streams: Vec<Stream>,
+) -> UrResult<Arc<Queue>> {
+    let profiling_base = if flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0 {
+        let base = CuEvent::new(true).cu()?;
+        base.record(streams[0].raw()).cu()?;
+        base.synchronize().cu()?;
+        Some((base, now_ns()))
+    } else {
+        None
+    };
+    let shares_events = streams.len() == 1 && profiling_base.is_none();
+    let order = if streams.len() == 1 {
+        QueueOrder::InOrder
+    } else {
+        QueueOrder::OutOfOrder
+    };
+    // Made after everything that may fail: a lane, once made, is retired
+    // by the queue's release.
+    let lane = context.engine.dag().create_lane(order);
+    let raw = QueueCu {
+        device_index: crate::context::device_index(&context, &device).ok(),
+        streams,
+        next: AtomicUsize::new(0),
+        spare: Mutex::new(Rank::Leaf, Vec::new()),
+        profiling_base,
+        trackers: Mutex::new(Rank::QueueTrackers, Trackers::new(lane.clone())),
+        tracked: AtomicBool::new(false),
+        submit: Mutex::new(Rank::QueueSubmit, ()),
+        published: AtomicU64::new(0),
+        stream_work: AtomicU64::new(0),
+        newest: Mutex::new(Rank::Leaf, None),
+        shares_events: AtomicBool::new(shares_events),
+    };
+    let queue = Queue::new(context, device, flags, lane, raw);
+    queue.context.raw.register_lane(queue.lane.id(), Arc::downgrade(&queue));
+    Ok(queue)
+}
 
-// SAFETY: made only by `Arc::new` in this module, and handed out only
-// from there.
-unsafe impl ArcObject for Queue {}
-
-impl Queue {
-    fn assemble(
-        context: Arc<Context>,
-        device: Arc<Device>,
-        flags: ur_queue_flags_t,
-        streams: Vec<Stream>,
-    ) -> UrResult<Arc<Queue>> {
-        let profiling_base = if flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0 {
-            let base = CuEvent::new(true).cu()?;
-            base.record(streams[0].raw()).cu()?;
-            base.synchronize().cu()?;
-            Some((base, now_ns()))
-        } else {
-            None
-        };
-        let shares_events = streams.len() == 1 && profiling_base.is_none();
-        Ok(Arc::new(Queue {
-            header: HandleHeader::new(&DDI, ObjectKind::Queue),
-            device_index: crate::context::device_index(&context, &device).ok(),
-            context,
-            device,
-            flags,
-            streams,
-            next: AtomicUsize::new(0),
-            spare: Mutex::new(Rank::Leaf, Vec::new()),
-            profiling_base,
-            trackers: Mutex::new(Rank::QueueTrackers, None),
-            lane: OnceLock::new(),
-            default_pool: OnceLock::new(),
-            submit: Mutex::new(Rank::QueueSubmit, ()),
-            published: AtomicU64::new(0),
-            stream_work: AtomicU64::new(0),
-            newest: Mutex::new(Rank::Leaf, None),
-            shares_events: AtomicBool::new(shares_events),
-        }))
-    }
-
+impl QueueCu {
     /// The user has the stream (a native handle): work may go there that
     /// this queue does not count, so no event is shared from now on.
     pub fn stream_given_out(&self) {
@@ -158,10 +179,6 @@ impl Queue {
             }
         }
         Ok(done)
-    }
-
-    pub fn handle(&self) -> ur_queue_handle_t {
-        ur_core::handle::handle_of(self)
     }
 
     pub fn is_in_order(&self) -> bool {
@@ -218,29 +235,6 @@ impl Queue {
         &self.streams[self.next.fetch_add(1, Ordering::Relaxed) % self.streams.len()]
     }
 
-    /// Makes `stream` wait for every event of `wait` not already ordered
-    /// before it; returns whether it put any wait there.
-    fn wait_for(&self, stream: &Stream, wait: &[&Event]) -> UrResult<bool> {
-        let mut waited = false;
-        for e in wait {
-            let Some(done) = e.raw.cu_event() else { continue };
-            if e.raw.stream == stream.raw() as usize {
-                continue;
-            }
-            if let Some(q) = &e.queue {
-                if !std::ptr::eq(&*q.device, &*self.device) {
-                    // Another GPU's event: its context must be current to
-                    // query it, so just wait on it from our stream.
-                    q.device.activate()?;
-                    self.device.activate()?;
-                }
-            }
-            stream.wait(done.raw()).cu()?;
-            waited = true;
-        }
-        Ok(waited)
-    }
-
     /// Makes `stream` wait for everything already submitted to the other
     /// streams of this queue.
     fn join_other_streams(&self, stream: &Stream) -> UrResult {
@@ -255,72 +249,70 @@ impl Queue {
         Ok(())
     }
 
-    /// The queue's lane and trackers, made when first needed (the context
-    /// records commands from then on).
-    fn trackers(self: &Arc<Self>) -> MutexGuard<'_, Option<Trackers>> {
-        let mut t = self.trackers.lock();
-        if t.is_none() {
-            let order = if self.is_in_order() {
-                QueueOrder::InOrder
-            } else {
-                QueueOrder::OutOfOrder
-            };
-            let lane = self.context.engine.dag().create_lane(order);
-            self.context.raw.register_lane(lane.id(), Arc::downgrade(self));
-            let _ = self.lane.set(lane.clone());
-            *t = Some(Trackers::new(lane));
-        }
-        t
+    /// Whether the queue takes part in the engine's tracking (see
+    /// `tracked`).
+    #[inline]
+    fn tracked(&self) -> bool {
+        self.tracked.load(Ordering::Acquire)
     }
 
-    /// The queue's lane in the engine's graph.
-    /// Borrowed: its reference count is not written on every command.
-    pub fn lane(self: &Arc<Self>) -> &Arc<Lane> {
-        if self.lane.get().is_none() {
-            // Makes the lane and trackers, and sets `lane`.
-            drop(self.trackers());
+    /// Marks the queue as taking part in the engine's tracking, before
+    /// anything is recorded on its lane.
+    #[inline]
+    fn mark_tracked(&self) {
+        // Read first: a store on every command would bounce the line
+        // between the threads of a queue.
+        if !self.tracked() {
+            self.tracked.store(true, Ordering::Release);
         }
-        self.lane.get().expect("set with the trackers")
-    }
-
-    /// The pool asynchronous allocations of this queue use when none is
-    /// named: without a current pool set in the context, the device's
-    /// default pool from this queue's own copy, so that threads on
-    /// different queues do not meet on the context's pool table.
-    pub fn with_current_pool<R>(
-        &self,
-        f: impl FnOnce(&UsmPool) -> R,
-    ) -> UrResult<R> {
-        let make_default = || pool::device_default(&self.context, &self.device);
-        self.context.pools.with_current(&*self.device, &self.default_pool, make_default, f)
-    }
-
-    /// `urQueueFinish`: waits for every stream.
-    pub fn finish(&self) -> UrResult {
-        self.device.activate()?;
-        // Only what was recorded (and so, under the submit lock, put on its
-        // stream) before the wait is known to be done after it.
-        let tail = {
-            let _submitting = self.begin_submit();
-            self.lane.get().map(|lane| lane.tail().seq)
-        };
-        for s in &self.streams {
-            s.synchronize().cu()?;
-        }
-        if let (Some(last), Some(t)) = (
-            tail,
-            self.trackers
-                .lock()
-                .as_mut(),
-        ) {
-            t.complete_upto(last);
-        }
-        Ok(())
     }
 }
 
-impl hal::Queue<Cuda> for Queue {
-    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+/// Makes `stream` wait for every event of `wait` not already ordered
+/// before it; returns whether it put any wait there.
+fn wait_for(queue: &Queue, stream: &Stream, wait: &[&Event]) -> UrResult<bool> {
+    let mut waited = false;
+    for e in wait {
+        let Some(done) = e.raw.cu_event() else { continue };
+        if e.raw.stream == stream.raw() as usize {
+            continue;
+        }
+        if let Some(q) = &e.queue {
+            if !std::ptr::eq(&*q.device, &*queue.device) {
+                // Another GPU's event: its context must be current to
+                // query it, so just wait on it from our stream.
+                q.device.activate()?;
+                queue.device.activate()?;
+            }
+        }
+        stream.wait(done.raw()).cu()?;
+        waited = true;
+    }
+    Ok(waited)
+}
+
+/// Waits for every stream of `queue` (`urQueueFinish` without the pools'
+/// collection); the engine hears that what was recorded before is done.
+fn synchronize(queue: &Queue) -> UrResult {
+    queue.device.activate()?;
+    // Only what was recorded (and so, under the submit lock, put on its
+    // stream) before the wait is known to be done after it.
+    let tail = {
+        let _submitting = begin_submit(queue);
+        queue.lane.tail().seq
+    };
+    for s in &queue.raw.streams {
+        s.synchronize().cu()?;
+    }
+    // Only a tracked queue's lane holds commands.
+    if queue.raw.tracked() {
+        queue.raw.trackers.lock().complete_upto(tail);
+    }
+    Ok(())
+}
+
+impl RawQueue<Cuda> for QueueCu {
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
         let (context, device) = (arc_of(context), arc_of(device));
         device.activate()?;
         let count = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
@@ -332,50 +324,38 @@ impl hal::Queue<Cuda> for Queue {
             .map(|_| Stream::new())
             .collect::<Result<Vec<_>, _>>()
             .cu()?;
-        Self::assemble(context, device, flags, streams)
-    }
-
-    fn context(&self) -> &Context {
-        &self.context
-    }
-
-    fn device(&self) -> &Device {
-        &self.device
-    }
-
-    fn flags(&self) -> ur_queue_flags_t {
-        self.flags
+        new_queue(context, device, flags, streams)
     }
 
     /// `UR_QUEUE_INFO_EMPTY`: whether every stream has run dry.
-    fn is_empty(&self) -> UrResult<bool> {
-        self.device.activate()?;
+    fn is_empty(queue: &Queue) -> UrResult<bool> {
+        queue.device.activate()?;
         let mut empty = true;
-        for s in &self.streams {
-            let marker = self.take_event()?;
+        for s in &queue.raw.streams {
+            let marker = queue.raw.take_event()?;
             marker.record(s.raw()).cu()?;
             empty &= marker.is_complete().cu()?;
-            self.recycle_event(marker);
+            queue.raw.recycle_event(marker);
         }
         Ok(empty)
     }
 
     /// A host synchronisation point: the context's pools take back what the
     /// finished work freed, and give back what is above their thresholds.
-    fn finish(&self) -> UrResult {
-        let outcome = Queue::finish(self);
-        self.context.engine.collect_all();
+    fn finish(queue: &Queue) -> UrResult {
+        let outcome = synchronize(queue);
+        queue.context.engine.collect_all();
         outcome
     }
 
     /// CUDA submits work as it is enqueued.
-    fn flush(&self) -> UrResult {
+    fn flush(_: &Queue) -> UrResult {
         Ok(())
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        self.stream_given_out();
-        Ok(self.first_stream().raw() as ur_native_handle_t)
+    fn native_handle(queue: &Queue) -> UrResult<ur_native_handle_t> {
+        queue.raw.stream_given_out();
+        Ok(queue.raw.first_stream().raw() as ur_native_handle_t)
     }
 
     /// `urQueueCreateWithNativeHandle`: an in-order queue over the user's
@@ -390,7 +370,7 @@ impl hal::Queue<Cuda> for Queue {
         device: Option<&Device>,
         flags: ur_queue_flags_t,
         ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
+    ) -> UrResult<Arc<Queue>> {
         let context = arc_of(context);
         let device = device.map(arc_of);
         let native = native as driver::CUstream;
@@ -412,35 +392,26 @@ impl hal::Queue<Cuda> for Queue {
         }
         queue_device.activate()?;
         let flags = flags & !UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0;
-        let queue = Self::assemble(context, queue_device, flags, vec![Stream::from_raw(native, owned)])?;
-        queue.stream_given_out();
+        let queue = new_queue(context, queue_device, flags, vec![Stream::from_raw(native, owned)])?;
+        queue.raw.stream_given_out();
         Ok(queue)
     }
 
     fn enqueue_usm(
-        &self,
+        queue: &Queue,
         command: UsmCommand<'_>,
         waits: Events<'_, Cuda>,
         completion: Completion,
     ) -> UrResult<Option<Arc<Event>>> {
-        // Events keep their queue: commands need it as an `Arc` (borrowed;
-        // an event clones it).
-        let queue = arc_ref(self);
         let wait: Vec<&Event> = waits.iter().collect();
         let want = completion.want_event;
         // A blocking command's event is waited for by the core.
         match command {
-            UsmCommand::Wait { barrier } => queue.wait_events(&wait, barrier, want),
-            UsmCommand::Fill { dst, pattern, size, .. } => {
-                queue.usm_fill(dst, pattern, size, &wait, want)
-            }
-            UsmCommand::Copy { dst, src, size, .. } => {
-                queue.usm_memcpy(false, dst, src, size, &wait, want)
-            }
-            UsmCommand::Prefetch { ptr, size, flags } => {
-                queue.usm_prefetch(ptr, size, flags, &wait, want)
-            }
-            UsmCommand::Advise { ptr, size, advice } => queue.usm_advise(ptr, size, advice, want),
+            UsmCommand::Wait { barrier } => wait_events(queue, &wait, barrier, want),
+            UsmCommand::Fill { dst, pattern, size, .. } => usm_fill(queue, dst, pattern, size, &wait, want),
+            UsmCommand::Copy { dst, src, size, .. } => usm_memcpy(queue, false, dst, src, size, &wait, want),
+            UsmCommand::Prefetch { ptr, size, flags } => usm_prefetch(queue, ptr, size, flags, &wait, want),
+            UsmCommand::Advise { ptr, size, advice } => usm_advise(queue, ptr, size, advice, want),
             // The context's `usm_2d_supported` is false: the core never sends these.
             UsmCommand::Fill2D { .. } | UsmCommand::Copy2D { .. } => {
                 Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
@@ -448,22 +419,8 @@ impl hal::Queue<Cuda> for Queue {
         }
     }
 
-    fn async_alloc_supported(&self) -> bool {
-        self.device.props.memory_pools
-    }
-
-    fn lane(&self) -> &Arc<Lane> {
-        // Commands of the context are recorded from the first async
-        // allocation on (`ContextCu::start_tracking`).
-        self.context.raw.start_tracking();
-        if self.lane.get().is_none() {
-            arc_ref(self).lane();
-        }
-        self.lane.get().expect("made with the trackers")
-    }
-
-    fn default_pool(&self) -> &OnceLock<Arc<UsmPool>> {
-        &self.default_pool
+    fn async_alloc_supported(queue: &Queue) -> bool {
+        queue.device.props.memory_pools
     }
 
     /// The wait list's events (the stream waits on each, whatever its
@@ -471,21 +428,31 @@ impl hal::Queue<Cuda> for Queue {
     /// (events made before the context recorded commands have none, and
     /// another context's stamps are of another graph).
     type RawWait<'a> = &'a Event;
-    fn translate<'a>(&self, events: Events<'a, Cuda>) -> UrResult<Waits<&'a Event>> {
+    fn translate<'a>(queue: &Queue, events: Events<'a, Cuda>) -> UrResult<Waits<&'a Event>> {
         let mut waits = Waits::none();
-        events.iter().for_each(|e| waits.push_event(e, e, &self.context));
+        events.iter().for_each(|e| waits.push_event(e, e, &queue.context));
         Ok(waits)
     }
 
+    /// The submit lock, and where tracking starts. The core's async
+    /// allocations and frees take it before the engine records anything
+    /// on the queue's lane, on every path that used to ask this adapter
+    /// for the lane (`hal::Queue::lane` switched tracking on; the core now
+    /// reads the lane itself). So the context records commands from the
+    /// first async allocation or free on (`ContextCu::start_tracking`; an
+    /// allocation from a native pool still leaves it off), and this queue
+    /// is tracked.
     type Order<'a> = Submitting<'a>;
-    fn order(&self) -> UrResult<Submitting<'_>> {
-        Ok(self.begin_submit())
+    fn order(queue: &Queue) -> UrResult<Submitting<'_>> {
+        queue.context.raw.start_tracking();
+        queue.raw.mark_tracked();
+        Ok(begin_submit(queue))
     }
 
     /// A zeroing memset, or nothing on the stream: the command's place in
     /// the queue's order, after the wait list and the engine's dependencies.
     fn enqueue_recorded(
-        &self,
+        queue: &Queue,
         order: Submitting<'_>,
         c: EngineCommand<'_>,
         waits: Waits<&Event>,
@@ -497,12 +464,12 @@ impl hal::Queue<Cuda> for Queue {
             Some(bytes) => unsafe { driver::memset_async(p, 0, 1, bytes, s.raw()) }.cu(),
             None => Ok(()),
         };
-        let done = arc_ref(self).submit_node(&order, c.command, &waits.raw, Node::of(&c), c.want_event, run)?;
+        let done = submit_node(queue, &order, c.command, &waits.raw, Node::of(&c), c.want_event, run)?;
         Ok(done.event)
     }
 
     fn alloc_outside_engine(
-        &self,
+        queue: &Queue,
         pool: &UsmPool,
         kind: engine::UsmKind,
         size: usize,
@@ -513,37 +480,32 @@ impl hal::Queue<Cuda> for Queue {
             return None;
         }
         let wait: Vec<&Event> = events.iter().collect();
-        arc_ref(self).alloc_native(cuda_kind(kind), pool, size, &wait, want_event)
+        alloc_native(queue, cuda_kind(kind), pool, size, &wait, want_event)
     }
 
     fn free_outside_engine(
-        &self,
+        queue: &Queue,
         pool: Option<&UsmPool>,
         ptr: *mut c_void,
         events: Events<'_, Cuda>,
         want_event: bool,
     ) -> UrResult<Option<Arc<Event>>> {
         let wait: Vec<&Event> = events.iter().collect();
-        arc_ref(self).free_native_async(pool, ptr, &wait, want_event)
+        free_native_async(queue, pool, ptr, &wait, want_event)
     }
-}
 
-impl Drop for Queue {
-    fn drop(&mut self) {
-        // Commands still in flight finish on their own; the streams and
-        // events are released once they have. A lane of the engine's graph
-        // may only be retired once its commands are done.
-        let _ = self.device.activate();
-        if let Some(t) = self
-            .trackers
-            .get_mut()
-            .take()
-        {
-            for s in &self.streams {
+    /// Commands still in flight finish on their own; the streams and
+    /// events, dropped next with the raw part, are released once they
+    /// have. A lane of the engine's graph may only be retired once its
+    /// commands are done: a tracked queue waits for its streams first.
+    fn release(queue: &mut Queue) {
+        let _ = queue.device.activate();
+        if queue.raw.tracked() {
+            for s in &queue.raw.streams {
                 let _ = s.synchronize();
             }
-            self.context.raw.unregister_lane(t.lane().id());
-            self.context.engine.dag().retire_lane(t.lane());
         }
+        queue.context.raw.unregister_lane(queue.lane.id());
+        queue.context.engine.dag().retire_lane(&queue.lane);
     }
 }

@@ -3,7 +3,7 @@
 //! and barriers.
 
 use super::tracking::stamps_of;
-use super::Queue;
+use super::{wait_for, Queue, QueueCu};
 use crate::conv::CuExt;
 use crate::driver::{CuEvent, Stream};
 use crate::event::{now_ns, Event};
@@ -22,12 +22,14 @@ pub struct Submitting<'a> {
 
 impl Drop for Submitting<'_> {
     fn drop(&mut self) {
-        if let Some(lane) = self.queue.lane.get() {
+        // Only a tracked queue's lane holds commands.
+        if self.queue.raw.tracked() {
             // Only this lock's holders record on the lane, and their work
             // is on the stream by now (or failed and will never be).
             self.queue
+                .raw
                 .published
-                .store(lane.tail().seq, Ordering::Release);
+                .store(self.queue.lane.tail().seq, Ordering::Release);
         }
     }
 }
@@ -62,16 +64,16 @@ pub struct Submitted<T> {
     pub event: Option<Arc<Event>>,
 }
 
-impl Queue {
-    /// Takes the submit lock: commands are recorded and put on the stream
-    /// under it (see [`Submitting`]).
-    pub fn begin_submit(&self) -> Submitting<'_> {
-        Submitting {
-            queue: self,
-            _order: self.submit.lock(),
-        }
+/// Takes `queue`'s submit lock: commands are recorded and put on the
+/// stream under it (see [`Submitting`]).
+pub fn begin_submit(queue: &Queue) -> Submitting<'_> {
+    Submitting {
+        queue,
+        _order: queue.raw.submit.lock(),
     }
+}
 
+impl QueueCu {
     /// An event covering command `seq` of this queue's lane (see
     /// [`tracking::event_covering`](super::tracking::event_covering)), for a command of another queue.
     /// `seq` may have been recorded by a thread still putting its work on
@@ -97,207 +99,205 @@ impl Queue {
     pub(crate) fn covering_own(&self, seq: u64) -> Option<Arc<CuEvent>> {
         let mut t = self.trackers.lock();
         let stream = self.streams[0].raw();
-        super::tracking::event_covering(t.as_mut()?, seq, stream, || self.take_event().ok())
+        super::tracking::event_covering(&mut t, seq, stream, || self.take_event().ok())
     }
+}
 
-    /// Submits one command: picks its stream, orders it after `wait`, runs
-    /// `work` to enqueue the CUDA operations, and records an event after it
-    /// when the caller wants one.
-    pub fn submit<T>(
-        self: &Arc<Self>,
-        command: ur_command_t,
-        wait: &[&Event],
-        want_event: bool,
-        work: impl FnOnce(&Stream) -> UrResult<T>,
-    ) -> UrResult<Submitted<T>> {
-        let submitting = self.begin_submit();
-        self.submit_node(&submitting, command, wait, Node::Command, want_event, work)
-    }
+/// Submits one command to `queue`: picks its stream, orders it after
+/// `wait`, runs `work` to enqueue the CUDA operations, and records an
+/// event after it when the caller wants one.
+pub fn submit<T>(
+    queue: &Queue,
+    command: ur_command_t,
+    wait: &[&Event],
+    want_event: bool,
+    work: impl FnOnce(&Stream) -> UrResult<T>,
+) -> UrResult<Submitted<T>> {
+    let submitting = begin_submit(queue);
+    submit_node(queue, &submitting, command, wait, Node::Command, want_event, work)
+}
 
-    /// [`submit`](Self::submit) for a command whose place in the graph is
-    /// given, under the submit lock the caller took before recording it.
-    pub fn submit_node<T>(
-        self: &Arc<Self>,
-        _held: &Submitting<'_>,
-        command: ur_command_t,
-        wait: &[&Event],
-        node: Node,
-        want_event: bool,
-        work: impl FnOnce(&Stream) -> UrResult<T>,
-    ) -> UrResult<Submitted<T>> {
-        self.submit_unlocked(command, wait, node, want_event, work)
-    }
+/// [`submit`] for a command whose place in the graph is given, under the
+/// submit lock the caller took before recording it.
+pub fn submit_node<T>(
+    queue: &Queue,
+    _held: &Submitting<'_>,
+    command: ur_command_t,
+    wait: &[&Event],
+    node: Node,
+    want_event: bool,
+    work: impl FnOnce(&Stream) -> UrResult<T>,
+) -> UrResult<Submitted<T>> {
+    submit_unlocked(queue, command, wait, node, want_event, work)
+}
 
-    /// [`submit`](Self::submit) for a command left out of the engine's
-    /// graph ([`Node::Untracked`]: a native pool's allocation or free),
-    /// without the submit lock. The lock keeps the lane's order the
-    /// stream's; such a command records nothing on the lane, and may land
-    /// on the stream between another thread's recording and its work, as
-    /// a command of a third queue could as far as the engine is concerned.
-    pub fn submit_untracked<T>(
-        self: &Arc<Self>,
-        command: ur_command_t,
-        wait: &[&Event],
-        want_event: bool,
-        work: impl FnOnce(&Stream) -> UrResult<T>,
-    ) -> UrResult<Submitted<T>> {
-        self.submit_unlocked(command, wait, Node::Untracked, want_event, work)
-    }
+/// [`submit`] for a command left out of the engine's graph
+/// ([`Node::Untracked`]: a native pool's allocation or free), without the
+/// submit lock. The lock keeps the lane's order the stream's; such a
+/// command records nothing on the lane, and may land on the stream between
+/// another thread's recording and its work, as a command of a third queue
+/// could as far as the engine is concerned.
+pub fn submit_untracked<T>(
+    queue: &Queue,
+    command: ur_command_t,
+    wait: &[&Event],
+    want_event: bool,
+    work: impl FnOnce(&Stream) -> UrResult<T>,
+) -> UrResult<Submitted<T>> {
+    submit_unlocked(queue, command, wait, Node::Untracked, want_event, work)
+}
 
-    /// The body of [`submit_node`](Self::submit_node): the caller holds
-    /// the submit lock unless `node` is [`Node::Untracked`].
-    #[inline]
-    fn submit_unlocked<T>(
-        self: &Arc<Self>,
-        command: ur_command_t,
-        wait: &[&Event],
-        node: Node,
-        want_event: bool,
-        work: impl FnOnce(&Stream) -> UrResult<T>,
-    ) -> UrResult<Submitted<T>> {
-        self.device.activate()?;
-        let stream = self.pick_stream(wait);
-        // Whatever fails from here may have left work on the stream.
-        let mut counts = CountsWork(Some(&self.stream_work));
-        let mut on_stream = self.wait_for(stream, wait)?;
-        let host_only = matches!(node, Node::Given { on_device: false, .. });
-        let stamp = match node {
-            Node::Given { stamp, deps, .. } => {
-                for &d in deps {
-                    if let Some(e) = self.context.raw.event_covering(d, self) {
-                        stream.wait(e.raw()).cu()?;
-                        on_stream = true;
-                    }
+/// The body of [`submit_node`]: the caller holds the submit lock unless
+/// `node` is [`Node::Untracked`].
+#[inline]
+fn submit_unlocked<T>(
+    queue: &Queue,
+    command: ur_command_t,
+    wait: &[&Event],
+    node: Node,
+    want_event: bool,
+    work: impl FnOnce(&Stream) -> UrResult<T>,
+) -> UrResult<Submitted<T>> {
+    let q = &queue.raw;
+    queue.device.activate()?;
+    let stream = q.pick_stream(wait);
+    // Whatever fails from here may have left work on the stream.
+    let mut counts = CountsWork(Some(&q.stream_work));
+    let mut on_stream = wait_for(queue, stream, wait)?;
+    let host_only = matches!(node, Node::Given { on_device: false, .. });
+    let stamp = match node {
+        // Recorded by the engine under `RawQueue::order`, which marked the
+        // queue tracked.
+        Node::Given { stamp, deps, .. } => {
+            for &d in deps {
+                if let Some(e) = queue.context.raw.event_covering(d, queue) {
+                    stream.wait(e.raw()).cu()?;
+                    on_stream = true;
                 }
-                Some(stamp)
             }
-            Node::Untracked => None,
-            _ if !self.context.raw.tracking() => None,
-            Node::Command => Some(
-                self.context
-                    .engine
-                    .dag()
-                    .record(&self.lane(), &stamps_of(&self.context, wait)),
-            ),
-            Node::Barrier => Some(
-                self.context
-                    .engine
-                    .dag()
-                    .record_barrier(&self.lane(), &stamps_of(&self.context, wait)),
-            ),
-        };
-        // Only a timed event reports when its command was queued.
-        let queued = if want_event && self.profiling() { now_ns() } else { 0 };
-        let start = if want_event && self.profiling() {
-            let e = CuEvent::new(true).cu()?;
-            e.record(stream.raw()).cu()?;
-            Some(e)
-        } else {
-            None
-        };
-        let value = match work(stream) {
-            Ok(v) => v,
-            Err(e) => {
-                // Nothing ran. On an out-of-order lane the node completes on
-                // its own; on an in-order one the next tracker settles it.
-                if let (Some(s), false) = (stamp, self.is_in_order()) {
-                    self.context.engine.dag().complete(s);
-                }
-                return Err(e);
-            }
-        };
-        if on_stream || !host_only {
-            counts.now();
-        } else {
-            counts.nothing();
+            Some(stamp)
         }
-        let mut trackers = stamp.map(|_| self.trackers());
-        // On an in-order lane an engine node needs no event of its own: a
-        // later one, or one recorded when another queue must wait for it,
-        // covers it.
-        let track = trackers
-            .as_mut()
-            .and_then(|t| t.as_mut())
-            .is_some_and(|t| t.wants_completion());
-        let done = if want_event || (stamp.is_some() && track) {
-            Some(self.event_after(stream)?)
+        Node::Untracked => None,
+        _ if !queue.context.raw.tracking() => None,
+        Node::Command => {
+            q.mark_tracked();
+            Some(queue.context.engine.dag().record(&queue.lane, &stamps_of(&queue.context, wait)))
+        }
+        Node::Barrier => {
+            q.mark_tracked();
+            Some(
+                queue
+                    .context
+                    .engine
+                    .dag()
+                    .record_barrier(&queue.lane, &stamps_of(&queue.context, wait)),
+            )
+        }
+    };
+    // Only a timed event reports when its command was queued.
+    let queued = if want_event && q.profiling() { now_ns() } else { 0 };
+    let start = if want_event && q.profiling() {
+        let e = CuEvent::new(true).cu()?;
+        e.record(stream.raw()).cu()?;
+        Some(e)
+    } else {
+        None
+    };
+    let value = match work(stream) {
+        Ok(v) => v,
+        Err(e) => {
+            // Nothing ran. On an out-of-order lane the node completes on
+            // its own; on an in-order one the next tracker settles it.
+            if let (Some(s), false) = (stamp, q.is_in_order()) {
+                queue.context.engine.dag().complete(s);
+            }
+            return Err(e);
+        }
+    };
+    if on_stream || !host_only {
+        counts.now();
+    } else {
+        counts.nothing();
+    }
+    let mut trackers = stamp.map(|_| q.trackers.lock());
+    // On an in-order lane an engine node needs no event of its own: a
+    // later one, or one recorded when another queue must wait for it,
+    // covers it.
+    let track = trackers.as_mut().is_some_and(|t| t.wants_completion());
+    let done = if want_event || (stamp.is_some() && track) {
+        Some(q.event_after(stream)?)
+    } else {
+        None
+    };
+    if let (Some(s), Some(t), Some(d)) = (stamp, trackers.as_mut(), &done) {
+        t.push(s.seq, d.clone());
+        if t.due() {
+            t.poll(|e| q.recycle_shared(e));
+        }
+    }
+    let event = match (want_event, done) {
+        (true, Some(done)) => Some(crate::event::recorded(
+            queue,
+            command,
+            stream.raw(),
+            done,
+            stamp,
+            start,
+            queued,
+        )),
+        _ => None,
+    };
+    Ok(Submitted { value, event })
+}
+
+/// `urEnqueueEventsWait` (`barrier == false`) and
+/// `urEnqueueEventsWaitWithBarrier`. An empty list means every command
+/// submitted before; a barrier also holds back every command after it.
+pub fn wait_events(
+    queue: &Queue,
+    wait: &[&Event],
+    barrier: bool,
+    want_event: bool,
+) -> UrResult<Option<Arc<Event>>> {
+    let q = &queue.raw;
+    let submitting = begin_submit(queue);
+    queue.device.activate()?;
+    let command = if barrier {
+        UR_COMMAND_EVENTS_WAIT_WITH_BARRIER
+    } else {
+        UR_COMMAND_EVENTS_WAIT
+    };
+    // A barrier on several streams needs an event to hold the others back.
+    let spread = barrier && !q.is_in_order();
+    // A plain wait with an empty list follows everything before it but
+    // holds nothing back; the graph can only say less than that, which
+    // is safe (a missed reuse at worst).
+    let node = if barrier {
+        Node::Barrier
+    } else {
+        Node::Command
+    };
+    let joined = |s: &Stream| {
+        if wait.is_empty() {
+            q.join_other_streams(s)
         } else {
-            None
-        };
-        if let (Some(s), Some(t), Some(d)) =
-            (stamp, trackers.as_mut().and_then(|t| t.as_mut()), &done)
+            Ok(())
+        }
+    };
+    let done = submit_node(queue, &submitting, command, wait, node, want_event || spread, joined)?.event;
+    if spread {
+        let gate = done
+            .as_ref()
+            .and_then(|e| e.raw.cu_event())
+            .ok_or(UR_RESULT_ERROR_UNKNOWN)?;
+        let gate_stream = done.as_ref().map_or(0, |e| e.raw.stream);
+        for other in q
+            .streams
+            .iter()
+            .filter(|s| s.raw() as usize != gate_stream)
         {
-            t.push(s.seq, d.clone());
-            if t.due() {
-                t.poll(|e| self.recycle_shared(e));
-            }
+            other.wait(gate.raw()).cu()?;
         }
-        let event = match (want_event, done) {
-            (true, Some(done)) => Some(crate::event::recorded(
-                self,
-                command,
-                stream.raw(),
-                done,
-                stamp,
-                start,
-                queued,
-            )),
-            _ => None,
-        };
-        Ok(Submitted { value, event })
     }
-
-    /// `urEnqueueEventsWait` (`barrier == false`) and
-    /// `urEnqueueEventsWaitWithBarrier`. An empty list means every command
-    /// submitted before; a barrier also holds back every command after it.
-    pub fn wait_events(
-        self: &Arc<Self>,
-        wait: &[&Event],
-        barrier: bool,
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let submitting = self.begin_submit();
-        self.device.activate()?;
-        let command = if barrier {
-            UR_COMMAND_EVENTS_WAIT_WITH_BARRIER
-        } else {
-            UR_COMMAND_EVENTS_WAIT
-        };
-        // A barrier on several streams needs an event to hold the others back.
-        let spread = barrier && !self.is_in_order();
-        // A plain wait with an empty list follows everything before it but
-        // holds nothing back; the graph can only say less than that, which
-        // is safe (a missed reuse at worst).
-        let node = if barrier {
-            Node::Barrier
-        } else {
-            Node::Command
-        };
-        let joined = |s: &Stream| {
-            if wait.is_empty() {
-                self.join_other_streams(s)
-            } else {
-                Ok(())
-            }
-        };
-        let done = self
-            .submit_node(&submitting, command, wait, node, want_event || spread, joined)?
-            .event;
-        if spread {
-            let gate = done
-                .as_ref()
-                .and_then(|e| e.raw.cu_event())
-                .ok_or(UR_RESULT_ERROR_UNKNOWN)?;
-            let gate_stream = done.as_ref().map_or(0, |e| e.raw.stream);
-            for other in self
-                .streams
-                .iter()
-                .filter(|s| s.raw() as usize != gate_stream)
-            {
-                other.wait(gate.raw()).cu()?;
-            }
-        }
-        Ok(if want_event { done } else { None })
-    }
-
+    Ok(if want_event { done } else { None })
 }

@@ -1,6 +1,6 @@
 //! USM commands on a queue: fills, copies, prefetch and advice.
 
-use super::{Queue, Submitted};
+use super::{submit, Queue, Submitted};
 use crate::event::Event;
 use crate::memory::UsmKind;
 use crate::conv::{self, CuExt};
@@ -41,94 +41,84 @@ fn fill(stream: &Stream, dst: usize, pattern: &[u8], size: usize) -> UrResult {
     }
 }
 
-impl Queue {
-    /// `urEnqueueUSMFill`.
-    pub fn usm_fill(
-        self: &Arc<Self>,
-        dst: *mut c_void,
-        pattern: &[u8],
-        size: usize,
-        wait: &[&Event],
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        Ok(self
-            .submit(UR_COMMAND_USM_FILL, wait, want_event, |s| {
-                fill(s, dst as usize, pattern, size)
-            })?
-            .event)
-    }
+/// `urEnqueueUSMFill`.
+pub fn usm_fill(
+    queue: &Queue,
+    dst: *mut c_void,
+    pattern: &[u8],
+    size: usize,
+    wait: &[&Event],
+    want_event: bool,
+) -> UrResult<Option<Arc<Event>>> {
+    let work = |s: &Stream| fill(s, dst as usize, pattern, size);
+    Ok(submit(queue, UR_COMMAND_USM_FILL, wait, want_event, work)?.event)
+}
 
-    /// `urEnqueueUSMMemcpy`; a blocking copy returns once it has completed.
-    pub fn usm_memcpy(
-        self: &Arc<Self>,
-        blocking: bool,
-        dst: *mut c_void,
-        src: *const c_void,
-        size: usize,
-        wait: &[&Event],
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let Submitted { event, .. } =
-            self.submit(UR_COMMAND_USM_MEMCPY, wait, want_event || blocking, |s| {
-                // SAFETY: unified addressing tells the driver where each side is;
-                // the caller vouches for both ranges.
-                unsafe { driver::memcpy_async(dst as u64, src as u64, size, s.raw()) }.cu()
-            })?;
-        if blocking {
-            event.as_deref().map_or(Ok(()), crate::event::wait)?;
+/// `urEnqueueUSMMemcpy`; a blocking copy returns once it has completed.
+pub fn usm_memcpy(
+    queue: &Queue,
+    blocking: bool,
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    wait: &[&Event],
+    want_event: bool,
+) -> UrResult<Option<Arc<Event>>> {
+    let Submitted { event, .. } =
+        submit(queue, UR_COMMAND_USM_MEMCPY, wait, want_event || blocking, |s| {
+            // SAFETY: unified addressing tells the driver where each side is;
+            // the caller vouches for both ranges.
+            unsafe { driver::memcpy_async(dst as u64, src as u64, size, s.raw()) }.cu()
+        })?;
+    if blocking {
+        event.as_deref().map_or(Ok(()), crate::event::wait)?;
+    }
+    Ok(if want_event { event } else { None })
+}
+
+/// `urEnqueueUSMPrefetch`: migrates shared memory; for other memory it
+/// only orders (there is nothing to move).
+pub fn usm_prefetch(
+    queue: &Queue,
+    ptr: *const c_void,
+    size: usize,
+    flags: ur_usm_migration_flags_t,
+    wait: &[&Event],
+    want_event: bool,
+) -> UrResult<Option<Arc<Event>>> {
+    let shared = crate::memory::usm_lookup(&queue.context, ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
+    let to_host = flags & UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0 != 0;
+    let dev = (!to_host).then_some(queue.device.cu);
+    let managed = queue.device.props.concurrent_managed;
+    let prefetch = |s: &Stream| {
+        if shared && managed {
+            // SAFETY: the range is managed memory of this context.
+            unsafe { driver::mem_prefetch_async(ptr as u64, size, dev, s.raw()) }.cu()?;
         }
-        Ok(if want_event { event } else { None })
-    }
+        Ok(())
+    };
+    Ok(submit(queue, UR_COMMAND_USM_PREFETCH, wait, want_event, prefetch)?.event)
+}
 
-    /// `urEnqueueUSMPrefetch`: migrates shared memory; for other memory it
-    /// only orders (there is nothing to move).
-    pub fn usm_prefetch(
-        self: &Arc<Self>,
-        ptr: *const c_void,
-        size: usize,
-        flags: ur_usm_migration_flags_t,
-        wait: &[&Event],
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let shared = crate::memory::usm_lookup(&self.context, ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
-        let to_host = flags & UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0 != 0;
-        let dev = (!to_host).then_some(self.device.cu);
-        let managed = self.device.props.concurrent_managed;
-        Ok(self
-            .submit(UR_COMMAND_USM_PREFETCH, wait, want_event, |s| {
-                if shared && managed {
-                    // SAFETY: the range is managed memory of this context.
-                    unsafe { driver::mem_prefetch_async(ptr as u64, size, dev, s.raw()) }.cu()?;
-                }
-                Ok(())
-            })?
-            .event)
-    }
-
-    /// `urEnqueueUSMAdvise`: advice for shared memory; other memory has
-    /// nothing to advise and the command only orders.
-    pub fn usm_advise(
-        self: &Arc<Self>,
-        ptr: *const c_void,
-        size: usize,
-        advice: ur_usm_advice_flags_t,
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let shared = crate::memory::usm_lookup(&self.context, ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
-        let dev = self.device.cu;
-        Ok(self
-            .submit(UR_COMMAND_USM_ADVISE, &[], want_event, |_| {
-                if shared {
-                    for (a, to_device) in conv::usm_advice(advice) {
-                        // SAFETY: the range is managed memory of this context.
-                        unsafe {
-                            driver::mem_advise(ptr as u64, size, a, to_device.then_some(dev))
-                        }
-                        .cu()?;
-                    }
-                }
-                Ok(())
-            })?
-            .event)
-    }
+/// `urEnqueueUSMAdvise`: advice for shared memory; other memory has
+/// nothing to advise and the command only orders.
+pub fn usm_advise(
+    queue: &Queue,
+    ptr: *const c_void,
+    size: usize,
+    advice: ur_usm_advice_flags_t,
+    want_event: bool,
+) -> UrResult<Option<Arc<Event>>> {
+    let shared = crate::memory::usm_lookup(&queue.context, ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
+    let dev = queue.device.cu;
+    let advise = |_: &Stream| {
+        if shared {
+            for (a, to_device) in conv::usm_advice(advice) {
+                // SAFETY: the range is managed memory of this context.
+                unsafe { driver::mem_advise(ptr as u64, size, a, to_device.then_some(dev)) }.cu()?;
+            }
+        }
+        Ok(())
+    };
+    Ok(submit(queue, UR_COMMAND_USM_ADVISE, &[], want_event, advise)?.event)
 }
