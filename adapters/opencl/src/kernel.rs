@@ -103,7 +103,7 @@ impl Kernel {
         let mut value: usize = 0;
         conv::check(call!(clGetKernelSubGroupInfo(
             self.raw(),
-            device.id,
+            device.raw.id,
             param,
             std::mem::size_of_val(input),
             if input.is_empty() { std::ptr::null() } else { input.as_ptr() as *const c_void },
@@ -152,7 +152,7 @@ impl hal::Kernel<OpenCl> for Kernel {
     /// `urKernelGetGroupInfo`.
     fn group_info(&self, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
         self.check_device(device)?;
-        let data = |p| cl3::kernel::get_kernel_work_group_data(self.raw(), device.id, p);
+        let data = |p| cl3::kernel::get_kernel_work_group_data(self.raw(), device.raw.id, p);
         match prop {
             UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE => {
                 out.value(driver::value::<usize>(data(sys::CL_KERNEL_WORK_GROUP_SIZE)).ur()?)
@@ -182,10 +182,10 @@ impl hal::Kernel<OpenCl> for Kernel {
     /// 2.1 query) run every work-item as its own sub-group of one.
     fn sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
         self.check_device(device)?;
-        let has_sub_groups = device.version >= (2, 1) && (device.version.0 < 3 || device_has_sub_groups(device));
+        let has_sub_groups = device.raw.version >= (2, 1) && (device.raw.version.0 < 3 || device_has_sub_groups(device));
         let max_wg = driver::value::<usize>(cl3::kernel::get_kernel_work_group_data(
             self.raw(),
-            device.id,
+            device.raw.id,
             sys::CL_KERNEL_WORK_GROUP_SIZE,
         ))
         .ur()?;
@@ -203,7 +203,7 @@ impl hal::Kernel<OpenCl> for Kernel {
             }
             UR_KERNEL_SUB_GROUP_INFO_COMPILE_NUM_SUB_GROUPS => 0,
             UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL => {
-                if device.has_extension("cl_intel_required_subgroup_size") {
+                if device.raw.has_extension("cl_intel_required_subgroup_size") {
                     self.sub_group_query(device, sys::CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, &[])?
                 } else {
                     0
@@ -333,6 +333,6 @@ impl hal::Kernel<OpenCl> for Kernel {
 /// OpenCL 3.0 makes sub-groups optional: `CL_DEVICE_MAX_NUM_SUB_GROUPS` is
 /// 0 where they are absent.
 fn device_has_sub_groups(device: &Device) -> bool {
-    driver::value::<sys::cl_uint>(cl3::device::get_device_data(device.id, sys::CL_DEVICE_MAX_NUM_SUB_GROUPS))
+    driver::value::<sys::cl_uint>(cl3::device::get_device_data(device.raw.id, sys::CL_DEVICE_MAX_NUM_SUB_GROUPS))
         .is_ok_and(|n| n > 0)
 }

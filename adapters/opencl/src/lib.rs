@@ -6,10 +6,11 @@
 //! loads, and reports no platform, on a machine without OpenCL.
 //!
 //! The C surface is `ur_core`'s, written once for every adapter; each object
-//! implements its backend trait of `ur_core::hal` (for contexts, queues,
-//! events and pools, the core's object holds a raw part with a `Raw*` trait) beside its
-//! definition: `device/` (platforms and devices), `context.rs`, `queue/`,
-//! `event.rs`, `memory.rs` (USM and pools), `program.rs` and `kernel.rs`.
+//! implements its backend trait of `ur_core::hal` (for platforms, devices,
+//! contexts, queues, events and pools, the core's object holds a raw part
+//! with a `Raw*` trait) beside its definition: `device/` (platforms and
+//! devices), `context.rs`, `queue/`, `event.rs`, `memory.rs` (USM and
+//! pools), `program.rs` and `kernel.rs`.
 //! Arguments reach those methods checked; none of them reads C memory.
 //! `conv.rs` holds every enum and error translation, `driver.rs` the typed
 //! reads of OpenCL's answers.
@@ -39,4 +40,9 @@ ur_core::adapter_backend! {
 
 impl ur_core::queue::object::Queues for OpenCl {
     type RawQueue = queue::QueueCl;
+}
+
+impl ur_core::device::Devices for OpenCl {
+    type RawPlatform = device::platform::PlatformCl;
+    type RawDevice = device::DeviceCl;
 }

@@ -2,7 +2,7 @@
 //! OpenCL runtime.
 
 use crate::context::Context;
-use crate::device::{kept_all, Device};
+use crate::device::{kept, kept_all, Device};
 use crate::driver::{self, wait_list_ptr};
 use crate::conv::{self, ClResultExt};
 use crate::{OpenCl, DDI};
@@ -91,11 +91,11 @@ const CL_PROGRAM_BINARY_TYPE_INTERMEDIATE: sys::cl_program_binary_type = 0x40E1;
 /// device name, OpenCL version and extensions, and so the same ISA and
 /// compiler. (Build options are one per build call, so they match.)
 pub fn same_target(a: &Device, b: &Device) -> bool {
-    std::ptr::eq(a.platform, b.platform)
-        && a.name == b.name
-        && a.version == b.version
-        && a.extensions == b.extensions
-        && a.il_version == b.il_version
+    std::ptr::eq(a.raw.platform, b.raw.platform)
+        && a.raw.name == b.raw.name
+        && a.raw.version == b.raw.version
+        && a.raw.extensions == b.raw.extensions
+        && a.raw.il_version == b.raw.il_version
 }
 
 /// `devices` in groups of one target, in first-seen order.
@@ -152,7 +152,7 @@ impl Program {
     }
 
     fn device_ids(devices: &[&'static Device]) -> Vec<sys::cl_device_id> {
-        devices.iter().map(|d| d.id).collect()
+        devices.iter().map(|d| d.raw.id).collect()
     }
 
     /// Whether building for `device` compiles: the program holds IL or
@@ -160,7 +160,7 @@ impl Program {
     fn compiles_for(&self, device: &Device) -> bool {
         let kind = driver::value::<sys::cl_program_binary_type>(cl3::program::get_program_build_data(
             self.raw(),
-            device.id,
+            device.raw.id,
             sys::CL_PROGRAM_BINARY_TYPE,
         ));
         matches!(kind, Ok(sys::CL_PROGRAM_BINARY_TYPE_NONE | CL_PROGRAM_BINARY_TYPE_INTERMEDIATE))
@@ -265,7 +265,7 @@ impl hal::Program<OpenCl> for Program {
     /// `urProgramCreateWithIL`: SPIR-V for the context's devices.
     fn create_with_il(context: &Context, il: &[u8]) -> UrResult<Arc<Self>> {
         let context = arc_of(context);
-        if context.devices.iter().all(|d| d.il_version.is_empty()) {
+        if context.devices.iter().all(|d| d.raw.il_version.is_empty()) {
             return Err(UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE);
         }
         let magic = il.get(..4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
@@ -283,12 +283,12 @@ impl hal::Program<OpenCl> for Program {
     /// `urProgramCreateWithBinary`: one native binary per device.
     fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Self>> {
         let context = arc_of(context);
-        let devices: Vec<&'static Device> = images.iter().map(|(d, _)| d.kept()).collect();
+        let devices: Vec<&'static Device> = images.iter().map(|(d, _)| kept(d)).collect();
         let binaries: Vec<&[u8]> = images.iter().map(|(_, b)| *b).collect();
         if devices.iter().any(|d| !context.has_device(d)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
+        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.raw.id).collect();
         let program = create_with_binaries(context.raw.cl.get(), &ids, &binaries)
             .map_err(|e| match e {
                 sys::CL_INVALID_BINARY | sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_NATIVE_BINARY,
@@ -406,7 +406,7 @@ impl hal::Program<OpenCl> for Program {
         if !self.devices()?.iter().any(|d| std::ptr::eq(*d, device)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        let data = |p| cl3::program::get_program_build_data(self.raw(), device.id, p);
+        let data = |p| cl3::program::get_program_build_data(self.raw(), device.raw.id, p);
         match prop {
             UR_PROGRAM_BUILD_INFO_STATUS => {
                 out.value(conv::build_status(driver::value::<cl_int>(data(sys::CL_PROGRAM_BUILD_STATUS)).ur()?))
