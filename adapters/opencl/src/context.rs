@@ -5,7 +5,7 @@
 
 use crate::conv::ClResultExt;
 use crate::device::platform::{self, Platform};
-use crate::device::{kept_all, Device, UsmPath};
+use crate::device::{self, kept_all, Device, UsmPath};
 use crate::memory::{self, Allocation, RawUsm, UsmPool};
 use crate::queue::trackers::{ClEvent, Trackers};
 use crate::queue::{self, Queue, QueueCl};
@@ -114,7 +114,7 @@ impl ContextCl {
             return Ok(q.clone());
         }
         // SAFETY: `device` belongs to this context (callers check).
-        let q = unsafe { opencl3::command_queue::CommandQueue::create_with_properties(&self.cl, device.id, 0, 0) }
+        let q = unsafe { opencl3::command_queue::CommandQueue::create_with_properties(&self.cl, device.raw.id, 0, 0) }
             .ur()?;
         let q = Arc::new(q);
         queues.push((key, q.clone()));
@@ -124,13 +124,13 @@ impl ContextCl {
 
 /// The device of `context` with OpenCL id `id`.
 pub fn device_by_id(context: &Context, id: sys::cl_device_id) -> Option<&'static Device> {
-    context.devices.iter().copied().find(|d| d.id == id)
+    context.devices.iter().copied().find(|d| d.raw.id == id)
 }
 
 /// How USM reaches the runtime in `context`: the platform's devices share
 /// one path.
 pub fn usm_path(context: &Context) -> UsmPath {
-    context.devices[0].usm_path
+    context.devices[0].raw.usm_path
 }
 
 /// The runtime's USM allocation entry points for `context`.
@@ -139,7 +139,7 @@ pub fn raw_usm(context: &Context) -> RawUsm {
         cl: context.raw.cl.get(),
         platform: context.raw.platform,
         path: usm_path(context),
-        svm_atomics: context.devices.iter().all(|d| d.svm & sys::CL_DEVICE_SVM_ATOMICS != 0),
+        svm_atomics: context.devices.iter().all(|d| d.raw.svm & sys::CL_DEVICE_SVM_ATOMICS != 0),
     }
 }
 
@@ -215,13 +215,13 @@ impl RawContext<OpenCl> for ContextCl {
     /// A context over `devices`, which must all belong to one platform.
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         let devices = kept_all(devices);
-        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform;
-        if devices.iter().any(|d| !std::ptr::eq(d.platform, platform)) {
+        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.raw.platform;
+        if devices.iter().any(|d| !std::ptr::eq(d.raw.platform, platform)) {
             // One OpenCL context cannot span platforms.
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
-        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, platform.id as isize, 0];
+        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.raw.id).collect();
+        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, platform.raw.id as isize, 0];
         let cl = opencl3::context::Context::from_devices(&ids, &properties, None, std::ptr::null_mut()).ur()?;
         Ok(Context::new(devices, ContextCl::new(cl, platform)))
     }
@@ -246,13 +246,13 @@ impl RawContext<OpenCl> for ContextCl {
                 .map(|&id| platform::device_by_id(id).ok_or(UR_RESULT_ERROR_INVALID_DEVICE))
                 .collect::<UrResult<Vec<_>>>()?
         } else {
-            if devices.iter().any(|d| !ids.contains(&d.id)) {
+            if devices.iter().any(|d| !ids.contains(&d.raw.id)) {
                 return Err(UR_RESULT_ERROR_INVALID_DEVICE);
             }
             devices
         };
-        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?.platform;
-        if devices.iter().any(|d| !std::ptr::eq(d.platform, platform)) {
+        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?.raw.platform;
+        if devices.iter().any(|d| !std::ptr::eq(d.raw.platform, platform)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
         if ownership == NativeOwnership::Borrowed {
@@ -260,7 +260,7 @@ impl RawContext<OpenCl> for ContextCl {
             // the wrapper below releases.
             unsafe { cl3::context::retain_context(native) }.ur()?;
         }
-        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
+        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.raw.id).collect();
         let cl = opencl3::context::Context::new(native, &ids);
         Ok(Context::new(devices, ContextCl::new(cl, platform)))
     }
@@ -285,11 +285,11 @@ impl RawContext<OpenCl> for ContextCl {
     }
 
     fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
-        memory::create(arc_of(context), device.map(Device::kept), desc, api)
+        memory::create(arc_of(context), device.map(device::kept), desc, api)
     }
 
     fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
-        Ok(memory::device_default(&arc_of(context), device.kept()))
+        Ok(memory::device_default(&arc_of(context), device::kept(device)))
     }
 
     /// A host synchronisation point: released queues that have finished

@@ -4,25 +4,28 @@ use crate::device::{Device, UsmPath};
 use crate::driver::{self, call, wait_list_ptr};
 use crate::event::Event;
 use crate::memory;
-use crate::program::Program;
+use crate::program::{self, Program};
 use crate::queue::Queue;
 use crate::context::Context;
 use crate::conv::{self, check, ClResultExt};
-use crate::{OpenCl, DDI};
+use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex};
 use sys::{cl_int, cl_kernel};
 use ur_core::boundary::NativeOwnership;
-use ur_core::hal::{self, Events, KernelArg, NdRange};
-use ur_core::handle::{self, arc_of, HandleHeader, ObjectKind};
+use ur_core::hal::{Events, KernelArg, NdRange};
+use ur_core::handle::{self, arc_of};
 use ur_core::info::InfoOut;
+use ur_core::program::RawKernel;
 use ur_core::*;
 
-#[repr(C)]
-pub struct Kernel {
-    header: HandleHeader,
-    pub program: Arc<Program>,
+/// A UR kernel of this adapter.
+pub type Kernel = ur_core::program::Kernel<OpenCl>;
+
+/// What an OpenCL kernel keeps beside the core's part: the runtime's
+/// kernel, its name and argument count, and the lock of its launches.
+pub struct KernelCl {
     pub cl: opencl3::kernel::Kernel,
     pub name: String,
     pub num_args: u32,
@@ -31,11 +34,9 @@ pub struct Kernel {
     pub launch: Mutex<()>,
 }
 
-ur_core::ur_object!(Kernel, Kernel, ur_kernel_handle_t_);
-
 // SAFETY: OpenCL kernel objects are thread-safe except for argument
 // setting, which `launch` serializes.
-unsafe impl Sync for Kernel {}
+unsafe impl Sync for KernelCl {}
 
 /// One kernel argument of a launch.
 pub enum Arg {
@@ -47,63 +48,61 @@ pub enum Arg {
     Local { index: u32, size: usize },
 }
 
-impl Kernel {
-    /// The UR kernel over `cl`, whose reference it takes.
-    fn wrap(program: Arc<Program>, cl: opencl3::kernel::Kernel, name: String) -> UrResult<Arc<Kernel>> {
-        let raw = cl.get();
-        let num_args = driver::value::<sys::cl_uint>(cl3::kernel::get_kernel_data(raw, sys::CL_KERNEL_NUM_ARGS)).ur()?;
-        if crate::context::usm_path(&program.context) == UsmPath::Intel {
-            // SYCL kernels may reach USM through pointers stored in memory,
-            // not only through arguments.
-            let yes: sys::cl_bool = sys::CL_TRUE;
-            for param in [
-                sys::CL_KERNEL_EXEC_INFO_INDIRECT_HOST_ACCESS_INTEL,
-                sys::CL_KERNEL_EXEC_INFO_INDIRECT_DEVICE_ACCESS_INTEL,
-                sys::CL_KERNEL_EXEC_INFO_INDIRECT_SHARED_ACCESS_INTEL,
-            ] {
-                let _ = check(call!(clSetKernelExecInfo(
-                    raw,
-                    param,
-                    std::mem::size_of::<sys::cl_bool>(),
-                    &yes as *const _ as *const c_void
-                )));
-            }
+/// The UR kernel over `cl`, whose reference it takes.
+fn wrap(program: Arc<Program>, cl: opencl3::kernel::Kernel, name: String) -> UrResult<Arc<Kernel>> {
+    let raw = cl.get();
+    let num_args = driver::value::<sys::cl_uint>(cl3::kernel::get_kernel_data(raw, sys::CL_KERNEL_NUM_ARGS)).ur()?;
+    if crate::context::usm_path(&program.context) == UsmPath::Intel {
+        // SYCL kernels may reach USM through pointers stored in memory,
+        // not only through arguments.
+        let yes: sys::cl_bool = sys::CL_TRUE;
+        for param in [
+            sys::CL_KERNEL_EXEC_INFO_INDIRECT_HOST_ACCESS_INTEL,
+            sys::CL_KERNEL_EXEC_INFO_INDIRECT_DEVICE_ACCESS_INTEL,
+            sys::CL_KERNEL_EXEC_INFO_INDIRECT_SHARED_ACCESS_INTEL,
+        ] {
+            let _ = check(call!(clSetKernelExecInfo(
+                raw,
+                param,
+                std::mem::size_of::<sys::cl_bool>(),
+                &yes as *const _ as *const c_void
+            )));
         }
-        Ok(Arc::new(Kernel {
-            header: HandleHeader::new(&DDI, ObjectKind::Kernel),
-            program,
-            cl,
-            name,
-            num_args,
-            launch: Mutex::new(()),
-        }))
     }
+    Ok(Kernel::new(program, KernelCl { cl, name, num_args, launch: Mutex::new(()) }))
+}
 
-    fn raw(&self) -> cl_kernel {
+/// Sets one argument of `kernel` (a USM pointer the way its context's
+/// USM takes it).
+fn set_arg(kernel: &Kernel, arg: &Arg) -> Result<(), cl_int> {
+    let raw = kernel.raw.get();
+    match *arg {
+        Arg::Value { index, size, value } => check(call!(clSetKernelArg(raw, index, size, value))),
+        Arg::Local { index, size } => check(call!(clSetKernelArg(raw, index, size, std::ptr::null()))),
+        Arg::Pointer { index, ptr } => memory::set_kernel_arg_pointer(&kernel.program.context, raw, index, ptr),
+    }
+}
+
+/// `INVALID_DEVICE` unless `kernel`'s program is for `device`.
+fn check_device(kernel: &Kernel, device: &Device) -> UrResult {
+    if program::devices_of(&kernel.program)?.iter().any(|d| std::ptr::eq(*d, device)) {
+        Ok(())
+    } else {
+        Err(UR_RESULT_ERROR_INVALID_DEVICE)
+    }
+}
+
+impl KernelCl {
+    /// The runtime's kernel.
+    fn get(&self) -> cl_kernel {
         self.cl.get()
-    }
-
-    fn set_arg(&self, arg: &Arg) -> Result<(), cl_int> {
-        match *arg {
-            Arg::Value { index, size, value } => check(call!(clSetKernelArg(self.raw(), index, size, value))),
-            Arg::Local { index, size } => check(call!(clSetKernelArg(self.raw(), index, size, std::ptr::null()))),
-            Arg::Pointer { index, ptr } => memory::set_kernel_arg_pointer(&self.program.context, self.raw(), index, ptr),
-        }
-    }
-
-    fn check_device(&self, device: &Device) -> UrResult {
-        if self.program.devices()?.iter().any(|d| std::ptr::eq(*d, device)) {
-            Ok(())
-        } else {
-            Err(UR_RESULT_ERROR_INVALID_DEVICE)
-        }
     }
 
     fn sub_group_query(&self, device: &Device, param: sys::cl_uint, input: &[usize]) -> UrResult<u32> {
         let mut value: usize = 0;
         conv::check(call!(clGetKernelSubGroupInfo(
-            self.raw(),
-            device.id,
+            self.get(),
+            device.raw.id,
             param,
             std::mem::size_of_val(input),
             if input.is_empty() { std::ptr::null() } else { input.as_ptr() as *const c_void },
@@ -116,33 +115,26 @@ impl Kernel {
     }
 }
 
-// SAFETY: kernels are made only by `Arc::new`, in `wrap`.
-unsafe impl ur_core::handle::ArcObject for Kernel {}
-
-impl hal::Kernel<OpenCl> for Kernel {
-    fn create(program: &Program, name: &CStr) -> UrResult<Arc<Self>> {
+impl RawKernel<OpenCl> for KernelCl {
+    fn create(program: &Program, name: &CStr) -> UrResult<Arc<Kernel>> {
         let program = arc_of(program);
-        let raw = cl3::kernel::create_kernel(program.raw(), name).map_err(|e| match e {
+        let raw = cl3::kernel::create_kernel(program.raw.get(), name).map_err(|e| match e {
             sys::CL_INVALID_KERNEL_NAME | sys::CL_INVALID_KERNEL_DEFINITION => UR_RESULT_ERROR_INVALID_KERNEL_NAME,
             e => conv::result(e),
         })?;
-        Kernel::wrap(program, opencl3::kernel::Kernel::new(raw), name.to_string_lossy().into_owned())
-    }
-
-    fn program(&self) -> &Program {
-        &self.program
+        wrap(program, opencl3::kernel::Kernel::new(raw), name.to_string_lossy().into_owned())
     }
 
     /// `urKernelGetInfo`.
-    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+    fn info(kernel: &Kernel, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
         match prop {
-            UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
-            UR_KERNEL_INFO_NUM_ARGS => out.value(self.num_args),
-            UR_KERNEL_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(self)),
-            UR_KERNEL_INFO_CONTEXT => out.value(handle::handle_of(&*self.program.context)),
-            UR_KERNEL_INFO_PROGRAM => out.value(handle::handle_of(&*self.program)),
+            UR_KERNEL_INFO_FUNCTION_NAME => out.string(&kernel.raw.name),
+            UR_KERNEL_INFO_NUM_ARGS => out.value(kernel.raw.num_args),
+            UR_KERNEL_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(kernel)),
+            UR_KERNEL_INFO_CONTEXT => out.value(handle::handle_of(&*kernel.program.context)),
+            UR_KERNEL_INFO_PROGRAM => out.value(handle::handle_of(&*kernel.program)),
             UR_KERNEL_INFO_ATTRIBUTES => {
-                out.string(&driver::string(cl3::kernel::get_kernel_data(self.raw(), sys::CL_KERNEL_ATTRIBUTES)).ur()?)
+                out.string(&driver::string(cl3::kernel::get_kernel_data(kernel.raw.get(), sys::CL_KERNEL_ATTRIBUTES)).ur()?)
             }
             UR_KERNEL_INFO_NUM_REGS | UR_KERNEL_INFO_SPILL_MEM_SIZE => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
@@ -150,9 +142,9 @@ impl hal::Kernel<OpenCl> for Kernel {
     }
 
     /// `urKernelGetGroupInfo`.
-    fn group_info(&self, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
-        self.check_device(device)?;
-        let data = |p| cl3::kernel::get_kernel_work_group_data(self.raw(), device.id, p);
+    fn group_info(kernel: &Kernel, device: &Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+        check_device(kernel, device)?;
+        let data = |p| cl3::kernel::get_kernel_work_group_data(kernel.raw.get(), device.raw.id, p);
         match prop {
             UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE => {
                 out.value(driver::value::<usize>(data(sys::CL_KERNEL_WORK_GROUP_SIZE)).ur()?)
@@ -180,31 +172,32 @@ impl hal::Kernel<OpenCl> for Kernel {
 
     /// `urKernelGetSubGroupInfo`. Devices without sub-groups (no OpenCL
     /// 2.1 query) run every work-item as its own sub-group of one.
-    fn sub_group_info(&self, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
-        self.check_device(device)?;
-        let has_sub_groups = device.version >= (2, 1) && (device.version.0 < 3 || device_has_sub_groups(device));
+    fn sub_group_info(kernel: &Kernel, device: &Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+        check_device(kernel, device)?;
+        let raw = &kernel.raw;
+        let has_sub_groups = device.raw.version >= (2, 1) && (device.raw.version.0 < 3 || device_has_sub_groups(device));
         let max_wg = driver::value::<usize>(cl3::kernel::get_kernel_work_group_data(
-            self.raw(),
-            device.id,
+            raw.get(),
+            device.raw.id,
             sys::CL_KERNEL_WORK_GROUP_SIZE,
         ))
         .ur()?;
         let value = match prop {
             UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE if has_sub_groups => {
-                self.sub_group_query(device, sys::CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[max_wg, 1, 1])?
+                raw.sub_group_query(device, sys::CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, &[max_wg, 1, 1])?
             }
             UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE => 1,
             UR_KERNEL_SUB_GROUP_INFO_MAX_NUM_SUB_GROUPS if has_sub_groups => {
-                self.sub_group_query(device, sys::CL_KERNEL_MAX_NUM_SUB_GROUPS, &[])?
+                raw.sub_group_query(device, sys::CL_KERNEL_MAX_NUM_SUB_GROUPS, &[])?
             }
             UR_KERNEL_SUB_GROUP_INFO_MAX_NUM_SUB_GROUPS => u32::try_from(max_wg).unwrap_or(u32::MAX),
             UR_KERNEL_SUB_GROUP_INFO_COMPILE_NUM_SUB_GROUPS if has_sub_groups => {
-                self.sub_group_query(device, sys::CL_KERNEL_COMPILE_NUM_SUB_GROUPS, &[])?
+                raw.sub_group_query(device, sys::CL_KERNEL_COMPILE_NUM_SUB_GROUPS, &[])?
             }
             UR_KERNEL_SUB_GROUP_INFO_COMPILE_NUM_SUB_GROUPS => 0,
             UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL => {
-                if device.has_extension("cl_intel_required_subgroup_size") {
-                    self.sub_group_query(device, sys::CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, &[])?
+                if device.raw.has_extension("cl_intel_required_subgroup_size") {
+                    raw.sub_group_query(device, sys::CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL, &[])?
                 } else {
                     0
                 }
@@ -215,26 +208,26 @@ impl hal::Kernel<OpenCl> for Kernel {
     }
 
     /// `urKernelSetExecInfo`.
-    fn set_exec_info(&self, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
+    fn set_exec_info(kernel: &Kernel, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
         match prop {
             // Indirect access is switched on for every kernel at creation
             // (Intel path); fine-grained SVM needs nothing.
             UR_KERNEL_EXEC_INFO_USM_INDIRECT_ACCESS | UR_KERNEL_EXEC_INFO_CACHE_CONFIG => Ok(()),
             UR_KERNEL_EXEC_INFO_USM_PTRS => {
-                let param = if crate::context::usm_path(&self.program.context) == UsmPath::Intel {
+                let param = if crate::context::usm_path(&kernel.program.context) == UsmPath::Intel {
                     sys::CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL
                 } else {
                     sys::CL_KERNEL_EXEC_INFO_SVM_PTRS
                 };
-                let _serialized = self.launch.lock().unwrap_or_else(|e| e.into_inner());
-                check(call!(clSetKernelExecInfo(self.raw(), param, size, value))).ur()
+                let _serialized = kernel.raw.launch.lock().unwrap_or_else(|e| e.into_inner());
+                check(call!(clSetKernelExecInfo(kernel.raw.get(), param, size, value))).ur()
             }
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
         }
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.cl.get() as ur_native_handle_t)
+    fn native_handle(kernel: &Kernel) -> UrResult<ur_native_handle_t> {
+        Ok(kernel.raw.get() as ur_native_handle_t)
     }
 
     /// `urKernelCreateWithNativeHandle`: a kernel over the user's
@@ -247,7 +240,7 @@ impl hal::Kernel<OpenCl> for Kernel {
         context: &Context,
         program: Option<&Program>,
         ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
+    ) -> UrResult<Arc<Kernel>> {
         let context = &arc_of(context);
         let program = program.map(arc_of);
         let native = native as cl_kernel;
@@ -257,25 +250,25 @@ impl hal::Kernel<OpenCl> for Kernel {
         }
         let cl_program = driver::value::<sys::cl_program>(data(sys::CL_KERNEL_PROGRAM)).ur()?;
         let program = match program {
-            Some(p) if p.raw() != cl_program || !Arc::ptr_eq(&p.context, context) => {
+            Some(p) if p.raw.get() != cl_program || !Arc::ptr_eq(&p.context, context) => {
                 return Err(UR_RESULT_ERROR_INVALID_PROGRAM)
             }
             Some(p) => p,
-            None => Program::from_native(context.clone(), cl_program, ur_core::boundary::NativeOwnership::Borrowed)?,
+            None => program::wrap_native(context.clone(), cl_program, NativeOwnership::Borrowed)?,
         };
         let name = driver::string(data(sys::CL_KERNEL_FUNCTION_NAME)).ur()?;
-        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
+        if ownership == NativeOwnership::Borrowed {
             // SAFETY: the caller's live kernel; this reference is the one
             // the wrapper releases.
             unsafe { cl3::kernel::retain_kernel(native) }.ur()?;
         }
-        Kernel::wrap(program, opencl3::kernel::Kernel::new(native), name)
+        wrap(program, opencl3::kernel::Kernel::new(native), name)
     }
 
     /// `urEnqueueKernelLaunchWithArgsExp`: the command's event when
     /// `want_event`. OpenCL has no cooperative launch.
     fn launch(
-        &self,
+        kernel: &Kernel,
         queue: &Queue,
         range: &NdRange<'_>,
         args: &[KernelArg<'_>],
@@ -300,12 +293,12 @@ impl hal::Kernel<OpenCl> for Kernel {
             })
             .collect();
         let wait_list: Vec<&Event> = waits.iter().collect();
-        if !Arc::ptr_eq(&queue.context, &self.program.context) {
+        if !Arc::ptr_eq(&queue.context, &kernel.program.context) {
             return Err(UR_RESULT_ERROR_INVALID_KERNEL);
         }
-        let _serialized = self.launch.lock().unwrap_or_else(|e| e.into_inner());
+        let _serialized = kernel.raw.launch.lock().unwrap_or_else(|e| e.into_inner());
         for arg in &args {
-            self.set_arg(arg).map_err(|e| match e {
+            set_arg(kernel, arg).map_err(|e| match e {
                 sys::CL_INVALID_ARG_INDEX => UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
                 sys::CL_INVALID_ARG_SIZE => UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE,
                 sys::CL_INVALID_ARG_VALUE => UR_RESULT_ERROR_INVALID_KERNEL_ARGS,
@@ -317,7 +310,7 @@ impl hal::Kernel<OpenCl> for Kernel {
         crate::queue::submit(queue, UR_COMMAND_KERNEL_LAUNCH, wait_list.iter().copied(), want_event, |waits, event| {
             check(call!(clEnqueueNDRangeKernel(
                 queue.raw.cl.get(),
-                self.raw(),
+                kernel.raw.get(),
                 dims,
                 opt(range.offset),
                 range.global.as_ptr(),
@@ -333,6 +326,6 @@ impl hal::Kernel<OpenCl> for Kernel {
 /// OpenCL 3.0 makes sub-groups optional: `CL_DEVICE_MAX_NUM_SUB_GROUPS` is
 /// 0 where they are absent.
 fn device_has_sub_groups(device: &Device) -> bool {
-    driver::value::<sys::cl_uint>(cl3::device::get_device_data(device.id, sys::CL_DEVICE_MAX_NUM_SUB_GROUPS))
+    driver::value::<sys::cl_uint>(cl3::device::get_device_data(device.raw.id, sys::CL_DEVICE_MAX_NUM_SUB_GROUPS))
         .is_ok_and(|n| n > 0)
 }

@@ -6,11 +6,11 @@
 //! loads, and reports no platform, on a machine without OpenCL.
 //!
 //! The C surface is `ur_core`'s, written once for every adapter; each object
-//! implements its backend trait of `ur_core::hal` (for contexts, queues,
-//! events and pools, the core's object holds a raw part with a `Raw*` trait) beside its
-//! definition: `device/` (platforms and devices), `context.rs`, `queue/`,
-//! `event.rs`, `memory.rs` (USM and pools), `program.rs` and `kernel.rs`.
-//! Arguments reach those methods checked; none of them reads C memory.
+//! is the core's, generic over the backend, holding a raw part whose `Raw*`
+//! trait this adapter implements beside its definition: `device/`
+//! (platforms and devices), `context.rs`, `queue/`, `event.rs`, `memory.rs`
+//! (USM and pools), `program.rs` and `kernel.rs`. Arguments reach those
+//! functions checked; none of them reads C memory.
 //! `conv.rs` holds every enum and error translation, `driver.rs` the typed
 //! reads of OpenCL's answers.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
@@ -39,4 +39,14 @@ ur_core::adapter_backend! {
 
 impl ur_core::queue::object::Queues for OpenCl {
     type RawQueue = queue::QueueCl;
+}
+
+impl ur_core::device::Devices for OpenCl {
+    type RawPlatform = device::platform::PlatformCl;
+    type RawDevice = device::DeviceCl;
+}
+
+impl ur_core::program::Programs for OpenCl {
+    type RawProgram = program::ProgramCl;
+    type RawKernel = kernel::KernelCl;
 }

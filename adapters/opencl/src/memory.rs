@@ -22,7 +22,7 @@
 
 use crate::context::{self, Context};
 use crate::device::platform::Platform;
-use crate::device::{Device, UsmPath};
+use crate::device::{self, Device, UsmPath};
 use crate::driver::{call, wait_list_ptr};
 use crate::conv::{self, check, ClResultExt};
 use crate::OpenCl;
@@ -91,7 +91,7 @@ pub fn alloc(ctx: &Context, req: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_vo
     let align = u32::try_from(req.align).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
     let runtime = RuntimeRequest {
         kind: req.kind.to_ur(),
-        device: req.device.map(Device::kept),
+        device: req.device.map(device::kept),
         flags: conv::usm_alloc_flags(req.host_flags, req.device_flags),
     };
     let (ptr, raw) = match context::usm_path(ctx) {
@@ -229,7 +229,7 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
         let pool = owner.usm_pool_handle();
         return Some(PointerInfo { kind: owner.kind.to_ur(), base, size, device: owner.device, pool });
     }
-    let usm = ctx.raw.platform.intel_usm.as_ref()?;
+    let usm = ctx.raw.platform.raw.intel_usm.as_ref()?;
     let query = |param: sys::cl_mem_info_intel, out: *mut c_void, size: usize| {
         // SAFETY: the runtime writes at most `size` bytes to `out`.
         unsafe { (usm.get_alloc_info)(ctx.raw.cl.get(), ptr, param, size, out, std::ptr::null_mut()) }
@@ -274,7 +274,7 @@ pub fn enqueue_fill(
     let n = waits.len() as sys::cl_uint;
     match context::usm_path(ctx) {
         UsmPath::Intel => {
-            let usm = ctx.raw.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
+            let usm = ctx.raw.platform.raw.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
             // SAFETY: live queue and memory of its context; the pattern is
             // copied by the runtime before the call returns.
             check(unsafe {
@@ -319,7 +319,7 @@ pub fn enqueue_copy(
     let blocking = blocking as sys::cl_bool;
     match context::usm_path(ctx) {
         UsmPath::Intel => {
-            let usm = ctx.raw.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
+            let usm = ctx.raw.platform.raw.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
             // SAFETY: live queue; the pointers' validity is the caller's
             // promise to UR, which the runtime checks as far as it can.
             check(unsafe { (usm.enqueue_copy)(queue, blocking, dst, src, size, n, wait_list_ptr(waits), event) })
@@ -337,7 +337,7 @@ pub fn set_kernel_arg_pointer(
 ) -> Result<(), cl_int> {
     match context::usm_path(ctx) {
         UsmPath::Intel => {
-            let usm = ctx.raw.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
+            let usm = ctx.raw.platform.raw.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
             // SAFETY: a live kernel of this platform; the runtime reads only
             // the pointer value.
             check(unsafe { (usm.set_kernel_arg_pointer)(kernel, index, ptr) })
@@ -447,7 +447,7 @@ impl RawUsm {
     ) -> Result<NonNull<c_void>, cl_int> {
         let ptr = match self.path {
             UsmPath::Intel => {
-                let usm = self.platform.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
+                let usm = self.platform.raw.intel_usm.as_ref().ok_or(sys::CL_INVALID_OPERATION)?;
                 let props: [sys::cl_mem_properties_intel; 3] = [sys::CL_MEM_ALLOC_FLAGS_INTEL, flags, 0];
                 let props_ptr = if flags != 0 { props.as_ptr() } else { std::ptr::null() };
                 let mut err: cl_int = sys::CL_SUCCESS;
@@ -458,10 +458,10 @@ impl RawUsm {
                     match (kind, device) {
                         (UR_USM_TYPE_HOST, _) => (usm.host_alloc)(self.cl, props_ptr, size, align, &mut err),
                         (UR_USM_TYPE_DEVICE, Some(d)) => {
-                            (usm.device_alloc)(self.cl, d.id, props_ptr, size, align, &mut err)
+                            (usm.device_alloc)(self.cl, d.raw.id, props_ptr, size, align, &mut err)
                         }
                         (_, d) => {
-                            let id = d.map_or(std::ptr::null_mut(), |d| d.id);
+                            let id = d.map_or(std::ptr::null_mut(), |d| d.raw.id);
                             (usm.shared_alloc)(self.cl, id, props_ptr, size, align, &mut err)
                         }
                     }
@@ -499,7 +499,7 @@ impl RawUsm {
     pub unsafe fn free(&self, ptr: *mut c_void, blocking: bool) {
         match self.path {
             UsmPath::Intel => {
-                if let Some(usm) = &self.platform.intel_usm {
+                if let Some(usm) = &self.platform.raw.intel_usm {
                     let status = if blocking { (usm.blocking_free)(self.cl, ptr) } else { (usm.free)(self.cl, ptr) };
                     if status != sys::CL_SUCCESS {
                         log::warning(&format!("clMem(Blocking)FreeINTEL failed: {status}"));

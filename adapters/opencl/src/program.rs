@@ -2,18 +2,18 @@
 //! OpenCL runtime.
 
 use crate::context::Context;
-use crate::device::{kept_all, Device};
+use crate::device::{kept, kept_all, Device};
 use crate::driver::{self, wait_list_ptr};
 use crate::conv::{self, ClResultExt};
-use crate::{OpenCl, DDI};
+use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex, RwLock};
 use sys::{cl_int, cl_program};
 use ur_core::boundary::NativeOwnership;
-use ur_core::hal;
-use ur_core::handle::{arc_of, HandleHeader, ObjectKind};
+use ur_core::handle::arc_of;
 use ur_core::info::InfoOut;
+use ur_core::program::RawProgram;
 use ur_core::*;
 
 /// An owned `cl_program` reference. (`opencl3`'s `Program` cannot adopt a
@@ -33,13 +33,15 @@ impl Drop for ClProgram {
     }
 }
 
-#[repr(C)]
-pub struct Program {
-    header: HandleHeader,
-    pub context: Arc<Context>,
+/// A UR program of this adapter.
+pub type Program = ur_core::program::Program<OpenCl>;
+
+/// What an OpenCL program keeps beside the core's part: the runtime's
+/// program, the ones a build swapped out, and the IL it was made from.
+pub struct ProgramCl {
     /// The runtime's program. A build that compiles once for several
     /// devices of one target swaps in a program made from that compile's
-    /// binary for every device (see [`Program::build`]).
+    /// binary for every device (see `ProgramCl::build`).
     cl: RwLock<ClProgram>,
     /// Programs a build swapped out: a native handle taken before the build
     /// may still name them, so they live as long as this object.
@@ -48,12 +50,10 @@ pub struct Program {
     pub il: Option<Vec<u8>>,
 }
 
-ur_core::ur_object!(Program, Program, ur_program_handle_t_);
-
 // SAFETY: OpenCL program objects are thread-safe, except that concurrent
 // builds of one program fail cleanly with CL_INVALID_OPERATION.
-unsafe impl Send for Program {}
-unsafe impl Sync for Program {}
+unsafe impl Send for ProgramCl {}
+unsafe impl Sync for ProgramCl {}
 
 /// `clCreateProgramWithBinary`, one binary per device. (`cl3`'s wrapper
 /// hands the runtime its slices, fat pointers, where the runtime reads an
@@ -91,11 +91,11 @@ const CL_PROGRAM_BINARY_TYPE_INTERMEDIATE: sys::cl_program_binary_type = 0x40E1;
 /// device name, OpenCL version and extensions, and so the same ISA and
 /// compiler. (Build options are one per build call, so they match.)
 pub fn same_target(a: &Device, b: &Device) -> bool {
-    std::ptr::eq(a.platform, b.platform)
-        && a.name == b.name
-        && a.version == b.version
-        && a.extensions == b.extensions
-        && a.il_version == b.il_version
+    std::ptr::eq(a.raw.platform, b.raw.platform)
+        && a.raw.name == b.raw.name
+        && a.raw.version == b.raw.version
+        && a.raw.extensions == b.raw.extensions
+        && a.raw.il_version == b.raw.il_version
 }
 
 /// `devices` in groups of one target, in first-seen order.
@@ -113,117 +113,107 @@ fn by_target(devices: &[&'static Device]) -> Vec<Vec<&'static Device>> {
 /// The SPIR-V magic number, in the module's first word.
 const SPIRV_MAGIC: u32 = 0x0723_0203;
 
-impl Program {
-    fn wrap(context: Arc<Context>, cl: cl_program, il: Option<Vec<u8>>) -> Arc<Program> {
-        Arc::new(Program {
-            header: HandleHeader::new(&DDI, ObjectKind::Program),
-            context,
-            cl: RwLock::new(ClProgram(cl)),
-            swapped_out: Mutex::default(),
-            il,
-        })
-    }
+/// The UR program over `cl`, whose reference it takes.
+fn wrap(context: Arc<Context>, cl: cl_program, il: Option<Vec<u8>>) -> Arc<Program> {
+    Program::new(context, ProgramCl { cl: RwLock::new(ClProgram(cl)), swapped_out: Mutex::default(), il })
+}
 
+/// `urProgramCreateWithNativeHandle`: a program over the user's
+/// `cl_program`, which must belong to `context`. Its devices are its
+/// `CL_PROGRAM_DEVICES` that the context has, and its state is the
+/// runtime's. A borrowed program is retained here and released with
+/// this object; an owned one takes over the caller's reference.
+pub fn wrap_native(context: Arc<Context>, native: cl_program, ownership: NativeOwnership) -> UrResult<Arc<Program>> {
+    let cl_context = driver::value::<sys::cl_context>(cl3::program::get_program_data(native, sys::CL_PROGRAM_CONTEXT)).ur()?;
+    if cl_context != context.raw.cl.get() {
+        return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+    }
+    if ownership == NativeOwnership::Borrowed {
+        // SAFETY: the caller's live program; this reference is the one
+        // `ClProgram` releases.
+        unsafe { cl3::program::retain_program(native) }.ur()?;
+    }
+    Ok(wrap(context, native, None))
+}
+
+fn device_ids(devices: &[&'static Device]) -> Vec<sys::cl_device_id> {
+    devices.iter().map(|d| d.raw.id).collect()
+}
+
+/// The context's devices `program` is for.
+pub fn devices_of(program: &Program) -> UrResult<Vec<&'static Device>> {
+    let ids = driver::array::<sys::cl_device_id>(program.raw.data(sys::CL_PROGRAM_DEVICES)).ur()?;
+    Ok(ids.into_iter().filter_map(|id| crate::context::device_by_id(&program.context, id)).collect())
+}
+
+/// `ProgramCl::build` for `all` devices of the program, grouped by target
+/// (the first of each group compiles).
+fn build_once_per_target(program: &Program, all: &[&'static Device], groups: &[Vec<&'static Device>], options: &CStr) -> UrResult {
+    let first: Vec<&'static Device> = groups.iter().map(|g| g[0]).collect();
+    let raw = program.raw.get();
+    cl3::program::build_program(raw, &device_ids(&first), options, None, std::ptr::null_mut()).ur()?;
+    let compiled = first.len();
+    match load_for_all(program, all, groups, options) {
+        Ok(cl) => {
+            let old = std::mem::replace(&mut *program.raw.cl.write().unwrap_or_else(|e| e.into_inner()), cl);
+            program.raw.swapped_out.lock().unwrap_or_else(|e| e.into_inner()).push(old);
+            ur_core::log::build_note(compiled, all.len());
+            Ok(())
+        }
+        Err(e) => {
+            ur_core::log::info(&format!("program build: no binary route ({}), compiling per device", e.0));
+            let rest: Vec<&'static Device> =
+                all.iter().copied().filter(|d| !first.iter().any(|f| std::ptr::eq(*f, *d))).collect();
+            cl3::program::build_program(raw, &device_ids(&rest), options, None, std::ptr::null_mut()).ur()?;
+            ur_core::log::build_note(compiled + rest.len(), all.len());
+            Ok(())
+        }
+    }
+}
+
+/// A program for `all` devices made from the binaries the first device
+/// of each group compiled, and built (loaded) with the same options.
+fn load_for_all(program: &Program, all: &[&'static Device], groups: &[Vec<&'static Device>], options: &CStr) -> UrResult<ClProgram> {
+    let compiled_for = devices_of(program)?;
+    let binaries = program.raw.binaries()?;
+    let binary_of = |d: &Device| {
+        let first = groups.iter().find(|g| g.iter().any(|m| std::ptr::eq(*m, d)))?[0];
+        let i = compiled_for.iter().position(|c| std::ptr::eq(*c, first))?;
+        Some(binaries[i].as_slice()).filter(|b| !b.is_empty())
+    };
+    let images: Vec<&[u8]> = all.iter().map(|d| binary_of(d)).collect::<Option<_>>().ok_or(UR_RESULT_ERROR_INVALID_BINARY)?;
+    let loaded = create_with_binaries(program.context.raw.cl.get(), &device_ids(all), &images)
+        .map(ClProgram)
+        .ur()?;
+    cl3::program::build_program(loaded.get(), &device_ids(all), options, None, std::ptr::null_mut()).ur()?;
+    Ok(loaded)
+}
+
+impl ProgramCl {
     /// The runtime's program as it stands.
-    pub fn raw(&self) -> cl_program {
+    pub fn get(&self) -> cl_program {
         self.cl.read().unwrap_or_else(|e| e.into_inner()).get()
-    }
-
-    /// `urProgramCreateWithNativeHandle`: a program over the user's
-    /// `cl_program`, which must belong to `context`. Its devices are its
-    /// `CL_PROGRAM_DEVICES` that the context has, and its state is the
-    /// runtime's. A borrowed program is retained here and released with
-    /// this object; an owned one takes over the caller's reference.
-    pub fn from_native(
-        context: Arc<Context>,
-        native: cl_program,
-        ownership: ur_core::boundary::NativeOwnership,
-    ) -> UrResult<Arc<Program>> {
-        let cl_context = driver::value::<sys::cl_context>(cl3::program::get_program_data(native, sys::CL_PROGRAM_CONTEXT)).ur()?;
-        if cl_context != context.raw.cl.get() {
-            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
-        }
-        if ownership == ur_core::boundary::NativeOwnership::Borrowed {
-            // SAFETY: the caller's live program; this reference is the one
-            // `ClProgram` releases.
-            unsafe { cl3::program::retain_program(native) }.ur()?;
-        }
-        Ok(Program::wrap(context, native, None))
-    }
-
-    fn device_ids(devices: &[&'static Device]) -> Vec<sys::cl_device_id> {
-        devices.iter().map(|d| d.id).collect()
     }
 
     /// Whether building for `device` compiles: the program holds IL or
     /// source for it, or a SPIR binary, not a native binary.
     fn compiles_for(&self, device: &Device) -> bool {
         let kind = driver::value::<sys::cl_program_binary_type>(cl3::program::get_program_build_data(
-            self.raw(),
-            device.id,
+            self.get(),
+            device.raw.id,
             sys::CL_PROGRAM_BINARY_TYPE,
         ));
         matches!(kind, Ok(sys::CL_PROGRAM_BINARY_TYPE_NONE | CL_PROGRAM_BINARY_TYPE_INTERMEDIATE))
     }
 
-    /// [`build`](Self::build) for `all` devices of the program, grouped by
-    /// target (the first of each group compiles).
-    fn build_once_per_target(&self, all: &[&'static Device], groups: &[Vec<&'static Device>], options: &CStr) -> UrResult {
-        let first: Vec<&'static Device> = groups.iter().map(|g| g[0]).collect();
-        let raw = self.raw();
-        cl3::program::build_program(raw, &Self::device_ids(&first), options, None, std::ptr::null_mut()).ur()?;
-        let compiled = first.len();
-        match self.load_for_all(all, groups, options) {
-            Ok(program) => {
-                let old = std::mem::replace(&mut *self.cl.write().unwrap_or_else(|e| e.into_inner()), program);
-                self.swapped_out.lock().unwrap_or_else(|e| e.into_inner()).push(old);
-                ur_core::log::build_note(compiled, all.len());
-                Ok(())
-            }
-            Err(e) => {
-                ur_core::log::info(&format!("program build: no binary route ({}), compiling per device", e.0));
-                let rest: Vec<&'static Device> =
-                    all.iter().copied().filter(|d| !first.iter().any(|f| std::ptr::eq(*f, *d))).collect();
-                cl3::program::build_program(raw, &Self::device_ids(&rest), options, None, std::ptr::null_mut())
-                    .ur()?;
-                ur_core::log::build_note(compiled + rest.len(), all.len());
-                Ok(())
-            }
-        }
-    }
-
-    /// A program for `all` devices made from the binaries the first device
-    /// of each group compiled, and built (loaded) with the same options.
-    fn load_for_all(&self, all: &[&'static Device], groups: &[Vec<&'static Device>], options: &CStr) -> UrResult<ClProgram> {
-        let compiled_for = self.devices()?;
-        let binaries = self.binaries()?;
-        let binary_of = |d: &Device| {
-            let first = groups.iter().find(|g| g.iter().any(|m| std::ptr::eq(*m, d)))?[0];
-            let i = compiled_for.iter().position(|c| std::ptr::eq(*c, first))?;
-            Some(binaries[i].as_slice()).filter(|b| !b.is_empty())
-        };
-        let images: Vec<&[u8]> = all.iter().map(|d| binary_of(d)).collect::<Option<_>>().ok_or(UR_RESULT_ERROR_INVALID_BINARY)?;
-        let program = create_with_binaries(self.context.raw.cl.get(), &Self::device_ids(all), &images)
-            .map(ClProgram)
-            .ur()?;
-        cl3::program::build_program(program.get(), &Self::device_ids(all), options, None, std::ptr::null_mut()).ur()?;
-        Ok(program)
-    }
-
-    /// The context's devices this program is for.
-    pub fn devices(&self) -> UrResult<Vec<&'static Device>> {
-        let ids = driver::array::<sys::cl_device_id>(self.data(sys::CL_PROGRAM_DEVICES)).ur()?;
-        Ok(ids.into_iter().filter_map(|id| crate::context::device_by_id(&self.context, id)).collect())
-    }
-
     fn data(&self, param: sys::cl_program_info) -> Result<Vec<u8>, cl_int> {
-        cl3::program::get_program_data(self.raw(), param)
+        cl3::program::get_program_data(self.get(), param)
     }
 
     /// `urProgramSetSpecializationConstants`.
     pub fn set_specialization_constant(&self, id: u32, size: usize, value: *const c_void) -> UrResult {
         // SAFETY: the caller's value holds `size` bytes.
-        unsafe { cl3::program::set_program_specialization_constant(self.raw(), id, size, value) }.map_err(
+        unsafe { cl3::program::set_program_specialization_constant(self.get(), id, size, value) }.map_err(
             |e| match e {
                 sys::CL_INVALID_SPEC_ID => UR_RESULT_ERROR_INVALID_SPEC_ID,
                 sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_VALUE,
@@ -239,7 +229,7 @@ impl Program {
         let mut binaries: Vec<Vec<u8>> = sizes.iter().map(|&n| vec![0u8; n]).collect();
         let mut buffers: Vec<*mut u8> = binaries.iter_mut().map(|b| b.as_mut_ptr()).collect();
         conv::check(driver::call!(clGetProgramInfo(
-            self.raw(),
+            self.get(),
             sys::CL_PROGRAM_BINARIES,
             buffers.len() * std::mem::size_of::<*mut u8>(),
             buffers.as_mut_ptr() as *mut c_void,
@@ -250,22 +240,15 @@ impl Program {
     }
 }
 
-// SAFETY: programs are made only by `Arc::new`, in `wrap`.
-unsafe impl ur_core::handle::ArcObject for Program {}
-
-impl hal::Program<OpenCl> for Program {
-    fn context(&self) -> &Context {
-        &self.context
-    }
-
-    fn has_device(&self, device: &Device) -> bool {
-        self.devices().is_ok_and(|ds| ds.iter().any(|d| std::ptr::eq(*d, device)))
+impl RawProgram<OpenCl> for ProgramCl {
+    fn has_device(program: &Program, device: &Device) -> bool {
+        devices_of(program).is_ok_and(|ds| ds.iter().any(|d| std::ptr::eq(*d, device)))
     }
 
     /// `urProgramCreateWithIL`: SPIR-V for the context's devices.
-    fn create_with_il(context: &Context, il: &[u8]) -> UrResult<Arc<Self>> {
+    fn create_with_il(context: &Context, il: &[u8]) -> UrResult<Arc<Program>> {
         let context = arc_of(context);
-        if context.devices.iter().all(|d| d.il_version.is_empty()) {
+        if context.devices.iter().all(|d| d.raw.il_version.is_empty()) {
             return Err(UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE);
         }
         let magic = il.get(..4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
@@ -277,24 +260,24 @@ impl hal::Program<OpenCl> for Program {
             sys::CL_INVALID_OPERATION => UR_RESULT_ERROR_COMPILER_NOT_AVAILABLE,
             e => conv::result(e),
         })?;
-        Ok(Program::wrap(context, program, Some(il.to_vec())))
+        Ok(wrap(context, program, Some(il.to_vec())))
     }
 
     /// `urProgramCreateWithBinary`: one native binary per device.
-    fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Self>> {
+    fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Program>> {
         let context = arc_of(context);
-        let devices: Vec<&'static Device> = images.iter().map(|(d, _)| d.kept()).collect();
+        let devices: Vec<&'static Device> = images.iter().map(|(d, _)| kept(d)).collect();
         let binaries: Vec<&[u8]> = images.iter().map(|(_, b)| *b).collect();
         if devices.iter().any(|d| !context.has_device(d)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.id).collect();
+        let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.raw.id).collect();
         let program = create_with_binaries(context.raw.cl.get(), &ids, &binaries)
             .map_err(|e| match e {
                 sys::CL_INVALID_BINARY | sys::CL_INVALID_VALUE => UR_RESULT_ERROR_INVALID_NATIVE_BINARY,
                 e => conv::result(e),
             })?;
-        Ok(Program::wrap(context, program, None))
+        Ok(wrap(context, program, None))
     }
 
     /// `urProgramBuild` (all devices when `devices` is empty).
@@ -308,28 +291,28 @@ impl hal::Program<OpenCl> for Program {
     /// device: PoCL, with its kernel cache off, runs its compiler once for
     /// each.) Should the binary route fail, the other devices are compiled
     /// as usual. Every build logs its count ([`ur_core::log::build_note`]).
-    fn build(&self, devices: &[&Device], options: &CStr) -> UrResult {
+    fn build(program: &Program, devices: &[&Device], options: &CStr) -> UrResult {
         let devices: &[&'static Device] = &kept_all(devices);
-        let all = self.devices()?;
+        let all = devices_of(program)?;
         let targets: Vec<&'static Device> = if devices.is_empty() { all.clone() } else { devices.to_vec() };
-        let compiles = targets.iter().all(|d| self.compiles_for(d));
+        let compiles = targets.iter().all(|d| program.raw.compiles_for(d));
         let covers_all = all.iter().all(|d| targets.iter().any(|t| std::ptr::eq(*t, *d)));
         let groups = by_target(&targets);
         if compiles && covers_all && groups.len() < targets.len() {
-            return self.build_once_per_target(&all, &groups, options);
+            return build_once_per_target(program, &all, &groups, options);
         }
-        let raw = self.raw();
-        cl3::program::build_program(raw, &Self::device_ids(devices), options, None, std::ptr::null_mut()).ur()?;
+        let raw = program.raw.get();
+        cl3::program::build_program(raw, &device_ids(devices), options, None, std::ptr::null_mut()).ur()?;
         ur_core::log::build_note(if compiles { targets.len() } else { 0 }, targets.len());
         Ok(())
     }
 
     /// `urProgramCompile`.
-    fn compile(&self, devices: &[&Device], options: &CStr) -> UrResult {
+    fn compile(program: &Program, devices: &[&Device], options: &CStr) -> UrResult {
         let devices: &[&'static Device] = &kept_all(devices);
         cl3::program::compile_program(
-            self.raw(),
-            &Self::device_ids(devices),
+            program.raw.get(),
+            &device_ids(devices),
             options,
             &[],
             &[],
@@ -345,17 +328,17 @@ impl hal::Program<OpenCl> for Program {
     fn link(
         context: &Context,
         devices: &[&Device],
-        programs: &[&Self],
+        programs: &[&Program],
         options: &CStr,
-    ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
+    ) -> Result<Arc<Program>, (ur_result_t, Option<Arc<Program>>)> {
         let context = &arc_of(context);
         let devices: &[&'static Device] = &kept_all(devices);
         let programs: Vec<Arc<Program>> = programs.iter().map(|p| arc_of(*p)).collect();
         if programs.iter().any(|p| !Arc::ptr_eq(&p.context, context)) {
             return Err((UR_RESULT_ERROR_INVALID_PROGRAM, None));
         }
-        let ids = Self::device_ids(devices);
-        let inputs: Vec<cl_program> = programs.iter().map(|p| p.raw()).collect();
+        let ids = device_ids(devices);
+        let inputs: Vec<cl_program> = programs.iter().map(|p| p.raw.get()).collect();
         let runtime = cl3::load_library().as_ref().map_err(|_| (UR_RESULT_ERROR_UNSUPPORTED_FEATURE, None))?;
         let mut err: cl_int = sys::CL_SUCCESS;
         let linked = runtime
@@ -371,7 +354,7 @@ impl hal::Program<OpenCl> for Program {
                 &mut err,
             )
             .ok_or((UR_RESULT_ERROR_UNSUPPORTED_FEATURE, None))?;
-        let program = (!linked.is_null()).then(|| Program::wrap(context.clone(), linked, None));
+        let program = (!linked.is_null()).then(|| wrap(context.clone(), linked, None));
         match (err, program) {
             (sys::CL_SUCCESS, Some(p)) => Ok(p),
             (sys::CL_SUCCESS, None) => Err((UR_RESULT_ERROR_PROGRAM_LINK_FAILURE, None)),
@@ -380,33 +363,34 @@ impl hal::Program<OpenCl> for Program {
     }
 
     /// `urProgramGetInfo`.
-    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+    fn info(program: &Program, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+        let raw = &program.raw;
         match prop {
-            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(ur_core::handle::ref_count_of(self)),
-            UR_PROGRAM_INFO_CONTEXT => out.value(ur_core::handle::handle_of(&*self.context)),
-            UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.devices()?.len() as u32),
+            UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(ur_core::handle::ref_count_of(program)),
+            UR_PROGRAM_INFO_CONTEXT => out.value(ur_core::handle::handle_of(&*program.context)),
+            UR_PROGRAM_INFO_NUM_DEVICES => out.value(devices_of(program)?.len() as u32),
             UR_PROGRAM_INFO_DEVICES => {
-                out.slice(&self.devices()?.into_iter().map(Device::handle).collect::<Vec<ur_device_handle_t>>())
+                out.slice(&devices_of(program)?.into_iter().map(Device::handle).collect::<Vec<ur_device_handle_t>>())
             }
-            UR_PROGRAM_INFO_IL => out.bytes(self.il.as_deref().unwrap_or(&[])),
-            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&driver::array::<usize>(self.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?),
-            UR_PROGRAM_INFO_NUM_KERNELS => out.value(driver::value::<usize>(self.data(sys::CL_PROGRAM_NUM_KERNELS)).ur()?),
-            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&driver::string(self.data(sys::CL_PROGRAM_KERNEL_NAMES)).ur()?),
+            UR_PROGRAM_INFO_IL => out.bytes(raw.il.as_deref().unwrap_or(&[])),
+            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(&driver::array::<usize>(raw.data(sys::CL_PROGRAM_BINARY_SIZES)).ur()?),
+            UR_PROGRAM_INFO_NUM_KERNELS => out.value(driver::value::<usize>(raw.data(sys::CL_PROGRAM_NUM_KERNELS)).ur()?),
+            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&driver::string(raw.data(sys::CL_PROGRAM_KERNEL_NAMES)).ur()?),
             p if p.0 > UR_PROGRAM_INFO_KERNEL_NAMES.0 => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
 
-    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
-        Program::binaries(self)
+    fn binaries(program: &Program) -> UrResult<Vec<Vec<u8>>> {
+        program.raw.binaries()
     }
 
     /// `urProgramGetBuildInfo`.
-    fn build_info(&self, device: &Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
-        if !self.devices()?.iter().any(|d| std::ptr::eq(*d, device)) {
+    fn build_info(program: &Program, device: &Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+        if !devices_of(program)?.iter().any(|d| std::ptr::eq(*d, device)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        let data = |p| cl3::program::get_program_build_data(self.raw(), device.id, p);
+        let data = |p| cl3::program::get_program_build_data(program.raw.get(), device.raw.id, p);
         match prop {
             UR_PROGRAM_BUILD_INFO_STATUS => {
                 out.value(conv::build_status(driver::value::<cl_int>(data(sys::CL_PROGRAM_BUILD_STATUS)).ur()?))
@@ -420,17 +404,17 @@ impl hal::Program<OpenCl> for Program {
         }
     }
 
-    fn set_specialization_constants(&self, constants: &[ur_specialization_constant_info_t]) -> UrResult {
-        constants.iter().try_for_each(|c| self.set_specialization_constant(c.id, c.size, c.pValue))
+    fn set_specialization_constants(program: &Program, constants: &[ur_specialization_constant_info_t]) -> UrResult {
+        constants.iter().try_for_each(|c| program.raw.set_specialization_constant(c.id, c.size, c.pValue))
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.raw() as ur_native_handle_t)
+    fn native_handle(program: &Program) -> UrResult<ur_native_handle_t> {
+        Ok(program.raw.get() as ur_native_handle_t)
     }
 
     /// A program over the user's `cl_program`, in whatever state the user
     /// left it (built: kernels at once; only created: `urProgramBuild` next).
-    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
-        Program::from_native(arc_of(context), native as sys::cl_program, ownership)
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Program>> {
+        wrap_native(arc_of(context), native as sys::cl_program, ownership)
     }
 }

@@ -4,14 +4,13 @@
 use crate::driver;
 use platform::Platform;
 use crate::conv::{self, ClResultExt};
-use crate::{OpenCl, DDI};
+use crate::OpenCl;
 use cl3::ext as sys;
 use sys::{cl_bool, cl_device_id, cl_int, cl_uint, cl_ulong};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use ur_core::adapter::Adapter;
+use ur_core::device::RawDevice;
 use ur_core::engine::UsmKind;
-use ur_core::hal;
-use ur_core::handle::{HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::partition::PartitionRequest;
 use ur_core::*;
@@ -29,9 +28,12 @@ pub enum UsmPath {
     None,
 }
 
-#[repr(C)]
-pub struct Device {
-    header: HandleHeader,
+/// A UR device of this adapter.
+pub type Device = ur_core::device::Device<OpenCl>;
+
+/// What an OpenCL device keeps beside the core's part: its id and
+/// platform, what it can do, and its sub-devices.
+pub struct DeviceCl {
     pub id: cl_device_id,
     pub platform: &'static Platform,
     pub device_type: sys::cl_device_type,
@@ -84,11 +86,30 @@ struct DeviceClock {
     queue: opencl3::command_queue::CommandQueue,
 }
 
-ur_core::ur_object!(Device, Device, ur_device_handle_t_);
-
 // SAFETY: OpenCL device ids are thread-safe tokens; the rest is immutable.
-unsafe impl Send for Device {}
-unsafe impl Sync for Device {}
+unsafe impl Send for DeviceCl {}
+unsafe impl Sync for DeviceCl {}
+
+/// `object` for the rest of the process. Platforms and devices are never
+/// freed: their handles stay valid across adapter releases, and the other
+/// objects hold them as `&'static`. The core's handles want every platform
+/// and device inside an `Arc` (`ArcObject`), so each is made in one and
+/// that `Arc`'s count is given up here, never to be given back.
+pub(crate) fn kept_forever<T>(object: Arc<T>) -> &'static T {
+    // SAFETY: `into_raw` keeps the strong count `object` held; nothing calls
+    // `from_raw` on the pointer, so the count never falls to zero and the
+    // object is never freed.
+    unsafe { &*Arc::into_raw(object) }
+}
+
+/// `device` for as long as the process: root devices and sub-devices alike
+/// are never freed (sub-devices are kept by their parent, see
+/// `DeviceCl::sub_devices`).
+pub fn kept(device: &Device) -> &'static Device {
+    // SAFETY: every device of this adapter is made by `kept_forever`
+    // (`DeviceCl::discover`, `partition`) and never dropped.
+    unsafe { &*(device as *const Device) }
+}
 
 /// "OpenCL 3.0 anything" -> (3, 0).
 fn parse_version(s: &str) -> (u32, u32) {
@@ -97,35 +118,35 @@ fn parse_version(s: &str) -> (u32, u32) {
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }
 
-impl Device {
+impl DeviceCl {
     /// The root devices of `platform`; a device whose basic info fails is
     /// left out (and logged) rather than half-described.
     pub(super) fn discover(platform: &'static Platform) -> Vec<&'static Device> {
-        let ids = match cl3::device::get_device_ids(platform.id, sys::CL_DEVICE_TYPE_ALL) {
+        let ids = match cl3::device::get_device_ids(platform.raw.id, sys::CL_DEVICE_TYPE_ALL) {
             Ok(ids) => ids,
             Err(e) => {
-                log::warning(&format!("{}: clGetDeviceIDs failed: {e}", platform.name));
+                log::warning(&format!("{}: clGetDeviceIDs failed: {e}", platform.raw.name));
                 return Vec::new();
             }
         };
         ids.into_iter()
-            .filter_map(|id| match Device::new(id, platform, None) {
+            .filter_map(|id| match DeviceCl::new(id, platform, None) {
                 Ok(d) => {
                     log::info(&format!(
                         "{}: {} (USM through {:?}; small USM commands on the host: {})",
-                        platform.name, d.name, d.usm_path, d.host_runs_usm
+                        platform.raw.name, d.name, d.usm_path, d.host_runs_usm
                     ));
-                    Some(&*Box::leak(Box::new(d)))
+                    Some(kept_forever(Device::new(d)))
                 }
                 Err(e) => {
-                    log::warning(&format!("{}: skipping a device whose info fails: {e}", platform.name));
+                    log::warning(&format!("{}: skipping a device whose info fails: {e}", platform.raw.name));
                     None
                 }
             })
             .collect()
     }
 
-    fn new(id: cl_device_id, platform: &'static Platform, parent: Option<(&'static Device, PartitionRequest)>) -> Result<Device, cl_int> {
+    fn new(id: cl_device_id, platform: &'static Platform, parent: Option<(&'static Device, PartitionRequest)>) -> Result<DeviceCl, cl_int> {
         let data = |p| cl3::device::get_device_data(id, p);
         let extensions = driver::string(data(sys::CL_DEVICE_EXTENSIONS))?;
         let version = parse_version(&driver::string(data(sys::CL_DEVICE_VERSION))?);
@@ -136,9 +157,8 @@ impl Device {
         } else {
             String::new()
         };
-        let intel = platform.intel_usm.is_some() && driver::has_extension(&extensions, "cl_intel_unified_shared_memory");
-        let mut device = Device {
-            header: HandleHeader::new(&DDI, ObjectKind::Device),
+        let intel = platform.raw.intel_usm.is_some() && driver::has_extension(&extensions, "cl_intel_unified_shared_memory");
+        let mut device = DeviceCl {
             id,
             platform,
             device_type: driver::value(data(sys::CL_DEVICE_TYPE))?,
@@ -164,7 +184,7 @@ impl Device {
         };
         let device_type = device.device_type;
         device.out_of_order_queues =
-            !(platform.name == "Intel(R) OpenCL" && device_type & sys::CL_DEVICE_TYPE_CPU != 0);
+            !(platform.raw.name == "Intel(R) OpenCL" && device_type & sys::CL_DEVICE_TYPE_CPU != 0);
         if intel {
             let caps = |p| driver::value::<sys::cl_bitfield>(data(p)).map(conv::usm_capabilities).unwrap_or(0);
             device.usm_path = UsmPath::Intel;
@@ -186,27 +206,6 @@ impl Device {
             || (device.usm_path == UsmPath::Svm && svm & sys::CL_DEVICE_SVM_FINE_GRAIN_BUFFER != 0);
         device.host_runs_usm = device_type & sys::CL_DEVICE_TYPE_CPU != 0 && host_unified && host_addressed;
         Ok(device)
-    }
-
-    pub fn handle(&'static self) -> ur_device_handle_t {
-        ur_core::handle::handle_of(self)
-    }
-
-    /// A device handle of this adapter.
-    ///
-    /// # Safety
-    /// As for [`ur_core::handle::borrow`].
-    pub unsafe fn from_handle(h: ur_device_handle_t) -> UrResult<&'static Device> {
-        Ok(ur_core::handle::borrow::<Device>(h, &DDI)?.kept())
-    }
-
-    /// This device for as long as the process: root devices and sub-devices
-    /// alike are never freed (sub-devices are kept by their parent, see
-    /// `sub_devices`).
-    pub fn kept(&self) -> &'static Device {
-        // SAFETY: every `Device` is leaked on creation (`discover`,
-        // `partition`) and never dropped.
-        unsafe { &*(self as *const Device) }
     }
 
     /// The partition kinds the device offers that UR names (OpenCL's and
@@ -239,7 +238,7 @@ impl Device {
             .iter()
             .flat_map(|(_, devices)| devices.iter().copied())
             .collect();
-        made.iter().flat_map(|d| std::iter::once(*d).chain(d.sub_devices_made())).collect()
+        made.iter().flat_map(|d| std::iter::once(*d).chain(d.raw.sub_devices_made())).collect()
     }
 
     pub fn has_extension(&self, ext: &str) -> bool {
@@ -250,10 +249,11 @@ impl Device {
     pub fn matches(&self, filter: sys::cl_device_type) -> bool {
         match filter {
             sys::CL_DEVICE_TYPE_ALL => true,
-            // The platform's first device stands for its default one.
+            // The platform's first device stands for its default one (its
+            // raw part is this one exactly when it is this device).
             sys::CL_DEVICE_TYPE_DEFAULT => {
                 self.device_type & sys::CL_DEVICE_TYPE_DEFAULT != 0
-                    || self.platform.devices().first().is_some_and(|d| std::ptr::eq(*d, self))
+                    || self.platform.raw.devices().first().is_some_and(|d| std::ptr::eq(&d.raw, self))
             }
             f => self.device_type & f != 0,
         }
@@ -318,7 +318,7 @@ impl Device {
             if !self.flag(sys::CL_DEVICE_IMAGE_SUPPORT).unwrap_or(false) {
                 return false;
             }
-            let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.id as isize, 0];
+            let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.raw.id as isize, 0];
             let Ok(context) =
                 opencl3::context::Context::from_devices(&[self.id], &properties, None, std::ptr::null_mut())
             else {
@@ -342,7 +342,7 @@ impl Device {
     }
 
     fn make_clock(&self) -> Option<DeviceClock> {
-        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.id as isize, 0];
+        let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.raw.id as isize, 0];
         let context =
             opencl3::context::Context::from_devices(&[self.id], &properties, None, std::ptr::null_mut()).ok()?;
         // SAFETY: the device belongs to the context just made.
@@ -354,174 +354,175 @@ impl Device {
     }
 }
 
-/// The `&'static` devices behind `devices` (see [`Device::kept`]).
+/// The `&'static` devices behind `devices` (see [`kept`]).
 pub(crate) fn kept_all(devices: &[&Device]) -> Vec<&'static Device> {
-    devices.iter().map(|d| d.kept()).collect()
+    devices.iter().map(|d| kept(d)).collect()
 }
 
-impl hal::Device<OpenCl> for Device {
+impl RawDevice<OpenCl> for DeviceCl {
     fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
         // A UR type OpenCL cannot name matches no device.
         let Some(filter) = conv::device_type_filter(device_type)? else { return Ok(Vec::new()) };
-        Ok(platform.devices().iter().filter(|d| d.matches(filter)).map(|d| d.handle()).collect())
+        Ok(platform.raw.devices().iter().filter(|d| d.raw.matches(filter)).map(|d| d.handle()).collect())
     }
 
     /// `urDeviceGetInfo`, for a query the core checked to be in range.
-    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+    fn info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        let d = &device.raw;
         use sys::*;
         let unsupported = Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
         match prop {
-            UR_DEVICE_INFO_TYPE => out.value(conv::device_type(self.device_type)),
-            UR_DEVICE_INFO_VENDOR_ID => out.value(self.u32(CL_DEVICE_VENDOR_ID)?),
-            UR_DEVICE_INFO_DEVICE_ID => match self.u32(CL_DEVICE_ID_INTEL) {
-                Ok(id) if self.has_extension("cl_intel_device_attribute_query") => out.value(id),
+            UR_DEVICE_INFO_TYPE => out.value(conv::device_type(d.device_type)),
+            UR_DEVICE_INFO_VENDOR_ID => out.value(d.u32(CL_DEVICE_VENDOR_ID)?),
+            UR_DEVICE_INFO_DEVICE_ID => match d.u32(CL_DEVICE_ID_INTEL) {
+                Ok(id) if d.has_extension("cl_intel_device_attribute_query") => out.value(id),
                 _ => unsupported,
             },
             UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => {
-                out.value(self.u32(CL_DEVICE_MAX_COMPUTE_UNITS)?)
+                out.value(d.u32(CL_DEVICE_MAX_COMPUTE_UNITS)?)
             }
-            UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(self.u32(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)?),
+            UR_DEVICE_INFO_MAX_WORK_ITEM_DIMENSIONS => out.value(d.u32(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)?),
             UR_DEVICE_INFO_MAX_WORK_ITEM_SIZES => {
-                out.slice(&driver::array::<usize>(self.data(CL_DEVICE_MAX_WORK_ITEM_SIZES)).ur()?)
+                out.slice(&driver::array::<usize>(d.data(CL_DEVICE_MAX_WORK_ITEM_SIZES)).ur()?)
             }
-            UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(self.max_work_group_size),
-            UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(conv::fp_config(self.u64(CL_DEVICE_SINGLE_FP_CONFIG)?)),
+            UR_DEVICE_INFO_MAX_WORK_GROUP_SIZE => out.value(d.max_work_group_size),
+            UR_DEVICE_INFO_SINGLE_FP_CONFIG => out.value(conv::fp_config(d.u64(CL_DEVICE_SINGLE_FP_CONFIG)?)),
             UR_DEVICE_INFO_HALF_FP_CONFIG => {
-                let c = if self.has_extension("cl_khr_fp16") { self.u64(CL_DEVICE_HALF_FP_CONFIG).unwrap_or(0) } else { 0 };
+                let c = if d.has_extension("cl_khr_fp16") { d.u64(CL_DEVICE_HALF_FP_CONFIG).unwrap_or(0) } else { 0 };
                 out.value(conv::fp_config(c))
             }
-            UR_DEVICE_INFO_DOUBLE_FP_CONFIG => out.value(conv::fp_config(self.u64(CL_DEVICE_DOUBLE_FP_CONFIG).unwrap_or(0))),
+            UR_DEVICE_INFO_DOUBLE_FP_CONFIG => out.value(conv::fp_config(d.u64(CL_DEVICE_DOUBLE_FP_CONFIG).unwrap_or(0))),
             UR_DEVICE_INFO_QUEUE_PROPERTIES | UR_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES => {
-                out.value(self.queue_properties()?)
+                out.value(d.queue_properties()?)
             }
             UR_DEVICE_INFO_QUEUE_ON_DEVICE_PROPERTIES => {
-                let p = if self.version.0 >= 2 { self.u64(CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES).unwrap_or(0) } else { 0 };
+                let p = if d.version.0 >= 2 { d.u64(CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES).unwrap_or(0) } else { 0 };
                 out.value(conv::queue_properties_to_ur(p))
             }
-            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR)?),
-            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT)?),
-            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_INT => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_CHAR => out.value(d.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_SHORT => out.value(d.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_INT => out.value(d.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT)?),
             UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG | UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_LONG_LONG => {
-                out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG)?)
+                out.value(d.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG)?)
             }
-            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_FLOAT => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT)?),
-            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_DOUBLE => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE)?),
-            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF => out.value(self.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF)?),
-            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR)?),
-            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT)?),
-            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_INT)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_FLOAT => out.value(d.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_DOUBLE => out.value(d.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE)?),
+            UR_DEVICE_INFO_PREFERRED_VECTOR_WIDTH_HALF => out.value(d.u32(CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_CHAR => out.value(d.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_SHORT => out.value(d.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_INT => out.value(d.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_INT)?),
             UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG | UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_LONG_LONG => {
-                out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG)?)
+                out.value(d.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG)?)
             }
-            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT)?),
-            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE)?),
-            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF => out.value(self.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF)?),
-            UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY => out.value(self.u32(CL_DEVICE_MAX_CLOCK_FREQUENCY)?),
-            UR_DEVICE_INFO_ADDRESS_BITS => out.value(self.u32(CL_DEVICE_ADDRESS_BITS)?),
-            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.max_mem_alloc),
-            UR_DEVICE_INFO_IMAGE_SUPPORT => out.bool(self.flag(CL_DEVICE_IMAGE_SUPPORT)?),
-            UR_DEVICE_INFO_MAX_READ_IMAGE_ARGS => out.value(self.u32(CL_DEVICE_MAX_READ_IMAGE_ARGS)?),
-            UR_DEVICE_INFO_MAX_WRITE_IMAGE_ARGS => out.value(self.u32(CL_DEVICE_MAX_WRITE_IMAGE_ARGS)?),
-            UR_DEVICE_INFO_MAX_READ_WRITE_IMAGE_ARGS => match self.u32(CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS) {
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_FLOAT => out.value(d.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_DOUBLE => out.value(d.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE)?),
+            UR_DEVICE_INFO_NATIVE_VECTOR_WIDTH_HALF => out.value(d.u32(CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF)?),
+            UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY => out.value(d.u32(CL_DEVICE_MAX_CLOCK_FREQUENCY)?),
+            UR_DEVICE_INFO_ADDRESS_BITS => out.value(d.u32(CL_DEVICE_ADDRESS_BITS)?),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(d.max_mem_alloc),
+            UR_DEVICE_INFO_IMAGE_SUPPORT => out.bool(d.flag(CL_DEVICE_IMAGE_SUPPORT)?),
+            UR_DEVICE_INFO_MAX_READ_IMAGE_ARGS => out.value(d.u32(CL_DEVICE_MAX_READ_IMAGE_ARGS)?),
+            UR_DEVICE_INFO_MAX_WRITE_IMAGE_ARGS => out.value(d.u32(CL_DEVICE_MAX_WRITE_IMAGE_ARGS)?),
+            UR_DEVICE_INFO_MAX_READ_WRITE_IMAGE_ARGS => match d.u32(CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS) {
                 Ok(n) => out.value(n),
                 Err(_) => unsupported,
             },
-            UR_DEVICE_INFO_IMAGE2D_MAX_WIDTH => out.value(self.usize(CL_DEVICE_IMAGE2D_MAX_WIDTH)?),
-            UR_DEVICE_INFO_IMAGE2D_MAX_HEIGHT => out.value(self.usize(CL_DEVICE_IMAGE2D_MAX_HEIGHT)?),
-            UR_DEVICE_INFO_IMAGE3D_MAX_WIDTH => out.value(self.usize(CL_DEVICE_IMAGE3D_MAX_WIDTH)?),
-            UR_DEVICE_INFO_IMAGE3D_MAX_HEIGHT => out.value(self.usize(CL_DEVICE_IMAGE3D_MAX_HEIGHT)?),
-            UR_DEVICE_INFO_IMAGE3D_MAX_DEPTH => out.value(self.usize(CL_DEVICE_IMAGE3D_MAX_DEPTH)?),
-            UR_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE => out.value(self.usize(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE)?),
-            UR_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE => out.value(self.usize(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE)?),
-            UR_DEVICE_INFO_MAX_SAMPLERS => out.value(self.u32(CL_DEVICE_MAX_SAMPLERS)?),
-            UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(self.usize(CL_DEVICE_MAX_PARAMETER_SIZE)?),
-            UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value(self.u32(CL_DEVICE_MEM_BASE_ADDR_ALIGN)?),
+            UR_DEVICE_INFO_IMAGE2D_MAX_WIDTH => out.value(d.usize(CL_DEVICE_IMAGE2D_MAX_WIDTH)?),
+            UR_DEVICE_INFO_IMAGE2D_MAX_HEIGHT => out.value(d.usize(CL_DEVICE_IMAGE2D_MAX_HEIGHT)?),
+            UR_DEVICE_INFO_IMAGE3D_MAX_WIDTH => out.value(d.usize(CL_DEVICE_IMAGE3D_MAX_WIDTH)?),
+            UR_DEVICE_INFO_IMAGE3D_MAX_HEIGHT => out.value(d.usize(CL_DEVICE_IMAGE3D_MAX_HEIGHT)?),
+            UR_DEVICE_INFO_IMAGE3D_MAX_DEPTH => out.value(d.usize(CL_DEVICE_IMAGE3D_MAX_DEPTH)?),
+            UR_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE => out.value(d.usize(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE)?),
+            UR_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE => out.value(d.usize(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE)?),
+            UR_DEVICE_INFO_MAX_SAMPLERS => out.value(d.u32(CL_DEVICE_MAX_SAMPLERS)?),
+            UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(d.usize(CL_DEVICE_MAX_PARAMETER_SIZE)?),
+            UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value(d.u32(CL_DEVICE_MEM_BASE_ADDR_ALIGN)?),
             UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => {
-                out.value(conv::mem_cache_type(self.u32(CL_DEVICE_GLOBAL_MEM_CACHE_TYPE)?))
+                out.value(conv::mem_cache_type(d.u32(CL_DEVICE_GLOBAL_MEM_CACHE_TYPE)?))
             }
-            UR_DEVICE_INFO_GLOBAL_MEM_CACHELINE_SIZE => out.value(self.u32(CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE)?),
-            UR_DEVICE_INFO_GLOBAL_MEM_CACHE_SIZE => out.value(self.u64(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE)?),
-            UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(self.u64(CL_DEVICE_GLOBAL_MEM_SIZE)?),
-            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(self.u64(CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE)?),
-            UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(self.u32(CL_DEVICE_MAX_CONSTANT_ARGS)?),
-            UR_DEVICE_INFO_LOCAL_MEM_TYPE => out.value(conv::local_mem_type(self.u32(CL_DEVICE_LOCAL_MEM_TYPE)?)),
-            UR_DEVICE_INFO_LOCAL_MEM_SIZE => out.value(self.u64(CL_DEVICE_LOCAL_MEM_SIZE)?),
-            UR_DEVICE_INFO_ERROR_CORRECTION_SUPPORT => out.bool(self.flag(CL_DEVICE_ERROR_CORRECTION_SUPPORT)?),
-            UR_DEVICE_INFO_HOST_UNIFIED_MEMORY => out.bool(self.flag(CL_DEVICE_HOST_UNIFIED_MEMORY)?),
-            UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(self.usize(CL_DEVICE_PROFILING_TIMER_RESOLUTION)?),
-            UR_DEVICE_INFO_ENDIAN_LITTLE => out.bool(self.flag(CL_DEVICE_ENDIAN_LITTLE)?),
-            UR_DEVICE_INFO_AVAILABLE => out.bool(self.flag(CL_DEVICE_AVAILABLE)?),
-            UR_DEVICE_INFO_COMPILER_AVAILABLE => out.bool(self.flag(CL_DEVICE_COMPILER_AVAILABLE)?),
-            UR_DEVICE_INFO_LINKER_AVAILABLE => out.bool(self.flag(CL_DEVICE_LINKER_AVAILABLE)?),
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHELINE_SIZE => out.value(d.u32(CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE)?),
+            UR_DEVICE_INFO_GLOBAL_MEM_CACHE_SIZE => out.value(d.u64(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE)?),
+            UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(d.u64(CL_DEVICE_GLOBAL_MEM_SIZE)?),
+            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(d.u64(CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE)?),
+            UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(d.u32(CL_DEVICE_MAX_CONSTANT_ARGS)?),
+            UR_DEVICE_INFO_LOCAL_MEM_TYPE => out.value(conv::local_mem_type(d.u32(CL_DEVICE_LOCAL_MEM_TYPE)?)),
+            UR_DEVICE_INFO_LOCAL_MEM_SIZE => out.value(d.u64(CL_DEVICE_LOCAL_MEM_SIZE)?),
+            UR_DEVICE_INFO_ERROR_CORRECTION_SUPPORT => out.bool(d.flag(CL_DEVICE_ERROR_CORRECTION_SUPPORT)?),
+            UR_DEVICE_INFO_HOST_UNIFIED_MEMORY => out.bool(d.flag(CL_DEVICE_HOST_UNIFIED_MEMORY)?),
+            UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(d.usize(CL_DEVICE_PROFILING_TIMER_RESOLUTION)?),
+            UR_DEVICE_INFO_ENDIAN_LITTLE => out.bool(d.flag(CL_DEVICE_ENDIAN_LITTLE)?),
+            UR_DEVICE_INFO_AVAILABLE => out.bool(d.flag(CL_DEVICE_AVAILABLE)?),
+            UR_DEVICE_INFO_COMPILER_AVAILABLE => out.bool(d.flag(CL_DEVICE_COMPILER_AVAILABLE)?),
+            UR_DEVICE_INFO_LINKER_AVAILABLE => out.bool(d.flag(CL_DEVICE_LINKER_AVAILABLE)?),
             UR_DEVICE_INFO_EXECUTION_CAPABILITIES => {
-                out.value(conv::exec_capabilities(self.u64(CL_DEVICE_EXECUTION_CAPABILITIES)?))
+                out.value(conv::exec_capabilities(d.u64(CL_DEVICE_EXECUTION_CAPABILITIES)?))
             }
-            UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(&self.string(CL_DEVICE_BUILT_IN_KERNELS)?),
-            UR_DEVICE_INFO_PLATFORM => out.value(self.platform.handle()),
+            UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(&d.string(CL_DEVICE_BUILT_IN_KERNELS)?),
+            UR_DEVICE_INFO_PLATFORM => out.value(d.platform.handle()),
             // Root devices are never freed; their count stays at one.
             UR_DEVICE_INFO_REFERENCE_COUNT => {
-                out.value(if self.parent.is_some() { ur_core::handle::ref_count_of(self) } else { 1 })
+                out.value(if d.parent.is_some() { ur_core::handle::ref_count_of(device) } else { 1 })
             }
-            UR_DEVICE_INFO_IL_VERSION => out.string(&self.il_version),
-            UR_DEVICE_INFO_NAME => out.string(&self.name),
-            UR_DEVICE_INFO_VENDOR => out.string(&self.string(CL_DEVICE_VENDOR)?),
-            UR_DEVICE_INFO_DRIVER_VERSION => out.string(&self.string(CL_DRIVER_VERSION)?),
-            UR_DEVICE_INFO_PROFILE => out.string(&self.string(CL_DEVICE_PROFILE)?),
-            UR_DEVICE_INFO_VERSION => out.string(&self.string(CL_DEVICE_VERSION)?),
-            UR_DEVICE_INFO_BACKEND_RUNTIME_VERSION => out.string(&format!("{}.{}", self.version.0, self.version.1)),
-            UR_DEVICE_INFO_EXTENSIONS => out.string(&self.extensions),
-            UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(self.usize(CL_DEVICE_PRINTF_BUFFER_SIZE)?),
-            UR_DEVICE_INFO_PREFERRED_INTEROP_USER_SYNC => out.bool(self.flag(CL_DEVICE_PREFERRED_INTEROP_USER_SYNC)?),
+            UR_DEVICE_INFO_IL_VERSION => out.string(&d.il_version),
+            UR_DEVICE_INFO_NAME => out.string(&d.name),
+            UR_DEVICE_INFO_VENDOR => out.string(&d.string(CL_DEVICE_VENDOR)?),
+            UR_DEVICE_INFO_DRIVER_VERSION => out.string(&d.string(CL_DRIVER_VERSION)?),
+            UR_DEVICE_INFO_PROFILE => out.string(&d.string(CL_DEVICE_PROFILE)?),
+            UR_DEVICE_INFO_VERSION => out.string(&d.string(CL_DEVICE_VERSION)?),
+            UR_DEVICE_INFO_BACKEND_RUNTIME_VERSION => out.string(&format!("{}.{}", d.version.0, d.version.1)),
+            UR_DEVICE_INFO_EXTENSIONS => out.string(&d.extensions),
+            UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(d.usize(CL_DEVICE_PRINTF_BUFFER_SIZE)?),
+            UR_DEVICE_INFO_PREFERRED_INTEROP_USER_SYNC => out.bool(d.flag(CL_DEVICE_PREFERRED_INTEROP_USER_SYNC)?),
             UR_DEVICE_INFO_PARENT_DEVICE => {
-                out.value(self.parent.as_ref().map_or(std::ptr::null_mut(), |(p, _)| p.handle()))
+                out.value(d.parent.as_ref().map_or(std::ptr::null_mut(), |(p, _)| p.handle()))
             }
-            UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice(&self.supported_partitions()),
+            UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice(&d.supported_partitions()),
             // The properties given to urDevicePartition; none for a root.
-            UR_DEVICE_INFO_PARTITION_TYPE => match &self.parent {
+            UR_DEVICE_INFO_PARTITION_TYPE => match &d.parent {
                 Some((_, request)) => out.slice(&request.properties()),
                 None => out.bytes(&[]),
             },
             UR_DEVICE_INFO_PARTITION_MAX_SUB_DEVICES => {
-                out.value(self.u32(CL_DEVICE_PARTITION_MAX_SUB_DEVICES).unwrap_or(0))
+                out.value(d.u32(CL_DEVICE_PARTITION_MAX_SUB_DEVICES).unwrap_or(0))
             }
-            UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(self.affinity_domains()),
-            UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => out.value(self.max_num_sub_groups()),
+            UR_DEVICE_INFO_PARTITION_AFFINITY_DOMAIN => out.value(d.affinity_domains()),
+            UR_DEVICE_INFO_MAX_NUM_SUB_GROUPS => out.value(d.max_num_sub_groups()),
             UR_DEVICE_INFO_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => out.bool(
-                self.version >= (2, 1) && self.flag(CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS).unwrap_or(false),
+                d.version >= (2, 1) && d.flag(CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS).unwrap_or(false),
             ),
-            UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => out.slice(&self.sub_group_sizes()?),
-            UR_DEVICE_INFO_USM_HOST_SUPPORT => out.value(self.usm_host),
-            UR_DEVICE_INFO_USM_DEVICE_SUPPORT => out.value(self.usm_device),
-            UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT => out.value(self.usm_single_shared),
-            UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT => out.value(self.usm_cross_shared),
-            UR_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT => out.value(self.usm_system),
+            UR_DEVICE_INFO_SUB_GROUP_SIZES_INTEL => out.slice(&d.sub_group_sizes()?),
+            UR_DEVICE_INFO_USM_HOST_SUPPORT => out.value(d.usm_host),
+            UR_DEVICE_INFO_USM_DEVICE_SUPPORT => out.value(d.usm_device),
+            UR_DEVICE_INFO_USM_SINGLE_SHARED_SUPPORT => out.value(d.usm_single_shared),
+            UR_DEVICE_INFO_USM_CROSS_SHARED_SUPPORT => out.value(d.usm_cross_shared),
+            UR_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT => out.value(d.usm_system),
             UR_DEVICE_INFO_UUID => {
-                if !self.has_extension("cl_khr_device_uuid") {
+                if !d.has_extension("cl_khr_device_uuid") {
                     return unsupported;
                 }
-                out.bytes(&driver::value::<[u8; 16]>(self.data(CL_DEVICE_UUID_KHR)).ur()?)
+                out.bytes(&driver::value::<[u8; 16]>(d.data(CL_DEVICE_UUID_KHR)).ur()?)
             }
-            UR_DEVICE_INFO_IMAGE_SRGB => out.bool(self.srgb_images()),
+            UR_DEVICE_INFO_IMAGE_SRGB => out.bool(d.srgb_images()),
             UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
-            UR_DEVICE_INFO_ATOMIC_64 => out.bool(self.has_extension("cl_khr_int64_base_atomics")),
+            UR_DEVICE_INFO_ATOMIC_64 => out.bool(d.has_extension("cl_khr_int64_base_atomics")),
             UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES => {
-                out.value(conv::atomic_order_capabilities(self.atomic_capabilities(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES)))
+                out.value(conv::atomic_order_capabilities(d.atomic_capabilities(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES)))
             }
             UR_DEVICE_INFO_ATOMIC_MEMORY_SCOPE_CAPABILITIES => {
-                out.value(conv::atomic_scope_capabilities(self.atomic_capabilities(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES)))
+                out.value(conv::atomic_scope_capabilities(d.atomic_capabilities(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES)))
             }
             UR_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES => {
-                out.value(conv::atomic_order_capabilities(self.atomic_capabilities(CL_DEVICE_ATOMIC_FENCE_CAPABILITIES)))
+                out.value(conv::atomic_order_capabilities(d.atomic_capabilities(CL_DEVICE_ATOMIC_FENCE_CAPABILITIES)))
             }
             UR_DEVICE_INFO_ATOMIC_FENCE_SCOPE_CAPABILITIES => {
-                out.value(conv::atomic_scope_capabilities(self.atomic_capabilities(CL_DEVICE_ATOMIC_FENCE_CAPABILITIES)))
+                out.value(conv::atomic_scope_capabilities(d.atomic_capabilities(CL_DEVICE_ATOMIC_FENCE_CAPABILITIES)))
             }
-            UR_DEVICE_INFO_BFLOAT16 => out.bool(self.has_extension("cl_intel_bfloat16_conversions")),
-            UR_DEVICE_INFO_BFLOAT16_CONVERSIONS_NATIVE => out.bool(self.has_extension("cl_intel_bfloat16_conversions")),
+            UR_DEVICE_INFO_BFLOAT16 => out.bool(d.has_extension("cl_intel_bfloat16_conversions")),
+            UR_DEVICE_INFO_BFLOAT16_CONVERSIONS_NATIVE => out.bool(d.has_extension("cl_intel_bfloat16_conversions")),
             UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
             UR_DEVICE_INFO_KERNEL_SET_SPECIALIZATION_CONSTANTS => out.bool(false),
             UR_DEVICE_INFO_PROGRAM_SET_SPECIALIZATION_CONSTANTS => {
-                out.bool(self.version >= (2, 2) && !self.il_version.is_empty())
+                out.bool(d.version >= (2, 2) && !d.il_version.is_empty())
             }
             // OpenCL puts no limit on the number of work-groups beyond the
             // index range of the ND-range, whose sizes are `size_t`.
@@ -541,25 +542,25 @@ impl hal::Device<OpenCl> for Device {
                     UR_DEVICE_INFO_GPU_EU_COUNT_PER_SUBSLICE => CL_DEVICE_NUM_EUS_PER_SUB_SLICE_INTEL,
                     _ => CL_DEVICE_NUM_THREADS_PER_EU_INTEL,
                 };
-                match self.u32(param) {
-                    Ok(v) if self.has_extension("cl_intel_device_attribute_query") => out.value(v),
+                match d.u32(param) {
+                    Ok(v) if d.has_extension("cl_intel_device_attribute_query") => out.value(v),
                     _ => unsupported,
                 }
             }
             // cl_khr_device_uuid also carries the Windows LUID and node mask;
             // the LUID only where the runtime says it is valid.
-            UR_DEVICE_INFO_NODE_MASK if self.has_extension("cl_khr_device_uuid") => {
-                out.value(self.u32(CL_DEVICE_NODE_MASK_KHR)?)
+            UR_DEVICE_INFO_NODE_MASK if d.has_extension("cl_khr_device_uuid") => {
+                out.value(d.u32(CL_DEVICE_NODE_MASK_KHR)?)
             }
             UR_DEVICE_INFO_LUID
-                if self.has_extension("cl_khr_device_uuid") && self.flag(CL_DEVICE_LUID_VALID_KHR).unwrap_or(false) =>
+                if d.has_extension("cl_khr_device_uuid") && d.flag(CL_DEVICE_LUID_VALID_KHR).unwrap_or(false) =>
             {
-                out.bytes(&driver::value::<[u8; 8]>(self.data(CL_DEVICE_LUID_KHR)).ur()?)
+                out.bytes(&driver::value::<[u8; 8]>(d.data(CL_DEVICE_LUID_KHR)).ur()?)
             }
             UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP
             | UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP
             | UR_DEVICE_INFO_CLOCK_DEVICE_SUPPORT_EXP => {
-                out.bool(conv::kernel_clock_scope(prop) & self.kernel_clock_capabilities() != 0)
+                out.bool(conv::kernel_clock_scope(prop) & d.kernel_clock_capabilities() != 0)
             }
             UR_DEVICE_INFO_2D_BLOCK_ARRAY_CAPABILITIES_EXP => {
                 out.value(0 as ur_exp_device_2d_block_array_capability_flags_t)
@@ -570,41 +571,42 @@ impl hal::Device<OpenCl> for Device {
             // sub-allocates for urEnqueueUSM*AllocExp, and blocking
             // allocations carry their pool.
             UR_DEVICE_INFO_USM_POOL_SUPPORT | UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => {
-                out.bool(self.usm_path != UsmPath::None)
+                out.bool(d.usm_path != UsmPath::None)
             }
-            UR_DEVICE_INFO_USE_NATIVE_ASSERT => out.bool(self.has_extension("cl_intel_devicelib_assert")),
+            UR_DEVICE_INFO_USE_NATIVE_ASSERT => out.bool(d.has_extension("cl_intel_devicelib_assert")),
             UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES => out.value(0 as ur_kernel_launch_properties_flags_t),
             UR_DEVICE_INFO_COMMAND_BUFFER_UPDATE_CAPABILITIES_EXP => {
                 out.value(0 as ur_device_command_buffer_update_capability_flags_t)
             }
             UR_DEVICE_INFO_IS_INTEGRATED_GPU => out.bool(
-                self.device_type & CL_DEVICE_TYPE_GPU != 0 && self.flag(CL_DEVICE_HOST_UNIFIED_MEMORY).unwrap_or(false),
+                d.device_type & CL_DEVICE_TYPE_GPU != 0 && d.flag(CL_DEVICE_HOST_UNIFIED_MEMORY).unwrap_or(false),
             ),
             _ => unsupported,
         }
     }
 
-    fn is_root(&self) -> bool {
-        self.parent.is_none()
+    fn is_root(device: &Device) -> bool {
+        device.raw.parent.is_none()
     }
 
-    fn max_alloc_size(&self) -> u64 {
-        self.max_mem_alloc
+    fn max_alloc_size(device: &Device) -> u64 {
+        device.raw.max_mem_alloc
     }
 
-    fn serves_usm(&self, kind: UsmKind) -> bool {
+    fn serves_usm(device: &Device, kind: UsmKind) -> bool {
+        let d = &device.raw;
         let caps = match kind {
-            UsmKind::Host => self.usm_host,
-            UsmKind::Device => self.usm_device,
-            UsmKind::Shared => self.usm_single_shared | self.usm_cross_shared,
+            UsmKind::Host => d.usm_host,
+            UsmKind::Device => d.usm_device,
+            UsmKind::Shared => d.usm_single_shared | d.usm_cross_shared,
         };
         caps != 0
     }
 
     /// An image compiled ahead of time for the device's kind beats generic
     /// SPIR-V.
-    fn binary_targets(&self) -> &'static [&'static [u8]] {
-        match conv::device_type(self.device_type) {
+    fn binary_targets(device: &Device) -> &'static [&'static [u8]] {
+        match conv::device_type(device.raw.device_type) {
             UR_DEVICE_TYPE_CPU => &[b"spir64_x86_64", b"spir64"],
             UR_DEVICE_TYPE_GPU => &[b"spir64_gen", b"spir64"],
             UR_DEVICE_TYPE_FPGA => &[b"spir64_fpga", b"spir64"],
@@ -616,13 +618,14 @@ impl hal::Device<OpenCl> for Device {
     /// together, in nanoseconds. Without OpenCL 2.1's timer query, the
     /// device clock is read as the profiling end time of a marker, and the
     /// host clock (`CLOCK_MONOTONIC`) right after it.
-    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
-        if self.version >= (2, 1) {
-            if let Ok([device, host]) = cl3::device::get_device_and_host_timer(self.id) {
+    fn global_timestamps(device: &Device) -> UrResult<(u64, u64)> {
+        let d = &device.raw;
+        if d.version >= (2, 1) {
+            if let Ok([device, host]) = cl3::device::get_device_and_host_timer(d.id) {
                 return Ok((device, host));
             }
         }
-        let clock = self.clock.get_or_init(|| self.make_clock()).as_ref().ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
+        let clock = d.clock.get_or_init(|| d.make_clock()).as_ref().ok_or(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)?;
         // SAFETY: a live queue and an empty wait list.
         let marker =
             unsafe { cl3::command_queue::enqueue_marker_with_wait_list(clock.queue.get(), 0, std::ptr::null()) }.ur()?;
@@ -635,14 +638,15 @@ impl hal::Device<OpenCl> for Device {
 
     /// `urDevicePartition`: the sub-devices of `request`, made by
     /// `clCreateSubDevices` on the first call and the same ones after.
-    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
+    fn partition<'a>(device: &'a Device, request: &PartitionRequest) -> UrResult<Vec<&'a Device>> {
+        let d = &device.raw;
         request.check_against(
-            &self.supported_partitions(),
-            self.u32(sys::CL_DEVICE_MAX_COMPUTE_UNITS)?,
-            self.u32(sys::CL_DEVICE_PARTITION_MAX_SUB_DEVICES)?,
-            self.affinity_domains(),
+            &d.supported_partitions(),
+            d.u32(sys::CL_DEVICE_MAX_COMPUTE_UNITS)?,
+            d.u32(sys::CL_DEVICE_PARTITION_MAX_SUB_DEVICES)?,
+            d.affinity_domains(),
         )?;
-        let mut made = self.sub_devices.lock().unwrap_or_else(|e| e.into_inner());
+        let mut made = d.sub_devices.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, devices)) = made.iter().find(|(r, _)| r == request) {
             return Ok(devices.clone());
         }
@@ -656,11 +660,11 @@ impl hal::Device<OpenCl> for Device {
                 vec![sys::CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN as isize, *d as isize, 0]
             }
         };
-        let ids = cl3::device::create_sub_devices(self.id, &properties).map_err(conv::partition_result)?;
+        let ids = cl3::device::create_sub_devices(d.id, &properties).map_err(conv::partition_result)?;
         let mut devices = Vec::with_capacity(ids.len());
         for id in &ids {
-            match Device::new(*id, self.platform, Some((self.kept(), request.clone()))) {
-                Ok(d) => devices.push(d),
+            match DeviceCl::new(*id, d.platform, Some((kept(device), request.clone()))) {
+                Ok(raw) => devices.push(raw),
                 Err(e) => {
                     // Nothing half-made is kept: every id of this call goes back.
                     for id in &ids {
@@ -672,14 +676,14 @@ impl hal::Device<OpenCl> for Device {
                 }
             }
         }
-        let devices: Vec<&'static Device> = devices.into_iter().map(|d| &*Box::leak(Box::new(d))).collect();
-        log::info(&format!("{}: partitioned into {} sub-devices ({request:?})", self.name, devices.len()));
+        let devices: Vec<&'static Device> = devices.into_iter().map(|raw| kept_forever(Device::new(raw))).collect();
+        log::info(&format!("{}: partitioned into {} sub-devices ({request:?})", d.name, devices.len()));
         made.push((request.clone(), devices.clone()));
         Ok(devices)
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.id as ur_native_handle_t)
+    fn native_handle(device: &Device) -> UrResult<ur_native_handle_t> {
+        Ok(device.raw.id as ur_native_handle_t)
     }
 
     /// The handle `urDeviceGet` hands out, or a sub-device `urDevicePartition`

@@ -4,21 +4,23 @@
 //! long as it does, like the OpenCL ids they wrap: their handles stay valid
 //! across adapter releases, and retain/release on them count nothing.
 
-use super::Device;
+use super::{kept_forever, Device, DeviceCl};
 use crate::driver::{self, IntelUsm};
-use crate::{OpenCl, ADAPTER, DDI};
+use crate::{OpenCl, ADAPTER};
 use cl3::ext as sys;
 use std::ffi::CStr;
 use std::sync::{Arc, OnceLock};
 use ur_core::adapter::Adapter;
-use ur_core::hal;
-use ur_core::handle::{HandleHeader, ObjectKind};
+use ur_core::device::RawPlatform;
 use ur_core::info::InfoOut;
 use ur_core::*;
 
-#[repr(C)]
-pub struct Platform {
-    header: HandleHeader,
+/// A UR platform of this adapter.
+pub type Platform = ur_core::device::Platform<OpenCl>;
+
+/// What an OpenCL platform keeps beside the core's part: its id, what it
+/// says of itself, and its root devices.
+pub struct PlatformCl {
     pub id: sys::cl_platform_id,
     pub name: String,
     pub vendor: String,
@@ -30,12 +32,10 @@ pub struct Platform {
     devices: OnceLock<Vec<&'static Device>>,
 }
 
-ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
-
 // SAFETY: an OpenCL platform id is a process-wide, thread-safe token; the
 // rest is immutable after discovery.
-unsafe impl Send for Platform {}
-unsafe impl Sync for Platform {}
+unsafe impl Send for PlatformCl {}
+unsafe impl Sync for PlatformCl {}
 
 static PLATFORMS: OnceLock<Vec<&'static Platform>> = OnceLock::new();
 
@@ -49,7 +49,7 @@ pub fn platforms() -> &'static [&'static Platform] {
 /// (`urPlatformCreateWithNativeHandle`). Only ids are compared: nothing is
 /// asked of an id that is not one of ours.
 pub fn platform_by_id(id: sys::cl_platform_id) -> Option<&'static Platform> {
-    platforms().iter().copied().find(|p| p.id == id)
+    platforms().iter().copied().find(|p| p.raw.id == id)
 }
 
 /// The device of this adapter whose OpenCL id is `id`: a root device, the
@@ -57,11 +57,11 @@ pub fn platform_by_id(id: sys::cl_platform_id) -> Option<&'static Platform> {
 /// made (`urDeviceCreateWithNativeHandle`, and the devices of native
 /// contexts). Only ids are compared.
 pub fn device_by_id(id: sys::cl_device_id) -> Option<&'static Device> {
-    let roots = platforms().iter().flat_map(|p| p.devices().iter().copied());
-    if let Some(d) = roots.clone().find(|d| d.id == id) {
+    let roots = platforms().iter().flat_map(|p| p.raw.devices().iter().copied());
+    if let Some(d) = roots.clone().find(|d| d.raw.id == id) {
         return Some(d);
     }
-    roots.flat_map(|d| d.sub_devices_made()).find(|d| d.id == id)
+    roots.flat_map(|d| d.raw.sub_devices_made()).find(|d| d.raw.id == id)
 }
 
 fn discover() -> Vec<&'static Platform> {
@@ -74,11 +74,11 @@ fn discover() -> Vec<&'static Platform> {
     };
     let mut found = Vec::new();
     for id in ids {
-        match Platform::new(id) {
-            Ok(p) => {
-                let p: &'static Platform = Box::leak(Box::new(p));
-                let devices = Device::discover(p);
-                let _ = p.devices.set(devices);
+        match PlatformCl::new(id) {
+            Ok(raw) => {
+                let p = kept_forever(Platform::new(raw));
+                let devices = DeviceCl::discover(p);
+                let _ = p.raw.devices.set(devices);
                 found.push(p);
             }
             Err(e) => log::warning(&format!("skipping an OpenCL platform whose info fails: {e}")),
@@ -87,14 +87,13 @@ fn discover() -> Vec<&'static Platform> {
     found
 }
 
-impl Platform {
-    fn new(id: sys::cl_platform_id) -> Result<Platform, sys::cl_int> {
+impl PlatformCl {
+    fn new(id: sys::cl_platform_id) -> Result<PlatformCl, sys::cl_int> {
         let info = |param| driver::string(cl3::platform::get_platform_data(id, param));
         let extensions = info(sys::CL_PLATFORM_EXTENSIONS)?;
         let intel_usm =
             if driver::has_extension(&extensions, "cl_intel_unified_shared_memory") { IntelUsm::load(id) } else { None };
-        Ok(Platform {
-            header: HandleHeader::new(&DDI, ObjectKind::Platform),
+        Ok(PlatformCl {
             id,
             name: info(sys::CL_PLATFORM_NAME)?,
             vendor: info(sys::CL_PLATFORM_VENDOR)?,
@@ -109,31 +108,28 @@ impl Platform {
     pub fn devices(&self) -> &[&'static Device] {
         self.devices.get().map(Vec::as_slice).unwrap_or(&[])
     }
-
-    pub fn handle(&'static self) -> ur_platform_handle_t {
-        ur_core::handle::handle_of(self)
-    }
 }
 
-impl hal::Platform<OpenCl> for Platform {
+impl RawPlatform<OpenCl> for PlatformCl {
     fn all(_adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
         Ok(platforms().iter().map(|p| p.handle()).collect())
     }
 
-    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+    fn info(platform: &Platform, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+        let p = &platform.raw;
         match prop {
-            UR_PLATFORM_INFO_NAME => out.string(&self.name),
-            UR_PLATFORM_INFO_VENDOR_NAME => out.string(&self.vendor),
-            UR_PLATFORM_INFO_VERSION => out.string(&self.version),
-            UR_PLATFORM_INFO_EXTENSIONS => out.string(&self.extensions),
-            UR_PLATFORM_INFO_PROFILE => out.string(&self.profile),
+            UR_PLATFORM_INFO_NAME => out.string(&p.name),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string(&p.vendor),
+            UR_PLATFORM_INFO_VERSION => out.string(&p.version),
+            UR_PLATFORM_INFO_EXTENSIONS => out.string(&p.extensions),
+            UR_PLATFORM_INFO_PROFILE => out.string(&p.profile),
             UR_PLATFORM_INFO_ADAPTER => out.value(ur_core::handle::handle_of(&*ADAPTER.get_or_create())),
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
     }
 
     /// The OpenCL compiler option for a SYCL frontend option.
-    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+    fn backend_option(_: &Platform, frontend: &str) -> Option<&'static CStr> {
         Some(match frontend {
             "-O0" => c"-cl-opt-disable",
             // Optimisation is OpenCL's default.
@@ -144,8 +140,8 @@ impl hal::Platform<OpenCl> for Platform {
         })
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.id as ur_native_handle_t)
+    fn native_handle(platform: &Platform) -> UrResult<ur_native_handle_t> {
+        Ok(platform.raw.id as ur_native_handle_t)
     }
 
     /// Platform ids are not reference counted: ownership changes nothing.

@@ -11,7 +11,7 @@
 //! engine are `trackers.rs`'.
 
 use crate::context::Context;
-use crate::device::{Device, UsmPath};
+use crate::device::{self, Device, UsmPath};
 use crate::driver;
 use crate::event::{self, Event};
 use crate::conv::{self, ClResultExt};
@@ -318,17 +318,17 @@ impl RawQueue<OpenCl> for QueueCl {
     /// A queue on `device`, a device of `context` (the core refused
     /// device-side flags).
     fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
-        let (context, device) = (arc_of(context), device.kept());
+        let (context, device) = (arc_of(context), device::kept(device));
         let mut properties = conv::queue_flags_to_cl(flags);
-        let device_properties = device.queue_properties()?;
+        let device_properties = device.raw.queue_properties()?;
         let out_of_order = properties & sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0
             && device_properties & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0
-            && device.out_of_order_queues;
+            && device.raw.out_of_order_queues;
         if !out_of_order {
             properties &= !sys::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
         }
         // SAFETY: the device belongs to the context (the core checked).
-        let cl = unsafe { CommandQueue::create_with_properties(&context.raw.cl, device.id, properties, 0) }.ur()?;
+        let cl = unsafe { CommandQueue::create_with_properties(&context.raw.cl, device.raw.id, properties, 0) }.ur()?;
         Ok(new_queue(context, device, flags, out_of_order, cl, false))
     }
 
@@ -384,7 +384,7 @@ impl RawQueue<OpenCl> for QueueCl {
         ownership: NativeOwnership,
     ) -> UrResult<Arc<Queue>> {
         let native = native as sys::cl_command_queue;
-        let (context, device) = (arc_of(context), device.map(Device::kept));
+        let (context, device) = (arc_of(context), device.map(device::kept));
         let data = |p| cl3::command_queue::get_command_queue_data(native, p);
         let cl_context = crate::driver::value::<sys::cl_context>(data(sys::CL_QUEUE_CONTEXT)).ur()?;
         if cl_context != context.raw.cl.get() {
@@ -493,7 +493,7 @@ impl RawQueue<OpenCl> for QueueCl {
     }
 
     fn async_alloc_supported(queue: &Queue) -> bool {
-        queue.device.usm_path != UsmPath::None
+        queue.device.raw.usm_path != UsmPath::None
     }
 
     type RawWait<'a> = cl_event;

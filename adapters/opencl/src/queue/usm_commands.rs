@@ -94,7 +94,7 @@ pub(super) fn at(ptr: *const c_void, offset: usize) -> *mut c_void {
 
 /// Runs a small fill or copy (`run`, over the memory `touched`) on the
 /// calling thread, on a device whose USM the host addresses
-/// (`Device::host_runs_usm`), when nothing it must follow can still be
+/// (`DeviceCl::host_runs_usm`), when nothing it must follow can still be
 /// running: every event it waits for has completed, and so has every
 /// command the OpenCL queue was given (the user has not had the native
 /// queue). Intel's CPU runtime takes 10 to 15 µs to enqueue and run a
@@ -115,7 +115,7 @@ pub(super) fn run_on_host(
     (in_usm, size): (bool, usize),
     run: impl FnOnce(),
 ) -> Option<UrResult<Option<Arc<Event>>>> {
-    if !in_usm || !queue.device.host_runs_usm || queue.is_profiling() || size > host_run_max() {
+    if !in_usm || !queue.device.raw.host_runs_usm || queue.is_profiling() || size > host_run_max() {
         return None;
     }
     let ctx = &*queue.context;
