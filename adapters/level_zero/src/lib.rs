@@ -50,3 +50,7 @@ ur_core::adapter_backend! {
 impl ur_core::context::Backends for LevelZero {
     type RawContext = context::ContextZe;
 }
+
+impl ur_core::queue::object::Queues for LevelZero {
+    type RawQueue = queue::QueueZe;
+}
