@@ -70,8 +70,8 @@ impl ContextZe {
     /// Waits for every command of every live queue that still runs some.
     pub(crate) fn finish_busy_queues(&self) -> UrResult {
         for q in self.live_queues() {
-            if q.busy() {
-                q.finish()?;
+            if q.raw.busy() {
+                crate::queue::finish(&q)?;
             }
         }
         Ok(())
@@ -92,7 +92,7 @@ fn covering(context: &Context, stamp: Stamp) -> Cover<Arc<Command>> {
             return Cover::Done;
         }
         let queue = context.raw.live_queues().into_iter().find(|q| q.lane.id() == stamp.lane);
-        match queue.map(|q| q.cover(stamp.seq)) {
+        match queue.map(|q| q.raw.cover(stamp.seq)) {
             Some(Some(cover)) => return cover,
             // Its queue is being dropped, which waits for all its
             // commands, or its append is under way on another thread.
@@ -105,7 +105,7 @@ fn covering(context: &Context, stamp: Stamp) -> Cover<Arc<Command>> {
 /// dependencies `deps` that has not completed.
 pub(crate) fn add_dependencies(context: &Context, queue: &Queue, deps: &[Stamp], events: &mut Vec<Arc<ZeEvent>>) {
     for &d in deps {
-        if d.lane == queue.lane.id() && queue.is_in_order() {
+        if d.lane == queue.lane.id() && queue.lane.is_in_order() {
             // Ordered before by the queue's own chain.
             continue;
         }

@@ -14,9 +14,11 @@
 //! module per object: `device` (platforms and devices), `context`, `queue`
 //! (command submission, USM commands, async allocation and free), `event`,
 //! `memory` (blocking USM, USM pools, the engine's memory source). Each
-//! holds its objects' traits of `ur_core::hal`: the C surface is
-//! `ur_core`'s, written once for every adapter; arguments arrive checked,
-//! and nothing here reads C memory.
+//! holds its objects' backend traits: `ur_core::hal`'s for platforms and
+//! devices, and for contexts, queues, events and pools the raw part of the
+//! core's object (`ContextZe`, `QueueZe`, `Signal`, `ZePool`). The C
+//! surface is `ur_core`'s, written once for every adapter; arguments
+//! arrive checked, and nothing here reads C memory.
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 // Level Zero handles are opaque pointers that only the driver reads.
@@ -46,3 +48,6 @@ ur_core::adapter_backend! {
     }
 }
 
+impl ur_core::queue::object::Queues for LevelZero {
+    type RawQueue = queue::QueueZe;
+}

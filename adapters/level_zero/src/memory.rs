@@ -16,7 +16,7 @@
 //! The engine decides which freed block an asynchronous allocation may
 //! take. From this adapter it needs raw memory ([`ZeMemory`], over the same
 //! `zeMemAlloc*` calls as `urUSM*Alloc`), every command of a context
-//! recorded in its graph (`Queue::submit` records each one), and word of
+//! recorded in its graph (`queue::submit` records each one), and word of
 //! their completion, which comes from the commands' Level Zero events
 //! through each queue's `engine::Tracker`: polled as commands are appended
 //! and settled at host synchronisation points.

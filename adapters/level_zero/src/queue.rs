@@ -1,8 +1,8 @@
-//! Queues, with `impl hal::Queue`: one immediate command list each, and
-//! `Queue::submit`, the one place every command passes: its wait list
-//! translated, its Level Zero event taken, its node recorded in the
-//! context's async pool engine, and the command kept until seen to
-//! complete.
+//! Queues: the core's `Queue` with a [`QueueZe`] as its raw part (one
+//! immediate command list each), and `impl RawQueue`; [`submit`], the one
+//! place every command passes: its wait list translated, its Level Zero
+//! event taken, its node recorded in the context's async pool engine, and
+//! the command kept until seen to complete.
 //!
 //! A Level Zero command list does not order its commands by itself, so on
 //! an in-order queue every command also waits for the event of the one
@@ -15,7 +15,7 @@
 //! command of the engine's graph.
 //!
 //! Commands: USM fills and copies, waits, barriers and markers as appends
-//! to a queue's immediate command list, each through `Queue::submit`; and
+//! to a queue's immediate command list, each through [`submit`]; and
 //! stream-ordered USM (`urEnqueueUSM*AllocExp`, `urEnqueueUSMFreeExp`)
 //! through the shared async pool engine.
 //!
@@ -30,115 +30,41 @@ use crate::conv::ZeExt;
 use crate::device::Device;
 use crate::driver::{check, ImmediateList};
 use crate::event::{self, Command, Event, ZeEvent};
-use crate::memory::UsmPool;
-use crate::{ze, LevelZero, DDI};
+use crate::{ze, LevelZero};
 use level_zero_sys::*;
 use std::ffi::c_void;
-use std::sync::{Arc, OnceLock};
-use ur_core::engine::{Cover, Lane, QueueOrder, Seq, Stamp, Tracker};
-use ur_core::hal::{self, Completion, Events, UsmCommand};
-use ur_core::queue::{EngineCommand, Node};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use std::sync::Arc;
+use ur_core::engine::{Cover, QueueOrder, Seq, Stamp, Tracker};
+use ur_core::hal::{Completion, Events, UsmCommand};
+use ur_core::handle::arc_of;
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
+use ur_core::queue::object::RawQueue;
+use ur_core::queue::{EngineCommand, Node};
 use ur_core::*;
 
 /// What a command waits on, as Level Zero events.
 pub type Waits = ur_core::queue::Waits<Arc<ZeEvent>>;
+
+/// A UR queue of this adapter: the core's, with [`QueueZe`] as its raw
+/// part.
+pub type Queue = ur_core::queue::object::Queue<LevelZero>;
 
 /// Serialised appends: the newest command's event, for in-order chaining.
 pub struct Order {
     last: Option<Arc<ZeEvent>>,
 }
 
-#[repr(C)]
-pub struct Queue {
-    header: HandleHeader,
-    /// The context's default pool of `device`, taken on first use
-    /// (declared before `context`, so dropped first).
-    default_pool: OnceLock<Arc<UsmPool>>,
-    pub context: Arc<Context>,
-    pub device: Arc<Device>,
-    pub flags: ur_queue_flags_t,
-    pub lane: Arc<Lane>,
+/// What a Level Zero queue keeps beside the core's fields. The core drops
+/// it first, so the command list goes while its context lives.
+pub struct QueueZe {
     list: ImmediateList,
     order: Mutex<Order>,
     tracker: Mutex<Tracker<Arc<Command>>>,
 }
 
-ur_core::ur_object!(Queue, Queue, ur_queue_handle_t_);
-
-// SAFETY: queues are made only by `hal::Queue::create`, in an `Arc`.
-unsafe impl ArcObject for Queue {}
-
-impl Queue {
-    pub fn is_in_order(&self) -> bool {
-        self.lane.is_in_order()
-    }
-
-    pub fn profiling(&self) -> bool {
-        self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
-    }
-
+impl QueueZe {
     fn tracker(&self) -> MutexGuard<'_, Tracker<Arc<Command>>> {
         self.tracker.lock()
-    }
-
-    /// Appends one command. `append` gets the list, the event the command
-    /// must signal, and the events it must wait on. The command's event is
-    /// returned when `want_event`.
-    pub fn submit(
-        self: &Arc<Self>,
-        command: ur_command_t,
-        node: Node,
-        waits: Waits,
-        want_event: bool,
-        keep: Option<Box<[u8]>>,
-        append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
-    ) -> UrResult<Option<Arc<Event>>> {
-        self.submit_locked(self.order.lock(), command, node, waits, want_event, keep, append)
-    }
-
-    /// [`submit`](Self::submit) under an order lock taken earlier (when the
-    /// engine recorded the command's node).
-    pub fn submit_locked(
-        self: &Arc<Self>,
-        mut order: MutexGuard<'_, Order>,
-        command: ur_command_t,
-        node: Node,
-        mut waits: Waits,
-        want_event: bool,
-        keep: Option<Box<[u8]>>,
-        append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let done = self.context.raw.event_cache(self.profiling()).take()?;
-        let dag = self.context.engine.dag();
-        let stamp = match node {
-            Node::Barrier => dag.record_barrier(&self.lane, &waits.stamps),
-            Node::Given { stamp, deps, .. } => {
-                context::add_dependencies(&self.context, self, deps, &mut waits.raw);
-                stamp
-            }
-            Node::Command | Node::Untracked => dag.record(&self.lane, &waits.stamps),
-        };
-        if let Some(last) = order.last.as_ref().filter(|_| self.is_in_order()) {
-            waits.raw.push(last.clone());
-        }
-        let submitted_ns = if self.profiling() { Some(self.device.now_ns()?) } else { None };
-        let mut raw: Vec<ze_event_handle_t> = waits.raw.iter().map(|e| e.raw).collect();
-        if let Err(e) = append(self.list.0, done.raw, &mut raw) {
-            // Nothing ran. Out of order the node completes on its own; in
-            // order the next command settles it.
-            if !self.is_in_order() {
-                dag.complete(stamp);
-            }
-            return Err(crate::conv::result(e));
-        }
-        if self.is_in_order() {
-            order.last = Some(done.clone());
-        }
-        self.track(stamp.seq, Command::new(done.clone(), waits.raw, keep));
-        drop(order);
-        Ok(want_event.then(|| event::new(self, command, done, Some(stamp), submitted_ns)))
     }
 
     /// Keeps `command` (of node `seq`) until seen to complete; looks at the
@@ -147,22 +73,6 @@ impl Queue {
         let mut tracker = self.tracker();
         tracker.push(seq, command);
         tracker.poll_if_due(drop);
-    }
-
-    /// An allocation or free with nothing to run, on an in-order queue
-    /// whose newest command already follows everything it waits for: that
-    /// command's event is its own. `None` when there is no such command.
-    pub fn share_newest(
-        self: &Arc<Self>,
-        order: &MutexGuard<'_, Order>,
-        command: ur_command_t,
-        stamp: Stamp,
-        want_event: bool,
-    ) -> Option<Option<Arc<Event>>> {
-        let last = order.last.clone()?;
-        let cmd = Command::new(last.clone(), Vec::new(), None);
-        self.track(stamp.seq, cmd);
-        Some(want_event.then(|| event::new(self, command, last, Some(stamp), None)))
     }
 
     /// What covers command `seq` of this queue: `Done`, or a command whose
@@ -175,37 +85,108 @@ impl Queue {
         }
     }
 
-    /// `urQueueFinish`: waits for every command appended so far.
-    pub fn finish(&self) -> UrResult {
-        let (last_seq, newest) = {
-            let order = self.order.lock();
-            (self.lane.tail().seq, order.last.clone())
-        };
-        match newest {
-            // In order, the newest command's completion implies all others.
-            Some(e) => e.wait()?,
-            // Out of order, each command held is waited for.
-            None => self.tracker().wait_all(drop),
-        }
-        self.tracker().complete_upto(last_seq);
-        Ok(())
-    }
-
     /// Whether commands are still held as running.
     pub fn busy(&self) -> bool {
         !self.tracker().is_empty()
     }
 }
 
-impl Drop for Queue {
-    /// A command list may only go once its commands have run; then the
-    /// lane may retire.
-    fn drop(&mut self) {
-        let tracker = self.tracker.get_mut();
-        tracker.wait_all(drop);
-        self.order.get_mut().last = None;
-        self.context.engine.dag().retire_lane(&self.lane);
+/// Appends one command. `append` gets the list, the event the command
+/// must signal, and the events it must wait on. The command's event is
+/// returned when `want_event`.
+pub fn submit(
+    queue: &Arc<Queue>,
+    command: ur_command_t,
+    node: Node,
+    waits: Waits,
+    want_event: bool,
+    keep: Option<Box<[u8]>>,
+    append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
+) -> UrResult<Option<Arc<Event>>> {
+    submit_locked(queue, queue.raw.order.lock(), command, node, waits, want_event, keep, append)
+}
+
+/// [`submit`] under an order lock taken earlier (when the engine recorded
+/// the command's node).
+pub fn submit_locked(
+    queue: &Arc<Queue>,
+    mut order: MutexGuard<'_, Order>,
+    command: ur_command_t,
+    node: Node,
+    mut waits: Waits,
+    want_event: bool,
+    keep: Option<Box<[u8]>>,
+    append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
+) -> UrResult<Option<Arc<Event>>> {
+    let in_order = queue.lane.is_in_order();
+    let done = queue.context.raw.event_cache(queue.is_profiling()).take()?;
+    let dag = queue.context.engine.dag();
+    let stamp = match node {
+        Node::Barrier => dag.record_barrier(&queue.lane, &waits.stamps),
+        Node::Given { stamp, deps, .. } => {
+            context::add_dependencies(&queue.context, queue, deps, &mut waits.raw);
+            stamp
+        }
+        Node::Command | Node::Untracked => dag.record(&queue.lane, &waits.stamps),
+    };
+    if let Some(last) = order.last.as_ref().filter(|_| in_order) {
+        waits.raw.push(last.clone());
     }
+    let submitted_ns = if queue.is_profiling() { Some(queue.device.now_ns()?) } else { None };
+    let mut raw: Vec<ze_event_handle_t> = waits.raw.iter().map(|e| e.raw).collect();
+    if let Err(e) = append(queue.raw.list.0, done.raw, &mut raw) {
+        // Nothing ran. Out of order the node completes on its own; in
+        // order the next command settles it.
+        if !in_order {
+            dag.complete(stamp);
+        }
+        return Err(crate::conv::result(e));
+    }
+    if in_order {
+        order.last = Some(done.clone());
+    }
+    queue.raw.track(stamp.seq, Command::new(done.clone(), waits.raw, keep));
+    drop(order);
+    Ok(want_event.then(|| event::new(queue, command, done, Some(stamp), submitted_ns)))
+}
+
+/// An allocation or free with nothing to run, on an in-order queue whose
+/// newest command already follows everything it waits for: that command's
+/// event is its own. `None` when there is no such command.
+pub fn share_newest(
+    queue: &Arc<Queue>,
+    order: &MutexGuard<'_, Order>,
+    command: ur_command_t,
+    stamp: Stamp,
+    want_event: bool,
+) -> Option<Option<Arc<Event>>> {
+    let last = order.last.clone()?;
+    let cmd = Command::new(last.clone(), Vec::new(), None);
+    queue.raw.track(stamp.seq, cmd);
+    Some(want_event.then(|| event::new(queue, command, last, Some(stamp), None)))
+}
+
+/// `urQueueFinish` without the pools' collection: waits for every command
+/// appended so far.
+pub fn finish(queue: &Queue) -> UrResult {
+    let (last_seq, newest) = {
+        let order = queue.raw.order.lock();
+        (queue.lane.tail().seq, order.last.clone())
+    };
+    match newest {
+        // In order, the newest command's completion implies all others.
+        Some(e) => e.wait()?,
+        // Out of order, each command held is waited for.
+        None => queue.raw.tracker().wait_all(drop),
+    }
+    queue.raw.tracker().complete_upto(last_seq);
+    Ok(())
+}
+
+/// In order, with a wait list and engine dependencies that name only this
+/// queue's earlier commands: its newest command covers them all.
+fn needs_nothing_run(queue: &Queue, waits: &Waits, deps: &[Stamp]) -> bool {
+    queue.lane.is_in_order() && waits.only_lane(&queue.lane) && deps.iter().all(|d| d.lane == queue.lane.id())
 }
 
 fn wait_ptr(waits: &mut [ze_event_handle_t]) -> *mut ze_event_handle_t {
@@ -293,16 +274,8 @@ pub fn zero_fill(ctx: &Context, device: &Arc<Device>, ptr: *mut c_void, size: us
     done.wait()
 }
 
-impl Queue {
-    /// In order, with a wait list and engine dependencies that name only
-    /// this queue's earlier commands: its newest command covers them all.
-    fn needs_nothing_run(&self, waits: &Waits, deps: &[ur_core::engine::Stamp]) -> bool {
-        self.is_in_order() && waits.only_lane(&self.lane) && deps.iter().all(|d| d.lane == self.lane.id())
-    }
-}
-
-impl hal::Queue<LevelZero> for Queue {
-    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
+impl RawQueue<LevelZero> for QueueZe {
+    fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
         let (context, device) = (arc_of(context), arc_of(device));
         let list = ImmediateList::create(&context.raw.ze, device.ze, device.facts.ordinal).ur()?;
         let order = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
@@ -311,76 +284,59 @@ impl hal::Queue<LevelZero> for Queue {
             QueueOrder::InOrder
         };
         let lane = context.engine.dag().create_lane(order);
-        let queue = Arc::new(Queue {
-            header: HandleHeader::new(&DDI, ObjectKind::Queue),
-            default_pool: OnceLock::new(),
-            context,
-            device,
-            flags,
-            tracker: Mutex::new(Rank::QueueTrackers, Tracker::new(lane.clone())),
-            lane,
+        let raw = QueueZe {
             list,
             order: Mutex::new(Rank::QueueSubmit, Order { last: None }),
-        });
+            tracker: Mutex::new(Rank::QueueTrackers, Tracker::new(lane.clone())),
+        };
+        let queue = Queue::new(context, device, flags, lane, raw);
         queue.context.raw.add_queue(&queue);
         Ok(queue)
     }
 
-    fn context(&self) -> &Context {
-        &self.context
-    }
-
-    fn device(&self) -> &Device {
-        &self.device
-    }
-
-    fn flags(&self) -> ur_queue_flags_t {
-        self.flags
-    }
-
     /// Whether every command appended so far has completed (no wait).
-    fn is_empty(&self) -> UrResult<bool> {
-        Ok(self.tracker().all_finished(drop))
+    fn is_empty(queue: &Queue) -> UrResult<bool> {
+        Ok(queue.raw.tracker().all_finished(drop))
     }
 
     /// A host synchronisation point for the context's pools.
-    fn finish(&self) -> UrResult {
-        let outcome = Queue::finish(self);
-        self.context.collect_pools();
+    fn finish(queue: &Queue) -> UrResult {
+        let outcome = finish(queue);
+        queue.context.collect_pools();
         outcome
     }
 
     /// Immediate command lists submit as they append.
-    fn flush(&self) -> UrResult {
+    fn flush(_: &Queue) -> UrResult {
         Ok(())
     }
 
     /// A checked USM command, a wait or a barrier.
     fn enqueue_usm(
-        &self,
+        queue: &Queue,
         command: UsmCommand<'_>,
         waits: Events<'_, LevelZero>,
         completion: Completion,
     ) -> UrResult<Option<Arc<Event>>> {
-        let this = arc_of(self);
+        let this = &arc_of(queue);
         let want_event = completion.want_event;
         let kind = command.command_type();
-        let waits = hal::Queue::translate(&*this, waits)?;
-        let max_pattern = this.device.facts.max_fill_pattern;
+        let waits = Self::translate(queue, waits)?;
+        let max_pattern = queue.device.facts.max_fill_pattern;
         match command {
             UsmCommand::Wait { barrier: is_barrier } => {
                 let node = if is_barrier { Node::Barrier } else { Node::Command };
-                this.submit(kind, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
+                submit(this, kind, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
             }
             UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
                 // Hints: the memory is where host and device reach it.
-                this.submit(kind, Node::Command, waits, want_event, None, |l, s, w| barrier(l, s, w))
+                submit(this, kind, Node::Command, waits, want_event, None, |l, s, w| barrier(l, s, w))
             }
             UsmCommand::Fill { dst, pattern, size, .. } if pattern.len() <= max_pattern => {
                 let kept: Box<[u8]> = pattern.into();
                 let p = kept.as_ptr();
                 let n = kept.len();
-                this.submit(kind, Node::Command, waits, want_event, Some(kept), |l, s, w| {
+                submit(this, kind, Node::Command, waits, want_event, Some(kept), |l, s, w| {
                     // SAFETY: `p` points at the kept copy of the pattern.
                     fill(l, dst, unsafe { std::slice::from_raw_parts(p, n) }, size, s, w)
                 })
@@ -388,21 +344,21 @@ impl hal::Queue<LevelZero> for Queue {
             UsmCommand::Fill { dst, pattern, size, .. } => {
                 let bytes = repeated(pattern, size);
                 let src = bytes.as_ptr() as *const c_void;
-                this.submit(kind, Node::Command, waits, want_event, Some(bytes), |l, s, w| copy(l, dst, src, size, s, w))
+                submit(this, kind, Node::Command, waits, want_event, Some(bytes), |l, s, w| copy(l, dst, src, size, s, w))
             }
             UsmCommand::Copy { dst, src, size, .. } => {
-                this.submit(kind, Node::Command, waits, want_event, None, |l, s, w| copy(l, dst, src, size, s, w))
+                submit(this, kind, Node::Command, waits, want_event, None, |l, s, w| copy(l, dst, src, size, s, w))
             }
             UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
                 // One row pattern, copied to every row.
                 let row = repeated(pattern, width);
                 let src = row.as_ptr() as *const c_void;
-                this.submit(kind, Node::Command, waits, want_event, Some(row), |l, s, w| {
+                submit(this, kind, Node::Command, waits, want_event, Some(row), |l, s, w| {
                     rows(l, height, s, w, |r, w| copy(l, at(dst, r * pitch), src, width, std::ptr::null_mut(), w))
                 })
             }
             UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
-                this.submit(kind, Node::Command, waits, want_event, None, |l, s, w| {
+                submit(this, kind, Node::Command, waits, want_event, None, |l, s, w| {
                     rows(l, height, s, w, |r, w| {
                         copy(l, at(dst, r * dst_pitch), at(src, r * src_pitch), width, std::ptr::null_mut(), w)
                     })
@@ -411,27 +367,19 @@ impl hal::Queue<LevelZero> for Queue {
         }
     }
 
-    fn async_alloc_supported(&self) -> bool {
+    fn async_alloc_supported(_: &Queue) -> bool {
         true
-    }
-
-    fn lane(&self) -> &Arc<Lane> {
-        &self.lane
-    }
-
-    fn default_pool(&self) -> &OnceLock<Arc<UsmPool>> {
-        &self.default_pool
     }
 
     type RawWait<'a> = Arc<ZeEvent>;
     /// The Level Zero events a UR wait list stands for. Events of another
     /// context, which no command of this one can wait on, are waited for
     /// on the host first.
-    fn translate<'a>(&self, events: Events<'a, LevelZero>) -> UrResult<Waits> {
+    fn translate<'a>(queue: &Queue, events: Events<'a, LevelZero>) -> UrResult<Waits> {
         let mut waits = Waits::none();
         for e in events.iter() {
-            if Arc::ptr_eq(&e.context.raw.ze, &self.context.raw.ze) {
-                waits.push_event(e.raw.done.clone(), e, &self.context);
+            if Arc::ptr_eq(&e.context.raw.ze, &queue.context.raw.ze) {
+                waits.push_event(e.raw.done.clone(), e, &queue.context);
             } else {
                 event::wait(e)?;
             }
@@ -441,29 +389,38 @@ impl hal::Queue<LevelZero> for Queue {
 
     type Order<'a> = MutexGuard<'a, Order>;
     /// Held from a command's node in the engine's graph to its append.
-    fn order(&self) -> UrResult<MutexGuard<'_, Order>> {
-        Ok(self.order.lock())
+    fn order(queue: &Queue) -> UrResult<MutexGuard<'_, Order>> {
+        Ok(queue.raw.order.lock())
     }
 
     /// No command when, in order, the newest command already follows
     /// everything it waits for (its event is this one's); else a barrier, or
     /// a zeroing fill, behind the wait list and the engine's dependencies.
     fn enqueue_recorded(
-        &self,
+        queue: &Queue,
         order: MutexGuard<'_, Order>,
         c: EngineCommand<'_>,
         waits: Waits,
     ) -> UrResult<Option<Arc<Event>>> {
-        let this = arc_of(self);
-        if c.zero.is_none() && this.needs_nothing_run(&waits, c.deps) {
-            if let Some(event) = this.share_newest(&order, c.command, c.stamp, c.want_event) {
+        let this = &arc_of(queue);
+        if c.zero.is_none() && needs_nothing_run(queue, &waits, c.deps) {
+            if let Some(event) = share_newest(this, &order, c.command, c.stamp, c.want_event) {
                 return Ok(event);
             }
         }
         let (ptr, zero) = (c.ptr, c.zero);
-        this.submit_locked(order, c.command, Node::of(&c), waits, c.want_event, None, |l, s, w| match zero {
+        submit_locked(this, order, c.command, Node::of(&c), waits, c.want_event, None, |l, s, w| match zero {
             Some(bytes) => fill(l, ptr, &[0u8], bytes, s, w),
             None => barrier(l, s, w),
         })
+    }
+
+    /// A command list may only go once its commands have run; then the
+    /// lane may retire. Runs before the core drops the fields, so the list
+    /// (dropped with `raw`, first) goes while the context lives.
+    fn release(queue: &mut Queue) {
+        queue.raw.tracker.get_mut().wait_all(drop);
+        queue.raw.order.get_mut().last = None;
+        queue.context.engine.dag().retire_lane(&queue.lane);
     }
 }
