@@ -71,7 +71,7 @@ impl Kernel {
 
     fn attr(&self, device: &Device, attr: FuncAttr) -> UrResult<u32> {
         let f = self.function_for(device)?;
-        device.activate()?;
+        device.raw.activate()?;
         Ok(driver::func_attribute(f, attr).cu()?.max(0) as u32)
     }
 
@@ -85,7 +85,7 @@ impl Kernel {
     pub fn suggest_local(&self, device: &Device, global: &[usize]) -> UrResult<[usize; 3]> {
         let limit = self
             .max_threads(device)?
-            .min(device.props.max_block[0] as usize)
+            .min(device.raw.props.max_block[0] as usize)
             .max(1);
         let g = global[0];
         let mut best = 1;
@@ -168,7 +168,7 @@ impl hal::Kernel<Cuda> for Kernel {
         let c_name = CString::new(name).map_err(|_| UR_RESULT_ERROR_INVALID_KERNEL_NAME)?;
         let mut functions = Vec::new();
         for (device, module) in program.modules()? {
-            device.activate()?;
+            device.raw.activate()?;
             let function = match module.function(&c_name) {
                 Ok(f) => f,
                 Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => {
@@ -233,7 +233,7 @@ impl hal::Kernel<Cuda> for Kernel {
         prop: ur_kernel_group_info_t,
         out: InfoOut,
     ) -> UrResult {
-        let p = &device.props;
+        let p = &device.raw.props;
         match prop {
             UR_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE => {
                 out.slice(&[0, 1, 2].map(|i| p.max_grid[i] as usize * p.max_block[i] as usize))
@@ -261,7 +261,7 @@ impl hal::Kernel<Cuda> for Kernel {
         prop: ur_kernel_sub_group_info_t,
         out: InfoOut,
     ) -> UrResult {
-        let warp = device.props.warp_size;
+        let warp = device.raw.props.warp_size;
         match prop {
             UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE => out.value(warp),
             UR_KERNEL_SUB_GROUP_INFO_MAX_NUM_SUB_GROUPS => {
@@ -313,7 +313,7 @@ impl hal::Kernel<Cuda> for Kernel {
             let function = if module.raw() == home {
                 native
             } else {
-                device.activate()?;
+                device.raw.activate()?;
                 module.function(&c_name).cu()?
             };
             functions.push(DeviceFunction {
@@ -395,7 +395,7 @@ pub fn enqueue_launch(
     };
     let mut global = [1usize; 3];
     global[..dims].copy_from_slice(range.global);
-    let p = &device.props;
+    let p = &device.raw.props;
     let mut dims_out = LaunchDims {
         grid: [1; 3],
         block: [1; 3],

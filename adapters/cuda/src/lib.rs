@@ -52,3 +52,8 @@ ur_core::adapter_backend! {
 impl ur_core::queue::object::Queues for Cuda {
     type RawQueue = queue::QueueCu;
 }
+
+impl ur_core::device::Devices for Cuda {
+    type RawPlatform = device::PlatformCu;
+    type RawDevice = device::DeviceCu;
+}

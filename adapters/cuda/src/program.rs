@@ -100,12 +100,12 @@ impl Program {
         let mut compiled: Vec<(&Image, Vec<u8>)> = Vec::new();
         let mut modules = Vec::with_capacity(self.images.len());
         for image in &self.images {
-            image.device.activate()?;
+            image.device.raw.activate()?;
             let loaded = if image.kind == ImageKind::Ptx {
                 // The GPU first: comparing the PTX itself costs its length.
                 let same_target = |done: &Image| {
-                    done.device.props.compute_capability == image.device.props.compute_capability
-                        && done.device.props.name == image.device.props.name
+                    done.device.raw.props.compute_capability == image.device.raw.props.compute_capability
+                        && done.device.raw.props.name == image.device.raw.props.name
                         && done.bytes == image.bytes
                 };
                 let at = match compiled.iter().position(|(done, _)| same_target(done)) {
@@ -361,7 +361,7 @@ impl hal::Program<Cuda> for Program {
     /// `urProgramGetGlobalVariablePointer`.
     fn global_variable(&self, device: &Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
         let module = self.module_for(device)?;
-        device.activate()?;
+        device.raw.activate()?;
         match module.global(name) {
             Ok((p, size)) => Ok((p as usize as *mut c_void, size)),
             Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => Err(UR_RESULT_ERROR_INVALID_VALUE),
@@ -387,7 +387,7 @@ impl hal::Program<Cuda> for Program {
         let current = driver::current_context().cu()?;
         let mut device = None;
         for d in &context.devices {
-            if !current.is_null() && d.primary_context()? == current {
+            if !current.is_null() && d.raw.primary_context()? == current {
                 device = Some(d.clone());
                 break;
             }
