@@ -199,17 +199,13 @@ impl hal::Kernel<Cuda> for Kernel {
         &self.program
     }
 
-    /// `urKernelGetInfo`.
+    /// `urKernelGetInfo`; the core answers the reference count, the
+    /// context and the program before it asks here.
     fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
         let first = &self.functions[0].device;
         match prop {
             UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
             UR_KERNEL_INFO_NUM_ARGS => out.value(self.params.len() as u32),
-            UR_KERNEL_INFO_REFERENCE_COUNT => {
-                out.value(ur_core::handle::ref_count_of(self))
-            }
-            UR_KERNEL_INFO_CONTEXT => out.value(self.program.context.handle()),
-            UR_KERNEL_INFO_PROGRAM => out.value(self.program.handle()),
             UR_KERNEL_INFO_ATTRIBUTES => out.string(""),
             UR_KERNEL_INFO_NUM_REGS => {
                 out.value(self.attr(first, FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?)

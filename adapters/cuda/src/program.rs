@@ -183,62 +183,6 @@ impl Program {
         self.module_for(&first.device)?;
         self.kernel_names()
     }
-
-    /// `urProgramGetInfo`. `binaries` is the caller's array of buffers for
-    /// `UR_PROGRAM_INFO_BINARIES`, one per device, when it gave one.
-    pub fn info(
-        &self,
-        prop: ur_program_info_t,
-        out: InfoOut,
-        binaries: Option<&[*mut u8]>,
-    ) -> UrResult {
-        match prop {
-            UR_PROGRAM_INFO_REFERENCE_COUNT => {
-                out.value(ur_core::handle::ref_count_of(self))
-            }
-            UR_PROGRAM_INFO_CONTEXT => out.value(self.context.handle()),
-            UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.images.len() as u32),
-            UR_PROGRAM_INFO_DEVICES => out.slice(
-                &self
-                    .images
-                    .iter()
-                    .map(|im| im.device.handle())
-                    .collect::<Vec<_>>(),
-            ),
-            UR_PROGRAM_INFO_IL => out.bytes(&[]),
-            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(
-                &self
-                    .images
-                    .iter()
-                    .map(|im| im.bytes.len())
-                    .collect::<Vec<_>>(),
-            ),
-            UR_PROGRAM_INFO_BINARIES => {
-                // The value is the caller's array of buffers, one per device,
-                // sized with BINARY_SIZES: fill them, and report the array.
-                if let Some(buffers) = binaries {
-                    for (im, &dst) in self.images.iter().zip(buffers) {
-                        if !dst.is_null() {
-                            // SAFETY: the caller sized each buffer from BINARY_SIZES.
-                            unsafe {
-                                std::ptr::copy_nonoverlapping(
-                                    im.bytes.as_ptr(),
-                                    dst,
-                                    im.bytes.len(),
-                                )
-                            };
-                        }
-                    }
-                    out.slice(buffers)
-                } else {
-                    out.slice(&vec![std::ptr::null_mut::<u8>(); self.images.len()])
-                }
-            }
-            UR_PROGRAM_INFO_NUM_KERNELS => out.value(self.loaded_kernel_names()?.len()),
-            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&self.loaded_kernel_names()?.join(";")),
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
-    }
 }
 
 /// Build options as the driver's JIT log records them.
@@ -320,8 +264,30 @@ impl hal::Program<Cuda> for Program {
         }
     }
 
+    /// `urProgramGetInfo`; the core answers the reference count, the
+    /// context and the binaries before it asks here.
     fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
-        Program::info(self, prop, out, None)
+        match prop {
+            UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.images.len() as u32),
+            UR_PROGRAM_INFO_DEVICES => out.slice(
+                &self
+                    .images
+                    .iter()
+                    .map(|im| im.device.handle())
+                    .collect::<Vec<_>>(),
+            ),
+            UR_PROGRAM_INFO_IL => out.bytes(&[]),
+            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(
+                &self
+                    .images
+                    .iter()
+                    .map(|im| im.bytes.len())
+                    .collect::<Vec<_>>(),
+            ),
+            UR_PROGRAM_INFO_NUM_KERNELS => out.value(self.loaded_kernel_names()?.len()),
+            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&self.loaded_kernel_names()?.join(";")),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
     }
 
     fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
