@@ -56,7 +56,7 @@ pub fn new_context(
     owned_primary: Option<driver::CUdevice>,
 ) -> UrResult<Arc<Context>> {
     for d in &devices {
-        d.activate()?;
+        d.raw.activate()?;
     }
     let raw = ContextCu {
         kept_pools: Mutex::new(Vec::new()),
@@ -156,7 +156,7 @@ impl RawContext<Cuda> for ContextCu {
 
     /// The primary CUDA context of the first device.
     fn native_handle(context: &Context) -> UrResult<ur_native_handle_t> {
-        Ok(context.devices[0].activate()? as ur_native_handle_t)
+        Ok(context.devices[0].raw.activate()? as ur_native_handle_t)
     }
 
     /// `urContextCreateWithNativeHandle`: the adapter runs every GPU
@@ -174,15 +174,15 @@ impl RawContext<Cuda> for ContextCu {
         let native = native as driver::CUcontext;
         let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
         let candidates: Vec<Arc<Device>> = if devices.is_empty() {
-            crate::device::Platform::get()
-                .map(|p| p.devices.clone())
+            crate::device::PlatformCu::get()
+                .map(|p| p.raw.devices.clone())
                 .unwrap_or_default()
         } else {
             devices.clone()
         };
         let mut owner = None;
         for d in &candidates {
-            if d.primary_context()? == native {
+            if d.raw.primary_context()? == native {
                 owner = Some(d.clone());
                 break;
             }
@@ -193,7 +193,7 @@ impl RawContext<Cuda> for ContextCu {
         } else {
             devices
         };
-        let owned = (ownership == NativeOwnership::Owned).then_some(owner.cu);
+        let owned = (ownership == NativeOwnership::Owned).then_some(owner.raw.cu);
         new_context(devices, owned)
     }
 
@@ -240,7 +240,7 @@ impl RawContext<Cuda> for ContextCu {
     }
 
     fn pools_supported(context: &Context) -> bool {
-        context.devices.iter().all(|d| d.props.memory_pools)
+        context.devices.iter().all(|d| d.raw.props.memory_pools)
     }
 
     /// A pool belongs to one GPU: a context-wide pool needs a context of one.
@@ -267,7 +267,7 @@ impl RawContext<Cuda> for ContextCu {
                 "context released with {leftover} USM allocation(s) still live; freeing them"
             ));
             for d in &context.devices {
-                if d.activate().is_ok() {
+                if d.raw.activate().is_ok() {
                     let _ = driver::ctx_synchronize();
                 }
             }

@@ -1,32 +1,35 @@
 //! The platform and its devices: the one CUDA platform, every GPU the
 //! driver reports, found once per process; and one UR device per GPU, with
-//! the properties read once at discovery.
+//! the properties read once at discovery. Both are the core's objects
+//! ([`Platform`], [`Device`]); [`PlatformCu`] and [`DeviceCu`] keep what the
+//! driver knows of them.
 
 use crate::conv::{self, CuExt};
 use crate::driver::{self, Attr, CUcontext, CUdevice, CuResult, MemPool, Stream};
 use crate::event::now_ns;
-use crate::{Cuda, ADAPTER, DDI};
+use crate::{Cuda, ADAPTER};
 use std::ffi::CStr;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use ur_core::adapter::Adapter;
+use ur_core::device::{RawDevice, RawPlatform};
 use ur_core::engine;
-use ur_core::hal;
-use ur_core::handle::{ArcObject, HandleHeader, ObjectKind};
 use ur_core::info::InfoOut;
 use ur_core::log;
 use ur_core::*;
 
-#[repr(C)]
-pub struct Platform {
-    header: HandleHeader,
+/// The platform of this adapter: the core's, with [`PlatformCu`] as its
+/// raw part.
+pub type Platform = ur_core::device::Platform<Cuda>;
+
+/// What the platform keeps beside the core's part: its GPUs and the
+/// driver's version.
+pub struct PlatformCu {
     pub devices: Vec<Arc<Device>>,
     /// `cuDriverGetVersion`: 13000 for CUDA 13.0.
     pub driver_version: i32,
 }
 
-ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
-
-impl Platform {
+impl PlatformCu {
     pub const NAME: &'static str = "NVIDIA CUDA BACKEND";
     pub const VENDOR: &'static str = "NVIDIA Corporation";
     pub const PROFILE: &'static str = "FULL_PROFILE";
@@ -59,9 +62,10 @@ impl Platform {
             return None;
         }
         let driver_version = driver::driver_version().unwrap_or(0);
-        let platform = Arc::new_cyclic(|me| {
+        // Cyclic: each device names its platform (weakly).
+        let platform = Platform::new_cyclic(|me| {
             let devices = (0..count)
-                .filter_map(|ordinal| match Device::discover(me.clone(), ordinal) {
+                .filter_map(|ordinal| match DeviceCu::discover(me.clone(), ordinal) {
                     Ok(d) => Some(d),
                     Err(e) => {
                         log::warning(&format!("GPU {ordinal} skipped: {}", driver::error_name(e)));
@@ -69,17 +73,12 @@ impl Platform {
                     }
                 })
                 .collect();
-            Platform {
-                header: HandleHeader::new(&DDI, ObjectKind::Platform),
+            PlatformCu {
                 devices,
                 driver_version,
             }
         });
-        (!platform.devices.is_empty()).then_some(platform)
-    }
-
-    pub fn handle(&self) -> ur_platform_handle_t {
-        ur_core::handle::handle_of(self)
+        (!platform.raw.devices.is_empty()).then_some(platform)
     }
 
     /// "CUDA 13.0", from the driver's version number.
@@ -92,19 +91,19 @@ impl Platform {
     }
 }
 
-impl hal::Platform<Cuda> for Platform {
+impl RawPlatform<Cuda> for PlatformCu {
     /// One platform when the driver reports a GPU, none otherwise.
     fn all(_adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
-        Ok(Platform::get().map(|p| p.handle()).into_iter().collect())
+        Ok(PlatformCu::get().map(|p| p.handle()).into_iter().collect())
     }
 
-    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+    fn info(platform: &Platform, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
         match prop {
-            UR_PLATFORM_INFO_NAME => out.string(Platform::NAME),
-            UR_PLATFORM_INFO_VENDOR_NAME => out.string(Platform::VENDOR),
-            UR_PLATFORM_INFO_VERSION => out.string(&self.version()),
+            UR_PLATFORM_INFO_NAME => out.string(PlatformCu::NAME),
+            UR_PLATFORM_INFO_VENDOR_NAME => out.string(PlatformCu::VENDOR),
+            UR_PLATFORM_INFO_VERSION => out.string(&platform.raw.version()),
             UR_PLATFORM_INFO_EXTENSIONS => out.string(""),
-            UR_PLATFORM_INFO_PROFILE => out.string(Platform::PROFILE),
+            UR_PLATFORM_INFO_PROFILE => out.string(PlatformCu::PROFILE),
             // The value only: the caller holds the adapter while it uses
             // the platform.
             UR_PLATFORM_INFO_ADAPTER => {
@@ -117,7 +116,7 @@ impl hal::Platform<Cuda> for Platform {
     /// The option the driver JIT takes for a frontend option: PTX is taken
     /// as it is, so optimisation levels and precision hints have no backend
     /// spelling (empty); other options are unknown (`None`).
-    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+    fn backend_option(_: &Platform, frontend: &str) -> Option<&'static CStr> {
         match frontend {
             "-O0"
             | "-O1"
@@ -221,9 +220,13 @@ struct PrimaryContext(CUcontext);
 unsafe impl Send for PrimaryContext {}
 unsafe impl Sync for PrimaryContext {}
 
-#[repr(C)]
-pub struct Device {
-    header: HandleHeader,
+/// A device of this adapter: the core's, with [`DeviceCu`] as its raw
+/// part.
+pub type Device = ur_core::device::Device<Cuda>;
+
+/// What a device keeps beside the core's part: the GPU, its properties,
+/// and what is made in its primary context on first use.
+pub struct DeviceCu {
     platform: Weak<Platform>,
     pub ordinal: i32,
     pub cu: CUdevice,
@@ -241,17 +244,10 @@ pub struct Device {
 /// a few keeps a long command from holding up callbacks of other queues.
 const CALLBACK_STREAMS: usize = 4;
 
-ur_core::ur_object!(Device, Device, ur_device_handle_t_);
-
-// SAFETY: made only by `Arc::new` in this module, and handed out only
-// from there.
-unsafe impl ArcObject for Device {}
-
-impl Device {
+impl DeviceCu {
     pub fn discover(platform: Weak<Platform>, ordinal: i32) -> CuResult<Arc<Device>> {
         let cu = driver::device_get(ordinal)?;
-        Ok(Arc::new(Device {
-            header: HandleHeader::new(&DDI, ObjectKind::Device),
+        Ok(Device::new(DeviceCu {
             platform,
             ordinal,
             cu,
@@ -260,10 +256,6 @@ impl Device {
             default_pool: OnceLock::new(),
             callback_streams: OnceLock::new(),
         }))
-    }
-
-    pub fn handle(&self) -> ur_device_handle_t {
-        ur_core::handle::handle_of(self)
     }
 
     /// Makes this GPU's primary context current on the calling thread,
@@ -289,7 +281,7 @@ impl Device {
     /// object `urDeviceGet` hands out; `None` for one it does not know.
     pub fn find_native(native: ur_native_handle_t) -> Option<&'static Arc<Device>> {
         let cu = CUdevice::try_from(native).ok()?;
-        Platform::get()?.devices.iter().find(|d| d.cu == cu)
+        PlatformCu::get()?.raw.devices.iter().find(|d| d.raw.cu == cu)
     }
 
     /// The GPU's default stream-ordered pool (the one `cudaMallocAsync` uses).
@@ -364,23 +356,24 @@ impl Device {
     }
 }
 
-impl hal::Device<Cuda> for Device {
+impl RawDevice<Cuda> for DeviceCu {
     fn all(
         platform: &Platform,
         device_type: ur_device_type_t,
     ) -> UrResult<Vec<ur_device_handle_t>> {
         let matching: &[_] = match device_type {
-            UR_DEVICE_TYPE_GPU | UR_DEVICE_TYPE_ALL => &platform.devices,
-            UR_DEVICE_TYPE_DEFAULT => &platform.devices[..1],
+            UR_DEVICE_TYPE_GPU | UR_DEVICE_TYPE_ALL => &platform.raw.devices,
+            UR_DEVICE_TYPE_DEFAULT => &platform.raw.devices[..1],
             _ => &[],
         };
         Ok(matching.iter().map(|d| d.handle()).collect())
     }
 
     /// Answers `urDeviceGetInfo`.
-    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
-        let p = &self.props;
-        let [usm_host, usm_device, usm_single, usm_cross, usm_system] = self.usm_caps();
+    fn info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        let raw = &device.raw;
+        let p = &raw.props;
+        let [usm_host, usm_device, usm_single, usm_cross, usm_system] = raw.usm_caps();
         let queue_flags =
             UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0;
         let fp_config = UR_DEVICE_FP_CAPABILITY_FLAG_CORRECTLY_ROUNDED_DIVIDE_SQRT.0
@@ -434,10 +427,10 @@ impl hal::Device<Cuda> for Device {
                 out.value(p.memory_clock_khz as u64 * 1000 * 2 * (p.bus_width as u64 / 8))
             }
             UR_DEVICE_INFO_ADDRESS_BITS => out.value(64u32),
-            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.props.total_mem as u64),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(p.total_mem as u64),
             UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(p.total_mem as u64),
             UR_DEVICE_INFO_GLOBAL_MEM_FREE => {
-                self.activate()?;
+                raw.activate()?;
                 out.value(driver::mem_get_info().cu()?.0 as u64)
             }
             UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => {
@@ -469,12 +462,12 @@ impl hal::Device<Cuda> for Device {
             UR_DEVICE_INFO_EXTENSIONS => {
                 out.string("cl_khr_fp64 cl_khr_fp16 cl_khr_int64_base_atomics cl_khr_int64_extended_atomics")
             }
-            UR_DEVICE_INFO_PLATFORM => out.value(ur_core::handle::handle_of_weak(&self.platform)),
+            UR_DEVICE_INFO_PLATFORM => out.value(ur_core::handle::handle_of_weak(&raw.platform)),
             UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
             UR_DEVICE_INFO_NAME => out.string(&p.name),
-            UR_DEVICE_INFO_VENDOR => out.string(Platform::VENDOR),
+            UR_DEVICE_INFO_VENDOR => out.string(PlatformCu::VENDOR),
             UR_DEVICE_INFO_DRIVER_VERSION | UR_DEVICE_INFO_BACKEND_RUNTIME_VERSION => {
-                let v = self.platform.upgrade().map_or(0, |p| p.driver_version);
+                let v = raw.platform.upgrade().map_or(0, |p| p.raw.driver_version);
                 out.string(&format!("{}.{}", v / 1000, (v % 1000) / 10))
             }
             UR_DEVICE_INFO_PROFILE => out.string("CUDA"),
@@ -568,23 +561,23 @@ impl hal::Device<Cuda> for Device {
     }
 
     /// Largest single allocation: the whole memory, as CUDA allows.
-    fn max_alloc_size(&self) -> u64 {
-        self.props.total_mem as u64
+    fn max_alloc_size(device: &Device) -> u64 {
+        device.raw.props.total_mem as u64
     }
 
     /// Every GPU has device and host memory; shared memory is managed
     /// memory, which some do not offer.
-    fn serves_usm(&self, kind: engine::UsmKind) -> bool {
-        kind != engine::UsmKind::Shared || self.props.managed_memory
+    fn serves_usm(device: &Device, kind: engine::UsmKind) -> bool {
+        kind != engine::UsmKind::Shared || device.raw.props.managed_memory
     }
 
-    fn binary_targets(&self) -> &'static [&'static [u8]] {
+    fn binary_targets(_: &Device) -> &'static [&'static [u8]] {
         &[b"nvptx64"]
     }
 
     /// Device times (event profiling) are placed on the host's monotonic
     /// clock, so one reading serves both.
-    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+    fn global_timestamps(_: &Device) -> UrResult<(u64, u64)> {
         let now = now_ns();
         Ok((now, now))
     }
@@ -594,22 +587,22 @@ impl hal::Device<Cuda> for Device {
 
     /// `urUsmP2PPeerAccessGetInfoExp`: the driver's P2P attribute for
     /// kernels on this GPU reaching `peer`'s memory.
-    fn peer_info(&self, peer: &Device, prop: ur_exp_peer_info_t) -> UrResult<i32> {
-        driver::p2p_attribute(conv::p2p_attribute(prop)?, self.cu, peer.cu).cu()
+    fn peer_info(device: &Device, peer: &Device, prop: ur_exp_peer_info_t) -> UrResult<i32> {
+        driver::p2p_attribute(conv::p2p_attribute(prop)?, device.raw.cu, peer.raw.cu).cu()
     }
 
     /// `cuCtxEnablePeerAccess`/`DisablePeerAccess` from this GPU's primary
     /// context to the peer's; a second enable, or a disable of no link, is
     /// the driver's error (`ADAPTER_SPECIFIC`, its code for
     /// `urAdapterGetLastError`).
-    fn set_peer_access(&self, peer: &Device, enable: bool) -> UrResult {
-        let peer_context = peer.primary_context()?;
-        self.activate()?;
+    fn set_peer_access(device: &Device, peer: &Device, enable: bool) -> UrResult {
+        let peer_context = peer.raw.primary_context()?;
+        device.raw.activate()?;
         driver::set_peer_access(peer_context, enable).cu()
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.cu as ur_native_handle_t)
+    fn native_handle(device: &Device) -> UrResult<ur_native_handle_t> {
+        Ok(device.raw.cu as ur_native_handle_t)
     }
 
     /// A `CUdevice` is an ordinal-like integer: 0 is a device.
@@ -618,7 +611,7 @@ impl hal::Device<Cuda> for Device {
     /// The same handle `urDeviceGet` hands out; a `CUdevice` the adapter
     /// did not find is `INVALID_VALUE` (spec/device.md).
     fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
-        Device::find_native(native)
+        DeviceCu::find_native(native)
             .map(|d| d.handle())
             .ok_or(UR_RESULT_ERROR_INVALID_VALUE)
     }

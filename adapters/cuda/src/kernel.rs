@@ -1,6 +1,7 @@
 //! Kernels: one CUDA function per device of the program, with its parameter
 //! layout, and the launch that takes every argument at once
-//! (`urEnqueueKernelLaunchWithArgsExp`).
+//! (`urEnqueueKernelLaunchWithArgsExp`). A kernel is the core's [`Kernel`];
+//! [`KernelCu`] keeps the name, the functions and the parameter layout.
 
 use crate::context::Context;
 use crate::device::Device;
@@ -9,13 +10,14 @@ use crate::program::Program;
 use crate::queue::{submit, Queue};
 use crate::conv::CuExt;
 use crate::driver::{self, CUfunction, FuncAttr, LaunchDims, Module, Stream};
-use crate::{Cuda, DDI};
+use crate::Cuda;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::Arc;
 use ur_core::boundary::NativeOwnership;
 use ur_core::hal::{self, Events, KernelArg};
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::handle::arc_of;
 use ur_core::info::InfoOut;
+use ur_core::program::RawKernel;
 use ur_core::*;
 
 /// The kernel on one device.
@@ -26,21 +28,16 @@ struct DeviceFunction {
     _module: Arc<Module>,
 }
 
-#[repr(C)]
-pub struct Kernel {
-    header: HandleHeader,
-    pub program: Arc<Program>,
+/// A kernel of this adapter: the core's, with [`KernelCu`] as its raw part.
+pub type Kernel = ur_core::program::Kernel<Cuda>;
+
+/// What a kernel keeps beside the core's part.
+pub struct KernelCu {
     pub name: String,
     functions: Vec<DeviceFunction>,
     /// `(offset, size)` of each parameter (the same on every device).
     params: Vec<(usize, usize)>,
 }
-
-ur_core::ur_object!(Kernel, Kernel, ur_kernel_handle_t_);
-
-// SAFETY: made only by `Arc::new` in this module, and handed out only
-// from there.
-unsafe impl ArcObject for Kernel {}
 
 // SAFETY: CUDA function handles may be used from any thread.
 unsafe impl Send for DeviceFunction {}
@@ -56,11 +53,7 @@ pub enum Arg {
     Local(usize),
 }
 
-impl Kernel {
-    pub fn handle(&self) -> ur_kernel_handle_t {
-        ur_core::handle::handle_of(self)
-    }
-
+impl KernelCu {
     fn function_for(&self, device: &Device) -> UrResult<CUfunction> {
         self.functions
             .iter()
@@ -71,7 +64,7 @@ impl Kernel {
 
     fn attr(&self, device: &Device, attr: FuncAttr) -> UrResult<u32> {
         let f = self.function_for(device)?;
-        device.activate()?;
+        device.raw.activate()?;
         Ok(driver::func_attribute(f, attr).cu()?.max(0) as u32)
     }
 
@@ -85,7 +78,7 @@ impl Kernel {
     pub fn suggest_local(&self, device: &Device, global: &[usize]) -> UrResult<[usize; 3]> {
         let limit = self
             .max_threads(device)?
-            .min(device.props.max_block[0] as usize)
+            .min(device.raw.props.max_block[0] as usize)
             .max(1);
         let g = global[0];
         let mut best = 1;
@@ -160,15 +153,15 @@ impl Kernel {
     }
 }
 
-impl hal::Kernel<Cuda> for Kernel {
+impl RawKernel<Cuda> for KernelCu {
     /// `urKernelCreate`: the program must be built.
-    fn create(program: &Program, name: &CStr) -> UrResult<Arc<Self>> {
+    fn create(program: &Program, name: &CStr) -> UrResult<Arc<Kernel>> {
         let name = name.to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
         let program = arc_of(program);
         let c_name = CString::new(name).map_err(|_| UR_RESULT_ERROR_INVALID_KERNEL_NAME)?;
         let mut functions = Vec::new();
-        for (device, module) in program.modules()? {
-            device.activate()?;
+        for (device, module) in program.raw.modules()? {
+            device.raw.activate()?;
             let function = match module.function(&c_name) {
                 Ok(f) => f,
                 Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => {
@@ -186,39 +179,31 @@ impl hal::Kernel<Cuda> for Kernel {
             .first()
             .ok_or(UR_RESULT_ERROR_INVALID_PROGRAM_EXECUTABLE)?;
         let params = driver::func_params(first.function).cu()?;
-        Ok(Arc::new(Kernel {
-            header: HandleHeader::new(&DDI, ObjectKind::Kernel),
-            program,
+        let raw = KernelCu {
             name: name.to_string(),
             functions,
             params,
-        }))
+        };
+        Ok(Kernel::new(program, raw))
     }
 
-    fn program(&self) -> &Program {
-        &self.program
-    }
-
-    /// `urKernelGetInfo`.
-    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
-        let first = &self.functions[0].device;
+    /// `urKernelGetInfo`; the core answers the reference count, the
+    /// context and the program before it asks here.
+    fn info(kernel: &Kernel, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+        let raw = &kernel.raw;
+        let first = &raw.functions[0].device;
         match prop {
-            UR_KERNEL_INFO_FUNCTION_NAME => out.string(&self.name),
-            UR_KERNEL_INFO_NUM_ARGS => out.value(self.params.len() as u32),
-            UR_KERNEL_INFO_REFERENCE_COUNT => {
-                out.value(ur_core::handle::ref_count_of(self))
-            }
-            UR_KERNEL_INFO_CONTEXT => out.value(self.program.context.handle()),
-            UR_KERNEL_INFO_PROGRAM => out.value(self.program.handle()),
+            UR_KERNEL_INFO_FUNCTION_NAME => out.string(&raw.name),
+            UR_KERNEL_INFO_NUM_ARGS => out.value(raw.params.len() as u32),
             UR_KERNEL_INFO_ATTRIBUTES => out.string(""),
             UR_KERNEL_INFO_NUM_REGS => {
-                out.value(self.attr(first, FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?)
+                out.value(raw.attr(first, FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?)
             }
             UR_KERNEL_INFO_SPILL_MEM_SIZE => {
-                let per_device: Vec<u32> = self
+                let per_device: Vec<u32> = raw
                     .functions
                     .iter()
-                    .map(|f| self.attr(&f.device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))
+                    .map(|f| raw.attr(&f.device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))
                     .collect::<UrResult<_>>()?;
                 out.slice(&per_device)
             }
@@ -228,27 +213,27 @@ impl hal::Kernel<Cuda> for Kernel {
 
     /// `urKernelGetGroupInfo`.
     fn group_info(
-        &self,
+        kernel: &Kernel,
         device: &Device,
         prop: ur_kernel_group_info_t,
         out: InfoOut,
     ) -> UrResult {
-        let p = &device.props;
+        let p = &device.raw.props;
         match prop {
             UR_KERNEL_GROUP_INFO_GLOBAL_WORK_SIZE => {
                 out.slice(&[0, 1, 2].map(|i| p.max_grid[i] as usize * p.max_block[i] as usize))
             }
-            UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE => out.value(self.max_threads(device)?),
+            UR_KERNEL_GROUP_INFO_WORK_GROUP_SIZE => out.value(kernel.raw.max_threads(device)?),
             UR_KERNEL_GROUP_INFO_COMPILE_WORK_GROUP_SIZE
             | UR_KERNEL_GROUP_INFO_COMPILE_MAX_WORK_GROUP_SIZE => out.slice(&[0usize; 3]),
             UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE => out.value(0usize),
             UR_KERNEL_GROUP_INFO_LOCAL_MEM_SIZE => out
-                .value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)? as usize),
+                .value(kernel.raw.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)? as usize),
             UR_KERNEL_GROUP_INFO_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
                 out.value(p.warp_size as usize)
             }
             UR_KERNEL_GROUP_INFO_PRIVATE_MEM_SIZE => {
-                out.value(self.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)? as usize)
+                out.value(kernel.raw.attr(device, FuncAttr::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)? as usize)
             }
             _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
         }
@@ -256,16 +241,16 @@ impl hal::Kernel<Cuda> for Kernel {
 
     /// `urKernelGetSubGroupInfo`: sub-groups are warps.
     fn sub_group_info(
-        &self,
+        kernel: &Kernel,
         device: &Device,
         prop: ur_kernel_sub_group_info_t,
         out: InfoOut,
     ) -> UrResult {
-        let warp = device.props.warp_size;
+        let warp = device.raw.props.warp_size;
         match prop {
             UR_KERNEL_SUB_GROUP_INFO_MAX_SUB_GROUP_SIZE => out.value(warp),
             UR_KERNEL_SUB_GROUP_INFO_MAX_NUM_SUB_GROUPS => {
-                out.value(self.max_threads(device)? as u32 / warp.max(1))
+                out.value(kernel.raw.max_threads(device)? as u32 / warp.max(1))
             }
             UR_KERNEL_SUB_GROUP_INFO_COMPILE_NUM_SUB_GROUPS
             | UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL => out.value(0u32),
@@ -273,15 +258,15 @@ impl hal::Kernel<Cuda> for Kernel {
         }
     }
 
-    fn suggested_local_work_size(&self, queue: &Queue, global: &[usize]) -> UrResult<Vec<usize>> {
-        Ok(self.suggest_local(&queue.device, global)?.to_vec())
+    fn suggested_local_work_size(kernel: &Kernel, queue: &Queue, global: &[usize]) -> UrResult<Vec<usize>> {
+        Ok(kernel.raw.suggest_local(&queue.device, global)?.to_vec())
     }
 
     /// The CUDA function on the program's first device
     /// (`urKernelGetNativeHandle`).
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        let device = &self.program.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?.device;
-        Ok(self.function_for(device)? as ur_native_handle_t)
+    fn native_handle(kernel: &Kernel) -> UrResult<ur_native_handle_t> {
+        let device = &kernel.program.raw.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?.device;
+        Ok(kernel.raw.function_for(device)? as ur_native_handle_t)
     }
 
     /// `urKernelCreateWithNativeHandle`: a kernel over the user's CUDA
@@ -297,11 +282,11 @@ impl hal::Kernel<Cuda> for Kernel {
         _context: &Context,
         program: Option<&Program>,
         _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
+    ) -> UrResult<Arc<Kernel>> {
         let program = program.ok_or(UR_RESULT_ERROR_INVALID_NULL_HANDLE)?;
         let program = arc_of(program);
         let native = native as CUfunction;
-        let modules = program.modules()?;
+        let modules = program.raw.modules()?;
         let home = driver::func_module(native).cu()?;
         if !modules.iter().any(|(_, m)| m.raw() == home) {
             return Err(UR_RESULT_ERROR_INVALID_PROGRAM);
@@ -313,7 +298,7 @@ impl hal::Kernel<Cuda> for Kernel {
             let function = if module.raw() == home {
                 native
             } else {
-                device.activate()?;
+                device.raw.activate()?;
                 module.function(&c_name).cu()?
             };
             functions.push(DeviceFunction {
@@ -323,17 +308,11 @@ impl hal::Kernel<Cuda> for Kernel {
             });
         }
         let params = driver::func_params(native).cu()?;
-        Ok(Arc::new(Kernel {
-            header: HandleHeader::new(&DDI, ObjectKind::Kernel),
-            program,
-            name,
-            functions,
-            params,
-        }))
+        Ok(Kernel::new(program, KernelCu { name, functions, params }))
     }
 
     fn launch(
-        &self,
+        kernel: &Kernel,
         queue: &Queue,
         range: &hal::NdRange<'_>,
         args: &[KernelArg<'_>],
@@ -351,7 +330,7 @@ impl hal::Kernel<Cuda> for Kernel {
             .collect();
         let range = NdRange { offset: range.offset, global: range.global, local: range.local };
         let waits: Vec<&Event> = waits.iter().collect();
-        enqueue_launch(queue, self, range, &args, cooperative, &waits, want_event)
+        enqueue_launch(queue, kernel, range, &args, cooperative, &waits, want_event)
     }
 }
 
@@ -373,7 +352,8 @@ pub fn enqueue_launch(
     want_event: bool,
 ) -> UrResult<Option<Arc<Event>>> {
     let device = &queue.device;
-    let function = kernel.function_for(device)?;
+    let raw = &kernel.raw;
+    let function = raw.function_for(device)?;
     if range.global.contains(&0) {
         return Err(UR_RESULT_ERROR_INVALID_WORK_DIMENSION);
     }
@@ -391,11 +371,11 @@ pub fn enqueue_launch(
             out[..dims].copy_from_slice(l);
             out
         }
-        None => kernel.suggest_local(device, range.global)?,
+        None => raw.suggest_local(device, range.global)?,
     };
     let mut global = [1usize; 3];
     global[..dims].copy_from_slice(range.global);
-    let p = &device.props;
+    let p = &device.raw.props;
     let mut dims_out = LaunchDims {
         grid: [1; 3],
         block: [1; 3],
@@ -415,10 +395,10 @@ pub fn enqueue_launch(
         dims_out.grid[i] = groups as u32;
         dims_out.block[i] = local[i] as u32;
     }
-    if local.iter().product::<usize>() > kernel.max_threads(device)? {
+    if local.iter().product::<usize>() > raw.max_threads(device)? {
         return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
     }
-    let (mut slots, shared) = kernel.marshal(args)?;
+    let (mut slots, shared) = raw.marshal(args)?;
     dims_out.shared_bytes = shared;
     let mut pointers: Vec<*mut c_void> =
         slots.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();

@@ -9,13 +9,15 @@
 //!
 //! Layout, the same in every adapter: `driver` (thin `Result` functions and
 //! owning wrappers over cudarc's raw bindings), `conv` (value translation),
-//! and one module per object, each with its trait of `ur_core::hal` beside
-//! it: `device` (the platform and the devices), `context`, `queue` (command
-//! submission, the USM commands, the async allocations and frees), `event`
-//! (and event callbacks), `memory` (blocking USM, USM pools, the engine's
-//! memory source), `program`, `kernel`. The C surface is `ur_core`'s, written
-//! once for every adapter: the trait methods get their arguments checked,
-//! and none of them reads C memory. This file names the backend and the DDI
+//! and one module per object: every object is the core's (`ur_core::device`,
+//! `context`, `queue`, `event`, `pool`, `program`), and each module keeps its
+//! raw part with the core's `Raw*` trait beside it: `device` (the platform
+//! and the devices), `context`, `queue` (command submission, the USM
+//! commands, the async allocations and frees), `event` (and event
+//! callbacks), `memory` (blocking USM, USM pools, the engine's memory
+//! source), `program`, `kernel`. The C surface is `ur_core`'s, written once
+//! for every adapter: the trait functions get their arguments checked, and
+//! none of them reads C memory. This file names the backend and the DDI
 //! table.
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
@@ -51,4 +53,14 @@ ur_core::adapter_backend! {
 
 impl ur_core::queue::object::Queues for Cuda {
     type RawQueue = queue::QueueCu;
+}
+
+impl ur_core::device::Devices for Cuda {
+    type RawPlatform = device::PlatformCu;
+    type RawDevice = device::DeviceCu;
+}
+
+impl ur_core::program::Programs for Cuda {
+    type RawProgram = program::ProgramCu;
+    type RawKernel = kernel::KernelCu;
 }

@@ -1,16 +1,18 @@
 //! Programs: PTX or cubin images, one per device, loaded into the device's
-//! primary context by `urProgramBuild` (the driver JIT-compiles PTX).
+//! primary context by `urProgramBuild` (the driver JIT-compiles PTX). A
+//! program is the core's [`Program`]; [`ProgramCu`] keeps the images and
+//! the build's state.
 
 use crate::context::Context;
 use crate::device::Device;
 use crate::conv::CuExt;
 use crate::driver::{self, Module};
-use crate::{Cuda, DDI};
+use crate::Cuda;
 use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex};
 use ur_core::boundary::NativeOwnership;
-use ur_core::hal;
-use ur_core::handle::{arc_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::handle::arc_of;
+use ur_core::program::RawProgram;
 use ur_core::info::InfoOut;
 use ur_core::*;
 
@@ -59,7 +61,7 @@ struct BuildState {
     status: ur_program_build_status_t,
     options: String,
     log: String,
-    /// One module per device, in the order of `Program::images`.
+    /// One module per device, in the order of `ProgramCu::images`.
     modules: Vec<Arc<Module>>,
 }
 
@@ -70,25 +72,17 @@ pub struct Image {
     pub kind: ImageKind,
 }
 
-#[repr(C)]
-pub struct Program {
-    header: HandleHeader,
-    pub context: Arc<Context>,
+/// A program of this adapter: the core's, with [`ProgramCu`] as its raw
+/// part.
+pub type Program = ur_core::program::Program<Cuda>;
+
+/// What a program keeps beside the core's part: its images and the build.
+pub struct ProgramCu {
     pub images: Vec<Image>,
     build: Mutex<BuildState>,
 }
 
-ur_core::ur_object!(Program, Program, ur_program_handle_t_);
-
-// SAFETY: made only by `Arc::new` in this module, and handed out only
-// from there.
-unsafe impl ArcObject for Program {}
-
-impl Program {
-    pub fn handle(&self) -> ur_program_handle_t {
-        ur_core::handle::handle_of(self)
-    }
-
+impl ProgramCu {
     fn state(&self) -> std::sync::MutexGuard<'_, BuildState> {
         self.build.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -100,12 +94,12 @@ impl Program {
         let mut compiled: Vec<(&Image, Vec<u8>)> = Vec::new();
         let mut modules = Vec::with_capacity(self.images.len());
         for image in &self.images {
-            image.device.activate()?;
+            image.device.raw.activate()?;
             let loaded = if image.kind == ImageKind::Ptx {
                 // The GPU first: comparing the PTX itself costs its length.
                 let same_target = |done: &Image| {
-                    done.device.props.compute_capability == image.device.props.compute_capability
-                        && done.device.props.name == image.device.props.name
+                    done.device.raw.props.compute_capability == image.device.raw.props.compute_capability
+                        && done.device.raw.props.name == image.device.raw.props.name
                         && done.bytes == image.bytes
                 };
                 let at = match compiled.iter().position(|(done, _)| same_target(done)) {
@@ -183,62 +177,6 @@ impl Program {
         self.module_for(&first.device)?;
         self.kernel_names()
     }
-
-    /// `urProgramGetInfo`. `binaries` is the caller's array of buffers for
-    /// `UR_PROGRAM_INFO_BINARIES`, one per device, when it gave one.
-    pub fn info(
-        &self,
-        prop: ur_program_info_t,
-        out: InfoOut,
-        binaries: Option<&[*mut u8]>,
-    ) -> UrResult {
-        match prop {
-            UR_PROGRAM_INFO_REFERENCE_COUNT => {
-                out.value(ur_core::handle::ref_count_of(self))
-            }
-            UR_PROGRAM_INFO_CONTEXT => out.value(self.context.handle()),
-            UR_PROGRAM_INFO_NUM_DEVICES => out.value(self.images.len() as u32),
-            UR_PROGRAM_INFO_DEVICES => out.slice(
-                &self
-                    .images
-                    .iter()
-                    .map(|im| im.device.handle())
-                    .collect::<Vec<_>>(),
-            ),
-            UR_PROGRAM_INFO_IL => out.bytes(&[]),
-            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(
-                &self
-                    .images
-                    .iter()
-                    .map(|im| im.bytes.len())
-                    .collect::<Vec<_>>(),
-            ),
-            UR_PROGRAM_INFO_BINARIES => {
-                // The value is the caller's array of buffers, one per device,
-                // sized with BINARY_SIZES: fill them, and report the array.
-                if let Some(buffers) = binaries {
-                    for (im, &dst) in self.images.iter().zip(buffers) {
-                        if !dst.is_null() {
-                            // SAFETY: the caller sized each buffer from BINARY_SIZES.
-                            unsafe {
-                                std::ptr::copy_nonoverlapping(
-                                    im.bytes.as_ptr(),
-                                    dst,
-                                    im.bytes.len(),
-                                )
-                            };
-                        }
-                    }
-                    out.slice(buffers)
-                } else {
-                    out.slice(&vec![std::ptr::null_mut::<u8>(); self.images.len()])
-                }
-            }
-            UR_PROGRAM_INFO_NUM_KERNELS => out.value(self.loaded_kernel_names()?.len()),
-            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&self.loaded_kernel_names()?.join(";")),
-            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
-        }
-    }
 }
 
 /// Build options as the driver's JIT log records them.
@@ -246,20 +184,16 @@ fn options_str(options: &CStr) -> UrResult<&str> {
     options.to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)
 }
 
-impl hal::Program<Cuda> for Program {
-    fn context(&self) -> &Context {
-        &self.context
-    }
-
-    fn has_device(&self, device: &Device) -> bool {
-        self.images.iter().any(|im| std::ptr::eq(&*im.device, device))
+impl RawProgram<Cuda> for ProgramCu {
+    fn has_device(program: &Program, device: &Device) -> bool {
+        program.raw.images.iter().any(|im| std::ptr::eq(&*im.device, device))
     }
 
     /// `urProgramCreateWithBinary`: every image must be PTX, a cubin or a
     /// fatbin, for a device of the context.
     ///
     /// PTX, cubin or fatbin images, one per device.
-    fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Self>> {
+    fn create_with_binary(context: &Context, images: &[(&Device, &[u8])]) -> UrResult<Arc<Program>> {
         let binaries: Vec<(Arc<Device>, Vec<u8>)> =
             images.iter().map(|(d, bytes)| (arc_of(*d), bytes.to_vec())).collect();
         let context = arc_of(context);
@@ -275,9 +209,7 @@ impl hal::Program<Cuda> for Program {
                 kind,
             });
         }
-        Ok(Arc::new(Program {
-            header: HandleHeader::new(&DDI, ObjectKind::Program),
-            context,
+        let raw = ProgramCu {
             images,
             build: Mutex::new(BuildState {
                 status: UR_PROGRAM_BUILD_STATUS_NONE,
@@ -285,7 +217,8 @@ impl hal::Program<Cuda> for Program {
                 log: String::new(),
                 modules: Vec::new(),
             }),
-        }))
+        };
+        Ok(Program::new(context, raw))
     }
 
     /// `urProgramBuild`: loads every image. PTX is compiled once per
@@ -296,17 +229,18 @@ impl hal::Program<Cuda> for Program {
     /// from UR.
     ///
     /// The driver loads every image; the devices named change nothing.
-    fn build(&self, _devices: &[&Device], options: &CStr) -> UrResult {
+    fn build(program: &Program, _devices: &[&Device], options: &CStr) -> UrResult {
+        let raw = &program.raw;
         let options = options_str(options)?;
-        let mut state = self.state();
+        let mut state = raw.state();
         if state.status == UR_PROGRAM_BUILD_STATUS_SUCCESS {
             return Err(UR_RESULT_ERROR_INVALID_OPERATION);
         }
         state.options = options.to_string();
         let mut log = String::new();
-        match self.load_images(&mut log) {
+        match raw.load_images(&mut log) {
             Ok((modules, compiles)) => {
-                ur_core::log::build_note(compiles, self.images.len());
+                ur_core::log::build_note(compiles, raw.images.len());
                 state.log = log;
                 state.modules = modules;
                 state.status = UR_PROGRAM_BUILD_STATUS_SUCCESS;
@@ -320,29 +254,53 @@ impl hal::Program<Cuda> for Program {
         }
     }
 
-    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
-        Program::info(self, prop, out, None)
+    /// `urProgramGetInfo`; the core answers the reference count, the
+    /// context and the binaries before it asks here.
+    fn info(program: &Program, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+        let raw = &program.raw;
+        match prop {
+            UR_PROGRAM_INFO_NUM_DEVICES => out.value(raw.images.len() as u32),
+            UR_PROGRAM_INFO_DEVICES => out.slice(
+                &raw
+                    .images
+                    .iter()
+                    .map(|im| im.device.handle())
+                    .collect::<Vec<_>>(),
+            ),
+            UR_PROGRAM_INFO_IL => out.bytes(&[]),
+            UR_PROGRAM_INFO_BINARY_SIZES => out.slice(
+                &raw
+                    .images
+                    .iter()
+                    .map(|im| im.bytes.len())
+                    .collect::<Vec<_>>(),
+            ),
+            UR_PROGRAM_INFO_NUM_KERNELS => out.value(raw.loaded_kernel_names()?.len()),
+            UR_PROGRAM_INFO_KERNEL_NAMES => out.string(&raw.loaded_kernel_names()?.join(";")),
+            _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
+        }
     }
 
-    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
-        Ok(self.images.iter().map(|im| im.bytes.clone()).collect())
+    fn binaries(program: &Program) -> UrResult<Vec<Vec<u8>>> {
+        Ok(program.raw.images.iter().map(|im| im.bytes.clone()).collect())
     }
 
     /// `urProgramGetBuildInfo`.
     fn build_info(
-        &self,
+        program: &Program,
         device: &Device,
         prop: ur_program_build_info_t,
         out: InfoOut,
     ) -> UrResult {
-        if !self
+        if !program
+            .raw
             .images
             .iter()
             .any(|im| std::ptr::eq(&*im.device, device))
         {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        let state = self.state();
+        let state = program.raw.state();
         match prop {
             UR_PROGRAM_BUILD_INFO_STATUS => out.value(state.status),
             UR_PROGRAM_BUILD_INFO_OPTIONS => out.string(&state.options),
@@ -359,9 +317,9 @@ impl hal::Program<Cuda> for Program {
     }
 
     /// `urProgramGetGlobalVariablePointer`.
-    fn global_variable(&self, device: &Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
-        let module = self.module_for(device)?;
-        device.activate()?;
+    fn global_variable(program: &Program, device: &Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
+        let module = program.raw.module_for(device)?;
+        device.raw.activate()?;
         match module.global(name) {
             Ok((p, size)) => Ok((p as usize as *mut c_void, size)),
             Err(driver::CUresult::CUDA_ERROR_NOT_FOUND) => Err(UR_RESULT_ERROR_INVALID_VALUE),
@@ -370,9 +328,10 @@ impl hal::Program<Cuda> for Program {
     }
 
     /// The module of the program's first device.
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        let first = self.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?;
-        Ok(self.module_for(&first.device)?.raw() as ur_native_handle_t)
+    fn native_handle(program: &Program) -> UrResult<ur_native_handle_t> {
+        let raw = &program.raw;
+        let first = raw.images.first().ok_or(UR_RESULT_ERROR_INVALID_PROGRAM)?;
+        Ok(raw.module_for(&first.device)?.raw() as ur_native_handle_t)
     }
 
     /// `urProgramCreateWithNativeHandle`: a built program over the user's
@@ -381,13 +340,13 @@ impl hal::Program<Cuda> for Program {
     /// that is current on the calling thread, else of its only device
     /// (`INVALID_CONTEXT` when neither tells). Owned, the module is
     /// unloaded with the program; borrowed, it is left to its owner.
-    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    fn from_native(native: ur_native_handle_t, context: &Context, ownership: NativeOwnership) -> UrResult<Arc<Program>> {
         let context = arc_of(context);
         let native = native as driver::CUmodule;
         let current = driver::current_context().cu()?;
         let mut device = None;
         for d in &context.devices {
-            if !current.is_null() && d.primary_context()? == current {
+            if !current.is_null() && d.raw.primary_context()? == current {
                 device = Some(d.clone());
                 break;
             }
@@ -398,9 +357,7 @@ impl hal::Program<Cuda> for Program {
             (None, _) => return Err(UR_RESULT_ERROR_INVALID_CONTEXT),
         };
         let owned = ownership == ur_core::boundary::NativeOwnership::Owned;
-        Ok(Arc::new(Program {
-            header: HandleHeader::new(&DDI, ObjectKind::Program),
-            context,
+        let raw = ProgramCu {
             images: vec![Image {
                 device,
                 bytes: Vec::new(),
@@ -412,7 +369,8 @@ impl hal::Program<Cuda> for Program {
                 log: String::new(),
                 modules: vec![Arc::new(Module::from_raw(native, owned))],
             }),
-        }))
+        };
+        Ok(Program::new(context, raw))
     }
 }
 

@@ -89,7 +89,7 @@ fn after_event_on_device(event: &Event, pending: Pending) -> Result<(), (Pending
         // Nothing to wait on: `is_complete` said complete already.
         return Err((pending, UR_RESULT_ERROR_INVALID_EVENT));
     };
-    let stream = match device.callback_stream(event.raw.stream) {
+    let stream = match device.raw.callback_stream(event.raw.stream) {
         Ok(s) => s,
         Err(e) => return Err((pending, e)),
     };

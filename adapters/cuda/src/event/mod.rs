@@ -115,7 +115,7 @@ pub(super) fn device(event: &Event) -> Option<&Arc<Device>> {
 
 fn activate(event: &Event) -> UrResult {
     if let Some(d) = device(event) {
-        d.activate()?;
+        d.raw.activate()?;
     }
     Ok(())
 }
@@ -155,7 +155,7 @@ impl RawEvent<Cuda> for StreamEvents {
             return Err(UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE);
         };
         let device_time = |e: &CuEvent| -> UrResult<u64> {
-            queue.device.activate()?;
+            queue.device.raw.activate()?;
             let ms = base
                 .elapsed_ms(e)
                 .map_err(|_| UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;

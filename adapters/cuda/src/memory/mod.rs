@@ -120,7 +120,7 @@ impl Allocation {
     /// context's.
     pub(crate) fn release_now(&self, devices: &[Arc<Device>]) -> UrResult {
         if let Some(d) = self.device.and_then(|i| devices.get(i)) {
-            d.activate()?;
+            d.raw.activate()?;
         }
         // SAFETY: the registry held the only record of this allocation and
         // the caller has waited for the work that could use it.
@@ -184,7 +184,7 @@ pub fn usm_alloc(context: &Context, req: AllocRequest<'_, Cuda>) -> UrResult<*mu
     let raw = match kind {
         UsmKind::Host => {
             if let Some(d) = device {
-                d.activate()?;
+                d.raw.activate()?;
             }
             driver::mem_host_alloc(bytes).map_err(|_| UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?
                 as usize
@@ -193,15 +193,15 @@ pub fn usm_alloc(context: &Context, req: AllocRequest<'_, Cuda>) -> UrResult<*mu
             pool::alloc_blocking(req.pool.expect("checked above"), bytes)? as usize
         }
         UsmKind::Device => {
-            device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.activate()?;
+            device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.raw.activate()?;
             driver::mem_alloc(bytes).cu()? as usize
         }
         UsmKind::Shared => {
             let d = device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
-            if !d.props.managed_memory {
+            if !d.raw.props.managed_memory {
                 return Err(UR_RESULT_ERROR_INVALID_OPERATION);
             }
-            d.activate()?;
+            d.raw.activate()?;
             // Never ask for more managed memory than the GPU has free:
             // oversubscribing it can stall the whole GPU.
             let (free, _) = driver::mem_get_info().cu()?;
@@ -253,7 +253,7 @@ fn engine_alloc(
     if let Some(stamp) = a.stamp {
         let ready = (|| -> UrResult {
             for d in &context.devices {
-                d.activate()?;
+                d.raw.activate()?;
                 driver::ctx_synchronize().cu()?;
             }
             if a.zero {
@@ -278,7 +278,7 @@ fn engine_alloc(
 /// what the devices have in flight before memory goes back.
 pub(crate) fn synchronize_devices(context: &Context) -> UrResult {
     for d in &context.devices {
-        d.activate()?;
+        d.raw.activate()?;
         driver::ctx_synchronize().cu()?;
     }
     Ok(())

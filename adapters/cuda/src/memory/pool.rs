@@ -65,7 +65,7 @@ fn native_threshold(threshold: usize) -> u64 {
 
 /// Pools need a GPU with CUDA memory pools.
 fn check_device(device: &Device) -> UrResult {
-    if device.props.memory_pools {
+    if device.raw.props.memory_pools {
         Ok(())
     } else {
         Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
@@ -78,7 +78,7 @@ pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> UrResult<
     let native = if ENGINE_FOR_DEVICE_POOLS {
         None
     } else {
-        Some(device.default_mem_pool()?)
+        Some(device.raw.default_mem_pool()?)
     };
     Ok(UsmPool::new(
         // The engine's default pools' own threshold (`SIZE_MAX`) and no
@@ -104,12 +104,12 @@ pub fn create(
     for d in one_device.map_or(context.devices.as_slice(), std::slice::from_ref) {
         check_device(d)?;
     }
-    device.activate()?;
+    device.raw.activate()?;
     let config = desc.engine_config(engine::UsmKind::Device, api);
     let wants_native =
         desc.flags & UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0 != 0 || !ENGINE_FOR_DEVICE_POOLS;
     let native = if wants_native {
-        let pool = MemPool::new(device.cu).cu()?;
+        let pool = MemPool::new(device.raw.cu).cu()?;
         pool.set_u64(
             PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
             native_threshold(config.release_threshold),
@@ -158,7 +158,7 @@ pub fn alloc_async(pool: &UsmPool, size: usize, stream: CUstream) -> UrResult<CU
 
 /// An allocation usable by any stream once this returns.
 pub fn alloc_blocking(pool: &UsmPool, size: usize) -> UrResult<CUdeviceptr> {
-    pool.raw.device.activate()?;
+    pool.raw.device.raw.activate()?;
     let p = alloc_async(pool, size, std::ptr::null_mut())?;
     driver::ctx_synchronize().cu()?;
     Ok(p)
@@ -168,7 +168,7 @@ pub fn alloc_blocking(pool: &UsmPool, size: usize) -> UrResult<CUdeviceptr> {
 /// native pool keeps at least `keep` bytes reserved, and so do the engine
 /// pools together.
 fn try_trim_to(pool: &UsmPool, keep: usize) -> UrResult {
-    pool.raw.device.activate()?;
+    pool.raw.device.raw.activate()?;
     if let Some(native) = &pool.raw.native {
         native.trim_to(keep).cu()?;
     }
@@ -192,7 +192,7 @@ impl CudaPool {
     fn native_attr(&self, attr: PoolAttr) -> UrResult<usize> {
         match &self.native {
             Some(native) => {
-                self.device.activate()?;
+                self.device.raw.activate()?;
                 Ok(native.get_u64(attr).cu()? as usize)
             }
             None => Ok(0),
@@ -254,7 +254,7 @@ impl RawPool<Cuda> for CudaPool {
     /// high-water mark (only to zero, as CUDA allows), on the native pool
     /// and then the engine pools.
     fn set_info(pool: &UsmPool, prop: ur_usm_pool_info_t, value: usize) -> UrResult {
-        pool.raw.device.activate()?;
+        pool.raw.device.raw.activate()?;
         let attr = match prop {
             UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP => PoolAttr::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
             UR_USM_POOL_INFO_RESERVED_HIGH_EXP | UR_USM_POOL_INFO_USED_HIGH_EXP if value != 0 => {

@@ -45,10 +45,10 @@ pub struct CudaMemory {
 impl CudaMemory {
     /// Raw `kind` memory of `device` for a pool of a context of `devices`.
     pub fn new(device: Arc<Device>, devices: &[Arc<Device>], kind: UsmKind, slabs: Arc<SlabMap>, owner: SlabOwner) -> Self {
-        let mut readers = vec![device.cu];
-        for other in devices.iter().filter(|d| d.cu != device.cu) {
-            match driver::can_access_peer(other.cu, device.cu) {
-                Ok(true) => readers.push(other.cu),
+        let mut readers = vec![device.raw.cu];
+        for other in devices.iter().filter(|d| d.raw.cu != device.raw.cu) {
+            match driver::can_access_peer(other.raw.cu, device.raw.cu) {
+                Ok(true) => readers.push(other.raw.cu),
                 _ => {
                     readers.clear();
                     break;
@@ -69,7 +69,7 @@ impl CudaMemory {
 
 impl MemorySource for CudaMemory {
     fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, OutOfMemory> {
-        if align > self.natural_align() || self.device.activate().is_err() {
+        if align > self.natural_align() || self.device.raw.activate().is_err() {
             return Err(OutOfMemory);
         }
         let p = match self.kind {
@@ -91,7 +91,7 @@ impl MemorySource for CudaMemory {
 
     unsafe fn release(&self, ptr: NonNull<u8>, _size: usize, _align: usize) {
         self.slabs.remove(ptr.as_ptr() as usize);
-        if self.device.activate().is_err() {
+        if self.device.raw.activate().is_err() {
             return;
         }
         // SAFETY: the engine gives back a slab it took from `allocate` once no
@@ -103,7 +103,7 @@ impl MemorySource for CudaMemory {
     }
 
     fn virtual_memory(&self) -> Option<&dyn VirtualMemory> {
-        (self.kind == UsmKind::Device && !self.readers.is_empty() && vmm::granule(self.device.cu).is_some())
+        (self.kind == UsmKind::Device && !self.readers.is_empty() && vmm::granule(self.device.raw.cu).is_some())
             .then_some(self)
     }
 }
@@ -112,11 +112,11 @@ impl MemorySource for CudaMemory {
 /// only, where the GPU supports it).
 impl VirtualMemory for CudaMemory {
     fn granule(&self) -> usize {
-        vmm::granule(self.device.cu).unwrap_or(0)
+        vmm::granule(self.device.raw.cu).unwrap_or(0)
     }
 
     fn reserve(&self, size: usize) -> Result<NonNull<u8>, OutOfMemory> {
-        self.device.activate().map_err(|_| OutOfMemory)?;
+        self.device.raw.activate().map_err(|_| OutOfMemory)?;
         let p = vmm::reserve(size, self.granule()).map_err(|_| OutOfMemory)?;
         let p = NonNull::new(p as usize as *mut u8).ok_or(OutOfMemory)?;
         self.slabs.insert(p.as_ptr() as usize, size, self.owner.clone());
@@ -124,13 +124,13 @@ impl VirtualMemory for CudaMemory {
     }
 
     unsafe fn commit(&self, addr: NonNull<u8>, len: usize) -> Result<(), OutOfMemory> {
-        self.device.activate().map_err(|_| OutOfMemory)?;
+        self.device.raw.activate().map_err(|_| OutOfMemory)?;
         // SAFETY: the engine commits whole granules of a reservation of ours, none mapped.
-        vmm::commit(self.device.cu, &self.readers, addr.as_ptr() as usize as u64, len, self.granule()).map_err(|_| OutOfMemory)
+        vmm::commit(self.device.raw.cu, &self.readers, addr.as_ptr() as usize as u64, len, self.granule()).map_err(|_| OutOfMemory)
     }
 
     unsafe fn decommit(&self, addr: NonNull<u8>, len: usize) {
-        if self.device.activate().is_ok() {
+        if self.device.raw.activate().is_ok() {
             // SAFETY: the engine decommits granules it committed, once no
             // command can touch them (their frees have completed).
             vmm::decommit(addr.as_ptr() as usize as u64, len, self.granule());
@@ -139,7 +139,7 @@ impl VirtualMemory for CudaMemory {
 
     unsafe fn unreserve(&self, addr: NonNull<u8>, size: usize) {
         self.slabs.remove(addr.as_ptr() as usize);
-        if self.device.activate().is_ok() {
+        if self.device.raw.activate().is_ok() {
             // SAFETY: a reservation of ours with nothing mapped in it.
             vmm::unreserve(addr.as_ptr() as usize as u64, size);
         }

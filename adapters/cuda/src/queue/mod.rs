@@ -281,8 +281,8 @@ fn wait_for(queue: &Queue, stream: &Stream, wait: &[&Event]) -> UrResult<bool> {
             if !std::ptr::eq(&*q.device, &*queue.device) {
                 // Another GPU's event: its context must be current to
                 // query it, so just wait on it from our stream.
-                q.device.activate()?;
-                queue.device.activate()?;
+                q.device.raw.activate()?;
+                queue.device.raw.activate()?;
             }
         }
         stream.wait(done.raw()).cu()?;
@@ -294,7 +294,7 @@ fn wait_for(queue: &Queue, stream: &Stream, wait: &[&Event]) -> UrResult<bool> {
 /// Waits for every stream of `queue` (`urQueueFinish` without the pools'
 /// collection); the engine hears that what was recorded before is done.
 fn synchronize(queue: &Queue) -> UrResult {
-    queue.device.activate()?;
+    queue.device.raw.activate()?;
     // Only what was recorded (and so, under the submit lock, put on its
     // stream) before the wait is known to be done after it.
     let tail = {
@@ -314,7 +314,7 @@ fn synchronize(queue: &Queue) -> UrResult {
 impl RawQueue<Cuda> for QueueCu {
     fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
         let (context, device) = (arc_of(context), arc_of(device));
-        device.activate()?;
+        device.raw.activate()?;
         let count = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
             OUT_OF_ORDER_STREAMS
         } else {
@@ -329,7 +329,7 @@ impl RawQueue<Cuda> for QueueCu {
 
     /// `UR_QUEUE_INFO_EMPTY`: whether every stream has run dry.
     fn is_empty(queue: &Queue) -> UrResult<bool> {
-        queue.device.activate()?;
+        queue.device.raw.activate()?;
         let mut empty = true;
         for s in &queue.raw.streams {
             let marker = queue.raw.take_event()?;
@@ -381,7 +381,7 @@ impl RawQueue<Cuda> for QueueCu {
         let stream_ctx = stream.context().cu()?;
         let mut found = None;
         for d in &context.devices {
-            if d.primary_context()? == stream_ctx {
+            if d.raw.primary_context()? == stream_ctx {
                 found = Some(d.clone());
                 break;
             }
@@ -390,7 +390,7 @@ impl RawQueue<Cuda> for QueueCu {
         if device.is_some_and(|d| !Arc::ptr_eq(&d, &queue_device)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        queue_device.activate()?;
+        queue_device.raw.activate()?;
         let flags = flags & !UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0;
         let queue = new_queue(context, queue_device, flags, vec![Stream::from_raw(native, owned)])?;
         queue.raw.stream_given_out();
@@ -420,7 +420,7 @@ impl RawQueue<Cuda> for QueueCu {
     }
 
     fn async_alloc_supported(queue: &Queue) -> bool {
-        queue.device.props.memory_pools
+        queue.device.raw.props.memory_pools
     }
 
     /// The wait list's events (the stream waits on each, whatever its
@@ -499,7 +499,7 @@ impl RawQueue<Cuda> for QueueCu {
     /// have. A lane of the engine's graph may only be retired once its
     /// commands are done: a tracked queue waits for its streams first.
     fn release(queue: &mut Queue) {
-        let _ = queue.device.activate();
+        let _ = queue.device.raw.activate();
         if queue.raw.tracked() {
             for s in &queue.raw.streams {
                 let _ = s.synchronize();

@@ -159,7 +159,7 @@ fn submit_unlocked<T>(
     work: impl FnOnce(&Stream) -> UrResult<T>,
 ) -> UrResult<Submitted<T>> {
     let q = &queue.raw;
-    queue.device.activate()?;
+    queue.device.raw.activate()?;
     let stream = q.pick_stream(wait);
     // Whatever fails from here may have left work on the stream.
     let mut counts = CountsWork(Some(&q.stream_work));
@@ -261,7 +261,7 @@ pub fn wait_events(
 ) -> UrResult<Option<Arc<Event>>> {
     let q = &queue.raw;
     let submitting = begin_submit(queue);
-    queue.device.activate()?;
+    queue.device.raw.activate()?;
     let command = if barrier {
         UR_COMMAND_EVENTS_WAIT_WITH_BARRIER
     } else {

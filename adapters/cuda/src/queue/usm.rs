@@ -88,8 +88,8 @@ pub fn usm_prefetch(
 ) -> UrResult<Option<Arc<Event>>> {
     let shared = crate::memory::usm_lookup(&queue.context, ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
     let to_host = flags & UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0 != 0;
-    let dev = (!to_host).then_some(queue.device.cu);
-    let managed = queue.device.props.concurrent_managed;
+    let dev = (!to_host).then_some(queue.device.raw.cu);
+    let managed = queue.device.raw.props.concurrent_managed;
     let prefetch = |s: &Stream| {
         if shared && managed {
             // SAFETY: the range is managed memory of this context.
@@ -110,7 +110,7 @@ pub fn usm_advise(
     want_event: bool,
 ) -> UrResult<Option<Arc<Event>>> {
     let shared = crate::memory::usm_lookup(&queue.context, ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
-    let dev = queue.device.cu;
+    let dev = queue.device.raw.cu;
     let advise = |_: &Stream| {
         if shared {
             for (a, to_device) in conv::usm_advice(advice) {
