@@ -44,6 +44,15 @@ impl<'a> Session<'a> {
         self.queue_on(self.device, out_of_order)
     }
 
+    /// Two in-order queues of the device (A and B); the first error when
+    /// either cannot be made.
+    pub fn two_queues(&self) -> Result<(Queue<'_>, Queue<'_>), CallError> {
+        match (self.queue(false), self.queue(false)) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        }
+    }
+
     /// A queue of another device of the context.
     pub fn queue_on(&self, device: ur_device_handle_t, out_of_order: bool) -> Result<Queue<'_>, CallError> {
         let properties = ur_queue_properties_t {
