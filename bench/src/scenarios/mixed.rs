@@ -144,27 +144,9 @@ impl DeviceRun<'_, '_> {
 
 }
 
-/// A small deterministic generator (SplitMix64): the same sizes every run.
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// The deterministic generator of the sequence: the same sizes every run,
+/// and the same as the engine's example and tests replay.
+pub use ur_core::engine::SplitMix64;
 
 /// Size of scenario 5's allocations: log-uniform over 64 B .. 256 KiB, so
 /// small and large blocks are both common.
