@@ -5,13 +5,17 @@
 //! scenario 5's sequence from one definition.
 
 /// A small deterministic generator: the same sequence for the same seed.
+/// Its calls are `#[inline]`: the benchmarks draw from it inside timed
+/// loops, from other crates.
 pub struct SplitMix64(u64);
 
 impl SplitMix64 {
+    #[inline]
     pub fn new(seed: u64) -> Self {
         SplitMix64(seed)
     }
 
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -21,6 +25,7 @@ impl SplitMix64 {
     }
 
     /// Uniform in [0, 1).
+    #[inline]
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
