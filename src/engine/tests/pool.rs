@@ -326,7 +326,7 @@ fn release_threshold_gives_memory_back_only_once_free_and_complete() {
     assert_eq!(mem.taken(), 192 * KIB);
     let k = dag.record(&q, &[]);
     for b in &blocks {
-        pool.free_plain(&q, &b);
+        pool.free_plain(&q, b);
     }
     pool.collect();
     assert_eq!(
@@ -530,7 +530,7 @@ fn pending_frees_on_one_in_order_queue_coalesce() {
     let blocks: Vec<_> = (0..8).map(|_| pool.alloc_plain(&q, 8 * KIB)).collect();
     for b in &blocks {
         dag.record(&q, &[]);
-        pool.free_plain(&q, &b);
+        pool.free_plain(&q, b);
     }
     assert!(
         pool.pending_blocks() < 8,
