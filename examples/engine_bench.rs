@@ -223,23 +223,6 @@ fn two_threads(pairs: usize) {
     }
 }
 
-/// SplitMix64, as the benchmark's scenario 5 uses it.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// Scenario 5's workload (`bench/src/scenarios/mixed.rs`, `mixed_workload`): random
 /// log-uniform sizes 64 B..256 KiB; before each allocation, random live
 /// blocks are freed until it fits an 8 MiB live budget; then everything is
@@ -250,7 +233,7 @@ fn mixed_workload(
     mut free: impl FnMut(usize, usize),
 ) -> usize {
     const LIVE_BUDGET: usize = 8 << 20;
-    let mut rng = SplitMix64(0x05ee_d0fa_110c);
+    let mut rng = SplitMix64::new(0x05ee_d0fa_110c);
     let (low, high) = ((64f64).ln(), ((256 << 10) as f64).ln());
     let mut live: Vec<(usize, usize)> = Vec::new();
     let (mut live_bytes, mut operations) = (0, 0);

@@ -236,7 +236,7 @@ fn main() -> ExitCode {
             if mates.len() > 1 {
                 let me = mates.iter().position(|d| d.handle == entry.handle).unwrap_or(0);
                 progress.begin(&format!("{label} scenario 8 two devices"));
-                rows.extend(run.two_devices(mates[(me + 1) % mates.len()].handle));
+                rows.extend(run.two_devices(mates[(me + 1) % mates.len()].handle).unwrap_or_else(|failed| failed));
             }
         }
         if let Some(sizes) = &sweep_sizes {

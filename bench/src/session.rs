@@ -44,6 +44,15 @@ impl<'a> Session<'a> {
         self.queue_on(self.device, out_of_order)
     }
 
+    /// Two in-order queues of the device (A and B); the first error when
+    /// either cannot be made.
+    pub fn two_queues(&self) -> Result<(Queue<'_>, Queue<'_>), CallError> {
+        match (self.queue(false), self.queue(false)) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        }
+    }
+
     /// A queue of another device of the context.
     pub fn queue_on(&self, device: ur_device_handle_t, out_of_order: bool) -> Result<Queue<'_>, CallError> {
         let properties = ur_queue_properties_t {
@@ -135,6 +144,11 @@ fn event_slot(slot: &mut ur_event_handle_t, wanted: bool) -> *mut ur_event_handl
     }
 }
 
+/// A pool's handle; null for the device's current pool.
+fn pool_handle(pool: Option<&Pool>) -> ur_usm_pool_handle_t {
+    pool.map_or(null_mut(), |p| p.handle)
+}
+
 /// Most events a scenario waits on in one command.
 const MAX_WAITS: usize = 4;
 
@@ -175,8 +189,23 @@ impl<'s> Queue<'s> {
         self.session.api
     }
 
-    fn wrap(&self, wanted: bool, handle: ur_event_handle_t) -> Option<Event<'s>> {
-        wanted.then(|| Event { api: self.session.api, handle })
+    /// One enqueue through `call`, which gets the wait list (its count and
+    /// pointer, from the stack) and the event out-pointer (null unless
+    /// `want_event`); returns the event.
+    ///
+    /// # Safety
+    /// See the module docs.
+    unsafe fn enqueue(
+        &self,
+        name: &str,
+        waits: &[&Event],
+        want_event: bool,
+        call: impl FnOnce(u32, *const ur_event_handle_t, *mut ur_event_handle_t) -> Result<ur_result_t, String>,
+    ) -> Result<Option<Event<'s>>, CallError> {
+        let waits = wait_list(waits);
+        let mut event = null_mut();
+        success(name, call(waits.count, waits.ptr(), event_slot(&mut event, want_event)))?;
+        Ok(want_event.then(|| Event { api: self.session.api, handle: event }))
     }
 
     pub fn finish(&self) -> Result<(), CallError> {
@@ -196,23 +225,20 @@ impl<'s> Queue<'s> {
         waits: &[&Event],
         want_event: bool,
     ) -> Result<(*mut c_void, Option<Event<'s>>), CallError> {
-        let waits = wait_list(waits);
         let mut mem = null_mut();
-        let mut event = null_mut();
-        success(
-            "urEnqueueUSMDeviceAllocExp",
+        let event = self.enqueue("urEnqueueUSMDeviceAllocExp", waits, want_event, |count, list, event| {
             self.api().urEnqueueUSMDeviceAllocExp(
                 self.handle,
-                pool.map_or(null_mut(), |p| p.handle),
+                pool_handle(pool),
                 size,
                 null(),
-                waits.count,
-                waits.ptr(),
+                count,
+                list,
                 &mut mem,
-                event_slot(&mut event, want_event),
-            ),
-        )?;
-        Ok((mem, self.wrap(want_event, event)))
+                event,
+            )
+        })?;
+        Ok((mem, event))
     }
 
     /// The hot path of scenario 1: no pool, no wait list, no event, nothing
@@ -262,20 +288,9 @@ impl<'s> Queue<'s> {
         waits: &[&Event],
         want_event: bool,
     ) -> Result<Option<Event<'s>>, CallError> {
-        let waits = wait_list(waits);
-        let mut event = null_mut();
-        success(
-            "urEnqueueUSMFreeExp",
-            self.api().urEnqueueUSMFreeExp(
-                self.handle,
-                pool.map_or(null_mut(), |p| p.handle),
-                mem,
-                waits.count,
-                waits.ptr(),
-                event_slot(&mut event, want_event),
-            ),
-        )?;
-        Ok(self.wrap(want_event, event))
+        self.enqueue("urEnqueueUSMFreeExp", waits, want_event, |count, list, event| {
+            self.api().urEnqueueUSMFreeExp(self.handle, pool_handle(pool), mem, count, list, event)
+        })
     }
 
     /// `urEnqueueUSMFill` of `size` bytes with a one-byte pattern.
@@ -289,23 +304,10 @@ impl<'s> Queue<'s> {
         waits: &[&Event],
         want_event: bool,
     ) -> Result<Option<Event<'s>>, CallError> {
-        let waits = wait_list(waits);
         let pattern = 0xa5u8;
-        let mut event = null_mut();
-        success(
-            "urEnqueueUSMFill",
-            self.api().urEnqueueUSMFill(
-                self.handle,
-                mem,
-                1,
-                (&pattern as *const u8).cast(),
-                size,
-                waits.count,
-                waits.ptr(),
-                event_slot(&mut event, want_event),
-            ),
-        )?;
-        Ok(self.wrap(want_event, event))
+        self.enqueue("urEnqueueUSMFill", waits, want_event, |count, list, event| {
+            self.api().urEnqueueUSMFill(self.handle, mem, 1, (&pattern as *const u8).cast(), size, count, list, event)
+        })
     }
 
     /// A non-blocking `urEnqueueUSMMemcpy`.

@@ -371,13 +371,27 @@ mod tests {
         Lane::new(LaneId(1), order, Arc::new(Graveyard::default()))
     }
 
+    /// Records a node of `kind` on `l` after the same-lane seqs `wait`, into
+    /// the clock `c` cleared first: `c` then covers the node and exactly what
+    /// it depends on.
+    fn record(l: &Lane, c: &mut Clock, wait: &[Seq], kind: NodeKind) -> Stamp {
+        c.clear();
+        l.record(c, wait, kind)
+    }
+
+    /// A lane of `order` with two commands recorded, `a` then `b`, and the
+    /// clock of `b`.
+    fn two_commands(order: QueueOrder) -> (Lane, Clock, Stamp, Stamp) {
+        let l = lane(order);
+        let mut c = Clock::new();
+        let a = record(&l, &mut c, &[], NodeKind::Command);
+        let b = record(&l, &mut c, &[], NodeKind::Command);
+        (l, c, a, b)
+    }
+
     #[test]
     fn in_order_nodes_cover_their_predecessors_and_are_pruned() {
-        let l = lane(QueueOrder::InOrder);
-        let mut c = Clock::new();
-        let a = l.record(&mut c, &[], NodeKind::Command);
-        c.clear();
-        let b = l.record(&mut c, &[], NodeKind::Command);
+        let (l, c, a, b) = two_commands(QueueOrder::InOrder);
         assert!(c.covers(a) && c.covers(b));
         assert_eq!(l.in_flight(), 2);
         l.complete(b.seq);
@@ -394,8 +408,7 @@ mod tests {
             let small = l.retained_bytes();
             let mut last = Stamp::new(LaneId(1), 0);
             for _ in 0..10_000 {
-                c.clear();
-                last = l.record(&mut c, &[], NodeKind::Command);
+                last = record(&l, &mut c, &[], NodeKind::Command);
             }
             // Half in flight: shrinking keeps what the commands in flight use.
             (1..=5_000).for_each(|s| l.complete(s));
@@ -409,8 +422,7 @@ mod tests {
             assert!(l.shrink(8) > 0);
             let kept = l.retained_bytes();
             assert!(kept <= small.max(8 * (std::mem::size_of::<Node>() + 128)), "{order:?}: kept {kept} B of {burst} B");
-            c.clear();
-            let next = l.record(&mut c, &[], NodeKind::Command);
+            let next = record(&l, &mut c, &[], NodeKind::Command);
             assert_eq!(next.seq, last.seq + 1);
             assert!(c.covers(next) && !l.is_complete(next.seq));
             l.complete(next.seq);
@@ -420,11 +432,7 @@ mod tests {
 
     #[test]
     fn out_of_order_nodes_are_independent() {
-        let l = lane(QueueOrder::OutOfOrder);
-        let mut c = Clock::new();
-        let a = l.record(&mut c, &[], NodeKind::Command);
-        c.clear();
-        let b = l.record(&mut c, &[], NodeKind::Command);
+        let (l, c, a, b) = two_commands(QueueOrder::OutOfOrder);
         assert!(c.covers(b) && !c.covers(a));
         l.complete(b.seq);
         assert!(l.is_complete(b.seq) && !l.is_complete(a.seq));
@@ -437,19 +445,14 @@ mod tests {
     fn out_of_order_barrier_orders_later_commands() {
         let l = lane(QueueOrder::OutOfOrder);
         let mut c = Clock::new();
-        let a = l.record(&mut c, &[], NodeKind::Command);
-        c.clear();
-        let bar = l.record(&mut c, &[], NodeKind::BarrierOnAll);
-        c.clear();
-        let d = l.record(&mut c, &[], NodeKind::Command);
+        let a = record(&l, &mut c, &[], NodeKind::Command);
+        let bar = record(&l, &mut c, &[], NodeKind::BarrierOnAll);
+        let d = record(&l, &mut c, &[], NodeKind::Command);
         assert!(c.covers(a) && c.covers(bar) && c.covers(d));
         // A barrier on a wait list orders only what it waits on.
-        c.clear();
-        let e = l.record(&mut c, &[], NodeKind::Command);
-        c.clear();
-        let bar2 = l.record(&mut c, &[e.seq], NodeKind::BarrierOnWaitList);
-        c.clear();
-        let f = l.record(&mut c, &[], NodeKind::Command);
+        let e = record(&l, &mut c, &[], NodeKind::Command);
+        let bar2 = record(&l, &mut c, &[e.seq], NodeKind::BarrierOnWaitList);
+        let f = record(&l, &mut c, &[], NodeKind::Command);
         assert!(c.covers(e) && c.covers(bar2) && c.covers(bar) && !c.covers(d));
         let _ = f;
     }
@@ -458,7 +461,7 @@ mod tests {
     fn wait_returns_once_complete() {
         let l = Arc::new(lane(QueueOrder::InOrder));
         let mut c = Clock::new();
-        let a = l.record(&mut c, &[], NodeKind::Command);
+        let a = record(&l, &mut c, &[], NodeKind::Command);
         let l2 = l.clone();
         let t = std::thread::spawn(move || l2.complete(a.seq));
         l.wait(a.seq);

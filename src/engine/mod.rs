@@ -121,6 +121,7 @@ mod pending;
 pub mod policy;
 pub mod pool;
 mod range_shards;
+mod splitmix;
 pub mod stats;
 mod vm;
 
@@ -138,6 +139,7 @@ pub use context::{DeviceKey, Engine};
 pub use dag::Dag;
 pub use lane::{Lane, QueueOrder};
 pub use policy::ReusePolicy;
+pub use splitmix::SplitMix64;
 pub use pool::{Allocation, Deps, FreeOutcome, Pool};
 pub use range_shards::ShardedRangeMap;
 pub use stats::PoolStats;

@@ -2,7 +2,7 @@
 //! allocation by events (on one out-of-order queue, across two queues,
 //! across two devices), with the share of allocations that reused memory.
 
-use super::{blocking_rounds, DeviceRun, KEEP_RESERVED, SIZE};
+use super::{blocking_rounds, DeviceRun, Rows, KEEP_RESERVED, SIZE};
 use crate::measure::{measure_against, timed_batch, Batch, Variant};
 use crate::report::{size_label, Goal, Outcome, RatioKind, Row, Unit};
 use crate::session::{Event, Pool, Queue, Session};
@@ -15,13 +15,10 @@ impl DeviceRun<'_, '_> {
     /// Scenario 3: chains on an out-of-order queue ordered only by events:
     /// alloc -> fill (waits alloc) -> free (waits fill) -> the next alloc
     /// (waits the free). Reuse is read from the addresses handed out.
-    pub fn chains(&self) -> Vec<Row> {
+    pub fn chains(&self) -> Rows {
         let name = format!("event chains, {}, out-of-order", size_label(SIZE));
         let unit = Unit::NanosPer("chain");
-        let queue = match self.session.queue(true) {
-            Ok(q) => q,
-            Err(e) => return vec![self.setup_failed(3, &name, unit, &e)],
-        };
+        let queue = self.set_up(3, &name, unit, self.session.queue(true))?;
         let (pool, pool_notes) = self.own_pool();
         let session = self.session;
         // SAFETY: live queue and session; each block is freed once, after
@@ -34,7 +31,7 @@ impl DeviceRun<'_, '_> {
         };
         let chain = Chain { alloc_q: &queue, free_q: &queue, in_order: false, pool: pool.as_ref() };
         let run = Run { scenario: 3, name, unit, label: "chains" };
-        self.handover_rows(run, chain, &mut baseline, pool_notes, "blocking alloc, fill, event wait, free")
+        Ok(self.handover_rows(run, chain, &mut baseline, pool_notes, "blocking alloc, fill, event wait, free"))
     }
 
     // --- 4 ------------------------------------------------------------------
@@ -42,13 +39,10 @@ impl DeviceRun<'_, '_> {
     /// Scenario 4: memory handed from queue A back to queue B by events: B
     /// allocates (waiting on A's last free) and fills; A frees after the
     /// fill, with an event for B's next allocation.
-    pub fn cross_queue(&self) -> Vec<Row> {
+    pub fn cross_queue(&self) -> Rows {
         let name = format!("free on A -> alloc on B by event, {}", size_label(SIZE));
         let unit = Unit::NanosPer("handover");
-        let (queue_a, queue_b) = match (self.session.queue(false), self.session.queue(false)) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(e), _) | (_, Err(e)) => return vec![self.setup_failed(4, &name, unit, &e)],
-        };
+        let (queue_a, queue_b) = self.set_up(4, &name, unit, self.session.two_queues())?;
         let (pool, pool_notes) = self.own_pool();
         let session = self.session;
         // SAFETY: live queue and session; each block is freed once, after
@@ -61,7 +55,7 @@ impl DeviceRun<'_, '_> {
         };
         let chain = Chain { alloc_q: &queue_b, free_q: &queue_a, in_order: true, pool: pool.as_ref() };
         let run = Run { scenario: 4, name, unit, label: "handovers" };
-        self.handover_rows(run, chain, &mut baseline, pool_notes, "blocking alloc, fill on B, finish, free")
+        Ok(self.handover_rows(run, chain, &mut baseline, pool_notes, "blocking alloc, fill on B, finish, free"))
     }
 
     // --- 8 ------------------------------------------------------------------
@@ -72,18 +66,15 @@ impl DeviceRun<'_, '_> {
     /// the fill, and the free's event orders the next allocation. Baseline:
     /// the same handover between two queues of `other`, in the same context
     /// and run.
-    pub fn two_devices(&self, other: ur_core::abi::ur_device_handle_t) -> Vec<Row> {
+    pub fn two_devices(&self, other: ur_core::abi::ur_device_handle_t) -> Rows {
         let name = format!("free on device A -> alloc on device B by event, {}", size_label(SIZE));
         let unit = Unit::NanosPer("handover");
-        let pair = match Session::open_many(self.session.api, &[self.session.device, other]) {
-            Ok(s) => s,
-            Err(e) => return vec![self.setup_failed(8, &name, unit, &e)],
+        let pair = self.set_up(8, &name, unit, Session::open_many(self.session.api, &[self.session.device, other]))?;
+        let queues = match (pair.queue(false), pair.queue_on(other, false), pair.queue_on(other, false)) {
+            (Ok(a), Ok(b), Ok(b2)) => Ok((a, b, b2)),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => Err(e),
         };
-        let queues = (pair.queue(false), pair.queue_on(other, false), pair.queue_on(other, false));
-        let (a, b, b2) = match queues {
-            (Ok(a), Ok(b), Ok(b2)) => (a, b, b2),
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return vec![self.setup_failed(8, &name, unit, &e)],
-        };
+        let (a, b, b2) = self.set_up(8, &name, unit, queues)?;
         let mut baseline = |batch: Batch| {
             let mut addresses = Vec::with_capacity(batch.iterations);
             // SAFETY: live queues of one context; each block is freed once,
@@ -93,7 +84,7 @@ impl DeviceRun<'_, '_> {
         let chain = Chain { alloc_q: &b, free_q: &a, in_order: true, pool: None };
         let run = Run { scenario: 8, name, unit, label: "handovers" };
         let notes = vec!["the device's default pool served (its release threshold left as it is)".into()];
-        self.handover_rows(run, chain, &mut baseline, notes, "the same handover between two queues of device B")
+        Ok(self.handover_rows(run, chain, &mut baseline, notes, "the same handover between two queues of device B"))
     }
 
     /// A pool of the scenario's own, keeping its slabs, so that its
@@ -137,16 +128,15 @@ impl DeviceRun<'_, '_> {
             reuse.record(&addresses, batch.timed);
             Ok(sample)
         };
-        let (ours, baseline) = measure_against(&self.budget.scaled(0.25), self.progress, label, &mut ours, baseline);
+        let measured = measure_against(&self.budget.scaled(0.25), self.progress, label, &mut ours, baseline);
         pool_notes.extend(pool_high_water(chain.pool));
-        let mut cost = self.row(scenario, format!("{name}: cost"), unit);
-        cost.ours = Outcome::cost(&ours);
-        cost.baseline = Outcome::cost(&baseline);
+        let mut cost = self.cost_row(scenario, format!("{name}: cost"), unit, &measured);
         cost.notes.push(format!("baseline: {baseline_text}"));
         let mut rate = self.row(scenario, format!("{name}: reuse"), Unit::Percent);
         rate.ratio_kind = RatioKind::None;
         rate.goal = Some(Goal::OursAtLeast(100.0));
-        rate.ours = match (&ours, reuse.rate()) {
+        let ours = &measured.0;
+        rate.ours = match (ours, reuse.rate()) {
             (Ok(_), Some(percent)) => Outcome::plain(percent),
             (Ok(_), None) => Outcome::Failed("no timed allocation".into()),
             (Err(e), _) => Outcome::from_error(e),

@@ -2,7 +2,7 @@
 //! sequence, the fragmentation and cost rows, and the traces the raw CUDA
 //! baseline replays.
 
-use super::DeviceRun;
+use super::{DeviceRun, Rows};
 use crate::measure::{measure_against, timed, Batch, Sample};
 use crate::report::{size_label, Goal, Outcome, RatioKind, Row, Unit};
 use crate::session::Queue;
@@ -16,24 +16,22 @@ impl DeviceRun<'_, '_> {
     /// Fragmentation, reserved high water over used high water, at each
     /// budget of [`mixed_budgets`] on a pool of its own; then the cost, the
     /// same sequence blocking as its baseline.
-    pub fn mixed_sizes(&self) -> Vec<Row> {
+    pub fn mixed_sizes(&self) -> Rows {
         let mut rows = Vec::new();
-        let queue = match self.session.queue(false) {
-            Ok(q) => q,
-            Err(e) => {
-                let name = format!("random 64 B..256 KiB under {} live", size_label(COST_LIVE_BUDGET));
-                return vec![
-                    self.setup_failed(5, &format!("{name}: fragmentation"), Unit::Bytes, &e),
-                    self.setup_failed(5, &format!("{name}: cost"), Unit::NanosPer("op"), &e),
-                ];
-            }
-        };
+        // Scenario 5 has two rows, so a queue it cannot make fails both.
+        let queue = self.session.queue(false).map_err(|e| {
+            let name = format!("random 64 B..256 KiB under {} live", size_label(COST_LIVE_BUDGET));
+            vec![
+                self.setup_failed(5, &format!("{name}: fragmentation"), Unit::Bytes, &e),
+                self.setup_failed(5, &format!("{name}: cost"), Unit::NanosPer("op"), &e),
+            ]
+        })?;
         for &live_budget in mixed_budgets(self.quick) {
             self.progress.begin(&format!("{} scenario 5 under {} live", self.label, size_label(live_budget)));
             rows.push(self.fragmentation(&queue, live_budget, mixed_allocations(self.quick)));
         }
         rows.push(self.mixed_cost(&queue));
-        rows
+        Ok(rows)
     }
 
     /// One pass of the sequence under `live_budget` on a new pool: its
@@ -138,37 +136,17 @@ impl DeviceRun<'_, '_> {
             })?;
             Ok(Sample::of(elapsed, operations))
         };
-        let (ours, baseline) = measure_against(&self.budget, self.progress, "mixed sizes", &mut ours, &mut baseline);
-        let mut cost = self.row(5, name, Unit::NanosPer("op"));
-        cost.ours = Outcome::cost(&ours);
-        cost.baseline = Outcome::cost(&baseline);
+        let measured = measure_against(&self.budget, self.progress, "mixed sizes", &mut ours, &mut baseline);
+        let mut cost = self.cost_row(5, name, Unit::NanosPer("op"), &measured);
         cost.notes.push("an op is one alloc or one free; baseline: the same sequence blocking".into());
         cost
     }
 
 }
 
-/// A small deterministic generator (SplitMix64): the same sizes every run.
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// The deterministic generator of the sequence: the same sizes every run,
+/// and the same as the engine's example and tests replay.
+pub use ur_core::engine::SplitMix64;
 
 /// Size of scenario 5's allocations: log-uniform over 64 B .. 256 KiB, so
 /// small and large blocks are both common.

@@ -13,7 +13,7 @@
 //! random sizes, fragmentation, the sequence and its traces) and
 //! `threads.rs` (6).
 
-use crate::measure::{timed_batch, Batch, Budget, Progress, Sample};
+use crate::measure::{timed_batch, Batch, Budget, Measured, Progress, Sample};
 use crate::report::{Outcome, Row, Unit};
 use crate::session::Session;
 use std::ffi::c_void;
@@ -28,6 +28,10 @@ pub use mixed::{
     mixed_allocations, mixed_budgets, write_mixed_traces, MixedOp, MixedSequence, SplitMix64, MIXED_CHECKPOINTS,
     MIXED_SEED,
 };
+
+/// A scenario's rows; `Err` holds those of a scenario that could not be
+/// set up (a context, a queue, a pool), each saying why.
+pub type Rows = Result<Vec<Row>, Vec<Row>>;
 
 /// Allocation size of the single-size scenarios.
 pub const SIZE: usize = 1024;
@@ -74,11 +78,25 @@ impl DeviceRun<'_, '_> {
         row
     }
 
+    /// What a scenario needs before it can run (`made`); when it could not
+    /// be made, the scenario's one row, saying why, for `?` to return.
+    fn set_up<T>(&self, scenario: u32, name: &str, unit: Unit, made: Result<T, CallError>) -> Result<T, Vec<Row>> {
+        made.map_err(|e| vec![self.setup_failed(scenario, name, unit, &e)])
+    }
+
+    /// A row of what ours and its baseline cost, each per `unit`.
+    fn cost_row(&self, scenario: u32, name: impl Into<String>, unit: Unit, (ours, baseline): &Measured) -> Row {
+        let mut row = self.row(scenario, name, unit);
+        row.ours = Outcome::cost(ours);
+        row.baseline = Outcome::cost(baseline);
+        row
+    }
+
     pub fn run_all(&self) -> Vec<Row> {
         let mut rows = Vec::new();
         let wants = |n: u32| self.only.is_empty() || self.only.contains(&n);
         let step = |name: &str| self.progress.begin(&format!("{} scenario {name}", self.label));
-        let scenarios: [(u32, &str, &dyn Fn() -> Vec<Row>); 6] = [
+        let scenarios: [(u32, &str, &dyn Fn() -> Rows); 6] = [
             (1, "1 alloc+free pair", &|| self.pairs()),
             (2, "2 alloc+fill+copy+free", &|| self.fill_copy()),
             (3, "3 out-of-order chains", &|| self.chains()),
@@ -89,7 +107,7 @@ impl DeviceRun<'_, '_> {
         for (n, name, run) in scenarios {
             if wants(n) {
                 step(name);
-                rows.extend(run());
+                rows.extend(run().unwrap_or_else(|failed| failed));
             }
         }
         rows

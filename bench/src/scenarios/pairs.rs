@@ -1,7 +1,7 @@
 //! Scenarios 1 (alloc+free pairs) and 2 (alloc+fill+copy+free) on one
 //! in-order queue, and the sweep that runs both at every chart size.
 
-use super::{blocking_rounds, DeviceRun, SIZE};
+use super::{blocking_rounds, DeviceRun, Rows, SIZE};
 use crate::measure::{measure_against, timed, timed_batch, Batch, Budget, Measured, Sample};
 use crate::report::{size_label, Goal, Outcome, Point, Row, Series, Unit};
 use crate::session::Queue;
@@ -12,20 +12,14 @@ impl DeviceRun<'_, '_> {
 
     /// Scenario 1: an async alloc+free pair on an in-order queue, no events,
     /// against blocking `urUSMDeviceAlloc` + `urUSMFree`.
-    pub fn pairs(&self) -> Vec<Row> {
+    pub fn pairs(&self) -> Rows {
         let name = format!("alloc+free pair, {}, in-order, no events", size_label(SIZE));
         let unit = Unit::NanosPer("pair");
-        let queue = match self.session.queue(false) {
-            Ok(q) => q,
-            Err(e) => return vec![self.setup_failed(1, &name, unit, &e)],
-        };
-        let (ours, baseline) = self.pair_costs(&queue, SIZE, &self.budget, "pairs");
-        let mut row = self.row(1, name, unit);
-        row.ours = Outcome::cost(&ours);
-        row.baseline = Outcome::cost(&baseline);
+        let queue = self.set_up(1, &name, unit, self.session.queue(false))?;
+        let mut row = self.cost_row(1, name, unit, &self.pair_costs(&queue, SIZE, &self.budget, "pairs"));
         // The brief's target is for the native CPU adapter.
         row.goal = self.native_cpu.then_some(Goal::OursAtMost(150.0));
-        vec![row, self.pairs_with_events(&queue)]
+        Ok(vec![row, self.pairs_with_events(&queue)])
     }
 
     /// Scenario 1 with both events asked for and released at once, against
@@ -33,7 +27,6 @@ impl DeviceRun<'_, '_> {
     /// (made, checked as a wait-free handle cell, released, quarantined).
     fn pairs_with_events(&self, queue: &Queue) -> Row {
         let name = format!("alloc+free pair, {}, in-order, events released", size_label(SIZE));
-        let mut row = self.row(1, name, Unit::NanosPer("pair"));
         // SAFETY (both closures): the queue is live; each pointer freed is
         // the one just allocated.
         let mut with_events = |batch: Batch| {
@@ -47,9 +40,8 @@ impl DeviceRun<'_, '_> {
             })
         };
         let mut without = |batch: Batch| unsafe { async_pairs(queue, SIZE, batch.iterations) };
-        let (ours, baseline) = measure_against(&self.budget, self.progress, "pairs with events", &mut with_events, &mut without);
-        row.ours = Outcome::cost(&ours);
-        row.baseline = Outcome::cost(&baseline);
+        let measured = measure_against(&self.budget, self.progress, "pairs with events", &mut with_events, &mut without);
+        let mut row = self.cost_row(1, name, Unit::NanosPer("pair"), &measured);
         row.notes.push("baseline: the same pair without events".into());
         row
     }
@@ -67,19 +59,14 @@ impl DeviceRun<'_, '_> {
 
     /// Scenario 2: alloc + fill + copy + free, all enqueued with one finish
     /// per batch, against blocking alloc + fill + copy + finish + free.
-    pub fn fill_copy(&self) -> Vec<Row> {
+    pub fn fill_copy(&self) -> Rows {
         let name = format!("alloc+fill+copy+free, {}", size_label(SIZE));
         let unit = Unit::NanosPer("iteration");
-        let queue = match self.session.queue(false) {
-            Ok(q) => q,
-            Err(e) => return vec![self.setup_failed(2, &name, unit, &e)],
-        };
-        let (ours, baseline) = self.fill_copy_costs(&queue, SIZE, &self.budget.scaled(0.25), "fill+copy");
-        let mut row = self.row(2, name, unit);
-        row.ours = Outcome::cost(&ours);
-        row.baseline = Outcome::cost(&baseline);
+        let queue = self.set_up(2, &name, unit, self.session.queue(false))?;
+        let measured = self.fill_copy_costs(&queue, SIZE, &self.budget.scaled(0.25), "fill+copy");
+        let mut row = self.cost_row(2, name, unit, &measured);
         row.goal = Some(Goal::RatioAtLeast(10.0));
-        vec![row]
+        Ok(vec![row])
     }
 
     fn fill_copy_costs(&self, queue: &Queue, size: usize, budget: &Budget, what: &str) -> Measured {

@@ -2,9 +2,9 @@
 //! against one thread.
 
 use super::pairs::async_pairs;
-use super::{DeviceRun, SIZE};
+use super::{DeviceRun, Rows, SIZE};
 use crate::measure::{measure_against, timed, Batch, Sample};
-use crate::report::{size_label, Goal, Outcome, RatioKind, Row, Unit};
+use crate::report::{size_label, Goal, Outcome, RatioKind, Unit};
 use crate::session::Queue;
 use std::sync::Barrier;
 use ur_conformance::ur::CallError;
@@ -14,13 +14,10 @@ impl DeviceRun<'_, '_> {
 
     /// Scenario 6: async pairs from two threads, each on its own in-order
     /// queue, against one thread: pairs per second.
-    pub fn threads(&self) -> Vec<Row> {
+    pub fn threads(&self) -> Rows {
         let name = format!("2 threads x 2 queues vs 1 thread, pairs of {}", size_label(SIZE));
         let unit = Unit::PerSecond("pair");
-        let (queue_a, queue_b) = match (self.session.queue(false), self.session.queue(false)) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(e), _) | (_, Err(e)) => return vec![self.setup_failed(6, &name, unit, &e)],
-        };
+        let (queue_a, queue_b) = self.set_up(6, &name, unit, self.session.two_queues())?;
         // SAFETY (both closures): live queues; each thread uses its own.
         let mut two = |batch: Batch| -> Result<Sample, CallError> {
             let start = Barrier::new(2);
@@ -51,7 +48,7 @@ impl DeviceRun<'_, '_> {
         row.ratio_kind = RatioKind::Quotient;
         row.goal = Some(Goal::RatioAtLeast(1.6));
         row.notes.push(format!("ours: two threads together; baseline: one thread; {} CPUs", cpu_count()));
-        vec![row]
+        Ok(vec![row])
     }
 
 }

@@ -1,9 +1,9 @@
 //! Call arguments drawn from the input and the model: live or released
 //! handles, sizes, descriptor chains, wait lists and blocks.
 
-use super::{Seq, MAX_TOUCH};
+use super::{Obj, Seq, MAX_TOUCH};
 use std::ffi::c_void;
-use std::ptr::null_mut;
+use std::ptr::{null, null_mut};
 use ur_core::abi::*;
 
 const STYPES: [ur_structure_type_t; 7] = [
@@ -15,6 +15,33 @@ const STYPES: [ur_structure_type_t; 7] = [
     UR_STRUCTURE_TYPE_EXP_ASYNC_USM_ALLOC_PROPERTIES,
     ur_structure_type_t(0x7777),
 ];
+
+/// An enqueue's wait list and event out-pointer, as drawn.
+pub(super) struct EnqueueTail {
+    n: u32,
+    list: Vec<ur_event_handle_t>,
+    /// A null list, whatever `n` says.
+    null_list: bool,
+    pub(super) want_event: bool,
+    /// Where the call writes its event, when one is asked for.
+    pub(super) event: ur_event_handle_t,
+}
+
+impl EnqueueTail {
+    /// The three arguments an enqueue ends with: the count, the list (null
+    /// when drawn so, whatever the count) and the event out-pointer (null
+    /// when no event is asked for).
+    pub(super) fn args(&mut self) -> (u32, *const ur_event_handle_t, *mut ur_event_handle_t) {
+        let list = if self.null_list { null() } else { self.list.as_ptr() };
+        let event = if self.want_event { &mut self.event as *mut _ } else { null_mut() };
+        (self.n, list, event)
+    }
+}
+
+/// What `pick_idx` draws from: each object's `(handle value, live)`.
+fn table<'o, T: 'o>(objs: impl Iterator<Item = &'o Obj<*mut T>>) -> Vec<(usize, bool)> {
+    objs.map(|o| (o.h as usize, o.refs > 0)).collect()
+}
 
 impl<'a> Seq<'a> {
     /// An index into a table of `(handle value, live)`. A released handle
@@ -40,36 +67,27 @@ impl<'a> Seq<'a> {
         (0..len).map(|k| (i + k) % len).find(|&k| table[k].1)
     }
 
+    // Each of these draws one byte (`pick_idx`): the handle, and the model's
+    // index of its object; null and no index when none is drawn.
+
     pub(super) fn ctx(&mut self) -> (ur_context_handle_t, Option<usize>) {
-        let t: Vec<(usize, bool)> = self.contexts.iter().map(|o| (o.h as usize, o.refs > 0)).collect();
-        match self.pick_idx(&t) {
-            Some(i) => (self.contexts[i].h, Some(i)),
-            None => (null_mut(), None),
-        }
+        let i = self.pick_idx(&table(self.contexts.iter()));
+        (i.map_or(null_mut(), |i| self.contexts[i].h), i)
     }
 
     pub(super) fn queue(&mut self) -> (ur_queue_handle_t, Option<usize>) {
-        let t: Vec<(usize, bool)> = self.queues.iter().map(|o| (o.h as usize, o.refs > 0)).collect();
-        match self.pick_idx(&t) {
-            Some(i) => (self.queues[i].h, Some(i)),
-            None => (null_mut(), None),
-        }
+        let i = self.pick_idx(&table(self.queues.iter()));
+        (i.map_or(null_mut(), |i| self.queues[i].h), i)
     }
 
     pub(super) fn pool(&mut self) -> (ur_usm_pool_handle_t, Option<usize>) {
-        let t: Vec<(usize, bool)> = self.pools.iter().map(|(o, _)| (o.h as usize, o.refs > 0)).collect();
-        match self.pick_idx(&t) {
-            Some(i) => (self.pools[i].0.h, Some(i)),
-            None => (null_mut(), None),
-        }
+        let i = self.pick_idx(&table(self.pools.iter().map(|(o, _)| o)));
+        (i.map_or(null_mut(), |i| self.pools[i].0.h), i)
     }
 
     pub(super) fn event(&mut self) -> (ur_event_handle_t, Option<usize>) {
-        let t: Vec<(usize, bool)> = self.events.iter().map(|o| (o.h as usize, o.refs > 0)).collect();
-        match self.pick_idx(&t) {
-            Some(i) => (self.events[i].h, Some(i)),
-            None => (null_mut(), None),
-        }
+        let i = self.pick_idx(&table(self.events.iter()));
+        (i.map_or(null_mut(), |i| self.events[i].h), i)
     }
 
     pub(super) fn device(&mut self) -> ur_device_handle_t {
@@ -135,8 +153,12 @@ impl<'a> Seq<'a> {
         (n as u32, list, b & 0x80 != 0)
     }
 
-    pub(super) fn out_event(&mut self) -> bool {
-        self.r.u8() % 4 != 0
+    /// The tail of every enqueue but urEventWait's: a wait list, then
+    /// whether the call is asked for an event.
+    pub(super) fn enqueue_tail(&mut self) -> EnqueueTail {
+        let (n, list, null_list) = self.wait_list();
+        let want_event = self.r.u8() % 4 != 0;
+        EnqueueTail { n, list, null_list, want_event, event: null_mut() }
     }
 
     /// A live block (or an offset into one) and how many bytes remain from there.

@@ -3,7 +3,8 @@
 
 use super::{code, Seq};
 use std::ffi::c_void;
-use std::ptr::{null, null_mut};
+use std::ptr::null;
+use ur_conformance::ur::Api;
 use ur_core::abi::*;
 
 impl<'a> Seq<'a> {
@@ -14,15 +15,8 @@ impl<'a> Seq<'a> {
     }
 
     pub(super) fn op_event_refs(&mut self) {
-        let retain = self.r.bool();
-        let (h, i) = self.event();
-        if retain {
-            let rc = code("urEventRetain", unsafe { self.api.urEventRetain(h) });
-            if let Some(i) = i {
-                self.events[i].retained(rc);
-            }
-            return;
-        }
+        let to_release = self.retain_or_release(Self::event, "urEventRetain", Api::urEventRetain, |s, i| &mut s.events[i]);
+        let Some((h, i)) = to_release else { return };
         let rc = code("urEventRelease", unsafe { self.api.urEventRelease(h) });
         if let Some(i) = i {
             self.events[i].released(rc, "urEventRelease", "event");
@@ -42,17 +36,14 @@ impl<'a> Seq<'a> {
     pub(super) fn op_enqueue_wait(&mut self) {
         let barrier = self.r.bool();
         let (q, _) = self.queue();
-        let (n, list, null_list) = self.wait_list();
-        let plist = if null_list { null() } else { list.as_ptr() };
-        let want = self.out_event();
-        let mut ev = null_mut();
-        let pev = if want { &mut ev as *mut _ } else { null_mut() };
+        let mut tail = self.enqueue_tail();
+        let (n, waits, event) = tail.args();
         let rc = if barrier {
-            code("urEnqueueEventsWaitWithBarrier", unsafe { self.api.urEnqueueEventsWaitWithBarrier(q, n, plist, pev) })
+            code("urEnqueueEventsWaitWithBarrier", unsafe { self.api.urEnqueueEventsWaitWithBarrier(q, n, waits, event) })
         } else {
-            code("urEnqueueEventsWait", unsafe { self.api.urEnqueueEventsWait(q, n, plist, pev) })
+            code("urEnqueueEventsWait", unsafe { self.api.urEnqueueEventsWait(q, n, waits, event) })
         };
-        self.push_event(rc == UR_RESULT_SUCCESS, want, ev);
+        self.push_event(rc, &tail);
     }
 
     pub(super) fn op_event_info(&mut self) {

@@ -81,20 +81,17 @@ impl<'a> Seq<'a> {
             flags: if self.r.u8() & 0x80 != 0 { self.r.u32() } else { 0 },
         };
         let pprops = if self.r.bool() { &props as *const _ } else { null() };
-        let (n, list, null_list) = self.wait_list();
-        let plist = if null_list { null() } else { list.as_ptr() };
-        let want = self.out_event();
-        let mut ev = null_mut();
-        let pev = if want { &mut ev as *mut _ } else { null_mut() };
+        let mut tail = self.enqueue_tail();
+        let (n, waits, event) = tail.args();
         let mut p = null_mut();
         let rc = unsafe {
             match kind {
-                0 => code("urEnqueueUSMDeviceAllocExp", self.api.urEnqueueUSMDeviceAllocExp(q, pool, size, pprops, n, plist, &mut p, pev)),
-                1 => code("urEnqueueUSMSharedAllocExp", self.api.urEnqueueUSMSharedAllocExp(q, pool, size, pprops, n, plist, &mut p, pev)),
-                _ => code("urEnqueueUSMHostAllocExp", self.api.urEnqueueUSMHostAllocExp(q, pool, size, pprops, n, plist, &mut p, pev)),
+                0 => code("urEnqueueUSMDeviceAllocExp", self.api.urEnqueueUSMDeviceAllocExp(q, pool, size, pprops, n, waits, &mut p, event)),
+                1 => code("urEnqueueUSMSharedAllocExp", self.api.urEnqueueUSMSharedAllocExp(q, pool, size, pprops, n, waits, &mut p, event)),
+                _ => code("urEnqueueUSMHostAllocExp", self.api.urEnqueueUSMHostAllocExp(q, pool, size, pprops, n, waits, &mut p, event)),
             }
         };
-        self.push_event(rc == UR_RESULT_SUCCESS, want, ev);
+        self.push_event(rc, &tail);
         // The model does not track which context a queue serves: the block
         // is tied to every context (orphaned when any goes, see op_context_refs).
         let pi = if pool.is_null() { None } else { pi };
@@ -123,15 +120,12 @@ impl<'a> Seq<'a> {
         let rc = if enqueued {
             let (q, _) = self.queue();
             let (pool, _) = if self.r.bool() { self.pool() } else { (null_mut(), None) };
-            let (n, list, null_list) = self.wait_list();
-            let plist = if null_list { null() } else { list.as_ptr() };
-            let want = self.out_event();
-            let mut ev = null_mut();
-            let pev = if want { &mut ev as *mut _ } else { null_mut() };
+            let mut tail = self.enqueue_tail();
+            let (n, waits, event) = tail.args();
             let rc = code("urEnqueueUSMFreeExp", unsafe {
-                self.api.urEnqueueUSMFreeExp(q, pool, ptr as *mut c_void, n, plist, pev)
+                self.api.urEnqueueUSMFreeExp(q, pool, ptr as *mut c_void, n, waits, event)
             });
-            self.push_event(rc == UR_RESULT_SUCCESS, want, ev);
+            self.push_event(rc, &tail);
             rc
         } else {
             let (ctx, _) = self.ctx();
@@ -162,16 +156,13 @@ impl<'a> Seq<'a> {
         };
         // A size past the block is the caller's bug, not the runtime's: keep inside.
         let size = if size > room { room } else { size };
-        let (n, list, null_list) = self.wait_list();
-        let plist = if null_list { null() } else { list.as_ptr() };
-        let want = self.out_event();
-        let mut ev = null_mut();
-        let pev = if want { &mut ev as *mut _ } else { null_mut() };
+        let mut tail = self.enqueue_tail();
+        let (n, waits, event) = tail.args();
         let pp = if self.r.u8() == 0xff { null() } else { self.pattern.as_ptr() as *const c_void };
         let rc = code("urEnqueueUSMFill", unsafe {
-            self.api.urEnqueueUSMFill(q, ptr as *mut c_void, pattern_size, pp, size, n, plist, pev)
+            self.api.urEnqueueUSMFill(q, ptr as *mut c_void, pattern_size, pp, size, n, waits, event)
         });
-        self.push_event(rc == UR_RESULT_SUCCESS, want, ev);
+        self.push_event(rc, &tail);
     }
 
     pub(super) fn op_copy(&mut self) {
@@ -180,15 +171,12 @@ impl<'a> Seq<'a> {
         let (dst, droom) = self.block().unwrap_or((0, 0));
         let (src, sroom) = self.block().unwrap_or((0, 0));
         let size = (self.r.u32() as usize) % (droom.min(sroom) + 1);
-        let (n, list, null_list) = self.wait_list();
-        let plist = if null_list { null() } else { list.as_ptr() };
-        let want = self.out_event();
-        let mut ev = null_mut();
-        let pev = if want { &mut ev as *mut _ } else { null_mut() };
+        let mut tail = self.enqueue_tail();
+        let (n, waits, event) = tail.args();
         let rc = code("urEnqueueUSMMemcpy", unsafe {
-            self.api.urEnqueueUSMMemcpy(q, blocking, dst as *mut c_void, src as *const c_void, size, n, plist, pev)
+            self.api.urEnqueueUSMMemcpy(q, blocking, dst as *mut c_void, src as *const c_void, size, n, waits, event)
         });
-        self.push_event(rc == UR_RESULT_SUCCESS, want, ev);
+        self.push_event(rc, &tail);
     }
 
     pub(super) fn op_pool_info(&mut self) {

@@ -204,13 +204,39 @@ impl<'a> Seq<'a> {
         self.teardown();
     }
 
-    fn push_event(&mut self, ok: bool, want: bool, ev: ur_event_handle_t) {
-        if ok && want {
-            if ev.is_null() {
+    /// After an enqueue with `tail`: a successful one asked for an event
+    /// must have written it, and the model holds it.
+    fn push_event(&mut self, rc: ur_result_t, tail: &draw::EnqueueTail) {
+        if rc == UR_RESULT_SUCCESS && tail.want_event {
+            if tail.event.is_null() {
                 finding!("an enqueue succeeded without writing its event");
             }
-            self.events.push(Obj { h: ev, refs: 1 });
+            self.events.push(Obj { h: tail.event, refs: 1 });
         }
+    }
+
+    /// How every `op_*_refs` starts: draws a retain or a release, then the
+    /// handle (`pick`). A retain is made here, through `retain` (the entry
+    /// point `entry`), and counted on the model's object (`obj`) when the
+    /// handle names one. A release is left to the caller, which knows what a
+    /// last reference takes with it: the handle and its index come back.
+    fn retain_or_release<H: Copy>(
+        &mut self,
+        pick: fn(&mut Self) -> (H, Option<usize>),
+        entry: &str,
+        retain: unsafe fn(&Api, H) -> Result<ur_result_t, String>,
+        obj: fn(&mut Self, usize) -> &mut Obj<H>,
+    ) -> Option<(H, Option<usize>)> {
+        let retain_it = self.r.bool();
+        let (h, i) = pick(self);
+        if !retain_it {
+            return Some((h, i));
+        }
+        let rc = code(entry, unsafe { retain(self.api, h) });
+        if let Some(i) = i {
+            obj(self, i).retained(rc);
+        }
+        None
     }
 
     /// Every live queue finished: no pending command still uses any block.

@@ -3,6 +3,7 @@
 
 use super::{code, Obj, Seq};
 use std::ptr::{null, null_mut};
+use ur_conformance::ur::Api;
 use ur_core::abi::*;
 
 impl<'a> Seq<'a> {
@@ -20,15 +21,8 @@ impl<'a> Seq<'a> {
     }
 
     pub(super) fn op_context_refs(&mut self) {
-        let retain = self.r.bool();
-        let (h, i) = self.ctx();
-        if retain {
-            let rc = code("urContextRetain", unsafe { self.api.urContextRetain(h) });
-            if let Some(i) = i {
-                self.contexts[i].retained(rc);
-            }
-            return;
-        }
+        let to_release = self.retain_or_release(Self::ctx, "urContextRetain", Api::urContextRetain, |s, i| &mut s.contexts[i]);
+        let Some((h, i)) = to_release else { return };
         // The last user release may free the context's memory: nothing may
         // still run on it, and its blocks leave the model.
         if let Some(i) = i.filter(|&i| self.contexts[i].refs == 1) {
@@ -85,15 +79,8 @@ impl<'a> Seq<'a> {
     }
 
     pub(super) fn op_queue_refs(&mut self) {
-        let retain = self.r.bool();
-        let (h, i) = self.queue();
-        if retain {
-            let rc = code("urQueueRetain", unsafe { self.api.urQueueRetain(h) });
-            if let Some(i) = i {
-                self.queues[i].retained(rc);
-            }
-            return;
-        }
+        let to_release = self.retain_or_release(Self::queue, "urQueueRetain", Api::urQueueRetain, |s, i| &mut s.queues[i]);
+        let Some((h, i)) = to_release else { return };
         if i.is_some_and(|i| self.queues[i].refs == 1) {
             // Finished while the model can still name it: nothing it ran stays pending.
             self.quiesce();
@@ -145,15 +132,8 @@ impl<'a> Seq<'a> {
     }
 
     pub(super) fn op_pool_refs(&mut self) {
-        let retain = self.r.bool();
-        let (h, i) = self.pool();
-        if retain {
-            let rc = code("urUSMPoolRetain", unsafe { self.api.urUSMPoolRetain(h) });
-            if let Some(i) = i {
-                self.pools[i].0.retained(rc);
-            }
-            return;
-        }
+        let to_release = self.retain_or_release(Self::pool, "urUSMPoolRetain", Api::urUSMPoolRetain, |s, i| &mut s.pools[i].0);
+        let Some((h, i)) = to_release else { return };
         if let Some(i) = i.filter(|&i| self.pools[i].0.refs == 1) {
             // The pool's blocks may go with it.
             self.quiesce();

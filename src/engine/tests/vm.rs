@@ -321,25 +321,14 @@ enum Step {
 /// sees each step with the live list as it stands before it; the list
 /// holds what `on_step` returned for each allocation, with its size.
 fn scenario5_steps<T: Copy>(seed: u64, live_budget: usize, allocations: usize, mut on_step: impl FnMut(Step, &[(T, usize)]) -> Option<T>) {
-    struct SplitMix(u64);
-    impl SplitMix {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-    }
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut live: Vec<(T, usize)> = Vec::new();
     let mut live_bytes = 0;
     for _ in 0..allocations {
         let (lo, hi) = ((64f64).ln(), ((256 << 10) as f64).ln());
-        let unit = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
-        let size = (lo + unit * (hi - lo)).exp() as usize;
+        let size = (lo + rng.unit() * (hi - lo)).exp() as usize;
         while live_bytes + size > live_budget {
-            let v = (rng.next() % live.len() as u64) as usize;
+            let v = (rng.next_u64() % live.len() as u64) as usize;
             on_step(Step::Free(v), &live);
             live_bytes -= live.swap_remove(v).1;
         }

@@ -10,10 +10,7 @@ entry! {
         d: *const ze_command_queue_desc_t,
         queue: *mut ze_command_queue_handle_t,
     ) {
-        let context = context_id(ctx)?;
-        check_device(device)?;
-        let d = desc(d)?;
-        let queue = out(queue)?;
+        let (context, d, queue) = creation_args(ctx, device, d, queue)?;
         check_queue_desc(d)?;
         let q = Queue { context, synchronous: d.mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, worker: Worker::spawn()? };
         *queue = QUEUES.insert(Arc::new(q));
@@ -32,7 +29,7 @@ entry! {
         lists: *mut ze_command_list_handle_t,
         fence: ze_fence_handle_t,
     ) {
-        let q = queue_of(h)?;
+        let q = live(&QUEUES, h)?;
         non_null(lists)?;
         if n == 0 {
             return Err(ZE_RESULT_ERROR_INVALID_SIZE);
@@ -59,7 +56,7 @@ entry! {
     }
 
     fn zeCommandQueueSynchronize(h: ze_command_queue_handle_t, timeout: u64) {
-        ready(queue_of(h)?.worker.wait_idle(timeout))
+        ready(live(&QUEUES, h)?.worker.wait_idle(timeout))
     }
 
     fn zeCommandListCreate(
@@ -68,10 +65,7 @@ entry! {
         d: *const ze_command_list_desc_t,
         list: *mut ze_command_list_handle_t,
     ) {
-        let context = context_id(ctx)?;
-        check_device(device)?;
-        let d = desc(d)?;
-        let list = out(list)?;
+        let (context, d, list) = creation_args(ctx, device, d, list)?;
         if d.flags & !LIST_FLAGS != 0 {
             return Err(ZE_RESULT_ERROR_INVALID_ENUMERATION);
         }
@@ -89,10 +83,7 @@ entry! {
         d: *const ze_command_queue_desc_t,
         list: *mut ze_command_list_handle_t,
     ) {
-        let context = context_id(ctx)?;
-        check_device(device)?;
-        let d = desc(d)?;
-        let list = out(list)?;
+        let (context, d, list) = creation_args(ctx, device, d, list)?;
         check_queue_desc(d)?;
         let synchronous = d.mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
         let l = CommandList { context, kind: Kind::Immediate { worker: Worker::spawn()?, synchronous } };
@@ -106,12 +97,12 @@ entry! {
     }
 
     fn zeCommandListClose(h: ze_command_list_handle_t) {
-        list_of(h)?.close();
+        live(&LISTS, h)?.close();
         Ok(())
     }
 
     fn zeCommandListReset(h: ze_command_list_handle_t) {
-        list_of(h)?.reset();
+        live(&LISTS, h)?.reset();
         Ok(())
     }
 
@@ -122,7 +113,7 @@ entry! {
         waits: *mut ze_event_handle_t,
     ) {
         // Every list runs in order, so a barrier is its wait list and signal.
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         push(&l, Op::Nop, signal, n, waits)
     }
 
@@ -135,7 +126,7 @@ entry! {
         n: u32,
         waits: *mut ze_event_handle_t,
     ) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         if ranges > 0 {
             non_null(sizes)?;
             non_null(starts)?;
@@ -152,7 +143,7 @@ entry! {
         n: u32,
         waits: *mut ze_event_handle_t,
     ) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         non_null(dst)?;
         non_null(src)?;
         push(&l, Op::Copy { dst: dst as usize, src: src as usize, size }, signal, n, waits)
@@ -168,7 +159,7 @@ entry! {
         n: u32,
         waits: *mut ze_event_handle_t,
     ) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         context_id(src_context)?;
         non_null(dst)?;
         non_null(src)?;
@@ -185,7 +176,7 @@ entry! {
         n: u32,
         waits: *mut ze_event_handle_t,
     ) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         non_null(dst)?;
         non_null(pattern)?;
         if !pattern_size.is_power_of_two() || pattern_size > MAX_FILL_PATTERN {
@@ -211,7 +202,7 @@ entry! {
         n: u32,
         waits: *mut ze_event_handle_t,
     ) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         non_null(dst)?;
         let dr = desc(dst_region)?;
         non_null(src)?;
@@ -231,7 +222,7 @@ entry! {
     }
 
     fn zeCommandListAppendMemoryPrefetch(h: ze_command_list_handle_t, ptr: *const c_void, _size: usize) {
-        list_of(h)?;
+        live(&LISTS, h)?;
         // Host memory is where it will be used: nothing to move.
         non_null(ptr)
     }
@@ -243,7 +234,7 @@ entry! {
         _size: usize,
         advice: ze_memory_advice_t,
     ) {
-        list_of(h)?;
+        live(&LISTS, h)?;
         check_device(device)?;
         non_null(ptr)?;
         // Advice changes nothing on host memory, but must name an advice.
@@ -254,7 +245,7 @@ entry! {
     }
 
     fn zeCommandListAppendSignalEvent(h: ze_command_list_handle_t, event: ze_event_handle_t) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         if event.is_null() {
             return Err(ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
         }
@@ -262,13 +253,13 @@ entry! {
     }
 
     fn zeCommandListAppendWaitOnEvents(h: ze_command_list_handle_t, n: u32, events: *mut ze_event_handle_t) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         non_null(events)?;
         push(&l, Op::Nop, core::ptr::null_mut(), n, events)
     }
 
     fn zeCommandListAppendEventReset(h: ze_command_list_handle_t, event: ze_event_handle_t) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         if event.is_null() {
             return Err(ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
         }
@@ -286,7 +277,7 @@ entry! {
         n: u32,
         waits: *mut ze_event_handle_t,
     ) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         non_null(events)?;
         non_null(dst)?;
         let queried = events_in(l.context, handles(count, events)?)?;
@@ -307,8 +298,9 @@ entry! {
         n: u32,
         waits: *mut ze_event_handle_t,
     ) {
-        let l = list_of(h)?;
+        let l = live(&LISTS, h)?;
         non_null(dst)?;
         push(&l, Op::WriteTimestamp { dst: dst as usize }, signal, n, waits)
     }
 }
+

@@ -69,8 +69,7 @@ entry! {
         alignment: usize,
         pptr: *mut *mut c_void,
     ) {
-        initialized()?;
-        desc(host_desc)?;
+        check_alloc_descs(&[host_desc.cast()])?;
         allocate(h, size, alignment, ZE_MEMORY_TYPE_HOST, core::ptr::null_mut(), pptr)
     }
 
@@ -82,8 +81,7 @@ entry! {
         device: ze_device_handle_t,
         pptr: *mut *mut c_void,
     ) {
-        initialized()?;
-        desc(device_desc)?;
+        check_alloc_descs(&[device_desc.cast()])?;
         check_device(device)?;
         allocate(h, size, alignment, ZE_MEMORY_TYPE_DEVICE, device, pptr)
     }
@@ -97,9 +95,7 @@ entry! {
         device: ze_device_handle_t,
         pptr: *mut *mut c_void,
     ) {
-        initialized()?;
-        desc(device_desc)?;
-        desc(host_desc)?;
+        check_alloc_descs(&[device_desc.cast(), host_desc.cast()])?;
         // A shared allocation may belong to no device in particular.
         if !device.is_null() {
             check_device(device)?;
@@ -196,6 +192,13 @@ fn resident(h: ze_context_handle_t, device: ze_device_handle_t, ptr: *mut c_void
         Some((b, s, ..)) if (ptr as usize - b) + size <= s => Ok(()),
         _ => Err(ZE_RESULT_ERROR_INVALID_ARGUMENT),
     }
+}
+
+/// The checks every USM allocation starts with: zeInit has run, then each of
+/// its descriptors is there (none is read: host memory takes no hints).
+fn check_alloc_descs(descs: &[*const c_void]) -> Result {
+    initialized()?;
+    descs.iter().try_for_each(|&d| non_null(d))
 }
 
 fn allocate(

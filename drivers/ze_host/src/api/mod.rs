@@ -16,6 +16,7 @@ use crate::context::Context;
 use crate::driver::{self, *};
 use crate::event::{Event, EventPool, EVENTS, POOLS, POOL_FLAGS};
 use crate::fence::{Fence, FENCES};
+use crate::object::Registry;
 use crate::queue::{Queue, QUEUES};
 use crate::worker::{Command, Op, Region, Worker};
 use core::ffi::c_void;
@@ -134,24 +135,25 @@ fn context_id(h: ze_context_handle_t) -> Result<usize> {
     Ok(h as usize)
 }
 
-fn queue_of(h: ze_command_queue_handle_t) -> Result<Arc<Queue>> {
+/// The live object behind the handle `h` in `registry` (`QUEUES`, `LISTS`,
+/// `EVENTS`, `FENCES`); before zeInit every handle is refused as uninitialized.
+fn live<T, H>(registry: &Registry<T>, h: *mut H) -> Result<Arc<T>> {
     initialized()?;
-    QUEUES.get(h)
+    registry.get(h)
 }
 
-fn list_of(h: ze_command_list_handle_t) -> Result<Arc<CommandList>> {
-    initialized()?;
-    LISTS.get(h)
-}
-
-fn event_of(h: ze_event_handle_t) -> Result<Arc<Event>> {
-    initialized()?;
-    EVENTS.get(h)
-}
-
-fn fence_of(h: ze_fence_handle_t) -> Result<Arc<Fence>> {
-    initialized()?;
-    FENCES.get(h)
+/// What creating a queue or a command list checks first, in Level Zero's
+/// order (handles, then pointers): the context (its id returned), the
+/// device, the descriptor and the out-pointer for the new handle.
+fn creation_args<'a, D, H>(
+    ctx: ze_context_handle_t,
+    device: ze_device_handle_t,
+    d: *const D,
+    handle: *mut H,
+) -> Result<(usize, &'a D, &'a mut H)> {
+    let context = context_id(ctx)?;
+    check_device(device)?;
+    Ok((context, desc(d)?, out(handle)?))
 }
 
 /// `Ok` when a host wait finished, `ZE_RESULT_NOT_READY` when it timed out.

@@ -51,27 +51,27 @@ entry! {
     }
 
     fn zeEventHostSignal(h: ze_event_handle_t) {
-        let e = event_of(h)?;
+        let e = live(&EVENTS, h)?;
         let now = driver::now_ns();
         e.signal(now, now);
         Ok(())
     }
 
     fn zeEventHostSynchronize(h: ze_event_handle_t, timeout: u64) {
-        ready(event_of(h)?.wait(timeout))
+        ready(live(&EVENTS, h)?.wait(timeout))
     }
 
     fn zeEventQueryStatus(h: ze_event_handle_t) {
-        ready(event_of(h)?.is_signaled())
+        ready(live(&EVENTS, h)?.is_signaled())
     }
 
     fn zeEventHostReset(h: ze_event_handle_t) {
-        event_of(h)?.reset();
+        live(&EVENTS, h)?.reset();
         Ok(())
     }
 
     fn zeEventQueryKernelTimestamp(h: ze_event_handle_t, dst: *mut ze_kernel_timestamp_result_t) {
-        let e = event_of(h)?;
+        let e = live(&EVENTS, h)?;
         let dst = out(dst)?;
         if !e.pool.timestamps {
             // Only events of a timestamp pool record them.
@@ -89,7 +89,7 @@ entry! {
         count: *mut u32,
         results: *mut ze_kernel_timestamp_result_t,
     ) {
-        let e = event_of(h)?;
+        let e = live(&EVENTS, h)?;
         check_device(device)?;
         let count = out(count)?;
         if !e.pool.timestamps {
@@ -108,7 +108,7 @@ entry! {
     }
 
     fn zeFenceCreate(q: ze_command_queue_handle_t, d: *const ze_fence_desc_t, fence: *mut ze_fence_handle_t) {
-        queue_of(q)?;
+        live(&QUEUES, q)?;
         let d = desc(d)?;
         let fence = out(fence)?;
         if d.flags & !ZE_FENCE_FLAG_SIGNALED != 0 {
@@ -125,15 +125,15 @@ entry! {
     }
 
     fn zeFenceHostSynchronize(h: ze_fence_handle_t, timeout: u64) {
-        ready(fence_of(h)?.wait(timeout))
+        ready(live(&FENCES, h)?.wait(timeout))
     }
 
     fn zeFenceQueryStatus(h: ze_fence_handle_t) {
-        ready(fence_of(h)?.is_signaled())
+        ready(live(&FENCES, h)?.is_signaled())
     }
 
     fn zeFenceReset(h: ze_fence_handle_t) {
-        fence_of(h)?.reset();
+        live(&FENCES, h)?.reset();
         Ok(())
     }
 }
