@@ -121,6 +121,20 @@ impl<T> NativeHandle<T> {
     pub unsafe fn null_pointer(&self, handle: *mut T) -> CaseResult {
         expect_code(UR_RESULT_ERROR_INVALID_NULL_POINTER, self.call(handle, null_mut())?, &format!("{}(.., null)", self.name))
     }
+
+    /// The handle's native handle is `expected`: an object made from a
+    /// native handle gives that one back.
+    ///
+    /// # Safety
+    /// `handle` must be live.
+    pub unsafe fn answers(&self, handle: *mut T, expected: ur_native_handle_t) -> CaseResult {
+        let mut native = 0;
+        expect_code(UR_RESULT_SUCCESS, self.call(handle, &mut native)?, self.name)?;
+        if native != expected {
+            return Err(Outcome::Fail(format!("{} answers {native:#x}, expected {expected:#x}", self.name)));
+        }
+        Ok(())
+    }
 }
 
 /// The three `ur*GetInfo` protocol cases of a kind whose handle the fixture
@@ -280,4 +294,27 @@ impl SysLib {
         let name = format!("{symbol}\0");
         self.lib.get::<T>(name.as_bytes()).map(|s| *s).map_err(|e| format!("{} lacks {symbol}: {e}", self.name))
     }
+}
+
+/// Declares a struct of a system library's entry points and its `load`,
+/// which opens the library and resolves them: each entry point is written
+/// once, as its field, its C symbol and its C type.
+#[macro_export]
+macro_rules! system_entry_points {
+    ($(#[$meta:meta])* struct $name:ident from $library:literal {
+        $($field:ident = $symbol:literal : $ty:ty,)*
+    }) => {
+        $(#[$meta])*
+        struct $name {
+            $($field: $ty,)*
+        }
+
+        impl $name {
+            fn load() -> Result<$name, String> {
+                let lib = $crate::cases::common::SysLib::open($library)?;
+                // SAFETY: each field's type is the C type of the entry point named beside it.
+                Ok(unsafe { $name { $($field: lib.get($symbol)?,)* } })
+            }
+        }
+    };
 }
