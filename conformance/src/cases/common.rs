@@ -318,3 +318,16 @@ macro_rules! system_entry_points {
         }
     };
 }
+
+/// Case functions that each call one shared check with arguments of their
+/// own, one line a case: `Fx: case = check(arguments);` declares
+/// `unsafe fn case(fx: &Fx) -> CaseResult { check(fx, arguments) }`, the
+/// name `CASES` gives it.
+#[macro_export]
+macro_rules! cases_calling {
+    ($($fx:ident: $case:ident = $check:ident($($argument:expr),*);)*) => {
+        $(unsafe fn $case(fx: &$fx) -> $crate::harness::CaseResult {
+            $check(fx, $($argument),*)
+        })*
+    };
+}
