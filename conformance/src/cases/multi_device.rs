@@ -12,7 +12,7 @@
 use super::kernel::{check_words, launch, pointer_arg, value_arg, words, N};
 use super::program::{kernel_program, spir, spirv, KernelForm, KERNEL_PTX};
 use super::usm::alloc_info;
-use super::usm_exp::{alloc, all_are, finish, free, require_async, require_pools, set_stat, stat, KEEP, KIB};
+use super::usm_exp::{alloc, all_are, finish, free, hand_over_rounds, require_async, require_pools, set_stat, stat, KEEP, KIB};
 use crate::harness::*;
 use crate::names::result_name;
 use crate::{check, check_eq, expect_result, expect_success, skip};
@@ -201,24 +201,8 @@ unsafe fn hand_over(fx: &DeviceFx) -> CaseResult {
     let p = pair(fx)?;
     let (a, b) = (&p.first, &*p.second);
     let pool = kept_context_pool(a)?;
-    let size = 64 * KIB;
-    let mut addresses = std::collections::BTreeSet::new();
-    let mut last_free: Option<OwnedEvent> = None;
-    for round in 0..16u8 {
-        let waits: Vec<ur_event_handle_t> = last_free.iter().map(|e| e.get()).collect();
-        let (x, x_ready) = alloc(a, a.queue, UsmKind::Shared, pool.get(), size, &waits, true)?;
-        let used_x = a.fill(a.queue, x, &[round], size, &[x_ready.expect("asked for").get()])?;
-        let freed_x = free(a, a.queue, pool.get(), x, &[used_x.get()], true)?.expect("asked for");
-        let (y, y_ready) = alloc(b, b.queue, UsmKind::Shared, pool.get(), size, &[freed_x.get()], true)?;
-        let used_y = b.fill(b.queue, y, &[!round], size, &[y_ready.expect("asked for").get()])?;
-        if round % 4 == 3 {
-            let got = b.read_after(b.queue, y, size, &[used_y.get()])?;
-            all_are(&format!("round {round} on the second device"), &got, !round)?;
-        }
-        last_free = free(b, b.queue, pool.get(), y, &[used_y.get()], true)?;
-        addresses.insert(x as usize);
-        addresses.insert(y as usize);
-    }
+    let label = |round| format!("round {round} on the second device");
+    let addresses = hand_over_rounds([(a, a.queue), (b, b.queue)], UsmKind::Shared, pool.get(), 16, 4, &label)?;
     finish(a, a.queue)?;
     finish(b, b.queue)?;
     check_eq!(used(a, pool.get())?, 0usize);
