@@ -100,6 +100,22 @@ macro_rules! native_handle {
     };
 }
 
+/// The null-handle and null-output cases of a kind's `ur*GetNativeHandle`
+/// whose handle the fixture holds, as the case functions
+/// `native_handle_null_handle` and `native_handle_null_pointer`.
+#[macro_export]
+macro_rules! native_handle_cases {
+    ($entry:ident, $fx_ty:ty, |$fx:ident| $handle:expr) => {
+        unsafe fn native_handle_null_handle($fx: &$crate::harness::LoaderFx) -> $crate::harness::CaseResult {
+            $crate::native_handle!($fx.api, $entry).null_handle()
+        }
+
+        unsafe fn native_handle_null_pointer($fx: &$fx_ty) -> $crate::harness::CaseResult {
+            $crate::native_handle!($fx.api, $entry).null_pointer($handle)
+        }
+    };
+}
+
 impl<T> NativeHandle<T> {
     unsafe fn call(&self, handle: *mut T, native: *mut ur_native_handle_t) -> Result<ur_result_t, String> {
         self.get.map(|get| get(handle, native)).ok_or_else(|| format!("the loader does not export {}", self.name))
@@ -213,6 +229,18 @@ impl<T> RefCounting<T> {
         check_refs(refs(handle)?, before - 1, self.release.0)
     }
 
+    /// [`release_drops_one`](Self::release_drops_one) on a handle the case
+    /// owns, whose last reference the case then releases, which must
+    /// succeed.
+    ///
+    /// # Safety
+    /// `handle` must be live.
+    pub unsafe fn release_drops_one_then_last(&self, handle: Owned<T>, refs: impl Fn(*mut T) -> Result<u32, Outcome>) -> CaseResult {
+        self.release_drops_one(handle.get(), refs)?;
+        success(format!("{} (the last reference)", self.release.0), handle.release())?;
+        Ok(())
+    }
+
     /// Releases each of `handles`, which the case holds one reference of.
     ///
     /// # Safety
@@ -224,21 +252,54 @@ impl<T> RefCounting<T> {
         Ok(())
     }
 
+    /// What retain or release (`which`) of `handle` answers.
+    ///
+    /// # Safety
+    /// `handle` must be live, or one the case means to be refused.
+    pub unsafe fn code(&self, which: Which, handle: *mut T) -> Result<ur_result_t, String> {
+        call_ref(self.entry(which), handle)
+    }
+
+    /// The name of retain or release (`which`).
+    pub fn entry_name(&self, which: Which) -> &'static str {
+        self.entry(which).0
+    }
+
+    fn entry(&self, which: Which) -> (&'static str, Option<RefFn<T>>) {
+        match which {
+            Which::Retain => self.retain,
+            Which::Release => self.release,
+        }
+    }
+
     /// Retain and release of a null handle are each `INVALID_NULL_HANDLE`
     /// (`which` picks the one a case is about).
     ///
     /// # Safety
     /// None beyond the entry points' own.
     pub unsafe fn null_handle(&self, which: Which) -> CaseResult {
-        let entry = match which {
-            Which::Retain => self.retain,
-            Which::Release => self.release,
-        };
+        let entry = self.entry(which);
         expect_code(UR_RESULT_ERROR_INVALID_NULL_HANDLE, call_ref(entry, null_mut())?, &format!("{}(null)", entry.0))
     }
 }
 
-/// Which of retain and release a null-handle case calls.
+/// The null-handle cases of a kind's `ur*Retain` and `ur*Release`, as the
+/// case functions named after the arrow.
+#[macro_export]
+macro_rules! ref_null_cases {
+    ($retain:ident, $release:ident => $retain_null:ident, $release_null:ident) => {
+        unsafe fn $retain_null(fx: &$crate::harness::LoaderFx) -> $crate::harness::CaseResult {
+            $crate::ref_counting!(fx.api, $retain, $release).null_handle($crate::cases::common::Which::Retain)
+        }
+
+        unsafe fn $release_null(fx: &$crate::harness::LoaderFx) -> $crate::harness::CaseResult {
+            $crate::ref_counting!(fx.api, $retain, $release).null_handle($crate::cases::common::Which::Release)
+        }
+    };
+}
+
+/// Which of retain and release a case calls.
+#[derive(Clone, Copy)]
 pub enum Which {
     Retain,
     Release,

@@ -2,10 +2,9 @@
 //! urEventGetProfilingInfo, urEventSetCallback, and the commands that only
 //! order others: urEnqueueEventsWait, urEnqueueEventsWaitWithBarrier(Ext).
 
-use crate::cases::common::Which;
 use crate::harness::*;
 use crate::names::{event_status_name, result_name};
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, ref_null_cases, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -364,15 +363,9 @@ unsafe fn retain(fx: &DeviceFx) -> CaseResult {
     ref_counting!(fx.api, urEventRetain, urEventRelease).retain_then_release(event.get(), |e| refs(fx, e))
 }
 
-unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urEventRetain, urEventRelease).null_handle(Which::Retain)
-}
-
 unsafe fn release(fx: &DeviceFx) -> CaseResult {
     let (_memory, event) = done_event(fx)?;
-    ref_counting!(fx.api, urEventRetain, urEventRelease).release_drops_one(event.get(), |e| refs(fx, e))?;
-    expect_success!(event.release());
-    Ok(())
+    ref_counting!(fx.api, urEventRetain, urEventRelease).release_drops_one_then_last(event, |e| refs(fx, e))
 }
 
 unsafe fn release_early(fx: &DeviceFx) -> CaseResult {
@@ -386,9 +379,7 @@ unsafe fn release_early(fx: &DeviceFx) -> CaseResult {
     compare("memory filled by a command whose event was released at once", &data, &vec![0x77; BIG])
 }
 
-unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urEventRetain, urEventRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urEventRetain, urEventRelease => retain_null, release_null);
 
 unsafe fn info(fx: &DeviceFx) -> CaseResult {
     let (_memory, event) = done_event(fx)?;

@@ -1,9 +1,8 @@
 //! urLoaderInit, urLoaderTearDown and the loader config object.
 
-use crate::cases::common::Which;
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, ref_null_cases, skip};
 use core::ffi::{c_char, c_void};
 use std::ptr::null_mut;
 use ur_core::abi::*;
@@ -128,21 +127,13 @@ unsafe fn config_retain(fx: &LoaderFx) -> CaseResult {
         .retain_then_release(config.get(), |c| config_refs(fx.api, c))
 }
 
-unsafe fn config_retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease).null_handle(Which::Retain)
-}
-
 unsafe fn config_release(fx: &LoaderFx) -> CaseResult {
     let config = new_config(fx.api)?;
     ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease)
-        .release_drops_one(config.get(), |c| config_refs(fx.api, c))?;
-    expect_success!(config.release());
-    Ok(())
+        .release_drops_one_then_last(config, |c| config_refs(fx.api, c))
 }
 
-unsafe fn config_release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urLoaderConfigRetain, urLoaderConfigRelease => config_retain_null, config_release_null);
 
 unsafe fn config_info_layers(fx: &LoaderFx) -> CaseResult {
     let config = new_config(fx.api)?;

@@ -1,10 +1,9 @@
 //! urUSMHostAlloc, urUSMDeviceAlloc, urUSMSharedAlloc, urUSMFree,
 //! urUSMGetMemAllocInfo and the USM pool object.
 
-use crate::cases::common::Which;
 use crate::harness::*;
 use crate::names::{result_name, usm_type_name};
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, ref_null_cases, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
@@ -119,8 +118,6 @@ unsafe fn expect_alloc_error(
     }
     expect_code(expected, code, &format!("{} with {how}", entry_name(kind)))
 }
-
-
 
 /// What `urUSMGetMemAllocInfo` answers for `prop` of `ptr`, read into
 /// `value` (no size returned).
@@ -630,20 +627,12 @@ unsafe fn pool_retain(fx: &DeviceFx) -> CaseResult {
     ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).retain_then_release(pool.get(), |p| pool_refs(fx, p))
 }
 
-unsafe fn pool_retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).null_handle(Which::Retain)
-}
-
 unsafe fn pool_release(fx: &DeviceFx) -> CaseResult {
     let pool = new_pool(fx, &mut pool_desc(0, null()))?;
-    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).release_drops_one(pool.get(), |p| pool_refs(fx, p))?;
-    expect_success!(pool.release());
-    Ok(())
+    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).release_drops_one_then_last(pool, |p| pool_refs(fx, p))
 }
 
-unsafe fn pool_release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urUSMPoolRetain, urUSMPoolRelease => pool_retain_null, pool_release_null);
 
 unsafe fn pool_info(fx: &DeviceFx) -> CaseResult {
     let pool = new_pool(fx, &mut pool_desc(0, null()))?;
