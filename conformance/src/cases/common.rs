@@ -55,6 +55,15 @@ impl<T, P: Copy + Debug> Info<T, P> {
         self.call(handle, prop, 0, null_mut(), &mut size)
     }
 
+    /// What the entry point answers when asked for `prop` into `value` (its
+    /// size, no pPropSizeRet).
+    ///
+    /// # Safety
+    /// `handle` must be live, or one the case means to be refused.
+    pub unsafe fn value_code<V>(&self, handle: *mut T, prop: P, value: &mut V) -> Result<ur_result_t, String> {
+        self.call(handle, prop, size_of::<V>(), (value as *mut V).cast(), null_mut())
+    }
+
     /// A null handle is `INVALID_NULL_HANDLE`, asked for `prop`'s size.
     ///
     /// # Safety

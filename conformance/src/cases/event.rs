@@ -82,8 +82,7 @@ unsafe fn enqueue_sync(
     wait: &[ur_event_handle_t],
 ) -> Result<OwnedEvent, Outcome> {
     let mut event = null_mut();
-    let list = if wait.is_empty() { null() } else { wait.as_ptr() };
-    let n = wait.len() as u32;
+    let (n, list) = wait_list(wait);
     match kind {
         Sync::Wait => expect_success!(fx.api.urEnqueueEventsWait(queue, n, list, &mut event)),
         Sync::Barrier => expect_success!(fx.api.urEnqueueEventsWaitWithBarrier(queue, n, list, &mut event)),
@@ -413,8 +412,7 @@ unsafe fn profile(
     prop: ur_profiling_info_t,
 ) -> Result<Result<u64, ur_result_t>, Outcome> {
     let mut value = 0u64;
-    let code =
-        fx.api.urEventGetProfilingInfo(event, prop, size_of::<u64>(), (&mut value as *mut u64).cast(), null_mut())?;
+    let code = info!(fx.api, urEventGetProfilingInfo).value_code(event, prop, &mut value)?;
     Ok(if code == UR_RESULT_SUCCESS { Ok(value) } else { Err(code) })
 }
 
@@ -463,16 +461,8 @@ unsafe fn profiling_off(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn profiling_null(fx: &LoaderFx) -> CaseResult {
     let mut value = 0u64;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEventGetProfilingInfo(
-            null_mut(),
-            UR_PROFILING_INFO_COMMAND_START,
-            8,
-            (&mut value as *mut u64).cast(),
-            null_mut()
-        )
-    );
+    let (profiling, start) = (info!(fx.api, urEventGetProfilingInfo), UR_PROFILING_INFO_COMMAND_START);
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, profiling.value_code(null_mut(), start, &mut value));
     Ok(())
 }
 
@@ -480,10 +470,8 @@ unsafe fn profiling_bad_enum(fx: &DeviceFx) -> CaseResult {
     let (_memory, event) = done_event(fx)?;
     let past_last = ur_profiling_info_t(UR_PROFILING_INFO_COMMAND_COMPLETE.0 + 1);
     let mut value = 0u64;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urEventGetProfilingInfo(event.get(), past_last, 8, (&mut value as *mut u64).cast(), null_mut())
-    );
+    let profiling = info!(fx.api, urEventGetProfilingInfo);
+    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, profiling.value_code(event.get(), past_last, &mut value));
     Ok(())
 }
 

@@ -153,16 +153,8 @@ unsafe fn config_info_protocol(fx: &LoaderFx) -> CaseResult {
 
 unsafe fn config_info_null(fx: &LoaderFx) -> CaseResult {
     let mut count = 0u32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urLoaderConfigGetInfo(
-            null_mut(),
-            UR_LOADER_CONFIG_INFO_REFERENCE_COUNT,
-            size_of::<u32>(),
-            (&mut count as *mut u32).cast(),
-            null_mut()
-        )
-    );
+    let (config_info, refs) = (info!(fx.api, urLoaderConfigGetInfo), UR_LOADER_CONFIG_INFO_REFERENCE_COUNT);
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, config_info.value_code(null_mut(), refs, &mut count));
     Ok(())
 }
 

@@ -15,6 +15,7 @@ use super::usm::alloc_info;
 use super::usm_exp::{alloc, all_are, finish, free, hand_over_rounds, require_async, require_pools, set_stat, stat, KEEP, KIB};
 use crate::harness::*;
 use crate::names::result_name;
+use crate::ur::Api;
 use crate::{check, check_eq, expect_result, expect_success, skip};
 use std::ffi::{c_char, c_void, CStr};
 use std::mem::ManuallyDrop;
@@ -497,19 +498,20 @@ unsafe fn peer_pair_info(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn peer_info_bad_enum(fx: &DeviceFx) -> CaseResult {
+/// What a peer query of `prop` into an `int` answers (no size returned).
+unsafe fn peer_query(
+    api: &Api,
+    device: ur_device_handle_t,
+    peer: ur_device_handle_t,
+    prop: ur_exp_peer_info_t,
+) -> Result<ur_result_t, String> {
     let mut value = 0i32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urUsmP2PPeerAccessGetInfoExp(
-            fx.device,
-            fx.device,
-            ur_exp_peer_info_t(UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT.0 + 1),
-            size_of::<i32>(),
-            (&mut value as *mut i32).cast(),
-            null_mut()
-        )
-    );
+    api.urUsmP2PPeerAccessGetInfoExp(device, peer, prop, size_of::<i32>(), (&mut value as *mut i32).cast(), null_mut())
+}
+
+unsafe fn peer_info_bad_enum(fx: &DeviceFx) -> CaseResult {
+    let past_last = ur_exp_peer_info_t(UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT.0 + 1);
+    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, peer_query(fx.api, fx.device, fx.device, past_last));
     Ok(())
 }
 
@@ -547,18 +549,8 @@ unsafe fn peer_info_null_out(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn peer_info_null_handle(fx: &LoaderFx) -> CaseResult {
-    let mut value = 0i32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urUsmP2PPeerAccessGetInfoExp(
-            null_mut(),
-            null_mut(),
-            UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT,
-            size_of::<i32>(),
-            (&mut value as *mut i32).cast(),
-            null_mut()
-        )
-    );
+    let access = UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT;
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, peer_query(fx.api, null_mut(), null_mut(), access));
     Ok(())
 }
 

@@ -446,14 +446,7 @@ unsafe fn info_unknown(fx: &DeviceFx) -> CaseResult {
     require_usm(fx)?;
     let not_usm = [0u8; 64];
     let mut kind = ur_usm_type_t(0xffff);
-    let code = fx.api.urUSMGetMemAllocInfo(
-        fx.context,
-        not_usm.as_ptr().cast(),
-        UR_USM_ALLOC_INFO_TYPE,
-        size_of::<ur_usm_type_t>(),
-        (&mut kind as *mut ur_usm_type_t).cast(),
-        null_mut(),
-    )?;
+    let code = alloc_info_into(fx, not_usm.as_ptr().cast(), UR_USM_ALLOC_INFO_TYPE, &mut kind)?;
     // The reference allows either answer for memory USM did not allocate.
     match code {
         UR_RESULT_SUCCESS => {
@@ -487,17 +480,7 @@ unsafe fn info_null_context(fx: &LoaderFx) -> CaseResult {
 unsafe fn info_null_pointer(fx: &DeviceFx) -> CaseResult {
     require_usm(fx)?;
     let mut kind = ur_usm_type_t(0);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urUSMGetMemAllocInfo(
-            fx.context,
-            null(),
-            UR_USM_ALLOC_INFO_TYPE,
-            4,
-            (&mut kind as *mut ur_usm_type_t).cast(),
-            null_mut()
-        )
-    );
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, alloc_info_into(fx, null(), UR_USM_ALLOC_INFO_TYPE, &mut kind));
     Ok(())
 }
 
@@ -505,17 +488,7 @@ unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let past_last = ur_usm_alloc_info_t(UR_USM_ALLOC_INFO_POOL.0 + 1);
     let mut value = [0u8; 64];
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urUSMGetMemAllocInfo(
-            fx.context,
-            memory.ptr,
-            past_last,
-            value.len(),
-            value.as_mut_ptr().cast(),
-            null_mut()
-        )
-    );
+    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, alloc_info_into(fx, memory.ptr, past_last, &mut value));
     Ok(())
 }
 
