@@ -244,7 +244,11 @@ impl<T> RefCounting<T> {
     ///
     /// # Safety
     /// `handle` must be live.
-    pub unsafe fn release_drops_one_then_last(&self, handle: Owned<T>, refs: impl Fn(*mut T) -> Result<u32, Outcome>) -> CaseResult {
+    pub unsafe fn release_drops_one_then_last(
+        &self,
+        handle: Owned<T>,
+        refs: impl Fn(*mut T) -> Result<u32, Outcome>,
+    ) -> CaseResult {
         self.release_drops_one(handle.get(), refs)?;
         success(format!("{} (the last reference)", self.release.0), handle.release())?;
         Ok(())
@@ -382,8 +386,13 @@ macro_rules! system_entry_points {
         impl $name {
             fn load() -> Result<$name, String> {
                 let lib = $crate::cases::common::SysLib::open($library)?;
-                // SAFETY: each field's type is the C type of the entry point named beside it.
-                Ok(unsafe { $name { $($field: lib.get($symbol)?,)* } })
+                Ok($name {
+                    $($field: {
+                        let symbol: &str = $symbol;
+                        // SAFETY: the field's type is the C type of the entry point named beside it.
+                        unsafe { lib.get(symbol)? }
+                    },)*
+                })
             }
         }
     };

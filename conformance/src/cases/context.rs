@@ -3,7 +3,10 @@
 
 use crate::cases::native::native_context;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, info, info_cases, native_handle_cases, ref_counting, ref_null_cases, skip};
+use crate::{
+    check, check_eq, expect_result, expect_success, info, info_cases, native_handle_cases,
+    ref_counting, ref_null_cases, skip,
+};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, Ordering};

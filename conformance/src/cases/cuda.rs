@@ -167,9 +167,20 @@ unsafe fn launch_raw(
     event: *mut ur_event_handle_t,
 ) -> Result<ur_result_t, Outcome> {
     let (n, events) = wait_list(wait);
-    let (global, local) = (global.as_ptr(), local.as_ptr());
-    let (arg_count, args) = (args.len() as u32, args.as_ptr());
-    Ok(fx.api.urEnqueueKernelLaunchWithArgsExp(queue, kernel, dims, null(), global, local, arg_count, args, null(), n, events, event)?)
+    Ok(fx.api.urEnqueueKernelLaunchWithArgsExp(
+        queue,
+        kernel,
+        dims,
+        null(),
+        global.as_ptr(),
+        local.as_ptr(),
+        args.len() as u32,
+        args.as_ptr(),
+        null(),
+        n,
+        events,
+        event,
+    )?)
 }
 
 /// `ELEMENTS` work-items in groups of 256.
@@ -368,10 +379,11 @@ unsafe fn argument_errors(fx: &DeviceFx) -> CaseResult {
     let [out, value_arg, n_arg] = good;
     let mut wide = n_arg;
     wide.size = 8;
+    let past_last = u32_arg(3, &N);
     for (args, expected, how) in [
         (&[out, value_arg][..], UR_RESULT_ERROR_INVALID_KERNEL_ARGS, "the last argument missing"),
         (&[out, value_arg, wide], UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE, "a 4-byte parameter given 8 bytes"),
-        (&[out, value_arg, n_arg, u32_arg(3, &N)], UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX, "an index past the last parameter"),
+        (&[out, value_arg, n_arg, past_last], UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX, "one argument too many"),
     ] {
         let mut event = null_mut();
         let got = launch_raw(fx, fx.queue, fill.get(), WHOLE, args, &[], &mut event)?;
@@ -774,7 +786,11 @@ unsafe fn native_function_foreign_program(fx: &DeviceFx) -> CaseResult {
 /// Once the UR object over a borrowed (not owned) native object is
 /// released, the native object is still the case's: it answers `use_it`,
 /// and the case destroys it.
-fn still_the_cases(owned: bool, use_it: impl FnOnce() -> CuResultCode, destroy: impl FnOnce() -> CuResultCode) -> CaseResult {
+fn still_the_cases(
+    owned: bool,
+    use_it: impl FnOnce() -> CuResultCode,
+    destroy: impl FnOnce() -> CuResultCode,
+) -> CaseResult {
     if !owned {
         check_eq!(use_it(), 0);
         check_eq!(destroy(), 0);

@@ -6,7 +6,10 @@ use crate::cases::native::native_device;
 use crate::harness::*;
 use crate::names::{device_type_name, DEVICE_TYPES};
 use crate::ur::*;
-use crate::{cases_calling, check, check_eq, expect_result, expect_success, info, info_cases, native_handle_cases, ref_counting, ref_null_cases, skip};
+use crate::{
+    cases_calling, check, check_eq, expect_result, expect_success, info, info_cases,
+    native_handle_cases, ref_counting, ref_null_cases, skip,
+};
 use std::ptr::null_mut;
 use ur_core::abi::*;
 

@@ -498,20 +498,17 @@ unsafe fn peer_pair_info(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-/// What a peer query of `prop` into an `int` answers (no size returned).
-unsafe fn peer_query(
-    api: &Api,
-    device: ur_device_handle_t,
-    peer: ur_device_handle_t,
-    prop: ur_exp_peer_info_t,
-) -> Result<ur_result_t, String> {
+/// What a peer query of `prop` about `[device, peer]` (`devices`) into an `int`
+/// answers (no size returned).
+unsafe fn peer_query(api: &Api, devices: [ur_device_handle_t; 2], prop: ur_exp_peer_info_t) -> Result<ur_result_t, String> {
     let mut value = 0i32;
+    let [device, peer] = devices;
     api.urUsmP2PPeerAccessGetInfoExp(device, peer, prop, size_of::<i32>(), (&mut value as *mut i32).cast(), null_mut())
 }
 
 unsafe fn peer_info_bad_enum(fx: &DeviceFx) -> CaseResult {
     let past_last = ur_exp_peer_info_t(UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT.0 + 1);
-    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, peer_query(fx.api, fx.device, fx.device, past_last));
+    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, peer_query(fx.api, [fx.device; 2], past_last));
     Ok(())
 }
 
@@ -550,7 +547,7 @@ unsafe fn peer_info_null_out(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn peer_info_null_handle(fx: &LoaderFx) -> CaseResult {
     let access = UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT;
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, peer_query(fx.api, null_mut(), null_mut(), access));
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, peer_query(fx.api, [null_mut(); 2], access));
     Ok(())
 }
 

@@ -21,7 +21,10 @@ use super::kernel::{check_words, launch, pointer_arg, run_fill_index, value_arg,
 use super::common::RefFn;
 use super::program::{built_program, KERNEL_SOURCE};
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, names::result_name, cases_calling, native_handle, native_props, skip, system_entry_points, ur::Api};
+use crate::{
+    check, check_eq, expect_result, expect_success, names::result_name, cases_calling,
+    native_handle, native_props, skip, system_entry_points, ur::Api,
+};
 use std::ffi::{c_char, c_void, CString};
 use std::ptr::{null, null_mut};
 use std::sync::OnceLock;
@@ -185,11 +188,12 @@ unsafe fn refuses<O, P: WrongStype, H>(
         }
         Spoil::NullPointer => (UR_RESULT_ERROR_INVALID_NULL_POINTER, create(native, owner, null(), null_mut())?, "a null output"),
         Spoil::NullOwner => (UR_RESULT_ERROR_INVALID_NULL_HANDLE, create(native, null_mut(), null(), &mut made)?, "a null owner"),
-        Spoil::BadStype => (UR_RESULT_ERROR_INVALID_VALUE, create(native, owner, &P::wrong_stype(), &mut made)?, "a wrong stype"),
+        Spoil::BadStype => {
+            (UR_RESULT_ERROR_INVALID_VALUE, create(native, owner, &P::wrong_stype(), &mut made)?, "a wrong stype")
+        }
     };
     expect_code(expected, got, &format!("{entry} with {how}"))
 }
-
 
 // The argument-error cases of every kind, each spoiling one argument of
 // its kind's create call.
@@ -242,7 +246,8 @@ system_entry_points! {
     struct OpenCl from "libOpenCL.so.1" {
         get_platform_ids = "clGetPlatformIDs": unsafe extern "C" fn(ClUint, *mut Ptr, *mut ClUint) -> ClInt,
         get_context_info = "clGetContextInfo": ClInfoFn,
-        create_context = "clCreateContext": unsafe extern "C" fn(*const isize, ClUint, *const Ptr, Ptr, Ptr, *mut ClInt) -> Ptr,
+        create_context = "clCreateContext":
+            unsafe extern "C" fn(*const isize, ClUint, *const Ptr, Ptr, Ptr, *mut ClInt) -> Ptr,
         retain_context = "clRetainContext": ClRefFn,
         release_context = "clReleaseContext": ClRefFn,
         get_device_info = "clGetDeviceInfo": ClInfoFn,
@@ -255,7 +260,8 @@ system_entry_points! {
         get_event_info = "clGetEventInfo": ClInfoFn,
         retain_event = "clRetainEvent": ClRefFn,
         release_event = "clReleaseEvent": ClRefFn,
-        create_program = "clCreateProgramWithSource": unsafe extern "C" fn(Ptr, ClUint, *const *const c_char, *const usize, *mut ClInt) -> Ptr,
+        create_program = "clCreateProgramWithSource":
+            unsafe extern "C" fn(Ptr, ClUint, *const *const c_char, *const usize, *mut ClInt) -> Ptr,
         build_program = "clBuildProgram": unsafe extern "C" fn(Ptr, ClUint, *const Ptr, *const c_char, Ptr, Ptr) -> ClInt,
         get_program_info = "clGetProgramInfo": ClInfoFn,
         retain_program = "clRetainProgram": ClRefFn,
@@ -596,8 +602,15 @@ unsafe fn context_all_devices(fx: &DeviceFx) -> CaseResult {
 
 /// Fills `N` words at `p` with `pattern` on `queue` and reads them back;
 /// `what` names the memory in a failure.
-unsafe fn fill_and_read_back(fx: &DeviceFx, queue: ur_queue_handle_t, p: *mut c_void, pattern: u32, what: &str) -> CaseResult {
-    expect_success!(fx.api.urEnqueueUSMFill(queue, p, 4, (&pattern as *const u32).cast(), N * 4, 0, null(), null_mut()));
+unsafe fn fill_and_read_back(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    p: *mut c_void,
+    pattern: u32,
+    what: &str,
+) -> CaseResult {
+    let pattern_ptr = (&pattern as *const u32).cast();
+    expect_success!(fx.api.urEnqueueUSMFill(queue, p, 4, pattern_ptr, N * 4, 0, null(), null_mut()));
     let got = words(&fx.read(queue, p, N * 4)?);
     check_words(what, &got, |_| pattern)
 }
@@ -618,7 +631,8 @@ unsafe fn context_works(fx: &DeviceFx) -> CaseResult {
             UsmKind::Shared => fx.api.urUSMSharedAlloc(context.get(), fx.device, null(), null_mut(), N * 4, &mut p)?,
         };
         expect_code(UR_RESULT_SUCCESS, code, "USM allocation in the context from a native handle")?;
-        fill_and_read_back(fx, queue.get(), p, 0x5eed_1234, &format!("{kind:?} USM filled in a context from a native handle"))?;
+        let what = format!("{kind:?} USM filled in a context from a native handle");
+        fill_and_read_back(fx, queue.get(), p, 0x5eed_1234, &what)?;
         expect_success!(fx.api.urUSMFree(context.get(), p));
     }
     // Async allocation: an allocation, a fill into it, a free, and a second
@@ -629,10 +643,11 @@ unsafe fn context_works(fx: &DeviceFx) -> CaseResult {
             (0x0b5e_55ed, "a second async allocation in a context from a native handle"),
         ] {
             let mut p = null_mut();
-            expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(queue.get(), null_mut(), N * 4, null(), 0, null(), &mut p, null_mut()));
+            let (queue, pool) = (queue.get(), null_mut());
+            expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(queue, pool, N * 4, null(), 0, null(), &mut p, null_mut()));
             check!(!p.is_null(), "urEnqueueUSMDeviceAllocExp returned a null pointer");
-            fill_and_read_back(fx, queue.get(), p, pattern, what)?;
-            expect_success!(fx.api.urEnqueueUSMFreeExp(queue.get(), null_mut(), p, 0, null(), null_mut()));
+            fill_and_read_back(fx, queue, p, pattern, what)?;
+            expect_success!(fx.api.urEnqueueUSMFreeExp(queue, pool, p, 0, null(), null_mut()));
         }
     } else if kind.is_none() {
         skip!("the device reports no USM at all");
@@ -679,8 +694,15 @@ unsafe fn context_opencl_ownership(fx: &DeviceFx) -> CaseResult {
 // ---------------------------------------------------------------------------
 // Queues
 
-unsafe fn queue_from(fx: &DeviceFx, native: ur_native_handle_t, device: ur_device_handle_t, owned: bool) -> Result<OwnedQueue, Outcome> {
+/// A UR queue over `native` for `device` (no device: the native queue's).
+unsafe fn queue_from(
+    fx: &DeviceFx,
+    native: ur_native_handle_t,
+    device: Option<ur_device_handle_t>,
+    owned: bool,
+) -> Result<OwnedQueue, Outcome> {
     let properties = native_props!(ur_queue_native_properties_t, UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, owned);
+    let device = device.unwrap_or(null_mut());
     created("urQueueCreateWithNativeHandle", fx.api.fns.urQueueRelease, |out| {
         fx.api.urQueueCreateWithNativeHandle(native, fx.context, device, &properties, out)
     })
@@ -708,7 +730,7 @@ unsafe fn fill_works(fx: &DeviceFx, queue: ur_queue_handle_t, what: &str) -> Cas
 
 unsafe fn queue_round_trip(fx: &DeviceFx) -> CaseResult {
     let native = native_queue(fx, fx.queue)?;
-    let queue = queue_from(fx, native, fx.device, false)?;
+    let queue = queue_from(fx, native, Some(fx.device), false)?;
     let mut again = 0;
     expect_success!(fx.api.urQueueGetNativeHandle(queue.get(), null_mut(), &mut again));
     check_eq!(again, native);
@@ -723,7 +745,7 @@ unsafe fn queue_round_trip(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn queue_device_from_native(fx: &DeviceFx) -> CaseResult {
     let native = native_queue(fx, fx.queue)?;
-    let queue = queue_from(fx, native, null_mut(), false)?;
+    let queue = queue_from(fx, native, None, false)?;
     check_eq!(fx.api.queue_info::<ur_device_handle_t>(queue.get(), UR_QUEUE_INFO_DEVICE)?, fx.device);
     Ok(())
 }
@@ -751,7 +773,7 @@ unsafe fn queue_opencl_ownership(fx: &DeviceFx) -> CaseResult {
             (cl.create_queue)(context, device, properties.as_ptr(), status)
         })?;
         // The order comes from the OpenCL queue.
-        let queue = queue_from(fx, native.native(), fx.device, false)?;
+        let queue = queue_from(fx, native.native(), Some(fx.device), false)?;
         let flags = fx.api.queue_info::<ur_queue_flags_t>(queue.get(), UR_QUEUE_INFO_FLAGS)?;
         let out_of_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0;
         check!(
@@ -763,7 +785,7 @@ unsafe fn queue_opencl_ownership(fx: &DeviceFx) -> CaseResult {
         }
         expect_success!(fx.api.urQueueFinish(queue.get()));
         drop(queue);
-        check_ownership(&native, |owned| queue_from(fx, native.native(), fx.device, owned))?;
+        check_ownership(&native, |owned| queue_from(fx, native.native(), Some(fx.device), owned))?;
     }
     Ok(())
 }
@@ -820,7 +842,8 @@ unsafe fn event_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
 unsafe fn event_opencl_user_event(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
     let context = native_context(fx, fx.context)? as Ptr;
-    let native = ClObject::create(cl, ClKind::Event, "clCreateUserEvent", |status| (cl.create_user_event)(context, status))?;
+    let native =
+        ClObject::create(cl, ClKind::Event, "clCreateUserEvent", |status| (cl.create_user_event)(context, status))?;
     {
         let event = event_from(fx, native.native(), false)?;
         check!(fx.status(event.get())? != UR_EVENT_STATUS_COMPLETE, "an unset user event reads as complete");
@@ -944,7 +967,12 @@ unsafe fn program_opencl_unbuilt(fx: &DeviceFx) -> CaseResult {
     run_fill_index(fx, program.get(), 5)
 }
 
-unsafe fn kernel_from(fx: &DeviceFx, native: ur_native_handle_t, program: ur_program_handle_t, owned: bool) -> Result<OwnedKernel, Outcome> {
+unsafe fn kernel_from(
+    fx: &DeviceFx,
+    native: ur_native_handle_t,
+    program: ur_program_handle_t,
+    owned: bool,
+) -> Result<OwnedKernel, Outcome> {
     let properties = native_props!(ur_kernel_native_properties_t, UR_STRUCTURE_TYPE_KERNEL_NATIVE_PROPERTIES, owned);
     created("urKernelCreateWithNativeHandle", fx.api.fns.urKernelRelease, |out| {
         fx.api.urKernelCreateWithNativeHandle(native, fx.context, program, &properties, out)

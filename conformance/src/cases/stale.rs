@@ -35,9 +35,11 @@ unsafe fn reference_calls_refused<T, P: Copy + Debug>(
     invalid: ur_result_t,
 ) -> CaseResult {
     let mut refs = 0u32;
-    expect_code(invalid, info.value_code(handle, refcount, &mut refs)?, &format!("{}({refcount:?}) of a released handle", info.name))?;
+    let got = info.value_code(handle, refcount, &mut refs)?;
+    expect_code(invalid, got, &format!("{}({refcount:?}) of a released handle", info.name))?;
     for which in [Which::Retain, Which::Release] {
-        expect_code(invalid, counting.code(which, handle)?, &format!("{} of a released handle", counting.entry_name(which)))?;
+        let got = counting.code(which, handle)?;
+        expect_code(invalid, got, &format!("{} of a released handle", counting.entry_name(which)))?;
     }
     Ok(())
 }
@@ -47,7 +49,8 @@ unsafe fn expect_refused_event(fx: &DeviceFx, event: ur_event_handle_t) -> CaseR
     let api = fx.api;
     for _ in 0..3 {
         let info = (info!(api, urEventGetInfo), UR_EVENT_INFO_REFERENCE_COUNT);
-        reference_calls_refused(info, ref_counting!(api, urEventRetain, urEventRelease), event, UR_RESULT_ERROR_INVALID_EVENT)?;
+        let counting = ref_counting!(api, urEventRetain, urEventRelease);
+        reference_calls_refused(info, counting, event, UR_RESULT_ERROR_INVALID_EVENT)?;
         expect_result!(UR_RESULT_ERROR_INVALID_EVENT, api.urEventWait(1, &event));
         // In a command's wait list a bad event is a bad list.
         expect_result!(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, api.urEnqueueEventsWait(fx.queue, 1, &event, null_mut()));

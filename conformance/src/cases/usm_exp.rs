@@ -1007,7 +1007,9 @@ unsafe fn pool_query_null_output(
 }
 
 unsafe fn default_pool_null_output(fx: &DeviceFx) -> CaseResult {
-    pool_query_null_output(fx, "urUSMPoolGetDefaultDevicePoolExp", |c, d, out| fx.api.urUSMPoolGetDefaultDevicePoolExp(c, d, out))
+    pool_query_null_output(fx, "urUSMPoolGetDefaultDevicePoolExp", |c, d, out| {
+        fx.api.urUSMPoolGetDefaultDevicePoolExp(c, d, out)
+    })
 }
 
 /// After `urUSMPoolSetDevicePoolExp`, allocations that name no pool come
