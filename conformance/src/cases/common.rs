@@ -109,12 +109,17 @@ macro_rules! native_handle {
     };
 }
 
-/// The null-handle and null-output cases of a kind's `ur*GetNativeHandle`
-/// whose handle the fixture holds, as the case functions
-/// `native_handle_null_handle` and `native_handle_null_pointer`.
+/// The three cases of a kind's `ur*GetNativeHandle` whose handle the
+/// fixture holds, as the case functions `native_handle` (`probe`, one of
+/// native.rs's `native_*`, answers or skips where the adapter has no native
+/// handles), `native_handle_null_handle` and `native_handle_null_pointer`.
 #[macro_export]
 macro_rules! native_handle_cases {
-    ($entry:ident, $fx_ty:ty, |$fx:ident| $handle:expr) => {
+    ($entry:ident, $fx_ty:ty, |$fx:ident| $handle:expr, probe: $probe:expr) => {
+        unsafe fn native_handle($fx: &$fx_ty) -> $crate::harness::CaseResult {
+            $probe.map(drop)
+        }
+
         unsafe fn native_handle_null_handle($fx: &$crate::harness::LoaderFx) -> $crate::harness::CaseResult {
             $crate::native_handle!($fx.api, $entry).null_handle()
         }

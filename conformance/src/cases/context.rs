@@ -144,11 +144,8 @@ info_cases!(urContextGetInfo, DeviceFx, |fx| fx.context,
     null: UR_CONTEXT_INFO_NUM_DEVICES,
     past_last: ur_context_info_t(UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0 + 1));
 
-unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
-    native_context(fx, fx.context).map(drop)
-}
-
-native_handle_cases!(urContextGetNativeHandle, DeviceFx, |fx| fx.context);
+native_handle_cases!(urContextGetNativeHandle, DeviceFx, |fx| fx.context,
+    probe: native_context(fx, fx.context));
 
 /// Counts calls; the user data points at the counter.
 unsafe extern "C" fn count_deletion(user_data: *mut c_void) {

@@ -408,11 +408,8 @@ unsafe fn release_root(fx: &DeviceFx) -> CaseResult {
 
 ref_null_cases!(urDeviceRetain, urDeviceRelease => retain_null, release_null);
 
-unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
-    native_device(fx.api, fx.device).map(drop)
-}
-
-native_handle_cases!(urDeviceGetNativeHandle, DeviceFx, |fx| fx.device);
+native_handle_cases!(urDeviceGetNativeHandle, DeviceFx, |fx| fx.device,
+    probe: native_device(fx.api, fx.device));
 
 unsafe fn timestamps(fx: &DeviceFx) -> CaseResult {
     let (mut device_first, mut host_first) = (0u64, 0u64);

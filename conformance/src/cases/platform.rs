@@ -135,11 +135,8 @@ unsafe fn api_version_null_pointer(fx: &PlatformFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn native_handle(fx: &PlatformFx) -> CaseResult {
-    native_platform(fx.api, fx.platform).map(drop)
-}
-
-native_handle_cases!(urPlatformGetNativeHandle, PlatformFx, |fx| fx.platform);
+native_handle_cases!(urPlatformGetNativeHandle, PlatformFx, |fx| fx.platform,
+    probe: native_platform(fx.api, fx.platform));
 
 unsafe fn backend_option(fx: &PlatformFx) -> CaseResult {
     for option in [c"-O0", c"-O1", c"-O2", c"-O3"] {
