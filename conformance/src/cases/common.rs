@@ -330,6 +330,14 @@ fn check_refs(got: u32, expected: u32, after: &str) -> CaseResult {
     Ok(())
 }
 
+/// `flags`, which must be among `reserved` (a UR `*_FLAGS_MASK`: the bits
+/// no flag of the type defines), so that every entry point must refuse it.
+/// Used in a `const`, the check is made when the suite is built.
+pub const fn reserved_flags(reserved: u32, flags: u32) -> u32 {
+    assert!(flags & reserved != 0, "the flags are not among the type's reserved bits");
+    flags
+}
+
 /// The handles a `ur*Get`-style entry point lists, through its two calls:
 /// the count alone, then that many handles, which must come with the same
 /// count. Each handle carries the reference the entry point gave.

@@ -2,6 +2,7 @@
 //! urEventGetProfilingInfo, urEventSetCallback, and the commands that only
 //! order others: urEnqueueEventsWait, urEnqueueEventsWaitWithBarrier(Ext).
 
+use crate::cases::common::reserved_flags;
 use crate::harness::*;
 use crate::names::{event_status_name, result_name};
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, ref_null_cases, skip};
@@ -309,8 +310,7 @@ unsafe fn barrier_ext_null_queue(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn barrier_ext_bad_flags(fx: &DeviceFx) -> CaseResult {
-    let flags = 1;
-    debug_assert!(flags & UR_EXP_ENQUEUE_EXT_FLAGS_MASK != 0);
+    let flags = const { reserved_flags(UR_EXP_ENQUEUE_EXT_FLAGS_MASK, 1) };
     let mut event = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_ENUMERATION,

@@ -1,5 +1,6 @@
 //! urLoaderInit, urLoaderTearDown and the loader config object.
 
+use crate::cases::common::reserved_flags;
 use crate::harness::*;
 use crate::ur::*;
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, ref_null_cases, skip};
@@ -35,8 +36,7 @@ pub const CASES: &[Case] = &[
 ];
 
 /// A flag above every `ur_device_init_flag_t`.
-const INVALID_INIT_FLAG: ur_device_init_flags_t = 1 << 5;
-const _: () = assert!(INVALID_INIT_FLAG & UR_DEVICE_INIT_FLAGS_MASK != 0);
+const INVALID_INIT_FLAG: ur_device_init_flags_t = reserved_flags(UR_DEVICE_INIT_FLAGS_MASK, 1 << 5);
 
 /// Counts adapters, taking and dropping references to them.
 unsafe fn adapter_count(api: &Api) -> Result<u32, Outcome> {

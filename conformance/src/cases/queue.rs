@@ -2,6 +2,7 @@
 //! urQueueFlush, urQueueGetNativeHandle and urQueueIsGraphCaptureEnabledExp.
 
 use crate::cases::native::native_queue;
+use crate::cases::common::reserved_flags;
 use crate::harness::*;
 use crate::{check, check_eq, expect_result, expect_success, info_cases, ref_counting, ref_null_cases, skip};
 use std::ptr::{null, null_mut};
@@ -125,8 +126,7 @@ unsafe fn create_refused(fx: &DeviceFx, flags: ur_queue_flags_t, expected: ur_re
 }
 
 unsafe fn create_bad_flags(fx: &DeviceFx) -> CaseResult {
-    let flags = UR_QUEUE_FLAG_LOW_POWER_EVENTS_SUPPORT_EXP.0 << 1;
-    debug_assert!(flags & UR_QUEUE_FLAGS_MASK != 0);
+    let flags = const { reserved_flags(UR_QUEUE_FLAGS_MASK, UR_QUEUE_FLAG_LOW_POWER_EVENTS_SUPPORT_EXP.0 << 1) };
     create_refused(fx, flags, UR_RESULT_ERROR_INVALID_ENUMERATION)
 }
 

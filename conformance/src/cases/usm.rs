@@ -1,6 +1,7 @@
 //! urUSMHostAlloc, urUSMDeviceAlloc, urUSMSharedAlloc, urUSMFree,
 //! urUSMGetMemAllocInfo and the USM pool object.
 
+use crate::cases::common::reserved_flags;
 use crate::harness::*;
 use crate::names::{result_name, usm_type_name};
 use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, ref_null_cases, skip};
@@ -69,8 +70,7 @@ pub const CASES: &[Case] = &[
 ];
 
 /// A hint bit outside `ur_usm_advice_flag_t`.
-const INVALID_HINT: ur_usm_advice_flags_t = 1 << 17;
-const _: () = assert!(INVALID_HINT & UR_USM_ADVICE_FLAGS_MASK != 0);
+const INVALID_HINT: ur_usm_advice_flags_t = reserved_flags(UR_USM_ADVICE_FLAGS_MASK, 1 << 17);
 
 fn usm_desc(hints: ur_usm_advice_flags_t, align: u32, next: *const c_void) -> ur_usm_desc_t {
     ur_usm_desc_t { stype: UR_STRUCTURE_TYPE_USM_DESC, pNext: next, hints, align }
@@ -584,8 +584,7 @@ unsafe fn pool_null_output(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn pool_bad_flags(fx: &DeviceFx) -> CaseResult {
-    let flags = UR_USM_POOL_FLAG_READ_ONLY_EXP.0 << 1;
-    debug_assert!(flags & UR_USM_POOL_FLAGS_MASK != 0);
+    let flags = const { reserved_flags(UR_USM_POOL_FLAGS_MASK, UR_USM_POOL_FLAG_READ_ONLY_EXP.0 << 1) };
     let mut pool = null_mut();
     let code = fx.api.urUSMPoolCreate(fx.context, &mut pool_desc(flags, null()), &mut pool)?;
     if code == UR_RESULT_SUCCESS {
