@@ -64,6 +64,16 @@ impl<T, P: Copy + Debug> Info<T, P> {
         self.call(handle, prop, size_of::<V>(), (value as *mut V).cast(), null_mut())
     }
 
+    /// A null handle is `INVALID_NULL_HANDLE`, asked for `prop` into a `V`.
+    ///
+    /// # Safety
+    /// None beyond the entry point's own.
+    pub unsafe fn null_handle_into<V: Default>(&self, prop: P) -> CaseResult {
+        let mut value = V::default();
+        let got = self.value_code(null_mut(), prop, &mut value)?;
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_HANDLE, got, &format!("{}(null, {prop:?}, a value)", self.name))
+    }
+
     /// A null handle is `INVALID_NULL_HANDLE`, asked for `prop`'s size.
     ///
     /// # Safety

@@ -460,10 +460,7 @@ unsafe fn profiling_off(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn profiling_null(fx: &LoaderFx) -> CaseResult {
-    let mut value = 0u64;
-    let (profiling, start) = (info!(fx.api, urEventGetProfilingInfo), UR_PROFILING_INFO_COMMAND_START);
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, profiling.value_code(null_mut(), start, &mut value));
-    Ok(())
+    info!(fx.api, urEventGetProfilingInfo).null_handle_into::<u64>(UR_PROFILING_INFO_COMMAND_START)
 }
 
 unsafe fn profiling_bad_enum(fx: &DeviceFx) -> CaseResult {

@@ -152,10 +152,7 @@ unsafe fn config_info_protocol(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn config_info_null(fx: &LoaderFx) -> CaseResult {
-    let mut count = 0u32;
-    let (config_info, refs) = (info!(fx.api, urLoaderConfigGetInfo), UR_LOADER_CONFIG_INFO_REFERENCE_COUNT);
-    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, config_info.value_code(null_mut(), refs, &mut count));
-    Ok(())
+    info!(fx.api, urLoaderConfigGetInfo).null_handle_into::<u32>(UR_LOADER_CONFIG_INFO_REFERENCE_COUNT)
 }
 
 unsafe fn config_info_bad_enum(fx: &LoaderFx) -> CaseResult {
