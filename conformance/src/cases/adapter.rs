@@ -1,10 +1,10 @@
 //! urAdapterGet, urAdapterRetain/Release, urAdapterGetInfo,
 //! urAdapterGetLastError and the logger callback.
 
-use crate::cases::common::{count_then_fill, Which};
+use crate::cases::common::count_then_fill;
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, info_cases, ref_counting};
+use crate::{check, check_eq, expect_result, expect_success, info_cases, ref_counting, ref_null_cases};
 use core::ffi::{c_char, c_void};
 use std::ffi::CStr;
 use std::ptr::null_mut;
@@ -116,10 +116,6 @@ unsafe fn retain(fx: &AdapterFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urAdapterRetain, urAdapterRelease).null_handle(Which::Retain)
-}
-
 unsafe fn release(fx: &AdapterFx) -> CaseResult {
     expect_success!(fx.api.urAdapterRetain(fx.adapter));
     let before = refs(fx.api, fx.adapter)?;
@@ -128,9 +124,7 @@ unsafe fn release(fx: &AdapterFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urAdapterRetain, urAdapterRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urAdapterRetain, urAdapterRelease => retain_null, release_null);
 
 unsafe fn info_backend(fx: &AdapterFx) -> CaseResult {
     let backend = fx.api.adapter_info::<ur_backend_t>(fx.adapter, UR_ADAPTER_INFO_BACKEND)?;

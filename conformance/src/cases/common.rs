@@ -55,6 +55,25 @@ impl<T, P: Copy + Debug> Info<T, P> {
         self.call(handle, prop, 0, null_mut(), &mut size)
     }
 
+    /// What the entry point answers when asked for `prop` into `value` (its
+    /// size, no pPropSizeRet).
+    ///
+    /// # Safety
+    /// `handle` must be live, or one the case means to be refused.
+    pub unsafe fn value_code<V>(&self, handle: *mut T, prop: P, value: &mut V) -> Result<ur_result_t, String> {
+        self.call(handle, prop, size_of::<V>(), (value as *mut V).cast(), null_mut())
+    }
+
+    /// A null handle is `INVALID_NULL_HANDLE`, asked for `prop` into a `V`.
+    ///
+    /// # Safety
+    /// None beyond the entry point's own.
+    pub unsafe fn null_handle_into<V: Default>(&self, prop: P) -> CaseResult {
+        let mut value = V::default();
+        let got = self.value_code(null_mut(), prop, &mut value)?;
+        expect_code(UR_RESULT_ERROR_INVALID_NULL_HANDLE, got, &format!("{}(null, {prop:?}, a value)", self.name))
+    }
+
     /// A null handle is `INVALID_NULL_HANDLE`, asked for `prop`'s size.
     ///
     /// # Safety
@@ -100,6 +119,27 @@ macro_rules! native_handle {
     };
 }
 
+/// The three cases of a kind's `ur*GetNativeHandle` whose handle the
+/// fixture holds, as the case functions `native_handle` (`probe`, one of
+/// native.rs's `native_*`, answers or skips where the adapter has no native
+/// handles), `native_handle_null_handle` and `native_handle_null_pointer`.
+#[macro_export]
+macro_rules! native_handle_cases {
+    ($entry:ident, $fx_ty:ty, |$fx:ident| $handle:expr, probe: $probe:expr) => {
+        unsafe fn native_handle($fx: &$fx_ty) -> $crate::harness::CaseResult {
+            $probe.map(drop)
+        }
+
+        unsafe fn native_handle_null_handle($fx: &$crate::harness::LoaderFx) -> $crate::harness::CaseResult {
+            $crate::native_handle!($fx.api, $entry).null_handle()
+        }
+
+        unsafe fn native_handle_null_pointer($fx: &$fx_ty) -> $crate::harness::CaseResult {
+            $crate::native_handle!($fx.api, $entry).null_pointer($handle)
+        }
+    };
+}
+
 impl<T> NativeHandle<T> {
     unsafe fn call(&self, handle: *mut T, native: *mut ur_native_handle_t) -> Result<ur_result_t, String> {
         self.get.map(|get| get(handle, native)).ok_or_else(|| format!("the loader does not export {}", self.name))
@@ -120,6 +160,20 @@ impl<T> NativeHandle<T> {
     /// `handle` must be live.
     pub unsafe fn null_pointer(&self, handle: *mut T) -> CaseResult {
         expect_code(UR_RESULT_ERROR_INVALID_NULL_POINTER, self.call(handle, null_mut())?, &format!("{}(.., null)", self.name))
+    }
+
+    /// The handle's native handle is `expected`: an object made from a
+    /// native handle gives that one back.
+    ///
+    /// # Safety
+    /// `handle` must be live.
+    pub unsafe fn answers(&self, handle: *mut T, expected: ur_native_handle_t) -> CaseResult {
+        let mut native = 0;
+        expect_code(UR_RESULT_SUCCESS, self.call(handle, &mut native)?, self.name)?;
+        if native != expected {
+            return Err(Outcome::Fail(format!("{} answers {native:#x}, expected {expected:#x}", self.name)));
+        }
+        Ok(())
     }
 }
 
@@ -199,6 +253,22 @@ impl<T> RefCounting<T> {
         check_refs(refs(handle)?, before - 1, self.release.0)
     }
 
+    /// [`release_drops_one`](Self::release_drops_one) on a handle the case
+    /// owns, whose last reference the case then releases, which must
+    /// succeed.
+    ///
+    /// # Safety
+    /// `handle` must be live.
+    pub unsafe fn release_drops_one_then_last(
+        &self,
+        handle: Owned<T>,
+        refs: impl Fn(*mut T) -> Result<u32, Outcome>,
+    ) -> CaseResult {
+        self.release_drops_one(handle.get(), refs)?;
+        success(format!("{} (the last reference)", self.release.0), handle.release())?;
+        Ok(())
+    }
+
     /// Releases each of `handles`, which the case holds one reference of.
     ///
     /// # Safety
@@ -210,21 +280,54 @@ impl<T> RefCounting<T> {
         Ok(())
     }
 
+    /// What retain or release (`which`) of `handle` answers.
+    ///
+    /// # Safety
+    /// `handle` must be live, or one the case means to be refused.
+    pub unsafe fn code(&self, which: Which, handle: *mut T) -> Result<ur_result_t, String> {
+        call_ref(self.entry(which), handle)
+    }
+
+    /// The name of retain or release (`which`).
+    pub fn entry_name(&self, which: Which) -> &'static str {
+        self.entry(which).0
+    }
+
+    fn entry(&self, which: Which) -> (&'static str, Option<RefFn<T>>) {
+        match which {
+            Which::Retain => self.retain,
+            Which::Release => self.release,
+        }
+    }
+
     /// Retain and release of a null handle are each `INVALID_NULL_HANDLE`
     /// (`which` picks the one a case is about).
     ///
     /// # Safety
     /// None beyond the entry points' own.
     pub unsafe fn null_handle(&self, which: Which) -> CaseResult {
-        let entry = match which {
-            Which::Retain => self.retain,
-            Which::Release => self.release,
-        };
+        let entry = self.entry(which);
         expect_code(UR_RESULT_ERROR_INVALID_NULL_HANDLE, call_ref(entry, null_mut())?, &format!("{}(null)", entry.0))
     }
 }
 
-/// Which of retain and release a null-handle case calls.
+/// The null-handle cases of a kind's `ur*Retain` and `ur*Release`, as the
+/// case functions named after the arrow.
+#[macro_export]
+macro_rules! ref_null_cases {
+    ($retain:ident, $release:ident => $retain_null:ident, $release_null:ident) => {
+        unsafe fn $retain_null(fx: &$crate::harness::LoaderFx) -> $crate::harness::CaseResult {
+            $crate::ref_counting!(fx.api, $retain, $release).null_handle($crate::cases::common::Which::Retain)
+        }
+
+        unsafe fn $release_null(fx: &$crate::harness::LoaderFx) -> $crate::harness::CaseResult {
+            $crate::ref_counting!(fx.api, $retain, $release).null_handle($crate::cases::common::Which::Release)
+        }
+    };
+}
+
+/// Which of retain and release a case calls.
+#[derive(Clone, Copy)]
 pub enum Which {
     Retain,
     Release,
@@ -235,6 +338,14 @@ fn check_refs(got: u32, expected: u32, after: &str) -> CaseResult {
         return Err(Outcome::Fail(format!("the reference count after {after} is {got}, expected {expected}")));
     }
     Ok(())
+}
+
+/// `flags`, which must be among `reserved` (a UR `*_FLAGS_MASK`: the bits
+/// no flag of the type defines), so that every entry point must refuse it.
+/// Used in a `const`, the check is made when the suite is built.
+pub const fn reserved_flags(reserved: u32, flags: u32) -> u32 {
+    assert!(flags & reserved != 0, "the flags are not among the type's reserved bits");
+    flags
 }
 
 /// The handles a `ur*Get`-style entry point lists, through its two calls:
@@ -280,4 +391,45 @@ impl SysLib {
         let name = format!("{symbol}\0");
         self.lib.get::<T>(name.as_bytes()).map(|s| *s).map_err(|e| format!("{} lacks {symbol}: {e}", self.name))
     }
+}
+
+/// Declares a struct of a system library's entry points and its `load`,
+/// which opens the library and resolves them: each entry point is written
+/// once, as its field, its C symbol and its C type.
+#[macro_export]
+macro_rules! system_entry_points {
+    ($(#[$meta:meta])* struct $name:ident from $library:literal {
+        $($field:ident = $symbol:literal : $ty:ty,)*
+    }) => {
+        $(#[$meta])*
+        struct $name {
+            $($field: $ty,)*
+        }
+
+        impl $name {
+            fn load() -> Result<$name, String> {
+                let lib = $crate::cases::common::SysLib::open($library)?;
+                Ok($name {
+                    $($field: {
+                        let symbol: &str = $symbol;
+                        // SAFETY: the field's type is the C type of the entry point named beside it.
+                        unsafe { lib.get(symbol)? }
+                    },)*
+                })
+            }
+        }
+    };
+}
+
+/// Case functions that each call one shared check with arguments of their
+/// own, one line a case: `Fx: case = check(arguments);` declares
+/// `unsafe fn case(fx: &Fx) -> CaseResult { check(fx, arguments) }`, the
+/// name `CASES` gives it.
+#[macro_export]
+macro_rules! cases_calling {
+    ($($fx:ident: $case:ident = $check:ident($($argument:expr),*);)*) => {
+        $(unsafe fn $case(fx: &$fx) -> $crate::harness::CaseResult {
+            $check(fx, $($argument),*)
+        })*
+    };
 }

@@ -1,10 +1,12 @@
 //! urContextCreate, urContextRetain/Release, urContextGetInfo,
 //! urContextGetNativeHandle and urContextSetExtendedDeleter.
 
-use crate::cases::common::Which;
 use crate::cases::native::native_context;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, info, info_cases, native_handle, ref_counting, skip};
+use crate::{
+    check, check_eq, expect_result, expect_success, info, info_cases, native_handle_cases,
+    ref_counting, ref_null_cases, skip,
+};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -115,20 +117,12 @@ unsafe fn retain(fx: &DeviceFx) -> CaseResult {
     ref_counting!(fx.api, urContextRetain, urContextRelease).retain_then_release(context.get(), |c| refs(fx, c))
 }
 
-unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urContextRetain, urContextRelease).null_handle(Which::Retain)
-}
-
 unsafe fn release(fx: &DeviceFx) -> CaseResult {
     let context = new_context(fx)?;
-    ref_counting!(fx.api, urContextRetain, urContextRelease).release_drops_one(context.get(), |c| refs(fx, c))?;
-    expect_success!(context.release());
-    Ok(())
+    ref_counting!(fx.api, urContextRetain, urContextRelease).release_drops_one_then_last(context, |c| refs(fx, c))
 }
 
-unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urContextRetain, urContextRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urContextRetain, urContextRelease => retain_null, release_null);
 
 unsafe fn info_devices(fx: &DeviceFx) -> CaseResult {
     check_eq!(fx.api.context_info::<u32>(fx.context, UR_CONTEXT_INFO_NUM_DEVICES)?, 1);
@@ -150,17 +144,8 @@ info_cases!(urContextGetInfo, DeviceFx, |fx| fx.context,
     null: UR_CONTEXT_INFO_NUM_DEVICES,
     past_last: ur_context_info_t(UR_CONTEXT_INFO_USM_FILL2D_SUPPORT.0 + 1));
 
-unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
-    native_context(fx, fx.context).map(drop)
-}
-
-unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
-    native_handle!(fx.api, urContextGetNativeHandle).null_handle()
-}
-
-unsafe fn native_handle_null_pointer(fx: &DeviceFx) -> CaseResult {
-    native_handle!(fx.api, urContextGetNativeHandle).null_pointer(fx.context)
-}
+native_handle_cases!(urContextGetNativeHandle, DeviceFx, |fx| fx.context,
+    probe: native_context(fx, fx.context));
 
 /// Counts calls; the user data points at the counter.
 unsafe extern "C" fn count_deletion(user_data: *mut c_void) {

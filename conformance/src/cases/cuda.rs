@@ -9,9 +9,8 @@
 //! primary context, as the CUDA driver itself reports them. Elsewhere they
 //! skip, naming what is missing.
 
-use super::common::SysLib;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, native_props, skip};
+use crate::{check, check_eq, expect_result, expect_success, native_handle, native_props, skip, system_entry_points};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
@@ -75,60 +74,7 @@ pub const CASES: &[Case] = &[
 
 /// `fill_u32(out, value, n)`: out[i] = value; `add_u32(dst, src, add, n)`:
 /// dst[i] = src[i] + add. One thread per element.
-const PTX: &str = r#"
-.version 7.0
-.target sm_50
-.address_size 64
-
-.visible .entry fill_u32(.param .u64 out, .param .u32 value, .param .u32 n)
-{
-    .reg .pred %p;
-    .reg .b32 %r<6>;
-    .reg .b64 %rd<4>;
-    ld.param.u64 %rd1, [out];
-    ld.param.u32 %r1, [value];
-    ld.param.u32 %r2, [n];
-    mov.u32 %r3, %ctaid.x;
-    mov.u32 %r4, %ntid.x;
-    mov.u32 %r5, %tid.x;
-    mad.lo.s32 %r3, %r3, %r4, %r5;
-    setp.ge.u32 %p, %r3, %r2;
-    @%p bra FILL_DONE;
-    cvta.to.global.u64 %rd2, %rd1;
-    mul.wide.u32 %rd3, %r3, 4;
-    add.s64 %rd2, %rd2, %rd3;
-    st.global.u32 [%rd2], %r1;
-FILL_DONE:
-    ret;
-}
-
-.visible .entry add_u32(.param .u64 dst, .param .u64 src, .param .u32 add, .param .u32 n)
-{
-    .reg .pred %p;
-    .reg .b32 %r<8>;
-    .reg .b64 %rd<6>;
-    ld.param.u64 %rd1, [dst];
-    ld.param.u64 %rd2, [src];
-    ld.param.u32 %r1, [add];
-    ld.param.u32 %r2, [n];
-    mov.u32 %r3, %ctaid.x;
-    mov.u32 %r4, %ntid.x;
-    mov.u32 %r5, %tid.x;
-    mad.lo.s32 %r3, %r3, %r4, %r5;
-    setp.ge.u32 %p, %r3, %r2;
-    @%p bra ADD_DONE;
-    mul.wide.u32 %rd3, %r3, 4;
-    cvta.to.global.u64 %rd4, %rd2;
-    add.s64 %rd4, %rd4, %rd3;
-    ld.global.u32 %r6, [%rd4];
-    add.s32 %r7, %r6, %r1;
-    cvta.to.global.u64 %rd5, %rd1;
-    add.s64 %rd5, %rd5, %rd3;
-    st.global.u32 [%rd5], %r7;
-ADD_DONE:
-    ret;
-}
-"#;
+const PTX: &str = include_str!("../../kernels/cuda_kernels.ptx");
 
 const ELEMENTS: usize = 1 << 16;
 const BYTES: usize = ELEMENTS * 4;
@@ -199,12 +145,12 @@ fn u32_arg(index: u32, v: &u32) -> ur_exp_kernel_arg_properties_t {
     }
 }
 
-fn list(wait: &[ur_event_handle_t]) -> *const ur_event_handle_t {
-    if wait.is_empty() {
-        null()
-    } else {
-        wait.as_ptr()
-    }
+/// `ELEMENTS` as the kernels' `n`, at an address that outlives every launch.
+static N: u32 = ELEMENTS as u32;
+
+/// The arguments of `fill_u32(out, *value, ELEMENTS)`.
+fn fill_args(out: *const c_void, value: &u32) -> [ur_exp_kernel_arg_properties_t; 3] {
+    [pointer_arg(0, out), u32_arg(1, value), u32_arg(2, &N)]
 }
 
 /// `urEnqueueKernelLaunchWithArgsExp` over `global` in groups of `local`
@@ -220,6 +166,7 @@ unsafe fn launch_raw(
     wait: &[ur_event_handle_t],
     event: *mut ur_event_handle_t,
 ) -> Result<ur_result_t, Outcome> {
+    let (n, events) = wait_list(wait);
     Ok(fx.api.urEnqueueKernelLaunchWithArgsExp(
         queue,
         kernel,
@@ -230,8 +177,8 @@ unsafe fn launch_raw(
         args.len() as u32,
         args.as_ptr(),
         null(),
-        wait.len() as u32,
-        list(wait),
+        n,
+        events,
         event,
     )?)
 }
@@ -239,23 +186,8 @@ unsafe fn launch_raw(
 /// `ELEMENTS` work-items in groups of 256.
 const WHOLE: (u32, &[usize], &[usize]) = (1, &[ELEMENTS], &[256]);
 
-/// Launches `kernel` over `ELEMENTS` work-items in groups of 256.
-unsafe fn launch(
-    fx: &DeviceFx,
-    queue: ur_queue_handle_t,
-    kernel: ur_kernel_handle_t,
-    args: &[ur_exp_kernel_arg_properties_t],
-    wait: &[ur_event_handle_t],
-) -> Result<ur_result_t, Outcome> {
-    let mut event = null_mut();
-    let r = launch_raw(fx, queue, kernel, WHOLE, args, wait, &mut event)?;
-    if !event.is_null() {
-        fx.own_event(event);
-    }
-    Ok(r)
-}
-
-/// Like [`launch`], keeping the event.
+/// Launches `kernel` over `ELEMENTS` work-items in groups of 256, which
+/// must succeed, and returns its event.
 unsafe fn launch_event(
     fx: &DeviceFx,
     queue: ur_queue_handle_t,
@@ -297,16 +229,8 @@ unsafe fn alloc_with(
     let Some(entry) = alloc.1 else {
         return Err(format!("the loader does not export {}", alloc.0).into());
     };
-    let r = entry(
-        queue,
-        pool,
-        size,
-        null(),
-        wait.len() as u32,
-        list(wait),
-        &mut p,
-        &mut e,
-    );
+    let (n, events) = wait_list(wait);
+    let r = entry(queue, pool, size, null(), n, events, &mut p, &mut e);
     check_eq!(r, UR_RESULT_SUCCESS);
     check!(
         !p.is_null() && !e.is_null(),
@@ -333,9 +257,8 @@ unsafe fn free_async(
     wait: &[ur_event_handle_t],
 ) -> Result<OwnedEvent, Outcome> {
     let mut e = null_mut();
-    expect_success!(fx
-        .api
-        .urEnqueueUSMFreeExp(queue, pool, p, wait.len() as u32, list(wait), &mut e));
+    let (n, events) = wait_list(wait);
+    expect_success!(fx.api.urEnqueueUSMFreeExp(queue, pool, p, n, events, &mut e));
     Ok(fx.own_event(e))
 }
 
@@ -354,26 +277,22 @@ fn expect_all(what: &str, got: &[u32], value: u32) -> CaseResult {
     }
 }
 
-unsafe fn native_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
-    let mut desc = ur_usm_pool_desc_t {
-        stype: UR_STRUCTURE_TYPE_USM_POOL_DESC,
-        pNext: null(),
-        flags: UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0,
-    };
+/// A pool of the fixture's device from `urUSMPoolCreateExp` with `flags`.
+unsafe fn exp_pool(fx: &DeviceFx, flags: ur_usm_pool_flags_t) -> Result<OwnedPool, Outcome> {
+    let mut desc = ur_usm_pool_desc_t { stype: UR_STRUCTURE_TYPE_USM_POOL_DESC, pNext: null(), flags };
     let mut pool = null_mut();
     expect_success!(fx.api.urUSMPoolCreateExp(fx.context, fx.device, &mut desc, &mut pool));
     Ok(fx.own_pool(pool))
 }
 
+/// A pool over CUDA's own memory pool (the native-pool flag).
+unsafe fn native_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
+    exp_pool(fx, UR_USM_POOL_FLAG_USE_NATIVE_MEMORY_POOL_EXP.0)
+}
+
+/// A pool the core's engine serves (no flags).
 unsafe fn engine_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
-    let mut desc = ur_usm_pool_desc_t {
-        stype: UR_STRUCTURE_TYPE_USM_POOL_DESC,
-        pNext: null(),
-        flags: 0,
-    };
-    let mut pool = null_mut();
-    expect_success!(fx.api.urUSMPoolCreateExp(fx.context, fx.device, &mut desc, &mut pool));
-    Ok(fx.own_pool(pool))
+    exp_pool(fx, 0)
 }
 
 unsafe fn pool_stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, what: ur_usm_pool_info_t) -> Result<usize, Outcome> {
@@ -397,9 +316,7 @@ unsafe fn fills_async_memory(fx: &DeviceFx) -> CaseResult {
         let pool_handle = pool.as_ref().map_or(null_mut(), |p| p.get());
         let (p, allocated) = alloc_device(fx, fx.queue, pool_handle, BYTES, &[])?;
         let value = 0xC0DE_0001u32;
-        let n = ELEMENTS as u32;
-        let args = [pointer_arg(0, p), u32_arg(1, &value), u32_arg(2, &n)];
-        let filled = launch_event(fx, fx.queue, fill.get(), &args, &[allocated.get()])?;
+        let filled = launch_event(fx, fx.queue, fill.get(), &fill_args(p, &value), &[allocated.get()])?;
         let got = read_u32s(fx, fx.queue, p)?;
         expect_all(label, &got, value)?;
         let freed = free_async(fx, fx.queue, pool_handle, p, &[filled.get()])?;
@@ -413,27 +330,15 @@ unsafe fn chain_across_queues(fx: &DeviceFx) -> CaseResult {
     let (_program, fill, add) = kernels(fx)?;
     let second = fx.create_queue(0)?;
     let q2 = second.get();
-    let n = ELEMENTS as u32;
     for pool in [None, Some(engine_pool(fx)?)] {
         let ph = pool.as_ref().map_or(null_mut(), |p| p.get());
         let (a, a_ready) = alloc_device(fx, fx.queue, ph, BYTES, &[])?;
         let seven = 7u32;
-        let filled = launch_event(
-            fx,
-            fx.queue,
-            fill.get(),
-            &[pointer_arg(0, a), u32_arg(1, &seven), u32_arg(2, &n)],
-            &[a_ready.get()],
-        )?;
+        let filled = launch_event(fx, fx.queue, fill.get(), &fill_args(a, &seven), &[a_ready.get()])?;
         let (b, b_ready) = alloc_device(fx, q2, ph, BYTES, &[filled.get()])?;
         let five = 5u32;
-        let added = launch_event(
-            fx,
-            q2,
-            add.get(),
-            &[pointer_arg(0, b), pointer_arg(1, a), u32_arg(2, &five), u32_arg(3, &n)],
-            &[b_ready.get()],
-        )?;
+        let add_args = [pointer_arg(0, b), pointer_arg(1, a), u32_arg(2, &five), u32_arg(3, &N)];
+        let added = launch_event(fx, q2, add.get(), &add_args, &[b_ready.get()])?;
         // The producer queue frees what the consumer read, once it has.
         let a_freed = free_async(fx, fx.queue, ph, a, &[added.get()])?;
         let got = read_u32s(fx, q2, b)?;
@@ -449,20 +354,13 @@ unsafe fn chain_across_queues(fx: &DeviceFx) -> CaseResult {
 unsafe fn shared_and_host(fx: &DeviceFx) -> CaseResult {
     require_async_pools(fx)?;
     let (_program, fill, _add) = kernels(fx)?;
-    let n = ELEMENTS as u32;
     for (label, alloc) in [
         ("shared", ("urEnqueueUSMSharedAllocExp", fx.api.fns.urEnqueueUSMSharedAllocExp)),
         ("host", ("urEnqueueUSMHostAllocExp", fx.api.fns.urEnqueueUSMHostAllocExp)),
     ] {
         let (p, ready) = alloc_with(fx, alloc, fx.queue, null_mut(), BYTES, &[])?;
         let value = 0x5A5A_0000u32 + label.len() as u32;
-        let done = launch_event(
-            fx,
-            fx.queue,
-            fill.get(),
-            &[pointer_arg(0, p), u32_arg(1, &value), u32_arg(2, &n)],
-            &[ready.get()],
-        )?;
+        let done = launch_event(fx, fx.queue, fill.get(), &fill_args(p, &value), &[ready.get()])?;
         fx.wait(done.get())?;
         // Shared and host memory are readable by the host directly.
         let got = std::slice::from_raw_parts(p as *const u32, ELEMENTS);
@@ -477,35 +375,25 @@ unsafe fn argument_errors(fx: &DeviceFx) -> CaseResult {
     let (_program, fill, _add) = kernels(fx)?;
     let memory = fx.alloc(UsmKind::Device, BYTES)?;
     let value = 1u32;
-    let n = ELEMENTS as u32;
-    // The last argument is missing.
-    let missing = [pointer_arg(0, memory.ptr), u32_arg(1, &value)];
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_KERNEL_ARGS,
-        launch(fx, fx.queue, fill.get(), &missing, &[])
-    );
-    // A 4-byte parameter given 8 bytes.
-    let mut wide = u32_arg(2, &n);
+    let good = fill_args(memory.ptr, &value);
+    let [out, value_arg, n_arg] = good;
+    let mut wide = n_arg;
     wide.size = 8;
-    let wrong_size = [pointer_arg(0, memory.ptr), u32_arg(1, &value), wide];
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE,
-        launch(fx, fx.queue, fill.get(), &wrong_size, &[])
-    );
-    // An index past the last parameter.
-    let past = [
-        pointer_arg(0, memory.ptr),
-        u32_arg(1, &value),
-        u32_arg(2, &n),
-        u32_arg(3, &n),
-    ];
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
-        launch(fx, fx.queue, fill.get(), &past, &[])
-    );
+    let past_last = u32_arg(3, &N);
+    for (args, expected, how) in [
+        (&[out, value_arg][..], UR_RESULT_ERROR_INVALID_KERNEL_ARGS, "the last argument missing"),
+        (&[out, value_arg, wide], UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE, "a 4-byte parameter given 8 bytes"),
+        (&[out, value_arg, n_arg, past_last], UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX, "one argument too many"),
+    ] {
+        let mut event = null_mut();
+        let got = launch_raw(fx, fx.queue, fill.get(), WHOLE, args, &[], &mut event)?;
+        if !event.is_null() {
+            drop(fx.own_event(event));
+        }
+        expect_code(expected, got, &format!("urEnqueueKernelLaunchWithArgsExp(fill_u32) with {how}"))?;
+    }
     // A global size the work-group size does not divide, then a fourth
     // dimension.
-    let good = [pointer_arg(0, memory.ptr), u32_arg(1, &value), u32_arg(2, &n)];
     let global = [ELEMENTS + 1];
     let local = [256usize];
     for (dims, expected) in [(1, UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE), (4, UR_RESULT_ERROR_INVALID_WORK_DIMENSION)] {
@@ -526,16 +414,8 @@ unsafe fn cycle(
     wait: &[ur_event_handle_t],
 ) -> Result<OwnedEvent, Outcome> {
     let mut p = null_mut();
-    expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(
-        queue,
-        pool,
-        MIB,
-        null(),
-        wait.len() as u32,
-        list(wait),
-        &mut p,
-        null_mut()
-    ));
+    let (n, events) = wait_list(wait);
+    expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(queue, pool, MIB, null(), n, events, &mut p, null_mut()));
     free_async(fx, queue, pool, p, &[])
 }
 
@@ -720,14 +600,7 @@ unsafe fn kernel_profiling(fx: &DeviceFx) -> CaseResult {
     let queue = fx.create_queue(UR_QUEUE_FLAG_PROFILING_ENABLE.0)?;
     let memory = fx.alloc(UsmKind::Device, BYTES)?;
     let value = 3u32;
-    let n = ELEMENTS as u32;
-    let event = launch_event(
-        fx,
-        queue.get(),
-        fill.get(),
-        &[pointer_arg(0, memory.ptr), u32_arg(1, &value), u32_arg(2, &n)],
-        &[],
-    )?;
+    let event = launch_event(fx, queue.get(), fill.get(), &fill_args(memory.ptr, &value), &[])?;
     fx.wait(event.get())?;
     let time = |prop| -> Result<u64, Outcome> {
         let mut t = 0u64;
@@ -774,40 +647,21 @@ fn native_or_skip(what: &str, code: ur_result_t) -> CaseResult {
     }
 }
 
-/// The driver entry points the native-handle cases call.
-struct CudaDriver {
-    init: unsafe extern "C" fn(u32) -> CuResultCode,
-    device_get_count: unsafe extern "C" fn(*mut i32) -> CuResultCode,
-    device_primary_ctx_release: unsafe extern "C" fn(i32) -> CuResultCode,
-    ctx_set_current: unsafe extern "C" fn(CuPtr) -> CuResultCode,
-    device_primary_ctx_retain: unsafe extern "C" fn(*mut CuPtr, i32) -> CuResultCode,
-    stream_create: unsafe extern "C" fn(*mut CuPtr, u32) -> CuResultCode,
-    stream_synchronize: unsafe extern "C" fn(CuPtr) -> CuResultCode,
-    stream_destroy: unsafe extern "C" fn(CuPtr) -> CuResultCode,
-    event_create: unsafe extern "C" fn(*mut CuPtr, u32) -> CuResultCode,
-    event_record: unsafe extern "C" fn(CuPtr, CuPtr) -> CuResultCode,
-    event_query: unsafe extern "C" fn(CuPtr) -> CuResultCode,
-    event_destroy: unsafe extern "C" fn(CuPtr) -> CuResultCode,
-}
-
-impl CudaDriver {
-    fn load() -> Result<CudaDriver, String> {
-        let lib = SysLib::open("libcuda.so.1")?;
-        // SAFETY: each field's type is the C type of the driver entry point named.
-        Ok(unsafe { CudaDriver {
-            init: lib.get("cuInit")?,
-            device_get_count: lib.get("cuDeviceGetCount")?,
-            device_primary_ctx_release: lib.get("cuDevicePrimaryCtxRelease_v2")?,
-            ctx_set_current: lib.get("cuCtxSetCurrent")?,
-            device_primary_ctx_retain: lib.get("cuDevicePrimaryCtxRetain")?,
-            stream_create: lib.get("cuStreamCreate")?,
-            stream_synchronize: lib.get("cuStreamSynchronize")?,
-            stream_destroy: lib.get("cuStreamDestroy_v2")?,
-            event_create: lib.get("cuEventCreate")?,
-            event_record: lib.get("cuEventRecord")?,
-            event_query: lib.get("cuEventQuery")?,
-            event_destroy: lib.get("cuEventDestroy_v2")?,
-        } })
+system_entry_points! {
+    /// The driver entry points the native-handle cases call.
+    struct CudaDriver from "libcuda.so.1" {
+        init = "cuInit": unsafe extern "C" fn(u32) -> CuResultCode,
+        device_get_count = "cuDeviceGetCount": unsafe extern "C" fn(*mut i32) -> CuResultCode,
+        device_primary_ctx_release = "cuDevicePrimaryCtxRelease_v2": unsafe extern "C" fn(i32) -> CuResultCode,
+        ctx_set_current = "cuCtxSetCurrent": unsafe extern "C" fn(CuPtr) -> CuResultCode,
+        device_primary_ctx_retain = "cuDevicePrimaryCtxRetain": unsafe extern "C" fn(*mut CuPtr, i32) -> CuResultCode,
+        stream_create = "cuStreamCreate": unsafe extern "C" fn(*mut CuPtr, u32) -> CuResultCode,
+        stream_synchronize = "cuStreamSynchronize": unsafe extern "C" fn(CuPtr) -> CuResultCode,
+        stream_destroy = "cuStreamDestroy_v2": unsafe extern "C" fn(CuPtr) -> CuResultCode,
+        event_create = "cuEventCreate": unsafe extern "C" fn(*mut CuPtr, u32) -> CuResultCode,
+        event_record = "cuEventRecord": unsafe extern "C" fn(CuPtr, CuPtr) -> CuResultCode,
+        event_query = "cuEventQuery": unsafe extern "C" fn(CuPtr) -> CuResultCode,
+        event_destroy = "cuEventDestroy_v2": unsafe extern "C" fn(CuPtr) -> CuResultCode,
     }
 }
 
@@ -848,14 +702,7 @@ unsafe fn fill_and_check(
     what: &str,
 ) -> CaseResult {
     let out = fx.alloc(UsmKind::Device, BYTES)?;
-    let n = ELEMENTS as u32;
-    let filled = launch_event(
-        fx,
-        queue,
-        kernel,
-        &[pointer_arg(0, out.ptr), u32_arg(1, &value), u32_arg(2, &n)],
-        &[],
-    )?;
+    let filled = launch_event(fx, queue, kernel, &fill_args(out.ptr, &value), &[])?;
     fx.wait(filled.get())?;
     let got = read_u32s(fx, fx.queue, out.ptr)?;
     expect_all(what, &got, value)
@@ -870,9 +717,7 @@ unsafe fn native_module(fx: &DeviceFx) -> CaseResult {
     let mut program = null_mut();
     expect_success!(fx.api.urProgramCreateWithNativeHandle(module, fx.context, &properties, &mut program));
     let program: OwnedProgram = Owned::new(program, fx.api.fns.urProgramRelease);
-    let mut again = 0;
-    expect_success!(fx.api.urProgramGetNativeHandle(program.get(), &mut again));
-    check_eq!(again, module);
+    native_handle!(fx.api, urProgramGetNativeHandle).answers(program.get(), module)?;
     let mut kernel = null_mut();
     expect_success!(fx.api.urKernelCreate(program.get(), c"fill_u32".as_ptr(), &mut kernel));
     let kernel: OwnedKernel = Owned::new(kernel, fx.api.fns.urKernelRelease);
@@ -883,16 +728,35 @@ unsafe fn native_module(fx: &DeviceFx) -> CaseResult {
     fill_and_check(fx, fx.queue, fill.get(), 0x0D0E_0002, "fill_u32 of the module's own program")
 }
 
+/// The CUDA function of `kernel`, or a skip where kernels have no native
+/// handle.
+unsafe fn function_of(fx: &DeviceFx, kernel: ur_kernel_handle_t) -> Result<ur_native_handle_t, Outcome> {
+    let mut function = 0;
+    native_or_skip("kernel", fx.api.urKernelGetNativeHandle(kernel, &mut function)?)?;
+    Ok(function)
+}
+
+/// A kernel over the CUDA function of `fill` with `program`, which is not
+/// the function's own, answers `expected`.
+unsafe fn function_with_wrong_program(
+    fx: &DeviceFx,
+    fill: &OwnedKernel,
+    program: ur_program_handle_t,
+    expected: ur_result_t,
+) -> CaseResult {
+    let function = function_of(fx, fill.get())?;
+    let mut kernel = null_mut();
+    expect_result!(expected, fx.api.urKernelCreateWithNativeHandle(function, fx.context, program, null(), &mut kernel));
+    Ok(())
+}
+
 unsafe fn native_function(fx: &DeviceFx) -> CaseResult {
     let (program, fill, _add) = kernels(fx)?;
-    let mut function = 0;
-    native_or_skip("kernel", fx.api.urKernelGetNativeHandle(fill.get(), &mut function)?)?;
+    let function = function_of(fx, fill.get())?;
     let mut kernel = null_mut();
     expect_success!(fx.api.urKernelCreateWithNativeHandle(function, fx.context, program.get(), null(), &mut kernel));
     let kernel: OwnedKernel = Owned::new(kernel, fx.api.fns.urKernelRelease);
-    let mut again = 0;
-    expect_success!(fx.api.urKernelGetNativeHandle(kernel.get(), &mut again));
-    check_eq!(again, function);
+    native_handle!(fx.api, urKernelGetNativeHandle).answers(kernel.get(), function)?;
     let mut size = 0usize;
     expect_success!(fx.api.urKernelGetInfo(kernel.get(), UR_KERNEL_INFO_FUNCTION_NAME, 0, null_mut(), &mut size));
     let mut name = vec![0u8; size];
@@ -909,27 +773,28 @@ unsafe fn native_function(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn native_function_null_program(fx: &DeviceFx) -> CaseResult {
     let (_program, fill, _add) = kernels(fx)?;
-    let mut function = 0;
-    native_or_skip("kernel", fx.api.urKernelGetNativeHandle(fill.get(), &mut function)?)?;
-    let mut kernel = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urKernelCreateWithNativeHandle(function, fx.context, null_mut(), null(), &mut kernel)
-    );
-    Ok(())
+    function_with_wrong_program(fx, &fill, null_mut(), UR_RESULT_ERROR_INVALID_NULL_HANDLE)
 }
 
 unsafe fn native_function_foreign_program(fx: &DeviceFx) -> CaseResult {
     let (_program, fill, _add) = kernels(fx)?;
     let (other, built) = program(fx, PTX)?;
     check_eq!(built, UR_RESULT_SUCCESS);
-    let mut function = 0;
-    native_or_skip("kernel", fx.api.urKernelGetNativeHandle(fill.get(), &mut function)?)?;
-    let mut kernel = null_mut();
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_PROGRAM,
-        fx.api.urKernelCreateWithNativeHandle(function, fx.context, other.get(), null(), &mut kernel)
-    );
+    function_with_wrong_program(fx, &fill, other.get(), UR_RESULT_ERROR_INVALID_PROGRAM)
+}
+
+/// Once the UR object over a borrowed (not owned) native object is
+/// released, the native object is still the case's: it answers `use_it`,
+/// and the case destroys it.
+fn still_the_cases(
+    owned: bool,
+    use_it: impl FnOnce() -> CuResultCode,
+    destroy: impl FnOnce() -> CuResultCode,
+) -> CaseResult {
+    if !owned {
+        check_eq!(use_it(), 0);
+        check_eq!(destroy(), 0);
+    }
     Ok(())
 }
 
@@ -956,11 +821,7 @@ unsafe fn native_streams(fx: &DeviceFx) -> CaseResult {
         fill_and_check(fx, queue.get(), fill.get(), 0x5757_0000 + owned as u32, "fill_u32 on a queue over a native stream")?;
         expect_success!(fx.api.urQueueFinish(queue.get()));
         expect_success!(queue.release());
-        if !owned {
-            // Borrowed: the stream is still the case's.
-            check_eq!((cu.stream_synchronize)(stream), 0);
-            check_eq!((cu.stream_destroy)(stream), 0);
-        }
+        still_the_cases(owned, || (cu.stream_synchronize)(stream), || (cu.stream_destroy)(stream))?;
     }
     Ok(())
 }
@@ -978,9 +839,7 @@ unsafe fn native_events(fx: &DeviceFx) -> CaseResult {
         let mut e = null_mut();
         expect_success!(fx.api.urEventCreateWithNativeHandle(event as ur_native_handle_t, fx.context, &properties, &mut e));
         let e = fx.own_event(e);
-        let mut native = 0;
-        expect_success!(fx.api.urEventGetNativeHandle(e.get(), &mut native));
-        check_eq!(native, event as ur_native_handle_t);
+        native_handle!(fx.api, urEventGetNativeHandle).answers(e.get(), event as ur_native_handle_t)?;
         // In a wait list, then waited for.
         let mut after = null_mut();
         expect_success!(fx.api.urEnqueueEventsWait(fx.queue, 1, &e.get(), &mut after));
@@ -989,11 +848,7 @@ unsafe fn native_events(fx: &DeviceFx) -> CaseResult {
         check_eq!(fx.status(e.get())?, UR_EVENT_STATUS_COMPLETE);
         fx.wait(after.get())?;
         expect_success!(e.release());
-        if !owned {
-            // Borrowed: the event is still the case's.
-            check_eq!((cu.event_query)(event), 0);
-            check_eq!((cu.event_destroy)(event), 0);
-        }
+        still_the_cases(owned, || (cu.event_query)(event), || (cu.event_destroy)(event))?;
     }
     Ok(())
 }
@@ -1017,9 +872,7 @@ unsafe fn native_owned_context(fx: &DeviceFx) -> CaseResult {
         &mut context
     ));
     let context = fx.own_context(context);
-    let mut native = 0;
-    expect_success!(fx.api.urContextGetNativeHandle(context.get(), &mut native));
-    check_eq!(native, primary as ur_native_handle_t);
+    native_handle!(fx.api, urContextGetNativeHandle).answers(context.get(), primary as ur_native_handle_t)?;
     expect_success!(context.release());
     // The adapter's own reference keeps the primary context alive.
     fill_and_check(fx, fx.queue, fill.get(), 0xC7C7_0001, "fill_u32 after an owned primary context went back")

@@ -1,12 +1,15 @@
 //! urDeviceGet, urDeviceGetSelected, urDeviceGetInfo, urDeviceRetain/Release,
 //! urDeviceGetNativeHandle and urDeviceGetGlobalTimestamps.
 
-use crate::cases::common::{count_then_fill, Which};
+use crate::cases::common::count_then_fill;
 use crate::cases::native::native_device;
 use crate::harness::*;
 use crate::names::{device_type_name, DEVICE_TYPES};
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, info, info_cases, native_handle, ref_counting, skip};
+use crate::{
+    cases_calling, check, check_eq, expect_result, expect_success, info, info_cases,
+    native_handle_cases, ref_counting, ref_null_cases, skip,
+};
 use std::ptr::null_mut;
 use ur_core::abi::*;
 
@@ -144,7 +147,13 @@ enum ListSpoil {
 
 /// One call of `lister` on `platform` with `spoil`'s argument wrong, which
 /// must answer `expected`.
-unsafe fn list_refuses(api: &Api, platform: ur_platform_handle_t, lister: Lister, spoil: ListSpoil, expected: ur_result_t) -> CaseResult {
+unsafe fn list_call_refused(
+    api: &Api,
+    platform: ur_platform_handle_t,
+    lister: Lister,
+    spoil: ListSpoil,
+    expected: ur_result_t,
+) -> CaseResult {
     let (mut count, mut device) = (0u32, null_mut());
     let count: *mut u32 = &mut count;
     let (platform, kind, n, devices, count, how) = match spoil {
@@ -160,20 +169,24 @@ unsafe fn list_refuses(api: &Api, platform: ur_platform_handle_t, lister: Lister
     expect_code(expected, got, &format!("{entry} with {how}"))
 }
 
-unsafe fn get_null_handle(fx: &LoaderFx) -> CaseResult {
-    list_refuses(fx.api, null_mut(), Lister::Get, ListSpoil::NullPlatform, UR_RESULT_ERROR_INVALID_NULL_HANDLE)
+/// `lister` on the fixture's platform with `spoil`'s argument wrong.
+unsafe fn list_refuses(fx: &PlatformFx, lister: Lister, spoil: ListSpoil, expected: ur_result_t) -> CaseResult {
+    list_call_refused(fx.api, fx.platform, lister, spoil, expected)
 }
 
-unsafe fn get_bad_type(fx: &PlatformFx) -> CaseResult {
-    list_refuses(fx.api, fx.platform, Lister::Get, ListSpoil::BadType, UR_RESULT_ERROR_INVALID_ENUMERATION)
+/// `lister` on a null platform: INVALID_NULL_HANDLE.
+unsafe fn list_null_platform(fx: &LoaderFx, lister: Lister) -> CaseResult {
+    list_call_refused(fx.api, null_mut(), lister, ListSpoil::NullPlatform, UR_RESULT_ERROR_INVALID_NULL_HANDLE)
 }
 
-unsafe fn get_invalid_size(fx: &PlatformFx) -> CaseResult {
-    list_refuses(fx.api, fx.platform, Lister::Get, ListSpoil::NoRoom, UR_RESULT_ERROR_INVALID_SIZE)
-}
-
-unsafe fn get_null_pointer(fx: &PlatformFx) -> CaseResult {
-    list_refuses(fx.api, fx.platform, Lister::Get, ListSpoil::NullList, UR_RESULT_ERROR_INVALID_NULL_POINTER)
+cases_calling! {
+    LoaderFx: get_null_handle = list_null_platform(Lister::Get);
+    PlatformFx: get_bad_type = list_refuses(Lister::Get, ListSpoil::BadType, UR_RESULT_ERROR_INVALID_ENUMERATION);
+    PlatformFx: get_invalid_size = list_refuses(Lister::Get, ListSpoil::NoRoom, UR_RESULT_ERROR_INVALID_SIZE);
+    PlatformFx: get_null_pointer = list_refuses(Lister::Get, ListSpoil::NullList, UR_RESULT_ERROR_INVALID_NULL_POINTER);
+    LoaderFx: selected_null_handle = list_null_platform(Lister::Selected);
+    PlatformFx: selected_bad_type = list_refuses(Lister::Selected, ListSpoil::BadType, UR_RESULT_ERROR_INVALID_ENUMERATION);
+    PlatformFx: selected_invalid_value = list_refuses(Lister::Selected, ListSpoil::NoRoom, UR_RESULT_ERROR_INVALID_VALUE);
 }
 
 unsafe fn selected(fx: &PlatformFx) -> CaseResult {
@@ -200,18 +213,6 @@ unsafe fn selected(fx: &PlatformFx) -> CaseResult {
         check_eq!(chosen, all);
     }
     Ok(())
-}
-
-unsafe fn selected_null_handle(fx: &LoaderFx) -> CaseResult {
-    list_refuses(fx.api, null_mut(), Lister::Selected, ListSpoil::NullPlatform, UR_RESULT_ERROR_INVALID_NULL_HANDLE)
-}
-
-unsafe fn selected_bad_type(fx: &PlatformFx) -> CaseResult {
-    list_refuses(fx.api, fx.platform, Lister::Selected, ListSpoil::BadType, UR_RESULT_ERROR_INVALID_ENUMERATION)
-}
-
-unsafe fn selected_invalid_value(fx: &PlatformFx) -> CaseResult {
-    list_refuses(fx.api, fx.platform, Lister::Selected, ListSpoil::NoRoom, UR_RESULT_ERROR_INVALID_VALUE)
 }
 
 unsafe fn info_identity(fx: &DeviceFx) -> CaseResult {
@@ -395,10 +396,6 @@ unsafe fn retain_root(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urDeviceRetain, urDeviceRelease).null_handle(Which::Retain)
-}
-
 unsafe fn release_root(fx: &DeviceFx) -> CaseResult {
     expect_success!(fx.api.urDeviceRetain(fx.device));
     let before = device_refs(fx)?;
@@ -409,21 +406,10 @@ unsafe fn release_root(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urDeviceRetain, urDeviceRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urDeviceRetain, urDeviceRelease => retain_null, release_null);
 
-unsafe fn native_handle(fx: &DeviceFx) -> CaseResult {
-    native_device(fx.api, fx.device).map(drop)
-}
-
-unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
-    native_handle!(fx.api, urDeviceGetNativeHandle).null_handle()
-}
-
-unsafe fn native_handle_null_pointer(fx: &DeviceFx) -> CaseResult {
-    native_handle!(fx.api, urDeviceGetNativeHandle).null_pointer(fx.device)
-}
+native_handle_cases!(urDeviceGetNativeHandle, DeviceFx, |fx| fx.device,
+    probe: native_device(fx.api, fx.device));
 
 unsafe fn timestamps(fx: &DeviceFx) -> CaseResult {
     let (mut device_first, mut host_first) = (0u64, 0u64);

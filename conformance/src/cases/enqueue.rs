@@ -3,6 +3,7 @@
 //! urEnqueueUSMAdvise. Every data case checks the bytes, on in-order and
 //! out-of-order queues, ordered by events and wait lists.
 
+use crate::cases::common::reserved_flags;
 use crate::harness::*;
 use crate::ur::Api;
 use crate::names::{event_status_name, result_name};
@@ -626,8 +627,7 @@ unsafe fn prefetch_null_pointer(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn prefetch_bad_flags(fx: &DeviceFx) -> CaseResult {
     let memory = migratable(fx, 64)?;
-    let flags = UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0 << 1;
-    debug_assert!(flags & UR_USM_MIGRATION_FLAGS_MASK != 0);
+    let flags = const { reserved_flags(UR_USM_MIGRATION_FLAGS_MASK, UR_USM_MIGRATION_FLAG_DEVICE_TO_HOST.0 << 1) };
     expect_result!(
         UR_RESULT_ERROR_INVALID_ENUMERATION,
         fx.api.urEnqueueUSMPrefetch(fx.queue, memory.ptr, 64, flags, 0, null(), null_mut())
@@ -690,8 +690,7 @@ unsafe fn advise_null_pointer(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn advise_bad_advice(fx: &DeviceFx) -> CaseResult {
     let memory = migratable(fx, 64)?;
-    let advice = 1 << 17;
-    debug_assert!(advice & UR_USM_ADVICE_FLAGS_MASK != 0);
+    let advice = const { reserved_flags(UR_USM_ADVICE_FLAGS_MASK, 1 << 17) };
     expect_result!(
         UR_RESULT_ERROR_INVALID_ENUMERATION,
         fx.api.urEnqueueUSMAdvise(fx.queue, memory.ptr, 64, advice, null_mut())

@@ -2,10 +2,10 @@
 //! urEventGetProfilingInfo, urEventSetCallback, and the commands that only
 //! order others: urEnqueueEventsWait, urEnqueueEventsWaitWithBarrier(Ext).
 
-use crate::cases::common::Which;
+use crate::cases::common::reserved_flags;
 use crate::harness::*;
 use crate::names::{event_status_name, result_name};
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, ref_null_cases, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -83,8 +83,7 @@ unsafe fn enqueue_sync(
     wait: &[ur_event_handle_t],
 ) -> Result<OwnedEvent, Outcome> {
     let mut event = null_mut();
-    let list = if wait.is_empty() { null() } else { wait.as_ptr() };
-    let n = wait.len() as u32;
+    let (n, list) = wait_list(wait);
     match kind {
         Sync::Wait => expect_success!(fx.api.urEnqueueEventsWait(queue, n, list, &mut event)),
         Sync::Barrier => expect_success!(fx.api.urEnqueueEventsWaitWithBarrier(queue, n, list, &mut event)),
@@ -311,8 +310,7 @@ unsafe fn barrier_ext_null_queue(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn barrier_ext_bad_flags(fx: &DeviceFx) -> CaseResult {
-    let flags = 1;
-    debug_assert!(flags & UR_EXP_ENQUEUE_EXT_FLAGS_MASK != 0);
+    let flags = const { reserved_flags(UR_EXP_ENQUEUE_EXT_FLAGS_MASK, 1) };
     let mut event = null_mut();
     expect_result!(
         UR_RESULT_ERROR_INVALID_ENUMERATION,
@@ -364,15 +362,9 @@ unsafe fn retain(fx: &DeviceFx) -> CaseResult {
     ref_counting!(fx.api, urEventRetain, urEventRelease).retain_then_release(event.get(), |e| refs(fx, e))
 }
 
-unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urEventRetain, urEventRelease).null_handle(Which::Retain)
-}
-
 unsafe fn release(fx: &DeviceFx) -> CaseResult {
     let (_memory, event) = done_event(fx)?;
-    ref_counting!(fx.api, urEventRetain, urEventRelease).release_drops_one(event.get(), |e| refs(fx, e))?;
-    expect_success!(event.release());
-    Ok(())
+    ref_counting!(fx.api, urEventRetain, urEventRelease).release_drops_one_then_last(event, |e| refs(fx, e))
 }
 
 unsafe fn release_early(fx: &DeviceFx) -> CaseResult {
@@ -386,9 +378,7 @@ unsafe fn release_early(fx: &DeviceFx) -> CaseResult {
     compare("memory filled by a command whose event was released at once", &data, &vec![0x77; BIG])
 }
 
-unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urEventRetain, urEventRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urEventRetain, urEventRelease => retain_null, release_null);
 
 unsafe fn info(fx: &DeviceFx) -> CaseResult {
     let (_memory, event) = done_event(fx)?;
@@ -422,8 +412,7 @@ unsafe fn profile(
     prop: ur_profiling_info_t,
 ) -> Result<Result<u64, ur_result_t>, Outcome> {
     let mut value = 0u64;
-    let code =
-        fx.api.urEventGetProfilingInfo(event, prop, size_of::<u64>(), (&mut value as *mut u64).cast(), null_mut())?;
+    let code = info!(fx.api, urEventGetProfilingInfo).value_code(event, prop, &mut value)?;
     Ok(if code == UR_RESULT_SUCCESS { Ok(value) } else { Err(code) })
 }
 
@@ -471,28 +460,15 @@ unsafe fn profiling_off(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn profiling_null(fx: &LoaderFx) -> CaseResult {
-    let mut value = 0u64;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urEventGetProfilingInfo(
-            null_mut(),
-            UR_PROFILING_INFO_COMMAND_START,
-            8,
-            (&mut value as *mut u64).cast(),
-            null_mut()
-        )
-    );
-    Ok(())
+    info!(fx.api, urEventGetProfilingInfo).null_handle_into::<u64>(UR_PROFILING_INFO_COMMAND_START)
 }
 
 unsafe fn profiling_bad_enum(fx: &DeviceFx) -> CaseResult {
     let (_memory, event) = done_event(fx)?;
     let past_last = ur_profiling_info_t(UR_PROFILING_INFO_COMMAND_COMPLETE.0 + 1);
     let mut value = 0u64;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urEventGetProfilingInfo(event.get(), past_last, 8, (&mut value as *mut u64).cast(), null_mut())
-    );
+    let profiling = info!(fx.api, urEventGetProfilingInfo);
+    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, profiling.value_code(event.get(), past_last, &mut value));
     Ok(())
 }
 

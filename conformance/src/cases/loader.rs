@@ -1,9 +1,9 @@
 //! urLoaderInit, urLoaderTearDown and the loader config object.
 
-use crate::cases::common::Which;
+use crate::cases::common::reserved_flags;
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, ref_null_cases, skip};
 use core::ffi::{c_char, c_void};
 use std::ptr::null_mut;
 use ur_core::abi::*;
@@ -36,8 +36,7 @@ pub const CASES: &[Case] = &[
 ];
 
 /// A flag above every `ur_device_init_flag_t`.
-const INVALID_INIT_FLAG: ur_device_init_flags_t = 1 << 5;
-const _: () = assert!(INVALID_INIT_FLAG & UR_DEVICE_INIT_FLAGS_MASK != 0);
+const INVALID_INIT_FLAG: ur_device_init_flags_t = reserved_flags(UR_DEVICE_INIT_FLAGS_MASK, 1 << 5);
 
 /// Counts adapters, taking and dropping references to them.
 unsafe fn adapter_count(api: &Api) -> Result<u32, Outcome> {
@@ -128,21 +127,13 @@ unsafe fn config_retain(fx: &LoaderFx) -> CaseResult {
         .retain_then_release(config.get(), |c| config_refs(fx.api, c))
 }
 
-unsafe fn config_retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease).null_handle(Which::Retain)
-}
-
 unsafe fn config_release(fx: &LoaderFx) -> CaseResult {
     let config = new_config(fx.api)?;
     ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease)
-        .release_drops_one(config.get(), |c| config_refs(fx.api, c))?;
-    expect_success!(config.release());
-    Ok(())
+        .release_drops_one_then_last(config, |c| config_refs(fx.api, c))
 }
 
-unsafe fn config_release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urLoaderConfigRetain, urLoaderConfigRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urLoaderConfigRetain, urLoaderConfigRelease => config_retain_null, config_release_null);
 
 unsafe fn config_info_layers(fx: &LoaderFx) -> CaseResult {
     let config = new_config(fx.api)?;
@@ -161,18 +152,7 @@ unsafe fn config_info_protocol(fx: &LoaderFx) -> CaseResult {
 }
 
 unsafe fn config_info_null(fx: &LoaderFx) -> CaseResult {
-    let mut count = 0u32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urLoaderConfigGetInfo(
-            null_mut(),
-            UR_LOADER_CONFIG_INFO_REFERENCE_COUNT,
-            size_of::<u32>(),
-            (&mut count as *mut u32).cast(),
-            null_mut()
-        )
-    );
-    Ok(())
+    info!(fx.api, urLoaderConfigGetInfo).null_handle_into::<u32>(UR_LOADER_CONFIG_INFO_REFERENCE_COUNT)
 }
 
 unsafe fn config_info_bad_enum(fx: &LoaderFx) -> CaseResult {

@@ -12,9 +12,10 @@
 use super::kernel::{check_words, launch, pointer_arg, value_arg, words, N};
 use super::program::{kernel_program, spir, spirv, KernelForm, KERNEL_PTX};
 use super::usm::alloc_info;
-use super::usm_exp::{alloc, all_are, finish, free, require_async, require_pools, set_stat, stat, KEEP, KIB};
+use super::usm_exp::{alloc, all_are, finish, free, hand_over_rounds, require_async, require_pools, set_stat, stat, KEEP, KIB};
 use crate::harness::*;
 use crate::names::result_name;
+use crate::ur::Api;
 use crate::{check, check_eq, expect_result, expect_success, skip};
 use std::ffi::{c_char, c_void, CStr};
 use std::mem::ManuallyDrop;
@@ -201,24 +202,8 @@ unsafe fn hand_over(fx: &DeviceFx) -> CaseResult {
     let p = pair(fx)?;
     let (a, b) = (&p.first, &*p.second);
     let pool = kept_context_pool(a)?;
-    let size = 64 * KIB;
-    let mut addresses = std::collections::BTreeSet::new();
-    let mut last_free: Option<OwnedEvent> = None;
-    for round in 0..16u8 {
-        let waits: Vec<ur_event_handle_t> = last_free.iter().map(|e| e.get()).collect();
-        let (x, x_ready) = alloc(a, a.queue, UsmKind::Shared, pool.get(), size, &waits, true)?;
-        let used_x = a.fill(a.queue, x, &[round], size, &[x_ready.expect("asked for").get()])?;
-        let freed_x = free(a, a.queue, pool.get(), x, &[used_x.get()], true)?.expect("asked for");
-        let (y, y_ready) = alloc(b, b.queue, UsmKind::Shared, pool.get(), size, &[freed_x.get()], true)?;
-        let used_y = b.fill(b.queue, y, &[!round], size, &[y_ready.expect("asked for").get()])?;
-        if round % 4 == 3 {
-            let got = b.read_after(b.queue, y, size, &[used_y.get()])?;
-            all_are(&format!("round {round} on the second device"), &got, !round)?;
-        }
-        last_free = free(b, b.queue, pool.get(), y, &[used_y.get()], true)?;
-        addresses.insert(x as usize);
-        addresses.insert(y as usize);
-    }
+    let label = |round| format!("round {round} on the second device");
+    let addresses = hand_over_rounds([(a, a.queue), (b, b.queue)], UsmKind::Shared, pool.get(), 16, 4, &label)?;
     finish(a, a.queue)?;
     finish(b, b.queue)?;
     check_eq!(used(a, pool.get())?, 0usize);
@@ -513,19 +498,17 @@ unsafe fn peer_pair_info(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn peer_info_bad_enum(fx: &DeviceFx) -> CaseResult {
+/// What a peer query of `prop` about `[device, peer]` (`devices`) into an `int`
+/// answers (no size returned).
+unsafe fn peer_query(api: &Api, devices: [ur_device_handle_t; 2], prop: ur_exp_peer_info_t) -> Result<ur_result_t, String> {
     let mut value = 0i32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urUsmP2PPeerAccessGetInfoExp(
-            fx.device,
-            fx.device,
-            ur_exp_peer_info_t(UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT.0 + 1),
-            size_of::<i32>(),
-            (&mut value as *mut i32).cast(),
-            null_mut()
-        )
-    );
+    let [device, peer] = devices;
+    api.urUsmP2PPeerAccessGetInfoExp(device, peer, prop, size_of::<i32>(), (&mut value as *mut i32).cast(), null_mut())
+}
+
+unsafe fn peer_info_bad_enum(fx: &DeviceFx) -> CaseResult {
+    let past_last = ur_exp_peer_info_t(UR_EXP_PEER_INFO_UR_PEER_ATOMICS_SUPPORT.0 + 1);
+    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, peer_query(fx.api, [fx.device; 2], past_last));
     Ok(())
 }
 
@@ -563,18 +546,8 @@ unsafe fn peer_info_null_out(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn peer_info_null_handle(fx: &LoaderFx) -> CaseResult {
-    let mut value = 0i32;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_HANDLE,
-        fx.api.urUsmP2PPeerAccessGetInfoExp(
-            null_mut(),
-            null_mut(),
-            UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT,
-            size_of::<i32>(),
-            (&mut value as *mut i32).cast(),
-            null_mut()
-        )
-    );
+    let access = UR_EXP_PEER_INFO_UR_PEER_ACCESS_SUPPORT;
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_HANDLE, peer_query(fx.api, [null_mut(); 2], access));
     Ok(())
 }
 

@@ -18,10 +18,13 @@
 //! created builds through `urProgramBuild`.
 
 use super::kernel::{check_words, launch, pointer_arg, run_fill_index, value_arg, words, N};
-use super::program::{built_program, own_program, KERNEL_SOURCE};
-use super::common::SysLib;
+use super::common::RefFn;
+use super::program::{built_program, KERNEL_SOURCE};
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, names::result_name, native_props, skip, ur::Api};
+use crate::{
+    check, check_eq, expect_result, expect_success, names::result_name, cases_calling,
+    native_handle, native_props, skip, system_entry_points, ur::Api,
+};
 use std::ffi::{c_char, c_void, CString};
 use std::ptr::{null, null_mut};
 use std::sync::OnceLock;
@@ -83,10 +86,14 @@ pub const CASES: &[Case] = &[
 /// compare it with their own ids.
 const NOT_A_NATIVE_ID: ur_native_handle_t = 0x7e57_0000_0000_7e57;
 
-/// A native handle, or a skip where the adapter has none for this object
-/// (`ur*GetNativeHandle` answers UNSUPPORTED_FEATURE).
-fn native_or_skip(what: &str, call: Result<ur_result_t, String>, native: ur_native_handle_t) -> Result<ur_native_handle_t, Outcome> {
-    match call? {
+/// The native handle `get(out)` writes, or a skip where the adapter has none
+/// for this object (`ur*GetNativeHandle` answers UNSUPPORTED_FEATURE).
+fn native_or_skip(
+    what: &str,
+    get: impl FnOnce(*mut ur_native_handle_t) -> Result<ur_result_t, String>,
+) -> Result<ur_native_handle_t, Outcome> {
+    let mut native = 0;
+    match get(&mut native)? {
         UR_RESULT_SUCCESS => Ok(native),
         UR_RESULT_ERROR_UNSUPPORTED_FEATURE => {
             skip!("the adapter has no native {what} (its GetNativeHandle answers UNSUPPORTED_FEATURE)")
@@ -96,83 +103,128 @@ fn native_or_skip(what: &str, call: Result<ur_result_t, String>, native: ur_nati
 }
 
 pub unsafe fn native_platform(api: &Api, platform: ur_platform_handle_t) -> Result<ur_native_handle_t, Outcome> {
-    let mut native = 0;
-    native_or_skip("Platform", api.urPlatformGetNativeHandle(platform, &mut native), native)
+    native_or_skip("Platform", |out| api.urPlatformGetNativeHandle(platform, out))
 }
 
 pub unsafe fn native_device(api: &Api, device: ur_device_handle_t) -> Result<ur_native_handle_t, Outcome> {
-    let mut native = 0;
-    native_or_skip("Device", api.urDeviceGetNativeHandle(device, &mut native), native)
+    native_or_skip("Device", |out| api.urDeviceGetNativeHandle(device, out))
 }
 
 pub unsafe fn native_context(fx: &DeviceFx, context: ur_context_handle_t) -> Result<ur_native_handle_t, Outcome> {
-    let mut native = 0;
-    native_or_skip("Context", fx.api.urContextGetNativeHandle(context, &mut native), native)
+    native_or_skip("Context", |out| fx.api.urContextGetNativeHandle(context, out))
 }
 
 pub unsafe fn native_queue(fx: &DeviceFx, queue: ur_queue_handle_t) -> Result<ur_native_handle_t, Outcome> {
-    let mut native = 0;
-    native_or_skip("Queue", fx.api.urQueueGetNativeHandle(queue, null_mut(), &mut native), native)
+    native_or_skip("Queue", |out| fx.api.urQueueGetNativeHandle(queue, null_mut(), out))
 }
 
 unsafe fn native_event(fx: &DeviceFx, event: ur_event_handle_t) -> Result<ur_native_handle_t, Outcome> {
-    let mut native = 0;
-    native_or_skip("Event", fx.api.urEventGetNativeHandle(event, &mut native), native)
+    native_or_skip("Event", |out| fx.api.urEventGetNativeHandle(event, out))
 }
 
 unsafe fn native_program(fx: &DeviceFx, program: ur_program_handle_t) -> Result<ur_native_handle_t, Outcome> {
-    let mut native = 0;
-    native_or_skip("Program", fx.api.urProgramGetNativeHandle(program, &mut native), native)
+    native_or_skip("Program", |out| fx.api.urProgramGetNativeHandle(program, out))
 }
 
 unsafe fn native_kernel(fx: &DeviceFx, kernel: ur_kernel_handle_t) -> Result<ur_native_handle_t, Outcome> {
-    let mut native = 0;
-    native_or_skip("Kernel", fx.api.urKernelGetNativeHandle(kernel, &mut native), native)
+    native_or_skip("Kernel", |out| fx.api.urKernelGetNativeHandle(kernel, out))
 }
 
 /// A structure type no native-properties structure has.
 const WRONG_STYPE: ur_structure_type_t = UR_STRUCTURE_TYPE_USM_DESC;
 
 /// The argument a `ur*CreateWithNativeHandle` error case spoils: the native
-/// handle (0), the output, the owner (adapter or context), or the stype of
-/// the properties.
+/// handle (0, or an id no object of the adapter has), the output, the owner
+/// (adapter or context), or the stype of the properties.
 #[derive(Clone, Copy)]
 enum Spoil {
     NullHandle,
+    /// [`NOT_A_NATIVE_ID`]: spec/platform.md and spec/device.md say no
+    /// platform or device of the adapter wraps it.
+    UnknownHandle,
     NullPointer,
     NullOwner,
     BadStype,
 }
 
+/// The native properties of each kind, made with a structure type no
+/// native-properties structure has, for the wrong-stype error cases.
+trait WrongStype {
+    fn wrong_stype() -> Self;
+}
+
+macro_rules! wrong_stype {
+    ($($properties:ident),*) => {
+        $(impl WrongStype for $properties {
+            fn wrong_stype() -> Self {
+                native_props!($properties, WRONG_STYPE, false)
+            }
+        })*
+    };
+}
+
+wrong_stype!(
+    ur_platform_native_properties_t, ur_device_native_properties_t, ur_context_native_properties_t,
+    ur_queue_native_properties_t, ur_event_native_properties_t, ur_program_native_properties_t,
+    ur_kernel_native_properties_t
+);
+
 /// One call of `create(native, owner, properties, out)` with the argument
 /// `spoil` names wrong and the rest valid, which must answer that argument's
-/// error code. `wrong_stype`: properties of a wrong structure type. Every
-/// kind checks these four the same way; only the call's shape differs.
-unsafe fn refuses<O, P, H>(
+/// error code. Every kind checks these the same way; only the call's
+/// shape differs.
+unsafe fn refuses<O, P: WrongStype, H>(
     entry: &str,
     spoil: Spoil,
     native: ur_native_handle_t,
     owner: *mut O,
-    wrong_stype: P,
     create: impl FnOnce(ur_native_handle_t, *mut O, *const P, *mut *mut H) -> Result<ur_result_t, String>,
 ) -> CaseResult {
     let mut made = null_mut();
     let (expected, got, how) = match spoil {
         Spoil::NullHandle => (UR_RESULT_ERROR_INVALID_NULL_HANDLE, create(0, owner, null(), &mut made)?, "native handle 0"),
+        Spoil::UnknownHandle => {
+            (UR_RESULT_ERROR_INVALID_VALUE, create(NOT_A_NATIVE_ID, owner, null(), &mut made)?, "an unknown native handle")
+        }
         Spoil::NullPointer => (UR_RESULT_ERROR_INVALID_NULL_POINTER, create(native, owner, null(), null_mut())?, "a null output"),
         Spoil::NullOwner => (UR_RESULT_ERROR_INVALID_NULL_HANDLE, create(native, null_mut(), null(), &mut made)?, "a null owner"),
-        Spoil::BadStype => (UR_RESULT_ERROR_INVALID_VALUE, create(native, owner, &wrong_stype, &mut made)?, "a wrong stype"),
+        Spoil::BadStype => {
+            (UR_RESULT_ERROR_INVALID_VALUE, create(native, owner, &P::wrong_stype(), &mut made)?, "a wrong stype")
+        }
     };
     expect_code(expected, got, &format!("{entry} with {how}"))
 }
 
-/// Case functions named as `CASES` names them, each `$check(fx, Spoil::X)`.
-macro_rules! spoil_cases {
-    ($fx:ty, $check:ident: $($case:ident = $spoil:ident),+ $(,)?) => {
-        $(unsafe fn $case(fx: &$fx) -> CaseResult {
-            $check(fx, Spoil::$spoil)
-        })+
-    };
+// The argument-error cases of every kind, each spoiling one argument of
+// its kind's create call.
+cases_calling! {
+    PlatformFx: platform_unknown = platform_refuses(Spoil::UnknownHandle);
+    PlatformFx: platform_null_handle = platform_refuses(Spoil::NullHandle);
+    PlatformFx: platform_null_pointer = platform_refuses(Spoil::NullPointer);
+    PlatformFx: platform_null_adapter = platform_refuses(Spoil::NullOwner);
+    PlatformFx: platform_bad_stype = platform_refuses(Spoil::BadStype);
+    DeviceFx: device_unknown = device_refuses(Spoil::UnknownHandle);
+    DeviceFx: device_null_pointer = device_refuses(Spoil::NullPointer);
+    DeviceFx: device_null_adapter = device_refuses(Spoil::NullOwner);
+    DeviceFx: context_null_handle = context_refuses(Spoil::NullHandle);
+    DeviceFx: context_null_adapter = context_refuses(Spoil::NullOwner);
+    DeviceFx: context_bad_stype = context_refuses(Spoil::BadStype);
+    DeviceFx: queue_null_handle = queue_refuses(Spoil::NullHandle);
+    DeviceFx: queue_null_pointer = queue_refuses(Spoil::NullPointer);
+    DeviceFx: queue_null_context = queue_refuses(Spoil::NullOwner);
+    DeviceFx: queue_bad_stype = queue_refuses(Spoil::BadStype);
+    DeviceFx: event_null_handle = event_refuses(Spoil::NullHandle);
+    DeviceFx: event_null_pointer = event_refuses(Spoil::NullPointer);
+    DeviceFx: event_null_context = event_refuses(Spoil::NullOwner);
+    DeviceFx: event_bad_stype = event_refuses(Spoil::BadStype);
+    DeviceFx: program_null_handle = program_refuses(Spoil::NullHandle);
+    DeviceFx: program_null_pointer = program_refuses(Spoil::NullPointer);
+    DeviceFx: program_null_context = program_refuses(Spoil::NullOwner);
+    DeviceFx: program_bad_stype = program_refuses(Spoil::BadStype);
+    DeviceFx: kernel_null_handle = kernel_refuses(Spoil::NullHandle);
+    DeviceFx: kernel_null_pointer = kernel_refuses(Spoil::NullPointer);
+    DeviceFx: kernel_null_context = kernel_refuses(Spoil::NullOwner);
+    DeviceFx: kernel_bad_stype = kernel_refuses(Spoil::BadStype);
 }
 
 // ---------------------------------------------------------------------------
@@ -181,86 +233,59 @@ macro_rules! spoil_cases {
 type ClInt = i32;
 type ClUint = u32;
 type Ptr = *mut c_void;
+/// `clGet*Info`: the object, the parameter, the value's size, the value and
+/// where the size goes.
+type ClInfoFn = unsafe extern "C" fn(Ptr, ClUint, usize, Ptr, *mut usize) -> ClInt;
+/// `clRetain*` and `clRelease*`.
+type ClRefFn = unsafe extern "C" fn(Ptr) -> ClInt;
 
-/// The OpenCL entry points the OpenCL cases call (from the same
-/// `libOpenCL.so.1` the adapter uses).
-#[allow(clippy::type_complexity)]
-struct OpenCl {
-    get_platform_ids: unsafe extern "C" fn(ClUint, *mut Ptr, *mut ClUint) -> ClInt,
-    get_context_info: unsafe extern "C" fn(Ptr, ClUint, usize, Ptr, *mut usize) -> ClInt,
-    create_context: unsafe extern "C" fn(*const isize, ClUint, *const Ptr, Ptr, Ptr, *mut ClInt) -> Ptr,
-    retain_context: unsafe extern "C" fn(Ptr) -> ClInt,
-    release_context: unsafe extern "C" fn(Ptr) -> ClInt,
-    get_device_info: unsafe extern "C" fn(Ptr, ClUint, usize, Ptr, *mut usize) -> ClInt,
-    create_queue: unsafe extern "C" fn(Ptr, Ptr, *const u64, *mut ClInt) -> Ptr,
-    get_queue_info: unsafe extern "C" fn(Ptr, ClUint, usize, Ptr, *mut usize) -> ClInt,
-    retain_queue: unsafe extern "C" fn(Ptr) -> ClInt,
-    release_queue: unsafe extern "C" fn(Ptr) -> ClInt,
-    create_user_event: unsafe extern "C" fn(Ptr, *mut ClInt) -> Ptr,
-    set_user_event_status: unsafe extern "C" fn(Ptr, ClInt) -> ClInt,
-    get_event_info: unsafe extern "C" fn(Ptr, ClUint, usize, Ptr, *mut usize) -> ClInt,
-    retain_event: unsafe extern "C" fn(Ptr) -> ClInt,
-    release_event: unsafe extern "C" fn(Ptr) -> ClInt,
-    create_program: unsafe extern "C" fn(Ptr, ClUint, *const *const c_char, *const usize, *mut ClInt) -> Ptr,
-    build_program: unsafe extern "C" fn(Ptr, ClUint, *const Ptr, *const c_char, Ptr, Ptr) -> ClInt,
-    get_program_info: unsafe extern "C" fn(Ptr, ClUint, usize, Ptr, *mut usize) -> ClInt,
-    retain_program: unsafe extern "C" fn(Ptr) -> ClInt,
-    release_program: unsafe extern "C" fn(Ptr) -> ClInt,
-    create_kernel: unsafe extern "C" fn(Ptr, *const c_char, *mut ClInt) -> Ptr,
-    get_kernel_info: unsafe extern "C" fn(Ptr, ClUint, usize, Ptr, *mut usize) -> ClInt,
-    retain_kernel: unsafe extern "C" fn(Ptr) -> ClInt,
-    release_kernel: unsafe extern "C" fn(Ptr) -> ClInt,
+system_entry_points! {
+    /// The OpenCL entry points the OpenCL cases call (from the same
+    /// `libOpenCL.so.1` the adapter uses).
+    #[allow(clippy::type_complexity)]
+    struct OpenCl from "libOpenCL.so.1" {
+        get_platform_ids = "clGetPlatformIDs": unsafe extern "C" fn(ClUint, *mut Ptr, *mut ClUint) -> ClInt,
+        get_context_info = "clGetContextInfo": ClInfoFn,
+        create_context = "clCreateContext":
+            unsafe extern "C" fn(*const isize, ClUint, *const Ptr, Ptr, Ptr, *mut ClInt) -> Ptr,
+        retain_context = "clRetainContext": ClRefFn,
+        release_context = "clReleaseContext": ClRefFn,
+        get_device_info = "clGetDeviceInfo": ClInfoFn,
+        create_queue = "clCreateCommandQueueWithProperties": unsafe extern "C" fn(Ptr, Ptr, *const u64, *mut ClInt) -> Ptr,
+        get_queue_info = "clGetCommandQueueInfo": ClInfoFn,
+        retain_queue = "clRetainCommandQueue": ClRefFn,
+        release_queue = "clReleaseCommandQueue": ClRefFn,
+        create_user_event = "clCreateUserEvent": unsafe extern "C" fn(Ptr, *mut ClInt) -> Ptr,
+        set_user_event_status = "clSetUserEventStatus": unsafe extern "C" fn(Ptr, ClInt) -> ClInt,
+        get_event_info = "clGetEventInfo": ClInfoFn,
+        retain_event = "clRetainEvent": ClRefFn,
+        release_event = "clReleaseEvent": ClRefFn,
+        create_program = "clCreateProgramWithSource":
+            unsafe extern "C" fn(Ptr, ClUint, *const *const c_char, *const usize, *mut ClInt) -> Ptr,
+        build_program = "clBuildProgram": unsafe extern "C" fn(Ptr, ClUint, *const Ptr, *const c_char, Ptr, Ptr) -> ClInt,
+        get_program_info = "clGetProgramInfo": ClInfoFn,
+        retain_program = "clRetainProgram": ClRefFn,
+        release_program = "clReleaseProgram": ClRefFn,
+        create_kernel = "clCreateKernel": unsafe extern "C" fn(Ptr, *const c_char, *mut ClInt) -> Ptr,
+        get_kernel_info = "clGetKernelInfo": ClInfoFn,
+        retain_kernel = "clRetainKernel": ClRefFn,
+        release_kernel = "clReleaseKernel": ClRefFn,
+    }
 }
 
 const CL_SUCCESS: ClInt = 0;
 const CL_COMPLETE: ClInt = 0;
-const CL_CONTEXT_REFERENCE_COUNT: ClUint = 0x1080;
 const CL_CONTEXT_PLATFORM: isize = 0x1084;
 const CL_DEVICE_PLATFORM: ClUint = 0x1031;
 const CL_DEVICE_QUEUE_ON_HOST_PROPERTIES: ClUint = 0x102A;
 const CL_QUEUE_PROPERTIES: u64 = 0x1093;
-const CL_QUEUE_REFERENCE_COUNT: ClUint = 0x1092;
 const CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE: u64 = 1;
-const CL_EVENT_REFERENCE_COUNT: ClUint = 0x11D2;
-const CL_PROGRAM_REFERENCE_COUNT: ClUint = 0x1160;
-const CL_KERNEL_REFERENCE_COUNT: ClUint = 0x1192;
 
 impl OpenCl {
-    fn load() -> Result<OpenCl, String> {
-        let lib = SysLib::open("libOpenCL.so.1")?;
-        // SAFETY: each field's type is the C type of the OpenCL entry point named.
-        Ok(unsafe { OpenCl {
-            get_platform_ids: lib.get("clGetPlatformIDs")?,
-            get_context_info: lib.get("clGetContextInfo")?,
-            create_context: lib.get("clCreateContext")?,
-            retain_context: lib.get("clRetainContext")?,
-            release_context: lib.get("clReleaseContext")?,
-            get_device_info: lib.get("clGetDeviceInfo")?,
-            create_queue: lib.get("clCreateCommandQueueWithProperties")?,
-            get_queue_info: lib.get("clGetCommandQueueInfo")?,
-            retain_queue: lib.get("clRetainCommandQueue")?,
-            release_queue: lib.get("clReleaseCommandQueue")?,
-            create_user_event: lib.get("clCreateUserEvent")?,
-            set_user_event_status: lib.get("clSetUserEventStatus")?,
-            get_event_info: lib.get("clGetEventInfo")?,
-            retain_event: lib.get("clRetainEvent")?,
-            release_event: lib.get("clReleaseEvent")?,
-            create_program: lib.get("clCreateProgramWithSource")?,
-            build_program: lib.get("clBuildProgram")?,
-            get_program_info: lib.get("clGetProgramInfo")?,
-            retain_program: lib.get("clRetainProgram")?,
-            release_program: lib.get("clReleaseProgram")?,
-            create_kernel: lib.get("clCreateKernel")?,
-            get_kernel_info: lib.get("clGetKernelInfo")?,
-            retain_kernel: lib.get("clRetainKernel")?,
-            release_kernel: lib.get("clReleaseKernel")?,
-        } })
-    }
-
     /// One plain value from a `clGet*Info`.
     unsafe fn info<T: Copy + Default>(
         &self,
-        f: unsafe extern "C" fn(Ptr, ClUint, usize, Ptr, *mut usize) -> ClInt,
+        f: ClInfoFn,
         object: Ptr,
         param: ClUint,
         what: &str,
@@ -296,69 +321,107 @@ unsafe fn opencl(fx: &DeviceFx) -> Result<&'static OpenCl, Outcome> {
     Ok(cl)
 }
 
-/// Reference counts of OpenCL objects.
-unsafe fn context_refs(cl: &OpenCl, c: Ptr) -> Result<ClUint, Outcome> {
-    cl.info(cl.get_context_info, c, CL_CONTEXT_REFERENCE_COUNT, "clGetContextInfo(REFERENCE_COUNT)")
+/// The kinds of OpenCL object the cases make and wrap; each kind's value is
+/// the `CL_<KIND>_REFERENCE_COUNT` parameter of its `clGet*Info`.
+#[derive(Clone, Copy)]
+enum ClKind {
+    Context = 0x1080,
+    Queue = 0x1092,
+    Event = 0x11D2,
+    Program = 0x1160,
+    Kernel = 0x1192,
 }
-unsafe fn queue_refs(cl: &OpenCl, q: Ptr) -> Result<ClUint, Outcome> {
-    cl.info(cl.get_queue_info, q, CL_QUEUE_REFERENCE_COUNT, "clGetCommandQueueInfo(REFERENCE_COUNT)")
-}
-unsafe fn event_refs(cl: &OpenCl, e: Ptr) -> Result<ClUint, Outcome> {
-    cl.info(cl.get_event_info, e, CL_EVENT_REFERENCE_COUNT, "clGetEventInfo(REFERENCE_COUNT)")
-}
-unsafe fn program_refs(cl: &OpenCl, p: Ptr) -> Result<ClUint, Outcome> {
-    cl.info(cl.get_program_info, p, CL_PROGRAM_REFERENCE_COUNT, "clGetProgramInfo(REFERENCE_COUNT)")
-}
-unsafe fn kernel_refs(cl: &OpenCl, k: Ptr) -> Result<ClUint, Outcome> {
-    cl.info(cl.get_kernel_info, k, CL_KERNEL_REFERENCE_COUNT, "clGetKernelInfo(REFERENCE_COUNT)")
+
+impl OpenCl {
+    /// For objects of `kind`: what messages call them, their `clGet*Info`,
+    /// `clRetain*` and `clRelease*`.
+    fn ref_calls(&self, kind: ClKind) -> (&'static str, ClInfoFn, ClRefFn, ClRefFn) {
+        match kind {
+            ClKind::Context => ("context", self.get_context_info, self.retain_context, self.release_context),
+            ClKind::Queue => ("queue", self.get_queue_info, self.retain_queue, self.release_queue),
+            ClKind::Event => ("event", self.get_event_info, self.retain_event, self.release_event),
+            ClKind::Program => ("program", self.get_program_info, self.retain_program, self.release_program),
+            ClKind::Kernel => ("kernel", self.get_kernel_info, self.retain_kernel, self.release_kernel),
+        }
+    }
 }
 
 /// An OpenCL object of the case's own, released when the guard drops.
 struct ClObject {
+    cl: &'static OpenCl,
+    kind: ClKind,
     raw: Ptr,
-    release: unsafe extern "C" fn(Ptr) -> ClInt,
 }
 
 impl ClObject {
+    /// The object of `kind` that `create(&mut status)` makes through the
+    /// `clCreate*` that `call` names, which must succeed.
+    unsafe fn create(
+        cl: &'static OpenCl,
+        kind: ClKind,
+        call: &str,
+        create: impl FnOnce(*mut ClInt) -> Ptr,
+    ) -> Result<ClObject, Outcome> {
+        let mut status = 0;
+        let raw = create(&mut status);
+        check!(status == CL_SUCCESS && !raw.is_null(), "{call}: OpenCL status {status}");
+        Ok(ClObject { cl, kind, raw })
+    }
+
     fn native(&self) -> ur_native_handle_t {
         self.raw as ur_native_handle_t
+    }
+
+    /// The object's OpenCL reference count.
+    unsafe fn refs(&self) -> Result<ClUint, Outcome> {
+        let (what, get_info, _, _) = self.cl.ref_calls(self.kind);
+        let reference_count = self.kind as ClUint;
+        self.cl.info(get_info, self.raw, reference_count, &format!("the {what}'s clGet*Info(REFERENCE_COUNT)"))
     }
 }
 
 impl Drop for ClObject {
     fn drop(&mut self) {
+        let (_, _, _, release) = self.cl.ref_calls(self.kind);
         // SAFETY: the guard holds one reference of the object.
-        unsafe { (self.release)(self.raw) };
+        unsafe { release(self.raw) };
     }
 }
 
-/// Checks the OpenCL reference count of a native object around the life of
-/// a UR object made from it: `make(owned)` wraps it, `release` releases the
-/// UR object. Not owned: the count is what it was, and the object still
+/// Checks the OpenCL reference count of `native` around the life of a UR
+/// object made from it: `wrap(owned)` wraps it. Not owned: once the UR
+/// object is released, the count is what it was, and the object still
 /// answers. Owned: the case gives the UR object a reference of its own
 /// (retained first), and the count is one less again once it is released.
-unsafe fn check_ownership(
-    what: &str,
-    refs: impl Fn() -> Result<ClUint, Outcome>,
-    retain: impl Fn() -> ClInt,
-    make: impl Fn(bool) -> Result<Box<dyn FnOnce() -> Result<ur_result_t, String>>, Outcome>,
-) -> CaseResult {
-    let before = refs()?;
-    let release = make(false)?;
-    expect_code(UR_RESULT_SUCCESS, release()?, &format!("releasing the UR {what} (not owned)"))?;
-    let after = refs()?;
+unsafe fn check_ownership<T>(native: &ClObject, wrap: impl Fn(bool) -> Result<Owned<T>, Outcome>) -> CaseResult {
+    let (what, _, retain, _) = native.cl.ref_calls(native.kind);
+    let before = native.refs()?;
+    expect_code(UR_RESULT_SUCCESS, wrap(false)?.release()?, &format!("releasing the UR {what} (not owned)"))?;
+    let after = native.refs()?;
     check!(after == before, "not owned: the {what}'s OpenCL reference count is {after} after the UR object went, {before} before");
 
-    check!(retain() == CL_SUCCESS, "retaining the {what} to hand the UR object a reference");
-    let given = refs()?;
-    let release = make(true)?;
-    expect_code(UR_RESULT_SUCCESS, release()?, &format!("releasing the UR {what} (owned)"))?;
-    let after = refs()?;
+    check!(retain(native.raw) == CL_SUCCESS, "retaining the {what} to hand the UR object a reference");
+    let given = native.refs()?;
+    expect_code(UR_RESULT_SUCCESS, wrap(true)?.release()?, &format!("releasing the UR {what} (owned)"))?;
+    let after = native.refs()?;
     check!(
         after + 1 == given,
         "owned: the {what}'s OpenCL reference count is {after} after the UR object went, {given} when it was handed over"
     );
     Ok(())
+}
+
+/// What a `ur*CreateWithNativeHandle` made through `create(out)`: the call
+/// must succeed with a handle, which the case then owns.
+fn created<T>(
+    entry: &str,
+    release: Option<RefFn<T>>,
+    create: impl FnOnce(*mut *mut T) -> Result<ur_result_t, String>,
+) -> Result<Owned<T>, Outcome> {
+    let mut handle = null_mut();
+    expect_code(UR_RESULT_SUCCESS, create(&mut handle)?, entry)?;
+    check!(!handle.is_null(), "{entry} returned a null handle");
+    Ok(Owned::new(handle, release))
 }
 
 // ---------------------------------------------------------------------------
@@ -376,34 +439,16 @@ unsafe fn platform_round_trip(fx: &PlatformFx) -> CaseResult {
     let mut platform = null_mut();
     expect_success!(fx.api.urPlatformCreateWithNativeHandle(native, fx.adapter, null(), &mut platform));
     check_eq!(platform, fx.platform);
-    let mut again = 0;
-    expect_success!(fx.api.urPlatformGetNativeHandle(platform, &mut again));
-    check_eq!(again, native);
-    Ok(())
-}
-
-unsafe fn platform_unknown(fx: &PlatformFx) -> CaseResult {
-    native_platform(fx.api, fx.platform)?;
-    let mut platform = null_mut();
-    // spec/platform.md: no platform of this adapter wraps it.
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urPlatformCreateWithNativeHandle(NOT_A_NATIVE_ID, fx.adapter, null(), &mut platform)
-    );
+    native_handle!(fx.api, urPlatformGetNativeHandle).answers(platform, native)?;
     Ok(())
 }
 
 unsafe fn platform_refuses(fx: &PlatformFx, spoil: Spoil) -> CaseResult {
     let native = native_platform(fx.api, fx.platform)?;
-    let wrong = native_props!(ur_platform_native_properties_t, WRONG_STYPE, false);
-    refuses("urPlatformCreateWithNativeHandle", spoil, native, fx.adapter, wrong, |n, a, p, out| {
+    refuses("urPlatformCreateWithNativeHandle", spoil, native, fx.adapter, |n, a, p, out| {
         fx.api.urPlatformCreateWithNativeHandle(n, a, p, out)
     })
 }
-
-spoil_cases!(PlatformFx, platform_refuses:
-    platform_null_handle = NullHandle, platform_null_pointer = NullPointer,
-    platform_null_adapter = NullOwner, platform_bad_stype = BadStype);
 
 unsafe fn device_round_trip(fx: &DeviceFx) -> CaseResult {
     let native = native_device(fx.api, fx.device)?;
@@ -418,9 +463,7 @@ unsafe fn device_round_trip(fx: &DeviceFx) -> CaseResult {
     let mut device = null_mut();
     expect_success!(fx.api.urDeviceCreateWithNativeHandle(native, fx.adapter, null(), &mut device));
     check_eq!(device, fx.device);
-    let mut again = 0;
-    expect_success!(fx.api.urDeviceGetNativeHandle(device, &mut again));
-    check_eq!(again, native);
+    native_handle!(fx.api, urDeviceGetNativeHandle).answers(device, native)?;
     expect_success!(fx.api.urDeviceRelease(device));
     // The device still answers.
     fx.api.device_info_string(fx.device, UR_DEVICE_INFO_NAME)?;
@@ -473,17 +516,6 @@ unsafe fn device_sub_device_round_trip(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn device_unknown(fx: &DeviceFx) -> CaseResult {
-    native_device(fx.api, fx.device)?;
-    let mut device = null_mut();
-    // spec/device.md: no device of this adapter wraps it.
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_VALUE,
-        fx.api.urDeviceCreateWithNativeHandle(NOT_A_NATIVE_ID, fx.adapter, null(), &mut device)
-    );
-    Ok(())
-}
-
 unsafe fn device_null_handle(fx: &PlatformFx) -> CaseResult {
     // Where 0 is some device's native handle (a CUDA device ordinal), it is
     // no null handle.
@@ -508,13 +540,10 @@ unsafe fn device_null_handle(fx: &PlatformFx) -> CaseResult {
 
 unsafe fn device_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
     let native = native_device(fx.api, fx.device)?;
-    let wrong = native_props!(ur_device_native_properties_t, WRONG_STYPE, false);
-    refuses("urDeviceCreateWithNativeHandle", spoil, native, fx.adapter, wrong, |n, a, p, out| {
+    refuses("urDeviceCreateWithNativeHandle", spoil, native, fx.adapter, |n, a, p, out| {
         fx.api.urDeviceCreateWithNativeHandle(n, a, p, out)
     })
 }
-
-spoil_cases!(DeviceFx, device_refuses: device_null_pointer = NullPointer, device_null_adapter = NullOwner);
 
 // ---------------------------------------------------------------------------
 // Contexts
@@ -528,17 +557,10 @@ unsafe fn context_from(
     owned: bool,
 ) -> Result<OwnedContext, Outcome> {
     let properties = native_props!(ur_context_native_properties_t, UR_STRUCTURE_TYPE_CONTEXT_NATIVE_PROPERTIES, owned);
-    let mut context = null_mut();
-    expect_success!(fx.api.urContextCreateWithNativeHandle(
-        native,
-        fx.adapter,
-        devices.len() as u32,
-        if devices.is_empty() { null() } else { devices.as_ptr() },
-        &properties,
-        &mut context
-    ));
-    check!(!context.is_null(), "urContextCreateWithNativeHandle returned a null context");
-    Ok(fx.own_context(context))
+    let (count, list) = (devices.len() as u32, if devices.is_empty() { null() } else { devices.as_ptr() });
+    created("urContextCreateWithNativeHandle", fx.api.fns.urContextRelease, |out| {
+        fx.api.urContextCreateWithNativeHandle(native, fx.adapter, count, list, &properties, out)
+    })
 }
 
 unsafe fn context_devices(fx: &DeviceFx, context: ur_context_handle_t) -> Result<Vec<ur_device_handle_t>, Outcome> {
@@ -558,9 +580,7 @@ unsafe fn context_round_trip(fx: &DeviceFx) -> CaseResult {
     let native = native_context(fx, fx.context)?;
     let context = context_from(fx, native, &[fx.device], false)?;
     check!(context.get() != fx.context, "a new context is a new UR object");
-    let mut again = 0;
-    expect_success!(fx.api.urContextGetNativeHandle(context.get(), &mut again));
-    check_eq!(again, native);
+    native_handle!(fx.api, urContextGetNativeHandle).answers(context.get(), native)?;
     check_eq!(context_devices(fx, context.get())?, vec![fx.device]);
     check_eq!(fx.api.context_info::<u32>(context.get(), UR_CONTEXT_INFO_REFERENCE_COUNT)?, 1);
     expect_success!(context.release());
@@ -580,6 +600,21 @@ unsafe fn context_all_devices(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
+/// Fills `N` words at `p` with `pattern` on `queue` and reads them back;
+/// `what` names the memory in a failure.
+unsafe fn fill_and_read_back(
+    fx: &DeviceFx,
+    queue: ur_queue_handle_t,
+    p: *mut c_void,
+    pattern: u32,
+    what: &str,
+) -> CaseResult {
+    let pattern_ptr = (&pattern as *const u32).cast();
+    expect_success!(fx.api.urEnqueueUSMFill(queue, p, 4, pattern_ptr, N * 4, 0, null(), null_mut()));
+    let got = words(&fx.read(queue, p, N * 4)?);
+    check_words(what, &got, |_| pattern)
+}
+
 unsafe fn context_works(fx: &DeviceFx) -> CaseResult {
     let native = native_context(fx, fx.context)?;
     let context = context_from(fx, native, &[fx.device], false)?;
@@ -596,31 +631,24 @@ unsafe fn context_works(fx: &DeviceFx) -> CaseResult {
             UsmKind::Shared => fx.api.urUSMSharedAlloc(context.get(), fx.device, null(), null_mut(), N * 4, &mut p)?,
         };
         expect_code(UR_RESULT_SUCCESS, code, "USM allocation in the context from a native handle")?;
-        let pattern = 0x5eed_1234u32;
-        expect_success!(fx.api.urEnqueueUSMFill(queue.get(), p, 4, (&pattern as *const u32).cast(), N * 4, 0, null(), null_mut()));
-        let got = words(&fx.read(queue.get(), p, N * 4)?);
-        check_words(&format!("{kind:?} USM filled in a context from a native handle"), &got, |_| pattern)?;
+        let what = format!("{kind:?} USM filled in a context from a native handle");
+        fill_and_read_back(fx, queue.get(), p, 0x5eed_1234, &what)?;
         expect_success!(fx.api.urUSMFree(context.get(), p));
     }
     // Async allocation: an allocation, a fill into it, a free, and a second
     // allocation of the same size filled too, all on the queue.
     if fx.api.device_info::<ur_bool_t>(fx.device, UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP)? != 0 {
-        let mut p = null_mut();
-        expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(queue.get(), null_mut(), N * 4, null(), 0, null(), &mut p, null_mut()));
-        check!(!p.is_null(), "urEnqueueUSMDeviceAllocExp returned a null pointer");
-        let pattern = 0x0a5f_c0deu32;
-        expect_success!(fx.api.urEnqueueUSMFill(queue.get(), p, 4, (&pattern as *const u32).cast(), N * 4, 0, null(), null_mut()));
-        let got = words(&fx.read(queue.get(), p, N * 4)?);
-        check_words("async USM filled in a context from a native handle", &got, |_| pattern)?;
-        expect_success!(fx.api.urEnqueueUSMFreeExp(queue.get(), null_mut(), p, 0, null(), null_mut()));
-        let mut q = null_mut();
-        expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(queue.get(), null_mut(), N * 4, null(), 0, null(), &mut q, null_mut()));
-        check!(!q.is_null(), "urEnqueueUSMDeviceAllocExp returned a null pointer");
-        let second = 0x0b5e_55edu32;
-        expect_success!(fx.api.urEnqueueUSMFill(queue.get(), q, 4, (&second as *const u32).cast(), N * 4, 0, null(), null_mut()));
-        let got = words(&fx.read(queue.get(), q, N * 4)?);
-        check_words("a second async allocation in a context from a native handle", &got, |_| second)?;
-        expect_success!(fx.api.urEnqueueUSMFreeExp(queue.get(), null_mut(), q, 0, null(), null_mut()));
+        for (pattern, what) in [
+            (0x0a5f_c0de, "async USM filled in a context from a native handle"),
+            (0x0b5e_55ed, "a second async allocation in a context from a native handle"),
+        ] {
+            let mut p = null_mut();
+            let (queue, pool) = (queue.get(), null_mut());
+            expect_success!(fx.api.urEnqueueUSMDeviceAllocExp(queue, pool, N * 4, null(), 0, null(), &mut p, null_mut()));
+            check!(!p.is_null(), "urEnqueueUSMDeviceAllocExp returned a null pointer");
+            fill_and_read_back(fx, queue, p, pattern, what)?;
+            expect_success!(fx.api.urEnqueueUSMFreeExp(queue, pool, p, 0, null(), null_mut()));
+        }
     } else if kind.is_none() {
         skip!("the device reports no USM at all");
     }
@@ -630,14 +658,10 @@ unsafe fn context_works(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn context_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
     let native = native_context(fx, fx.context)?;
-    let wrong = native_props!(ur_context_native_properties_t, WRONG_STYPE, false);
-    refuses("urContextCreateWithNativeHandle", spoil, native, fx.adapter, wrong, |n, a, p, out| {
+    refuses("urContextCreateWithNativeHandle", spoil, native, fx.adapter, |n, a, p, out| {
         fx.api.urContextCreateWithNativeHandle(n, a, 1, &fx.device, p, out)
     })
 }
-
-spoil_cases!(DeviceFx, context_refuses:
-    context_null_handle = NullHandle, context_null_adapter = NullOwner, context_bad_stype = BadStype);
 
 unsafe fn context_null_pointer(fx: &DeviceFx) -> CaseResult {
     context_refuses(fx, Spoil::NullPointer)?;
@@ -652,44 +676,36 @@ unsafe fn context_null_pointer(fx: &DeviceFx) -> CaseResult {
 }
 
 /// A `cl_context` of the case's own on the fixture's device.
-unsafe fn own_cl_context(fx: &DeviceFx, cl: &OpenCl) -> Result<ClObject, Outcome> {
+unsafe fn own_cl_context(fx: &DeviceFx, cl: &'static OpenCl) -> Result<ClObject, Outcome> {
     let device = native_device(fx.api, fx.device)? as Ptr;
     let platform: Ptr = cl.info(cl.get_device_info, device, CL_DEVICE_PLATFORM, "clGetDeviceInfo(PLATFORM)")?;
     let properties = [CL_CONTEXT_PLATFORM, platform as isize, 0];
-    let mut status = 0;
-    let raw = (cl.create_context)(properties.as_ptr(), 1, &device, null_mut(), null_mut(), &mut status);
-    check!(status == CL_SUCCESS && !raw.is_null(), "clCreateContext: OpenCL status {status}");
-    Ok(ClObject { raw, release: cl.release_context })
+    ClObject::create(cl, ClKind::Context, "clCreateContext", |status| {
+        (cl.create_context)(properties.as_ptr(), 1, &device, null_mut(), null_mut(), status)
+    })
 }
 
 unsafe fn context_opencl_ownership(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
     let native = own_cl_context(fx, cl)?;
-    check_ownership(
-        "context",
-        || context_refs(cl, native.raw),
-        || (cl.retain_context)(native.raw),
-        |owned| {
-            let context = context_from(fx, native.native(), &[fx.device], owned)?;
-            Ok(Box::new(move || context.release()))
-        },
-    )
+    check_ownership(&native, |owned| context_from(fx, native.native(), &[fx.device], owned))
 }
 
 // ---------------------------------------------------------------------------
 // Queues
 
+/// A UR queue over `native` for `device` (no device: the native queue's).
 unsafe fn queue_from(
     fx: &DeviceFx,
     native: ur_native_handle_t,
-    device: ur_device_handle_t,
+    device: Option<ur_device_handle_t>,
     owned: bool,
 ) -> Result<OwnedQueue, Outcome> {
     let properties = native_props!(ur_queue_native_properties_t, UR_STRUCTURE_TYPE_QUEUE_NATIVE_PROPERTIES, owned);
-    let mut queue = null_mut();
-    expect_success!(fx.api.urQueueCreateWithNativeHandle(native, fx.context, device, &properties, &mut queue));
-    check!(!queue.is_null(), "urQueueCreateWithNativeHandle returned a null queue");
-    Ok(fx.own_queue(queue))
+    let device = device.unwrap_or(null_mut());
+    created("urQueueCreateWithNativeHandle", fx.api.fns.urQueueRelease, |out| {
+        fx.api.urQueueCreateWithNativeHandle(native, fx.context, device, &properties, out)
+    })
 }
 
 /// A fill on `queue` into fresh USM, read back through the fixture's queue.
@@ -714,7 +730,7 @@ unsafe fn fill_works(fx: &DeviceFx, queue: ur_queue_handle_t, what: &str) -> Cas
 
 unsafe fn queue_round_trip(fx: &DeviceFx) -> CaseResult {
     let native = native_queue(fx, fx.queue)?;
-    let queue = queue_from(fx, native, fx.device, false)?;
+    let queue = queue_from(fx, native, Some(fx.device), false)?;
     let mut again = 0;
     expect_success!(fx.api.urQueueGetNativeHandle(queue.get(), null_mut(), &mut again));
     check_eq!(again, native);
@@ -729,22 +745,17 @@ unsafe fn queue_round_trip(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn queue_device_from_native(fx: &DeviceFx) -> CaseResult {
     let native = native_queue(fx, fx.queue)?;
-    let queue = queue_from(fx, native, null_mut(), false)?;
+    let queue = queue_from(fx, native, None, false)?;
     check_eq!(fx.api.queue_info::<ur_device_handle_t>(queue.get(), UR_QUEUE_INFO_DEVICE)?, fx.device);
     Ok(())
 }
 
 unsafe fn queue_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
     let native = native_queue(fx, fx.queue)?;
-    let wrong = native_props!(ur_queue_native_properties_t, WRONG_STYPE, false);
-    refuses("urQueueCreateWithNativeHandle", spoil, native, fx.context, wrong, |n, c, p, out| {
+    refuses("urQueueCreateWithNativeHandle", spoil, native, fx.context, |n, c, p, out| {
         fx.api.urQueueCreateWithNativeHandle(n, c, fx.device, p, out)
     })
 }
-
-spoil_cases!(DeviceFx, queue_refuses:
-    queue_null_handle = NullHandle, queue_null_pointer = NullPointer,
-    queue_null_context = NullOwner, queue_bad_stype = BadStype);
 
 unsafe fn queue_opencl_ownership(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
@@ -758,12 +769,11 @@ unsafe fn queue_opencl_ownership(fx: &DeviceFx) -> CaseResult {
     }
     for order in orders {
         let properties = [CL_QUEUE_PROPERTIES, order, 0];
-        let mut status = 0;
-        let raw = (cl.create_queue)(context, device, properties.as_ptr(), &mut status);
-        check!(status == CL_SUCCESS && !raw.is_null(), "clCreateCommandQueueWithProperties: OpenCL status {status}");
-        let native = ClObject { raw, release: cl.release_queue };
+        let native = ClObject::create(cl, ClKind::Queue, "clCreateCommandQueueWithProperties", |status| {
+            (cl.create_queue)(context, device, properties.as_ptr(), status)
+        })?;
         // The order comes from the OpenCL queue.
-        let queue = queue_from(fx, native.native(), fx.device, false)?;
+        let queue = queue_from(fx, native.native(), Some(fx.device), false)?;
         let flags = fx.api.queue_info::<ur_queue_flags_t>(queue.get(), UR_QUEUE_INFO_FLAGS)?;
         let out_of_order = flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0;
         check!(
@@ -775,15 +785,7 @@ unsafe fn queue_opencl_ownership(fx: &DeviceFx) -> CaseResult {
         }
         expect_success!(fx.api.urQueueFinish(queue.get()));
         drop(queue);
-        check_ownership(
-            "queue",
-            || queue_refs(cl, native.raw),
-            || (cl.retain_queue)(native.raw),
-            |owned| {
-                let queue = queue_from(fx, native.native(), fx.device, owned)?;
-                Ok(Box::new(move || queue.release()))
-            },
-        )?;
+        check_ownership(&native, |owned| queue_from(fx, native.native(), Some(fx.device), owned))?;
     }
     Ok(())
 }
@@ -793,10 +795,9 @@ unsafe fn queue_opencl_ownership(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn event_from(fx: &DeviceFx, native: ur_native_handle_t, owned: bool) -> Result<OwnedEvent, Outcome> {
     let properties = native_props!(ur_event_native_properties_t, UR_STRUCTURE_TYPE_EVENT_NATIVE_PROPERTIES, owned);
-    let mut event = null_mut();
-    expect_success!(fx.api.urEventCreateWithNativeHandle(native, fx.context, &properties, &mut event));
-    check!(!event.is_null(), "urEventCreateWithNativeHandle returned a null event");
-    Ok(fx.own_event(event))
+    created("urEventCreateWithNativeHandle", fx.api.fns.urEventRelease, |out| {
+        fx.api.urEventCreateWithNativeHandle(native, fx.context, &properties, out)
+    })
 }
 
 /// An event of a command on the fixture's queue, with its native handle
@@ -815,9 +816,7 @@ unsafe fn queue_event(fx: &DeviceFx) -> Result<(OwnedEvent, ur_native_handle_t),
 unsafe fn event_round_trip(fx: &DeviceFx) -> CaseResult {
     let (original, native) = queue_event(fx)?;
     let event = event_from(fx, native, false)?;
-    let mut again = 0;
-    expect_success!(fx.api.urEventGetNativeHandle(event.get(), &mut again));
-    check_eq!(again, native);
+    native_handle!(fx.api, urEventGetNativeHandle).answers(event.get(), native)?;
     check_eq!(fx.api.event_info::<ur_context_handle_t>(event.get(), UR_EVENT_INFO_CONTEXT)?, fx.context);
     fx.wait(event.get())?;
     check_eq!(fx.status(event.get())?, UR_EVENT_STATUS_COMPLETE);
@@ -835,23 +834,16 @@ unsafe fn event_round_trip(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn event_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
     let (_event, native) = queue_event(fx)?;
-    let wrong = native_props!(ur_event_native_properties_t, WRONG_STYPE, false);
-    refuses("urEventCreateWithNativeHandle", spoil, native, fx.context, wrong, |n, c, p, out| {
+    refuses("urEventCreateWithNativeHandle", spoil, native, fx.context, |n, c, p, out| {
         fx.api.urEventCreateWithNativeHandle(n, c, p, out)
     })
 }
 
-spoil_cases!(DeviceFx, event_refuses:
-    event_null_handle = NullHandle, event_null_pointer = NullPointer,
-    event_null_context = NullOwner, event_bad_stype = BadStype);
-
 unsafe fn event_opencl_user_event(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
     let context = native_context(fx, fx.context)? as Ptr;
-    let mut status = 0;
-    let raw = (cl.create_user_event)(context, &mut status);
-    check!(status == CL_SUCCESS && !raw.is_null(), "clCreateUserEvent: OpenCL status {status}");
-    let native = ClObject { raw, release: cl.release_event };
+    let native =
+        ClObject::create(cl, ClKind::Event, "clCreateUserEvent", |status| (cl.create_user_event)(context, status))?;
     {
         let event = event_from(fx, native.native(), false)?;
         check!(fx.status(event.get())? != UR_EVENT_STATUS_COMPLETE, "an unset user event reads as complete");
@@ -861,36 +853,22 @@ unsafe fn event_opencl_user_event(fx: &DeviceFx) -> CaseResult {
         let after = fx.own_event(after);
         expect_success!(fx.api.urQueueFlush(fx.queue));
         check!(fx.status(after.get())? != UR_EVENT_STATUS_COMPLETE, "a command waiting for an unset user event completed");
-        check!((cl.set_user_event_status)(raw, CL_COMPLETE) == CL_SUCCESS, "clSetUserEventStatus(CL_COMPLETE)");
+        check!((cl.set_user_event_status)(native.raw, CL_COMPLETE) == CL_SUCCESS, "clSetUserEventStatus(CL_COMPLETE)");
         fx.wait(event.get())?;
         check_eq!(fx.status(event.get())?, UR_EVENT_STATUS_COMPLETE);
         fx.wait(after.get())?;
     }
-    check_ownership(
-        "event",
-        || event_refs(cl, native.raw),
-        || (cl.retain_event)(native.raw),
-        |owned| {
-            let event = event_from(fx, native.native(), owned)?;
-            Ok(Box::new(move || event.release()))
-        },
-    )
+    check_ownership(&native, |owned| event_from(fx, native.native(), owned))
 }
 
 // ---------------------------------------------------------------------------
 // Programs and kernels
 
-unsafe fn program_from(
-    fx: &DeviceFx,
-    context: ur_context_handle_t,
-    native: ur_native_handle_t,
-    owned: bool,
-) -> Result<OwnedProgram, Outcome> {
+unsafe fn program_from(fx: &DeviceFx, native: ur_native_handle_t, owned: bool) -> Result<OwnedProgram, Outcome> {
     let properties = native_props!(ur_program_native_properties_t, UR_STRUCTURE_TYPE_PROGRAM_NATIVE_PROPERTIES, owned);
-    let mut program = null_mut();
-    expect_success!(fx.api.urProgramCreateWithNativeHandle(native, context, &properties, &mut program));
-    check!(!program.is_null(), "urProgramCreateWithNativeHandle returned a null program");
-    Ok(own_program(fx, program))
+    created("urProgramCreateWithNativeHandle", fx.api.fns.urProgramRelease, |out| {
+        fx.api.urProgramCreateWithNativeHandle(native, fx.context, &properties, out)
+    })
 }
 
 /// A built program of the suite's kernels and its native handle.
@@ -902,10 +880,8 @@ unsafe fn native_built_program(fx: &DeviceFx) -> Result<(OwnedProgram, ur_native
 
 unsafe fn program_round_trip(fx: &DeviceFx) -> CaseResult {
     let (original, native) = native_built_program(fx)?;
-    let program = program_from(fx, fx.context, native, false)?;
-    let mut again = 0;
-    expect_success!(fx.api.urProgramGetNativeHandle(program.get(), &mut again));
-    check_eq!(again, native);
+    let program = program_from(fx, native, false)?;
+    native_handle!(fx.api, urProgramGetNativeHandle).answers(program.get(), native)?;
     run_fill_index(fx, program.get(), 7)?;
     expect_success!(program.release());
     run_fill_index(fx, original.get(), 11)
@@ -913,15 +889,10 @@ unsafe fn program_round_trip(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn program_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
     let (_program, native) = native_built_program(fx)?;
-    let wrong = native_props!(ur_program_native_properties_t, WRONG_STYPE, false);
-    refuses("urProgramCreateWithNativeHandle", spoil, native, fx.context, wrong, |n, c, p, out| {
+    refuses("urProgramCreateWithNativeHandle", spoil, native, fx.context, |n, c, p, out| {
         fx.api.urProgramCreateWithNativeHandle(n, c, p, out)
     })
 }
-
-spoil_cases!(DeviceFx, program_refuses:
-    program_null_handle = NullHandle, program_null_pointer = NullPointer,
-    program_null_context = NullOwner, program_bad_stype = BadStype);
 
 unsafe fn program_foreign_context(fx: &DeviceFx) -> CaseResult {
     let (_p, native) = native_built_program(fx)?;
@@ -945,17 +916,16 @@ unsafe fn program_foreign_context(fx: &DeviceFx) -> CaseResult {
 
 /// A `cl_program` of the suite's kernels from OpenCL C, in the fixture's
 /// context; built for the fixture's device when `build`.
-unsafe fn cl_program_from_source(fx: &DeviceFx, cl: &OpenCl, build: bool) -> Result<ClObject, Outcome> {
+unsafe fn cl_program_from_source(fx: &DeviceFx, cl: &'static OpenCl, build: bool) -> Result<ClObject, Outcome> {
     let context = native_context(fx, fx.context)? as Ptr;
     let source = CString::new(KERNEL_SOURCE).map_err(|e| e.to_string())?;
     let text = source.as_ptr();
-    let mut status = 0;
-    let raw = (cl.create_program)(context, 1, &text, null(), &mut status);
-    check!(status == CL_SUCCESS && !raw.is_null(), "clCreateProgramWithSource: OpenCL status {status}");
-    let program = ClObject { raw, release: cl.release_program };
+    let program = ClObject::create(cl, ClKind::Program, "clCreateProgramWithSource", |status| {
+        (cl.create_program)(context, 1, &text, null(), status)
+    })?;
     if build {
         let device = native_device(fx.api, fx.device)? as Ptr;
-        let status = (cl.build_program)(raw, 1, &device, c"".as_ptr(), null_mut(), null_mut());
+        let status = (cl.build_program)(program.raw, 1, &device, c"".as_ptr(), null_mut(), null_mut());
         check!(status == CL_SUCCESS, "clBuildProgram of the suite's OpenCL C: OpenCL status {status}");
     }
     Ok(program)
@@ -965,7 +935,7 @@ unsafe fn program_opencl_from_source(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
     let native = cl_program_from_source(fx, cl, true)?;
     {
-        let program = program_from(fx, fx.context, native.native(), false)?;
+        let program = program_from(fx, native.native(), false)?;
         let info = |prop| crate::ur::info_value::<usize, _, _>(fx.api.fns.urProgramGetInfo, "urProgramGetInfo", program.get(), prop);
         check_eq!(
             crate::ur::info_value::<u32, _, _>(fx.api.fns.urProgramGetInfo, "urProgramGetInfo", program.get(), UR_PROGRAM_INFO_NUM_DEVICES)?,
@@ -985,21 +955,13 @@ unsafe fn program_opencl_from_source(fx: &DeviceFx) -> CaseResult {
         check_eq!(binary_type, UR_PROGRAM_BINARY_TYPE_EXECUTABLE);
         run_fill_index(fx, program.get(), 3)?;
     }
-    check_ownership(
-        "program",
-        || program_refs(cl, native.raw),
-        || (cl.retain_program)(native.raw),
-        |owned| {
-            let program = program_from(fx, fx.context, native.native(), owned)?;
-            Ok(Box::new(move || program.release()))
-        },
-    )
+    check_ownership(&native, |owned| program_from(fx, native.native(), owned))
 }
 
 unsafe fn program_opencl_unbuilt(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
     let native = cl_program_from_source(fx, cl, false)?;
-    let program = program_from(fx, fx.context, native.native(), false)?;
+    let program = program_from(fx, native.native(), false)?;
     let code = fx.api.urProgramBuild(fx.context, program.get(), null())?;
     expect_code(UR_RESULT_SUCCESS, code, "urProgramBuild of a program made natively from OpenCL C")?;
     run_fill_index(fx, program.get(), 5)
@@ -1012,10 +974,9 @@ unsafe fn kernel_from(
     owned: bool,
 ) -> Result<OwnedKernel, Outcome> {
     let properties = native_props!(ur_kernel_native_properties_t, UR_STRUCTURE_TYPE_KERNEL_NATIVE_PROPERTIES, owned);
-    let mut kernel = null_mut();
-    expect_success!(fx.api.urKernelCreateWithNativeHandle(native, fx.context, program, &properties, &mut kernel));
-    check!(!kernel.is_null(), "urKernelCreateWithNativeHandle returned a null kernel");
-    Ok(Owned::new(kernel, fx.api.fns.urKernelRelease))
+    created("urKernelCreateWithNativeHandle", fx.api.fns.urKernelRelease, |out| {
+        fx.api.urKernelCreateWithNativeHandle(native, fx.context, program, &properties, out)
+    })
 }
 
 /// Launches `fill_index(out, base)` through `kernel` and checks the result.
@@ -1046,9 +1007,7 @@ unsafe fn native_fill_kernel(
 unsafe fn kernel_round_trip(fx: &DeviceFx) -> CaseResult {
     let (program, original, native) = native_fill_kernel(fx)?;
     let kernel = kernel_from(fx, native, program.get(), false)?;
-    let mut again = 0;
-    expect_success!(fx.api.urKernelGetNativeHandle(kernel.get(), &mut again));
-    check_eq!(again, native);
+    native_handle!(fx.api, urKernelGetNativeHandle).answers(kernel.get(), native)?;
     check_eq!(
         crate::ur::info_string(fx.api.fns.urKernelGetInfo, "urKernelGetInfo", kernel.get(), UR_KERNEL_INFO_FUNCTION_NAME)?,
         "fill_index"
@@ -1088,36 +1047,22 @@ unsafe fn kernel_without_program(fx: &DeviceFx) -> CaseResult {
 
 unsafe fn kernel_refuses(fx: &DeviceFx, spoil: Spoil) -> CaseResult {
     let (program, _kernel, native) = native_fill_kernel(fx)?;
-    let wrong = native_props!(ur_kernel_native_properties_t, WRONG_STYPE, false);
-    refuses("urKernelCreateWithNativeHandle", spoil, native, fx.context, wrong, |n, c, p, out| {
+    refuses("urKernelCreateWithNativeHandle", spoil, native, fx.context, |n, c, p, out| {
         fx.api.urKernelCreateWithNativeHandle(n, c, program.get(), p, out)
     })
 }
 
-spoil_cases!(DeviceFx, kernel_refuses:
-    kernel_null_handle = NullHandle, kernel_null_pointer = NullPointer,
-    kernel_null_context = NullOwner, kernel_bad_stype = BadStype);
-
 unsafe fn kernel_opencl_ownership(fx: &DeviceFx) -> CaseResult {
     let cl = opencl(fx)?;
     let program_native = cl_program_from_source(fx, cl, true)?;
-    let mut status = 0;
-    let raw = (cl.create_kernel)(program_native.raw, c"fill_index".as_ptr(), &mut status);
-    check!(status == CL_SUCCESS && !raw.is_null(), "clCreateKernel(fill_index): OpenCL status {status}");
-    let native = ClObject { raw, release: cl.release_kernel };
+    let native = ClObject::create(cl, ClKind::Kernel, "clCreateKernel(fill_index)", |status| {
+        (cl.create_kernel)(program_native.raw, c"fill_index".as_ptr(), status)
+    })?;
     {
         // From the kernel alone: its program comes with it.
         let kernel = kernel_from(fx, native.native(), null_mut(), false)?;
         launch_fill_index(fx, kernel.get(), 41)?;
     }
-    let program = program_from(fx, fx.context, program_native.native(), false)?;
-    check_ownership(
-        "kernel",
-        || kernel_refs(cl, native.raw),
-        || (cl.retain_kernel)(native.raw),
-        |owned| {
-            let kernel = kernel_from(fx, native.native(), program.get(), owned)?;
-            Ok(Box::new(move || kernel.release()))
-        },
-    )
+    let program = program_from(fx, program_native.native(), false)?;
+    check_ownership(&native, |owned| kernel_from(fx, native.native(), program.get(), owned))
 }

@@ -5,7 +5,7 @@ use crate::cases::common::count_then_fill;
 use crate::cases::native::native_platform;
 use crate::harness::*;
 use crate::ur::*;
-use crate::{check, check_eq, expect_result, expect_success, info, info_cases, native_handle, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, info_cases, native_handle_cases, skip};
 use core::ffi::c_char;
 use std::ffi::CStr;
 use std::ptr::null_mut;
@@ -135,17 +135,8 @@ unsafe fn api_version_null_pointer(fx: &PlatformFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn native_handle(fx: &PlatformFx) -> CaseResult {
-    native_platform(fx.api, fx.platform).map(drop)
-}
-
-unsafe fn native_handle_null_handle(fx: &LoaderFx) -> CaseResult {
-    native_handle!(fx.api, urPlatformGetNativeHandle).null_handle()
-}
-
-unsafe fn native_handle_null_pointer(fx: &PlatformFx) -> CaseResult {
-    native_handle!(fx.api, urPlatformGetNativeHandle).null_pointer(fx.platform)
-}
+native_handle_cases!(urPlatformGetNativeHandle, PlatformFx, |fx| fx.platform,
+    probe: native_platform(fx.api, fx.platform));
 
 unsafe fn backend_option(fx: &PlatformFx) -> CaseResult {
     for option in [c"-O0", c"-O1", c"-O2", c"-O3"] {

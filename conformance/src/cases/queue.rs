@@ -1,10 +1,10 @@
 //! urQueueCreate, urQueueRetain/Release, urQueueGetInfo, urQueueFinish,
 //! urQueueFlush, urQueueGetNativeHandle and urQueueIsGraphCaptureEnabledExp.
 
-use crate::cases::common::Which;
 use crate::cases::native::native_queue;
+use crate::cases::common::reserved_flags;
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success, info_cases, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info_cases, ref_counting, ref_null_cases, skip};
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
 
@@ -126,8 +126,7 @@ unsafe fn create_refused(fx: &DeviceFx, flags: ur_queue_flags_t, expected: ur_re
 }
 
 unsafe fn create_bad_flags(fx: &DeviceFx) -> CaseResult {
-    let flags = UR_QUEUE_FLAG_LOW_POWER_EVENTS_SUPPORT_EXP.0 << 1;
-    debug_assert!(flags & UR_QUEUE_FLAGS_MASK != 0);
+    let flags = const { reserved_flags(UR_QUEUE_FLAGS_MASK, UR_QUEUE_FLAG_LOW_POWER_EVENTS_SUPPORT_EXP.0 << 1) };
     create_refused(fx, flags, UR_RESULT_ERROR_INVALID_ENUMERATION)
 }
 
@@ -154,10 +153,6 @@ unsafe fn retain(fx: &DeviceFx) -> CaseResult {
     ref_counting!(fx.api, urQueueRetain, urQueueRelease).retain_then_release(queue.get(), |q| refs(fx, q))
 }
 
-unsafe fn retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urQueueRetain, urQueueRelease).null_handle(Which::Retain)
-}
-
 unsafe fn release(fx: &DeviceFx) -> CaseResult {
     let context_refs = fx.api.context_info::<u32>(fx.context, UR_CONTEXT_INFO_REFERENCE_COUNT)?;
     let queue = fx.create_queue(0)?;
@@ -177,9 +172,7 @@ unsafe fn release(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urQueueRetain, urQueueRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urQueueRetain, urQueueRelease => retain_null, release_null);
 
 unsafe fn info_basics(fx: &DeviceFx) -> CaseResult {
     check_eq!(fx.api.queue_info::<ur_context_handle_t>(fx.queue, UR_QUEUE_INFO_CONTEXT)?, fx.context);

@@ -4,8 +4,10 @@
 //! step runs these cases too). A released queue that its events keep alive
 //! takes no more work, so no command can be left waiting on it.
 
+use super::common::{Info, RefCounting, Which};
 use crate::harness::*;
-use crate::{check, check_eq, expect_result, expect_success};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting};
+use std::fmt::Debug;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
 
@@ -24,17 +26,31 @@ unsafe fn fill_event(fx: &DeviceFx, queue: ur_queue_handle_t, memory: &Usm) -> R
     Ok(event)
 }
 
+/// The reference-count query, retain and release of a released `handle`
+/// each answer `invalid`, the kind's code.
+unsafe fn reference_calls_refused<T, P: Copy + Debug>(
+    (info, refcount): (Info<T, P>, P),
+    counting: RefCounting<T>,
+    handle: *mut T,
+    invalid: ur_result_t,
+) -> CaseResult {
+    let mut refs = 0u32;
+    let got = info.value_code(handle, refcount, &mut refs)?;
+    expect_code(invalid, got, &format!("{}({refcount:?}) of a released handle", info.name))?;
+    for which in [Which::Retain, Which::Release] {
+        let got = counting.code(which, handle)?;
+        expect_code(invalid, got, &format!("{} of a released handle", counting.entry_name(which)))?;
+    }
+    Ok(())
+}
+
 /// Every call on a released event handle is `INVALID_EVENT`, repeatedly.
 unsafe fn expect_refused_event(fx: &DeviceFx, event: ur_event_handle_t) -> CaseResult {
     let api = fx.api;
     for _ in 0..3 {
-        let mut refs = 0u32;
-        expect_result!(
-            UR_RESULT_ERROR_INVALID_EVENT,
-            api.urEventGetInfo(event, UR_EVENT_INFO_REFERENCE_COUNT, 4, (&mut refs as *mut u32).cast(), null_mut())
-        );
-        expect_result!(UR_RESULT_ERROR_INVALID_EVENT, api.urEventRetain(event));
-        expect_result!(UR_RESULT_ERROR_INVALID_EVENT, api.urEventRelease(event));
+        let info = (info!(api, urEventGetInfo), UR_EVENT_INFO_REFERENCE_COUNT);
+        let counting = ref_counting!(api, urEventRetain, urEventRelease);
+        reference_calls_refused(info, counting, event, UR_RESULT_ERROR_INVALID_EVENT)?;
         expect_result!(UR_RESULT_ERROR_INVALID_EVENT, api.urEventWait(1, &event));
         // In a command's wait list a bad event is a bad list.
         expect_result!(UR_RESULT_ERROR_INVALID_EVENT_WAIT_LIST, api.urEnqueueEventsWait(fx.queue, 1, &event, null_mut()));
@@ -103,13 +119,9 @@ unsafe fn released_context(fx: &DeviceFx) -> CaseResult {
     expect_success!(api.urContextCreate(1, &fx.device, null(), &mut context));
     expect_success!(api.urContextRelease(context));
     for _ in 0..3 {
-        let mut refs = 0u32;
-        expect_result!(
-            UR_RESULT_ERROR_INVALID_CONTEXT,
-            api.urContextGetInfo(context, UR_CONTEXT_INFO_REFERENCE_COUNT, 4, (&mut refs as *mut u32).cast(), null_mut())
-        );
-        expect_result!(UR_RESULT_ERROR_INVALID_CONTEXT, api.urContextRetain(context));
-        expect_result!(UR_RESULT_ERROR_INVALID_CONTEXT, api.urContextRelease(context));
+        let info = (info!(api, urContextGetInfo), UR_CONTEXT_INFO_REFERENCE_COUNT);
+        let counting = ref_counting!(api, urContextRetain, urContextRelease);
+        reference_calls_refused(info, counting, context, UR_RESULT_ERROR_INVALID_CONTEXT)?;
         let mut queue = null_mut();
         expect_result!(UR_RESULT_ERROR_INVALID_CONTEXT, api.urQueueCreate(context, fx.device, null(), &mut queue));
         let mut p = null_mut();
@@ -129,12 +141,10 @@ unsafe fn released_pool(fx: &DeviceFx) -> CaseResult {
     }
     expect_success!(api.urUSMPoolRelease(pool));
     for _ in 0..3 {
-        let mut refs = 0u32;
-        let got = api.urUSMPoolGetInfo(pool, UR_USM_POOL_INFO_REFERENCE_COUNT, 4, (&mut refs as *mut u32).cast(), null_mut())?;
+        let info = (info!(api, urUSMPoolGetInfo), UR_USM_POOL_INFO_REFERENCE_COUNT);
+        let counting = ref_counting!(api, urUSMPoolRetain, urUSMPoolRelease);
         // UR names no INVALID_USM_POOL code: a bad pool is INVALID_ARGUMENT.
-        expect_code(UR_RESULT_ERROR_INVALID_ARGUMENT, got, "urUSMPoolGetInfo on a released pool")?;
-        expect_result!(UR_RESULT_ERROR_INVALID_ARGUMENT, api.urUSMPoolRetain(pool));
-        expect_result!(UR_RESULT_ERROR_INVALID_ARGUMENT, api.urUSMPoolRelease(pool));
+        reference_calls_refused(info, counting, pool, UR_RESULT_ERROR_INVALID_ARGUMENT)?;
     }
     Ok(())
 }

@@ -30,11 +30,25 @@ fn expect_unsupported(call: &str, code: ur_result_t, undo: impl FnOnce()) -> Cas
     Ok(())
 }
 
+/// [`expect_unsupported`] of a create through `create(out)`, whose object
+/// `release` releases should the create succeed.
+unsafe fn create_unsupported<T>(
+    call: &str,
+    release: Option<unsafe extern "C" fn(*mut T) -> ur_result_t>,
+    create: impl FnOnce(*mut *mut T) -> Result<ur_result_t, String>,
+) -> CaseResult {
+    let mut made = null_mut();
+    let code = create(&mut made)?;
+    expect_unsupported(call, code, || {
+        if let Some(release) = release {
+            release(made);
+        }
+    })
+}
+
 unsafe fn mem_buffer(fx: &DeviceFx) -> CaseResult {
-    let mut buffer = null_mut();
-    let code = fx.api.urMemBufferCreate(fx.context, UR_MEM_FLAG_READ_WRITE.0, 1024, null(), &mut buffer)?;
-    expect_unsupported("urMemBufferCreate", code, || {
-        let _ = fx.api.urMemRelease(buffer);
+    create_unsupported("urMemBufferCreate", fx.api.fns.urMemRelease, |buffer| {
+        fx.api.urMemBufferCreate(fx.context, UR_MEM_FLAG_READ_WRITE.0, 1024, null(), buffer)
     })
 }
 
@@ -46,10 +60,8 @@ unsafe fn sampler(fx: &DeviceFx) -> CaseResult {
         addressingMode: UR_SAMPLER_ADDRESSING_MODE_NONE,
         filterMode: UR_SAMPLER_FILTER_MODE_NEAREST,
     };
-    let mut sampler = null_mut();
-    let code = fx.api.urSamplerCreate(fx.context, &desc, &mut sampler)?;
-    expect_unsupported("urSamplerCreate", code, || {
-        let _ = fx.api.urSamplerRelease(sampler);
+    create_unsupported("urSamplerCreate", fx.api.fns.urSamplerRelease, |sampler| {
+        fx.api.urSamplerCreate(fx.context, &desc, sampler)
     })
 }
 
@@ -61,18 +73,14 @@ unsafe fn command_buffer(fx: &DeviceFx) -> CaseResult {
         isInOrder: 1,
         enableProfiling: 0,
     };
-    let mut buffer = null_mut();
-    let code = fx.api.urCommandBufferCreateExp(fx.context, fx.device, &desc, &mut buffer)?;
-    expect_unsupported("urCommandBufferCreateExp", code, || {
-        let _ = fx.api.urCommandBufferReleaseExp(buffer);
+    create_unsupported("urCommandBufferCreateExp", fx.api.fns.urCommandBufferReleaseExp, |buffer| {
+        fx.api.urCommandBufferCreateExp(fx.context, fx.device, &desc, buffer)
     })
 }
 
 unsafe fn physical_mem(fx: &DeviceFx) -> CaseResult {
-    let mut memory = null_mut();
-    let code = fx.api.urPhysicalMemCreate(fx.context, fx.device, 2 << 20, null(), &mut memory)?;
-    expect_unsupported("urPhysicalMemCreate", code, || {
-        let _ = fx.api.urPhysicalMemRelease(memory);
+    create_unsupported("urPhysicalMemCreate", fx.api.fns.urPhysicalMemRelease, |memory| {
+        fx.api.urPhysicalMemCreate(fx.context, fx.device, 2 << 20, null(), memory)
     })
 }
 

@@ -1,10 +1,10 @@
 //! urUSMHostAlloc, urUSMDeviceAlloc, urUSMSharedAlloc, urUSMFree,
 //! urUSMGetMemAllocInfo and the USM pool object.
 
-use crate::cases::common::Which;
+use crate::cases::common::reserved_flags;
 use crate::harness::*;
 use crate::names::{result_name, usm_type_name};
-use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, skip};
+use crate::{check, check_eq, expect_result, expect_success, info, ref_counting, ref_null_cases, skip};
 use core::ffi::c_void;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
@@ -70,8 +70,7 @@ pub const CASES: &[Case] = &[
 ];
 
 /// A hint bit outside `ur_usm_advice_flag_t`.
-const INVALID_HINT: ur_usm_advice_flags_t = 1 << 17;
-const _: () = assert!(INVALID_HINT & UR_USM_ADVICE_FLAGS_MASK != 0);
+const INVALID_HINT: ur_usm_advice_flags_t = reserved_flags(UR_USM_ADVICE_FLAGS_MASK, 1 << 17);
 
 fn usm_desc(hints: ur_usm_advice_flags_t, align: u32, next: *const c_void) -> ur_usm_desc_t {
     ur_usm_desc_t { stype: UR_STRUCTURE_TYPE_USM_DESC, pNext: next, hints, align }
@@ -119,8 +118,6 @@ unsafe fn expect_alloc_error(
     }
     expect_code(expected, code, &format!("{} with {how}", entry_name(kind)))
 }
-
-
 
 /// What `urUSMGetMemAllocInfo` answers for `prop` of `ptr`, read into
 /// `value` (no size returned).
@@ -449,14 +446,7 @@ unsafe fn info_unknown(fx: &DeviceFx) -> CaseResult {
     require_usm(fx)?;
     let not_usm = [0u8; 64];
     let mut kind = ur_usm_type_t(0xffff);
-    let code = fx.api.urUSMGetMemAllocInfo(
-        fx.context,
-        not_usm.as_ptr().cast(),
-        UR_USM_ALLOC_INFO_TYPE,
-        size_of::<ur_usm_type_t>(),
-        (&mut kind as *mut ur_usm_type_t).cast(),
-        null_mut(),
-    )?;
+    let code = alloc_info_into(fx, not_usm.as_ptr().cast(), UR_USM_ALLOC_INFO_TYPE, &mut kind)?;
     // The reference allows either answer for memory USM did not allocate.
     match code {
         UR_RESULT_SUCCESS => {
@@ -490,17 +480,7 @@ unsafe fn info_null_context(fx: &LoaderFx) -> CaseResult {
 unsafe fn info_null_pointer(fx: &DeviceFx) -> CaseResult {
     require_usm(fx)?;
     let mut kind = ur_usm_type_t(0);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urUSMGetMemAllocInfo(
-            fx.context,
-            null(),
-            UR_USM_ALLOC_INFO_TYPE,
-            4,
-            (&mut kind as *mut ur_usm_type_t).cast(),
-            null_mut()
-        )
-    );
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, alloc_info_into(fx, null(), UR_USM_ALLOC_INFO_TYPE, &mut kind));
     Ok(())
 }
 
@@ -508,17 +488,7 @@ unsafe fn info_bad_enum(fx: &DeviceFx) -> CaseResult {
     let memory = fx.alloc(UsmKind::Device, 64)?;
     let past_last = ur_usm_alloc_info_t(UR_USM_ALLOC_INFO_POOL.0 + 1);
     let mut value = [0u8; 64];
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urUSMGetMemAllocInfo(
-            fx.context,
-            memory.ptr,
-            past_last,
-            value.len(),
-            value.as_mut_ptr().cast(),
-            null_mut()
-        )
-    );
+    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, alloc_info_into(fx, memory.ptr, past_last, &mut value));
     Ok(())
 }
 
@@ -614,8 +584,7 @@ unsafe fn pool_null_output(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn pool_bad_flags(fx: &DeviceFx) -> CaseResult {
-    let flags = UR_USM_POOL_FLAG_READ_ONLY_EXP.0 << 1;
-    debug_assert!(flags & UR_USM_POOL_FLAGS_MASK != 0);
+    let flags = const { reserved_flags(UR_USM_POOL_FLAGS_MASK, UR_USM_POOL_FLAG_READ_ONLY_EXP.0 << 1) };
     let mut pool = null_mut();
     let code = fx.api.urUSMPoolCreate(fx.context, &mut pool_desc(flags, null()), &mut pool)?;
     if code == UR_RESULT_SUCCESS {
@@ -630,20 +599,12 @@ unsafe fn pool_retain(fx: &DeviceFx) -> CaseResult {
     ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).retain_then_release(pool.get(), |p| pool_refs(fx, p))
 }
 
-unsafe fn pool_retain_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).null_handle(Which::Retain)
-}
-
 unsafe fn pool_release(fx: &DeviceFx) -> CaseResult {
     let pool = new_pool(fx, &mut pool_desc(0, null()))?;
-    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).release_drops_one(pool.get(), |p| pool_refs(fx, p))?;
-    expect_success!(pool.release());
-    Ok(())
+    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).release_drops_one_then_last(pool, |p| pool_refs(fx, p))
 }
 
-unsafe fn pool_release_null(fx: &LoaderFx) -> CaseResult {
-    ref_counting!(fx.api, urUSMPoolRetain, urUSMPoolRelease).null_handle(Which::Release)
-}
+ref_null_cases!(urUSMPoolRetain, urUSMPoolRelease => pool_retain_null, pool_release_null);
 
 unsafe fn pool_info(fx: &DeviceFx) -> CaseResult {
     let pool = new_pool(fx, &mut pool_desc(0, null()))?;

@@ -10,8 +10,9 @@
 
 use crate::harness::*;
 use crate::ur::Api;
-use crate::{check, check_eq, expect_result, expect_success};
+use crate::{cases_calling, check, check_eq, expect_result, expect_success};
 use core::ffi::c_void;
+use std::collections::BTreeSet;
 use std::ptr::{null, null_mut};
 use ur_core::abi::*;
 
@@ -204,6 +205,13 @@ unsafe fn exp_pool(
     Ok(fx.own_pool(pool))
 }
 
+/// A plain pool of the case's own (no flags, no limits), or a skip where
+/// the device has no async allocations or pools.
+unsafe fn plain_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
+    require_pools(fx)?;
+    exp_pool(fx, 0, None)
+}
+
 /// A pool that keeps what it reserves across synchronisation, so that
 /// reuse shows in addresses and in RESERVED.
 unsafe fn keeping_pool(fx: &DeviceFx) -> Result<OwnedPool, Outcome> {
@@ -222,13 +230,19 @@ pub(crate) unsafe fn stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, prop: ur_us
 
 pub(crate) unsafe fn set_stat(fx: &DeviceFx, pool: ur_usm_pool_handle_t, prop: ur_usm_pool_info_t, v: usize) -> CaseResult {
     let mut v = v;
-    expect_success!(fx.api.urUSMPoolSetInfoExp(
-        pool,
-        prop,
-        (&mut v as *mut usize).cast(),
-        std::mem::size_of::<usize>()
-    ));
+    expect_success!(set_info(fx, pool, prop, &mut v, size_of::<usize>()));
     Ok(())
+}
+
+/// `urUSMPoolSetInfoExp` of `prop` from `size` bytes at `value`.
+unsafe fn set_info(
+    fx: &DeviceFx,
+    pool: ur_usm_pool_handle_t,
+    prop: ur_usm_pool_info_t,
+    value: *mut usize,
+    size: usize,
+) -> Result<ur_result_t, String> {
+    fx.api.urUSMPoolSetInfoExp(pool, prop, value.cast(), size)
 }
 
 unsafe fn command_type(fx: &DeviceFx, e: &OwnedEvent) -> Result<ur_command_t, Outcome> {
@@ -292,16 +306,10 @@ unsafe fn round_trip(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
     })
 }
 
-unsafe fn device_round_trip(fx: &DeviceFx) -> CaseResult {
-    round_trip(fx, UsmKind::Device)
-}
-
-unsafe fn shared_round_trip(fx: &DeviceFx) -> CaseResult {
-    round_trip(fx, UsmKind::Shared)
-}
-
-unsafe fn host_round_trip(fx: &DeviceFx) -> CaseResult {
-    round_trip(fx, UsmKind::Host)
+cases_calling! {
+    DeviceFx: device_round_trip = round_trip(UsmKind::Device);
+    DeviceFx: shared_round_trip = round_trip(UsmKind::Shared);
+    DeviceFx: host_round_trip = round_trip(UsmKind::Host);
 }
 
 /// On one in-order queue, with no events and no waits, a freed block comes
@@ -481,12 +489,9 @@ unsafe fn null_output(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
     Ok(())
 }
 
-unsafe fn device_null_output(fx: &DeviceFx) -> CaseResult {
-    null_output(fx, UsmKind::Device)
-}
-
-unsafe fn shared_null_output(fx: &DeviceFx) -> CaseResult {
-    null_output(fx, UsmKind::Shared)
+cases_calling! {
+    DeviceFx: device_null_output = null_output(UsmKind::Device);
+    DeviceFx: shared_null_output = null_output(UsmKind::Shared);
 }
 
 unsafe fn zero_size(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
@@ -497,12 +502,9 @@ unsafe fn zero_size(fx: &DeviceFx, kind: UsmKind) -> CaseResult {
     expect_code(UR_RESULT_ERROR_INVALID_USM_SIZE, got, &format!("{} of 0 bytes", alloc_name(kind)))
 }
 
-unsafe fn device_zero_size(fx: &DeviceFx) -> CaseResult {
-    zero_size(fx, UsmKind::Device)
-}
-
-unsafe fn host_zero_size(fx: &DeviceFx) -> CaseResult {
-    zero_size(fx, UsmKind::Host)
+cases_calling! {
+    DeviceFx: device_zero_size = zero_size(UsmKind::Device);
+    DeviceFx: host_zero_size = zero_size(UsmKind::Host);
 }
 
 unsafe fn device_bad_properties(fx: &DeviceFx) -> CaseResult {
@@ -581,29 +583,49 @@ unsafe fn hand_over_one_address(fx: &DeviceFx) -> CaseResult {
         let (qa, qb) = (fx.create_queue(flags)?, fx.create_queue(flags)?);
         let (a, b) = (qa.get(), qb.get());
         let pool = keeping_pool(fx)?;
-        let size = 64 * KIB;
-        let mut addresses = std::collections::BTreeSet::new();
-        let mut last_free: Option<OwnedEvent> = None;
-        for round in 0..24u8 {
-            let waits: Vec<ur_event_handle_t> = last_free.iter().map(|e| e.get()).collect();
-            let (x, x_ready) = alloc(fx, a, UsmKind::Device, pool.get(), size, &waits, true)?;
-            let used_x = fx.fill(a, x, &[round], size, &[x_ready.expect("asked for").get()])?;
-            let freed_x = free(fx, a, pool.get(), x, &[used_x.get()], true)?.expect("asked for");
-            let (y, y_ready) = alloc(fx, b, UsmKind::Device, pool.get(), size, &[freed_x.get()], true)?;
-            let used_y = fx.fill(b, y, &[round ^ 0xff], size, &[y_ready.expect("asked for").get()])?;
-            if round % 8 == 7 {
-                all_are(&format!("{shape} round {round}"), &fx.read_after(b, y, size, &[used_y.get()])?, round ^ 0xff)?;
-            }
-            last_free = free(fx, b, pool.get(), y, &[used_y.get()], true)?;
-            addresses.insert(x as usize);
-            addresses.insert(y as usize);
-        }
+        let label = |round| format!("{shape} round {round}");
+        let addresses = hand_over_rounds([(fx, a), (fx, b)], UsmKind::Device, pool.get(), 24, 8, &label)?;
         finish(fx, a)?;
         finish(fx, b)?;
         check_eq!(stat(fx, pool.get(), UR_USM_POOL_INFO_USED_CURRENT_EXP)?, 0usize);
         check!(addresses.len() == 1, "{shape} queues: the block handed between them lived at {} addresses", addresses.len());
     }
     Ok(())
+}
+
+/// Hands one 64 KiB block of `kind` from `pool` between two sides (a
+/// fixture and one of its queues) for `rounds` rounds: the first side
+/// allocates, writes the round and frees; the second allocates after that
+/// free, writes the round's complement and frees, and the first's next
+/// allocation waits for that free. Every `read_every`-th round the second
+/// side reads its data back (`label(round)` names it). Returns the
+/// addresses the block had.
+pub(crate) unsafe fn hand_over_rounds(
+    [(fa, a), (fb, b)]: [(&DeviceFx, ur_queue_handle_t); 2],
+    kind: UsmKind,
+    pool: ur_usm_pool_handle_t,
+    rounds: u8,
+    read_every: u8,
+    label: &dyn Fn(u8) -> String,
+) -> Result<BTreeSet<usize>, Outcome> {
+    let size = 64 * KIB;
+    let mut addresses = BTreeSet::new();
+    let mut last_free: Option<OwnedEvent> = None;
+    for round in 0..rounds {
+        let waits: Vec<ur_event_handle_t> = last_free.iter().map(|e| e.get()).collect();
+        let (x, x_ready) = alloc(fa, a, kind, pool, size, &waits, true)?;
+        let used_x = fa.fill(a, x, &[round], size, &[x_ready.expect("asked for").get()])?;
+        let freed_x = free(fa, a, pool, x, &[used_x.get()], true)?.expect("asked for");
+        let (y, y_ready) = alloc(fb, b, kind, pool, size, &[freed_x.get()], true)?;
+        let used_y = fb.fill(b, y, &[!round], size, &[y_ready.expect("asked for").get()])?;
+        if round % read_every == read_every - 1 {
+            all_are(&label(round), &fb.read_after(b, y, size, &[used_y.get()])?, !round)?;
+        }
+        last_free = free(fb, b, pool, y, &[used_y.get()], true)?;
+        addresses.insert(x as usize);
+        addresses.insert(y as usize);
+    }
+    Ok(addresses)
 }
 
 unsafe fn cross_queue_reuse(fx: &DeviceFx) -> CaseResult {
@@ -678,22 +700,30 @@ unsafe fn refused_free_keeps(fx: &DeviceFx, pool: ur_usm_pool_handle_t, p: *mut 
     Ok(())
 }
 
-unsafe fn free_interior(fx: &DeviceFx) -> CaseResult {
+/// Runs `body(pool, block, size)` on a 64 KiB block of the current pool,
+/// then of a keeping pool of the case's own, and finishes the queue.
+unsafe fn on_a_block_of_each_pool(
+    fx: &DeviceFx,
+    body: impl Fn(ur_usm_pool_handle_t, *mut c_void, usize) -> CaseResult,
+) -> CaseResult {
     require_pools(fx)?;
     let own = keeping_pool(fx)?;
     for pool in [null_mut(), own.get()] {
         let size = 64 * KIB;
         let (p, _) = alloc(fx, fx.queue, UsmKind::Device, pool, size, &[], false)?;
-        let interior = (p as *mut u8).wrapping_add(256).cast::<c_void>();
-        expect_code(
-            UR_RESULT_ERROR_INVALID_VALUE,
-            free_code(fx, pool, interior)?,
-            "an async free of an interior pointer",
-        )?;
-        refused_free_keeps(fx, pool, p, size)?;
-        free(fx, fx.queue, pool, p, &[], false)?;
+        body(pool, p, size)?;
     }
     finish(fx, fx.queue)
+}
+
+unsafe fn free_interior(fx: &DeviceFx) -> CaseResult {
+    on_a_block_of_each_pool(fx, |pool, p, size| {
+        let interior = (p as *mut u8).wrapping_add(256).cast::<c_void>();
+        expect_code(UR_RESULT_ERROR_INVALID_VALUE, free_code(fx, pool, interior)?, "an async free of an interior pointer")?;
+        refused_free_keeps(fx, pool, p, size)?;
+        free(fx, fx.queue, pool, p, &[], false)?;
+        Ok(())
+    })
 }
 
 unsafe fn free_foreign(fx: &DeviceFx) -> CaseResult {
@@ -723,11 +753,7 @@ unsafe fn free_foreign(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn free_double(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let own = keeping_pool(fx)?;
-    for pool in [null_mut(), own.get()] {
-        let size = 64 * KIB;
-        let (p, _) = alloc(fx, fx.queue, UsmKind::Device, pool, size, &[], false)?;
+    on_a_block_of_each_pool(fx, |pool, p, size| {
         free(fx, fx.queue, pool, p, &[], false)?;
         // Freed again before the first free could have run, then after.
         expect_code(UR_RESULT_ERROR_INVALID_VALUE, free_code(fx, pool, p)?, "a second async free, the first pending")?;
@@ -739,8 +765,8 @@ unsafe fn free_double(fx: &DeviceFx) -> CaseResult {
         check!(x != y, "a double free handed one block to two allocations");
         free(fx, fx.queue, pool, x, &[], false)?;
         free(fx, fx.queue, pool, y, &[], false)?;
-    }
-    finish(fx, fx.queue)
+        Ok(())
+    })
 }
 
 unsafe fn free_null_pointer(fx: &DeviceFx) -> CaseResult {
@@ -786,8 +812,7 @@ unsafe fn blocking_free_of_async_block(fx: &DeviceFx) -> CaseResult {
 /// A blocking allocation from a pool, with a descriptor whose `stype` is 0
 /// (as libsycl passes it): served, usable, counted by the pool, freed.
 unsafe fn blocking_from_pool(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
+    let pool = plain_pool(fx)?;
     let desc = ur_usm_desc_t { stype: ur_structure_type_t(0), pNext: null(), hints: 0, align: 0 };
     let mut p = null_mut();
     expect_success!(fx.api.urUSMDeviceAlloc(fx.context, fx.device, &desc, pool.get(), 100 * KIB, &mut p));
@@ -856,8 +881,7 @@ unsafe fn pool_zero_init(fx: &DeviceFx) -> CaseResult {
 /// A pool released while one of its allocations is live: the allocation
 /// stays usable and can be freed; the context is still destroyed cleanly.
 unsafe fn pool_released_with_live_blocks(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
+    let pool = plain_pool(fx)?;
     let (p, _) = alloc(fx, fx.queue, UsmKind::Device, pool.get(), 64 * KIB, &[], false)?;
     let (q, _) = alloc(fx, fx.queue, UsmKind::Device, pool.get(), 64 * KIB, &[], false)?;
     let filled = fx.fill(fx.queue, p, &[0x61], 64 * KIB, &[])?;
@@ -970,20 +994,28 @@ unsafe fn default_pool(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn default_pool_null_output(fx: &DeviceFx) -> CaseResult {
+/// `query(context, device, out)`, one of the entry points that name a
+/// device's pool (`entry`), with no output: INVALID_NULL_POINTER.
+unsafe fn pool_query_null_output(
+    fx: &DeviceFx,
+    entry: &str,
+    query: impl FnOnce(ur_context_handle_t, ur_device_handle_t, *mut ur_usm_pool_handle_t) -> Result<ur_result_t, String>,
+) -> CaseResult {
     require_pools(fx)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urUSMPoolGetDefaultDevicePoolExp(fx.context, fx.device, null_mut())
-    );
-    Ok(())
+    let got = query(fx.context, fx.device, null_mut())?;
+    expect_code(UR_RESULT_ERROR_INVALID_NULL_POINTER, got, &format!("{entry}(context, device, null)"))
+}
+
+unsafe fn default_pool_null_output(fx: &DeviceFx) -> CaseResult {
+    pool_query_null_output(fx, "urUSMPoolGetDefaultDevicePoolExp", |c, d, out| {
+        fx.api.urUSMPoolGetDefaultDevicePoolExp(c, d, out)
+    })
 }
 
 /// After `urUSMPoolSetDevicePoolExp`, allocations that name no pool come
 /// from the pool set; setting the default pool again restores it.
 unsafe fn set_device_pool(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
+    let pool = plain_pool(fx)?;
     expect_success!(fx.api.urUSMPoolSetDevicePoolExp(fx.context, fx.device, pool.get()));
     let (p, _) = alloc(fx, fx.queue, UsmKind::Device, null_mut(), MIB, &[], false)?;
     check!(
@@ -1024,12 +1056,7 @@ unsafe fn get_device_pool(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn get_device_pool_null_output(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urUSMPoolGetDevicePoolExp(fx.context, fx.device, null_mut())
-    );
-    Ok(())
+    pool_query_null_output(fx, "urUSMPoolGetDevicePoolExp", |c, d, out| fx.api.urUSMPoolGetDevicePoolExp(c, d, out))
 }
 
 /// Trimming gives back free memory down to the bound, never memory in use.
@@ -1105,8 +1132,7 @@ unsafe fn pool_statistics(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_exp_object_queries(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
+    let pool = plain_pool(fx)?;
     for prop in [UR_USM_POOL_INFO_REFERENCE_COUNT, UR_USM_POOL_INFO_CONTEXT] {
         let mut v = [0u8; 16];
         expect_result!(
@@ -1118,8 +1144,7 @@ unsafe fn info_exp_object_queries(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_exp_bad_enum(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
+    let pool = plain_pool(fx)?;
     let mut v = 0usize;
     let past = ur_usm_pool_info_t(UR_USM_POOL_INFO_USED_HIGH_EXP.0 + 1);
     expect_result!(
@@ -1130,8 +1155,7 @@ unsafe fn info_exp_bad_enum(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn info_exp_null_outputs(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
+    let pool = plain_pool(fx)?;
     expect_result!(
         UR_RESULT_ERROR_INVALID_NULL_POINTER,
         fx.api.urUSMPoolGetInfoExp(pool.get(), UR_USM_POOL_INFO_USED_CURRENT_EXP, null_mut(), null_mut())
@@ -1147,8 +1171,7 @@ unsafe fn info_exp_null_outputs(fx: &DeviceFx) -> CaseResult {
 /// with threshold 0, a freed block's memory is gone after `urQueueFinish`
 /// (and after `urEventWait`); raised, it stays reserved.
 unsafe fn threshold(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
+    let pool = plain_pool(fx)?;
     let get = |prop| stat(fx, pool.get(), prop);
     let size = 16 * MIB;
     let (p, _) = alloc(fx, fx.queue, UsmKind::Device, pool.get(), size, &[], false)?;
@@ -1198,46 +1221,25 @@ unsafe fn initial_threshold(fx: &DeviceFx) -> CaseResult {
 }
 
 unsafe fn set_info_bad_size(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
+    let pool = plain_pool(fx)?;
     let mut v = 0usize;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_SIZE,
-        fx.api.urUSMPoolSetInfoExp(
-            pool.get(),
-            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP,
-            (&mut v as *mut usize).cast(),
-            4
-        )
-    );
+    expect_result!(UR_RESULT_ERROR_INVALID_SIZE, set_info(fx, pool.get(), UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP, &mut v, 4));
     Ok(())
 }
 
 unsafe fn set_info_bad_value(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
+    let pool = plain_pool(fx)?;
     let mut v = 5usize;
     for prop in [UR_USM_POOL_INFO_USED_HIGH_EXP, UR_USM_POOL_INFO_RESERVED_HIGH_EXP] {
-        expect_result!(
-            UR_RESULT_ERROR_INVALID_VALUE,
-            fx.api.urUSMPoolSetInfoExp(pool.get(), prop, (&mut v as *mut usize).cast(), std::mem::size_of::<usize>())
-        );
+        expect_result!(UR_RESULT_ERROR_INVALID_VALUE, set_info(fx, pool.get(), prop, &mut v, size_of::<usize>()));
     }
     Ok(())
 }
 
 unsafe fn set_info_null_value(fx: &DeviceFx) -> CaseResult {
-    require_pools(fx)?;
-    let pool = exp_pool(fx, 0, None)?;
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_NULL_POINTER,
-        fx.api.urUSMPoolSetInfoExp(
-            pool.get(),
-            UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP,
-            null_mut(),
-            std::mem::size_of::<usize>()
-        )
-    );
+    let pool = plain_pool(fx)?;
+    let threshold = UR_USM_POOL_INFO_RELEASE_THRESHOLD_EXP;
+    expect_result!(UR_RESULT_ERROR_INVALID_NULL_POINTER, set_info(fx, pool.get(), threshold, null_mut(), size_of::<usize>()));
     Ok(())
 }
 
@@ -1248,17 +1250,11 @@ unsafe fn set_info_read_only(fx: &DeviceFx) -> CaseResult {
     for prop in
         [UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP, UR_USM_POOL_INFO_USED_CURRENT_EXP, UR_USM_POOL_INFO_RESERVED_CURRENT_EXP]
     {
-        expect_result!(
-            UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION,
-            fx.api.urUSMPoolSetInfoExp(pool.get(), prop, (&mut v as *mut usize).cast(), std::mem::size_of::<usize>())
-        );
+        expect_result!(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION, set_info(fx, pool.get(), prop, &mut v, size_of::<usize>()));
     }
     check_eq!(stat(fx, pool.get(), UR_USM_POOL_INFO_MAXIMUM_SIZE_EXP)?, 64 * MIB);
     let past = ur_usm_pool_info_t(UR_USM_POOL_INFO_USED_HIGH_EXP.0 + 1);
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_ENUMERATION,
-        fx.api.urUSMPoolSetInfoExp(pool.get(), past, (&mut v as *mut usize).cast(), std::mem::size_of::<usize>())
-    );
+    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, set_info(fx, pool.get(), past, &mut v, size_of::<usize>()));
     Ok(())
 }
 
