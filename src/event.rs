@@ -5,6 +5,7 @@
 //! cell), which answers the questions only the driver can ([`RawEvent`]).
 
 use crate::abi::*;
+use crate::queue::object::Queue;
 use crate::context::Context;
 use crate::boundary::NativeOwnership;
 use crate::engine::Stamp;
@@ -69,7 +70,7 @@ pub struct Event<B: Backend> {
     /// The queue that enqueued the command (none for a native event).
     /// Strong: `UR_EVENT_INFO_COMMAND_QUEUE` names a live queue while the
     /// event lives, as an OpenCL event keeps its queue.
-    pub queue: Option<Arc<B::Queue>>,
+    pub queue: Option<Arc<Queue<B>>>,
     pub context: Arc<Context<B>>,
     pub command: ur_command_t,
     /// The command's node in the context's engine graph (none for a native
@@ -89,7 +90,7 @@ unsafe impl<B: Backend> ArcObject for Event<B> {}
 
 impl<B: Backend> Event<B> {
     pub fn new(
-        queue: Option<Arc<B::Queue>>,
+        queue: Option<Arc<Queue<B>>>,
         context: Arc<Context<B>>,
         command: ur_command_t,
         stamp: Option<Stamp>,

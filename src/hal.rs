@@ -15,10 +15,7 @@
 
 use crate::abi::*;
 use crate::adapter::Adapter;
-use crate::boundary::NativeOwnership;
-use crate::engine::{Lane, UsmKind};
-use crate::queue::{EngineCommand, Waits};
-use crate::context::Context;
+use crate::engine::UsmKind;
 use crate::event::{Event, RawEvent};
 use crate::pool::{RawPool, UsmPool};
 use crate::handle::UrObject;
@@ -29,7 +26,7 @@ use core::ffi::c_void;
 use std::ffi::CStr;
 use std::marker::PhantomData;
 use std::ops::Deref;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
 
@@ -39,7 +36,8 @@ pub trait Backend: crate::adapter::Backend + Sized {
     type Device: Device<Self>;
     /// The backend's part of a context (`crate::context`).
     type RawContext: crate::context::RawContext<Self>;
-    type Queue: Queue<Self>;
+    /// The backend's part of a queue (`crate::queue::object`).
+    type RawQueue: crate::queue::object::RawQueue<Self>;
     /// The backend's part of an event (`crate::event`).
     type RawEvent: RawEvent<Self>;
     /// The backend's part of a USM pool (`crate::pool`).
@@ -47,8 +45,10 @@ pub trait Backend: crate::adapter::Backend + Sized {
     /// How a pool holds its device (`Arc<Device>`, or `&'static Device`
     /// where devices live as long as the adapter).
     type DeviceRef: Deref<Target = Self::Device> + Clone + Send + Sync + 'static;
-    type Program: Program<Self>;
-    type Kernel: Kernel<Self>;
+    /// The backend's part of a program and a kernel (`crate::program`);
+    /// `NoProgram`/`NoKernel` for a backend that builds none.
+    type RawProgram: crate::program::RawProgram<Self>;
+    type RawKernel: crate::program::RawKernel<Self>;
 
     /// The table every handle of this backend carries at offset 0.
     fn ddi() -> &'static ur_dditable_t {
@@ -261,153 +261,6 @@ pub trait Device<B: Backend>: UrObject<Handle = ur_device_handle_t_> {
     }
 }
 
-pub trait Queue<B: Backend>: UrObject<Handle = ur_queue_handle_t_> {
-    /// A queue with checked flags (no unknown bits, no contradictory pair,
-    /// device-side flags refused) on a device of the context.
-    fn create(context: &Context<B>, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>>;
-    fn context(&self) -> &Context<B>;
-    fn device(&self) -> &B::Device;
-    fn flags(&self) -> ur_queue_flags_t;
-    /// `UR_QUEUE_INFO_EMPTY`.
-    fn is_empty(&self) -> UrResult<bool>;
-    /// Waits for all work; a host synchronisation point for the pools.
-    fn finish(&self) -> UrResult;
-    fn flush(&self) -> UrResult;
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Err(UNSUPPORTED)
-    }
-    fn from_native(
-        _native: ur_native_handle_t,
-        _context: &Context<B>,
-        _device: Option<&B::Device>,
-        _flags: ur_queue_flags_t,
-        _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
-        Err(UNSUPPORTED)
-    }
-
-    /// A USM command, or an event wait or barrier. Returns the command's
-    /// event when `completion.want_event`. The core blocks on it when
-    /// `completion.blocking`.
-    fn enqueue_usm(
-        &self,
-        command: UsmCommand<'_>,
-        waits: Events<'_, B>,
-        completion: Completion,
-    ) -> UrResult<Option<Arc<Event<B>>>>;
-    /// Whether async allocations are served (`ASYNC_USM_ALLOCATIONS_SUPPORT`).
-    fn async_alloc_supported(&self) -> bool;
-
-    // The submission seam of `crate::queue`: the async allocation and free
-    // are written once there, over these.
-
-    /// The queue's lane in its context's engine graph.
-    fn lane(&self) -> &Arc<Lane>;
-    /// This queue's copy of its device's default pool, taken on first use
-    /// (see `ContextPools::with_current`).
-    fn default_pool(&self) -> &OnceLock<Arc<UsmPool<B>>>;
-    /// What the backend waits on for one event of a wait list.
-    type RawWait<'a>;
-    /// A checked wait list, translated for this queue. A backend that
-    /// cannot wait on an event (one of another context) on the device may
-    /// wait for it on the host here.
-    fn translate<'a>(&self, events: Events<'a, B>) -> UrResult<Waits<Self::RawWait<'a>>>;
-    /// Held from the engine's decision to the command's enqueue, so that
-    /// the engine's sequence numbers follow the backend's queue.
-    type Order<'a>
-    where
-        Self: 'a;
-    /// The queue's order; `INVALID_QUEUE` for a queue that takes no more
-    /// work.
-    fn order(&self) -> UrResult<Self::Order<'_>>;
-    /// Enqueues the command of an async allocation or free that the engine
-    /// recorded: a zeroing fill (`command.zero`), or else a marker, after
-    /// `waits` and `command.deps`, that reports `command.stamp` complete
-    /// once it has run. Returns its event when `command.want_event`. A
-    /// command that waits only on what the queue's order already implies
-    /// may share an earlier command's completion rather than run.
-    fn enqueue_recorded(
-        &self,
-        order: Self::Order<'_>,
-        command: EngineCommand<'_>,
-        waits: Waits<Self::RawWait<'_>>,
-    ) -> UrResult<Option<Arc<Event<B>>>>;
-    /// An async allocation that the backend serves itself rather than the
-    /// engine (a driver's own pool): `None` leaves it to the engine.
-    fn alloc_outside_engine(
-        &self,
-        _pool: &UsmPool<B>,
-        _kind: UsmKind,
-        _size: usize,
-        _events: Events<'_, B>,
-        _want_event: bool,
-    ) -> Option<UrResult<(*mut c_void, Option<Arc<Event<B>>>)>> {
-        None
-    }
-    /// An async free of a pointer no engine pool of the context holds. By
-    /// default none is the backend's own: `INVALID_VALUE`, nothing freed.
-    fn free_outside_engine(
-        &self,
-        _pool: Option<&UsmPool<B>>,
-        _ptr: *mut c_void,
-        _events: Events<'_, B>,
-        _want_event: bool,
-    ) -> UrResult<Option<Arc<Event<B>>>> {
-        Err(UR_RESULT_ERROR_INVALID_VALUE)
-    }
-}
-
-/// Program and kernel objects. A backend that builds none uses [`NoProgram`]
-/// and [`NoKernel`]; the core then leaves every program and kernel slot to
-/// the unsupported stubs.
-pub trait Program<B: Backend>: UrObject<Handle = ur_program_handle_t_> {
-    const SUPPORTED: bool = true;
-    fn context(&self) -> &Context<B>;
-    /// Whether the program holds an image for `device`.
-    fn has_device(&self, device: &B::Device) -> bool;
-    fn create_with_il(_context: &Context<B>, _il: &[u8]) -> UrResult<Arc<Self>> {
-        Err(UNSUPPORTED)
-    }
-    /// One image per device (devices checked to be in the context; images
-    /// not empty).
-    fn create_with_binary(context: &Context<B>, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>>;
-    /// Builds for `devices`, or for every device of the program when empty.
-    fn build(&self, devices: &[&B::Device], options: &CStr) -> UrResult;
-    fn compile(&self, _devices: &[&B::Device], _options: &CStr) -> UrResult {
-        Err(UNSUPPORTED)
-    }
-    /// A failed link may still give a program that holds the log.
-    fn link(
-        _context: &Context<B>,
-        _devices: &[&B::Device],
-        _programs: &[&Self],
-        _options: &CStr,
-    ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
-        Err((UNSUPPORTED, None))
-    }
-    /// Every query in range but the reference count, the context and the
-    /// binaries (the core answers those).
-    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult;
-    /// The program's binaries, one per device in `DEVICES` order.
-    fn binaries(&self) -> UrResult<Vec<Vec<u8>>>;
-    fn build_info(&self, device: &B::Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult;
-    fn set_specialization_constants(&self, _constants: &[ur_specialization_constant_info_t]) -> UrResult {
-        Err(UNSUPPORTED)
-    }
-    /// `(address, size)` of a device global.
-    fn global_variable(&self, _device: &B::Device, _name: &CStr) -> UrResult<(*mut c_void, usize)> {
-        Err(UNSUPPORTED)
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t>;
-    fn from_native(
-        _native: ur_native_handle_t,
-        _context: &Context<B>,
-        _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
-        Err(UNSUPPORTED)
-    }
-}
-
 /// A kernel argument of `urEnqueueKernelLaunchWithArgsExp`, checked.
 #[derive(Clone, Copy, Debug)]
 pub enum KernelArg<'a> {
@@ -422,120 +275,4 @@ pub struct NdRange<'a> {
     pub offset: Option<&'a [usize]>,
     pub global: &'a [usize],
     pub local: Option<&'a [usize]>,
-}
-
-pub trait Kernel<B: Backend>: UrObject<Handle = ur_kernel_handle_t_> {
-    const SUPPORTED: bool = true;
-    fn create(program: &B::Program, name: &CStr) -> UrResult<Arc<Self>>;
-    fn program(&self) -> &B::Program;
-    /// Every query in range but the reference count, the context and the
-    /// program (the core answers those).
-    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult;
-    fn group_info(&self, device: &B::Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult;
-    fn sub_group_info(&self, device: &B::Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult;
-    /// USM indirect access, pointer lists and cache hints. The default
-    /// accepts them: with unified addressing every USM pointer is reachable.
-    fn set_exec_info(&self, _prop: ur_kernel_exec_info_t, _value: *const c_void, _size: usize) -> UrResult {
-        Ok(())
-    }
-    fn suggested_local_work_size(&self, _queue: &B::Queue, _global: &[usize]) -> UrResult<Vec<usize>> {
-        Err(UNSUPPORTED)
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t>;
-    fn from_native(
-        _native: ur_native_handle_t,
-        _context: &Context<B>,
-        _program: Option<&B::Program>,
-        _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
-        Err(UNSUPPORTED)
-    }
-    /// Launches on `queue`; `cooperative` asks for a cooperative launch.
-    fn launch(
-        &self,
-        queue: &B::Queue,
-        range: &NdRange<'_>,
-        args: &[KernelArg<'_>],
-        cooperative: bool,
-        waits: Events<'_, B>,
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event<B>>>>;
-}
-
-/// The program type of a backend without programs: no value exists.
-pub enum NoProgram {}
-/// The kernel type of a backend without kernels: no value exists.
-pub enum NoKernel {}
-
-// SAFETY: uninhabited, so no value is ever behind a handle.
-unsafe impl UrObject for NoProgram {
-    const KIND: crate::handle::ObjectKind = crate::handle::ObjectKind::Program;
-    type Handle = ur_program_handle_t_;
-}
-// SAFETY: as above.
-unsafe impl UrObject for NoKernel {
-    const KIND: crate::handle::ObjectKind = crate::handle::ObjectKind::Kernel;
-    type Handle = ur_kernel_handle_t_;
-}
-
-// The bodies are unreachable: no value of these types exists.
-impl<B: Backend> Program<B> for NoProgram {
-    const SUPPORTED: bool = false;
-    fn context(&self) -> &Context<B> {
-        match *self {}
-    }
-    fn has_device(&self, _: &B::Device) -> bool {
-        match *self {}
-    }
-    fn create_with_binary(_: &Context<B>, _: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
-        Err(UNSUPPORTED)
-    }
-    fn build(&self, _: &[&B::Device], _: &CStr) -> UrResult {
-        match *self {}
-    }
-    fn info(&self, _: ur_program_info_t, _: InfoOut) -> UrResult {
-        match *self {}
-    }
-    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
-        match *self {}
-    }
-    fn build_info(&self, _: &B::Device, _: ur_program_build_info_t, _: InfoOut) -> UrResult {
-        match *self {}
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        match *self {}
-    }
-}
-
-impl<B: Backend> Kernel<B> for NoKernel {
-    const SUPPORTED: bool = false;
-    fn create(_: &B::Program, _: &CStr) -> UrResult<Arc<Self>> {
-        Err(UNSUPPORTED)
-    }
-    fn program(&self) -> &B::Program {
-        match *self {}
-    }
-    fn info(&self, _: ur_kernel_info_t, _: InfoOut) -> UrResult {
-        match *self {}
-    }
-    fn group_info(&self, _: &B::Device, _: ur_kernel_group_info_t, _: InfoOut) -> UrResult {
-        match *self {}
-    }
-    fn sub_group_info(&self, _: &B::Device, _: ur_kernel_sub_group_info_t, _: InfoOut) -> UrResult {
-        match *self {}
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        match *self {}
-    }
-    fn launch(
-        &self,
-        _: &B::Queue,
-        _: &NdRange<'_>,
-        _: &[KernelArg<'_>],
-        _: bool,
-        _: Events<'_, B>,
-        _: bool,
-    ) -> UrResult<Option<Arc<Event<B>>>> {
-        match *self {}
-    }
 }

@@ -5,6 +5,7 @@
 //! [`RawProgram`] and [`RawKernel`].
 
 use crate::abi::*;
+use crate::queue::object::Queue;
 use crate::context::Context;
 use crate::boundary::NativeOwnership;
 use crate::event::Event;
@@ -19,7 +20,10 @@ use std::sync::Arc;
 const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
 
 /// The driver's side of a program. Each function gets the whole program.
-pub trait RawProgram<B: Programs>: Send + Sync + Sized + 'static {
+pub trait RawProgram<B: Backend>: Send + Sync + Sized + 'static {
+    /// False for a backend that builds no programs ([`NoProgram`]): the
+    /// core then leaves every program slot to the unsupported stubs.
+    const SUPPORTED: bool = true;
     fn create_with_il(_context: &Context<B>, _il: &[u8]) -> UrResult<Arc<Program<B>>> {
         Err(UNSUPPORTED)
     }
@@ -66,7 +70,9 @@ pub trait RawProgram<B: Programs>: Send + Sync + Sized + 'static {
 }
 
 /// The driver's side of a kernel. Each function gets the whole kernel.
-pub trait RawKernel<B: Programs>: Send + Sync + Sized + 'static {
+pub trait RawKernel<B: Backend>: Send + Sync + Sized + 'static {
+    /// False for a backend without kernels ([`NoKernel`]).
+    const SUPPORTED: bool = true;
     fn create(program: &Program<B>, name: &CStr) -> UrResult<Arc<Kernel<B>>>;
     /// Every query in range but the reference count, the context and the
     /// program (the core answers those).
@@ -78,7 +84,7 @@ pub trait RawKernel<B: Programs>: Send + Sync + Sized + 'static {
     fn set_exec_info(_kernel: &Kernel<B>, _prop: ur_kernel_exec_info_t, _value: *const c_void, _size: usize) -> UrResult {
         Ok(())
     }
-    fn suggested_local_work_size(_kernel: &Kernel<B>, _queue: &B::Queue, _global: &[usize]) -> UrResult<Vec<usize>> {
+    fn suggested_local_work_size(_kernel: &Kernel<B>, _queue: &Queue<B>, _global: &[usize]) -> UrResult<Vec<usize>> {
         Err(UNSUPPORTED)
     }
     fn native_handle(kernel: &Kernel<B>) -> UrResult<ur_native_handle_t>;
@@ -93,7 +99,7 @@ pub trait RawKernel<B: Programs>: Send + Sync + Sized + 'static {
     /// Launches on `queue`; `cooperative` asks for a cooperative launch.
     fn launch(
         kernel: &Kernel<B>,
-        queue: &B::Queue,
+        queue: &Queue<B>,
         range: &NdRange<'_>,
         args: &[KernelArg<'_>],
         cooperative: bool,
@@ -102,18 +108,9 @@ pub trait RawKernel<B: Programs>: Send + Sync + Sized + 'static {
     ) -> UrResult<Option<Arc<Event<B>>>>;
 }
 
-/// The backends whose programs and kernels are [`Program`]s and
-/// [`Kernel`]s.
-///
-/// Transitional: folds into [`Backend`] once every adapter's are.
-pub trait Programs: Backend<Program = Program<Self>, Kernel = Kernel<Self>> {
-    type RawProgram: RawProgram<Self>;
-    type RawKernel: RawKernel<Self>;
-}
-
 /// A UR program.
 #[repr(C)]
-pub struct Program<B: Programs> {
+pub struct Program<B: Backend> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
     pub context: Arc<Context<B>>,
@@ -121,15 +118,15 @@ pub struct Program<B: Programs> {
 }
 
 // SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Programs> UrObject for Program<B> {
+unsafe impl<B: Backend> UrObject for Program<B> {
     const KIND: ObjectKind = ObjectKind::Program;
     type Handle = ur_program_handle_t_;
 }
 
 // SAFETY: programs are made only by `Program::new`, in an `Arc`.
-unsafe impl<B: Programs> ArcObject for Program<B> {}
+unsafe impl<B: Backend> ArcObject for Program<B> {}
 
-impl<B: Programs> Program<B> {
+impl<B: Backend> Program<B> {
     pub fn new(context: Arc<Context<B>>, raw: B::RawProgram) -> Arc<Self> {
         Arc::new(Program { header: HandleHeader::new(B::ddi(), ObjectKind::Program), context, raw })
     }
@@ -142,7 +139,7 @@ impl<B: Programs> Program<B> {
 
 /// A UR kernel.
 #[repr(C)]
-pub struct Kernel<B: Programs> {
+pub struct Kernel<B: Backend> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
     pub program: Arc<Program<B>>,
@@ -150,15 +147,15 @@ pub struct Kernel<B: Programs> {
 }
 
 // SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Programs> UrObject for Kernel<B> {
+unsafe impl<B: Backend> UrObject for Kernel<B> {
     const KIND: ObjectKind = ObjectKind::Kernel;
     type Handle = ur_kernel_handle_t_;
 }
 
 // SAFETY: kernels are made only by `Kernel::new`, in an `Arc`.
-unsafe impl<B: Programs> ArcObject for Kernel<B> {}
+unsafe impl<B: Backend> ArcObject for Kernel<B> {}
 
-impl<B: Programs> Kernel<B> {
+impl<B: Backend> Kernel<B> {
     pub fn new(program: Arc<Program<B>>, raw: B::RawKernel) -> Arc<Self> {
         Arc::new(Kernel { header: HandleHeader::new(B::ddi(), ObjectKind::Kernel), program, raw })
     }
@@ -173,27 +170,24 @@ impl<B: Programs> Kernel<B> {
     }
 }
 
-/// Forwards while `hal::Program` is still the core's view of a program.
-impl<B: Programs> crate::hal::Program<B> for Program<B> {
-    fn context(&self) -> &Context<B> {
-        &self.context
-    }
-    fn has_device(&self, device: &B::Device) -> bool {
+/// What the core asks of a program that only the raw part answers.
+impl<B: Backend> Program<B> {
+    pub fn has_device(&self, device: &B::Device) -> bool {
         B::RawProgram::has_device(self, device)
     }
-    fn create_with_il(context: &Context<B>, il: &[u8]) -> UrResult<Arc<Self>> {
+    pub fn create_with_il(context: &Context<B>, il: &[u8]) -> UrResult<Arc<Self>> {
         B::RawProgram::create_with_il(context, il)
     }
-    fn create_with_binary(context: &Context<B>, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
+    pub fn create_with_binary(context: &Context<B>, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
         B::RawProgram::create_with_binary(context, images)
     }
-    fn build(&self, devices: &[&B::Device], options: &CStr) -> UrResult {
+    pub fn build(&self, devices: &[&B::Device], options: &CStr) -> UrResult {
         B::RawProgram::build(self, devices, options)
     }
-    fn compile(&self, devices: &[&B::Device], options: &CStr) -> UrResult {
+    pub fn compile(&self, devices: &[&B::Device], options: &CStr) -> UrResult {
         B::RawProgram::compile(self, devices, options)
     }
-    fn link(
+    pub fn link(
         context: &Context<B>,
         devices: &[&B::Device],
         programs: &[&Self],
@@ -201,56 +195,56 @@ impl<B: Programs> crate::hal::Program<B> for Program<B> {
     ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
         B::RawProgram::link(context, devices, programs, options)
     }
-    fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
+    pub fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
         B::RawProgram::info(self, prop, out)
     }
-    fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
+    pub fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
         B::RawProgram::binaries(self)
     }
-    fn build_info(&self, device: &B::Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+    pub fn build_info(&self, device: &B::Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
         B::RawProgram::build_info(self, device, prop, out)
     }
-    fn set_specialization_constants(&self, constants: &[ur_specialization_constant_info_t]) -> UrResult {
+    pub fn set_specialization_constants(&self, constants: &[ur_specialization_constant_info_t]) -> UrResult {
         B::RawProgram::set_specialization_constants(self, constants)
     }
-    fn global_variable(&self, device: &B::Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
+    pub fn global_variable(&self, device: &B::Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
         B::RawProgram::global_variable(self, device, name)
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawProgram::native_handle(self)
     }
-    fn from_native(native: ur_native_handle_t, context: &Context<B>, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    pub fn from_native(native: ur_native_handle_t, context: &Context<B>, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
         B::RawProgram::from_native(native, context, ownership)
     }
 }
 
-/// Forwards while `hal::Kernel` is still the core's view of a kernel.
-impl<B: Programs> crate::hal::Kernel<B> for Kernel<B> {
-    fn create(program: &Program<B>, name: &CStr) -> UrResult<Arc<Self>> {
+/// What the core asks of a kernel that only the raw part answers.
+impl<B: Backend> Kernel<B> {
+    pub fn create(program: &Program<B>, name: &CStr) -> UrResult<Arc<Self>> {
         B::RawKernel::create(program, name)
     }
-    fn program(&self) -> &Program<B> {
+    pub fn program(&self) -> &Program<B> {
         &self.program
     }
-    fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
+    pub fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
         B::RawKernel::info(self, prop, out)
     }
-    fn group_info(&self, device: &B::Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+    pub fn group_info(&self, device: &B::Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
         B::RawKernel::group_info(self, device, prop, out)
     }
-    fn sub_group_info(&self, device: &B::Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+    pub fn sub_group_info(&self, device: &B::Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
         B::RawKernel::sub_group_info(self, device, prop, out)
     }
-    fn set_exec_info(&self, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
+    pub fn set_exec_info(&self, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
         B::RawKernel::set_exec_info(self, prop, value, size)
     }
-    fn suggested_local_work_size(&self, queue: &B::Queue, global: &[usize]) -> UrResult<Vec<usize>> {
+    pub fn suggested_local_work_size(&self, queue: &Queue<B>, global: &[usize]) -> UrResult<Vec<usize>> {
         B::RawKernel::suggested_local_work_size(self, queue, global)
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawKernel::native_handle(self)
     }
-    fn from_native(
+    pub fn from_native(
         native: ur_native_handle_t,
         context: &Context<B>,
         program: Option<&Program<B>>,
@@ -258,9 +252,9 @@ impl<B: Programs> crate::hal::Kernel<B> for Kernel<B> {
     ) -> UrResult<Arc<Self>> {
         B::RawKernel::from_native(native, context, program, ownership)
     }
-    fn launch(
+    pub fn launch(
         &self,
-        queue: &B::Queue,
+        queue: &Queue<B>,
         range: &NdRange<'_>,
         args: &[KernelArg<'_>],
         cooperative: bool,
@@ -268,5 +262,68 @@ impl<B: Programs> crate::hal::Kernel<B> for Kernel<B> {
         want_event: bool,
     ) -> UrResult<Option<Arc<Event<B>>>> {
         B::RawKernel::launch(self, queue, range, args, cooperative, waits, want_event)
+    }
+}
+
+/// The program type of a backend without programs: no value exists.
+pub enum NoProgram {}
+/// The kernel type of a backend without kernels: no value exists.
+pub enum NoKernel {}
+
+// No program or kernel of such a backend is ever made (the core leaves
+// their slots to the unsupported stubs), so every body below is
+// unreachable: each matches on the uninhabited raw part.
+impl<B: Backend<RawProgram = NoProgram>> RawProgram<B> for NoProgram {
+    const SUPPORTED: bool = false;
+    fn create_with_binary(_: &Context<B>, _: &[(&B::Device, &[u8])]) -> UrResult<Arc<Program<B>>> {
+        Err(UNSUPPORTED)
+    }
+    fn has_device(program: &Program<B>, _: &B::Device) -> bool {
+        match program.raw {}
+    }
+    fn build(program: &Program<B>, _: &[&B::Device], _: &CStr) -> UrResult {
+        match program.raw {}
+    }
+    fn info(program: &Program<B>, _: ur_program_info_t, _: InfoOut) -> UrResult {
+        match program.raw {}
+    }
+    fn binaries(program: &Program<B>) -> UrResult<Vec<Vec<u8>>> {
+        match program.raw {}
+    }
+    fn build_info(program: &Program<B>, _: &B::Device, _: ur_program_build_info_t, _: InfoOut) -> UrResult {
+        match program.raw {}
+    }
+    fn native_handle(program: &Program<B>) -> UrResult<ur_native_handle_t> {
+        match program.raw {}
+    }
+}
+
+impl<B: Backend<RawProgram = NoProgram, RawKernel = NoKernel>> RawKernel<B> for NoKernel {
+    const SUPPORTED: bool = false;
+    fn create(program: &Program<B>, _: &CStr) -> UrResult<Arc<Kernel<B>>> {
+        match program.raw {}
+    }
+    fn info(kernel: &Kernel<B>, _: ur_kernel_info_t, _: InfoOut) -> UrResult {
+        match kernel.raw {}
+    }
+    fn group_info(kernel: &Kernel<B>, _: &B::Device, _: ur_kernel_group_info_t, _: InfoOut) -> UrResult {
+        match kernel.raw {}
+    }
+    fn sub_group_info(kernel: &Kernel<B>, _: &B::Device, _: ur_kernel_sub_group_info_t, _: InfoOut) -> UrResult {
+        match kernel.raw {}
+    }
+    fn native_handle(kernel: &Kernel<B>) -> UrResult<ur_native_handle_t> {
+        match kernel.raw {}
+    }
+    fn launch(
+        kernel: &Kernel<B>,
+        _: &Queue<B>,
+        _: &NdRange<'_>,
+        _: &[KernelArg<'_>],
+        _: bool,
+        _: Events<'_, B>,
+        _: bool,
+    ) -> UrResult<Option<Arc<Event<B>>>> {
+        match kernel.raw {}
     }
 }

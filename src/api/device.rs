@@ -4,7 +4,7 @@ use super::{obj, write_handles};
 use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::{ffi_call, native_args, select_binary, write_optional, write_out};
-use crate::hal::{Backend, Device, Program};
+use crate::hal::{Backend, Device};
 use crate::handle;
 use crate::info::InfoOut;
 use crate::partition::{write_sub_devices, PartitionRequest};
@@ -46,7 +46,7 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
         let out = InfoOut::new(size, value, size_ret)?;
         match prop {
             UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP => out.bool(B::Device::PEER_ACCESS),
-            _ if <B::Program as Program<B>>::SUPPORTED => device.info(prop, out),
+            _ if <B::RawProgram as crate::program::RawProgram<B>>::SUPPORTED => device.info(prop, out),
             // A backend that builds no programs runs no device code: what
             // only device code uses is not offered (images neither: every
             // image limit is 0).

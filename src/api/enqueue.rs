@@ -3,7 +3,8 @@
 use super::{deliver, obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null};
-use crate::hal::{region_bytes, Backend, Completion, Events, Queue, UsmCommand};
+use crate::hal::{region_bytes, Backend, Completion, Events, UsmCommand};
+use crate::queue::object::{Queue, RawQueue};
 use crate::UrResult;
 use core::ffi::c_void;
 
@@ -13,18 +14,18 @@ use core::ffi::c_void;
 /// # Safety
 /// `out` is null or valid for a write.
 unsafe fn submit<B: Backend>(
-    queue: &B::Queue,
+    queue: &Queue<B>,
     command: UsmCommand<'_>,
     waits: Events<'_, B>,
     blocking: bool,
     out: *mut ur_event_handle_t,
 ) -> UrResult {
     let completion = Completion { want_event: blocking || !out.is_null(), blocking };
-    let event = queue.enqueue_usm(command, waits, completion)?;
+    let event = B::RawQueue::enqueue_usm(queue, command, waits, completion)?;
     if blocking {
         if let Some(e) = &event {
             let outcome = e.wait();
-            queue.context().collect_pools();
+            queue.context.collect_pools();
             outcome?;
         }
     }
@@ -35,8 +36,8 @@ unsafe fn submit<B: Backend>(
 /// When `ptr` lies in a live USM allocation of the context, `len` bytes from
 /// it must stay inside: else `INVALID_SIZE`. Other pointers are the
 /// backend's to accept or refuse (a CPU device takes host memory).
-fn check_range<B: Backend>(queue: &B::Queue, ptr: *const c_void, len: usize) -> UrResult<bool> {
-    match queue.context().usm_range(ptr) {
+fn check_range<B: Backend>(queue: &Queue<B>, ptr: *const c_void, len: usize) -> UrResult<bool> {
+    match queue.context.usm_range(ptr) {
         Some((base, size)) if len > size - (ptr as usize - base) => Err(UR_RESULT_ERROR_INVALID_SIZE),
         found => Ok(found.is_some()),
     }
@@ -51,8 +52,8 @@ unsafe fn queue_and_pointers<'a, B: Backend>(
     h: ur_queue_handle_t,
     dst: *const c_void,
     src: *const c_void,
-) -> UrResult<&'a B::Queue> {
-    let queue = obj::<B, B::Queue>(h)?;
+) -> UrResult<&'a Queue<B>> {
+    let queue = obj::<B, Queue<B>>(h)?;
     non_null(dst)?;
     non_null(src)?;
     Ok(queue)
@@ -61,11 +62,11 @@ unsafe fn queue_and_pointers<'a, B: Backend>(
 /// The 2D commands end their checks alike: each region (`(ptr, pitch)` of
 /// `height` rows of `width` bytes) inside its allocation, then the
 /// context's support for 2D commands.
-fn check_2d<B: Backend>(queue: &B::Queue, regions: &[(*const c_void, usize)], width: usize, height: usize) -> UrResult {
+fn check_2d<B: Backend>(queue: &Queue<B>, regions: &[(*const c_void, usize)], width: usize, height: usize) -> UrResult {
     for &(ptr, pitch) in regions {
         check_range::<B>(queue, ptr, region_bytes(pitch, width, height)?)?;
     }
-    if !queue.context().usm_2d_supported() {
+    if !queue.context.usm_2d_supported() {
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
     Ok(())
@@ -85,7 +86,7 @@ unsafe fn events_wait_common<B: Backend>(
     list: *const ur_event_handle_t,
     out: *mut ur_event_handle_t,
 ) -> UrResult {
-    let queue = obj::<B, B::Queue>(h)?;
+    let queue = obj::<B, Queue<B>>(h)?;
     let waits = wait_list::<B>(count, list)?;
     submit::<B>(queue, UsmCommand::Wait { barrier }, waits, false, out)
 }
@@ -110,7 +111,7 @@ pub(super) unsafe extern "C" fn events_wait_with_barrier_ext<B: Backend>(
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        obj::<B, B::Queue>(h)?;
+        obj::<B, Queue<B>>(h)?;
         if properties.as_ref().is_some_and(|p| p.flags & UR_EXP_ENQUEUE_EXT_FLAGS_MASK != 0) {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
@@ -243,8 +244,8 @@ unsafe fn hint_target<'a, B: Backend>(
     size: usize,
     flags: u32,
     mask: u32,
-) -> UrResult<&'a B::Queue> {
-    let queue = obj::<B, B::Queue>(h)?;
+) -> UrResult<&'a Queue<B>> {
+    let queue = obj::<B, Queue<B>>(h)?;
     non_null(ptr)?;
     if flags & mask != 0 {
         return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);

@@ -2,9 +2,11 @@
 
 use super::{deliver, obj, optional, wait_list};
 use crate::abi::*;
+use crate::program::{Kernel, Program, RawKernel};
 use crate::context::Context;
 use crate::boundary::{ffi_call, for_each_in_chain, native_args, non_null, slice_arg, write_out};
-use crate::hal::{Backend, Kernel, KernelArg, NdRange, Program as _, Queue as _};
+use crate::hal::{Backend, KernelArg, NdRange};
+use crate::queue::object::Queue;
 use crate::handle;
 use crate::UrResult;
 use core::ffi::{c_char, c_void, CStr};
@@ -15,24 +17,24 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
     out: *mut ur_kernel_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let program = obj::<B, B::Program>(program)?;
+        let program = obj::<B, Program<B>>(program)?;
         non_null(name)?;
         non_null(out)?;
-        write_out(out, handle::into_handle(B::Kernel::create(program, CStr::from_ptr(name))?))
+        write_out(out, handle::into_handle(B::RawKernel::create(program, CStr::from_ptr(name))?))
     })
 }
 
-super::info_entry!(B::Kernel, ur_kernel_handle_t, ur_kernel_info_t, UR_KERNEL_INFO_SPILL_MEM_SIZE, |kernel, prop, out| {
+super::info_entry!(Kernel<B>, ur_kernel_handle_t, ur_kernel_info_t, UR_KERNEL_INFO_SPILL_MEM_SIZE, |kernel, prop, out| {
     match prop {
         UR_KERNEL_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(kernel)),
-        UR_KERNEL_INFO_CONTEXT => out.value(handle::handle_of(kernel.program().context())),
-        UR_KERNEL_INFO_PROGRAM => out.value(handle::handle_of(kernel.program())),
+        UR_KERNEL_INFO_CONTEXT => out.value(handle::handle_of(kernel.context())),
+        UR_KERNEL_INFO_PROGRAM => out.value(handle::handle_of(&*kernel.program)),
         _ => kernel.info(prop, out),
     }
 });
 
-super::device_query_entry!(get_group_info, B::Kernel, ur_kernel_handle_t, ur_kernel_group_info_t, UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE, group_info);
-super::device_query_entry!(get_sub_group_info, B::Kernel, ur_kernel_handle_t, ur_kernel_sub_group_info_t, UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL, sub_group_info);
+super::device_query_entry!(get_group_info, Kernel<B>, ur_kernel_handle_t, ur_kernel_group_info_t, UR_KERNEL_GROUP_INFO_COMPILE_MAX_LINEAR_WORK_GROUP_SIZE, group_info);
+super::device_query_entry!(get_sub_group_info, Kernel<B>, ur_kernel_handle_t, ur_kernel_sub_group_info_t, UR_KERNEL_SUB_GROUP_INFO_SUB_GROUP_SIZE_INTEL, sub_group_info);
 
 pub(super) unsafe extern "C" fn set_exec_info<B: Backend>(
     h: ur_kernel_handle_t,
@@ -42,7 +44,7 @@ pub(super) unsafe extern "C" fn set_exec_info<B: Backend>(
     value: *const c_void,
 ) -> ur_result_t {
     ffi_call(|| {
-        let kernel = obj::<B, B::Kernel>(h)?;
+        let kernel = obj::<B, Kernel<B>>(h)?;
         non_null(value)?;
         super::prop_in_range(prop.0, UR_KERNEL_EXEC_INFO_CACHE_CONFIG.0, &[])?;
         kernel.set_exec_info(prop, value, size)
@@ -58,8 +60,8 @@ pub(super) unsafe extern "C" fn get_suggested_local_work_size<B: Backend>(
     out: *mut usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        let kernel = obj::<B, B::Kernel>(h)?;
-        let queue = obj::<B, B::Queue>(queue)?;
+        let kernel = obj::<B, Kernel<B>>(h)?;
+        let queue = obj::<B, Queue<B>>(queue)?;
         non_null(global)?;
         non_null(out)?;
         if !(1..=3).contains(&work_dim) {
@@ -71,7 +73,7 @@ pub(super) unsafe extern "C" fn get_suggested_local_work_size<B: Backend>(
     })
 }
 
-super::native_handle_entry!(B::Kernel, ur_kernel_handle_t);
+super::native_handle_entry!(Kernel<B>, ur_kernel_handle_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
@@ -83,11 +85,11 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     ffi_call(|| {
         let context = obj::<B, Context<B>>(context)?;
         let (ownership, _) = native_args(native, false, properties, out)?;
-        let program = optional::<B, B::Program>(program)?;
-        if program.is_some_and(|p| !std::ptr::eq(p.context(), context)) {
+        let program = optional::<B, Program<B>>(program)?;
+        if program.is_some_and(|p| !std::ptr::eq(&*p.context, context)) {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
-        write_out(out, handle::into_handle(B::Kernel::from_native(native, context, program, ownership)?))
+        write_out(out, handle::into_handle(B::RawKernel::from_native(native, context, program, ownership)?))
     })
 }
 
@@ -151,8 +153,8 @@ pub(super) unsafe extern "C" fn launch_with_args<B: Backend>(
     event_out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let queue = obj::<B, B::Queue>(queue)?;
-        let kernel = obj::<B, B::Kernel>(kernel)?;
+        let queue = obj::<B, Queue<B>>(queue)?;
+        let kernel = obj::<B, Kernel<B>>(kernel)?;
         non_null(global)?;
         let raw_args = slice_arg(args, num_args)?;
         if raw_args.iter().any(|a| a.r#type.0 > UR_EXP_KERNEL_ARG_TYPE_SAMPLER.0) {
@@ -171,7 +173,7 @@ pub(super) unsafe extern "C" fn launch_with_args<B: Backend>(
             return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
         }
         let offset = if offset.is_null() { None } else { Some(slice_arg(offset, work_dim)?) };
-        if !std::ptr::eq(kernel.program().context(), queue.context()) {
+        if !std::ptr::eq(kernel.context(), &*queue.context) {
             return Err(UR_RESULT_ERROR_INVALID_KERNEL);
         }
         let waits = wait_list::<B>(count, list)?;

@@ -120,6 +120,8 @@ mod usm_p2p;
 mod tests;
 
 use crate::abi::*;
+use crate::program::{Kernel, Program};
+use crate::queue::object::Queue;
 use crate::context::Context;
 use crate::boundary::{ffi_call, wait_list_arg};
 use crate::event::Event;
@@ -149,7 +151,7 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
             pfnGetNativeHandle: context::get_native_handle::<B>,
             pfnCreateWithNativeHandle: context::create_with_native_handle::<B>,
             pfnSetExtendedDeleter: context::set_extended_deleter::<B> }
-        Queue { pfnCreate: queue::create::<B>, pfnRetain: retain::<B, B::Queue>, pfnRelease: release::<B, B::Queue>,
+        Queue { pfnCreate: queue::create::<B>, pfnRetain: retain::<B, Queue<B>>, pfnRelease: release::<B, Queue<B>>,
             pfnGetInfo: queue::get_info::<B>, pfnGetNativeHandle: queue::get_native_handle::<B>,
             pfnCreateWithNativeHandle: queue::create_with_native_handle::<B>, pfnFinish: queue::finish::<B>,
             pfnFlush: queue::flush::<B> }
@@ -182,12 +184,12 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
             pfnDisablePeerAccessExp: usm_p2p::set_peer_access::<B, false>,
             pfnPeerAccessGetInfoExp: usm_p2p::peer_access_get_info::<B> }
     );
-    if <B::Program as crate::hal::Program<B>>::SUPPORTED {
+    if <B::RawProgram as crate::program::RawProgram<B>>::SUPPORTED {
         slots!(d;
             Program { pfnCreateWithIL: program::create_with_il::<B>,
                 pfnCreateWithBinary: program::create_with_binary::<B>, pfnBuild: program::build::<B>,
-                pfnCompile: program::compile::<B>, pfnLink: program::link::<B>, pfnRetain: retain::<B, B::Program>,
-                pfnRelease: release::<B, B::Program>, pfnGetInfo: program::get_info::<B>,
+                pfnCompile: program::compile::<B>, pfnLink: program::link::<B>, pfnRetain: retain::<B, Program<B>>,
+                pfnRelease: release::<B, Program<B>>, pfnGetInfo: program::get_info::<B>,
                 pfnGetBuildInfo: program::get_build_info::<B>,
                 pfnSetSpecializationConstants: program::set_specialization_constants::<B>,
                 pfnGetGlobalVariablePointer: program::get_global_variable_pointer::<B>,
@@ -197,10 +199,10 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
                 pfnLinkExp: program::link_exp::<B> }
         );
     }
-    if <B::Kernel as crate::hal::Kernel<B>>::SUPPORTED {
+    if <B::RawKernel as crate::program::RawKernel<B>>::SUPPORTED {
         slots!(d;
-            Kernel { pfnCreate: kernel::create::<B>, pfnRetain: retain::<B, B::Kernel>,
-                pfnRelease: release::<B, B::Kernel>, pfnGetInfo: kernel::get_info::<B>,
+            Kernel { pfnCreate: kernel::create::<B>, pfnRetain: retain::<B, Kernel<B>>,
+                pfnRelease: release::<B, Kernel<B>>, pfnGetInfo: kernel::get_info::<B>,
                 pfnGetGroupInfo: kernel::get_group_info::<B>, pfnGetSubGroupInfo: kernel::get_sub_group_info::<B>,
                 pfnSetExecInfo: kernel::set_exec_info::<B>,
                 pfnGetSuggestedLocalWorkSize: kernel::get_suggested_local_work_size::<B>,

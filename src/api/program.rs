@@ -4,7 +4,8 @@ use super::obj;
 use crate::abi::*;
 use crate::context::Context;
 use crate::boundary::{ffi_call, non_null, slice_arg, write_optional, write_out};
-use crate::hal::{Backend, Program};
+use crate::hal::Backend;
+use crate::program::{Program, RawProgram};
 use crate::handle;
 use crate::UrResult;
 use core::ffi::{c_char, c_void, CStr};
@@ -79,7 +80,7 @@ pub(super) unsafe extern "C" fn create_with_il<B: Backend>(
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         let il = std::slice::from_raw_parts(il as *const u8, length);
-        write_out(out, handle::into_handle(B::Program::create_with_il(context, il)?))
+        write_out(out, handle::into_handle(B::RawProgram::create_with_il(context, il)?))
     })
 }
 
@@ -110,7 +111,7 @@ pub(super) unsafe extern "C" fn create_with_binary<B: Backend>(
             }
             images.push((device, std::slice::from_raw_parts(p, len)));
         }
-        write_out(out, handle::into_handle(B::Program::create_with_binary(context, &images)?))
+        write_out(out, handle::into_handle(B::RawProgram::create_with_binary(context, &images)?))
     })
 }
 
@@ -121,10 +122,10 @@ pub(super) unsafe extern "C" fn create_with_binary<B: Backend>(
 unsafe fn program_in<'a, B: Backend>(
     context: ur_context_handle_t,
     program: ur_program_handle_t,
-) -> UrResult<&'a B::Program> {
+) -> UrResult<&'a Program<B>> {
     let context = obj::<B, Context<B>>(context)?;
-    let program = obj::<B, B::Program>(program)?;
-    if !std::ptr::eq(program.context(), context) {
+    let program = obj::<B, Program<B>>(program)?;
+    if !std::ptr::eq(&*program.context, context) {
         return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
     }
     Ok(program)
@@ -151,11 +152,11 @@ pub(super) unsafe extern "C" fn compile<B: Backend>(
 /// # Safety
 /// As for [`devices_in`].
 unsafe fn exp_devices<'a, B: Backend>(
-    program: &B::Program,
+    program: &Program<B>,
     count: u32,
     list: *const ur_device_handle_t,
 ) -> UrResult<Vec<&'a B::Device>> {
-    let devices = devices_in::<B>(program.context(), count, list)?;
+    let devices = devices_in::<B>(&*program.context, count, list)?;
     if devices.iter().any(|d| !program.has_device(d)) {
         return Err(UR_RESULT_ERROR_INVALID_DEVICE);
     }
@@ -174,7 +175,7 @@ macro_rules! exp_entry {
             opts: *const c_char,
         ) -> ur_result_t {
             ffi_call(|| {
-                let program = obj::<B, B::Program>(program)?;
+                let program = obj::<B, Program<B>>(program)?;
                 non_null(devices)?;
                 check_exp_flags(flags)?;
                 program.$action(&exp_devices::<B>(program, count, devices)?, options(opts))
@@ -203,8 +204,8 @@ unsafe fn link_common<B: Backend>(
         return Err(UR_RESULT_ERROR_INVALID_SIZE);
     }
     let programs =
-        slice_arg(programs, count)?.iter().map(|&h| obj::<B, B::Program>(h)).collect::<UrResult<Vec<_>>>()?;
-    match B::Program::link(context, devices, &programs, options(opts)) {
+        slice_arg(programs, count)?.iter().map(|&h| obj::<B, Program<B>>(h)).collect::<UrResult<Vec<_>>>()?;
+    match B::RawProgram::link(context, devices, &programs, options(opts)) {
         Ok(p) => {
             out.write(handle::into_handle(p));
             Ok(())
@@ -247,17 +248,17 @@ pub(super) unsafe extern "C" fn link_exp<B: Backend>(
     })
 }
 
-super::info_entry!(B::Program, ur_program_handle_t, ur_program_info_t, UR_PROGRAM_INFO_KERNEL_NAMES, |program, prop, out| {
+super::info_entry!(Program<B>, ur_program_handle_t, ur_program_info_t, UR_PROGRAM_INFO_KERNEL_NAMES, |program, prop, out| {
     match prop {
         UR_PROGRAM_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(program)),
-        UR_PROGRAM_INFO_CONTEXT => out.value(handle::handle_of(program.context())),
+        UR_PROGRAM_INFO_CONTEXT => out.value(handle::handle_of(&*program.context)),
         // SAFETY: the caller sized each buffer from BINARY_SIZES.
         UR_PROGRAM_INFO_BINARIES => unsafe { out.binaries(&program.binaries()?) },
         _ => program.info(prop, out),
     }
 });
 
-super::device_query_entry!(get_build_info, B::Program, ur_program_handle_t, ur_program_build_info_t, UR_PROGRAM_BUILD_INFO_BINARY_TYPE, build_info);
+super::device_query_entry!(get_build_info, Program<B>, ur_program_handle_t, ur_program_build_info_t, UR_PROGRAM_BUILD_INFO_BINARY_TYPE, build_info);
 
 pub(super) unsafe extern "C" fn set_specialization_constants<B: Backend>(
     h: ur_program_handle_t,
@@ -265,7 +266,7 @@ pub(super) unsafe extern "C" fn set_specialization_constants<B: Backend>(
     constants: *const ur_specialization_constant_info_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let program = obj::<B, B::Program>(h)?;
+        let program = obj::<B, Program<B>>(h)?;
         non_null(constants)?;
         if count == 0 {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
@@ -287,7 +288,7 @@ pub(super) unsafe extern "C" fn get_global_variable_pointer<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         let device = obj::<B, B::Device>(device)?;
-        let program = obj::<B, B::Program>(h)?;
+        let program = obj::<B, Program<B>>(h)?;
         non_null(name)?;
         non_null(out)?;
         let (ptr, size) = program.global_variable(device, CStr::from_ptr(name))?;
@@ -296,6 +297,6 @@ pub(super) unsafe extern "C" fn get_global_variable_pointer<B: Backend>(
     })
 }
 
-super::native_handle_entry!(B::Program, ur_program_handle_t);
+super::native_handle_entry!(Program<B>, ur_program_handle_t);
 
-super::native_in_context_entry!(B::Program, ur_program_native_properties_t, ur_program_handle_t);
+super::native_in_context_entry!(Program<B>, ur_program_native_properties_t, ur_program_handle_t);

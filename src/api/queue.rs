@@ -4,7 +4,8 @@ use super::{obj, optional};
 use crate::abi::*;
 use crate::context::Context;
 use crate::boundary::{chained_queue_flags, check_queue_properties_chain, ffi_call, native_args, non_null, write_out};
-use crate::hal::{Backend, Queue};
+use crate::hal::Backend;
+use crate::queue::object::{Queue, RawQueue};
 use crate::handle;
 
 fn both(flags: ur_queue_flags_t, a: ur_queue_flag_t, b: ur_queue_flag_t) -> bool {
@@ -41,23 +42,23 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
             // here offers (spec/queue.md).
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
-        write_out(out, handle::into_handle(B::Queue::create(context, device, flags)?))
+        write_out(out, handle::into_handle(B::RawQueue::create(context, device, flags)?))
     })
 }
 
-super::info_entry!(B::Queue, ur_queue_handle_t, ur_queue_info_t, UR_QUEUE_INFO_EMPTY, |queue, prop, out| {
+super::info_entry!(Queue<B>, ur_queue_handle_t, ur_queue_info_t, UR_QUEUE_INFO_EMPTY, |queue, prop, out| {
     match prop {
-        UR_QUEUE_INFO_CONTEXT => out.value(handle::handle_of(queue.context())),
-        UR_QUEUE_INFO_DEVICE => out.value(handle::handle_of(queue.device())),
-        UR_QUEUE_INFO_FLAGS => out.value(queue.flags()),
+        UR_QUEUE_INFO_CONTEXT => out.value(handle::handle_of(&*queue.context)),
+        UR_QUEUE_INFO_DEVICE => out.value(handle::handle_of(&*queue.device)),
+        UR_QUEUE_INFO_FLAGS => out.value(queue.flags),
         UR_QUEUE_INFO_REFERENCE_COUNT => out.value(handle::ref_count_of(queue)),
-        UR_QUEUE_INFO_EMPTY => out.bool(queue.is_empty()?),
+        UR_QUEUE_INFO_EMPTY => out.bool(B::RawQueue::is_empty(queue)?),
         // Device-side queues (`DEVICE_DEFAULT`, `SIZE`) exist nowhere here.
         _ => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
     }
 });
 
-super::native_handle_entry!(B::Queue, ur_queue_handle_t, _desc: *mut ur_queue_native_desc_t);
+super::native_handle_entry!(Queue<B>, ur_queue_handle_t, _desc: *mut ur_queue_native_desc_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
@@ -75,24 +76,24 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
         }
         // libsycl chains the queue's flags (`ur_queue_properties_t`).
         let flags = chained_queue_flags(chain)?;
-        let queue = B::Queue::from_native(native, context, device, flags, ownership)?;
+        let queue = B::RawQueue::from_native(native, context, device, flags, ownership)?;
         write_out(out, handle::into_handle(queue))
     })
 }
 
 /// A host synchronisation point: the pools take back what finished work freed.
 pub(super) unsafe extern "C" fn finish<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
-    ffi_call(|| obj::<B, B::Queue>(h)?.finish())
+    ffi_call(|| B::RawQueue::finish(obj::<B, Queue<B>>(h)?))
 }
 
 pub(super) unsafe extern "C" fn flush<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
-    ffi_call(|| obj::<B, B::Queue>(h)?.flush())
+    ffi_call(|| B::RawQueue::flush(obj::<B, Queue<B>>(h)?))
 }
 
 /// No adapter here captures into graphs, so no queue is ever capturing.
 pub(super) unsafe extern "C" fn is_graph_capture_enabled<B: Backend>(h: ur_queue_handle_t, out: *mut bool) -> ur_result_t {
     ffi_call(|| {
-        obj::<B, B::Queue>(h)?;
+        obj::<B, Queue<B>>(h)?;
         write_out(out, false)
     })
 }

@@ -7,7 +7,8 @@ use crate::abi::*;
 use crate::context::Context;
 use crate::boundary::{ffi_call, non_null, write_out};
 use crate::engine::UsmKind;
-use crate::hal::{Backend, Device, Queue};
+use crate::hal::{Backend, Device};
+use crate::queue::object::{Queue, RawQueue};
 use crate::pool::UsmPool;
 use crate::handle;
 use crate::usm_async::{
@@ -33,17 +34,17 @@ unsafe fn alloc<B: Backend>(
     out: *mut *mut c_void,
     event_out: *mut ur_event_handle_t,
 ) -> UrResult {
-    let queue = obj::<B, B::Queue>(h_queue)?;
+    let queue = obj::<B, Queue<B>>(h_queue)?;
     check_async_alloc_properties(properties)?;
     non_null(out)?;
-    let device = queue.device();
+    let device = &*queue.device;
     let size_fits = size != 0 && size as u64 <= device.max_alloc_size();
     let waits = wait_list::<B>(count, list)?;
-    if !queue.async_alloc_supported() {
+    if !B::RawQueue::async_alloc_supported(queue) {
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
     let pool = optional::<B, UsmPool<B>>(h_pool)?;
-    if pool.is_some_and(|p| !p.serves(queue.context(), device)) {
+    if pool.is_some_and(|p| !p.serves(&queue.context, device)) {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
     }
     if !size_fits {
@@ -91,10 +92,10 @@ pub(super) unsafe extern "C" fn free<B: Backend>(
     event_out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let queue = obj::<B, B::Queue>(h_queue)?;
+        let queue = obj::<B, Queue<B>>(h_queue)?;
         non_null(ptr)?;
         let waits = wait_list::<B>(count, list)?;
-        if !queue.async_alloc_supported() {
+        if !B::RawQueue::async_alloc_supported(queue) {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
         }
         let pool = optional::<B, UsmPool<B>>(h_pool)?;

@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock, Weak};
 
 /// The driver's side of a queue. Each function gets the whole queue, so
 /// that the raw part holds only what the driver needs.
-pub trait RawQueue<B: Queues>: Send + Sync + Sized + 'static {
+pub trait RawQueue<B: Backend>: Send + Sync + Sized + 'static {
     /// A queue with checked flags (no unknown bits, no contradictory pair,
     /// device-side flags refused) on a device of the context; the backend
     /// makes its raw part and hands it to [`Queue::new`].
@@ -113,16 +113,9 @@ pub trait RawQueue<B: Queues>: Send + Sync + Sized + 'static {
     fn release(_queue: &mut Queue<B>) {}
 }
 
-/// The backends whose queues are [`Queue`]s.
-///
-/// Transitional: folds into [`Backend`] once every adapter's queue is one.
-pub trait Queues: Backend<Queue = Queue<Self>> {
-    type RawQueue: RawQueue<Self>;
-}
-
 /// A UR queue.
 #[repr(C)]
-pub struct Queue<B: Queues> {
+pub struct Queue<B: Backend> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
     /// Before `context`: the driver's queue goes while its context lives.
@@ -141,7 +134,7 @@ pub struct Queue<B: Queues> {
 }
 
 // SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Queues> UrObject for Queue<B> {
+unsafe impl<B: Backend> UrObject for Queue<B> {
     const KIND: ObjectKind = ObjectKind::Queue;
     type Handle = ur_queue_handle_t_;
     fn last_user_release(&self) {
@@ -150,9 +143,9 @@ unsafe impl<B: Queues> UrObject for Queue<B> {
 }
 
 // SAFETY: queues are made only by `Queue::new`/`new_cyclic`, in an `Arc`.
-unsafe impl<B: Queues> ArcObject for Queue<B> {}
+unsafe impl<B: Backend> ArcObject for Queue<B> {}
 
-impl<B: Queues> Queue<B> {
+impl<B: Backend> Queue<B> {
     pub fn new(
         context: Arc<Context<B>>,
         device: B::DeviceRef,
@@ -191,103 +184,19 @@ impl<B: Queues> Queue<B> {
         self.flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0
     }
 
+    /// `urQueueGetNativeHandle` (the generic native-handle entry point
+    /// asks every object the same way).
+    pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+        B::RawQueue::native_handle(self)
+    }
+
     pub fn is_profiling(&self) -> bool {
         self.flags & UR_QUEUE_FLAG_PROFILING_ENABLE.0 != 0
     }
 }
 
-impl<B: Queues> Drop for Queue<B> {
+impl<B: Backend> Drop for Queue<B> {
     fn drop(&mut self) {
         B::RawQueue::release(self);
-    }
-}
-
-/// Forwards the core's questions to the queue's own fields or its raw
-/// part, while `hal::Queue` is still the core's view of a queue.
-impl<B: Queues> crate::hal::Queue<B> for Queue<B> {
-    fn create(context: &Context<B>, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Self>> {
-        B::RawQueue::create(context, device, flags)
-    }
-    fn context(&self) -> &Context<B> {
-        &self.context
-    }
-    fn device(&self) -> &B::Device {
-        &self.device
-    }
-    fn flags(&self) -> ur_queue_flags_t {
-        self.flags
-    }
-    fn is_empty(&self) -> UrResult<bool> {
-        B::RawQueue::is_empty(self)
-    }
-    fn finish(&self) -> UrResult {
-        B::RawQueue::finish(self)
-    }
-    fn flush(&self) -> UrResult {
-        B::RawQueue::flush(self)
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        B::RawQueue::native_handle(self)
-    }
-    fn from_native(
-        native: ur_native_handle_t,
-        context: &Context<B>,
-        device: Option<&B::Device>,
-        flags: ur_queue_flags_t,
-        ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
-        B::RawQueue::from_native(native, context, device, flags, ownership)
-    }
-    fn enqueue_usm(
-        &self,
-        command: UsmCommand<'_>,
-        waits: Events<'_, B>,
-        completion: Completion,
-    ) -> UrResult<Option<Arc<Event<B>>>> {
-        B::RawQueue::enqueue_usm(self, command, waits, completion)
-    }
-    fn async_alloc_supported(&self) -> bool {
-        B::RawQueue::async_alloc_supported(self)
-    }
-    fn lane(&self) -> &Arc<Lane> {
-        &self.lane
-    }
-    fn default_pool(&self) -> &OnceLock<Arc<UsmPool<B>>> {
-        &self.default_pool
-    }
-    type RawWait<'a> = <B::RawQueue as RawQueue<B>>::RawWait<'a>;
-    fn translate<'a>(&self, events: Events<'a, B>) -> UrResult<Waits<Self::RawWait<'a>>> {
-        B::RawQueue::translate(self, events)
-    }
-    type Order<'a> = <B::RawQueue as RawQueue<B>>::Order<'a>;
-    fn order(&self) -> UrResult<Self::Order<'_>> {
-        B::RawQueue::order(self)
-    }
-    fn enqueue_recorded(
-        &self,
-        order: Self::Order<'_>,
-        command: EngineCommand<'_>,
-        waits: Waits<Self::RawWait<'_>>,
-    ) -> UrResult<Option<Arc<Event<B>>>> {
-        B::RawQueue::enqueue_recorded(self, order, command, waits)
-    }
-    fn alloc_outside_engine(
-        &self,
-        pool: &UsmPool<B>,
-        kind: UsmKind,
-        size: usize,
-        events: Events<'_, B>,
-        want_event: bool,
-    ) -> Option<UrResult<(*mut c_void, Option<Arc<Event<B>>>)>> {
-        B::RawQueue::alloc_outside_engine(self, pool, kind, size, events, want_event)
-    }
-    fn free_outside_engine(
-        &self,
-        pool: Option<&UsmPool<B>>,
-        ptr: *mut c_void,
-        events: Events<'_, B>,
-        want_event: bool,
-    ) -> UrResult<Option<Arc<Event<B>>>> {
-        B::RawQueue::free_outside_engine(self, pool, ptr, events, want_event)
     }
 }

@@ -18,7 +18,8 @@ use super::{EngineCommand, Waits};
 use crate::abi::*;
 use crate::engine::UsmKind;
 use crate::event::Event;
-use crate::hal::{Backend, Events, Queue};
+use crate::hal::{Backend, Events};
+use crate::queue::object::{Queue, RawQueue};
 use crate::pool::UsmPool;
 use crate::usm_async::alloc_command;
 use crate::usm_pool::FreeScope;
@@ -33,16 +34,16 @@ use std::sync::Arc;
 /// answers, so that queues on different threads meet on no lock.
 #[inline]
 fn with_pool<B: Backend, R>(
-    queue: &B::Queue,
+    queue: &Queue<B>,
     named: Option<&UsmPool<B>>,
     f: impl FnOnce(&UsmPool<B>) -> UrResult<R>,
 ) -> UrResult<R> {
     match named {
         Some(pool) => f(pool),
         None => {
-            let (context, device) = (queue.context(), queue.device());
+            let (context, device) = (&*queue.context, &*queue.device);
             let make_default = || context.make_default_pool(device);
-            context.pools.with_current(device, queue.default_pool(), make_default, f)?
+            context.pools.with_current(device, &queue.default_pool, make_default, f)?
         }
     }
 }
@@ -56,7 +57,7 @@ fn with_pool<B: Backend, R>(
 /// general path.
 #[inline]
 fn hot_engine_pool<'q, B: Backend>(
-    queue: &'q B::Queue,
+    queue: &'q Queue<B>,
     kind: UsmKind,
     pool: Option<&'q UsmPool<B>>,
     events: &Events<'_, B>,
@@ -68,7 +69,7 @@ fn hot_engine_pool<'q, B: Backend>(
     let default = match pool {
         Some(named) if named.is_default() => named,
         Some(_) => return None,
-        None => &**queue.context().pools.cached_default(queue.default_pool())?,
+        None => &**queue.context.pools.cached_default(&queue.default_pool)?,
     };
     default.base.engine.get(kind)
 }
@@ -78,7 +79,7 @@ fn hot_engine_pool<'q, B: Backend>(
 /// after `events`. Its event when `want_event`.
 #[inline]
 pub fn alloc<B: Backend>(
-    queue: &B::Queue,
+    queue: &Queue<B>,
     kind: UsmKind,
     pool: Option<&UsmPool<B>>,
     size: usize,
@@ -87,8 +88,8 @@ pub fn alloc<B: Backend>(
 ) -> UrResult<(*mut c_void, Option<Arc<Event<B>>>)> {
     if let Some(engine_pool) = hot_engine_pool::<B>(queue, kind, pool, &events, want_event) {
         // Nothing to wait for: no wait list is made unless a command is.
-        let lane = queue.lane();
-        let order = queue.order()?;
+        let lane = &queue.lane;
+        let order = B::RawQueue::order(queue)?;
         let a = engine_pool.alloc(lane, &[], size, 0, false)?;
         if a.stamp.is_none() {
             return Ok((a.ptr.as_ptr() as *mut c_void, None));
@@ -96,11 +97,11 @@ pub fn alloc<B: Backend>(
         return enqueue_alloc::<B>(queue, engine_pool, order, kind, &a, Waits::none(), false);
     }
     with_pool::<B, _>(queue, pool, |pool| {
-        if let Some(done) = queue.alloc_outside_engine(pool, kind, size, events.clone(), want_event) {
+        if let Some(done) = B::RawQueue::alloc_outside_engine(queue, pool, kind, size, events.clone(), want_event) {
             return done;
         }
-        let engine_pool = pool.engine_pool(kind, Some(queue.device()))?;
-        let waits = queue.translate(events)?;
+        let engine_pool = pool.engine_pool(kind, Some(&*queue.device))?;
+        let waits = B::RawQueue::translate(queue, events)?;
         alloc_from::<B>(queue, engine_pool, kind, size, waits, want_event)
     })
 }
@@ -108,18 +109,18 @@ pub fn alloc<B: Backend>(
 /// The allocation from `engine_pool`, under the queue's order: the
 /// engine's block, and the command it records, if any, enqueued.
 fn alloc_from<B: Backend>(
-    queue: &B::Queue,
+    queue: &Queue<B>,
     engine_pool: &crate::engine::Pool,
     kind: UsmKind,
     size: usize,
-    waits: Waits<<B::Queue as Queue<B>>::RawWait<'_>>,
+    waits: Waits<<B::RawQueue as RawQueue<B>>::RawWait<'_>>,
     want_event: bool,
 ) -> UrResult<(*mut c_void, Option<Arc<Event<B>>>)> {
-    let order = queue.order()?;
+    let order = B::RawQueue::order(queue)?;
     // A wait the engine cannot see is still waited for: only a command of
     // the allocation's own can carry it.
     let want_node = want_event || waits.unstamped;
-    let a = engine_pool.alloc(queue.lane(), &waits.stamps, size, 0, want_node)?;
+    let a = engine_pool.alloc(&queue.lane, &waits.stamps, size, 0, want_node)?;
     enqueue_alloc::<B>(queue, engine_pool, order, kind, &a, waits, want_event)
 }
 
@@ -127,12 +128,12 @@ fn alloc_from<B: Backend>(
 /// under the queue's order; should that fail, the block goes back as if
 /// never handed out.
 fn enqueue_alloc<B: Backend>(
-    queue: &B::Queue,
+    queue: &Queue<B>,
     engine_pool: &crate::engine::Pool,
-    order: <B::Queue as Queue<B>>::Order<'_>,
+    order: <B::RawQueue as RawQueue<B>>::Order<'_>,
     kind: UsmKind,
     a: &crate::engine::Allocation,
-    waits: Waits<<B::Queue as Queue<B>>::RawWait<'_>>,
+    waits: Waits<<B::RawQueue as RawQueue<B>>::RawWait<'_>>,
     want_event: bool,
 ) -> UrResult<(*mut c_void, Option<Arc<Event<B>>>)> {
     let ptr = a.ptr.as_ptr() as *mut c_void;
@@ -145,10 +146,10 @@ fn enqueue_alloc<B: Backend>(
         deps: a.deps.as_slice(),
         want_event,
     };
-    match queue.enqueue_recorded(order, command, waits) {
+    match B::RawQueue::enqueue_recorded(queue, order, command, waits) {
         Ok(event) => Ok((ptr, event)),
         Err(e) => {
-            engine_pool.give_back_unrun(queue.lane(), ptr as *const u8, stamp);
+            engine_pool.give_back_unrun(&queue.lane, ptr as *const u8, stamp);
             Err(e)
         }
     }
@@ -169,21 +170,21 @@ enum Freed<B: Backend> {
 /// this point done.
 #[inline]
 pub fn free<B: Backend>(
-    queue: &B::Queue,
+    queue: &Queue<B>,
     pool: Option<&UsmPool<B>>,
     ptr: *mut c_void,
     events: Events<'_, B>,
     want_event: bool,
 ) -> UrResult<Option<Arc<Event<B>>>> {
-    let context = queue.context();
+    let context = &*queue.context;
     if pool.is_some_and(|p| !p.belongs_to(context)) {
         return Err(UR_RESULT_ERROR_INVALID_VALUE);
     }
     if let Some(engine_pool) = hot_engine_pool::<B>(queue, UsmKind::Device, pool, &events, want_event) {
         // Device memory of the default pool is what a free most likely
         // returns; anything else takes the general way below.
-        let lane = queue.lane();
-        let order = queue.order()?;
+        let lane = &queue.lane;
+        let order = B::RawQueue::order(queue)?;
         if let Ok(out) = engine_pool.free(lane, &[], ptr as *const u8, false) {
             if out.stamp.is_none() {
                 return Ok(None);
@@ -193,14 +194,14 @@ pub fn free<B: Backend>(
     }
     let scope = FreeScope::of(pool);
     let freed = with_pool::<B, _>(queue, pool, |from| {
-        let waits = queue.translate(events.clone())?;
-        let lane = queue.lane();
-        let order = queue.order()?;
+        let waits = B::RawQueue::translate(queue, events.clone())?;
+        let lane = &queue.lane;
+        let order = B::RawQueue::order(queue)?;
         let want_node = want_event || waits.unstamped;
         let free = |e: &crate::engine::Pool| e.free(lane, &waits.stamps, ptr as *const u8, want_node);
         // The likeliest owner is tried first (device memory of `from`),
         // then the pool whose slab holds the pointer.
-        let found = from.base.free_async_block(&context.slabs, Some(queue.device()), scope, ptr as usize, free);
+        let found = from.base.free_async_block(&context.slabs, Some(&*queue.device), scope, ptr as usize, free);
         let Some(outcome) = found else { return Ok(Freed::NotEngine) };
         // An interior, freed or foreign pointer (spec/usm_async.md).
         let out = outcome.map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
@@ -208,7 +209,7 @@ pub fn free<B: Backend>(
     })?;
     match freed {
         Freed::Engine(event) => Ok(event),
-        Freed::NotEngine => queue.free_outside_engine(pool, ptr, events, want_event),
+        Freed::NotEngine => B::RawQueue::free_outside_engine(queue, pool, ptr, events, want_event),
     }
 }
 
@@ -217,11 +218,11 @@ pub fn free<B: Backend>(
 /// for) the free sits at the queue's tail and costs nothing. The engine has
 /// the block back whatever happens: a failed enqueue only loses the event.
 fn enqueue_free<B: Backend>(
-    queue: &B::Queue,
-    order: <B::Queue as Queue<B>>::Order<'_>,
+    queue: &Queue<B>,
+    order: <B::RawQueue as RawQueue<B>>::Order<'_>,
     out: &crate::engine::FreeOutcome,
     ptr: *mut c_void,
-    waits: Waits<<B::Queue as Queue<B>>::RawWait<'_>>,
+    waits: Waits<<B::RawQueue as RawQueue<B>>::RawWait<'_>>,
     want_event: bool,
 ) -> UrResult<Option<Arc<Event<B>>>> {
     let Some(stamp) = out.stamp else { return Ok(None) };
@@ -233,5 +234,5 @@ fn enqueue_free<B: Backend>(
         deps: out.deps.as_slice(),
         want_event,
     };
-    queue.enqueue_recorded(order, command, waits)
+    B::RawQueue::enqueue_recorded(queue, order, command, waits)
 }

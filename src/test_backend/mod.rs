@@ -25,8 +25,7 @@ use crate::adapter::AdapterSlot;
 use std::cell::RefCell;
 
 pub use context::TContext;
-pub use objects::{TDevice, TEvent, TPlatform, TQueue};
-pub use program::{TKernel, TProgram};
+pub use objects::{TDevice, TEvent, TPlatform};
 
 /// The table every handle of this backend carries at offset 0.
 pub static DDI: ur_dditable_t = crate::api::ddi_table::<TestBackend>();
@@ -46,26 +45,17 @@ impl crate::hal::Backend for TestBackend {
     type Platform = TPlatform;
     type Device = TDevice;
     type RawContext = context::TContextRaw;
-    type Queue = TQueue;
+    type RawQueue = objects::TQueueRaw;
     type RawEvent = objects::TSignal;
     type RawPool = objects::TPoolRaw;
     type DeviceRef = std::sync::Arc<TDevice>;
-    type Program = TProgram;
-    type Kernel = TKernel;
-}
-
-impl crate::queue::object::Queues for TestBackend {
-    type RawQueue = objects::TQueueRaw;
+    type RawProgram = program::TProgramRaw;
+    type RawKernel = program::TKernelRaw;
 }
 
 impl crate::device::Devices for TestBackend {
     type RawPlatform = objects::TPlatformRaw;
     type RawDevice = objects::TDeviceRaw;
-}
-
-impl crate::program::Programs for TestBackend {
-    type RawProgram = program::TProgramRaw;
-    type RawKernel = program::TKernelRaw;
 }
 
 /// One call the core made into the backend: the method (`"queue.create"`)

@@ -36,31 +36,21 @@ pub mod program;
 pub mod queue;
 
 use device::{Device, Platform};
-use kernel::Kernel;
 use std::sync::Arc;
-use program::Program;
-use queue::Queue;
 use ur_core::UR_BACKEND_CUDA;
 
 ur_core::adapter_backend! {
     /// This backend's marker type.
     pub struct Cuda: UR_BACKEND_CUDA, "CUDA";
     objects {
-        Platform = Platform, Device = Device, RawContext = context::ContextCu, Queue = Queue, RawEvent = event::StreamEvents, RawPool = memory::pool::CudaPool, DeviceRef = Arc<Device>,
-        Program = Program, Kernel = Kernel,
+        Platform = Platform, Device = Device, RawContext = context::ContextCu, RawQueue = queue::QueueCu, RawEvent = event::StreamEvents, RawPool = memory::pool::CudaPool, DeviceRef = Arc<Device>,
+        RawProgram = program::ProgramCu, RawKernel = kernel::KernelCu,
     }
 }
 
-impl ur_core::queue::object::Queues for Cuda {
-    type RawQueue = queue::QueueCu;
-}
 
 impl ur_core::device::Devices for Cuda {
     type RawPlatform = device::PlatformCu;
     type RawDevice = device::DeviceCu;
 }
 
-impl ur_core::program::Programs for Cuda {
-    type RawProgram = program::ProgramCu;
-    type RawKernel = kernel::KernelCu;
-}

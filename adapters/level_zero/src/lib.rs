@@ -34,8 +34,7 @@ pub mod queue;
 
 use device::{Device, Platform};
 use std::sync::Arc;
-use queue::Queue;
-use ur_core::hal::{NoKernel, NoProgram};
+use ur_core::program::{NoKernel, NoProgram};
 use ur_core::UR_BACKEND_LEVEL_ZERO;
 
 ur_core::adapter_backend! {
@@ -43,11 +42,8 @@ ur_core::adapter_backend! {
     /// the core's unsupported defaults.
     pub struct LevelZero: UR_BACKEND_LEVEL_ZERO, "LEVEL_ZERO";
     objects {
-        Platform = Platform, Device = Device, RawContext = context::ContextZe, Queue = Queue, RawEvent = event::Signal, RawPool = memory::ZePool, DeviceRef = Arc<Device>,
-        Program = NoProgram, Kernel = NoKernel,
+        Platform = Platform, Device = Device, RawContext = context::ContextZe, RawQueue = queue::QueueZe, RawEvent = event::Signal, RawPool = memory::ZePool, DeviceRef = Arc<Device>,
+        RawProgram = NoProgram, RawKernel = NoKernel,
     }
 }
 
-impl ur_core::queue::object::Queues for LevelZero {
-    type RawQueue = queue::QueueZe;
-}

@@ -37,8 +37,7 @@ pub mod memory;
 pub mod queue;
 
 use device::{Device, Platform};
-use queue::Queue;
-use ur_core::hal::{NoKernel, NoProgram};
+use ur_core::program::{NoKernel, NoProgram};
 use ur_core::UR_BACKEND_NATIVE_CPU;
 
 ur_core::adapter_backend! {
@@ -46,8 +45,8 @@ ur_core::adapter_backend! {
     /// `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`).
     pub struct NativeCpu: UR_BACKEND_NATIVE_CPU, "NATIVE_CPU";
     objects {
-        Platform = Platform, Device = Device, RawContext = context::ContextHost, Queue = Queue, RawEvent = event::CommandState, RawPool = memory::HostPool, DeviceRef = std::sync::Arc<Device>,
-        Program = NoProgram, Kernel = NoKernel,
+        Platform = Platform, Device = Device, RawContext = context::ContextHost, RawQueue = std::sync::Arc<queue::QueueShared>, RawEvent = event::CommandState, RawPool = memory::HostPool, DeviceRef = std::sync::Arc<Device>,
+        RawProgram = NoProgram, RawKernel = NoKernel,
     }
     /// The last release also lets the platform go and joins the workers of
     /// released queues, so that a loader may unload the library afterwards.
@@ -55,9 +54,6 @@ ur_core::adapter_backend! {
 }
 
 
-impl ur_core::queue::object::Queues for NativeCpu {
-    type RawQueue = std::sync::Arc<queue::QueueShared>;
-}
 
 impl ur_core::device::Devices for NativeCpu {
     type RawPlatform = device::PlatformHost;

@@ -32,21 +32,13 @@ ur_core::adapter_backend! {
     pub struct OpenCl: UR_BACKEND_OPENCL, "OPENCL";
     objects {
         Platform = device::platform::Platform, Device = device::Device, RawContext = context::ContextCl,
-        Queue = queue::Queue, RawEvent = event::EventCl, RawPool = memory::PoolCl, DeviceRef = &'static device::Device, Program = program::Program,
-        Kernel = kernel::Kernel,
+        RawQueue = queue::QueueCl, RawEvent = event::EventCl, RawPool = memory::PoolCl, DeviceRef = &'static device::Device, RawProgram = program::ProgramCl, RawKernel = kernel::KernelCl,
     }
 }
 
-impl ur_core::queue::object::Queues for OpenCl {
-    type RawQueue = queue::QueueCl;
-}
 
 impl ur_core::device::Devices for OpenCl {
     type RawPlatform = device::platform::PlatformCl;
     type RawDevice = device::DeviceCl;
 }
 
-impl ur_core::program::Programs for OpenCl {
-    type RawProgram = program::ProgramCl;
-    type RawKernel = kernel::KernelCl;
-}
