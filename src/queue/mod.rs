@@ -7,7 +7,7 @@
 //! once on top of it, for every backend: the core picks the pool, asks the
 //! engine for a block, and hands the backend only what it must run (a
 //! marker or a zeroing fill behind the waits the engine cannot prove), through
-//! `hal::Queue::enqueue_recorded`.
+//! `RawQueue::enqueue_recorded`.
 
 pub mod object;
 pub mod usm_async;

@@ -7,8 +7,8 @@
 //! costs a pool lookup and the engine's work. When it records a node, the
 //! backend runs that node's command (a marker, or a zeroing fill) behind
 //! the wait list and the engine's extra dependencies, through
-//! `hal::Queue::enqueue_recorded`. The engine's decision and the enqueue
-//! happen under the queue's order (`hal::Queue::order`), so that the
+//! `RawQueue::enqueue_recorded`. The engine's decision and the enqueue
+//! happen under the queue's order (`RawQueue::order`), so that the
 //! engine's sequence numbers follow the backend's queue.
 //!
 //! No table entry is made per allocation: the context's slab map finds the

@@ -437,7 +437,7 @@ impl RawQueue<Cuda> for QueueCu {
     /// The submit lock, and where tracking starts. The core's async
     /// allocations and frees take it before the engine records anything
     /// on the queue's lane, on every path that used to ask this adapter
-    /// for the lane (`hal::Queue::lane` switched tracking on; the core now
+    /// for the lane (the old `RawQueue::lane` switched tracking on; the core now
     /// reads the lane itself). So the context records commands from the
     /// first async allocation or free on (`ContextCu::start_tracking`; an
     /// allocation from a native pool still leaves it off), and this queue

@@ -1,4 +1,5 @@
-//! Queues and their workers, with the queue's `hal::Queue` impl.
+//! Queues and their workers: the core's queue over [`QueueShared`], with
+//! its `RawQueue` impl.
 //!
 //! Each queue owns its worker threads (never a pool shared across queues, so
 //! a command blocked on another queue's event cannot starve that queue). An
@@ -17,7 +18,7 @@
 //! the queue is a lane, and a command's `seq` is its seq on that lane.
 //! Commands are recorded and queued under the queue's lock. Async
 //! allocations and frees are recorded by the engine itself (the core's
-//! `ur_core::queue::usm_async`, under [`hal::Queue::order`]); on an in-order queue without the queue's
+//! `ur_core::queue::usm_async`, under `RawQueue::order`); on an in-order queue without the queue's
 //! lock (that is what keeps the common alloc/free pair cheap), so a command
 //! may be queued after one with a higher seq: pending commands are kept in
 //! seq order, and an in-order queue starts seq `n` only after `n - 1`. The
@@ -25,7 +26,7 @@
 //! by its stamp.
 //!
 //! Layout: this file holds the queue's types, the handle's operations
-//! (submitting, the engine's commands, finishing) and its `hal::Queue`
+//! (submitting, the engine's commands, finishing) and its `RawQueue`
 //! impl (the enqueued USM commands among them); `shared.rs` the shared
 //! state's bookkeeping (recording on the lane, queuing, waiting, retiring,
 //! and which command may start next); `worker.rs` the worker threads that
@@ -224,7 +225,7 @@ pub fn submit(queue: &Queue, sub: Submission) -> UrResult<Submitted> {
 
 /// The queue's order for an engine operation (an async allocation or
 /// free), held until the command it records is queued
-/// ([`hal::Queue::enqueue_recorded`]).
+/// (`RawQueue::enqueue_recorded`).
 ///
 /// On an in-order queue that has its worker, the operation runs without
 /// the queue's lock (`None`): usually the engine needs no command at
