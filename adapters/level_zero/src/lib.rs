@@ -51,3 +51,8 @@ ur_core::adapter_backend! {
 impl ur_core::queue::object::Queues for LevelZero {
     type RawQueue = queue::QueueZe;
 }
+
+impl ur_core::device::Devices for LevelZero {
+    type RawPlatform = device::PlatformZe;
+    type RawDevice = device::DeviceZe;
+}
