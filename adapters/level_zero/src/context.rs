@@ -80,7 +80,7 @@ impl ContextZe {
 
 /// The device of `context` that is the Level Zero device `ze`.
 pub fn device_by_ze(context: &Context, ze: level_zero_sys::ze_device_handle_t) -> Option<&Arc<Device>> {
-    context.devices.iter().find(|d| d.ze == ze)
+    context.devices.iter().find(|d| d.raw.ze == ze)
 }
 
 /// What covers the engine's command `stamp`: done, or a command whose
@@ -127,12 +127,12 @@ impl RawContext<LevelZero> for ContextZe {
     /// A context over `devices`, which must all belong to one driver.
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
-        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.platform.clone();
-        if devices.iter().any(|d| !Weak::ptr_eq(&d.platform, &platform)) {
+        let platform = devices.first().ok_or(UR_RESULT_ERROR_INVALID_SIZE)?.raw.platform.clone();
+        if devices.iter().any(|d| !Weak::ptr_eq(&d.raw.platform, &platform)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }
-        let driver = platform.upgrade().ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.ze;
-        let raw: Vec<_> = devices.iter().map(|d| d.ze).collect();
+        let driver = platform.upgrade().ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.raw.ze;
+        let raw: Vec<_> = devices.iter().map(|d| d.raw.ze).collect();
         let ze = ZeContext::create(driver, &raw).ur()?;
         Ok(Context::new(devices, ContextZe::new(ze)))
     }
@@ -143,8 +143,8 @@ impl RawContext<LevelZero> for ContextZe {
     fn from_native(native: ur_native_handle_t, devices: &[&Device], ownership: NativeOwnership) -> UrResult<Arc<Context>> {
         let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
         let devices = if devices.is_empty() {
-            let platform = crate::device::Platform::all().first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
-            platform.devices.clone()
+            let platform = crate::device::platforms().first().ok_or(UR_RESULT_ERROR_INVALID_CONTEXT)?;
+            platform.raw.devices.clone()
         } else {
             devices
         };

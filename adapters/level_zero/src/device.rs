@@ -1,5 +1,6 @@
-//! Platforms and devices, with their `impl hal::Platform` and `impl
-//! hal::Device`.
+//! Platforms and devices: the core's objects ([`Platform`], [`Device`])
+//! over [`PlatformZe`] and [`DeviceZe`], with their `impl RawPlatform` and
+//! `impl RawDevice`.
 //!
 //! Platforms: one per Level Zero driver, found once per process. Without
 //! the loader, or when `zeInit` finds no driver, there are none, and the
@@ -10,53 +11,50 @@
 
 use crate::conv::{self, ZeExt};
 use crate::driver::{self, check};
-use crate::{ze, LevelZero, ADAPTER, DDI};
+use crate::{ze, LevelZero, ADAPTER};
 use level_zero_sys::*;
 use std::ffi::CStr;
 use std::sync::{Arc, OnceLock, Weak};
 use ur_core::adapter::Adapter;
+use ur_core::device::{RawDevice, RawPlatform};
 use ur_core::engine::UsmKind;
-use ur_core::hal;
-use ur_core::handle::{handle_of, ArcObject, HandleHeader, ObjectKind};
+use ur_core::handle::handle_of;
 use ur_core::info::InfoOut;
 use ur_core::*;
 
-#[repr(C)]
-pub struct Platform {
-    header: HandleHeader,
+/// A platform of this adapter: the core's, with [`PlatformZe`] as its raw
+/// part.
+pub type Platform = ur_core::device::Platform<LevelZero>;
+
+/// What a platform keeps beside the core's part: its driver, the driver's
+/// versions and its devices.
+pub struct PlatformZe {
     pub ze: ze_driver_handle_t,
     pub api_version: ze_api_version_t,
     pub driver_version: u32,
     pub devices: Vec<Arc<Device>>,
 }
 
-ur_core::ur_object!(Platform, Platform, ur_platform_handle_t_);
-
-// SAFETY: platforms are made only by `Arc::new_cyclic` in `discover`.
-unsafe impl ArcObject for Platform {}
 // SAFETY: a driver handle is an opaque token, valid for the process.
-unsafe impl Send for Platform {}
-unsafe impl Sync for Platform {}
+unsafe impl Send for PlatformZe {}
+unsafe impl Sync for PlatformZe {}
 
-impl Platform {
+/// Every platform of the process, found on first use. Platforms live for
+/// the whole process (UR has no release for them).
+pub fn platforms() -> &'static [Arc<Platform>] {
+    static ALL: OnceLock<Vec<Arc<Platform>>> = OnceLock::new();
+    ALL.get_or_init(|| match discover() {
+        Ok(platforms) => platforms,
+        Err(why) => {
+            log::info(&format!("no Level Zero platforms: {why}"));
+            Vec::new()
+        }
+    })
+}
+
+impl PlatformZe {
     pub const NAME: &'static str = "Intel(R) Level-Zero";
     pub const PROFILE: &'static str = "FULL_PROFILE";
-
-    /// Every platform of the process, found on first use.
-    pub fn all() -> &'static [Arc<Platform>] {
-        static ALL: OnceLock<Vec<Arc<Platform>>> = OnceLock::new();
-        ALL.get_or_init(|| match discover() {
-            Ok(platforms) => platforms,
-            Err(why) => {
-                log::info(&format!("no Level Zero platforms: {why}"));
-                Vec::new()
-            }
-        })
-    }
-
-    pub fn handle(&self) -> ur_platform_handle_t {
-        handle_of(self)
-    }
 
     /// `"<major>.<minor>"` of the driver's Level Zero API.
     pub fn version(&self) -> String {
@@ -65,7 +63,7 @@ impl Platform {
 
     /// The platform's device with Level Zero handle `ze`.
     pub fn device_by_ze(&self, ze: ze_device_handle_t) -> Option<&Arc<Device>> {
-        self.devices.iter().find(|d| d.ze == ze)
+        self.devices.iter().find(|d| d.raw.ze == ze)
     }
 }
 
@@ -103,27 +101,30 @@ fn platform(ze: ze_driver_handle_t) -> UrResult<Arc<Platform>> {
     // SAFETY: the (count, handles) protocol with buffers `list` sizes.
     let raw_devices = driver::list(std::ptr::null_mut(), |n, out| unsafe { ze!(zeDeviceGet(ze, n, out)) }).ur()?;
     let facts = raw_devices.into_iter().map(Facts::probe).collect::<UrResult<Vec<_>>>()?;
-    Ok(Arc::new_cyclic(|me| Platform {
-        header: HandleHeader::new(&DDI, ObjectKind::Platform),
+    // Cyclic: each device names its platform (weakly).
+    Ok(Platform::new_cyclic(|me| PlatformZe {
         ze,
         api_version,
         driver_version: props.driverVersion,
-        devices: facts.into_iter().map(|f| Device::new(f, me.clone())).collect(),
+        devices: facts
+            .into_iter()
+            .map(|facts| Device::new(DeviceZe { ze: facts.ze, facts, platform: me.clone() }))
+            .collect(),
     }))
 }
 
-impl hal::Platform<LevelZero> for Platform {
+impl RawPlatform<LevelZero> for PlatformZe {
     fn all(_adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
-        Ok(Platform::all().iter().map(|p| p.handle()).collect())
+        Ok(platforms().iter().map(|p| p.handle()).collect())
     }
 
-    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+    fn info(platform: &Platform, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
         match prop {
-            UR_PLATFORM_INFO_NAME => out.string(Platform::NAME),
+            UR_PLATFORM_INFO_NAME => out.string(PlatformZe::NAME),
             UR_PLATFORM_INFO_VENDOR_NAME => out.string("Intel(R) Corporation"),
-            UR_PLATFORM_INFO_VERSION => out.string(&self.version()),
+            UR_PLATFORM_INFO_VERSION => out.string(&platform.raw.version()),
             UR_PLATFORM_INFO_EXTENSIONS => out.string(""),
-            UR_PLATFORM_INFO_PROFILE => out.string(Platform::PROFILE),
+            UR_PLATFORM_INFO_PROFILE => out.string(PlatformZe::PROFILE),
             // The value only: the caller holds the adapter while it uses
             // the platform.
             UR_PLATFORM_INFO_ADAPTER => out.value(handle_of(&*ADAPTER.get_or_create())),
@@ -133,7 +134,7 @@ impl hal::Platform<LevelZero> for Platform {
 
     /// The frontend compiler options this platform understands; Level Zero
     /// spells them as OpenCL does.
-    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+    fn backend_option(_: &Platform, frontend: &str) -> Option<&'static CStr> {
         Some(match frontend {
             "-O0" => c"-ze-opt-disable",
             "-O1" | "-O2" => c"-ze-opt-level=2",
@@ -145,13 +146,13 @@ impl hal::Platform<LevelZero> for Platform {
         })
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.ze as ur_native_handle_t)
+    fn native_handle(platform: &Platform) -> UrResult<ur_native_handle_t> {
+        Ok(platform.raw.ze as ur_native_handle_t)
     }
 
     /// Drivers are not reference counted: ownership changes nothing.
     fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
-        let p = Platform::all().iter().find(|p| p.ze as ur_native_handle_t == native);
+        let p = platforms().iter().find(|p| p.raw.ze as ur_native_handle_t == native);
         p.map(|p| p.handle()).ok_or(UR_RESULT_ERROR_INVALID_VALUE)
     }
 }
@@ -206,34 +207,27 @@ impl Facts {
     }
 }
 
-#[repr(C)]
-pub struct Device {
-    header: HandleHeader,
+/// A device of this adapter: the core's, with [`DeviceZe`] as its raw part.
+pub type Device = ur_core::device::Device<LevelZero>;
+
+/// What a device keeps beside the core's part: its Level Zero handle, what
+/// the driver said of it, and its platform.
+pub struct DeviceZe {
     pub ze: ze_device_handle_t,
     pub facts: Facts,
+    /// Weak: the platform holds its devices.
     pub platform: Weak<Platform>,
 }
 
-ur_core::ur_object!(Device, Device, ur_device_handle_t_);
-
-// SAFETY: devices are made only by `Arc::new` in `Device::new`.
-unsafe impl ArcObject for Device {}
-// SAFETY: a device handle is an opaque token, valid for the process.
-unsafe impl Send for Device {}
-unsafe impl Sync for Device {}
+// SAFETY: a device handle is an opaque token, valid for the process; the
+// facts are plain data read once (their `pNext` pointers are null).
+unsafe impl Send for DeviceZe {}
+unsafe impl Sync for DeviceZe {}
 
 /// Alignment of a USM allocation that asks for none.
 pub const DEFAULT_USM_ALIGNMENT: usize = 64;
 
-impl Device {
-    pub fn new(facts: Facts, platform: Weak<Platform>) -> Arc<Device> {
-        Arc::new(Device { header: HandleHeader::new(&DDI, ObjectKind::Device), ze: facts.ze, facts, platform })
-    }
-
-    pub fn handle(&self) -> ur_device_handle_t {
-        handle_of(self)
-    }
-
+impl DeviceZe {
     pub fn device_type(&self) -> ur_device_type_t {
         conv::device_type(self.facts.props.r#type)
     }
@@ -273,13 +267,13 @@ impl Device {
     }
 }
 
-impl hal::Device<LevelZero> for Device {
+impl RawDevice<LevelZero> for DeviceZe {
     fn all(platform: &Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
         let matching = |d: &&Arc<Device>| match device_type {
             UR_DEVICE_TYPE_ALL | UR_DEVICE_TYPE_DEFAULT => true,
-            t => d.device_type() == t,
+            t => d.raw.device_type() == t,
         };
-        let mut found: Vec<ur_device_handle_t> = platform.devices.iter().filter(matching).map(|d| d.handle()).collect();
+        let mut found: Vec<ur_device_handle_t> = platform.raw.devices.iter().filter(matching).map(|d| d.handle()).collect();
         if device_type == UR_DEVICE_TYPE_DEFAULT {
             found.truncate(1);
         }
@@ -287,13 +281,14 @@ impl hal::Device<LevelZero> for Device {
     }
 
     /// `urDeviceGetInfo`: every query in range.
-    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
-        let p = &self.facts.props;
-        let c = &self.facts.compute;
-        let a = &self.facts.access;
+    fn info(device: &Device, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+        let raw = &device.raw;
+        let p = &raw.facts.props;
+        let c = &raw.facts.compute;
+        let a = &raw.facts.access;
         let eus = p.numSlices * p.numSubslicesPerSlice * p.numEUsPerSubslice;
         match prop {
-            UR_DEVICE_INFO_TYPE => out.value(self.device_type()),
+            UR_DEVICE_INFO_TYPE => out.value(raw.device_type()),
             UR_DEVICE_INFO_VENDOR_ID => out.value(p.vendorId),
             UR_DEVICE_INFO_DEVICE_ID => out.value(p.deviceId),
             UR_DEVICE_INFO_MAX_COMPUTE_UNITS | UR_DEVICE_INFO_NUM_COMPUTE_UNITS => out.value(eus.max(1)),
@@ -305,8 +300,8 @@ impl hal::Device<LevelZero> for Device {
             UR_DEVICE_INFO_GPU_HW_THREADS_PER_EU => out.value(p.numThreadsPerEU),
             UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY => out.value(p.coreClockRate),
             UR_DEVICE_INFO_ADDRESS_BITS => out.value(64u32),
-            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(self.max_alloc_size()),
-            UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(self.facts.memory_total),
+            UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(Self::max_alloc_size(device)),
+            UR_DEVICE_INFO_GLOBAL_MEM_SIZE => out.value(raw.facts.memory_total),
             UR_DEVICE_INFO_QUEUE_PROPERTIES | UR_DEVICE_INFO_QUEUE_ON_HOST_PROPERTIES => out.value(
                 UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 | UR_QUEUE_FLAG_PROFILING_ENABLE.0,
             ),
@@ -333,7 +328,7 @@ impl hal::Device<LevelZero> for Device {
             UR_DEVICE_INFO_HOST_UNIFIED_MEMORY | UR_DEVICE_INFO_IS_INTEGRATED_GPU => {
                 out.bool(p.flags & ZE_DEVICE_PROPERTY_FLAG_INTEGRATED != 0)
             }
-            UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(self.ns_per_tick().ceil() as usize),
+            UR_DEVICE_INFO_PROFILING_TIMER_RESOLUTION => out.value(raw.ns_per_tick().ceil() as usize),
             UR_DEVICE_INFO_ENDIAN_LITTLE => out.bool(true),
             UR_DEVICE_INFO_AVAILABLE => out.bool(true),
             // The drivers this adapter serves build no modules.
@@ -341,19 +336,19 @@ impl hal::Device<LevelZero> for Device {
             UR_DEVICE_INFO_EXECUTION_CAPABILITIES => out.value(0u32),
             UR_DEVICE_INFO_BUILT_IN_KERNELS => out.string(""),
             UR_DEVICE_INFO_PLATFORM => {
-                out.value(self.platform.upgrade().map_or(std::ptr::null_mut(), |p| p.handle()))
+                out.value(raw.platform.upgrade().map_or(std::ptr::null_mut(), |p| p.handle()))
             }
             UR_DEVICE_INFO_REFERENCE_COUNT => out.value(1u32),
-            UR_DEVICE_INFO_NAME => out.string(&self.name()),
+            UR_DEVICE_INFO_NAME => out.string(&raw.name()),
             UR_DEVICE_INFO_VENDOR => out.string("Intel(R) Corporation"),
             UR_DEVICE_INFO_DRIVER_VERSION => {
-                let v = self.platform.upgrade().map_or(0, |p| p.driver_version);
+                let v = raw.platform.upgrade().map_or(0, |p| p.raw.driver_version);
                 out.string(&format!("{}.{}.{}", v >> 24, (v >> 16) & 0xff, v & 0xffff))
             }
             UR_DEVICE_INFO_BACKEND_RUNTIME_VERSION | UR_DEVICE_INFO_VERSION => {
-                out.string(&self.platform.upgrade().map_or_else(String::new, |p| p.version()))
+                out.string(&raw.platform.upgrade().map_or_else(String::new, |p| p.raw.version()))
             }
-            UR_DEVICE_INFO_PROFILE => out.string(Platform::PROFILE),
+            UR_DEVICE_INFO_PROFILE => out.string(PlatformZe::PROFILE),
             UR_DEVICE_INFO_EXTENSIONS => out.string(""),
             UR_DEVICE_INFO_PARENT_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
             UR_DEVICE_INFO_SUPPORTED_PARTITIONS => out.slice::<ur_device_partition_t>(&[]),
@@ -410,7 +405,7 @@ impl hal::Device<LevelZero> for Device {
             // device states (OpenCL's), which a launch would be held to.
             UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(1024usize),
             UR_DEVICE_INFO_MAX_CONSTANT_ARGS => out.value(8u32),
-            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(self.max_alloc_size()),
+            UR_DEVICE_INFO_MAX_CONSTANT_BUFFER_SIZE => out.value(Self::max_alloc_size(device)),
             UR_DEVICE_INFO_PRINTF_BUFFER_SIZE => out.value(1usize << 20),
             // The device takes no IL through this adapter.
             UR_DEVICE_INFO_IL_VERSION => out.string(""),
@@ -429,32 +424,32 @@ impl hal::Device<LevelZero> for Device {
         }
     }
 
-    fn max_alloc_size(&self) -> u64 {
-        self.facts.props.maxMemAllocSize
+    fn max_alloc_size(device: &Device) -> u64 {
+        device.raw.facts.props.maxMemAllocSize
     }
 
-    fn serves_usm(&self, kind: UsmKind) -> bool {
-        self.usm_supported(kind.to_ur())
+    fn serves_usm(device: &Device, kind: UsmKind) -> bool {
+        device.raw.usm_supported(kind.to_ur())
     }
 
     /// This adapter builds no modules, so it runs no image of any target.
-    fn binary_targets(&self) -> &'static [&'static [u8]] {
+    fn binary_targets(_: &Device) -> &'static [&'static [u8]] {
         &[]
     }
 
-    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
-        let (host, device) = crate::driver::global_timestamps(self.ze).map_err(crate::conv::result)?;
-        Ok((self.ticks_to_ns(device), host))
+    fn global_timestamps(device: &Device) -> UrResult<(u64, u64)> {
+        let (host, ticks) = crate::driver::global_timestamps(device.raw.ze).map_err(crate::conv::result)?;
+        Ok((device.raw.ticks_to_ns(ticks), host))
     }
 
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Ok(self.ze as ur_native_handle_t)
+    fn native_handle(device: &Device) -> UrResult<ur_native_handle_t> {
+        Ok(device.raw.ze as ur_native_handle_t)
     }
 
     fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
-        Platform::all()
+        platforms()
             .iter()
-            .find_map(|p| p.device_by_ze(native as level_zero_sys::ze_device_handle_t))
+            .find_map(|p| p.raw.device_by_ze(native as level_zero_sys::ze_device_handle_t))
             .map(|d| d.handle())
             .ok_or(UR_RESULT_ERROR_INVALID_VALUE)
     }

@@ -240,8 +240,8 @@ impl RawEvent<LevelZero> for Signal {
             .map_err(|_| UR_RESULT_ERROR_PROFILING_INFO_NOT_AVAILABLE)?;
         // A command never starts before it was submitted, nor ends before
         // it started, whatever the two clocks' rounding says.
-        let start = queue.device.ticks_to_ns(start).max(submitted);
-        let end = queue.device.ticks_to_ns(end).max(start);
+        let start = queue.device.raw.ticks_to_ns(start).max(submitted);
+        let end = queue.device.raw.ticks_to_ns(end).max(start);
         match prop {
             UR_PROFILING_INFO_COMMAND_START => Ok(start),
             UR_PROFILING_INFO_COMMAND_END | UR_PROFILING_INFO_COMMAND_COMPLETE => Ok(end),

@@ -14,11 +14,10 @@
 //! module per object: `device` (platforms and devices), `context`, `queue`
 //! (command submission, USM commands, async allocation and free), `event`,
 //! `memory` (blocking USM, USM pools, the engine's memory source). Each
-//! holds its objects' backend traits: `ur_core::hal`'s for platforms and
-//! devices, and for contexts, queues, events and pools the raw part of the
-//! core's object (`ContextZe`, `QueueZe`, `Signal`, `ZePool`). The C
-//! surface is `ur_core`'s, written once for every adapter; arguments
-//! arrive checked, and nothing here reads C memory.
+//! holds the raw part of its core object, with that part's trait:
+//! `PlatformZe`, `DeviceZe`, `ContextZe`, `QueueZe`, `Signal` (events) and
+//! `ZePool`. The C surface is `ur_core`'s, written once for every adapter;
+//! arguments arrive checked, and nothing here reads C memory.
 
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 // Level Zero handles are opaque pointers that only the driver reads.
@@ -47,3 +46,7 @@ ur_core::adapter_backend! {
     }
 }
 
+impl ur_core::device::Devices for LevelZero {
+    type RawPlatform = device::PlatformZe;
+    type RawDevice = device::DeviceZe;
+}

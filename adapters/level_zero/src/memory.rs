@@ -236,7 +236,7 @@ pub fn raw_alloc(
     let host_desc = ze_host_mem_alloc_desc_t { stype: ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, pNext: std::ptr::null(), flags: 0 };
     let device_desc =
         ze_device_mem_alloc_desc_t { stype: ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, pNext: std::ptr::null(), flags: 0, ordinal: 0 };
-    let dev = device.map_or(std::ptr::null_mut(), |d| d.ze);
+    let dev = device.map_or(std::ptr::null_mut(), |d| d.raw.ze);
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: a live context, one of its devices (or none for host and
     // shared memory), valid descriptors and an out pointer we own.

@@ -132,7 +132,7 @@ pub fn submit_locked(
     if let Some(last) = order.last.as_ref().filter(|_| in_order) {
         waits.raw.push(last.clone());
     }
-    let submitted_ns = if queue.is_profiling() { Some(queue.device.now_ns()?) } else { None };
+    let submitted_ns = if queue.is_profiling() { Some(queue.device.raw.now_ns()?) } else { None };
     let mut raw: Vec<ze_event_handle_t> = waits.raw.iter().map(|e| e.raw).collect();
     if let Err(e) = append(queue.raw.list.0, done.raw, &mut raw) {
         // Nothing ran. Out of order the node completes on its own; in
@@ -268,7 +268,7 @@ fn rows(
 /// Zeroes `size` bytes at `ptr` (of `device`'s memory, or host memory) and
 /// waits: a new allocation of a zero-initialising pool.
 pub fn zero_fill(ctx: &Context, device: &Arc<Device>, ptr: *mut c_void, size: usize) -> UrResult {
-    let list = ImmediateList::create(&ctx.raw.ze, device.ze, device.facts.ordinal).ur()?;
+    let list = ImmediateList::create(&ctx.raw.ze, device.raw.ze, device.raw.facts.ordinal).ur()?;
     let done = ctx.raw.event_cache(false).take()?;
     fill(list.0, ptr, &[0u8], size, done.raw, &mut []).ur()?;
     done.wait()
@@ -277,7 +277,7 @@ pub fn zero_fill(ctx: &Context, device: &Arc<Device>, ptr: *mut c_void, size: us
 impl RawQueue<LevelZero> for QueueZe {
     fn create(context: &Context, device: &Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue>> {
         let (context, device) = (arc_of(context), arc_of(device));
-        let list = ImmediateList::create(&context.raw.ze, device.ze, device.facts.ordinal).ur()?;
+        let list = ImmediateList::create(&context.raw.ze, device.raw.ze, device.raw.facts.ordinal).ur()?;
         let order = if flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0 {
             QueueOrder::OutOfOrder
         } else {
@@ -322,7 +322,7 @@ impl RawQueue<LevelZero> for QueueZe {
         let want_event = completion.want_event;
         let kind = command.command_type();
         let waits = Self::translate(queue, waits)?;
-        let max_pattern = queue.device.facts.max_fill_pattern;
+        let max_pattern = queue.device.raw.facts.max_fill_pattern;
         match command {
             UsmCommand::Wait { barrier: is_barrier } => {
                 let node = if is_barrier { Node::Barrier } else { Node::Command };
