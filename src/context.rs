@@ -6,6 +6,7 @@
 //! [`RawContext`].
 
 use crate::abi::*;
+use crate::device::Device;
 use crate::boundary::NativeOwnership;
 use crate::engine::{Engine, SlabMap, SlabOfPool};
 use crate::extended_deleter::ExtendedDeleter;
@@ -30,10 +31,10 @@ pub trait RawContext<B: Backend>: Send + Sync + Sized + 'static {
 
     /// A context over `devices` (deduplicated, at least one); the backend
     /// makes its raw part and hands it to [`Context::new`].
-    fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Context<B>>>;
+    fn create(devices: &[&Device<B>], flags: ur_context_flags_t) -> UrResult<Arc<Context<B>>>;
     fn from_native(
         _native: ur_native_handle_t,
-        _devices: &[&B::Device],
+        _devices: &[&Device<B>],
         _ownership: NativeOwnership,
     ) -> UrResult<Arc<Context<B>>> {
         Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
@@ -61,13 +62,13 @@ pub trait RawContext<B: Backend>: Send + Sync + Sized + 'static {
     /// A pool of this context (`device: None` for a context-wide one).
     fn pool_create(
         context: &Context<B>,
-        device: Option<&B::Device>,
+        device: Option<&Device<B>>,
         desc: PoolDesc,
         api: PoolApi,
     ) -> UrResult<Arc<UsmPool<B>>>;
     /// A new default async pool of `device`, a device of the context (the
     /// table makes one on first use; the context owns its handle).
-    fn make_default_pool(context: &Context<B>, device: &B::Device) -> UrResult<Arc<UsmPool<B>>>;
+    fn make_default_pool(context: &Context<B>, device: &Device<B>) -> UrResult<Arc<UsmPool<B>>>;
     /// A host synchronisation point (a finished queue, a waited event, a
     /// blocking command): the context's pools take back what finished work
     /// freed, and give back what is above their thresholds.
@@ -137,11 +138,11 @@ impl<B: Backend> Context<B> {
     }
 
     /// The context's devices, in the order it was made with.
-    pub fn devices(&self) -> impl ExactSizeIterator<Item = &B::Device> {
+    pub fn devices(&self) -> impl ExactSizeIterator<Item = &Device<B>> {
         self.devices.iter().map(|d| &**d)
     }
 
-    pub fn has_device(&self, device: &B::Device) -> bool {
+    pub fn has_device(&self, device: &Device<B>) -> bool {
         self.devices().any(|d| std::ptr::eq(d, device))
     }
 
@@ -149,7 +150,6 @@ impl<B: Backend> Context<B> {
     /// context's devices (`spec/usm.md`), as host memory must be reachable
     /// from each of them.
     pub fn max_alloc_size(&self) -> u64 {
-        use crate::hal::Device as _;
         self.devices().map(|d| d.max_alloc_size()).min().unwrap_or(0)
     }
 
@@ -163,10 +163,10 @@ impl<B: Backend> Context<B> {
 
 /// What the core asks of a context that only the raw part answers.
 impl<B: Backend> Context<B> {
-    pub fn create(devices: &[&B::Device], flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
+    pub fn create(devices: &[&Device<B>], flags: ur_context_flags_t) -> UrResult<Arc<Self>> {
         B::RawContext::create(devices, flags)
     }
-    pub fn from_native(native: ur_native_handle_t, devices: &[&B::Device], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+    pub fn from_native(native: ur_native_handle_t, devices: &[&Device<B>], ownership: NativeOwnership) -> UrResult<Arc<Self>> {
         B::RawContext::from_native(native, devices, ownership)
     }
     pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
@@ -187,10 +187,10 @@ impl<B: Backend> Context<B> {
     pub fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>> {
         B::RawContext::usm_alloc_info(self, ptr)
     }
-    pub fn pool_create(&self, device: Option<&B::Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool<B>>> {
+    pub fn pool_create(&self, device: Option<&Device<B>>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool<B>>> {
         B::RawContext::pool_create(self, device, desc, api)
     }
-    pub fn make_default_pool(&self, device: &B::Device) -> UrResult<Arc<UsmPool<B>>> {
+    pub fn make_default_pool(&self, device: &Device<B>) -> UrResult<Arc<UsmPool<B>>> {
         B::RawContext::make_default_pool(self, device)
     }
     /// A host synchronisation point (see [`RawContext::collect_pools`]).

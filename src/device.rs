@@ -19,7 +19,7 @@ use std::sync::{Arc, Weak};
 const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
 
 /// The driver's side of a platform. Each function gets the whole platform.
-pub trait RawPlatform<B: Devices>: Send + Sync + Sized + 'static {
+pub trait RawPlatform<B: Backend>: Send + Sync + Sized + 'static {
     /// The adapter's platforms, as handles the caller does not own.
     fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>>;
     /// Every query but `BACKEND` (the core answers it), in range.
@@ -35,7 +35,7 @@ pub trait RawPlatform<B: Devices>: Send + Sync + Sized + 'static {
 }
 
 /// The driver's side of a device. Each function gets the whole device.
-pub trait RawDevice<B: Devices>: Send + Sync + Sized + 'static {
+pub trait RawDevice<B: Backend>: Send + Sync + Sized + 'static {
     /// The platform's devices of one type (`ALL`/`DEFAULT` included; the
     /// core checked the enum), as handles the caller does not own.
     fn all(platform: &Platform<B>, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>>;
@@ -95,18 +95,9 @@ pub trait RawDevice<B: Devices>: Send + Sync + Sized + 'static {
     }
 }
 
-/// The backends whose platforms and devices are [`Platform`]s and
-/// [`Device`]s.
-///
-/// Transitional: folds into [`Backend`] once every adapter's are.
-pub trait Devices: Backend<Platform = Platform<Self>, Device = Device<Self>> {
-    type RawPlatform: RawPlatform<Self>;
-    type RawDevice: RawDevice<Self>;
-}
-
 /// A UR platform.
 #[repr(C)]
-pub struct Platform<B: Devices> {
+pub struct Platform<B: Backend> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
     pub raw: B::RawPlatform,
@@ -114,32 +105,32 @@ pub struct Platform<B: Devices> {
 
 /// A UR device.
 #[repr(C)]
-pub struct Device<B: Devices> {
+pub struct Device<B: Backend> {
     /// First: the handle protocol reads it at offset 0.
     header: HandleHeader,
     pub raw: B::RawDevice,
 }
 
 // SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Devices> UrObject for Platform<B> {
+unsafe impl<B: Backend> UrObject for Platform<B> {
     const KIND: ObjectKind = ObjectKind::Platform;
     type Handle = ur_platform_handle_t_;
 }
 
 // SAFETY: platforms are made only by `Platform::new_cyclic`, in an `Arc`
 // (one an adapter keeps for the process stays in its `Arc`).
-unsafe impl<B: Devices> ArcObject for Platform<B> {}
+unsafe impl<B: Backend> ArcObject for Platform<B> {}
 
 // SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Devices> UrObject for Device<B> {
+unsafe impl<B: Backend> UrObject for Device<B> {
     const KIND: ObjectKind = ObjectKind::Device;
     type Handle = ur_device_handle_t_;
 }
 
 // SAFETY: devices are made only by `Device::new`/`new_cyclic`, in an `Arc`.
-unsafe impl<B: Devices> ArcObject for Device<B> {}
+unsafe impl<B: Backend> ArcObject for Device<B> {}
 
-impl<B: Devices> Platform<B> {
+impl<B: Backend> Platform<B> {
     pub fn new(raw: B::RawPlatform) -> Arc<Self> {
         Self::new_cyclic(|_| raw)
     }
@@ -155,7 +146,7 @@ impl<B: Devices> Platform<B> {
     }
 }
 
-impl<B: Devices> Device<B> {
+impl<B: Backend> Device<B> {
     pub fn new(raw: B::RawDevice) -> Arc<Self> {
         Self::new_cyclic(|_| raw)
     }
@@ -171,7 +162,7 @@ impl<B: Devices> Device<B> {
     }
 }
 
-impl<B: Devices> std::fmt::Debug for Device<B>
+impl<B: Backend> std::fmt::Debug for Device<B>
 where
     B::RawDevice: std::fmt::Debug,
 {
@@ -180,63 +171,61 @@ where
     }
 }
 
-/// Forwards while `hal::Platform` is still the core's view of a platform.
-impl<B: Devices> crate::hal::Platform<B> for Platform<B> {
-    fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
+/// What the core asks of a platform that only the raw part answers.
+impl<B: Backend> Platform<B> {
+    pub fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
         B::RawPlatform::all(adapter)
     }
-    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
+    pub fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
         B::RawPlatform::info(self, prop, out)
     }
-    fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
+    pub fn backend_option(&self, frontend: &str) -> Option<&'static CStr> {
         B::RawPlatform::backend_option(self, frontend)
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawPlatform::native_handle(self)
     }
-    fn from_native(native: ur_native_handle_t, adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
+    pub fn from_native(native: ur_native_handle_t, adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
         B::RawPlatform::from_native(native, adapter)
     }
 }
 
-/// Forwards while `hal::Device` is still the core's view of a device.
-impl<B: Devices> crate::hal::Device<B> for Device<B> {
-    fn all(platform: &Platform<B>, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
+/// What the core asks of a device that only the raw part answers.
+impl<B: Backend> Device<B> {
+    pub fn all(platform: &Platform<B>, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
         B::RawDevice::all(platform, device_type)
     }
-    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
+    pub fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         B::RawDevice::info(self, prop, out)
     }
-    fn is_root(&self) -> bool {
+    pub fn is_root(&self) -> bool {
         B::RawDevice::is_root(self)
     }
-    fn max_alloc_size(&self) -> u64 {
+    pub fn max_alloc_size(&self) -> u64 {
         B::RawDevice::max_alloc_size(self)
     }
-    fn serves_usm(&self, kind: UsmKind) -> bool {
+    pub fn serves_usm(&self, kind: UsmKind) -> bool {
         B::RawDevice::serves_usm(self, kind)
     }
-    fn binary_targets(&self) -> &'static [&'static [u8]] {
+    pub fn binary_targets(&self) -> &'static [&'static [u8]] {
         B::RawDevice::binary_targets(self)
     }
-    fn global_timestamps(&self) -> UrResult<(u64, u64)> {
+    pub fn global_timestamps(&self) -> UrResult<(u64, u64)> {
         B::RawDevice::global_timestamps(self)
     }
-    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
+    pub fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
         B::RawDevice::partition(self, request)
     }
-    const PEER_ACCESS: bool = B::RawDevice::PEER_ACCESS;
-    fn peer_info(&self, peer: &Self, prop: ur_exp_peer_info_t) -> UrResult<i32> {
+    pub fn peer_info(&self, peer: &Self, prop: ur_exp_peer_info_t) -> UrResult<i32> {
         B::RawDevice::peer_info(self, peer, prop)
     }
-    fn set_peer_access(&self, peer: &Self, enable: bool) -> UrResult {
+    pub fn set_peer_access(&self, peer: &Self, enable: bool) -> UrResult {
         B::RawDevice::set_peer_access(self, peer, enable)
     }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
+    pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawDevice::native_handle(self)
     }
-    const NATIVE_NULL_IS_VALID: bool = B::RawDevice::NATIVE_NULL_IS_VALID;
-    fn from_native(native: ur_native_handle_t, adapter: &Adapter) -> UrResult<ur_device_handle_t> {
+    pub fn from_native(native: ur_native_handle_t, adapter: &Adapter) -> UrResult<ur_device_handle_t> {
         B::RawDevice::from_native(native, adapter)
     }
 }

@@ -14,26 +14,20 @@
 //! default answers as UR says a backend without the feature must.
 
 use crate::abi::*;
-use crate::adapter::Adapter;
 use crate::engine::UsmKind;
 use crate::event::{Event, RawEvent};
 use crate::pool::{RawPool, UsmPool};
-use crate::handle::UrObject;
-use crate::info::InfoOut;
-use crate::partition::PartitionRequest;
 use crate::UrResult;
 use core::ffi::c_void;
-use std::ffi::CStr;
 use std::marker::PhantomData;
 use std::ops::Deref;
-use std::sync::Arc;
 
-const UNSUPPORTED: ur_result_t = UR_RESULT_ERROR_UNSUPPORTED_FEATURE;
 
 /// A backend: its adapter slot and its object types.
 pub trait Backend: crate::adapter::Backend + Sized {
-    type Platform: Platform<Self>;
-    type Device: Device<Self>;
+    /// The backend's part of a platform and a device (`crate::device`).
+    type RawPlatform: crate::device::RawPlatform<Self>;
+    type RawDevice: crate::device::RawDevice<Self>;
     /// The backend's part of a context (`crate::context`).
     type RawContext: crate::context::RawContext<Self>;
     /// The backend's part of a queue (`crate::queue::object`).
@@ -44,7 +38,7 @@ pub trait Backend: crate::adapter::Backend + Sized {
     type RawPool: RawPool<Self>;
     /// How a pool holds its device (`Arc<Device>`, or `&'static Device`
     /// where devices live as long as the adapter).
-    type DeviceRef: Deref<Target = Self::Device> + Clone + Send + Sync + 'static;
+    type DeviceRef: Deref<Target = crate::device::Device<Self>> + Clone + Send + Sync + 'static;
     /// The backend's part of a program and a kernel (`crate::program`);
     /// `NoProgram`/`NoKernel` for a backend that builds none.
     type RawProgram: crate::program::RawProgram<Self>;
@@ -153,7 +147,7 @@ pub struct AllocRequest<'a, B: Backend> {
     /// 0: the backend's natural alignment.
     pub align: usize,
     /// The allocation's device (none for host memory).
-    pub device: Option<&'a B::Device>,
+    pub device: Option<&'a crate::device::Device<B>>,
     /// A pool of the context serving `device`.
     pub pool: Option<&'a UsmPool<B>>,
     /// `ur_usm_desc_t::hints`.
@@ -183,81 +177,6 @@ impl<B: Backend> AllocInfo<B> {
         pool: *mut ur_usm_pool_handle_t_,
     ) -> Self {
         AllocInfo { kind, base, size, device, pool, _backend: PhantomData }
-    }
-}
-
-pub trait Platform<B: Backend>: UrObject<Handle = ur_platform_handle_t_> {
-    /// The adapter's platforms, as handles the caller does not own.
-    fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>>;
-    /// Every query but `BACKEND` (the core answers it), in range.
-    fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult;
-    /// The compiler option of this platform for a frontend option.
-    fn backend_option(&self, frontend: &str) -> Option<&'static CStr>;
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Err(UNSUPPORTED)
-    }
-    fn from_native(_native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
-        Err(UNSUPPORTED)
-    }
-}
-
-pub trait Device<B: Backend>: UrObject<Handle = ur_device_handle_t_> {
-    /// The platform's devices of one type (`ALL`/`DEFAULT` included; the
-    /// core checked the enum), as handles the caller does not own.
-    fn all(platform: &B::Platform, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>>;
-    /// Every query in range.
-    fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult;
-    /// Root devices count no references: their retain and release do
-    /// nothing. Sub-devices count the user's, and live as long as their
-    /// parent: a release frees nothing. Only a backend that partitions
-    /// overrides this.
-    fn is_root(&self) -> bool {
-        true
-    }
-    /// The most bytes one allocation may take (`MAX_MEM_ALLOC_SIZE`).
-    fn max_alloc_size(&self) -> u64;
-    /// Whether the device serves USM of `kind` at all (its
-    /// `*_MEMORY_SUPPORT` capabilities are not 0).
-    fn serves_usm(&self, _kind: UsmKind) -> bool {
-        true
-    }
-    /// Binary targets this device runs, best first.
-    fn binary_targets(&self) -> &'static [&'static [u8]];
-    /// `(device, host)` nanoseconds.
-    fn global_timestamps(&self) -> UrResult<(u64, u64)>;
-    /// The sub-devices of a checked request, kept by this device. The
-    /// default refuses every request, as a device with no
-    /// `SUPPORTED_PARTITIONS` must.
-    fn partition(&self, request: &PartitionRequest) -> UrResult<Vec<&Self>> {
-        request.check_against(&[], 0, 0, 0).map(|()| Vec::new())
-    }
-    /// Whether kernels on this device may reach memory of other devices
-    /// of its backend (`USM_P2P_SUPPORT_EXP`); a backend that says so
-    /// answers [`Device::peer_info`] per pair and overrides
-    /// [`Device::set_peer_access`].
-    const PEER_ACCESS: bool = false;
-    /// `urUsmP2PPeerAccessGetInfoExp` for `peer`, another device of this
-    /// backend (the core answers a device about itself): 1 or 0. The
-    /// default says no, so that a client asking before it enables (as
-    /// SYCL's `ext_oneapi_can_access_peer` does) learns "no" rather than
-    /// an error.
-    fn peer_info(&self, _peer: &Self, _prop: ur_exp_peer_info_t) -> UrResult<i32> {
-        Ok(0)
-    }
-    /// `urUsmP2PEnablePeerAccessExp`/`DisablePeerAccessExp` for `peer`,
-    /// another device of this backend.
-    fn set_peer_access(&self, _peer: &Self, _enable: bool) -> UrResult {
-        Err(UNSUPPORTED)
-    }
-    fn native_handle(&self) -> UrResult<ur_native_handle_t> {
-        Err(UNSUPPORTED)
-    }
-    /// Whether 0 names a native device (a CUDA ordinal does).
-    const NATIVE_NULL_IS_VALID: bool = false;
-    /// The adapter's device for a native one (the core counts the caller's
-    /// reference); `INVALID_VALUE` when the adapter has no such device.
-    fn from_native(_native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_device_handle_t> {
-        Err(UNSUPPORTED)
     }
 }
 

@@ -4,6 +4,7 @@
 //! (a native memory pool, a host allocator), behind [`RawPool`].
 
 use crate::abi::*;
+use crate::device::Device;
 use crate::context::Context;
 use crate::engine::{self, PoolConfig, UsmKind};
 use crate::hal::Backend;
@@ -88,7 +89,7 @@ impl<B: Backend> UsmPool<B> {
     }
 
     /// Whether the pool may serve allocations of `device` in `context`.
-    pub fn serves(&self, context: &Context<B>, device: &B::Device) -> bool {
+    pub fn serves(&self, context: &Context<B>, device: &Device<B>) -> bool {
         self.base.serves(context, device)
     }
 
@@ -112,7 +113,7 @@ impl<B: Backend> UsmPool<B> {
     /// The engine pool serving `kind` memory of `device`, made on first use
     /// (see `PoolBase::engine_pool`).
     #[inline]
-    pub fn engine_pool(&self, kind: UsmKind, device: Option<&B::Device>) -> UrResult<&Arc<engine::Pool>> {
+    pub fn engine_pool(&self, kind: UsmKind, device: Option<&Device<B>>) -> UrResult<&Arc<engine::Pool>> {
         self.base.engine_pool(kind, device, |context, config, serving| {
             B::RawPool::make_engine_pool(self, kind, context, config, serving)
         })

@@ -5,6 +5,7 @@
 //! [`RawProgram`] and [`RawKernel`].
 
 use crate::abi::*;
+use crate::device::Device;
 use crate::queue::object::Queue;
 use crate::context::Context;
 use crate::boundary::NativeOwnership;
@@ -29,18 +30,18 @@ pub trait RawProgram<B: Backend>: Send + Sync + Sized + 'static {
     }
     /// One image per device (devices checked to be in the context; images
     /// not empty).
-    fn create_with_binary(context: &Context<B>, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Program<B>>>;
+    fn create_with_binary(context: &Context<B>, images: &[(&Device<B>, &[u8])]) -> UrResult<Arc<Program<B>>>;
     /// Whether the program holds an image for `device`.
-    fn has_device(program: &Program<B>, device: &B::Device) -> bool;
+    fn has_device(program: &Program<B>, device: &Device<B>) -> bool;
     /// Builds for `devices`, or for every device of the program when empty.
-    fn build(program: &Program<B>, devices: &[&B::Device], options: &CStr) -> UrResult;
-    fn compile(_program: &Program<B>, _devices: &[&B::Device], _options: &CStr) -> UrResult {
+    fn build(program: &Program<B>, devices: &[&Device<B>], options: &CStr) -> UrResult;
+    fn compile(_program: &Program<B>, _devices: &[&Device<B>], _options: &CStr) -> UrResult {
         Err(UNSUPPORTED)
     }
     /// A failed link may still give a program that holds the log.
     fn link(
         _context: &Context<B>,
-        _devices: &[&B::Device],
+        _devices: &[&Device<B>],
         _programs: &[&Program<B>],
         _options: &CStr,
     ) -> Result<Arc<Program<B>>, (ur_result_t, Option<Arc<Program<B>>>)> {
@@ -51,12 +52,12 @@ pub trait RawProgram<B: Backend>: Send + Sync + Sized + 'static {
     fn info(program: &Program<B>, prop: ur_program_info_t, out: InfoOut) -> UrResult;
     /// The program's binaries, one per device in `DEVICES` order.
     fn binaries(program: &Program<B>) -> UrResult<Vec<Vec<u8>>>;
-    fn build_info(program: &Program<B>, device: &B::Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult;
+    fn build_info(program: &Program<B>, device: &Device<B>, prop: ur_program_build_info_t, out: InfoOut) -> UrResult;
     fn set_specialization_constants(_program: &Program<B>, _constants: &[ur_specialization_constant_info_t]) -> UrResult {
         Err(UNSUPPORTED)
     }
     /// `(address, size)` of a device global.
-    fn global_variable(_program: &Program<B>, _device: &B::Device, _name: &CStr) -> UrResult<(*mut c_void, usize)> {
+    fn global_variable(_program: &Program<B>, _device: &Device<B>, _name: &CStr) -> UrResult<(*mut c_void, usize)> {
         Err(UNSUPPORTED)
     }
     fn native_handle(program: &Program<B>) -> UrResult<ur_native_handle_t>;
@@ -77,8 +78,8 @@ pub trait RawKernel<B: Backend>: Send + Sync + Sized + 'static {
     /// Every query in range but the reference count, the context and the
     /// program (the core answers those).
     fn info(kernel: &Kernel<B>, prop: ur_kernel_info_t, out: InfoOut) -> UrResult;
-    fn group_info(kernel: &Kernel<B>, device: &B::Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult;
-    fn sub_group_info(kernel: &Kernel<B>, device: &B::Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult;
+    fn group_info(kernel: &Kernel<B>, device: &Device<B>, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult;
+    fn sub_group_info(kernel: &Kernel<B>, device: &Device<B>, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult;
     /// USM indirect access, pointer lists and cache hints. The default
     /// accepts them: with unified addressing every USM pointer is reachable.
     fn set_exec_info(_kernel: &Kernel<B>, _prop: ur_kernel_exec_info_t, _value: *const c_void, _size: usize) -> UrResult {
@@ -172,24 +173,24 @@ impl<B: Backend> Kernel<B> {
 
 /// What the core asks of a program that only the raw part answers.
 impl<B: Backend> Program<B> {
-    pub fn has_device(&self, device: &B::Device) -> bool {
+    pub fn has_device(&self, device: &Device<B>) -> bool {
         B::RawProgram::has_device(self, device)
     }
     pub fn create_with_il(context: &Context<B>, il: &[u8]) -> UrResult<Arc<Self>> {
         B::RawProgram::create_with_il(context, il)
     }
-    pub fn create_with_binary(context: &Context<B>, images: &[(&B::Device, &[u8])]) -> UrResult<Arc<Self>> {
+    pub fn create_with_binary(context: &Context<B>, images: &[(&Device<B>, &[u8])]) -> UrResult<Arc<Self>> {
         B::RawProgram::create_with_binary(context, images)
     }
-    pub fn build(&self, devices: &[&B::Device], options: &CStr) -> UrResult {
+    pub fn build(&self, devices: &[&Device<B>], options: &CStr) -> UrResult {
         B::RawProgram::build(self, devices, options)
     }
-    pub fn compile(&self, devices: &[&B::Device], options: &CStr) -> UrResult {
+    pub fn compile(&self, devices: &[&Device<B>], options: &CStr) -> UrResult {
         B::RawProgram::compile(self, devices, options)
     }
     pub fn link(
         context: &Context<B>,
-        devices: &[&B::Device],
+        devices: &[&Device<B>],
         programs: &[&Self],
         options: &CStr,
     ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
@@ -201,13 +202,13 @@ impl<B: Backend> Program<B> {
     pub fn binaries(&self) -> UrResult<Vec<Vec<u8>>> {
         B::RawProgram::binaries(self)
     }
-    pub fn build_info(&self, device: &B::Device, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
+    pub fn build_info(&self, device: &Device<B>, prop: ur_program_build_info_t, out: InfoOut) -> UrResult {
         B::RawProgram::build_info(self, device, prop, out)
     }
     pub fn set_specialization_constants(&self, constants: &[ur_specialization_constant_info_t]) -> UrResult {
         B::RawProgram::set_specialization_constants(self, constants)
     }
-    pub fn global_variable(&self, device: &B::Device, name: &CStr) -> UrResult<(*mut c_void, usize)> {
+    pub fn global_variable(&self, device: &Device<B>, name: &CStr) -> UrResult<(*mut c_void, usize)> {
         B::RawProgram::global_variable(self, device, name)
     }
     pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
@@ -229,10 +230,10 @@ impl<B: Backend> Kernel<B> {
     pub fn info(&self, prop: ur_kernel_info_t, out: InfoOut) -> UrResult {
         B::RawKernel::info(self, prop, out)
     }
-    pub fn group_info(&self, device: &B::Device, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
+    pub fn group_info(&self, device: &Device<B>, prop: ur_kernel_group_info_t, out: InfoOut) -> UrResult {
         B::RawKernel::group_info(self, device, prop, out)
     }
-    pub fn sub_group_info(&self, device: &B::Device, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
+    pub fn sub_group_info(&self, device: &Device<B>, prop: ur_kernel_sub_group_info_t, out: InfoOut) -> UrResult {
         B::RawKernel::sub_group_info(self, device, prop, out)
     }
     pub fn set_exec_info(&self, prop: ur_kernel_exec_info_t, value: *const c_void, size: usize) -> UrResult {
@@ -275,13 +276,13 @@ pub enum NoKernel {}
 // unreachable: each matches on the uninhabited raw part.
 impl<B: Backend<RawProgram = NoProgram>> RawProgram<B> for NoProgram {
     const SUPPORTED: bool = false;
-    fn create_with_binary(_: &Context<B>, _: &[(&B::Device, &[u8])]) -> UrResult<Arc<Program<B>>> {
+    fn create_with_binary(_: &Context<B>, _: &[(&Device<B>, &[u8])]) -> UrResult<Arc<Program<B>>> {
         Err(UNSUPPORTED)
     }
-    fn has_device(program: &Program<B>, _: &B::Device) -> bool {
+    fn has_device(program: &Program<B>, _: &Device<B>) -> bool {
         match program.raw {}
     }
-    fn build(program: &Program<B>, _: &[&B::Device], _: &CStr) -> UrResult {
+    fn build(program: &Program<B>, _: &[&Device<B>], _: &CStr) -> UrResult {
         match program.raw {}
     }
     fn info(program: &Program<B>, _: ur_program_info_t, _: InfoOut) -> UrResult {
@@ -290,7 +291,7 @@ impl<B: Backend<RawProgram = NoProgram>> RawProgram<B> for NoProgram {
     fn binaries(program: &Program<B>) -> UrResult<Vec<Vec<u8>>> {
         match program.raw {}
     }
-    fn build_info(program: &Program<B>, _: &B::Device, _: ur_program_build_info_t, _: InfoOut) -> UrResult {
+    fn build_info(program: &Program<B>, _: &Device<B>, _: ur_program_build_info_t, _: InfoOut) -> UrResult {
         match program.raw {}
     }
     fn native_handle(program: &Program<B>) -> UrResult<ur_native_handle_t> {
@@ -306,10 +307,10 @@ impl<B: Backend<RawProgram = NoProgram, RawKernel = NoKernel>> RawKernel<B> for 
     fn info(kernel: &Kernel<B>, _: ur_kernel_info_t, _: InfoOut) -> UrResult {
         match kernel.raw {}
     }
-    fn group_info(kernel: &Kernel<B>, _: &B::Device, _: ur_kernel_group_info_t, _: InfoOut) -> UrResult {
+    fn group_info(kernel: &Kernel<B>, _: &Device<B>, _: ur_kernel_group_info_t, _: InfoOut) -> UrResult {
         match kernel.raw {}
     }
-    fn sub_group_info(kernel: &Kernel<B>, _: &B::Device, _: ur_kernel_sub_group_info_t, _: InfoOut) -> UrResult {
+    fn sub_group_info(kernel: &Kernel<B>, _: &Device<B>, _: ur_kernel_sub_group_info_t, _: InfoOut) -> UrResult {
         match kernel.raw {}
     }
     fn native_handle(kernel: &Kernel<B>) -> UrResult<ur_native_handle_t> {

@@ -2,6 +2,7 @@
 
 use super::obj;
 use crate::abi::*;
+use crate::device::Device;
 use crate::context::Context;
 use crate::adapter::Adapter;
 use crate::boundary::{ffi_call, native_args, non_null, slice_arg, write_out};
@@ -15,10 +16,10 @@ use core::ffi::c_void;
 ///
 /// # Safety
 /// `list` points at `count` handles when `count > 0`.
-unsafe fn devices<'a, B: Backend>(count: u32, list: *const ur_device_handle_t) -> UrResult<Vec<&'a B::Device>> {
-    let mut devices: Vec<&B::Device> = Vec::with_capacity(count as usize);
+unsafe fn devices<'a, B: Backend>(count: u32, list: *const ur_device_handle_t) -> UrResult<Vec<&'a Device<B>>> {
+    let mut devices: Vec<&Device<B>> = Vec::with_capacity(count as usize);
     for &h in slice_arg(list, count)? {
-        let device = obj::<B, B::Device>(h)?;
+        let device = obj::<B, Device<B>>(h)?;
         if !devices.iter().any(|d| std::ptr::eq(*d, device)) {
             devices.push(device);
         }

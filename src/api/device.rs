@@ -2,9 +2,10 @@
 
 use super::{obj, write_handles};
 use crate::abi::*;
+use crate::device::{Device, Platform, RawDevice};
 use crate::adapter::Adapter;
 use crate::boundary::{ffi_call, native_args, select_binary, write_optional, write_out};
-use crate::hal::{Backend, Device};
+use crate::hal::{Backend};
 use crate::handle;
 use crate::info::InfoOut;
 use crate::partition::{write_sub_devices, PartitionRequest};
@@ -18,7 +19,7 @@ pub(super) unsafe extern "C" fn get<B: Backend>(
     num: *mut u32,
 ) -> ur_result_t {
     ffi_call(|| {
-        let platform = obj::<B, B::Platform>(platform)?;
+        let platform = obj::<B, Platform<B>>(platform)?;
         if device_type.0 > UR_DEVICE_TYPE_CUSTOM.0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
         }
@@ -28,7 +29,7 @@ pub(super) unsafe extern "C" fn get<B: Backend>(
         if (entries > 0 && out.is_null()) || (out.is_null() && num.is_null()) {
             return Err(UR_RESULT_ERROR_INVALID_NULL_POINTER);
         }
-        write_handles(&B::Device::all(platform, device_type)?, entries, out, num);
+        write_handles(&B::RawDevice::all(platform, device_type)?, entries, out, num);
         Ok(())
     })
 }
@@ -41,11 +42,11 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
     size_ret: *mut usize,
 ) -> ur_result_t {
     ffi_call(|| {
-        let device = obj::<B, B::Device>(h)?;
+        let device = obj::<B, Device<B>>(h)?;
         super::prop_in_range(prop.0, UR_DEVICE_INFO_ENQUEUE_HOST_TASK_SUPPORT_EXP.0, &[])?;
         let out = InfoOut::new(size, value, size_ret)?;
         match prop {
-            UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP => out.bool(B::Device::PEER_ACCESS),
+            UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP => out.bool(<B::RawDevice as crate::device::RawDevice<B>>::PEER_ACCESS),
             _ if <B::RawProgram as crate::program::RawProgram<B>>::SUPPORTED => device.info(prop, out),
             // A backend that builds no programs runs no device code: what
             // only device code uses is not offered (images neither: every
@@ -82,11 +83,11 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
 /// Root devices count no references (SYCL releases them anyway); a
 /// sub-device counts the user's like any object.
 pub(super) unsafe extern "C" fn retain<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
-    super::counted::<B, B::Device>(h, |d| !d.is_root(), handle::retain::<B::Device>)
+    super::counted::<B, Device<B>>(h, |d| !d.is_root(), handle::retain::<Device<B>>)
 }
 
 pub(super) unsafe extern "C" fn release<B: Backend>(h: ur_device_handle_t) -> ur_result_t {
-    super::counted::<B, B::Device>(h, |d| !d.is_root(), handle::release_kept::<B::Device>)
+    super::counted::<B, Device<B>>(h, |d| !d.is_root(), handle::release_kept::<Device<B>>)
 }
 
 /// Each sub-device handle written out is one user reference.
@@ -98,7 +99,7 @@ pub(super) unsafe extern "C" fn partition<B: Backend>(
     num: *mut u32,
 ) -> ur_result_t {
     ffi_call(|| {
-        let device = obj::<B, B::Device>(h)?;
+        let device = obj::<B, Device<B>>(h)?;
         let request = PartitionRequest::decode(properties)?;
         if entries == 0 && !out.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
@@ -120,12 +121,12 @@ pub(super) unsafe extern "C" fn select_binary_entry<B: Backend>(
     selected: *mut u32,
 ) -> ur_result_t {
     ffi_call(|| {
-        let device = obj::<B, B::Device>(h)?;
+        let device = obj::<B, Device<B>>(h)?;
         select_binary(binaries, count, selected, device.binary_targets())
     })
 }
 
-super::native_handle_entry!(B::Device, ur_device_handle_t);
+super::native_handle_entry!(Device<B>, ur_device_handle_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
@@ -135,9 +136,9 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         let adapter = obj::<B, Adapter>(adapter)?;
-        native_args(native, B::Device::NATIVE_NULL_IS_VALID, properties, out)?;
-        let h = B::Device::from_native(native, adapter)?;
-        let device = obj::<B, B::Device>(h)?;
+        native_args(native, <B::RawDevice as crate::device::RawDevice<B>>::NATIVE_NULL_IS_VALID, properties, out)?;
+        let h = B::RawDevice::from_native(native, adapter)?;
+        let device = obj::<B, Device<B>>(h)?;
         // The caller's handle is one reference of a sub-device.
         if !device.is_root() {
             handle::count_user_ref(device);
@@ -152,7 +153,7 @@ pub(super) unsafe extern "C" fn get_global_timestamps<B: Backend>(
     host_time: *mut u64,
 ) -> ur_result_t {
     ffi_call(|| {
-        let (device, host) = obj::<B, B::Device>(h)?.global_timestamps()?;
+        let (device, host) = obj::<B, Device<B>>(h)?.global_timestamps()?;
         write_optional(device_time, device);
         write_optional(host_time, host);
         Ok(())

@@ -96,7 +96,7 @@ macro_rules! device_query_entry {
         ) -> ur_result_t {
             crate::boundary::ffi_call(|| {
                 let object = super::obj::<B, $obj>(h)?;
-                let device = super::obj::<B, B::Device>(device)?;
+                let device = super::obj::<B, crate::device::Device<B>>(device)?;
                 super::prop_in_range(prop.0, $last.0, &[])?;
                 object.$query(device, prop, crate::info::InfoOut::new(size, value, size_ret)?)
             })

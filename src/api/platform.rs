@@ -2,9 +2,10 @@
 
 use super::{obj, write_handles};
 use crate::abi::*;
+use crate::device::{Platform, RawPlatform};
 use crate::adapter::Adapter;
 use crate::boundary::{ffi_call, native_args, non_null, write_out};
-use crate::hal::{Backend, Platform};
+use crate::hal::{Backend};
 use crate::handle;
 use core::ffi::{c_char, CStr};
 
@@ -22,19 +23,19 @@ pub(super) unsafe extern "C" fn get<B: Backend>(
         if out.is_null() && num.is_null() {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        write_handles(&B::Platform::all(&adapter)?, entries, out, num);
+        write_handles(&B::RawPlatform::all(&adapter)?, entries, out, num);
         Ok(())
     })
 }
 
-super::info_entry!(B::Platform, ur_platform_handle_t, ur_platform_info_t, UR_PLATFORM_INFO_ADAPTER, |platform, prop, out| {
+super::info_entry!(Platform<B>, ur_platform_handle_t, ur_platform_info_t, UR_PLATFORM_INFO_ADAPTER, |platform, prop, out| {
     match prop {
         UR_PLATFORM_INFO_BACKEND => out.value(B::slot().backend()),
         _ => platform.info(prop, out),
     }
 });
 
-super::native_handle_entry!(B::Platform, ur_platform_handle_t);
+super::native_handle_entry!(Platform<B>, ur_platform_handle_t);
 
 pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     native: ur_native_handle_t,
@@ -45,13 +46,13 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     ffi_call(|| {
         let adapter = obj::<B, Adapter>(adapter)?;
         native_args(native, false, properties, out)?;
-        write_out(out, B::Platform::from_native(native, adapter)?)
+        write_out(out, B::RawPlatform::from_native(native, adapter)?)
     })
 }
 
 pub(super) unsafe extern "C" fn get_api_version<B: Backend>(h: ur_platform_handle_t, out: *mut ur_api_version_t) -> ur_result_t {
     ffi_call(|| {
-        obj::<B, B::Platform>(h)?;
+        obj::<B, Platform<B>>(h)?;
         write_out(out, UR_API_VERSION_IMPLEMENTED)
     })
 }
@@ -63,7 +64,7 @@ pub(super) unsafe extern "C" fn get_backend_option<B: Backend>(
     out: *mut *const c_char,
 ) -> ur_result_t {
     ffi_call(|| {
-        let platform = obj::<B, B::Platform>(h)?;
+        let platform = obj::<B, Platform<B>>(h)?;
         non_null(frontend)?;
         non_null(out)?;
         let frontend = CStr::from_ptr(frontend).to_str().map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;

@@ -2,6 +2,7 @@
 
 use super::obj;
 use crate::abi::*;
+use crate::device::Device;
 use crate::context::Context;
 use crate::boundary::{ffi_call, non_null, slice_arg, write_optional, write_out};
 use crate::hal::Backend;
@@ -46,11 +47,11 @@ unsafe fn devices_in<'a, B: Backend>(
     context: &Context<B>,
     count: u32,
     list: *const ur_device_handle_t,
-) -> UrResult<Vec<&'a B::Device>> {
+) -> UrResult<Vec<&'a Device<B>>> {
     if count == 0 {
         return Err(UR_RESULT_ERROR_INVALID_SIZE);
     }
-    let devices = slice_arg(list, count)?.iter().map(|&h| obj::<B, B::Device>(h)).collect::<UrResult<Vec<_>>>()?;
+    let devices = slice_arg(list, count)?.iter().map(|&h| obj::<B, Device<B>>(h)).collect::<UrResult<Vec<_>>>()?;
     if devices.iter().any(|d| !context.has_device(d)) {
         return Err(UR_RESULT_ERROR_INVALID_DEVICE);
     }
@@ -155,7 +156,7 @@ unsafe fn exp_devices<'a, B: Backend>(
     program: &Program<B>,
     count: u32,
     list: *const ur_device_handle_t,
-) -> UrResult<Vec<&'a B::Device>> {
+) -> UrResult<Vec<&'a Device<B>>> {
     let devices = devices_in::<B>(&*program.context, count, list)?;
     if devices.iter().any(|d| !program.has_device(d)) {
         return Err(UR_RESULT_ERROR_INVALID_DEVICE);
@@ -191,7 +192,7 @@ exp_entry!(compile_exp, compile);
 /// The arguments of a link call.
 unsafe fn link_common<B: Backend>(
     context: &Context<B>,
-    devices: &[&B::Device],
+    devices: &[&Device<B>],
     count: u32,
     programs: *const ur_program_handle_t,
     opts: *const c_char,
@@ -287,7 +288,7 @@ pub(super) unsafe extern "C" fn get_global_variable_pointer<B: Backend>(
     out: *mut *mut c_void,
 ) -> ur_result_t {
     ffi_call(|| {
-        let device = obj::<B, B::Device>(device)?;
+        let device = obj::<B, Device<B>>(device)?;
         let program = obj::<B, Program<B>>(h)?;
         non_null(name)?;
         non_null(out)?;

@@ -2,6 +2,7 @@
 
 use super::{obj, optional};
 use crate::abi::*;
+use crate::device::Device;
 use crate::context::Context;
 use crate::boundary::{chained_queue_flags, check_queue_properties_chain, ffi_call, native_args, non_null, write_out};
 use crate::hal::Backend;
@@ -20,7 +21,7 @@ pub(super) unsafe extern "C" fn create<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         let context = obj::<B, Context<B>>(context)?;
-        let device = obj::<B, B::Device>(device)?;
+        let device = obj::<B, Device<B>>(device)?;
         let flags = properties.as_ref().map_or(0, |p| p.flags);
         if flags & UR_QUEUE_FLAGS_MASK != 0 {
             return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
@@ -70,7 +71,7 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     ffi_call(|| {
         let context = obj::<B, Context<B>>(context)?;
         let (ownership, chain) = native_args(native, false, properties, out)?;
-        let device = optional::<B, B::Device>(device)?;
+        let device = optional::<B, Device<B>>(device)?;
         if device.is_some_and(|d| !context.has_device(d)) {
             return Err(UR_RESULT_ERROR_INVALID_DEVICE);
         }

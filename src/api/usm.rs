@@ -3,10 +3,11 @@
 
 use super::{obj, optional};
 use crate::abi::*;
+use crate::device::Device;
 use crate::context::Context;
 use crate::boundary::{ffi_call, for_each_in_chain, non_null, write_out};
 use crate::engine::UsmKind;
-use crate::hal::{AllocRequest, Backend, Device as _};
+use crate::hal::{AllocRequest, Backend};
 use crate::pool::UsmPool;
 use crate::handle;
 use crate::info::InfoOut;
@@ -30,7 +31,7 @@ unsafe fn alloc<B: Backend>(
     out: *mut *mut c_void,
 ) -> UrResult {
     let context = obj::<B, Context<B>>(h_context)?;
-    let device = h_device.map(|h| obj::<B, B::Device>(h)).transpose()?;
+    let device = h_device.map(|h| obj::<B, Device<B>>(h)).transpose()?;
     let desc = desc.as_ref();
     let hints = desc.map_or(0, |d| d.hints);
     if hints & UR_USM_ADVICE_FLAGS_MASK != 0 {

@@ -4,10 +4,11 @@
 
 use super::{deliver, obj, optional, wait_list};
 use crate::abi::*;
+use crate::device::Device;
 use crate::context::Context;
 use crate::boundary::{ffi_call, non_null, write_out};
 use crate::engine::UsmKind;
-use crate::hal::{Backend, Device};
+use crate::hal::{Backend};
 use crate::queue::object::{Queue, RawQueue};
 use crate::pool::UsmPool;
 use crate::handle;
@@ -115,9 +116,9 @@ unsafe fn pool_call<'a, B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     out: Option<*const c_void>,
-) -> UrResult<(&'a Context<B>, &'a B::Device)> {
+) -> UrResult<(&'a Context<B>, &'a Device<B>)> {
     let context = obj::<B, Context<B>>(h_context)?;
-    let device = obj::<B, B::Device>(h_device)?;
+    let device = obj::<B, Device<B>>(h_device)?;
     if let Some(out) = out {
         non_null(out)?;
     }
@@ -140,7 +141,7 @@ unsafe fn pool_of<'a, B: Backend>(
     h_context: ur_context_handle_t,
     h_device: ur_device_handle_t,
     h_pool: ur_usm_pool_handle_t,
-) -> UrResult<(&'a Context<B>, &'a B::Device, &'a UsmPool<B>)> {
+) -> UrResult<(&'a Context<B>, &'a Device<B>, &'a UsmPool<B>)> {
     let (context, device) = pool_call::<B>(h_context, h_device, None)?;
     let pool = obj::<B, UsmPool<B>>(h_pool)?;
     if !pool.serves(context, device) {
@@ -157,7 +158,7 @@ pub(super) unsafe extern "C" fn pool_create<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         obj::<B, Context<B>>(h_context)?;
-        obj::<B, B::Device>(h_device)?;
+        obj::<B, Device<B>>(h_device)?;
         let desc = read_pool_desc(desc)?;
         let (context, device) = pool_call::<B>(h_context, h_device, Some(out.cast()))?;
         write_out(out, handle::into_handle(context.pool_create(Some(device), desc, PoolApi::Exp)?))

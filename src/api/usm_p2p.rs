@@ -7,8 +7,9 @@
 
 use super::obj;
 use crate::abi::*;
+use crate::device::Device;
 use crate::boundary::ffi_call;
-use crate::hal::{Backend, Device};
+use crate::hal::{Backend};
 use crate::info::InfoOut;
 use crate::UrResult;
 use core::ffi::c_void;
@@ -20,9 +21,9 @@ use core::ffi::c_void;
 unsafe fn pair<'a, B: Backend>(
     command: ur_device_handle_t,
     peer: ur_device_handle_t,
-) -> UrResult<Option<(&'a B::Device, &'a B::Device)>> {
-    let command = obj::<B, B::Device>(command)?;
-    let peer = obj::<B, B::Device>(peer)?;
+) -> UrResult<Option<(&'a Device<B>, &'a Device<B>)>> {
+    let command = obj::<B, Device<B>>(command)?;
+    let peer = obj::<B, Device<B>>(peer)?;
     Ok((!core::ptr::eq(command, peer)).then_some((command, peer)))
 }
 

@@ -7,6 +7,7 @@
 
 use super::{EngineCommand, Waits};
 use crate::abi::*;
+use crate::device::Device;
 use crate::context::Context;
 use crate::boundary::NativeOwnership;
 use crate::engine::{Lane, UsmKind};
@@ -24,11 +25,11 @@ pub trait RawQueue<B: Backend>: Send + Sync + Sized + 'static {
     /// A queue with checked flags (no unknown bits, no contradictory pair,
     /// device-side flags refused) on a device of the context; the backend
     /// makes its raw part and hands it to [`Queue::new`].
-    fn create(context: &Context<B>, device: &B::Device, flags: ur_queue_flags_t) -> UrResult<Arc<Queue<B>>>;
+    fn create(context: &Context<B>, device: &Device<B>, flags: ur_queue_flags_t) -> UrResult<Arc<Queue<B>>>;
     fn from_native(
         _native: ur_native_handle_t,
         _context: &Context<B>,
-        _device: Option<&B::Device>,
+        _device: Option<&Device<B>>,
         _flags: ur_queue_flags_t,
         _ownership: NativeOwnership,
     ) -> UrResult<Arc<Queue<B>>> {

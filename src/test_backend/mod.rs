@@ -25,7 +25,7 @@ use crate::adapter::AdapterSlot;
 use std::cell::RefCell;
 
 pub use context::TContext;
-pub use objects::{TDevice, TEvent, TPlatform};
+pub use objects::{TDevice, TEvent};
 
 /// The table every handle of this backend carries at offset 0.
 pub static DDI: ur_dditable_t = crate::api::ddi_table::<TestBackend>();
@@ -42,8 +42,8 @@ impl crate::adapter::Backend for TestBackend {
 }
 
 impl crate::hal::Backend for TestBackend {
-    type Platform = TPlatform;
-    type Device = TDevice;
+    type RawPlatform = objects::TPlatformRaw;
+    type RawDevice = objects::TDeviceRaw;
     type RawContext = context::TContextRaw;
     type RawQueue = objects::TQueueRaw;
     type RawEvent = objects::TSignal;
@@ -51,11 +51,6 @@ impl crate::hal::Backend for TestBackend {
     type DeviceRef = std::sync::Arc<TDevice>;
     type RawProgram = program::TProgramRaw;
     type RawKernel = program::TKernelRaw;
-}
-
-impl crate::device::Devices for TestBackend {
-    type RawPlatform = objects::TPlatformRaw;
-    type RawDevice = objects::TDeviceRaw;
 }
 
 /// One call the core made into the backend: the method (`"queue.create"`)

@@ -35,7 +35,7 @@ pub mod memory;
 pub mod program;
 pub mod queue;
 
-use device::{Device, Platform};
+use device::Device;
 use std::sync::Arc;
 use ur_core::UR_BACKEND_CUDA;
 
@@ -43,14 +43,10 @@ ur_core::adapter_backend! {
     /// This backend's marker type.
     pub struct Cuda: UR_BACKEND_CUDA, "CUDA";
     objects {
-        Platform = Platform, Device = Device, RawContext = context::ContextCu, RawQueue = queue::QueueCu, RawEvent = event::StreamEvents, RawPool = memory::pool::CudaPool, DeviceRef = Arc<Device>,
+        RawPlatform = device::PlatformCu, RawDevice = device::DeviceCu, RawContext = context::ContextCu, RawQueue = queue::QueueCu, RawEvent = event::StreamEvents, RawPool = memory::pool::CudaPool, DeviceRef = Arc<Device>,
         RawProgram = program::ProgramCu, RawKernel = kernel::KernelCu,
     }
 }
 
 
-impl ur_core::device::Devices for Cuda {
-    type RawPlatform = device::PlatformCu;
-    type RawDevice = device::DeviceCu;
-}
 

@@ -31,7 +31,7 @@ pub mod event;
 pub mod memory;
 pub mod queue;
 
-use device::{Device, Platform};
+use device::Device;
 use std::sync::Arc;
 use ur_core::program::{NoKernel, NoProgram};
 use ur_core::UR_BACKEND_LEVEL_ZERO;
@@ -41,12 +41,8 @@ ur_core::adapter_backend! {
     /// the core's unsupported defaults.
     pub struct LevelZero: UR_BACKEND_LEVEL_ZERO, "LEVEL_ZERO";
     objects {
-        Platform = Platform, Device = Device, RawContext = context::ContextZe, RawQueue = queue::QueueZe, RawEvent = event::Signal, RawPool = memory::ZePool, DeviceRef = Arc<Device>,
+        RawPlatform = device::PlatformZe, RawDevice = device::DeviceZe, RawContext = context::ContextZe, RawQueue = queue::QueueZe, RawEvent = event::Signal, RawPool = memory::ZePool, DeviceRef = Arc<Device>,
         RawProgram = NoProgram, RawKernel = NoKernel,
     }
 }
 
-impl ur_core::device::Devices for LevelZero {
-    type RawPlatform = device::PlatformZe;
-    type RawDevice = device::DeviceZe;
-}

@@ -36,7 +36,7 @@ pub mod event;
 pub mod memory;
 pub mod queue;
 
-use device::{Device, Platform};
+use device::Device;
 use ur_core::program::{NoKernel, NoProgram};
 use ur_core::UR_BACKEND_NATIVE_CPU;
 
@@ -45,7 +45,7 @@ ur_core::adapter_backend! {
     /// `UR_RESULT_ERROR_UNSUPPORTED_FEATURE`).
     pub struct NativeCpu: UR_BACKEND_NATIVE_CPU, "NATIVE_CPU";
     objects {
-        Platform = Platform, Device = Device, RawContext = context::ContextHost, RawQueue = std::sync::Arc<queue::QueueShared>, RawEvent = event::CommandState, RawPool = memory::HostPool, DeviceRef = std::sync::Arc<Device>,
+        RawPlatform = device::PlatformHost, RawDevice = device::DeviceHost, RawContext = context::ContextHost, RawQueue = std::sync::Arc<queue::QueueShared>, RawEvent = event::CommandState, RawPool = memory::HostPool, DeviceRef = std::sync::Arc<Device>,
         RawProgram = NoProgram, RawKernel = NoKernel,
     }
     /// The last release also lets the platform go and joins the workers of
@@ -55,7 +55,3 @@ ur_core::adapter_backend! {
 
 
 
-impl ur_core::device::Devices for NativeCpu {
-    type RawPlatform = device::PlatformHost;
-    type RawDevice = device::DeviceHost;
-}

@@ -31,14 +31,10 @@ ur_core::adapter_backend! {
     /// This backend's marker type.
     pub struct OpenCl: UR_BACKEND_OPENCL, "OPENCL";
     objects {
-        Platform = device::platform::Platform, Device = device::Device, RawContext = context::ContextCl,
+        RawPlatform = device::platform::PlatformCl, RawDevice = device::DeviceCl, RawContext = context::ContextCl,
         RawQueue = queue::QueueCl, RawEvent = event::EventCl, RawPool = memory::PoolCl, DeviceRef = &'static device::Device, RawProgram = program::ProgramCl, RawKernel = kernel::KernelCl,
     }
 }
 
 
-impl ur_core::device::Devices for OpenCl {
-    type RawPlatform = device::platform::PlatformCl;
-    type RawDevice = device::DeviceCl;
-}
 
