@@ -82,9 +82,15 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     })
 }
 
-/// A host synchronisation point: the pools take back what finished work freed.
+/// A host synchronisation point: once the queue's work is done, the
+/// context's pools take back what it freed (on every backend, so here).
 pub(super) unsafe extern "C" fn finish<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {
-    ffi_call(|| B::RawQueue::finish(obj::<B, Queue<B>>(h)?))
+    ffi_call(|| {
+        let queue = obj::<B, Queue<B>>(h)?;
+        let outcome = B::RawQueue::finish(queue);
+        queue.context.collect_pools();
+        outcome
+    })
 }
 
 pub(super) unsafe extern "C" fn flush<B: Backend>(h: ur_queue_handle_t) -> ur_result_t {

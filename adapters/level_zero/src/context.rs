@@ -71,7 +71,7 @@ impl ContextZe {
     pub(crate) fn finish_busy_queues(&self) -> UrResult {
         for q in self.live_queues() {
             if q.raw.busy() {
-                crate::queue::finish(&q)?;
+                crate::queue::wait_for_all(&q)?;
             }
         }
         Ok(())

@@ -168,7 +168,7 @@ pub fn share_newest(
 
 /// `urQueueFinish` without the pools' collection: waits for every command
 /// appended so far.
-pub fn finish(queue: &Queue) -> UrResult {
+pub fn wait_for_all(queue: &Queue) -> UrResult {
     let (last_seq, newest) = {
         let order = queue.raw.order.lock();
         (queue.lane.tail().seq, order.last.clone())
@@ -301,9 +301,7 @@ impl RawQueue<LevelZero> for QueueZe {
 
     /// A host synchronisation point for the context's pools.
     fn finish(queue: &Queue) -> UrResult {
-        let outcome = finish(queue);
-        queue.context.collect_pools();
-        outcome
+        wait_for_all(queue)
     }
 
     /// Immediate command lists submit as they append.

@@ -138,7 +138,10 @@ fn native_handle_round_trip_reads_the_chained_flags() {
 #[test]
 fn finish_and_flush_reach_the_backend() {
     let w = World::new();
-    assert_eq!(methods(&reached!(UR_RESULT_SUCCESS, ur!(Queue.pfnFinish(w.queue)))), ["queue.finish"]);
+    // A finish is a host synchronisation point: the core collects the
+    // context's pools once the backend has waited.
+    let finish = reached!(UR_RESULT_SUCCESS, ur!(Queue.pfnFinish(w.queue)));
+    assert_eq!(methods(&finish), ["queue.finish", "context.collect_pools"]);
     assert_eq!(methods(&reached!(UR_RESULT_SUCCESS, ur!(Queue.pfnFlush(w.queue)))), ["queue.flush"]);
 }
 

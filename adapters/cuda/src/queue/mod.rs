@@ -343,9 +343,7 @@ impl RawQueue<Cuda> for QueueCu {
     /// A host synchronisation point: the context's pools take back what the
     /// finished work freed, and give back what is above their thresholds.
     fn finish(queue: &Queue) -> UrResult {
-        let outcome = synchronize(queue);
-        queue.context.engine.collect_all();
-        outcome
+        synchronize(queue)
     }
 
     /// CUDA submits work as it is enqueued.

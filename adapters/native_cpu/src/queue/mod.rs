@@ -281,7 +281,7 @@ fn enqueue_engine(queue: &Queue, mut st: MutexGuard<'_, State>, deps: Vec<Arc<Ev
 
 /// `urQueueFinish`: blocks until everything enqueued so far finished,
 /// then reports the first of them that failed since the last finish.
-pub fn finish(queue: &Queue) -> UrResult {
+pub fn wait_for_all(queue: &Queue) -> UrResult {
     let q = &queue.raw;
     let mut st = q.lock();
     let last = q.lane.tail().seq + 1;
@@ -295,7 +295,7 @@ pub fn finish(queue: &Queue) -> UrResult {
 
 /// Heap bytes of the queue's per-command bookkeeping (its pending and
 /// running lists and its lane's node ring, used or not): they grow to
-/// the most commands in flight at once, and [`finish`]
+/// the most commands in flight at once, and [`wait_for_all`]
 /// gives back what a burst left.
 pub fn retained_bytes(queue: &Queue) -> usize {
     let q = &queue.raw;
@@ -369,12 +369,9 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
         Ok(st.pending.is_empty() && st.running.is_empty())
     }
 
-    /// A host synchronisation point: the context's pools take back what the
-    /// finished work freed, and give back what is above their thresholds.
+    /// (The core collects the context's pools after it.)
     fn finish(queue: &Queue) -> UrResult {
-        let outcome = finish(queue);
-        queue.context.collect_pools();
-        outcome
+        wait_for_all(queue)
     }
 
     /// Commands reach the workers as they are enqueued: nothing to flush.

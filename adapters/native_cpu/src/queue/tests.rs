@@ -69,7 +69,7 @@ fn in_order_commands_run_asynchronously_and_in_order() {
     assert!(log.lock().unwrap().is_empty());
     assert!(!<Arc<QueueShared> as RawQueue<NativeCpu>>::is_empty(&q).unwrap());
     open(&g);
-    crate::queue::finish(&q).unwrap();
+    crate::queue::wait_for_all(&q).unwrap();
     assert_eq!(*log.lock().unwrap(), (0..20).collect::<Vec<_>>());
     assert!(<Arc<QueueShared> as RawQueue<NativeCpu>>::is_empty(&q).unwrap());
 }
@@ -89,14 +89,14 @@ fn finish_gives_back_the_bookkeeping_of_a_burst() {
     let burst = retained_bytes(&q);
     assert!(burst > 100_000 * std::mem::size_of::<Task>(), "the burst is in flight: {burst} B");
     open(&g);
-    crate::queue::finish(&q).unwrap();
+    crate::queue::wait_for_all(&q).unwrap();
     let bound = 64 * 1024;
     let after = retained_bytes(&q);
     assert!(after <= bound.max(small), "kept {after} B after finish (was {burst} B in the burst)");
     for i in 0..100_000 {
         submit(&q, Command::Marker, vec![], Order::default(), i % 2 == 0);
         if i % 1000 == 999 {
-            crate::queue::finish(&q).unwrap();
+            crate::queue::wait_for_all(&q).unwrap();
             let now = retained_bytes(&q);
             assert!(now <= bound.max(small), "kept {now} B after finish at command {i}");
         }
@@ -131,7 +131,7 @@ fn out_of_order_commands_overtake_a_blocked_one() {
     later.raw.wait().unwrap();
     assert!(!blocked.raw.is_done());
     open(&g);
-    crate::queue::finish(&q).unwrap();
+    crate::queue::wait_for_all(&q).unwrap();
     assert!(blocked.raw.is_done());
 }
 
@@ -161,8 +161,8 @@ fn a_failed_dependency_fails_its_dependents() {
     assert_eq!(bad.raw.outcome(), Err(UR_RESULT_ERROR_UNKNOWN));
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     // Finish reports the first failure once.
-    assert_eq!(crate::queue::finish(&q), Err(UR_RESULT_ERROR_UNKNOWN));
-    assert_eq!(crate::queue::finish(&q), Ok(()));
+    assert_eq!(crate::queue::wait_for_all(&q), Err(UR_RESULT_ERROR_UNKNOWN));
+    assert_eq!(crate::queue::wait_for_all(&q), Ok(()));
 }
 
 #[test]
@@ -259,7 +259,7 @@ fn random_cross_queue_dependencies_all_complete_in_order() {
             placed.push((qi, order));
         }
         for q in &queues {
-            crate::queue::finish(&q).unwrap();
+            crate::queue::wait_for_all(&q).unwrap();
         }
         for (i, deps) in deps_of.iter().enumerate() {
             let start = ticks[i].0.load(Ordering::SeqCst);

@@ -94,7 +94,7 @@ mod tests {
         assert_eq!(q.raw.lane.tail().seq, 1, "no pair recorded a node");
         open(&g);
         blocker.raw.wait().unwrap();
-        crate::queue::finish(&q).unwrap();
+        crate::queue::wait_for_all(&q).unwrap();
     }
 
     /// A block freed on an out-of-order queue behind a closed gate, taken by
@@ -120,8 +120,8 @@ mod tests {
         alloc_event.raw.wait().unwrap();
         assert!(freed.raw.is_done());
         free_async(&taker, Some(&pool), b, vec![], false).unwrap();
-        crate::queue::finish(&taker).unwrap();
-        crate::queue::finish(&owner).unwrap();
+        crate::queue::wait_for_all(&taker).unwrap();
+        crate::queue::wait_for_all(&owner).unwrap();
         assert_eq!(crate::memory::live_blocks(&pool), 0);
     }
 
@@ -136,7 +136,7 @@ mod tests {
         let pool = crate::memory::create_pool(&ctx, None, desc, PoolApi::Classic);
         let q = new_queue(ctx.clone(), device, 0);
         let ran = Arc::new(Mutex::new(Vec::new()));
-        crate::queue::finish(&q).unwrap();
+        crate::queue::wait_for_all(&q).unwrap();
         let (g, blocker) = gate(&q); // starts the worker
         std::thread::scope(|s| {
             let q2 = &q;
@@ -171,7 +171,7 @@ mod tests {
         });
         open(&g);
         blocker.raw.wait().unwrap();
-        crate::queue::finish(&q).unwrap();
+        crate::queue::wait_for_all(&q).unwrap();
         assert_eq!(*ran.lock().unwrap(), (0..500).collect::<Vec<_>>());
         assert_eq!(q.raw.lane.done_upto(), q.raw.lane.tail().seq, "every recorded command completed");
     }
@@ -196,7 +196,7 @@ mod tests {
         blocker.raw.wait().unwrap();
         e.raw.wait().unwrap();
         free_async(&q, None, p, vec![], false).unwrap();
-        crate::queue::finish(&q).unwrap();
+        crate::queue::wait_for_all(&q).unwrap();
         assert_eq!(ctx.engine.dag().in_flight(), 0);
     }
 
@@ -232,7 +232,7 @@ mod tests {
                 }
             });
         });
-        crate::queue::finish(&q).unwrap();
+        crate::queue::wait_for_all(&q).unwrap();
         assert_eq!(q.raw.lane.done_upto(), q.raw.lane.tail().seq, "every recorded command completed");
     }
 }

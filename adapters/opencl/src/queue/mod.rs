@@ -355,7 +355,6 @@ impl RawQueue<OpenCl> for QueueCl {
         };
         queue.raw.cl.finish().ur()?;
         queue.raw.trackers().complete_upto(last);
-        queue.context.collect_pools();
         Ok(())
     }
 
