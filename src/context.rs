@@ -8,7 +8,7 @@
 use crate::abi::*;
 use crate::device::Device;
 use crate::boundary::NativeOwnership;
-use crate::engine::{Engine, SlabMap, SlabOfPool};
+use crate::engine::{Engine, SlabMap};
 use crate::extended_deleter::ExtendedDeleter;
 use crate::hal::{AllocInfo, AllocRequest, Backend};
 use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
@@ -26,8 +26,6 @@ pub trait RawContext<B: Backend>: Send + Sync + Sized + 'static {
     /// What the context's registry keeps of a blocking allocation (or of a
     /// block of a driver's own pool).
     type Allocation: Registered + Send + Sync;
-    /// What the slab map finds behind an address of an engine pool's memory.
-    type SlabOwner: SlabOfPool + Send + Sync;
 
     /// A context over `devices` (deduplicated, at least one); the backend
     /// makes its raw part and hands it to [`Context::new`].
@@ -56,7 +54,9 @@ pub trait RawContext<B: Backend>: Send + Sync + Sized + 'static {
     fn usm_alloc(context: &Context<B>, request: AllocRequest<'_, B>) -> UrResult<*mut c_void>;
     /// `INVALID_MEM_OBJECT` for memory this context did not allocate.
     fn usm_free(context: &Context<B>, ptr: *mut c_void) -> UrResult;
-    /// `None`: this context did not allocate `ptr`.
+    /// What `urUSMGetMemAllocInfo` reports of a pointer outside every
+    /// engine pool (the core answers those): `None` when this context did
+    /// not allocate it.
     fn usm_alloc_info(context: &Context<B>, ptr: *const c_void) -> Option<AllocInfo<B>>;
 
     /// A pool of this context (`device: None` for a context-wide one).
@@ -81,7 +81,8 @@ pub trait RawContext<B: Backend>: Send + Sync + Sized + 'static {
 }
 
 pub type AllocationOf<B> = <<B as Backend>::RawContext as RawContext<B>>::Allocation;
-pub type SlabOwnerOf<B> = <<B as Backend>::RawContext as RawContext<B>>::SlabOwner;
+/// What the slab map finds behind an address of an engine pool's memory.
+pub type SlabOwnerOf<B> = crate::usm_pool::SlabOwner<UsmPool<B>, <B as Backend>::DeviceRef>;
 
 /// A UR context.
 #[repr(C)]
@@ -184,8 +185,18 @@ impl<B: Backend> Context<B> {
     pub fn usm_free(&self, ptr: *mut c_void) -> UrResult {
         B::RawContext::usm_free(self, ptr)
     }
+    /// `None`: this context did not allocate `ptr`. A block of an engine
+    /// pool is its pool's to tell (its size is the request rounded up to
+    /// the pool's granule; a destroyed pool reads as none); anything else
+    /// the backend's.
     pub fn usm_alloc_info(&self, ptr: *const c_void) -> Option<AllocInfo<B>> {
-        B::RawContext::usm_alloc_info(self, ptr)
+        let addr = ptr as usize;
+        let Some(owner) = self.slabs.owner_of(addr) else {
+            return B::RawContext::usm_alloc_info(self, ptr);
+        };
+        let (base, size) = owner.live_block(addr)?;
+        let device = owner.device.as_ref().map_or(std::ptr::null_mut(), |d| handle_of(&**d));
+        Some(AllocInfo::new(owner.kind.to_ur(), base as *mut c_void, size, device, owner.usm_pool_handle()))
     }
     pub fn pool_create(&self, device: Option<&Device<B>>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool<B>>> {
         B::RawContext::pool_create(self, device, desc, api)

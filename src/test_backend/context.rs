@@ -67,7 +67,6 @@ fn allocate(context: &TContext, r: &AllocRequest<'_, B>) -> UrResult<*mut c_void
 
 impl RawContext<B> for TContextRaw {
     type Allocation = Alloc;
-    type SlabOwner = super::memory::TSlabOwner;
 
     fn create(devices: &[&TDevice], flags: ur_context_flags_t) -> UrResult<Arc<TContext>> {
         record("context.create", format!("{devices:?} flags={flags:#x}"));

@@ -143,7 +143,6 @@ impl ContextCu {
 
 impl RawContext<Cuda> for ContextCu {
     type Allocation = Allocation;
-    type SlabOwner = memory::source::SlabOwner;
 
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         new_context(devices.iter().map(|d| arc_of(*d)).collect(), None)
@@ -223,20 +222,9 @@ impl RawContext<Cuda> for ContextCu {
                 .and_then(|i| context.devices.get(i))
                 .map_or(std::ptr::null_mut(), |d| d.handle());
             let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
-            AllocInfo::new(a.kind.as_ur(), a.base as *mut c_void, a.size, device, pool)
+            AllocInfo::new(a.kind.to_ur(), a.base as *mut c_void, a.size, device, pool)
         });
-        if registered.is_some() {
-            return registered;
-        }
-        // An engine block: its pool knows it; a destroyed pool reads as none.
-        let owner = context.slabs.owner_of(ptr as usize)?;
-        let (base, size) = owner.live_block(ptr as usize)?;
-        let device = owner
-            .device
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |d| d.handle());
-        let pool = owner.usm_pool_handle();
-        Some(AllocInfo::new(owner.kind.as_ur(), base as *mut c_void, size, device, pool))
+        registered
     }
 
     fn pools_supported(context: &Context) -> bool {

@@ -122,7 +122,6 @@ pub(crate) fn wait_for_stamp(context: &Context, stamp: Stamp) {
 
 impl RawContext<LevelZero> for ContextZe {
     type Allocation = memory::Allocation;
-    type SlabOwner = memory::SlabOwner;
 
     /// A context over `devices`, which must all belong to one driver.
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
@@ -170,9 +169,7 @@ impl RawContext<LevelZero> for ContextZe {
     }
 
     fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<LevelZero>> {
-        let info = memory::pointer_info(context, ptr)?;
-        let device = info.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
-        Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
+        memory::pointer_info(context, ptr)
     }
 
     fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {

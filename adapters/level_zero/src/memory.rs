@@ -31,7 +31,7 @@ use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
-use ur_core::hal::AllocRequest;
+use ur_core::hal::{AllocInfo, AllocRequest};
 use ur_core::handle::arc_of;
 use ur_core::pool::RawPool;
 use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -117,32 +117,13 @@ pub(crate) fn release(ctx: &Context, a: &Allocation) {
     }
 }
 
-/// What `urUSMGetMemAllocInfo` reports of a pointer.
-pub struct PointerInfo {
-    pub kind: ur_usm_type_t,
-    pub base: usize,
-    pub size: usize,
-    pub device: Option<Arc<Device>>,
-    pub pool: ur_usm_pool_handle_t,
-}
-
 /// Looks a pointer up: blocking allocations, engine pools, then the
 /// driver, which also knows memory allocated around this adapter.
-pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
+pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<AllocInfo<LevelZero>> {
     let addr = ptr as usize;
     if let Some(a) = ctx.usm.find(addr) {
-        return Some(PointerInfo {
-            kind: a.kind.to_ur(),
-            base: a.base,
-            size: a.size,
-            device: a.device,
-            pool: a.pool.and_then(|p| p.upgrade()).map_or(std::ptr::null_mut(), |p| p.handle()),
-        });
-    }
-    if let Some(owner) = ctx.slabs.owner_of(addr) {
-        let (base, size) = owner.live_block(addr)?;
-        let pool = owner.usm_pool_handle();
-        return Some(PointerInfo { kind: owner.kind.to_ur(), base, size, device: owner.device, pool });
+        let pool = a.pool.and_then(|p| p.upgrade()).map_or(std::ptr::null_mut(), |p| p.handle());
+        return Some(AllocInfo::new(a.kind.to_ur(), a.base as *mut c_void, a.size, device_handle(a.device.as_ref()), pool));
     }
     let mut props: ze_memory_allocation_properties_t = unsafe { std::mem::zeroed() };
     props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
@@ -154,13 +135,12 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
         check(ze!(zeMemGetAddressRange(ctx.raw.ze.0, ptr, &mut base, &mut size))).ok()?;
     }
     let kind = conv::memory_type(props.r#type);
-    (kind != UR_USM_TYPE_UNKNOWN).then(|| PointerInfo {
-        kind,
-        base: base as usize,
-        size,
-        device: context::device_by_ze(ctx, device).cloned(),
-        pool: std::ptr::null_mut(),
-    })
+    let device = device_handle(context::device_by_ze(ctx, device));
+    (kind != UR_USM_TYPE_UNKNOWN).then(|| AllocInfo::new(kind, base, size, device, std::ptr::null_mut()))
+}
+
+fn device_handle(device: Option<&Arc<Device>>) -> ur_device_handle_t {
+    device.map_or(std::ptr::null_mut(), |d| d.handle())
 }
 
 // USM pools.

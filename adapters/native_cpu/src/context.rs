@@ -117,7 +117,6 @@ pub(crate) fn watch_stamp(context: &Context, queue: &Arc<QueueShared>, s: Stamp)
 
 impl RawContext<NativeCpu> for ContextHost {
     type Allocation = Arc<memory::Allocation>;
-    type SlabOwner = memory::SlabOwner;
 
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         Ok(new_context(devices.iter().map(|d| arc_of(*d)).collect()))
@@ -148,14 +147,9 @@ impl RawContext<NativeCpu> for ContextHost {
     }
 
     fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<NativeCpu>> {
-        let addr = ptr as usize;
-        if let Some(a) = context.usm.find(addr) {
-            let device = a.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
-            return Some(AllocInfo::new(a.kind.to_ur(), a.base() as *mut c_void, a.size(), device, std::ptr::null_mut()));
-        }
-        let block = memory::pool_block(context, addr)?;
-        let device = block.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
-        Some(AllocInfo::new(block.kind.to_ur(), block.base as *mut c_void, block.size, device, block.pool.handle()))
+        let a = context.usm.find(ptr as usize)?;
+        let device = a.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
+        Some(AllocInfo::new(a.kind.to_ur(), a.base() as *mut c_void, a.size(), device, std::ptr::null_mut()))
     }
 
     fn pools_supported(_: &Context) -> bool {

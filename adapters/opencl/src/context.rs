@@ -210,7 +210,6 @@ pub(crate) fn scratch(context: &Context) -> Option<*mut c_void> {
 
 impl RawContext<OpenCl> for ContextCl {
     type Allocation = Allocation;
-    type SlabOwner = memory::SlabOwner;
 
     /// A context over `devices`, which must all belong to one platform.
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
@@ -274,9 +273,7 @@ impl RawContext<OpenCl> for ContextCl {
     }
 
     fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<OpenCl>> {
-        let info = memory::pointer_info(context, ptr)?;
-        let device = info.device.map_or(std::ptr::null_mut(), |d| d.handle());
-        Some(AllocInfo::new(info.kind, info.base as *mut c_void, info.size, device, info.pool))
+        memory::pointer_info(context, ptr)
     }
 
     /// Pools are offered wherever USM is.

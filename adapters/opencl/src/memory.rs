@@ -32,7 +32,7 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Weak};
 use sys::{cl_event, cl_int};
 use ur_core::engine::{self, MemorySource, OutOfMemory, UsmKind};
-use ur_core::hal::AllocRequest;
+use ur_core::hal::{AllocInfo, AllocRequest};
 use ur_core::handle::arc_of;
 use ur_core::pool::RawPool;
 use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -195,39 +195,15 @@ pub(crate) fn release_backing(ctx: &Context, a: &Allocation) {
     }
 }
 
-/// What `urUSMGetMemAllocInfo` reports about a pointer.
-pub struct PointerInfo {
-    pub kind: ur_usm_type_t,
-    pub base: usize,
-    pub size: usize,
-    pub device: Option<&'static Device>,
-    pub pool: ur_usm_pool_handle_t,
-}
-
 /// Looks a pointer up: first in the context's own table (any pointer into
 /// an allocation finds it), then, on the Intel path, in the runtime's table,
 /// which also knows memory allocated around this adapter.
-pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
+pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<AllocInfo<OpenCl>> {
     if let Some(a) = ctx.usm.with(ptr as usize, Allocation::clone) {
-        return Some(PointerInfo {
-            kind: a.kind,
-            base: a.base,
-            size: a.size,
-            device: a.device,
-            // A released pool is reported as none.
-            pool: a
-                .pool
-                .as_ref()
-                .filter(|p| p.strong_count() > 0)
-                .map_or(std::ptr::null_mut(), ur_core::handle::handle_of_weak),
-        });
-    }
-    // Memory of an engine pool: the pool knows its live blocks (a block's
-    // size is the request rounded up to the pool's granule).
-    if let Some(owner) = ctx.slabs.owner_of(ptr as usize) {
-        let (base, size) = owner.live_block(ptr as usize)?;
-        let pool = owner.usm_pool_handle();
-        return Some(PointerInfo { kind: owner.kind.to_ur(), base, size, device: owner.device, pool });
+        // A released pool is reported as none.
+        let pool = a.pool.as_ref().filter(|p| p.strong_count() > 0);
+        let pool = pool.map_or(std::ptr::null_mut(), ur_core::handle::handle_of_weak);
+        return Some(AllocInfo::new(a.kind, a.base as *mut c_void, a.size, device_handle(a.device), pool));
     }
     let usm = ctx.raw.platform.raw.intel_usm.as_ref()?;
     let query = |param: sys::cl_mem_info_intel, out: *mut c_void, size: usize| {
@@ -243,13 +219,12 @@ pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<PointerInfo> {
         && query(sys::CL_MEM_ALLOC_BASE_PTR_INTEL, &mut base as *mut _ as *mut c_void, 8) == sys::CL_SUCCESS
         && query(sys::CL_MEM_ALLOC_SIZE_INTEL, &mut size as *mut _ as *mut c_void, 8) == sys::CL_SUCCESS
         && query(sys::CL_MEM_ALLOC_DEVICE_INTEL, &mut device as *mut _ as *mut c_void, 8) == sys::CL_SUCCESS;
-    ok.then(|| PointerInfo {
-        kind: conv::usm_type_from_intel(kind),
-        base,
-        size,
-        device: context::device_by_id(ctx, device),
-        pool: std::ptr::null_mut(),
-    })
+    let device = device_handle(context::device_by_id(ctx, device));
+    ok.then(|| AllocInfo::new(conv::usm_type_from_intel(kind), base as *mut c_void, size, device, std::ptr::null_mut()))
+}
+
+fn device_handle(device: Option<&'static Device>) -> ur_device_handle_t {
+    device.map_or(std::ptr::null_mut(), |d| d.handle())
 }
 
 /// The largest fill pattern OpenCL takes (a `long16`/`double16`).

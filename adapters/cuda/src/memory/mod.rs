@@ -26,38 +26,8 @@ use ur_core::usm_registry::Registered;
 use ur_core::log;
 use ur_core::*;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum UsmKind {
-    Host,
-    Device,
-    Shared,
-}
-
-impl UsmKind {
-    pub fn as_ur(self) -> ur_usm_type_t {
-        match self {
-            UsmKind::Host => UR_USM_TYPE_HOST,
-            UsmKind::Device => UR_USM_TYPE_DEVICE,
-            UsmKind::Shared => UR_USM_TYPE_SHARED,
-        }
-    }
-
-    pub fn engine_kind(self) -> engine::UsmKind {
-        match self {
-            UsmKind::Host => engine::UsmKind::Host,
-            UsmKind::Device => engine::UsmKind::Device,
-            UsmKind::Shared => engine::UsmKind::Shared,
-        }
-    }
-}
-
-pub fn cuda_kind(kind: engine::UsmKind) -> UsmKind {
-    match kind {
-        engine::UsmKind::Host => UsmKind::Host,
-        engine::UsmKind::Device => UsmKind::Device,
-        engine::UsmKind::Shared => UsmKind::Shared,
-    }
-}
+/// The core's USM kinds: the engine's, the registry's and the slab map's.
+pub use ur_core::engine::UsmKind;
 
 /// Where an allocation's memory came from, which decides how it goes back.
 #[derive(Clone)]
@@ -165,7 +135,7 @@ const NATURAL_ALIGN: usize = 256;
 /// hints and host/device flags have no CUDA counterpart here and are
 /// ignored.
 pub fn usm_alloc(context: &Context, req: AllocRequest<'_, Cuda>) -> UrResult<*mut core::ffi::c_void> {
-    let kind = cuda_kind(req.kind);
+    let kind = req.kind;
     // Over-allocate only when the driver's own alignment is not enough.
     let slack = if req.align > NATURAL_ALIGN {
         req.align
@@ -246,7 +216,7 @@ fn engine_alloc(
     kind: UsmKind,
     req: &AllocRequest<'_, Cuda>,
 ) -> UrResult<*mut core::ffi::c_void> {
-    let engine_pool = pool.engine_pool(kind.engine_kind(), req.device)?;
+    let engine_pool = pool.engine_pool(kind, req.device)?;
     context.raw.start_tracking();
     let a = engine_pool.alloc(host_lane(context), &[], req.size, req.align, false)?;
     let p = a.ptr.as_ptr() as usize;

@@ -212,7 +212,7 @@ impl RawPool<Cuda> for CudaPool {
         config: engine::PoolConfig,
         serving: Option<&Arc<Device>>,
     ) -> UrResult<Arc<engine::Pool>> {
-        let cuda = super::cuda_kind(kind);
+        let cuda = kind;
         let gpu = serving.unwrap_or(&pool.raw.device).clone();
         let source = |engine_pool: &Weak<engine::Pool>| -> Arc<dyn engine::MemorySource> {
             let owner = SlabOwner {

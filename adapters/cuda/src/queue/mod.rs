@@ -30,7 +30,6 @@ pub use usm_async::{alloc_native, free_native_async};
 use crate::context::Context;
 use crate::device::Device;
 use crate::event::{now_ns, Event};
-use crate::memory::cuda_kind;
 use crate::memory::pool::UsmPool;
 use tracking::Trackers;
 use crate::conv::CuExt;
@@ -478,7 +477,7 @@ impl RawQueue<Cuda> for QueueCu {
             return None;
         }
         let wait: Vec<&Event> = events.iter().collect();
-        alloc_native(queue, cuda_kind(kind), pool, size, &wait, want_event)
+        alloc_native(queue, kind, pool, size, &wait, want_event)
     }
 
     fn free_outside_engine(
