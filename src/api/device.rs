@@ -47,6 +47,10 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
         let out = InfoOut::new(size, value, size_ret)?;
         match prop {
             UR_DEVICE_INFO_USM_P2P_SUPPORT_EXP => out.bool(<B::RawDevice as crate::device::RawDevice<B>>::PEER_ACCESS),
+            // The same on every backend: one compute queue index, and
+            // programs are built for root devices.
+            UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
+            UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
             _ if <B::RawProgram as crate::program::RawProgram<B>>::SUPPORTED => device.info(prop, out),
             // A backend that builds no programs runs no device code: what
             // only device code uses is not offered (images neither: every

@@ -42,7 +42,11 @@ pub trait RawQueue<B: Backend>: Send + Sync + Sized + 'static {
     fn is_empty(queue: &Queue<B>) -> UrResult<bool>;
     /// Waits for all work; a host synchronisation point for the pools.
     fn finish(queue: &Queue<B>) -> UrResult;
-    fn flush(queue: &Queue<B>) -> UrResult;
+    /// By default nothing: a backend that submits work as it is enqueued
+    /// has nothing to flush.
+    fn flush(_queue: &Queue<B>) -> UrResult {
+        Ok(())
+    }
 
     /// A USM command, or an event wait or barrier. Returns the command's
     /// event when `completion.want_event`. The core blocks on it when

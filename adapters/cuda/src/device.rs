@@ -497,7 +497,6 @@ impl RawDevice<Cuda> for DeviceCu {
             UR_DEVICE_INFO_PCI_ADDRESS => out.string(&p.pci_address),
             UR_DEVICE_INFO_IMAGE_SUPPORT
             | UR_DEVICE_INFO_IMAGE_SRGB
-            | UR_DEVICE_INFO_BUILD_ON_SUBDEVICE
             | UR_DEVICE_INFO_KERNEL_SET_SPECIALIZATION_CONSTANTS
             | UR_DEVICE_INFO_PROGRAM_SET_SPECIALIZATION_CONSTANTS
             | UR_DEVICE_INFO_MEM_CHANNEL_SUPPORT
@@ -528,7 +527,6 @@ impl RawDevice<Cuda> for DeviceCu {
             UR_DEVICE_INFO_ATOMIC_64 | UR_DEVICE_INFO_BFLOAT16_CONVERSIONS_NATIVE => out.bool(true),
             UR_DEVICE_INFO_ASYNC_BARRIER => out.bool(p.compute_capability.0 >= 8),
             UR_DEVICE_INFO_PER_EVENT_PROFILING_SUPPORT_EXP => out.bool(true),
-            UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
             UR_DEVICE_INFO_USM_POOL_SUPPORT | UR_DEVICE_INFO_ASYNC_USM_ALLOCATIONS_SUPPORT_EXP => {
                 out.bool(p.memory_pools)
             }

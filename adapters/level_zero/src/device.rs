@@ -366,8 +366,6 @@ impl RawDevice<LevelZero> for DeviceZe {
             }
             UR_DEVICE_INFO_USM_SYSTEM_SHARED_SUPPORT => out.value(conv::usm_access(a.sharedSystemAllocCapabilities)),
             UR_DEVICE_INFO_UUID => out.slice(&p.uuid.id),
-            UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
-            UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
             UR_DEVICE_INFO_COMPONENT_DEVICES => out.slice::<ur_device_handle_t>(&[]),
             UR_DEVICE_INFO_COMPOSITE_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
             UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES

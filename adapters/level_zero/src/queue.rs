@@ -304,11 +304,6 @@ impl RawQueue<LevelZero> for QueueZe {
         wait_for_all(queue)
     }
 
-    /// Immediate command lists submit as they append.
-    fn flush(_: &Queue) -> UrResult {
-        Ok(())
-    }
-
     /// A checked USM command, a wait or a barrier.
     fn enqueue_usm(
         queue: &Queue,

@@ -319,7 +319,6 @@ impl RawDevice<NativeCpu> for DeviceHost {
                 Some(uuid) => out.slice(&uuid),
                 None => Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION),
             },
-            UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
             UR_DEVICE_INFO_ATOMIC_64 => out.bool(true),
             UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES | UR_DEVICE_INFO_ATOMIC_FENCE_ORDER_CAPABILITIES => {
                 out.value(ALL_MEMORY_ORDERS)
@@ -328,7 +327,6 @@ impl RawDevice<NativeCpu> for DeviceHost {
                 out.value(ALL_MEMORY_SCOPES)
             }
             UR_DEVICE_INFO_BFLOAT16 | UR_DEVICE_INFO_BFLOAT16_CONVERSIONS_NATIVE => out.bool(h.has_bf16),
-            UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
             UR_DEVICE_INFO_COMPONENT_DEVICES => out.slice::<ur_device_handle_t>(&[]),
             UR_DEVICE_INFO_COMPOSITE_DEVICE => out.value(std::ptr::null_mut::<ur_device_handle_t_>()),
             UR_DEVICE_INFO_KERNEL_LAUNCH_CAPABILITIES

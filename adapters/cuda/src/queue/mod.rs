@@ -345,11 +345,6 @@ impl RawQueue<Cuda> for QueueCu {
         synchronize(queue)
     }
 
-    /// CUDA submits work as it is enqueued.
-    fn flush(_: &Queue) -> UrResult {
-        Ok(())
-    }
-
     fn native_handle(queue: &Queue) -> UrResult<ur_native_handle_t> {
         queue.raw.stream_given_out();
         Ok(queue.raw.first_stream().raw() as ur_native_handle_t)

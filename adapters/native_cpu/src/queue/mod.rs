@@ -374,11 +374,6 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
         wait_for_all(queue)
     }
 
-    /// Commands reach the workers as they are enqueued: nothing to flush.
-    fn flush(_: &Queue) -> UrResult {
-        Ok(())
-    }
-
     fn enqueue_usm(
         queue: &Queue,
         command: UsmCommand<'_>,

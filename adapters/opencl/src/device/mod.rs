@@ -503,7 +503,6 @@ impl RawDevice<OpenCl> for DeviceCl {
                 out.bytes(&driver::value::<[u8; 16]>(d.data(CL_DEVICE_UUID_KHR)).ur()?)
             }
             UR_DEVICE_INFO_IMAGE_SRGB => out.bool(d.srgb_images()),
-            UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
             UR_DEVICE_INFO_ATOMIC_64 => out.bool(d.has_extension("cl_khr_int64_base_atomics")),
             UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES => {
                 out.value(conv::atomic_order_capabilities(d.atomic_capabilities(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES)))
@@ -519,7 +518,6 @@ impl RawDevice<OpenCl> for DeviceCl {
             }
             UR_DEVICE_INFO_BFLOAT16 => out.bool(d.has_extension("cl_intel_bfloat16_conversions")),
             UR_DEVICE_INFO_BFLOAT16_CONVERSIONS_NATIVE => out.bool(d.has_extension("cl_intel_bfloat16_conversions")),
-            UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
             UR_DEVICE_INFO_KERNEL_SET_SPECIALIZATION_CONSTANTS => out.bool(false),
             UR_DEVICE_INFO_PROGRAM_SET_SPECIALIZATION_CONSTANTS => {
                 out.bool(d.version >= (2, 2) && !d.il_version.is_empty())
