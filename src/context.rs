@@ -11,7 +11,7 @@ use crate::boundary::NativeOwnership;
 use crate::engine::{Engine, SlabMap};
 use crate::extended_deleter::ExtendedDeleter;
 use crate::hal::{AllocInfo, AllocRequest, Backend};
-use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::handle::{handle_of, HandleHeader, ObjectKind};
 use crate::pool::UsmPool;
 use crate::usm_async::{PoolApi, PoolDesc};
 use crate::usm_pool::ContextPools;
@@ -104,14 +104,8 @@ pub struct Context<B: Backend> {
     pub raw: B::RawContext,
 }
 
-// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Backend> UrObject for Context<B> {
-    const KIND: ObjectKind = ObjectKind::Context;
-    type Handle = ur_context_handle_t_;
-}
+crate::core_object!(Context, Context, ur_context_handle_t_);
 
-// SAFETY: contexts are made only by `Context::new`, in an `Arc`.
-unsafe impl<B: Backend> ArcObject for Context<B> {}
 
 impl<B: Backend> Context<B> {
     pub fn new(devices: Vec<B::DeviceRef>, raw: B::RawContext) -> Arc<Self> {
@@ -133,10 +127,6 @@ impl<B: Backend> Context<B> {
         })
     }
 
-    /// The context's handle (the caller owns no reference through it).
-    pub fn handle(&self) -> ur_context_handle_t {
-        handle_of(self)
-    }
 
     /// The context's devices, in the order it was made with.
     pub fn devices(&self) -> impl ExactSizeIterator<Item = &Device<B>> {

@@ -9,7 +9,7 @@ use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::engine::UsmKind;
 use crate::hal::Backend;
-use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::handle::{HandleHeader, ObjectKind};
 use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
 use crate::UrResult;
@@ -111,24 +111,11 @@ pub struct Device<B: Backend> {
     pub raw: B::RawDevice,
 }
 
-// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Backend> UrObject for Platform<B> {
-    const KIND: ObjectKind = ObjectKind::Platform;
-    type Handle = ur_platform_handle_t_;
-}
+crate::core_object!(Platform, Platform, ur_platform_handle_t_);
 
-// SAFETY: platforms are made only by `Platform::new_cyclic`, in an `Arc`
-// (one an adapter keeps for the process stays in its `Arc`).
-unsafe impl<B: Backend> ArcObject for Platform<B> {}
 
-// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Backend> UrObject for Device<B> {
-    const KIND: ObjectKind = ObjectKind::Device;
-    type Handle = ur_device_handle_t_;
-}
+crate::core_object!(Device, Device, ur_device_handle_t_);
 
-// SAFETY: devices are made only by `Device::new`/`new_cyclic`, in an `Arc`.
-unsafe impl<B: Backend> ArcObject for Device<B> {}
 
 impl<B: Backend> Platform<B> {
     pub fn new(raw: B::RawPlatform) -> Arc<Self> {
@@ -140,10 +127,6 @@ impl<B: Backend> Platform<B> {
         Arc::new_cyclic(|me| Platform { header: HandleHeader::new(B::ddi(), ObjectKind::Platform), raw: raw(me) })
     }
 
-    /// The platform's handle (the caller owns no reference through it).
-    pub fn handle(&self) -> ur_platform_handle_t {
-        handle_of(self)
-    }
 }
 
 impl<B: Backend> Device<B> {
@@ -156,10 +139,6 @@ impl<B: Backend> Device<B> {
         Arc::new_cyclic(|me| Device { header: HandleHeader::new(B::ddi(), ObjectKind::Device), raw: raw(me) })
     }
 
-    /// The device's handle (the caller owns no reference through it).
-    pub fn handle(&self) -> ur_device_handle_t {
-        handle_of(self)
-    }
 }
 
 impl<B: Backend> std::fmt::Debug for Device<B>

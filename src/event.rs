@@ -10,7 +10,7 @@ use crate::context::Context;
 use crate::boundary::NativeOwnership;
 use crate::engine::Stamp;
 use crate::hal::Backend;
-use crate::handle::{arc_of, handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::handle::{arc_of, HandleHeader, ObjectKind};
 use crate::UrResult;
 use core::ffi::c_void;
 use std::sync::Arc;
@@ -79,14 +79,8 @@ pub struct Event<B: Backend> {
     pub raw: B::RawEvent,
 }
 
-// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Backend> UrObject for Event<B> {
-    const KIND: ObjectKind = ObjectKind::Event;
-    type Handle = ur_event_handle_t_;
-}
+crate::core_object!(Event, Event, ur_event_handle_t_);
 
-// SAFETY: events are made only by `Event::new`, in an `Arc`.
-unsafe impl<B: Backend> ArcObject for Event<B> {}
 
 impl<B: Backend> Event<B> {
     pub fn new(
@@ -99,10 +93,6 @@ impl<B: Backend> Event<B> {
         Arc::new(Event { header: HandleHeader::new(B::ddi(), ObjectKind::Event), queue, context, command, stamp, raw })
     }
 
-    /// The event's handle (the caller owns no reference through it).
-    pub fn handle(&self) -> ur_event_handle_t {
-        handle_of(self)
-    }
 
     /// The command's node in `context`'s engine graph, if it has one there.
     /// Only the event's own context's graph has it: another context's lane

@@ -8,7 +8,7 @@ use crate::device::Device;
 use crate::context::Context;
 use crate::engine::{self, PoolConfig, UsmKind};
 use crate::hal::Backend;
-use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::handle::{HandleHeader, ObjectKind};
 use crate::usm_pool::PoolBase;
 use crate::UrResult;
 use std::sync::{Arc, Weak};
@@ -57,27 +57,17 @@ pub struct UsmPool<B: Backend> {
     pub raw: B::RawPool,
 }
 
-// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Backend> UrObject for UsmPool<B> {
-    const KIND: ObjectKind = ObjectKind::UsmPool;
-    type Handle = ur_usm_pool_handle_t_;
+crate::core_object!(UsmPool, UsmPool, ur_usm_pool_handle_t_, {
     fn last_user_release(&self) {
         B::RawPool::last_user_release(self)
     }
-}
-
-// SAFETY: pools are made only by `UsmPool::new`, in an `Arc`.
-unsafe impl<B: Backend> ArcObject for UsmPool<B> {}
+});
 
 impl<B: Backend> UsmPool<B> {
     pub fn new(base: PoolBase<Context<B>, B::DeviceRef>, raw: B::RawPool) -> Arc<Self> {
         Arc::new_cyclic(|me| UsmPool { header: HandleHeader::new(B::ddi(), ObjectKind::UsmPool), base, me: me.clone(), raw })
     }
 
-    /// The pool's handle (the caller owns no reference through it).
-    pub fn handle(&self) -> ur_usm_pool_handle_t {
-        handle_of(self)
-    }
 
     /// The pool's context, as a handle the caller does not own.
     pub fn context_handle(&self) -> ur_context_handle_t {

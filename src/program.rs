@@ -11,7 +11,7 @@ use crate::context::Context;
 use crate::boundary::NativeOwnership;
 use crate::event::Event;
 use crate::hal::{Backend, Events, KernelArg, NdRange};
-use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::handle::{HandleHeader, ObjectKind};
 use crate::info::InfoOut;
 use crate::UrResult;
 use core::ffi::c_void;
@@ -118,24 +118,14 @@ pub struct Program<B: Backend> {
     pub raw: B::RawProgram,
 }
 
-// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Backend> UrObject for Program<B> {
-    const KIND: ObjectKind = ObjectKind::Program;
-    type Handle = ur_program_handle_t_;
-}
+crate::core_object!(Program, Program, ur_program_handle_t_);
 
-// SAFETY: programs are made only by `Program::new`, in an `Arc`.
-unsafe impl<B: Backend> ArcObject for Program<B> {}
 
 impl<B: Backend> Program<B> {
     pub fn new(context: Arc<Context<B>>, raw: B::RawProgram) -> Arc<Self> {
         Arc::new(Program { header: HandleHeader::new(B::ddi(), ObjectKind::Program), context, raw })
     }
 
-    /// The program's handle (the caller owns no reference through it).
-    pub fn handle(&self) -> ur_program_handle_t {
-        handle_of(self)
-    }
 }
 
 /// A UR kernel.
@@ -147,24 +137,14 @@ pub struct Kernel<B: Backend> {
     pub raw: B::RawKernel,
 }
 
-// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Backend> UrObject for Kernel<B> {
-    const KIND: ObjectKind = ObjectKind::Kernel;
-    type Handle = ur_kernel_handle_t_;
-}
+crate::core_object!(Kernel, Kernel, ur_kernel_handle_t_);
 
-// SAFETY: kernels are made only by `Kernel::new`, in an `Arc`.
-unsafe impl<B: Backend> ArcObject for Kernel<B> {}
 
 impl<B: Backend> Kernel<B> {
     pub fn new(program: Arc<Program<B>>, raw: B::RawKernel) -> Arc<Self> {
         Arc::new(Kernel { header: HandleHeader::new(B::ddi(), ObjectKind::Kernel), program, raw })
     }
 
-    /// The kernel's handle (the caller owns no reference through it).
-    pub fn handle(&self) -> ur_kernel_handle_t {
-        handle_of(self)
-    }
 
     pub fn context(&self) -> &Context<B> {
         &self.program.context

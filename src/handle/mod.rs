@@ -185,6 +185,31 @@ macro_rules! ur_object {
     };
 }
 
+/// The handle protocol of a core object `$t<B>` (`crate::context`,
+/// `crate::queue::object`, ...): `UrObject`, sound because the type is
+/// `#[repr(C)]` with its `HandleHeader` first; `ArcObject`, sound because
+/// its constructors make it only inside an `Arc`; and its `handle()`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! core_object {
+    ($t:ident, $kind:ident, $handle:ident $(, { $($body:tt)* })?) => {
+        // SAFETY: `#[repr(C)]` with the `HandleHeader` first.
+        unsafe impl<B: $crate::hal::Backend> $crate::handle::UrObject for $t<B> {
+            const KIND: $crate::handle::ObjectKind = $crate::handle::ObjectKind::$kind;
+            type Handle = $crate::abi::$handle;
+            $($($body)*)?
+        }
+        // SAFETY: made only by its constructors, inside an `Arc`.
+        unsafe impl<B: $crate::hal::Backend> $crate::handle::ArcObject for $t<B> {}
+        impl<B: $crate::hal::Backend> $t<B> {
+            /// The object's handle (the caller owns no reference through it).
+            pub fn handle(&self) -> *mut $crate::abi::$handle {
+                $crate::handle::handle_of(self)
+            }
+        }
+    };
+}
+
 /// An object that always lives in an `Arc` (made by `Arc::new`, never
 /// leaked as a plain box), so that a borrowed one can be shared.
 ///

@@ -13,7 +13,7 @@ use crate::boundary::NativeOwnership;
 use crate::engine::{Lane, UsmKind};
 use crate::event::Event;
 use crate::hal::{Backend, Completion, Events, UsmCommand};
-use crate::handle::{handle_of, ArcObject, HandleHeader, ObjectKind, UrObject};
+use crate::handle::{HandleHeader, ObjectKind};
 use crate::pool::UsmPool;
 use crate::UrResult;
 use core::ffi::c_void;
@@ -138,17 +138,11 @@ pub struct Queue<B: Backend> {
     pub lane: Arc<Lane>,
 }
 
-// SAFETY: `#[repr(C)]` with the `HandleHeader` first.
-unsafe impl<B: Backend> UrObject for Queue<B> {
-    const KIND: ObjectKind = ObjectKind::Queue;
-    type Handle = ur_queue_handle_t_;
+crate::core_object!(Queue, Queue, ur_queue_handle_t_, {
     fn last_user_release(&self) {
         B::RawQueue::last_user_release(self)
     }
-}
-
-// SAFETY: queues are made only by `Queue::new`/`new_cyclic`, in an `Arc`.
-unsafe impl<B: Backend> ArcObject for Queue<B> {}
+});
 
 impl<B: Backend> Queue<B> {
     pub fn new(
@@ -180,10 +174,6 @@ impl<B: Backend> Queue<B> {
         })
     }
 
-    /// The queue's handle (the caller owns no reference through it).
-    pub fn handle(&self) -> ur_queue_handle_t {
-        handle_of(self)
-    }
 
     pub fn is_out_of_order(&self) -> bool {
         self.flags & UR_QUEUE_FLAG_OUT_OF_ORDER_EXEC_MODE_ENABLE.0 != 0
