@@ -37,15 +37,13 @@ mod tests {
             }
             Ok(())
         }));
-        let sub = Submission {
-            command_type: UR_COMMAND_EVENTS_WAIT,
-            command,
-            deps: vec![],
-            order: Order::default(),
-            want_event: true,
-            blocking: false,
-        };
-        (g, submit(&q, sub).unwrap().event.unwrap())
+        (g, submit(&q, host_submission(command, true)).unwrap().event.unwrap())
+    }
+
+    /// A command with no wait list, as an enqueue hands it over.
+    fn host_submission(command: Command, want_event: bool) -> Submission {
+        let command_type = UR_COMMAND_EVENTS_WAIT;
+        Submission { command_type, command, deps: vec![], order: Order::default(), want_event, blocking: false }
     }
 
     /// The core's async allocation on `q`, after `waits`.
@@ -157,15 +155,7 @@ mod tests {
                         r.lock().unwrap().push(i);
                         Ok(())
                     }));
-                    let sub = Submission {
-                        command_type: UR_COMMAND_EVENTS_WAIT,
-                        command,
-                        deps: vec![],
-                        order: Order::default(),
-                        want_event: false,
-                        blocking: false,
-                    };
-                    submit(&q3, sub).unwrap();
+                    submit(&q3, host_submission(command, false)).unwrap();
                 }
             });
         });
@@ -220,14 +210,7 @@ mod tests {
             let q3 = &q;
             s.spawn(move || {
                 for _ in 0..2000 {
-                    let sub = Submission {
-                        command_type: UR_COMMAND_EVENTS_WAIT,
-                        command: Command::Marker,
-                        deps: vec![],
-                        order: Order::default(),
-                        want_event: true,
-                        blocking: false,
-                    };
+                    let sub = host_submission(Command::Marker, true);
                     submit(&q3, sub).unwrap().event.unwrap().raw.wait().unwrap();
                 }
             });
