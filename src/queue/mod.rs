@@ -13,7 +13,7 @@ pub mod object;
 pub mod usm_async;
 
 use crate::abi::ur_command_t;
-use crate::engine::{Lane, Stamp};
+use crate::engine::{Dag, Lane, Stamp};
 use crate::context::Context;
 use crate::event::Event;
 use crate::hal::Backend;
@@ -39,6 +39,25 @@ impl<'a> Node<'a> {
     /// The node of an engine command.
     pub fn of(command: &EngineCommand<'a>) -> Self {
         Node::Given { stamp: command.stamp, deps: command.deps, on_device: command.zero.is_some() }
+    }
+}
+
+/// Records a new command on `lane` after `stamps`, the engine's nodes of
+/// its wait list, and returns its stamp; every backend's submission records
+/// with it. A barrier orders every later command of the lane after it:
+/// after everything before it when `on_all` (the driver's barrier has an
+/// empty wait list, and so waits for all earlier work), else after its
+/// stamps. A barrier whose wait list the engine sees none of (events made
+/// from native handles, or from before the context recorded commands) is
+/// recorded as a plain command: the driver's barrier waits for that list
+/// only, and the engine may know less than the queue enforces, never more.
+pub fn record_new(dag: &Dag, lane: &Lane, barrier: bool, on_all: bool, stamps: &[Stamp]) -> Stamp {
+    if barrier && on_all {
+        dag.record_barrier(lane, &[])
+    } else if barrier && !stamps.is_empty() {
+        dag.record_barrier(lane, stamps)
+    } else {
+        dag.record(lane, stamps)
     }
 }
 
@@ -107,4 +126,41 @@ pub struct EngineCommand<'a> {
     /// pending free of a reused block, or a block's allocation.
     pub deps: &'a [Stamp],
     pub want_event: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::record_new;
+    use crate::engine::{Dag, QueueOrder};
+
+    #[test]
+    fn a_barrier_orders_later_commands_only_after_what_it_waits_for() {
+        let dag = Dag::new();
+        let lane = dag.create_lane(QueueOrder::OutOfOrder);
+        let other = dag.create_lane(QueueOrder::InOrder);
+        let earlier = record_new(&dag, &lane, false, false, &[]);
+        let waited = record_new(&dag, &other, false, false, &[]);
+
+        // An empty wait list: the driver's barrier waits for everything.
+        let on_all = record_new(&dag, &lane, true, true, &[]);
+        let after = record_new(&dag, &lane, false, false, &[]);
+        assert!(dag.is_ordered_before(earlier, after));
+        assert!(dag.is_ordered_before(on_all, after));
+
+        // A wait list the engine sees: after the list, not after `first`.
+        let first = record_new(&dag, &lane, false, false, &[]);
+        let on_list = record_new(&dag, &lane, true, false, &[waited]);
+        let later = record_new(&dag, &lane, false, false, &[]);
+        assert!(dag.is_ordered_before(waited, later));
+        assert!(dag.is_ordered_before(on_list, later));
+        assert!(!dag.is_ordered_before(first, later));
+
+        // A wait list the engine sees none of: a plain command, so nothing
+        // before it is taken to come before later commands.
+        let second = record_new(&dag, &lane, false, false, &[]);
+        let unseen = record_new(&dag, &lane, true, false, &[]);
+        let last = record_new(&dag, &lane, false, false, &[]);
+        assert!(!dag.is_ordered_before(second, last));
+        assert!(!dag.is_ordered_before(unseen, last));
+    }
 }

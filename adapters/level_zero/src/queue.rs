@@ -39,7 +39,7 @@ use ur_core::hal::{Completion, Events, UsmCommand};
 use ur_core::handle::arc_of;
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use ur_core::queue::object::RawQueue;
-use ur_core::queue::{EngineCommand, Node};
+use ur_core::queue::{record_new, EngineCommand, Node};
 use ur_core::*;
 
 /// What a command waits on, as Level Zero events.
@@ -122,12 +122,12 @@ pub fn submit_locked(
     let done = queue.context.raw.event_cache(queue.is_profiling()).take()?;
     let dag = queue.context.engine.dag();
     let stamp = match node {
-        Node::Barrier => dag.record_barrier(&queue.lane, &waits.stamps),
+        Node::Barrier => record_new(dag, &queue.lane, true, waits.raw.is_empty(), &waits.stamps),
         Node::Given { stamp, deps, .. } => {
             context::add_dependencies(&queue.context, queue, deps, &mut waits.raw);
             stamp
         }
-        Node::Command | Node::Untracked => dag.record(&queue.lane, &waits.stamps),
+        Node::Command | Node::Untracked => record_new(dag, &queue.lane, false, false, &waits.stamps),
     };
     if let Some(last) = order.last.as_ref().filter(|_| in_order) {
         waits.raw.push(last.clone());

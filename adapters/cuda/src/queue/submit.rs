@@ -9,7 +9,7 @@ use crate::driver::{CuEvent, Stream};
 use crate::event::{now_ns, Event};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use ur_core::queue::Node;
+use ur_core::queue::{record_new, Node};
 use ur_core::lock_order::MutexGuard;
 use ur_core::*;
 
@@ -179,19 +179,11 @@ fn submit_unlocked<T>(
         }
         Node::Untracked => None,
         _ if !queue.context.raw.tracking() => None,
-        Node::Command => {
+        Node::Command | Node::Barrier => {
             q.mark_tracked();
-            Some(queue.context.engine.dag().record(&queue.lane, &stamps_of(&queue.context, wait)))
-        }
-        Node::Barrier => {
-            q.mark_tracked();
-            Some(
-                queue
-                    .context
-                    .engine
-                    .dag()
-                    .record_barrier(&queue.lane, &stamps_of(&queue.context, wait)),
-            )
+            let barrier = matches!(node, Node::Barrier);
+            let stamps = stamps_of(&queue.context, wait);
+            Some(record_new(queue.context.engine.dag(), &queue.lane, barrier, wait.is_empty(), &stamps))
         }
     };
     // Only a timed event reports when its command was queued.

@@ -55,12 +55,7 @@ impl QueueShared {
     pub(super) fn record(&self, deps: &[Arc<Event>], order: Order) -> u64 {
         let stamps = self.stamps_of(deps);
         let dag = self.context.engine.dag();
-        let stamp = match (order.fence, order.after_all) {
-            (true, true) => dag.record_barrier(&self.lane, &[]),
-            (true, false) if !stamps.is_empty() => dag.record_barrier(&self.lane, &stamps),
-            _ => dag.record(&self.lane, &stamps),
-        };
-        stamp.seq
+        ur_core::queue::record_new(dag, &self.lane, order.fence, order.after_all, &stamps).seq
     }
 
     /// Queues a task in seq order (almost always at the back) and wakes a

@@ -28,7 +28,7 @@ use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{QueueOrder, Seq, Stamp};
 use ur_core::hal::{Completion, Events, UsmCommand};
 use ur_core::queue::object::RawQueue;
-use ur_core::queue::{EngineCommand, Node};
+use ur_core::queue::{record_new, EngineCommand, Node};
 use ur_core::handle::arc_of;
 use ur_core::*;
 use usm_async::{add_dependencies, enqueue_command, shared_cover};
@@ -161,10 +161,8 @@ pub fn submit_node<'a>(
     enqueue(&waits.raw, if ask { &mut event } else { std::ptr::null_mut() }).ur()?;
     // Recorded once enqueued: a command that failed has no node.
     let dag = queue.context.engine.dag();
-    let stamp = match node {
-        Node::Barrier => dag.record_barrier(&queue.lane, &waits.stamps),
-        _ => dag.record(&queue.lane, &waits.stamps),
-    };
+    let barrier = matches!(node, Node::Barrier);
+    let stamp = record_new(dag, &queue.lane, barrier, waits.raw.is_empty(), &waits.stamps);
     queue.raw.gave_cl_work(stamp.seq);
     Ok(track(queue, command, stamp, event, want_event))
 }

@@ -167,7 +167,7 @@ pub(super) fn wait_in_order(
     if !queue.lane.is_in_order() || queue.is_profiling() || !waits.iter().all(own) {
         return None;
     }
-    let stamps: Vec<Stamp> = waits.iter().filter_map(|e| e.stamp).collect();
+    let stamps: Vec<Stamp> = waits.iter().filter_map(|e| e.stamp_in(&queue.context)).collect();
     let _order = queue.raw.order_lock();
     let tail = queue.lane.tail().seq;
     let cover = match want_event {
@@ -175,10 +175,7 @@ pub(super) fn wait_in_order(
         false => None,
     };
     let dag = queue.context.engine.dag();
-    let stamp = match node {
-        Node::Barrier => dag.record_barrier(&queue.lane, &stamps),
-        _ => dag.record(&queue.lane, &stamps),
-    };
+    let stamp = ur_core::queue::record_new(dag, &queue.lane, matches!(node, Node::Barrier), waits.is_empty(), &stamps);
     // Without an event the node needs none: a later command's covers it.
     Some(cover.and_then(|c| settle(queue, command, stamp, c, true)))
 }
