@@ -55,9 +55,16 @@ impl AdapterSlot {
         self.backend
     }
 
+    fn lock_live(&self) -> std::sync::MutexGuard<'_, Weak<Adapter>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The live adapter, made on first use.
     pub fn get_or_create(&self) -> Arc<Adapter> {
-        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        self.live_or_new(&mut self.lock_live())
+    }
+
+    fn live_or_new(&self, live: &mut Weak<Adapter>) -> Arc<Adapter> {
         if let Some(a) = live.upgrade() {
             return a;
         }
@@ -87,7 +94,12 @@ impl AdapterSlot {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         if !ph_adapters.is_null() {
-            *ph_adapters = handle::into_handle(self.get_or_create());
+            // Under the slot's lock, as releases are: a release taking the
+            // last user reference marks the handle dead after counting it
+            // down, and a get reviving it between the two would hand out a
+            // handle that then reads as released.
+            let mut live = self.lock_live();
+            *ph_adapters = handle::into_handle(self.live_or_new(&mut live));
         }
         write_optional(p_num_adapters, 1);
         Ok(())
@@ -107,9 +119,12 @@ impl AdapterSlot {
         handle::retain::<Adapter>(h, self.ddi)
     }
 
+    /// Under the slot's lock (see [`get`](Self::get)).
+    ///
     /// # Safety
     /// As for [`handle::release`].
     pub unsafe fn release(&self, h: ur_adapter_handle_t) -> UrResult {
+        let _live = self.lock_live();
         handle::release::<Adapter>(h, self.ddi)
     }
 

@@ -127,3 +127,23 @@ fn adapter_get_info_answers_from_the_core() {
     refused!(UR_RESULT_SUCCESS, ur!(Adapter.pfnGetInfo(w.adapter, UR_ADAPTER_INFO_VERSION, 4, (&mut version as *mut u32).cast(), null_mut())));
     assert_eq!(version, 1);
 }
+
+/// A get that revives the adapter races a release that takes its last user
+/// reference: the handle a get hands out must stay live for its holder.
+#[test]
+fn adapter_handles_from_racing_gets_and_releases_stay_live() {
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..5000 {
+                    let mut adapter = null_mut();
+                    assert_eq!(ur!(Adapter.pfnGet(1, &mut adapter, null_mut())), UR_RESULT_SUCCESS);
+                    let mut platform = null_mut();
+                    assert_eq!(ur!(Platform.pfnGet(adapter, 1, &mut platform, null_mut())), UR_RESULT_SUCCESS);
+                    assert_eq!(ur!(Adapter.pfnRelease(adapter)), UR_RESULT_SUCCESS);
+                }
+                take_calls();
+            });
+        }
+    });
+}
