@@ -152,9 +152,6 @@ where
 
 /// What the core asks of a platform that only the raw part answers.
 impl<B: Backend> Platform<B> {
-    pub fn all(adapter: &Arc<Adapter>) -> UrResult<Vec<ur_platform_handle_t>> {
-        B::RawPlatform::all(adapter)
-    }
     pub fn info(&self, prop: ur_platform_info_t, out: InfoOut) -> UrResult {
         B::RawPlatform::info(self, prop, out)
     }
@@ -164,16 +161,10 @@ impl<B: Backend> Platform<B> {
     pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawPlatform::native_handle(self)
     }
-    pub fn from_native(native: ur_native_handle_t, adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
-        B::RawPlatform::from_native(native, adapter)
-    }
 }
 
 /// What the core asks of a device that only the raw part answers.
 impl<B: Backend> Device<B> {
-    pub fn all(platform: &Platform<B>, device_type: ur_device_type_t) -> UrResult<Vec<ur_device_handle_t>> {
-        B::RawDevice::all(platform, device_type)
-    }
     pub fn info(&self, prop: ur_device_info_t, out: InfoOut) -> UrResult {
         B::RawDevice::info(self, prop, out)
     }
@@ -203,8 +194,5 @@ impl<B: Backend> Device<B> {
     }
     pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawDevice::native_handle(self)
-    }
-    pub fn from_native(native: ur_native_handle_t, adapter: &Adapter) -> UrResult<ur_device_handle_t> {
-        B::RawDevice::from_native(native, adapter)
     }
 }

@@ -156,25 +156,11 @@ impl<B: Backend> Program<B> {
     pub fn has_device(&self, device: &Device<B>) -> bool {
         B::RawProgram::has_device(self, device)
     }
-    pub fn create_with_il(context: &Context<B>, il: &[u8]) -> UrResult<Arc<Self>> {
-        B::RawProgram::create_with_il(context, il)
-    }
-    pub fn create_with_binary(context: &Context<B>, images: &[(&Device<B>, &[u8])]) -> UrResult<Arc<Self>> {
-        B::RawProgram::create_with_binary(context, images)
-    }
     pub fn build(&self, devices: &[&Device<B>], options: &CStr) -> UrResult {
         B::RawProgram::build(self, devices, options)
     }
     pub fn compile(&self, devices: &[&Device<B>], options: &CStr) -> UrResult {
         B::RawProgram::compile(self, devices, options)
-    }
-    pub fn link(
-        context: &Context<B>,
-        devices: &[&Device<B>],
-        programs: &[&Self],
-        options: &CStr,
-    ) -> Result<Arc<Self>, (ur_result_t, Option<Arc<Self>>)> {
-        B::RawProgram::link(context, devices, programs, options)
     }
     pub fn info(&self, prop: ur_program_info_t, out: InfoOut) -> UrResult {
         B::RawProgram::info(self, prop, out)
@@ -201,9 +187,6 @@ impl<B: Backend> Program<B> {
 
 /// What the core asks of a kernel that only the raw part answers.
 impl<B: Backend> Kernel<B> {
-    pub fn create(program: &Program<B>, name: &CStr) -> UrResult<Arc<Self>> {
-        B::RawKernel::create(program, name)
-    }
     pub fn program(&self) -> &Program<B> {
         &self.program
     }
@@ -224,14 +207,6 @@ impl<B: Backend> Kernel<B> {
     }
     pub fn native_handle(&self) -> UrResult<ur_native_handle_t> {
         B::RawKernel::native_handle(self)
-    }
-    pub fn from_native(
-        native: ur_native_handle_t,
-        context: &Context<B>,
-        program: Option<&Program<B>>,
-        ownership: NativeOwnership,
-    ) -> UrResult<Arc<Self>> {
-        B::RawKernel::from_native(native, context, program, ownership)
     }
     pub fn launch(
         &self,
