@@ -103,20 +103,70 @@ pub struct Completion {
     pub blocking: bool,
 }
 
-/// An enqueued USM command, checked.
+/// A USM fill, checked. `in_usm`: every range lies inside a live USM
+/// allocation of the queue's context (the core looked them up, so an
+/// adapter need not).
+#[derive(Clone, Copy, Debug)]
+pub struct UsmFill<'a> {
+    pub dst: *mut c_void,
+    pub pattern: &'a [u8],
+    pub size: usize,
+    pub in_usm: bool,
+}
+
+/// A USM copy, checked (the ranges do not overlap); `in_usm` as for a fill.
+#[derive(Clone, Copy, Debug)]
+pub struct UsmCopy {
+    pub dst: *mut c_void,
+    pub src: *const c_void,
+    pub size: usize,
+    pub in_usm: bool,
+}
+
+/// A pitched 2D fill, checked: `height` rows of `width` bytes, each row
+/// starting the pattern afresh.
+#[derive(Clone, Copy, Debug)]
+pub struct UsmFill2D<'a> {
+    pub dst: *mut c_void,
+    pub pitch: usize,
+    pub pattern: &'a [u8],
+    pub width: usize,
+    pub height: usize,
+}
+
+/// A pitched 2D copy, checked.
+#[derive(Clone, Copy, Debug)]
+pub struct UsmCopy2D {
+    pub dst: *mut c_void,
+    pub dst_pitch: usize,
+    pub src: *const c_void,
+    pub src_pitch: usize,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// An enqueued USM command, checked, as the core dispatches it to the
+/// backend's queue (`RawQueue`'s method of the same name).
 #[derive(Clone, Copy, Debug)]
 pub enum UsmCommand<'a> {
     /// `urEnqueueEventsWait` (`barrier: false`) or a barrier. An empty wait
     /// list means everything enqueued before on the queue.
     Wait { barrier: bool },
-    /// `in_usm`: every range lies inside a live USM allocation of the
-    /// queue's context (the core looked them up, so an adapter need not).
-    Fill { dst: *mut c_void, pattern: &'a [u8], size: usize, in_usm: bool },
-    Copy { dst: *mut c_void, src: *const c_void, size: usize, in_usm: bool },
-    Fill2D { dst: *mut c_void, pitch: usize, pattern: &'a [u8], width: usize, height: usize },
-    Copy2D { dst: *mut c_void, dst_pitch: usize, src: *const c_void, src_pitch: usize, width: usize, height: usize },
-    Prefetch { ptr: *const c_void, size: usize, flags: ur_usm_migration_flags_t },
-    Advise { ptr: *const c_void, size: usize, advice: ur_usm_advice_flags_t },
+    Fill(UsmFill<'a>),
+    Copy(UsmCopy),
+    Fill2D(UsmFill2D<'a>),
+    Copy2D(UsmCopy2D),
+    Prefetch(UsmHint),
+    Advise(UsmHint),
+}
+
+/// A prefetch or advice, checked: `flags` are the migration flags of a
+/// prefetch, or the advice.
+#[derive(Clone, Copy, Debug)]
+pub struct UsmHint {
+    pub ptr: *const c_void,
+    pub size: usize,
+    pub flags: u32,
 }
 
 impl UsmCommand<'_> {
@@ -124,14 +174,21 @@ impl UsmCommand<'_> {
         match self {
             UsmCommand::Wait { barrier: false } => UR_COMMAND_EVENTS_WAIT,
             UsmCommand::Wait { barrier: true } => UR_COMMAND_EVENTS_WAIT_WITH_BARRIER,
-            UsmCommand::Fill { .. } => UR_COMMAND_USM_FILL,
-            UsmCommand::Copy { .. } => UR_COMMAND_USM_MEMCPY,
-            UsmCommand::Fill2D { .. } => UR_COMMAND_USM_FILL_2D,
-            UsmCommand::Copy2D { .. } => UR_COMMAND_USM_MEMCPY_2D,
-            UsmCommand::Prefetch { .. } => UR_COMMAND_USM_PREFETCH,
-            UsmCommand::Advise { .. } => UR_COMMAND_USM_ADVISE,
+            UsmCommand::Fill(_) => UR_COMMAND_USM_FILL,
+            UsmCommand::Copy(_) => UR_COMMAND_USM_MEMCPY,
+            UsmCommand::Fill2D(_) => UR_COMMAND_USM_FILL_2D,
+            UsmCommand::Copy2D(_) => UR_COMMAND_USM_MEMCPY_2D,
+            UsmCommand::Prefetch(_) => UR_COMMAND_USM_PREFETCH,
+            UsmCommand::Advise(_) => UR_COMMAND_USM_ADVISE,
         }
     }
+}
+
+/// Whether `command` is an event wait or a barrier (not a hint, which a
+/// backend may also run as a marker): those with an empty wait list wait
+/// for everything enqueued before.
+pub fn is_event_wait(command: ur_command_t) -> bool {
+    command == UR_COMMAND_EVENTS_WAIT || command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER
 }
 
 /// The bytes a pitched 2D region spans (`height > 0`): every row but the

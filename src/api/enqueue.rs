@@ -3,8 +3,8 @@
 use super::{deliver, obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null};
-use crate::hal::{region_bytes, Backend, Completion, Events, UsmCommand};
-use crate::queue::object::{Queue, RawQueue};
+use crate::hal::{region_bytes, Backend, Completion, Events, UsmCommand, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D, UsmHint};
+use crate::queue::object::{Enqueued, Queue, RawQueue};
 use crate::UrResult;
 use core::ffi::c_void;
 
@@ -21,7 +21,7 @@ unsafe fn submit<B: Backend>(
     out: *mut ur_event_handle_t,
 ) -> UrResult {
     let completion = Completion { want_event: blocking || !out.is_null(), blocking };
-    let event = B::RawQueue::enqueue_usm(queue, command, waits, completion)?;
+    let event = dispatch::<B>(queue, command, waits, completion)?;
     if blocking {
         if let Some(e) = &event {
             let outcome = e.wait();
@@ -31,6 +31,21 @@ unsafe fn submit<B: Backend>(
     }
     deliver(out, event);
     Ok(())
+}
+
+/// The backend's method for `command`.
+fn dispatch<B: Backend>(queue: &Queue<B>, command: UsmCommand<'_>, waits: Events<'_, B>, c: Completion) -> Enqueued<B> {
+    type R<B> = <B as Backend>::RawQueue;
+    match command {
+        UsmCommand::Wait { .. } => R::<B>::marker(queue, command.command_type(), waits, c),
+        UsmCommand::Fill(fill) => R::<B>::fill(queue, fill, waits, c),
+        UsmCommand::Copy(copy) => R::<B>::copy(queue, copy, waits, c),
+        UsmCommand::Fill2D(fill) => R::<B>::fill_2d(queue, fill, waits, c),
+        UsmCommand::Copy2D(copy) => R::<B>::copy_2d(queue, copy, waits, c),
+        UsmCommand::Prefetch(hint) => R::<B>::prefetch(queue, hint, waits, c),
+        // Advice has no wait list.
+        UsmCommand::Advise(hint) => R::<B>::advise(queue, hint, c),
+    }
 }
 
 /// When `ptr` lies in a live USM allocation of the context, `len` bytes from
@@ -143,7 +158,7 @@ pub(super) unsafe extern "C" fn usm_fill<B: Backend>(
         let waits = wait_list::<B>(count, list)?;
         // The pattern is read here: the caller may reuse its storage at once.
         let pattern = std::slice::from_raw_parts(pattern as *const u8, pattern_size);
-        submit::<B>(queue, UsmCommand::Fill { dst, pattern, size, in_usm }, waits, false, out)
+        submit::<B>(queue, UsmCommand::Fill(UsmFill { dst, pattern, size, in_usm }), waits, false, out)
     })
 }
 
@@ -169,7 +184,7 @@ pub(super) unsafe extern "C" fn usm_memcpy<B: Backend>(
         }
         let waits = wait_list::<B>(count, list)?;
         let in_usm = dst_in_usm && src_in_usm;
-        submit::<B>(queue, UsmCommand::Copy { dst, src, size, in_usm }, waits, blocking, out)
+        submit::<B>(queue, UsmCommand::Copy(UsmCopy { dst, src, size, in_usm }), waits, blocking, out)
     })
 }
 
@@ -203,7 +218,7 @@ pub(super) unsafe extern "C" fn usm_fill_2d<B: Backend>(
         check_2d::<B>(queue, &[(dst, pitch)], width, height)?;
         let waits = wait_list::<B>(count, list)?;
         let pattern = std::slice::from_raw_parts(pattern as *const u8, pattern_size);
-        let command = UsmCommand::Fill2D { dst, pitch, pattern, width, height };
+        let command = UsmCommand::Fill2D(UsmFill2D { dst, pitch, pattern, width, height });
         submit::<B>(queue, command, waits, false, out)
     })
 }
@@ -228,7 +243,7 @@ pub(super) unsafe extern "C" fn usm_memcpy_2d<B: Backend>(
         }
         check_2d::<B>(queue, &[(dst, dst_pitch), (src, src_pitch)], width, height)?;
         let waits = wait_list::<B>(count, list)?;
-        let command = UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height };
+        let command = UsmCommand::Copy2D(UsmCopy2D { dst, dst_pitch, src, src_pitch, width, height });
         submit::<B>(queue, command, waits, blocking, out)
     })
 }
@@ -269,7 +284,7 @@ pub(super) unsafe extern "C" fn usm_prefetch<B: Backend>(
     ffi_call(|| {
         let queue = hint_target::<B>(h, ptr, size, flags, UR_USM_MIGRATION_FLAGS_MASK)?;
         let waits = wait_list::<B>(count, list)?;
-        submit::<B>(queue, UsmCommand::Prefetch { ptr, size, flags }, waits, false, out)
+        submit::<B>(queue, UsmCommand::Prefetch(UsmHint { ptr, size, flags }), waits, false, out)
     })
 }
 
@@ -283,7 +298,7 @@ pub(super) unsafe extern "C" fn usm_advise<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         let queue = hint_target::<B>(h, ptr, size, advice, UR_USM_ADVICE_FLAGS_MASK)?;
-        submit::<B>(queue, UsmCommand::Advise { ptr, size, advice }, Events::none(), false, out)
+        submit::<B>(queue, UsmCommand::Advise(UsmHint { ptr, size, flags: advice }), Events::none(), false, out)
     })
 }
 

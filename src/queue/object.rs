@@ -12,12 +12,15 @@ use crate::context::Context;
 use crate::boundary::NativeOwnership;
 use crate::engine::{Lane, UsmKind};
 use crate::event::Event;
-use crate::hal::{Backend, Completion, Events, UsmCommand};
+use crate::hal::{Backend, Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D, UsmHint};
 use crate::handle::{HandleHeader, ObjectKind};
 use crate::pool::UsmPool;
 use crate::UrResult;
 use core::ffi::c_void;
 use std::sync::{Arc, OnceLock, Weak};
+
+/// What enqueueing a command gives: its event, when one was asked for.
+pub type Enqueued<B> = UrResult<Option<Arc<Event<B>>>>;
 
 /// The driver's side of a queue. Each function gets the whole queue, so
 /// that the raw part holds only what the driver needs.
@@ -48,15 +51,36 @@ pub trait RawQueue<B: Backend>: Send + Sync + Sized + 'static {
         Ok(())
     }
 
-    /// A USM command, or an event wait or barrier. Returns the command's
-    /// event when `completion.want_event`. The core blocks on it when
-    /// `completion.blocking`.
-    fn enqueue_usm(
-        queue: &Queue<B>,
-        command: UsmCommand<'_>,
-        waits: Events<'_, B>,
-        completion: Completion,
-    ) -> UrResult<Option<Arc<Event<B>>>>;
+    // The USM commands, checked; each returns its event when
+    // `completion.want_event`, and the core blocks on it when
+    // `completion.blocking`.
+
+    /// An event wait or barrier (`command`: `EVENTS_WAIT` or
+    /// `EVENTS_WAIT_WITH_BARRIER`; an empty wait list means everything
+    /// enqueued before), or a hint that the device ignores, which keeps
+    /// only its place in the queue's order.
+    fn marker(queue: &Queue<B>, command: ur_command_t, waits: Events<'_, B>, completion: Completion) -> Enqueued<B>;
+    fn fill(queue: &Queue<B>, fill: UsmFill<'_>, waits: Events<'_, B>, completion: Completion) -> Enqueued<B>;
+    fn copy(queue: &Queue<B>, copy: UsmCopy, waits: Events<'_, B>, completion: Completion) -> Enqueued<B>;
+    /// Sent only where the context's `usm_2d_supported` says so.
+    fn fill_2d(_queue: &Queue<B>, _fill: UsmFill2D<'_>, _waits: Events<'_, B>, _completion: Completion) -> Enqueued<B> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    /// Sent only where the context's `usm_2d_supported` says so.
+    fn copy_2d(_queue: &Queue<B>, _copy: UsmCopy2D, _waits: Events<'_, B>, _completion: Completion) -> Enqueued<B> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    /// By default a marker: the memory is where host and device reach it.
+    fn prefetch(queue: &Queue<B>, hint: UsmHint, waits: Events<'_, B>, completion: Completion) -> Enqueued<B> {
+        let _ = hint;
+        Self::marker(queue, UR_COMMAND_USM_PREFETCH, waits, completion)
+    }
+    /// By default a marker, ordered like any command of the queue (advice
+    /// has no wait list).
+    fn advise(queue: &Queue<B>, hint: UsmHint, completion: Completion) -> Enqueued<B> {
+        let _ = hint;
+        Self::marker(queue, UR_COMMAND_USM_ADVISE, Events::none(), completion)
+    }
     /// Whether async allocations are served (`ASYNC_USM_ALLOCATIONS_SUPPORT`).
     fn async_alloc_supported(queue: &Queue<B>) -> bool;
 

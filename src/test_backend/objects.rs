@@ -6,9 +6,9 @@ use crate::abi::*;
 use crate::adapter::Adapter;
 use crate::boundary::NativeOwnership;
 use crate::engine::{self, PoolConfig, QueueOrder, Stamp, UsmKind};
-use crate::hal::{Completion, Events, UsmCommand};
+use crate::hal::{Completion, Events, UsmCommand, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D, UsmHint};
 use crate::device::{Device, Platform, RawDevice, RawPlatform};
-use crate::queue::object::{Queue, RawQueue};
+use crate::queue::object::{Enqueued, Queue, RawQueue};
 use crate::queue::{EngineCommand, Waits};
 use super::context::TContext;
 use super::memory::{HostSlabs, TSlabOwner};
@@ -207,6 +207,12 @@ pub(super) fn queue_event(queue: &TQueue, command: ur_command_t, want: bool) -> 
     event_of(queue, command, stamp)
 }
 
+/// Records a USM command as `method` heard it; it completes at once.
+fn heard(queue: &TQueue, method: &'static str, command: UsmCommand<'_>, events: Events<'_, B>, c: Completion) -> Enqueued<B> {
+    record(method, format!("{command:?} {} {c:?}", waits(&events)));
+    Ok(queue_event(queue, command.command_type(), c.want_event))
+}
+
 fn event_of(queue: &TQueue, command: ur_command_t, stamp: Option<Option<Stamp>>) -> Option<Arc<TEvent>> {
     let failed = queue.context.raw.settings.fail_commands.load(Relaxed);
     stamp.map(|stamp| new_event(Some(arc_of(queue)), queue.context.clone(), command, stamp, failed))
@@ -244,9 +250,26 @@ impl RawQueue<B> for TQueueRaw {
         Ok(new_queue(context, device.unwrap_or(&context.devices[0]), flags))
     }
 
-    fn enqueue_usm(queue: &TQueue, command: UsmCommand<'_>, events: Events<'_, B>, c: Completion) -> UrResult<Option<Arc<TEvent>>> {
-        record("queue.enqueue_usm", format!("{command:?} {} {c:?}", waits(&events)));
-        Ok(queue_event(queue, command.command_type(), c.want_event))
+    fn marker(queue: &TQueue, command: ur_command_t, events: Events<'_, B>, c: Completion) -> Enqueued<B> {
+        heard(queue, "queue.marker", UsmCommand::Wait { barrier: command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER }, events, c)
+    }
+    fn fill(queue: &TQueue, fill: UsmFill<'_>, events: Events<'_, B>, c: Completion) -> Enqueued<B> {
+        heard(queue, "queue.fill", UsmCommand::Fill(fill), events, c)
+    }
+    fn copy(queue: &TQueue, copy: UsmCopy, events: Events<'_, B>, c: Completion) -> Enqueued<B> {
+        heard(queue, "queue.copy", UsmCommand::Copy(copy), events, c)
+    }
+    fn fill_2d(queue: &TQueue, fill: UsmFill2D<'_>, events: Events<'_, B>, c: Completion) -> Enqueued<B> {
+        heard(queue, "queue.fill_2d", UsmCommand::Fill2D(fill), events, c)
+    }
+    fn copy_2d(queue: &TQueue, copy: UsmCopy2D, events: Events<'_, B>, c: Completion) -> Enqueued<B> {
+        heard(queue, "queue.copy_2d", UsmCommand::Copy2D(copy), events, c)
+    }
+    fn prefetch(queue: &TQueue, hint: UsmHint, events: Events<'_, B>, c: Completion) -> Enqueued<B> {
+        heard(queue, "queue.prefetch", UsmCommand::Prefetch(hint), events, c)
+    }
+    fn advise(queue: &TQueue, hint: UsmHint, c: Completion) -> Enqueued<B> {
+        heard(queue, "queue.advise", UsmCommand::Advise(hint), Events::none(), c)
     }
     fn async_alloc_supported(queue: &TQueue) -> bool {
         queue.context.raw.settings.async_alloc.load(Relaxed)

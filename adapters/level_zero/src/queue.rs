@@ -35,10 +35,10 @@ use level_zero_sys::*;
 use std::ffi::c_void;
 use std::sync::Arc;
 use ur_core::engine::{Cover, QueueOrder, Seq, Stamp, Tracker};
-use ur_core::hal::{Completion, Events, UsmCommand};
+use ur_core::hal::{Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D};
 use ur_core::handle::arc_of;
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
-use ur_core::queue::object::RawQueue;
+use ur_core::queue::object::{Enqueued, RawQueue};
 use ur_core::queue::{record_new, EngineCommand, Node};
 use ur_core::*;
 
@@ -304,60 +304,59 @@ impl RawQueue<LevelZero> for QueueZe {
         wait_for_all(queue)
     }
 
-    /// A checked USM command, a wait or a barrier.
-    fn enqueue_usm(
-        queue: &Queue,
-        command: UsmCommand<'_>,
-        waits: Events<'_, LevelZero>,
-        completion: Completion,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let this = &arc_of(queue);
-        let want_event = completion.want_event;
-        let kind = command.command_type();
+    /// A barrier behind the wait list (behind everything before when it is
+    /// empty); hints (prefetch, advice) too: the memory is where host and
+    /// device reach it.
+    fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
         let waits = Self::translate(queue, waits)?;
-        let max_pattern = queue.device.raw.facts.max_fill_pattern;
-        match command {
-            UsmCommand::Wait { barrier: is_barrier } => {
-                let node = if is_barrier { Node::Barrier } else { Node::Command };
-                submit(this, kind, node, waits, want_event, None, |l, s, w| barrier(l, s, w))
-            }
-            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
-                // Hints: the memory is where host and device reach it.
-                submit(this, kind, Node::Command, waits, want_event, None, |l, s, w| barrier(l, s, w))
-            }
-            UsmCommand::Fill { dst, pattern, size, .. } if pattern.len() <= max_pattern => {
-                let kept: Box<[u8]> = pattern.into();
-                let p = kept.as_ptr();
-                let n = kept.len();
-                submit(this, kind, Node::Command, waits, want_event, Some(kept), |l, s, w| {
-                    // SAFETY: `p` points at the kept copy of the pattern.
-                    fill(l, dst, unsafe { std::slice::from_raw_parts(p, n) }, size, s, w)
-                })
-            }
-            UsmCommand::Fill { dst, pattern, size, .. } => {
-                let bytes = repeated(pattern, size);
-                let src = bytes.as_ptr() as *const c_void;
-                submit(this, kind, Node::Command, waits, want_event, Some(bytes), |l, s, w| copy(l, dst, src, size, s, w))
-            }
-            UsmCommand::Copy { dst, src, size, .. } => {
-                submit(this, kind, Node::Command, waits, want_event, None, |l, s, w| copy(l, dst, src, size, s, w))
-            }
-            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
-                // One row pattern, copied to every row.
-                let row = repeated(pattern, width);
-                let src = row.as_ptr() as *const c_void;
-                submit(this, kind, Node::Command, waits, want_event, Some(row), |l, s, w| {
-                    rows(l, height, s, w, |r, w| copy(l, at(dst, r * pitch), src, width, std::ptr::null_mut(), w))
-                })
-            }
-            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
-                submit(this, kind, Node::Command, waits, want_event, None, |l, s, w| {
-                    rows(l, height, s, w, |r, w| {
-                        copy(l, at(dst, r * dst_pitch), at(src, r * src_pitch), width, std::ptr::null_mut(), w)
-                    })
-                })
-            }
+        let node = if command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER { Node::Barrier } else { Node::Command };
+        submit(&arc_of(queue), command, node, waits, c.want_event, None, |l, s, w| barrier(l, s, w))
+    }
+
+    /// A pattern longer than the device fills with is copied from a
+    /// buffer of it repeated.
+    fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
+        let (this, waits) = (&arc_of(queue), Self::translate(queue, waits)?);
+        let (dst, size) = (f.dst, f.size);
+        if f.pattern.len() > queue.device.raw.facts.max_fill_pattern {
+            let bytes = repeated(f.pattern, size);
+            let src = bytes.as_ptr() as *const c_void;
+            return submit(this, UR_COMMAND_USM_FILL, Node::Command, waits, c.want_event, Some(bytes), |l, s, w| {
+                copy(l, dst, src, size, s, w)
+            });
         }
+        let kept: Box<[u8]> = f.pattern.into();
+        let (p, n) = (kept.as_ptr(), kept.len());
+        submit(this, UR_COMMAND_USM_FILL, Node::Command, waits, c.want_event, Some(kept), |l, s, w| {
+            // SAFETY: `p` points at the kept copy of the pattern.
+            fill(l, dst, unsafe { std::slice::from_raw_parts(p, n) }, size, s, w)
+        })
+    }
+
+    fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
+        let waits = Self::translate(queue, waits)?;
+        submit(&arc_of(queue), UR_COMMAND_USM_MEMCPY, Node::Command, waits, c.want_event, None, |l, s, w| {
+            copy(l, m.dst, m.src, m.size, s, w)
+        })
+    }
+
+    /// One row pattern, copied to every row.
+    fn fill_2d(queue: &Queue, f: UsmFill2D<'_>, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
+        let waits = Self::translate(queue, waits)?;
+        let row = repeated(f.pattern, f.width);
+        let src = row.as_ptr() as *const c_void;
+        submit(&arc_of(queue), UR_COMMAND_USM_FILL_2D, Node::Command, waits, c.want_event, Some(row), |l, s, w| {
+            rows(l, f.height, s, w, |r, w| copy(l, at(f.dst, r * f.pitch), src, f.width, std::ptr::null_mut(), w))
+        })
+    }
+
+    fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
+        let waits = Self::translate(queue, waits)?;
+        submit(&arc_of(queue), UR_COMMAND_USM_MEMCPY_2D, Node::Command, waits, c.want_event, None, |l, s, w| {
+            rows(l, m.height, s, w, |r, w| {
+                copy(l, at(m.dst, r * m.dst_pitch), at(m.src, r * m.src_pitch), m.width, std::ptr::null_mut(), w)
+            })
+        })
     }
 
     fn async_alloc_supported(_: &Queue) -> bool {

@@ -42,8 +42,8 @@ use ur_core::lock_order::{Mutex, Rank};
 use ur_core::engine::QueueOrder;
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine;
-use ur_core::hal::{Completion, Events, UsmCommand};
-use ur_core::queue::object::RawQueue;
+use ur_core::hal::{Completion, Events, UsmCopy, UsmFill, UsmHint};
+use ur_core::queue::object::{Enqueued, RawQueue};
 use ur_core::queue::{EngineCommand, Waits};
 use ur_core::handle::arc_of;
 use ur_core::*;
@@ -389,26 +389,29 @@ impl RawQueue<Cuda> for QueueCu {
         Ok(queue)
     }
 
-    fn enqueue_usm(
-        queue: &Queue,
-        command: UsmCommand<'_>,
-        waits: Events<'_, Cuda>,
-        completion: Completion,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let wait: Vec<&Event> = waits.iter().collect();
-        let want = completion.want_event;
-        // A blocking command's event is waited for by the core.
-        match command {
-            UsmCommand::Wait { barrier } => wait_events(queue, &wait, barrier, want),
-            UsmCommand::Fill { dst, pattern, size, .. } => usm_fill(queue, dst, pattern, size, &wait, want),
-            UsmCommand::Copy { dst, src, size, .. } => usm_memcpy(queue, false, dst, src, size, &wait, want),
-            UsmCommand::Prefetch { ptr, size, flags } => usm_prefetch(queue, ptr, size, flags, &wait, want),
-            UsmCommand::Advise { ptr, size, advice } => usm_advise(queue, ptr, size, advice, want),
-            // The context's `usm_2d_supported` is false: the core never sends these.
-            UsmCommand::Fill2D { .. } | UsmCommand::Copy2D { .. } => {
-                Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
-            }
-        }
+    // A blocking command's event is waited for by the core. The context's
+    // `usm_2d_supported` is false: the core sends no 2D command.
+
+    /// Prefetch and advice are real here: only waits and barriers come.
+    fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
+        let barrier = command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER;
+        wait_events(queue, &waits.iter().collect::<Vec<_>>(), barrier, c.want_event)
+    }
+
+    fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
+        usm_fill(queue, f.dst, f.pattern, f.size, &waits.iter().collect::<Vec<_>>(), c.want_event)
+    }
+
+    fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
+        usm_memcpy(queue, false, m.dst, m.src, m.size, &waits.iter().collect::<Vec<_>>(), c.want_event)
+    }
+
+    fn prefetch(queue: &Queue, h: UsmHint, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
+        usm_prefetch(queue, h.ptr, h.size, h.flags, &waits.iter().collect::<Vec<_>>(), c.want_event)
+    }
+
+    fn advise(queue: &Queue, h: UsmHint, c: Completion) -> Enqueued<Cuda> {
+        usm_advise(queue, h.ptr, h.size, h.flags, c.want_event)
     }
 
     fn async_alloc_supported(queue: &Queue) -> bool {

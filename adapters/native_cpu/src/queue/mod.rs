@@ -45,8 +45,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
-use ur_core::hal::{region_bytes, Completion, Events, UsmCommand};
-use ur_core::queue::object::RawQueue;
+use ur_core::hal::{is_event_wait, region_bytes, Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D};
+use ur_core::queue::object::{Enqueued, RawQueue};
 use ur_core::queue::{EngineCommand, Waits};
 use ur_core::handle::arc_of;
 use ur_core::*;
@@ -327,6 +327,20 @@ fn pending(waits: &Events<'_, NativeCpu>) -> Vec<Arc<Event>> {
     waits.iter().filter(|e| !e.raw.is_done()).map(arc_of).collect()
 }
 
+/// Hands `command` to the workers, after the pending events of `waits`.
+fn run_command(
+    queue: &Queue,
+    command_type: ur_command_t,
+    command: Command,
+    order: Order,
+    waits: &Events<'_, NativeCpu>,
+    c: Completion,
+) -> Enqueued<NativeCpu> {
+    let deps = pending(waits);
+    let (want_event, blocking) = (c.want_event, c.blocking);
+    Ok(submit(queue, Submission { command_type, command, deps, order, want_event, blocking })?.event)
+}
+
 /// A pointer a command will access for `len` bytes (the core checked the
 /// bounds): a USM allocation of the context is held by the command.
 fn usm_ptr(queue: &Queue, addr: *const c_void, len: usize) -> UrResult<UsmPtr> {
@@ -374,55 +388,49 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
         wait_for_all(queue)
     }
 
-    fn enqueue_usm(
-        queue: &Queue,
-        command: UsmCommand<'_>,
-        waits: Events<'_, NativeCpu>,
-        completion: Completion,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let command_type = command.command_type();
-        let mut order = Order::default();
-        let command = match command {
-            UsmCommand::Wait { barrier } => {
-                order = Order { after_all: waits.is_empty(), fence: barrier };
-                Command::Marker
-            }
-            UsmCommand::Fill { dst, pattern, size, .. } => {
-                Command::Fill { dst: usm_ptr(queue, dst, size)?, pattern: Pattern::new(pattern), size }
-            }
-            UsmCommand::Copy { dst, src, size, .. } => {
-                Command::Copy { dst: usm_ptr(queue, dst, size)?, src: usm_ptr(queue, src, size)?, size }
-            }
-            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => Command::Fill2D {
-                dst: usm_ptr(queue, dst, region_bytes(pitch, width, height)?)?,
-                pitch,
-                pattern: Pattern::new(pattern),
-                width,
-                height,
-            },
-            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => Command::Copy2D {
-                dst: usm_ptr(queue, dst, region_bytes(dst_pitch, width, height)?)?,
-                dst_pitch,
-                src: usm_ptr(queue, src, region_bytes(src_pitch, width, height)?)?,
-                src_pitch,
-                width,
-                height,
-            },
-            // Host memory has nowhere to migrate to, and ignores advice: the
-            // command only keeps its place in the queue's order.
-            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => Command::Marker,
-        };
-        let deps = pending(&waits);
-        let submission = Submission {
-            command_type,
-            command,
-            deps,
-            order,
-            want_event: completion.want_event,
-            blocking: completion.blocking,
-        };
-        Ok(submit(queue, submission)?.event)
+    /// An event wait or barrier with an empty list runs after every
+    /// command before it; a hint only keeps its place.
+    fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
+        let waits_all = is_event_wait(command) && waits.is_empty();
+        let order = Order { after_all: waits_all, fence: command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER };
+        run_command(queue, command, Command::Marker, order, &waits, c)
     }
+
+    fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
+        let command = Command::Fill { dst: usm_ptr(queue, f.dst, f.size)?, pattern: Pattern::new(f.pattern), size: f.size };
+        run_command(queue, UR_COMMAND_USM_FILL, command, Order::default(), &waits, c)
+    }
+
+    fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
+        let command = Command::Copy { dst: usm_ptr(queue, m.dst, m.size)?, src: usm_ptr(queue, m.src, m.size)?, size: m.size };
+        run_command(queue, UR_COMMAND_USM_MEMCPY, command, Order::default(), &waits, c)
+    }
+
+    fn fill_2d(queue: &Queue, f: UsmFill2D<'_>, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
+        let command = Command::Fill2D {
+            dst: usm_ptr(queue, f.dst, region_bytes(f.pitch, f.width, f.height)?)?,
+            pitch: f.pitch,
+            pattern: Pattern::new(f.pattern),
+            width: f.width,
+            height: f.height,
+        };
+        run_command(queue, UR_COMMAND_USM_FILL_2D, command, Order::default(), &waits, c)
+    }
+
+    fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
+        let command = Command::Copy2D {
+            dst: usm_ptr(queue, m.dst, region_bytes(m.dst_pitch, m.width, m.height)?)?,
+            dst_pitch: m.dst_pitch,
+            src: usm_ptr(queue, m.src, region_bytes(m.src_pitch, m.width, m.height)?)?,
+            src_pitch: m.src_pitch,
+            width: m.width,
+            height: m.height,
+        };
+        run_command(queue, UR_COMMAND_USM_MEMCPY_2D, command, Order::default(), &waits, c)
+    }
+
+    // Host memory has nowhere to migrate to, and ignores advice: prefetch
+    // and advice are the default markers.
 
     fn async_alloc_supported(_: &Queue) -> bool {
         ASYNC_USM_ALLOCATIONS_SUPPORT

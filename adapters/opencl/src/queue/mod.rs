@@ -4,11 +4,11 @@
 //! translated, its event made and its node recorded in the context's async
 //! pool engine.
 //!
-//! `impl RawQueue` here enqueues the USM commands (`enqueue_usm`, over the
-//! helpers of `usm_commands.rs`) and the commands the engine records for
-//! the core's async allocations and frees (`enqueue_recorded`, over those
-//! of `usm_async.rs`); the events that report a queue's progress to the
-//! engine are `trackers.rs`'.
+//! `impl RawQueue` here enqueues the USM commands (`marker`, `fill` and the
+//! rest, over the helpers of `usm_commands.rs`) and the commands the engine
+//! records for the core's async allocations and frees (`enqueue_recorded`,
+//! over those of `usm_async.rs`); the events that report a queue's progress
+//! to the engine are `trackers.rs`'.
 
 use crate::context::Context;
 use crate::device::{self, Device, UsmPath};
@@ -26,8 +26,8 @@ use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use sys::{cl_event, cl_int};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{QueueOrder, Seq, Stamp};
-use ur_core::hal::{Completion, Events, UsmCommand};
-use ur_core::queue::object::RawQueue;
+use ur_core::hal::{is_event_wait, Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D};
+use ur_core::queue::object::{Enqueued, RawQueue};
 use ur_core::queue::{record_new, EngineCommand, Node};
 use ur_core::handle::arc_of;
 use ur_core::*;
@@ -408,85 +408,86 @@ impl RawQueue<OpenCl> for QueueCl {
         Ok(new_queue(context, queue_device, flags, out_of_order, cl, true))
     }
 
-    /// A checked USM command, a wait or a barrier; a blocking copy returns
-    /// once done. Returns the command's event when `want_event`.
-    fn enqueue_usm(
-        queue: &Queue,
-        command: UsmCommand<'_>,
-        waits: Events<'_, OpenCl>,
-        completion: Completion,
-    ) -> UrResult<Option<Arc<Event>>> {
-        let waits = waits.iter();
-        let (want_event, blocking) = (completion.want_event, completion.blocking);
-        let ctx = &*queue.context;
+    /// A marker behind the wait list; an event wait or barrier on an
+    /// in-order queue may need none (`wait_in_order`). On an in-order
+    /// queue every command already waits for the one before it, so a
+    /// barrier is a marker there. Hints (prefetch, advice) are markers too:
+    /// they keep the command's place in the queue's order, and the memory
+    /// is where both host and device reach it anyway (CPU devices,
+    /// fine-grained SVM, the runtime's own USM placement).
+    fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
         let cl = queue.raw.cl.get();
-        let command_type = command.command_type();
-        match command {
-            UsmCommand::Wait { barrier } => {
-                // With an empty list both wait for everything enqueued before
-                // (which the engine's graph records only for a barrier:
-                // knowing less is safe). On an in-order queue every command
-                // already waits for the one before it, so a barrier is a
-                // marker there.
-                let node = if barrier { Node::Barrier } else { Node::Command };
-                let waits: Vec<&Event> = waits.into_iter().collect();
-                if let Some(done) = wait_in_order(queue, command_type, node, &waits, want_event) {
-                    return Ok(done);
-                }
-                let cl_barrier = barrier && queue.raw.out_of_order;
-                submit_node(queue, command_type, node, waits, want_event, |w, ev| marker(cl, cl_barrier, w, ev))
-            }
-            UsmCommand::Fill { dst, pattern, size, in_usm } => {
-                let waits: Vec<&Event> = waits.into_iter().collect();
-                // SAFETY: `run_on_host` runs it only over memory of a live
-                // USM allocation that the host addresses and no command
-                // still running can touch.
-                let run = || unsafe { fill_on_host(dst, pattern, size) };
-                if let Some(done) = run_on_host(queue, command_type, &waits, want_event, (in_usm, size), run) {
-                    return done;
-                }
-                submit(queue, command_type, waits, want_event, |w, ev| memory::enqueue_fill(ctx, cl, dst, pattern, size, w, ev))
-            }
-            UsmCommand::Copy { dst, src, size, in_usm } => {
-                let waits: Vec<&Event> = waits.into_iter().collect();
-                // SAFETY: as for a fill, for both ranges; the core refused
-                // overlapping ones, and `copy` would take them anyway.
-                let run = || unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
-                if let Some(done) = run_on_host(queue, command_type, &waits, want_event, (in_usm, size), run) {
-                    return done;
-                }
-                submit(queue, command_type, waits, want_event, |w, ev| {
-                    memory::enqueue_copy(ctx, cl, blocking, dst, src, size, w, ev)
-                })
-            }
-            UsmCommand::Fill2D { dst, pitch, pattern, width, height } => {
-                submit(queue, command_type, waits, want_event, |w, ev| {
-                    if pitch == width {
-                        return memory::enqueue_fill(ctx, cl, dst, pattern, width * height, w, ev);
-                    }
-                    rows(cl, height, false, w, ev, |r, w, e| {
-                        memory::enqueue_fill(ctx, cl, at(dst, r * pitch), pattern, width, w, e)
-                    })
-                })
-            }
-            UsmCommand::Copy2D { dst, dst_pitch, src, src_pitch, width, height } => {
-                submit(queue, command_type, waits, want_event, |w, ev| {
-                    if src_pitch == width && dst_pitch == width {
-                        return memory::enqueue_copy(ctx, cl, blocking, dst, src, width * height, w, ev);
-                    }
-                    rows(cl, height, blocking, w, ev, |r, w, e| {
-                        memory::enqueue_copy(ctx, cl, false, at(dst, r * dst_pitch), at(src, r * src_pitch), width, w, e)
-                    })
-                })
-            }
-            // Migration and advice are hints: a marker keeps the command's
-            // place in the queue's order, and the memory is where both host
-            // and device reach it anyway (CPU devices, fine-grained SVM, the
-            // runtime's own USM placement).
-            UsmCommand::Prefetch { .. } | UsmCommand::Advise { .. } => {
-                submit(queue, command_type, waits, want_event, |w, ev| marker(cl, false, w, ev))
-            }
+        let waits: Vec<&Event> = waits.iter().collect();
+        if !is_event_wait(command) {
+            return submit(queue, command, waits, c.want_event, |w, ev| marker(cl, false, w, ev));
         }
+        // With an empty list both wait for everything enqueued before
+        // (which the engine's graph records only for a barrier: knowing
+        // less is safe).
+        let barrier = command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER;
+        let node = if barrier { Node::Barrier } else { Node::Command };
+        if let Some(done) = wait_in_order(queue, command, node, &waits, c.want_event) {
+            return Ok(done);
+        }
+        let cl_barrier = barrier && queue.raw.out_of_order;
+        submit_node(queue, command, node, waits, c.want_event, |w, ev| marker(cl, cl_barrier, w, ev))
+    }
+
+    fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
+        let waits: Vec<&Event> = waits.iter().collect();
+        // SAFETY: `run_on_host` runs it only over memory of a live USM
+        // allocation that the host addresses and no command still running
+        // can touch.
+        let run = || unsafe { fill_on_host(f.dst, f.pattern, f.size) };
+        if let Some(done) = run_on_host(queue, UR_COMMAND_USM_FILL, &waits, c.want_event, (f.in_usm, f.size), run) {
+            return done;
+        }
+        let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
+        submit(queue, UR_COMMAND_USM_FILL, waits, c.want_event, |w, ev| {
+            memory::enqueue_fill(ctx, cl, f.dst, f.pattern, f.size, w, ev)
+        })
+    }
+
+    /// A blocking copy returns once done.
+    fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
+        let waits: Vec<&Event> = waits.iter().collect();
+        // SAFETY: as for a fill, for both ranges; the core refused
+        // overlapping ones, and `copy` would take them anyway.
+        let run = || unsafe { std::ptr::copy(m.src as *const u8, m.dst as *mut u8, m.size) };
+        if let Some(done) = run_on_host(queue, UR_COMMAND_USM_MEMCPY, &waits, c.want_event, (m.in_usm, m.size), run) {
+            return done;
+        }
+        let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
+        submit(queue, UR_COMMAND_USM_MEMCPY, waits, c.want_event, |w, ev| {
+            memory::enqueue_copy(ctx, cl, c.blocking, m.dst, m.src, m.size, w, ev)
+        })
+    }
+
+    /// One fill when the rows are contiguous, else one per row.
+    fn fill_2d(queue: &Queue, f: UsmFill2D<'_>, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
+        let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
+        submit(queue, UR_COMMAND_USM_FILL_2D, waits.iter(), c.want_event, |w, ev| {
+            if f.pitch == f.width {
+                return memory::enqueue_fill(ctx, cl, f.dst, f.pattern, f.width * f.height, w, ev);
+            }
+            rows(cl, f.height, false, w, ev, |r, w, e| {
+                memory::enqueue_fill(ctx, cl, at(f.dst, r * f.pitch), f.pattern, f.width, w, e)
+            })
+        })
+    }
+
+    /// One copy when both sides' rows are contiguous, else one per row.
+    fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
+        let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
+        submit(queue, UR_COMMAND_USM_MEMCPY_2D, waits.iter(), c.want_event, |w, ev| {
+            if m.src_pitch == m.width && m.dst_pitch == m.width {
+                return memory::enqueue_copy(ctx, cl, c.blocking, m.dst, m.src, m.width * m.height, w, ev);
+            }
+            rows(cl, m.height, c.blocking, w, ev, |r, w, e| {
+                let (dst, src) = (at(m.dst, r * m.dst_pitch), at(m.src, r * m.src_pitch));
+                memory::enqueue_copy(ctx, cl, false, dst, src, m.width, w, e)
+            })
+        })
     }
 
     fn async_alloc_supported(queue: &Queue) -> bool {

@@ -1,7 +1,7 @@
 //! USM commands, markers and barriers as OpenCL commands, each through
 //! `queue::submit`; on a CPU device, small fills and copies with nothing
 //! left to wait for run on the calling thread (`run_on_host`). The command
-//! itself is dispatched by `enqueue_usm`, in `mod.rs`.
+//! itself is enqueued by `impl RawQueue`, in `mod.rs`.
 
 use super::{cl_idle, completed_cl, cover_after, settle, Queue};
 use ur_core::queue::Node;
