@@ -26,10 +26,9 @@ pub trait RawPlatform<B: Backend>: Send + Sync + Sized + 'static {
     fn info(platform: &Platform<B>, prop: ur_platform_info_t, out: InfoOut) -> UrResult;
     /// The compiler option of this platform for a frontend option.
     fn backend_option(platform: &Platform<B>, frontend: &str) -> Option<&'static CStr>;
+    /// Also what `urPlatformCreateWithNativeHandle` compares against: a
+    /// native handle names one of the adapter's platforms.
     fn native_handle(_platform: &Platform<B>) -> UrResult<ur_native_handle_t> {
-        Err(UNSUPPORTED)
-    }
-    fn from_native(_native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
         Err(UNSUPPORTED)
     }
 }

@@ -7,7 +7,9 @@ use crate::adapter::Adapter;
 use crate::boundary::{ffi_call, native_args, non_null, write_out};
 use crate::hal::{Backend};
 use crate::handle;
+use crate::UrResult;
 use core::ffi::{c_char, CStr};
+use std::sync::Arc;
 
 pub(super) unsafe extern "C" fn get<B: Backend>(
     adapter: ur_adapter_handle_t,
@@ -44,10 +46,25 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
     out: *mut ur_platform_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
-        let adapter = obj::<B, Adapter>(adapter)?;
+        let adapter = handle::clone_arc::<Adapter>(adapter, B::ddi())?;
         native_args(native, false, properties, out)?;
-        write_out(out, B::RawPlatform::from_native(native, adapter)?)
+        write_out(out, platform_of_native::<B>(native, &adapter)?)
     })
+}
+
+/// The adapter's platform whose native handle is `native`: platforms are
+/// the adapter's own and never made anew, so a native handle can only name
+/// one of them (`INVALID_VALUE` when it names none). A backend without
+/// native platform handles refuses, as `urPlatformGetNativeHandle` does.
+fn platform_of_native<B: Backend>(native: ur_native_handle_t, adapter: &Arc<Adapter>) -> UrResult<ur_platform_handle_t> {
+    for h in B::RawPlatform::all(adapter)? {
+        // SAFETY: the adapter's own live platform handle.
+        let platform = unsafe { obj::<B, Platform<B>>(h)? };
+        if B::RawPlatform::native_handle(platform)? == native {
+            return Ok(h);
+        }
+    }
+    Err(UR_RESULT_ERROR_INVALID_VALUE)
 }
 
 pub(super) unsafe extern "C" fn get_api_version<B: Backend>(h: ur_platform_handle_t, out: *mut ur_api_version_t) -> ur_result_t {

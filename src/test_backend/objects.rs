@@ -76,14 +76,6 @@ impl RawPlatform<B> for TPlatformRaw {
         record("platform.native_handle", String::new());
         Ok(NATIVE_PLATFORM)
     }
-    fn from_native(native: ur_native_handle_t, _: &Adapter) -> UrResult<ur_platform_handle_t> {
-        record("platform.from_native", format!("{native:#x}"));
-        if native == NATIVE_PLATFORM {
-            Ok(handle_of(platform()))
-        } else {
-            Err(UR_RESULT_ERROR_INVALID_VALUE)
-        }
-    }
 }
 
 /// A test device: its name and limit, and its halves once partitioned.

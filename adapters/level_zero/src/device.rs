@@ -149,12 +149,6 @@ impl RawPlatform<LevelZero> for PlatformZe {
     fn native_handle(platform: &Platform) -> UrResult<ur_native_handle_t> {
         Ok(platform.raw.ze as ur_native_handle_t)
     }
-
-    /// Drivers are not reference counted: ownership changes nothing.
-    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
-        let p = platforms().iter().find(|p| p.raw.ze as ur_native_handle_t == native);
-        p.map(|p| p.handle()).ok_or(UR_RESULT_ERROR_INVALID_VALUE)
-    }
 }
 
 /// What Level Zero says about a device, read once.

@@ -45,13 +45,6 @@ pub fn platforms() -> &'static [&'static Platform] {
     PLATFORMS.get_or_init(discover)
 }
 
-/// The platform of this adapter whose OpenCL id is `id`
-/// (`urPlatformCreateWithNativeHandle`). Only ids are compared: nothing is
-/// asked of an id that is not one of ours.
-pub fn platform_by_id(id: sys::cl_platform_id) -> Option<&'static Platform> {
-    platforms().iter().copied().find(|p| p.raw.id == id)
-}
-
 /// The device of this adapter whose OpenCL id is `id`: a root device, the
 /// same object `urDeviceGet` hands out, or a sub-device `urDevicePartition`
 /// made (`urDeviceCreateWithNativeHandle`, and the devices of native
@@ -142,11 +135,5 @@ impl RawPlatform<OpenCl> for PlatformCl {
 
     fn native_handle(platform: &Platform) -> UrResult<ur_native_handle_t> {
         Ok(platform.raw.id as ur_native_handle_t)
-    }
-
-    /// Platform ids are not reference counted: ownership changes nothing.
-    fn from_native(native: ur_native_handle_t, _adapter: &Adapter) -> UrResult<ur_platform_handle_t> {
-        let platform = platform_by_id(native as sys::cl_platform_id).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-        Ok(platform.handle())
     }
 }
