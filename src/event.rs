@@ -15,6 +15,19 @@ use crate::UrResult;
 use core::ffi::c_void;
 use std::sync::Arc;
 
+/// A callback of `urEventSetCallback`, checked: the user's function, the
+/// execution state it waits for, and the user's data.
+#[derive(Clone, Copy, Debug)]
+pub struct EventCallback {
+    pub on: ur_execution_info_t,
+    pub func: crate::event_callback::Notify,
+    pub user_data: *mut c_void,
+}
+
+// SAFETY: UR lets callbacks run on any thread; the user data is opaque to
+// us, never read.
+unsafe impl Send for EventCallback {}
+
 /// The driver's side of an event. Each function gets the whole event, so
 /// that the raw part holds only what the driver needs.
 pub trait RawEvent<B: Backend>: Send + Sync + Sized + 'static {
@@ -37,14 +50,9 @@ pub trait RawEvent<B: Backend>: Send + Sync + Sized + 'static {
     /// `urEventSetCallback`, `on` checked. The default serves events that
     /// tell completion only: the core's dispatcher (`event_callback`) holds
     /// the event, watches it until it completes, then calls `callback`.
-    fn set_callback(
-        event: &Event<B>,
-        _on: ur_execution_info_t,
-        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) -> UrResult {
+    fn set_callback(event: &Event<B>, callback: EventCallback) -> UrResult {
         let watched = crate::event_callback::WatchedEvent::<B>(arc_of(event));
-        crate::event_callback::register(watched, callback, user_data)
+        crate::event_callback::register(watched, callback.func, callback.user_data)
     }
     fn native_handle(_event: &Event<B>) -> UrResult<ur_native_handle_t> {
         Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)

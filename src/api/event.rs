@@ -4,7 +4,7 @@ use super::obj;
 use crate::abi::*;
 use crate::context::Context;
 use crate::boundary::{ffi_call, non_null, slice_arg};
-use crate::event::{Event, RawEvent};
+use crate::event::{Event, EventCallback, RawEvent};
 use crate::hal::Backend;
 use crate::handle;
 use crate::info::InfoOut;
@@ -91,6 +91,6 @@ pub(super) unsafe extern "C" fn set_callback<B: Backend>(
         {
             return Err(UR_RESULT_ERROR_UNSUPPORTED_ENUMERATION);
         }
-        B::RawEvent::set_callback(event, on, callback, user_data)
+        B::RawEvent::set_callback(event, EventCallback { on, func: callback, user_data })
     })
 }

@@ -345,13 +345,8 @@ impl crate::event::RawEvent<B> for TSignal {
         }
     }
     /// Records the callback; it is never called (commands do not run).
-    fn set_callback(
-        _event: &TEvent,
-        on: ur_execution_info_t,
-        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) -> UrResult {
-        record("event.set_callback", format!("{on:?} {:#x} {user_data:?}", callback as usize));
+    fn set_callback(_event: &TEvent, c: crate::event::EventCallback) -> UrResult {
+        record("event.set_callback", format!("{:?} {:#x} {:?}", c.on, c.func as usize, c.user_data));
         Ok(())
     }
     fn native_handle(_event: &TEvent) -> UrResult<ur_native_handle_t> {

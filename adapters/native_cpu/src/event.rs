@@ -11,12 +11,11 @@
 use crate::driver::monotonic_ns;
 use crate::queue::{Queue, QueueShared};
 use crate::NativeCpu;
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::Stamp;
-use ur_core::event::RawEvent;
+use ur_core::event::{EventCallback, RawEvent};
 use ur_core::*;
 
 /// This backend's events: the core's event object over a [`CommandState`].
@@ -40,20 +39,11 @@ pub struct CommandState {
 struct Waiters {
     /// Threads asleep on `signalled`.
     sleepers: usize,
-    callbacks: Vec<Callback>,
+    callbacks: Vec<EventCallback>,
     /// Queues with commands that wait for this event.
     wakers: Vec<Weak<QueueShared>>,
 }
 
-#[derive(Clone, Copy)]
-pub struct Callback {
-    pub on: ur_execution_info_t,
-    pub func: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-    pub user_data: *mut c_void,
-}
-
-// SAFETY: UR lets callbacks run on any thread; the user data is opaque to us.
-unsafe impl Send for Callback {}
 
 const QUEUED: usize = 0;
 const SUBMIT: usize = 1;
@@ -92,7 +82,7 @@ pub(crate) fn mark_running(event: &Event) {
     run_callbacks(event, due);
 }
 
-fn run_callbacks(event: &Event, callbacks: Vec<Callback>) {
+fn run_callbacks(event: &Event, callbacks: Vec<EventCallback>) {
     if callbacks.is_empty() {
         return;
     }
@@ -166,7 +156,7 @@ impl CommandState {
 
     /// Makes completion visible: status, waiters, dependent queues. Returns
     /// the callbacks, which run last, once the queue has retired the command.
-    fn signal(&self, outcome: UrResult) -> Vec<Callback> {
+    fn signal(&self, outcome: UrResult) -> Vec<EventCallback> {
         if self.profiling {
             let end = monotonic_ns();
             let _ = self.times[START].compare_exchange(0, end, Ordering::AcqRel, Ordering::Acquire);
@@ -233,13 +223,7 @@ impl RawEvent<NativeCpu> for CommandState {
 
     /// Registers the callback, or runs it now when the event is at or past
     /// `on`.
-    fn set_callback(
-        event: &Event,
-        on: ur_execution_info_t,
-        func: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) -> UrResult {
-        let cb = Callback { on, func, user_data };
+    fn set_callback(event: &Event, cb: EventCallback) -> UrResult {
         let mut w = event.raw.lock();
         if reached(event.raw.status(), cb.on) {
             drop(w);
@@ -257,7 +241,7 @@ fn reached(status: ur_event_status_t, on: ur_execution_info_t) -> bool {
     status == UR_EVENT_STATUS_ERROR || status.0 <= on.0
 }
 
-fn take_due(callbacks: &mut Vec<Callback>, status: ur_event_status_t) -> Vec<Callback> {
+fn take_due(callbacks: &mut Vec<EventCallback>, status: ur_event_status_t) -> Vec<EventCallback> {
     if callbacks.is_empty() {
         return Vec::new();
     }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use sys::{cl_event, cl_int};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine::Stamp;
-use ur_core::event::RawEvent;
+use ur_core::event::{EventCallback, RawEvent};
 use ur_core::handle::arc_of;
 use ur_core::*;
 
@@ -158,14 +158,9 @@ impl RawEvent<OpenCl> for EventCl {
     /// `clSetEventCallback` takes submitted, running and complete.
     const CALLBACKS_BEFORE_COMPLETE: bool = true;
 
-    fn set_callback(
-        event: &Event,
-        on: ur_execution_info_t,
-        f: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) -> UrResult {
-        let status = conv::execution_info(on)?;
-        let callback = UserCallback { f, user_data: user_data as usize };
+    fn set_callback(event: &Event, c: EventCallback) -> UrResult {
+        let (on, status) = (c.on, conv::execution_info(c.on)?);
+        let callback = UserCallback { f: c.func, user_data: c.user_data as usize };
         // The closure holds the event, so its handle stays valid for the call.
         let held = arc_of(event);
         event.raw.on_status(

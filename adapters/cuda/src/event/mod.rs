@@ -10,12 +10,11 @@ use crate::queue::Queue;
 use crate::conv::{self, CuExt};
 use crate::driver::{self, CUstream, CuEvent};
 use crate::Cuda;
-use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use ur_core::engine::Stamp;
 use ur_core::boundary::NativeOwnership;
-use ur_core::event::RawEvent;
+use ur_core::event::{EventCallback, RawEvent};
 use ur_core::handle::arc_of;
 use ur_core::*;
 
@@ -183,13 +182,8 @@ impl RawEvent<Cuda> for StreamEvents {
     /// (`event/callback.rs`); the event stays alive until it has. CUDA
     /// tells completion only; the earlier stages have no signal (the core
     /// answers them `UNSUPPORTED_ENUMERATION`).
-    fn set_callback(
-        event: &Event,
-        _on: ur_execution_info_t,
-        callback: unsafe extern "C" fn(ur_event_handle_t, ur_execution_info_t, *mut c_void),
-        user_data: *mut c_void,
-    ) -> UrResult {
-        callback::register(arc_of(event), callback, user_data)
+    fn set_callback(event: &Event, c: EventCallback) -> UrResult {
+        callback::register(arc_of(event), c.func, c.user_data)
     }
 
     fn native_handle(event: &Event) -> UrResult<ur_native_handle_t> {
