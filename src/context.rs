@@ -3,7 +3,8 @@
 //! the slabs and pools of its async engine, its extended deleter) beside
 //! `raw`, what the driver needs of it (a `cl_context`, a Level Zero
 //! context, CUDA's primary contexts, native CPU's queue list), behind
-//! [`RawContext`].
+//! [`RawContext`], and its memory (blocking USM and pools) behind
+//! [`RawMemory`], which each backend implements in its `memory.rs`.
 
 use crate::abi::*;
 use crate::device::Device;
@@ -20,31 +21,14 @@ use crate::UrResult;
 use core::ffi::c_void;
 use std::sync::Arc;
 
-/// The driver's side of a context. Each function gets the whole context,
-/// so that the raw part holds only what the driver needs.
-pub trait RawContext<B: Backend>: Send + Sync + Sized + 'static {
+/// The driver's side of a context's USM memory: its blocking allocations
+/// and its pools. Each backend implements it beside its memory (its
+/// `memory.rs`), for its raw context type.
+pub trait RawMemory<B: Backend>: Sized {
     /// What the context's registry keeps of a blocking allocation (or of a
     /// block of a driver's own pool).
     type Allocation: Registered + Send + Sync;
 
-    /// A context over `devices` (deduplicated, at least one); the backend
-    /// makes its raw part and hands it to [`Context::new`].
-    fn create(devices: &[&Device<B>], flags: ur_context_flags_t) -> UrResult<Arc<Context<B>>>;
-    fn from_native(
-        _native: ur_native_handle_t,
-        _devices: &[&Device<B>],
-        _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Context<B>>> {
-        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
-    }
-    fn native_handle(_context: &Context<B>) -> UrResult<ur_native_handle_t> {
-        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
-    }
-    /// Whether `urEnqueueUSMFill2D`/`Memcpy2D` are served (the context's
-    /// `USM_FILL2D_SUPPORT` and `USM_MEMCPY2D_SUPPORT`).
-    fn usm_2d_supported(_context: &Context<B>) -> bool {
-        true
-    }
     /// Whether pools are served (`USM_POOL_SUPPORT`); without them every
     /// pool entry point is `UNSUPPORTED_FEATURE`.
     fn pools_supported(context: &Context<B>) -> bool;
@@ -69,6 +53,29 @@ pub trait RawContext<B: Backend>: Send + Sync + Sized + 'static {
     /// A new default async pool of `device`, a device of the context (the
     /// table makes one on first use; the context owns its handle).
     fn make_default_pool(context: &Context<B>, device: &Device<B>) -> UrResult<Arc<UsmPool<B>>>;
+}
+
+/// The driver's side of a context. Each function gets the whole context,
+/// so that the raw part holds only what the driver needs.
+pub trait RawContext<B: Backend>: RawMemory<B> + Send + Sync + Sized + 'static {
+    /// A context over `devices` (deduplicated, at least one); the backend
+    /// makes its raw part and hands it to [`Context::new`].
+    fn create(devices: &[&Device<B>], flags: ur_context_flags_t) -> UrResult<Arc<Context<B>>>;
+    fn from_native(
+        _native: ur_native_handle_t,
+        _devices: &[&Device<B>],
+        _ownership: NativeOwnership,
+    ) -> UrResult<Arc<Context<B>>> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    fn native_handle(_context: &Context<B>) -> UrResult<ur_native_handle_t> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
+    }
+    /// Whether `urEnqueueUSMFill2D`/`Memcpy2D` are served (the context's
+    /// `USM_FILL2D_SUPPORT` and `USM_MEMCPY2D_SUPPORT`).
+    fn usm_2d_supported(_context: &Context<B>) -> bool {
+        true
+    }
     /// A host synchronisation point (a finished queue, a waited event, a
     /// blocking command): the context's pools take back what finished work
     /// freed, and give back what is above their thresholds.
@@ -80,7 +87,7 @@ pub trait RawContext<B: Backend>: Send + Sync + Sized + 'static {
     fn release(_context: &mut Context<B>) {}
 }
 
-pub type AllocationOf<B> = <<B as Backend>::RawContext as RawContext<B>>::Allocation;
+pub type AllocationOf<B> = <<B as Backend>::RawContext as RawMemory<B>>::Allocation;
 /// What the slab map finds behind an address of an engine pool's memory.
 pub type SlabOwnerOf<B> = crate::usm_pool::SlabOwner<UsmPool<B>, <B as Backend>::DeviceRef>;
 

@@ -7,7 +7,7 @@ use super::objects::{new_pool, Settings, TDevice, TPool};
 use super::{record, TestBackend as B};
 use crate::abi::*;
 use crate::boundary::NativeOwnership;
-use crate::context::{Context, RawContext};
+use crate::context::{Context, RawContext, RawMemory};
 use crate::engine::UsmKind;
 use crate::hal::{AllocInfo, AllocRequest};
 use crate::handle::{arc_of, handle_of};
@@ -66,8 +66,6 @@ fn allocate(context: &TContext, r: &AllocRequest<'_, B>) -> UrResult<*mut c_void
 }
 
 impl RawContext<B> for TContextRaw {
-    type Allocation = Alloc;
-
     fn create(devices: &[&TDevice], flags: ur_context_flags_t) -> UrResult<Arc<TContext>> {
         record("context.create", format!("{devices:?} flags={flags:#x}"));
         Ok(new_context(devices))
@@ -83,6 +81,14 @@ impl RawContext<B> for TContextRaw {
         record("context.from_native", format!("{native:#x} {devices:?} {ownership:?}"));
         Ok(new_context(devices))
     }
+
+    fn collect_pools(context: &TContext) {
+        record("context.collect_pools", format!("{:?}", handle_of(context)));
+    }
+}
+
+impl RawMemory<B> for TContextRaw {
+    type Allocation = Alloc;
 
     fn usm_alloc(context: &TContext, r: AllocRequest<'_, B>) -> UrResult<*mut c_void> {
         record(
@@ -125,9 +131,6 @@ impl RawContext<B> for TContextRaw {
         record("context.pool_create", format!("{device:?} {desc:?} {api:?}"));
         let base = PoolBase::user(&arc_of(context), device.map(arc_of), context.devices.iter().cloned(), desc, api);
         Ok(new_pool(base))
-    }
-    fn collect_pools(context: &TContext) {
-        record("context.collect_pools", format!("{:?}", handle_of(context)));
     }
     fn make_default_pool(context: &TContext, device: &TDevice) -> UrResult<Arc<TPool>> {
         record("context.make_default_pool", format!("{device:?}"));

@@ -17,7 +17,6 @@ use crate::info::InfoOut;
 use crate::partition::PartitionRequest;
 use crate::usm_pool::PoolBase;
 use crate::UrResult;
-use core::ffi::c_void;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};

@@ -8,21 +8,17 @@
 
 use crate::device::Device;
 use crate::driver::{self, CuEvent};
-use crate::memory::pool::{self, UsmPool};
-use crate::memory::{self, Allocation};
+use crate::memory::{self};
 use crate::queue::Queue;
 use crate::Cuda;
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawContext;
 use ur_core::engine::{self, Lane, LaneId, Stamp};
-use ur_core::hal::{AllocInfo, AllocRequest};
 use ur_core::handle::arc_of;
 use ur_core::log;
-use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::*;
 
 /// A context of this adapter: the core's, with [`ContextCu`] as its raw
@@ -142,8 +138,6 @@ impl ContextCu {
 }
 
 impl RawContext<Cuda> for ContextCu {
-    type Allocation = Allocation;
-
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         new_context(devices.iter().map(|d| arc_of(*d)).collect(), None)
     }
@@ -196,53 +190,9 @@ impl RawContext<Cuda> for ContextCu {
         new_context(devices, owned)
     }
 
-    fn usm_alloc(context: &Context, r: AllocRequest<'_, Cuda>) -> UrResult<*mut c_void> {
-        memory::usm_alloc(context, r)
-    }
-
-    /// `urUSMFree`: waits for the devices' pending work, then frees.
-    fn usm_free(context: &Context, ptr: *mut c_void) -> UrResult {
-        let a = match context.usm.remove(ptr as usize) {
-            Ok(a) => a,
-            Err(e) => return memory::engine_free_blocking(context, ptr as usize).map_err(|_| e),
-        };
-        memory::synchronize_devices(context)?;
-        a.release_now(&context.devices)
-    }
-
     /// The context's engine collects every pool, default ones included.
     fn collect_pools(context: &Context) {
         context.engine.collect_all();
-    }
-
-    fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<Cuda>> {
-        let registered = context.usm.with(ptr as usize, |a| {
-            let device = a
-                .device
-                .and_then(|i| context.devices.get(i))
-                .map_or(std::ptr::null_mut(), |d| d.handle());
-            let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
-            AllocInfo::new(a.kind.to_ur(), a.base as *mut c_void, a.size, device, pool)
-        });
-        registered
-    }
-
-    fn pools_supported(context: &Context) -> bool {
-        context.devices.iter().all(|d| d.raw.props.memory_pools)
-    }
-
-    /// A pool belongs to one GPU: a context-wide pool needs a context of one.
-    fn pool_create(
-        context: &Context,
-        device: Option<&Device>,
-        desc: PoolDesc,
-        api: PoolApi,
-    ) -> UrResult<Arc<UsmPool>> {
-        pool::create(&arc_of(context), device.map(arc_of).as_ref(), desc, api)
-    }
-
-    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
-        pool::device_default(&arc_of(context), &arc_of(device))
     }
 
     /// What the user left allocated goes back once the devices are idle,

@@ -8,18 +8,15 @@ use crate::conv::ZeExt;
 use crate::device::Device;
 use crate::driver::ZeContext;
 use crate::event::{Command, EventCache, ZeEvent};
-use crate::memory::{self, UsmPool};
+use crate::memory::{self};
 use crate::queue::Queue;
 use crate::LevelZero;
 use level_zero_sys::ze_context_handle_t;
-use std::ffi::c_void;
 use std::sync::{Arc, Mutex, Weak};
 use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawContext;
 use ur_core::engine::{self, Cover, Stamp};
-use ur_core::hal::{AllocInfo, AllocRequest};
 use ur_core::handle::arc_of;
-use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::*;
 
 /// A UR context of this adapter: the core's, with [`ContextZe`] as its
@@ -121,8 +118,6 @@ pub(crate) fn wait_for_stamp(context: &Context, stamp: Stamp) {
 }
 
 impl RawContext<LevelZero> for ContextZe {
-    type Allocation = memory::Allocation;
-
     /// A context over `devices`, which must all belong to one driver.
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         let devices: Vec<Arc<Device>> = devices.iter().map(|d| arc_of(*d)).collect();
@@ -154,30 +149,6 @@ impl RawContext<LevelZero> for ContextZe {
 
     fn native_handle(context: &Context) -> UrResult<ur_native_handle_t> {
         Ok(context.raw.ze.0 as ur_native_handle_t)
-    }
-
-    fn pools_supported(_: &Context) -> bool {
-        true
-    }
-
-    fn usm_alloc(context: &Context, r: AllocRequest<'_, LevelZero>) -> UrResult<*mut c_void> {
-        memory::alloc(context, r)
-    }
-
-    fn usm_free(context: &Context, ptr: *mut c_void) -> UrResult {
-        memory::free(context, ptr)
-    }
-
-    fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<LevelZero>> {
-        memory::pointer_info(context, ptr)
-    }
-
-    fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
-        Ok(memory::user_pool(arc_of(context), device.map(arc_of), desc, api))
-    }
-
-    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
-        Ok(memory::device_default(&arc_of(context), &arc_of(device)))
     }
 
     /// Every queue holds its context, so none is left: what the user did

@@ -21,7 +21,7 @@
 //! through each queue's `engine::Tracker`: polled as commands are appended
 //! and settled at host synchronisation points.
 
-use crate::context::{self, Context};
+use crate::context::{self, Context, ContextZe};
 use crate::conv;
 use crate::device::Device;
 use crate::driver::{check, ZeContext};
@@ -37,6 +37,7 @@ use ur_core::pool::RawPool;
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::usm_registry::Registered;
+use ur_core::context::RawMemory;
 use ur_core::*;
 
 // Blocking USM.
@@ -58,53 +59,99 @@ impl Registered for Allocation {
     }
 }
 
-/// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc` (the core
-/// checked the size, the kind and the pool). Placement hints and host or
-/// device flags have no Level Zero counterpart here and are ignored.
-pub fn alloc(ctx: &Context, req: AllocRequest<'_, LevelZero>) -> UrResult<*mut c_void> {
-    let host = req.kind == UsmKind::Host;
-    let device = if host { None } else { req.device.map(arc_of) };
-    let device = device.as_ref();
-    let ptr = raw_alloc(&ctx.raw.ze, req.kind, device.map(|d| &**d), req.size, req.align)
-        .map_err(|e| conv::alloc_result(e, host))?
-        .as_ptr();
-    let allocation = Allocation {
-        base: ptr as usize,
-        size: req.size,
-        kind: req.kind,
-        device: device.cloned(),
-        pool: req.pool.map(|p| Arc::downgrade(&arc_of(p))),
-    };
-    if let Some(pool) = req.pool {
-        if pool.base.zero_init() {
-            // Device memory need not be host-reachable: zeroed by a fill.
-            if let Err(e) = crate::queue::zero_fill(ctx, device.unwrap_or(&ctx.devices[0]), ptr, req.size) {
-                // SAFETY: just allocated, never handed out.
-                unsafe { raw_free(&ctx.raw.ze, ptr) };
-                return Err(e);
-            }
-        }
-        pool.base.engine.account_blocking(req.size as isize);
-    }
-    ctx.usm.insert(allocation);
-    Ok(ptr)
-}
+impl RawMemory<LevelZero> for ContextZe {
+    type Allocation = Allocation;
 
-/// `urUSMFree`: the base of a live allocation, or of a block of an engine
-/// pool. Commands that may still use the memory finish first.
-pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
-    let addr = ptr as usize;
-    if ctx.usm.with(addr, |a| a.base == addr) != Some(true) {
-        // Not the base of a blocking allocation: a block of an engine pool,
-        // or nothing that may be freed.
-        return ctx.slabs.free_blocking(addr, || ctx.raw.finish_busy_queues(), |stamp| context::wait_for_stamp(ctx, stamp));
+    fn pools_supported(_: &Context) -> bool {
+        true
     }
-    // Level Zero frees at once: nothing may still use the memory.
-    ctx.raw.finish_busy_queues()?;
-    if let Ok(a) = ctx.usm.remove(addr) {
-        release(ctx, &a);
+
+    /// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc` (the core
+    /// checked the size, the kind and the pool). Placement hints and host or
+    /// device flags have no Level Zero counterpart here and are ignored.
+    fn usm_alloc(ctx: &Context, req: AllocRequest<'_, LevelZero>) -> UrResult<*mut c_void> {
+        let host = req.kind == UsmKind::Host;
+        let device = if host { None } else { req.device.map(arc_of) };
+        let device = device.as_ref();
+        let ptr = raw_alloc(&ctx.raw.ze, req.kind, device.map(|d| &**d), req.size, req.align)
+            .map_err(|e| conv::alloc_result(e, host))?
+            .as_ptr();
+        let allocation = Allocation {
+            base: ptr as usize,
+            size: req.size,
+            kind: req.kind,
+            device: device.cloned(),
+            pool: req.pool.map(|p| Arc::downgrade(&arc_of(p))),
+        };
+        if let Some(pool) = req.pool {
+            if pool.base.zero_init() {
+                // Device memory need not be host-reachable: zeroed by a fill.
+                if let Err(e) = crate::queue::zero_fill(ctx, device.unwrap_or(&ctx.devices[0]), ptr, req.size) {
+                    // SAFETY: just allocated, never handed out.
+                    unsafe { raw_free(&ctx.raw.ze, ptr) };
+                    return Err(e);
+                }
+            }
+            pool.base.engine.account_blocking(req.size as isize);
+        }
+        ctx.usm.insert(allocation);
+        Ok(ptr)
     }
-    Ok(())
+
+    /// `urUSMFree`: the base of a live allocation, or of a block of an engine
+    /// pool. Commands that may still use the memory finish first.
+    fn usm_free(ctx: &Context, ptr: *mut c_void) -> UrResult {
+        let addr = ptr as usize;
+        if ctx.usm.with(addr, |a| a.base == addr) != Some(true) {
+            // Not the base of a blocking allocation: a block of an engine pool,
+            // or nothing that may be freed.
+            return ctx.slabs.free_blocking(addr, || ctx.raw.finish_busy_queues(), |stamp| context::wait_for_stamp(ctx, stamp));
+        }
+        // Level Zero frees at once: nothing may still use the memory.
+        ctx.raw.finish_busy_queues()?;
+        if let Ok(a) = ctx.usm.remove(addr) {
+            release(ctx, &a);
+        }
+        Ok(())
+    }
+
+    /// Looks a pointer up: blocking allocations, engine pools, then the
+    /// driver, which also knows memory allocated around this adapter.
+    fn usm_alloc_info(ctx: &Context, ptr: *const c_void) -> Option<AllocInfo<LevelZero>> {
+        let addr = ptr as usize;
+        if let Some(a) = ctx.usm.find(addr) {
+            let pool = a.pool.and_then(|p| p.upgrade()).map_or(std::ptr::null_mut(), |p| p.handle());
+            return Some(AllocInfo::new(a.kind.to_ur(), a.base as *mut c_void, a.size, device_handle(a.device.as_ref()), pool));
+        }
+        let mut props: ze_memory_allocation_properties_t = unsafe { std::mem::zeroed() };
+        props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
+        let mut device: ze_device_handle_t = std::ptr::null_mut();
+        let (mut base, mut size): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
+        // SAFETY: a live context; out structs and pointers we own.
+        unsafe {
+            check(ze!(zeMemGetAllocProperties(ctx.raw.ze.0, ptr, &mut props, &mut device))).ok()?;
+            check(ze!(zeMemGetAddressRange(ctx.raw.ze.0, ptr, &mut base, &mut size))).ok()?;
+        }
+        let kind = conv::memory_type(props.r#type);
+        let device = device_handle(context::device_by_ze(ctx, device));
+        (kind != UR_USM_TYPE_UNKNOWN).then(|| AllocInfo::new(kind, base, size, device, std::ptr::null_mut()))
+    }
+
+    /// A user's pool: of `urUSMPoolCreate` when `device` is `None`, else of
+    /// `urUSMPoolCreateExp`.
+    fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
+        let (context, device) = (arc_of(context), device.map(arc_of));
+        let base = PoolBase::user(&context, device, context.devices.iter().cloned(), desc, api);
+        let pool = UsmPool::new(base, ZePool { _owner: Some(context.clone()) });
+        context.pools.add_user(&pool);
+        Ok(pool)
+    }
+
+    /// The default pool of `device` in `context` (made once by the context).
+    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
+        let base = PoolBase::device_default(&arc_of(context), arc_of(device));
+        Ok(UsmPool::new(base, ZePool { _owner: None }))
+    }
 }
 
 /// Returns an allocation's memory to the driver, and its bytes to its pool.
@@ -115,28 +162,6 @@ pub(crate) fn release(ctx: &Context, a: &Allocation) {
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
         pool.base.engine.account_blocking(-(a.size as isize));
     }
-}
-
-/// Looks a pointer up: blocking allocations, engine pools, then the
-/// driver, which also knows memory allocated around this adapter.
-pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<AllocInfo<LevelZero>> {
-    let addr = ptr as usize;
-    if let Some(a) = ctx.usm.find(addr) {
-        let pool = a.pool.and_then(|p| p.upgrade()).map_or(std::ptr::null_mut(), |p| p.handle());
-        return Some(AllocInfo::new(a.kind.to_ur(), a.base as *mut c_void, a.size, device_handle(a.device.as_ref()), pool));
-    }
-    let mut props: ze_memory_allocation_properties_t = unsafe { std::mem::zeroed() };
-    props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
-    let mut device: ze_device_handle_t = std::ptr::null_mut();
-    let (mut base, mut size): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
-    // SAFETY: a live context; out structs and pointers we own.
-    unsafe {
-        check(ze!(zeMemGetAllocProperties(ctx.raw.ze.0, ptr, &mut props, &mut device))).ok()?;
-        check(ze!(zeMemGetAddressRange(ctx.raw.ze.0, ptr, &mut base, &mut size))).ok()?;
-    }
-    let kind = conv::memory_type(props.r#type);
-    let device = device_handle(context::device_by_ze(ctx, device));
-    (kind != UR_USM_TYPE_UNKNOWN).then(|| AllocInfo::new(kind, base, size, device, std::ptr::null_mut()))
 }
 
 fn device_handle(device: Option<&Arc<Device>>) -> ur_device_handle_t {
@@ -157,20 +182,6 @@ pub type UsmPool = ur_core::pool::UsmPool<LevelZero>;
 pub struct ZePool {
     /// A user's pool keeps its context alive, as its handle does.
     _owner: Option<Arc<Context>>,
-}
-
-/// A user's pool: of `urUSMPoolCreate` when `device` is `None`, else of
-/// `urUSMPoolCreateExp`.
-pub fn user_pool(context: Arc<Context>, device: Option<Arc<Device>>, desc: PoolDesc, api: PoolApi) -> Arc<UsmPool> {
-    let base = PoolBase::user(&context, device, context.devices.iter().cloned(), desc, api);
-    let pool = UsmPool::new(base, ZePool { _owner: Some(context.clone()) });
-    context.pools.add_user(&pool);
-    pool
-}
-
-/// The default pool of `device` in `context` (made once by the context).
-pub fn device_default(context: &Arc<Context>, device: &Arc<Device>) -> Arc<UsmPool> {
-    UsmPool::new(PoolBase::device_default(context, device.clone()), ZePool { _owner: None })
 }
 
 impl RawPool<LevelZero> for ZePool {

@@ -3,19 +3,16 @@
 //! released while their blocks were live, and the queues, to wait for them
 //! and to wake those waiting on the engine.
 
-use crate::device::{Device, USM_POOL_SUPPORT};
+use crate::device::Device;
 use crate::memory::{self, Pool};
 use crate::queue::QueueShared;
 use crate::NativeCpu;
-use std::ffi::c_void;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use ur_core::context::RawContext;
 use ur_core::engine::{Engine, Lane, QueueOrder, Stamp};
-use ur_core::hal::{AllocInfo, AllocRequest};
 use ur_core::handle::arc_of;
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
-use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::*;
 
 pub type Context = ur_core::context::Context<NativeCpu>;
@@ -116,18 +113,8 @@ pub(crate) fn watch_stamp(context: &Context, queue: &Arc<QueueShared>, s: Stamp)
 }
 
 impl RawContext<NativeCpu> for ContextHost {
-    type Allocation = Arc<memory::Allocation>;
-
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         Ok(new_context(devices.iter().map(|d| arc_of(*d)).collect()))
-    }
-
-    fn usm_alloc(context: &Context, r: AllocRequest<'_, NativeCpu>) -> UrResult<*mut c_void> {
-        Ok(memory::usm_alloc(context, r)? as *mut c_void)
-    }
-
-    fn usm_free(context: &Context, ptr: *mut c_void) -> UrResult {
-        memory::usm_free(context, ptr as *mut u8)
     }
 
     /// A host synchronisation point: frees that have completed become
@@ -144,24 +131,6 @@ impl RawContext<NativeCpu> for ContextHost {
             lock(&context.raw.orphan_pools).extend(keep);
         }
         drop(done);
-    }
-
-    fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<NativeCpu>> {
-        let a = context.usm.find(ptr as usize)?;
-        let device = a.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
-        Some(AllocInfo::new(a.kind.to_ur(), a.base() as *mut c_void, a.size(), device, std::ptr::null_mut()))
-    }
-
-    fn pools_supported(_: &Context) -> bool {
-        USM_POOL_SUPPORT
-    }
-
-    fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<Pool>> {
-        Ok(memory::create_pool(&arc_of(context), device.map(arc_of), desc, api))
-    }
-
-    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<Pool>> {
-        Ok(memory::default_for(&arc_of(context), arc_of(device)))
     }
 
     /// Every queue is gone (each held the context), so no command can touch

@@ -23,15 +23,17 @@
 //! are the engine's. Every range and slab is entered in the context's
 //! [`SlabMap`], so that any address inside pool memory finds its pool.
 
-use crate::context::Context;
-use crate::device::{Device, DEFAULT_USM_ALIGNMENT};
+use crate::context::{Context, ContextHost};
+use crate::device::{Device, DEFAULT_USM_ALIGNMENT, USM_POOL_SUPPORT};
 use crate::NativeCpu;
 use std::alloc::Layout;
 use std::ptr::NonNull;
 use std::sync::Arc;
 pub use ur_core::engine::UsmKind;
 use ur_core::engine::{self, wait_reported, HostMemory, MemorySource, OutOfMemory, PoolConfig, VirtualMemory};
-use ur_core::hal::AllocRequest;
+use ur_core::hal::{AllocInfo, AllocRequest};
+use ur_core::context::RawMemory;
+use std::ffi::c_void;
 use ur_core::handle::arc_of;
 use ur_core::lock_order::{Mutex, Rank};
 use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -100,34 +102,80 @@ pub struct PoolBlock {
     pub size: usize,
 }
 
-/// Allocates USM memory in this context and records it. Host and
-/// device flags and placement hints mean nothing here: all host memory
-/// is one place. The core checked the size against the devices' limit;
-/// the zero size and the alignment are checked again here because the
-/// host allocator needs them right.
-pub fn usm_alloc(context: &Context, req: AllocRequest<'_, NativeCpu>) -> UrResult<*mut u8> {
-    if req.size == 0 {
-        return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+impl RawMemory<NativeCpu> for ContextHost {
+    type Allocation = Arc<Allocation>;
+
+    fn pools_supported(_: &Context) -> bool {
+        USM_POOL_SUPPORT
     }
-    if req.align != 0 && !req.align.is_power_of_two() {
-        return Err(UR_RESULT_ERROR_INVALID_VALUE);
+
+    /// Allocates USM memory in this context and records it. Host and
+    /// device flags and placement hints mean nothing here: all host memory
+    /// is one place. The core checked the size against the devices' limit;
+    /// the zero size and the alignment are checked again here because the
+    /// host allocator needs them right.
+    fn usm_alloc(context: &Context, req: AllocRequest<'_, NativeCpu>) -> UrResult<*mut c_void> {
+        if req.size == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_USM_SIZE);
+        }
+        if req.align != 0 && !req.align.is_power_of_two() {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        if let Some(pool) = req.pool {
+            return Ok(pool_alloc(context, pool, req.kind, req.device, req.size, req.align)? as *mut c_void);
+        }
+        let align = req.align.max(DEFAULT_USM_ALIGNMENT);
+        let layout = Layout::from_size_align(req.size, align).map_err(|_| UR_RESULT_ERROR_INVALID_USM_SIZE)?;
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc(layout) };
+        let base = NonNull::new(raw).ok_or(UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
+        context.usm.insert(Arc::new(Allocation {
+            base,
+            layout,
+            size: req.size,
+            kind: req.kind,
+            device: req.device.map(arc_of),
+        }));
+        Ok(base.as_ptr() as *mut c_void)
     }
-    if let Some(pool) = req.pool {
-        return pool_alloc(context, pool, req.kind, req.device, req.size, req.align);
+
+    /// `urUSMFree`. A plain allocation is forgotten now; its memory goes
+    /// once no pending command holds it. A pool block goes back to its pool
+    /// once every command enqueued so far on the context's queues has
+    /// finished (any of them may use it). Anything but the base of a live
+    /// allocation is `INVALID_MEM_OBJECT`.
+    fn usm_free(context: &Context, ptr: *mut c_void) -> UrResult {
+        let addr = ptr as usize;
+        if let Ok(alloc) = context.usm.remove(addr) {
+            drop(alloc);
+            return Ok(());
+        }
+        let settle = || {
+            context.raw.wait_all_queues();
+            Ok(())
+        };
+        context.slabs.free_blocking(addr, settle, |s| wait_reported(context.engine.dag(), s))
     }
-    let align = req.align.max(DEFAULT_USM_ALIGNMENT);
-    let layout = Layout::from_size_align(req.size, align).map_err(|_| UR_RESULT_ERROR_INVALID_USM_SIZE)?;
-    // SAFETY: the layout has a non-zero size.
-    let raw = unsafe { std::alloc::alloc(layout) };
-    let base = NonNull::new(raw).ok_or(UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?;
-    context.usm.insert(Arc::new(Allocation {
-        base,
-        layout,
-        size: req.size,
-        kind: req.kind,
-        device: req.device.map(arc_of),
-    }));
-    Ok(base.as_ptr())
+    fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<NativeCpu>> {
+        let a = context.usm.find(ptr as usize)?;
+        let device = a.device.as_ref().map_or(std::ptr::null_mut(), |d| d.handle());
+        Some(AllocInfo::new(a.kind.to_ur(), a.base() as *mut c_void, a.size(), device, std::ptr::null_mut()))
+    }
+
+    fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<Pool>> {
+        Ok(create_pool(&arc_of(context), device.map(arc_of), desc, api))
+    }
+
+    /// The default pool of `device` in `context`: it keeps everything it
+    /// reserves (threshold `SIZE_MAX`) until trimmed or the context goes.
+    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<Pool>> {
+        let raw = HostPool {
+            user_context: Mutex::new(Rank::Leaf, None),
+            host: host_memory(usize::MAX),
+            slabs: context.slabs.clone(),
+        };
+        Ok(Pool::new(PoolBase::device_default(&arc_of(context), arc_of(device)), raw))
+    }
 }
 
 /// A blocking allocation from `pool`, made on the host lane: when the
@@ -154,24 +202,6 @@ pub fn pool_block(context: &Context, addr: usize) -> Option<PoolBlock> {
     let owner = context.slabs.owner_of(addr)?;
     let (base, size) = owner.live_block(addr)?;
     Some(PoolBlock { pool: owner.usm_pool.upgrade()?, kind: owner.kind, device: owner.device, base, size })
-}
-
-/// `urUSMFree`. A plain allocation is forgotten now; its memory goes
-/// once no pending command holds it. A pool block goes back to its pool
-/// once every command enqueued so far on the context's queues has
-/// finished (any of them may use it). Anything but the base of a live
-/// allocation is `INVALID_MEM_OBJECT`.
-pub fn usm_free(context: &Context, ptr: *mut u8) -> UrResult {
-    let addr = ptr as usize;
-    if let Ok(alloc) = context.usm.remove(addr) {
-        drop(alloc);
-        return Ok(());
-    }
-    let settle = || {
-        context.raw.wait_all_queues();
-        Ok(())
-    };
-    context.slabs.free_blocking(addr, settle, |s| wait_reported(context.engine.dag(), s))
 }
 
 // -- pools ------------------------------------------------------------------
@@ -314,17 +344,6 @@ pub fn create_pool(context: &Arc<Context>, device: Option<Arc<Device>>, desc: Po
     pool
 }
 
-/// The default pool of `device` in `context`: it keeps everything it
-/// reserves (threshold `SIZE_MAX`) until trimmed or the context goes.
-pub fn default_for(context: &Arc<Context>, device: Arc<Device>) -> Arc<Pool> {
-    let raw = HostPool {
-        user_context: Mutex::new(Rank::Leaf, None),
-        host: host_memory(usize::MAX),
-        slabs: context.slabs.clone(),
-    };
-    Pool::new(PoolBase::device_default(context, device), raw)
-}
-
 /// Allocations of the pool, of every kind, handed out and not freed.
 pub fn live_blocks(pool: &Pool) -> usize {
     pool.base.engine.made().map(|p| p.live_blocks()).sum()
@@ -369,6 +388,14 @@ impl RawPool<NativeCpu> for HostPool {
 mod tests {
     use super::*;
     use std::sync::Weak;
+
+    fn usm_alloc(context: &Context, req: AllocRequest<'_, NativeCpu>) -> UrResult<*mut u8> {
+        ContextHost::usm_alloc(context, req).map(|p| p as *mut u8)
+    }
+
+    fn usm_free(context: &Context, ptr: *mut u8) -> UrResult {
+        ContextHost::usm_free(context, ptr as *mut c_void)
+    }
 
     fn context() -> Arc<Context> {
         crate::context::new_context(crate::device::PlatformHost::new(Weak::new()).raw.devices.clone())

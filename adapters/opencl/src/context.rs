@@ -5,8 +5,8 @@
 
 use crate::conv::ClResultExt;
 use crate::device::platform::{self, Platform};
-use crate::device::{self, kept_all, Device, UsmPath};
-use crate::memory::{self, Allocation, RawUsm, UsmPool};
+use crate::device::{kept_all, Device, UsmPath};
+use crate::memory::{self, RawUsm};
 use crate::queue::trackers::{ClEvent, Trackers};
 use crate::queue::{self, Queue, QueueCl};
 use crate::OpenCl;
@@ -17,9 +17,6 @@ use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawContext;
 use ur_core::queue::object::RawQueue;
 use ur_core::engine::{self, Cover, LaneId, Stamp};
-use ur_core::hal::{AllocInfo, AllocRequest};
-use ur_core::handle::arc_of;
-use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::*;
 
 /// A UR context of this adapter.
@@ -209,8 +206,6 @@ pub(crate) fn scratch(context: &Context) -> Option<*mut c_void> {
 }
 
 impl RawContext<OpenCl> for ContextCl {
-    type Allocation = Allocation;
-
     /// A context over `devices`, which must all belong to one platform.
     fn create(devices: &[&Device], _flags: ur_context_flags_t) -> UrResult<Arc<Context>> {
         let devices = kept_all(devices);
@@ -262,31 +257,6 @@ impl RawContext<OpenCl> for ContextCl {
         let ids: Vec<sys::cl_device_id> = devices.iter().map(|d| d.raw.id).collect();
         let cl = opencl3::context::Context::new(native, &ids);
         Ok(Context::new(devices, ContextCl::new(cl, platform)))
-    }
-
-    fn usm_alloc(context: &Context, r: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_void> {
-        memory::alloc(context, r)
-    }
-
-    fn usm_free(context: &Context, ptr: *mut c_void) -> UrResult {
-        memory::free(context, ptr)
-    }
-
-    fn usm_alloc_info(context: &Context, ptr: *const c_void) -> Option<AllocInfo<OpenCl>> {
-        memory::pointer_info(context, ptr)
-    }
-
-    /// Pools are offered wherever USM is.
-    fn pools_supported(context: &Context) -> bool {
-        usm_path(context) != UsmPath::None
-    }
-
-    fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
-        memory::create(arc_of(context), device.map(device::kept), desc, api)
-    }
-
-    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
-        Ok(memory::device_default(&arc_of(context), device::kept(device)))
     }
 
     /// A host synchronisation point: released queues that have finished

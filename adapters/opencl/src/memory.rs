@@ -20,7 +20,7 @@
 //! both `urUSM*Alloc` and the engine pools' raw memory ([`ClMemory`], the
 //! engine's `MemorySource`).
 
-use crate::context::{self, Context};
+use crate::context::{self, Context, ContextCl};
 use crate::device::platform::Platform;
 use crate::device::{self, Device, UsmPath};
 use crate::driver::{call, wait_list_ptr};
@@ -38,6 +38,7 @@ use ur_core::pool::RawPool;
 use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::usm_pool::PoolBase;
 use ur_core::usm_registry::Registered;
+use ur_core::context::RawMemory;
 use ur_core::*;
 
 /// One live USM allocation of a context.
@@ -84,54 +85,129 @@ struct RuntimeRequest {
     flags: sys::cl_bitfield,
 }
 
-/// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc` (the core
-/// checked the size, the kind, the device, the pool and the alignment).
-pub fn alloc(ctx: &Context, req: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_void> {
-    // 0: the runtime's default.
-    let align = u32::try_from(req.align).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
-    let runtime = RuntimeRequest {
-        kind: req.kind.to_ur(),
-        device: req.device.map(device::kept),
-        flags: conv::usm_alloc_flags(req.host_flags, req.device_flags),
-    };
-    let (ptr, raw) = match context::usm_path(ctx) {
-        UsmPath::Intel => {
-            let p = runtime_alloc(ctx, &runtime, req.size, align)?;
-            (p, p)
+impl RawMemory<OpenCl> for ContextCl {
+    type Allocation = Allocation;
+
+    /// Pools are offered wherever USM is.
+    fn pools_supported(context: &Context) -> bool {
+        context::usm_path(context) != UsmPath::None
+    }
+
+    /// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc` (the core
+    /// checked the size, the kind, the device, the pool and the alignment).
+    fn usm_alloc(ctx: &Context, req: AllocRequest<'_, OpenCl>) -> UrResult<*mut c_void> {
+        // 0: the runtime's default.
+        let align = u32::try_from(req.align).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
+        let runtime = RuntimeRequest {
+            kind: req.kind.to_ur(),
+            device: req.device.map(device::kept),
+            flags: conv::usm_alloc_flags(req.host_flags, req.device_flags),
+        };
+        let (ptr, raw) = match context::usm_path(ctx) {
+            UsmPath::Intel => {
+                let p = runtime_alloc(ctx, &runtime, req.size, align)?;
+                (p, p)
+            }
+            // SVM runtimes refuse alignments past their largest data type:
+            // take more and align inside, keeping the runtime's address to free.
+            UsmPath::Svm if align > NATIVE_ALIGN => {
+                let extra = (align - NATIVE_ALIGN) as usize;
+                let size = req.size.checked_add(extra).ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
+                let raw = runtime_alloc(ctx, &runtime, size, NATIVE_ALIGN)?;
+                ((raw as usize).next_multiple_of(align as usize) as *mut c_void, raw)
+            }
+            UsmPath::Svm => {
+                let p = runtime_alloc(ctx, &runtime, req.size, align)?;
+                (p, p)
+            }
+            UsmPath::None => return Err(UR_RESULT_ERROR_INVALID_OPERATION),
+        };
+        let allocation = Allocation {
+            base: ptr as usize,
+            size: req.size,
+            kind: runtime.kind,
+            device: runtime.device,
+            pool: req.pool.map(|p| Arc::downgrade(&arc_of(p))),
+            raw: raw as usize,
+        };
+        if let Some(pool) = req.pool {
+            if pool.base.zero_init() {
+                if let Err(e) = zero(ctx, &allocation) {
+                    release_backing(ctx, &allocation);
+                    return Err(e);
+                }
+            }
+            pool.base.engine.account_blocking(req.size as isize);
         }
-        // SVM runtimes refuse alignments past their largest data type:
-        // take more and align inside, keeping the runtime's address to free.
-        UsmPath::Svm if align > NATIVE_ALIGN => {
-            let extra = (align - NATIVE_ALIGN) as usize;
-            let size = req.size.checked_add(extra).ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
-            let raw = runtime_alloc(ctx, &runtime, size, NATIVE_ALIGN)?;
-            ((raw as usize).next_multiple_of(align as usize) as *mut c_void, raw)
-        }
-        UsmPath::Svm => {
-            let p = runtime_alloc(ctx, &runtime, req.size, align)?;
-            (p, p)
-        }
-        UsmPath::None => return Err(UR_RESULT_ERROR_INVALID_OPERATION),
-    };
-    let allocation = Allocation {
-        base: ptr as usize,
-        size: req.size,
-        kind: runtime.kind,
-        device: runtime.device,
-        pool: req.pool.map(|p| Arc::downgrade(&arc_of(p))),
-        raw: raw as usize,
-    };
-    if let Some(pool) = req.pool {
-        if pool.base.zero_init() {
-            if let Err(e) = zero(ctx, &allocation) {
-                release_backing(ctx, &allocation);
+        ctx.usm.insert(allocation);
+        Ok(ptr)
+    }
+
+    /// `urUSMFree`: only the base of a live allocation may be freed. Commands
+    /// still using the memory finish first.
+    fn usm_free(ctx: &Context, ptr: *mut c_void) -> UrResult {
+        let Ok(a) = ctx.usm.remove(ptr as usize) else {
+            // A block of an engine pool: every command of the context finishes
+            // first.
+            let finish_all = || ctx.raw.finish_all_queues();
+            return ctx.slabs.free_blocking(ptr as usize, finish_all, |stamp| context::wait_for_stamp(ctx, stamp));
+        };
+        if context::usm_path(ctx) == UsmPath::Svm {
+            // clSVMFree does not wait for commands that use the memory.
+            if let Err(e) = ctx.raw.finish_all_queues() {
+                ctx.usm.insert(a);
                 return Err(e);
             }
         }
-        pool.base.engine.account_blocking(req.size as isize);
+        release_backing(ctx, &a);
+        Ok(())
     }
-    ctx.usm.insert(allocation);
-    Ok(ptr)
+
+    /// Looks a pointer up: first in the context's own table (any pointer into
+    /// an allocation finds it), then, on the Intel path, in the runtime's table,
+    /// which also knows memory allocated around this adapter.
+    fn usm_alloc_info(ctx: &Context, ptr: *const c_void) -> Option<AllocInfo<OpenCl>> {
+        if let Some(a) = ctx.usm.with(ptr as usize, Allocation::clone) {
+            // A released pool is reported as none.
+            let pool = a.pool.as_ref().filter(|p| p.strong_count() > 0);
+            let pool = pool.map_or(std::ptr::null_mut(), ur_core::handle::handle_of_weak);
+            return Some(AllocInfo::new(a.kind, a.base as *mut c_void, a.size, device_handle(a.device), pool));
+        }
+        let usm = ctx.raw.platform.raw.intel_usm.as_ref()?;
+        let query = |param: sys::cl_mem_info_intel, out: *mut c_void, size: usize| {
+            // SAFETY: the runtime writes at most `size` bytes to `out`.
+            unsafe { (usm.get_alloc_info)(ctx.raw.cl.get(), ptr, param, size, out, std::ptr::null_mut()) }
+        };
+        let mut kind: sys::cl_uint = 0;
+        let mut base: usize = 0;
+        let mut size: usize = 0;
+        let mut device: sys::cl_device_id = std::ptr::null_mut();
+        let ok = query(sys::CL_MEM_ALLOC_TYPE_INTEL, &mut kind as *mut _ as *mut c_void, 4) == sys::CL_SUCCESS
+            && conv::usm_type_from_intel(kind) != UR_USM_TYPE_UNKNOWN
+            && query(sys::CL_MEM_ALLOC_BASE_PTR_INTEL, &mut base as *mut _ as *mut c_void, 8) == sys::CL_SUCCESS
+            && query(sys::CL_MEM_ALLOC_SIZE_INTEL, &mut size as *mut _ as *mut c_void, 8) == sys::CL_SUCCESS
+            && query(sys::CL_MEM_ALLOC_DEVICE_INTEL, &mut device as *mut _ as *mut c_void, 8) == sys::CL_SUCCESS;
+        let device = device_handle(context::device_by_id(ctx, device));
+        ok.then(|| AllocInfo::new(conv::usm_type_from_intel(kind), base as *mut c_void, size, device, std::ptr::null_mut()))
+    }
+    /// A user's pool: of `urUSMPoolCreate` when `device` is `None` (`api`
+    /// Classic), else of `urUSMPoolCreateExp` (`api` Exp).
+    fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
+        if context::usm_path(context) == UsmPath::None {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
+        let (context, device) = (arc_of(context), device.map(device::kept));
+        let base = PoolBase::user(&context, device, context.devices.iter().copied(), desc, api);
+        let pool = UsmPool::new(base, PoolCl { _owner: Some(context.clone()) });
+        context.pools.add_user(&pool);
+        Ok(pool)
+    }
+
+    /// The default pool of `device` in `context` (made once by the context).
+    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
+        let base = PoolBase::device_default(&arc_of(context), device::kept(device));
+        Ok(UsmPool::new(base, PoolCl { _owner: None }))
+    }
 }
 
 /// The runtime's allocation for `req`, `size` bytes aligned to `align`.
@@ -163,26 +239,6 @@ fn zero(ctx: &Context, a: &Allocation) -> UrResult {
     queue.finish().ur()
 }
 
-/// `urUSMFree`: only the base of a live allocation may be freed. Commands
-/// still using the memory finish first.
-pub fn free(ctx: &Context, ptr: *mut c_void) -> UrResult {
-    let Ok(a) = ctx.usm.remove(ptr as usize) else {
-        // A block of an engine pool: every command of the context finishes
-        // first.
-        let finish_all = || ctx.raw.finish_all_queues();
-        return ctx.slabs.free_blocking(ptr as usize, finish_all, |stamp| context::wait_for_stamp(ctx, stamp));
-    };
-    if context::usm_path(ctx) == UsmPath::Svm {
-        // clSVMFree does not wait for commands that use the memory.
-        if let Err(e) = ctx.raw.finish_all_queues() {
-            ctx.usm.insert(a);
-            return Err(e);
-        }
-    }
-    release_backing(ctx, &a);
-    Ok(())
-}
-
 /// Returns an allocation's memory to the runtime, and its bytes to its pool.
 /// The Intel path waits for commands using it; callers of the SVM path
 /// make sure none are left.
@@ -193,34 +249,6 @@ pub(crate) fn release_backing(ctx: &Context, a: &Allocation) {
     if let Some(pool) = a.pool.as_ref().and_then(Weak::upgrade) {
         pool.base.engine.account_blocking(-(a.size as isize));
     }
-}
-
-/// Looks a pointer up: first in the context's own table (any pointer into
-/// an allocation finds it), then, on the Intel path, in the runtime's table,
-/// which also knows memory allocated around this adapter.
-pub fn pointer_info(ctx: &Context, ptr: *const c_void) -> Option<AllocInfo<OpenCl>> {
-    if let Some(a) = ctx.usm.with(ptr as usize, Allocation::clone) {
-        // A released pool is reported as none.
-        let pool = a.pool.as_ref().filter(|p| p.strong_count() > 0);
-        let pool = pool.map_or(std::ptr::null_mut(), ur_core::handle::handle_of_weak);
-        return Some(AllocInfo::new(a.kind, a.base as *mut c_void, a.size, device_handle(a.device), pool));
-    }
-    let usm = ctx.raw.platform.raw.intel_usm.as_ref()?;
-    let query = |param: sys::cl_mem_info_intel, out: *mut c_void, size: usize| {
-        // SAFETY: the runtime writes at most `size` bytes to `out`.
-        unsafe { (usm.get_alloc_info)(ctx.raw.cl.get(), ptr, param, size, out, std::ptr::null_mut()) }
-    };
-    let mut kind: sys::cl_uint = 0;
-    let mut base: usize = 0;
-    let mut size: usize = 0;
-    let mut device: sys::cl_device_id = std::ptr::null_mut();
-    let ok = query(sys::CL_MEM_ALLOC_TYPE_INTEL, &mut kind as *mut _ as *mut c_void, 4) == sys::CL_SUCCESS
-        && conv::usm_type_from_intel(kind) != UR_USM_TYPE_UNKNOWN
-        && query(sys::CL_MEM_ALLOC_BASE_PTR_INTEL, &mut base as *mut _ as *mut c_void, 8) == sys::CL_SUCCESS
-        && query(sys::CL_MEM_ALLOC_SIZE_INTEL, &mut size as *mut _ as *mut c_void, 8) == sys::CL_SUCCESS
-        && query(sys::CL_MEM_ALLOC_DEVICE_INTEL, &mut device as *mut _ as *mut c_void, 8) == sys::CL_SUCCESS;
-    let device = device_handle(context::device_by_id(ctx, device));
-    ok.then(|| AllocInfo::new(conv::usm_type_from_intel(kind), base as *mut c_void, size, device, std::ptr::null_mut()))
 }
 
 fn device_handle(device: Option<&'static Device>) -> ur_device_handle_t {
@@ -339,28 +367,6 @@ pub type UsmPool = ur_core::pool::UsmPool<OpenCl>;
 pub struct PoolCl {
     /// A user's pool keeps its context alive, as its handle does.
     _owner: Option<Arc<Context>>,
-}
-
-/// A user's pool: of `urUSMPoolCreate` when `device` is `None` (`api`
-/// Classic), else of `urUSMPoolCreateExp` (`api` Exp).
-pub fn create(
-    context: Arc<Context>,
-    device: Option<&'static Device>,
-    desc: PoolDesc,
-    api: PoolApi,
-) -> UrResult<Arc<UsmPool>> {
-    if crate::context::usm_path(&context) == UsmPath::None {
-        return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
-    }
-    let base = PoolBase::user(&context, device, context.devices.iter().copied(), desc, api);
-    let pool = UsmPool::new(base, PoolCl { _owner: Some(context.clone()) });
-    context.pools.add_user(&pool);
-    Ok(pool)
-}
-
-/// The default pool of `device` in `context` (made once by the context).
-pub fn device_default(context: &Arc<Context>, device: &'static Device) -> Arc<UsmPool> {
-    UsmPool::new(PoolBase::device_default(context, device), PoolCl { _owner: None })
 }
 
 impl RawPool<OpenCl> for PoolCl {

@@ -12,13 +12,15 @@ pub mod pool;
 pub mod source;
 pub mod vmm;
 
-use crate::context::{device_index, host_lane, Context};
+use crate::context::{device_index, host_lane, Context, ContextCu};
 use crate::device::Device;
 use pool::UsmPool;
 use crate::conv::CuExt;
 use crate::driver;
 use crate::Cuda;
-use ur_core::hal::AllocRequest;
+use ur_core::hal::{AllocInfo, AllocRequest};
+use ur_core::context::RawMemory;
+use ur_core::usm_async::{PoolApi, PoolDesc};
 use ur_core::handle::arc_of;
 use std::sync::Arc;
 use ur_core::engine::{self, Cover};
@@ -130,81 +132,116 @@ pub fn free_all(registry: &UsmRegistry, devices: &[Arc<Device>]) {
 /// The alignment the driver gives every allocation without asking.
 const NATURAL_ALIGN: usize = 256;
 
-/// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`. The core
-/// checked the size, the alignment and the device's limit. Placement
-/// hints and host/device flags have no CUDA counterpart here and are
-/// ignored.
-pub fn usm_alloc(context: &Context, req: AllocRequest<'_, Cuda>) -> UrResult<*mut core::ffi::c_void> {
-    let kind = req.kind;
-    // Over-allocate only when the driver's own alignment is not enough.
-    let slack = if req.align > NATURAL_ALIGN {
-        req.align
-    } else {
-        0
-    };
-    let bytes = req
-        .size
-        .checked_add(slack)
-        .ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
-    let device = req.device.or(context.devices.first().map(|d| &**d));
-    let native = kind == UsmKind::Device && req.pool.is_some_and(|p| p.raw.is_native());
-    if let Some(pool) = req.pool.filter(|_| !native && req.align <= NATURAL_ALIGN) {
-        return engine_alloc(context, pool, kind, &req);
+impl RawMemory<Cuda> for ContextCu {
+    type Allocation = Allocation;
+
+    fn pools_supported(context: &Context) -> bool {
+        context.devices.iter().all(|d| d.raw.props.memory_pools)
     }
-    let raw = match kind {
-        UsmKind::Host => {
-            if let Some(d) = device {
+
+    /// `urUSMHostAlloc`, `urUSMDeviceAlloc`, `urUSMSharedAlloc`. The core
+    /// checked the size, the alignment and the device's limit. Placement
+    /// hints and host/device flags have no CUDA counterpart here and are
+    /// ignored.
+    fn usm_alloc(context: &Context, req: AllocRequest<'_, Cuda>) -> UrResult<*mut core::ffi::c_void> {
+        let kind = req.kind;
+        // Over-allocate only when the driver's own alignment is not enough.
+        let slack = if req.align > NATURAL_ALIGN {
+            req.align
+        } else {
+            0
+        };
+        let bytes = req
+            .size
+            .checked_add(slack)
+            .ok_or(UR_RESULT_ERROR_INVALID_USM_SIZE)?;
+        let device = req.device.or(context.devices.first().map(|d| &**d));
+        let native = kind == UsmKind::Device && req.pool.is_some_and(|p| p.raw.is_native());
+        if let Some(pool) = req.pool.filter(|_| !native && req.align <= NATURAL_ALIGN) {
+            return engine_alloc(context, pool, kind, &req);
+        }
+        let raw = match kind {
+            UsmKind::Host => {
+                if let Some(d) = device {
+                    d.raw.activate()?;
+                }
+                driver::mem_host_alloc(bytes).map_err(|_| UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?
+                    as usize
+            }
+            UsmKind::Device if native => {
+                pool::alloc_blocking(req.pool.expect("checked above"), bytes)? as usize
+            }
+            UsmKind::Device => {
+                device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.raw.activate()?;
+                driver::mem_alloc(bytes).cu()? as usize
+            }
+            UsmKind::Shared => {
+                let d = device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
+                if !d.raw.props.managed_memory {
+                    return Err(UR_RESULT_ERROR_INVALID_OPERATION);
+                }
                 d.raw.activate()?;
+                // Never ask for more managed memory than the GPU has free:
+                // oversubscribing it can stall the whole GPU.
+                let (free, _) = driver::mem_get_info().cu()?;
+                if bytes > free {
+                    return Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
+                }
+                driver::mem_alloc_managed(bytes).cu()? as usize
             }
-            driver::mem_host_alloc(bytes).map_err(|_| UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)?
-                as usize
-        }
-        UsmKind::Device if native => {
-            pool::alloc_blocking(req.pool.expect("checked above"), bytes)? as usize
-        }
-        UsmKind::Device => {
-            device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?.raw.activate()?;
-            driver::mem_alloc(bytes).cu()? as usize
-        }
-        UsmKind::Shared => {
-            let d = device.ok_or(UR_RESULT_ERROR_INVALID_DEVICE)?;
-            if !d.raw.props.managed_memory {
-                return Err(UR_RESULT_ERROR_INVALID_OPERATION);
-            }
-            d.raw.activate()?;
-            // Never ask for more managed memory than the GPU has free:
-            // oversubscribing it can stall the whole GPU.
-            let (free, _) = driver::mem_get_info().cu()?;
-            if bytes > free {
-                return Err(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
-            }
-            driver::mem_alloc_managed(bytes).cu()? as usize
-        }
-    };
-    let base = if slack > 0 {
-        raw.next_multiple_of(req.align)
-    } else {
-        raw
-    };
-    let backing = if native {
-        Backing::NativePool
-    } else {
-        Backing::Driver
-    };
-    let owner = match kind {
-        UsmKind::Host => None,
-        _ => device.and_then(|d| device_index(context, d).ok()),
-    };
-    context.usm.insert(Allocation::new(
-        raw,
-        base,
-        req.size,
-        kind,
-        owner,
-        req.pool.map(arc_of),
-        backing,
-    ));
-    Ok(base as *mut _)
+        };
+        let base = if slack > 0 {
+            raw.next_multiple_of(req.align)
+        } else {
+            raw
+        };
+        let backing = if native {
+            Backing::NativePool
+        } else {
+            Backing::Driver
+        };
+        let owner = match kind {
+            UsmKind::Host => None,
+            _ => device.and_then(|d| device_index(context, d).ok()),
+        };
+        context.usm.insert(Allocation::new(
+            raw,
+            base,
+            req.size,
+            kind,
+            owner,
+            req.pool.map(arc_of),
+            backing,
+        ));
+        Ok(base as *mut _)
+    }
+
+    /// `urUSMFree`: waits for the devices' pending work, then frees.
+    fn usm_free(context: &Context, ptr: *mut core::ffi::c_void) -> UrResult {
+        let a = match context.usm.remove(ptr as usize) {
+            Ok(a) => a,
+            Err(e) => return engine_free_blocking(context, ptr as usize).map_err(|_| e),
+        };
+        synchronize_devices(context)?;
+        a.release_now(&context.devices)
+    }
+
+    fn usm_alloc_info(context: &Context, ptr: *const core::ffi::c_void) -> Option<AllocInfo<Cuda>> {
+        context.usm.with(ptr as usize, |a| {
+            let device = a.device.and_then(|i| context.devices.get(i)).map_or(std::ptr::null_mut(), |d| d.handle());
+            let pool = a.pool.as_ref().map_or(std::ptr::null_mut(), |p| p.handle());
+            AllocInfo::new(a.kind.to_ur(), a.base as *mut core::ffi::c_void, a.size, device, pool)
+        })
+    }
+
+    /// A pool belongs to one GPU: a context-wide pool needs a context of one.
+    fn pool_create(context: &Context, device: Option<&Device>, desc: PoolDesc, api: PoolApi) -> UrResult<Arc<UsmPool>> {
+        pool::create(&arc_of(context), device.map(arc_of).as_ref(), desc, api)
+    }
+
+    fn make_default_pool(context: &Context, device: &Device) -> UrResult<Arc<UsmPool>> {
+        pool::device_default(&arc_of(context), &arc_of(device))
+    }
 }
 
 /// A blocking allocation from a pool served by the engine, made on the
