@@ -19,7 +19,10 @@ use crate::usm_pool::ContextPools;
 use crate::usm_registry::{Registered, UsmRegistry};
 use crate::UrResult;
 use core::ffi::c_void;
-use std::sync::Arc;
+use crate::engine::LaneId;
+use crate::lock_order::{Mutex, Rank};
+use crate::queue::object::Queue;
+use std::sync::{Arc, Weak};
 
 /// The driver's side of a context's USM memory: its blocking allocations
 /// and its pools. Each backend implements it beside its memory (its
@@ -108,6 +111,9 @@ pub struct Context<B: Backend> {
     /// The graph of every queue's commands, and the engine's pools.
     pub engine: Engine,
     pub deleter: ExtendedDeleter,
+    /// Every queue made on the context (`Queue::new` lists it); weak, for
+    /// each queue holds its context.
+    queues: Mutex<Vec<Weak<Queue<B>>>>,
     pub raw: B::RawContext,
 }
 
@@ -130,8 +136,27 @@ impl<B: Backend> Context<B> {
             slabs: Arc::default(),
             engine,
             deleter: ExtendedDeleter::default(),
+            queues: Mutex::new(Rank::Leaf, Vec::new()),
             raw,
         })
+    }
+
+    /// Lists a new queue of the context (its constructor does).
+    pub(crate) fn add_queue(&self, queue: &Arc<Queue<B>>) {
+        let mut queues = self.queues.lock();
+        queues.retain(|w| w.strong_count() > 0);
+        queues.push(Arc::downgrade(queue));
+    }
+
+    /// The context's queues that are still alive.
+    pub fn live_queues(&self) -> Vec<Arc<Queue<B>>> {
+        self.queues.lock().iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// The live queue of the context whose lane in the engine's graph is
+    /// `lane`.
+    pub fn queue_of_lane(&self, lane: LaneId) -> Option<Arc<Queue<B>>> {
+        self.live_queues().into_iter().find(|q| q.lane.id() == lane)
     }
 
 

@@ -52,7 +52,8 @@ pub enum Rank {
     /// the pool lock.
     SlabMap,
     /// Nothing ranked is taken while a leaf is held: the graveyard, the
-    /// callback dispatcher's queue, `ContextPools::kept`, test sources.
+    /// callback dispatcher's queue, `ContextPools::kept`, a context's
+    /// queue list, test sources.
     Leaf,
 }
 

@@ -187,7 +187,7 @@ impl<B: Backend> Queue<B> {
         lane: Arc<Lane>,
         raw: impl FnOnce(&Weak<Self>) -> B::RawQueue,
     ) -> Arc<Self> {
-        Arc::new_cyclic(|me| Queue {
+        let queue = Arc::new_cyclic(|me| Queue {
             header: HandleHeader::new(B::ddi(), ObjectKind::Queue),
             raw: raw(me),
             default_pool: OnceLock::new(),
@@ -195,7 +195,9 @@ impl<B: Backend> Queue<B> {
             device,
             flags,
             lane,
-        })
+        });
+        queue.context.add_queue(&queue);
+        queue
     }
 
 

@@ -12,7 +12,7 @@ use crate::memory::{self};
 use crate::queue::Queue;
 use crate::LevelZero;
 use level_zero_sys::ze_context_handle_t;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawContext;
 use ur_core::engine::{self, Cover, Stamp};
@@ -27,8 +27,6 @@ pub type Context = ur_core::context::Context<LevelZero>;
 /// `raw` last, after its pools and engine, so the driver context outlives
 /// everything that allocated from it.
 pub struct ContextZe {
-    /// Weak: every queue holds its context.
-    queues: Mutex<Vec<Weak<Queue>>>,
     events: Arc<EventCache>,
     timed_events: Arc<EventCache>,
     pub ze: Arc<ZeContext>,
@@ -38,7 +36,6 @@ impl ContextZe {
     fn new(ze: ZeContext) -> ContextZe {
         let ze = Arc::new(ze);
         ContextZe {
-            queues: Mutex::new(Vec::new()),
             events: EventCache::new(ze.clone(), false),
             timed_events: EventCache::new(ze.clone(), true),
             ze,
@@ -54,25 +51,17 @@ impl ContextZe {
         }
     }
 
-    pub(crate) fn add_queue(&self, q: &Arc<Queue>) {
-        let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-        queues.retain(|w| w.strong_count() > 0);
-        queues.push(Arc::downgrade(q));
-    }
+}
 
-    fn live_queues(&self) -> Vec<Arc<Queue>> {
-        self.queues.lock().unwrap_or_else(|e| e.into_inner()).iter().filter_map(Weak::upgrade).collect()
-    }
-
-    /// Waits for every command of every live queue that still runs some.
-    pub(crate) fn finish_busy_queues(&self) -> UrResult {
-        for q in self.live_queues() {
-            if q.raw.busy() {
-                crate::queue::wait_for_all(&q)?;
-            }
+/// Waits for every command of every live queue of `context` that still
+/// runs some.
+pub(crate) fn finish_busy_queues(context: &Context) -> UrResult {
+    for q in context.live_queues() {
+        if q.raw.busy() {
+            crate::queue::wait_for_all(&q)?;
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// The device of `context` that is the Level Zero device `ze`.
@@ -88,7 +77,7 @@ fn covering(context: &Context, stamp: Stamp) -> Cover<Arc<Command>> {
         if dag.is_complete(stamp) {
             return Cover::Done;
         }
-        let queue = context.raw.live_queues().into_iter().find(|q| q.lane.id() == stamp.lane);
+        let queue = context.queue_of_lane(stamp.lane);
         match queue.map(|q| q.raw.cover(stamp.seq)) {
             Some(Some(cover)) => return cover,
             // Its queue is being dropped, which waits for all its

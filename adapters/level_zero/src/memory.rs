@@ -105,10 +105,10 @@ impl RawMemory<LevelZero> for ContextZe {
         if ctx.usm.with(addr, |a| a.base == addr) != Some(true) {
             // Not the base of a blocking allocation: a block of an engine pool,
             // or nothing that may be freed.
-            return ctx.slabs.free_blocking(addr, || ctx.raw.finish_busy_queues(), |stamp| context::wait_for_stamp(ctx, stamp));
+            return ctx.slabs.free_blocking(addr, || context::finish_busy_queues(ctx), |stamp| context::wait_for_stamp(ctx, stamp));
         }
         // Level Zero frees at once: nothing may still use the memory.
-        ctx.raw.finish_busy_queues()?;
+        context::finish_busy_queues(ctx)?;
         if let Ok(a) = ctx.usm.remove(addr) {
             release(ctx, &a);
         }

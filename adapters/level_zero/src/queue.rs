@@ -289,9 +289,7 @@ impl RawQueue<LevelZero> for QueueZe {
             order: Mutex::new(Rank::QueueSubmit, Order { last: None }),
             tracker: Mutex::new(Rank::QueueTrackers, Tracker::new(lane.clone())),
         };
-        let queue = Queue::new(context, device, flags, lane, raw);
-        queue.context.raw.add_queue(&queue);
-        Ok(queue)
+        Ok(Queue::new(context, device, flags, lane, raw))
     }
 
     /// Whether every command appended so far has completed (no wait).

@@ -12,11 +12,11 @@ use crate::queue::{self, Queue, QueueCl};
 use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawContext;
 use ur_core::queue::object::RawQueue;
-use ur_core::engine::{self, Cover, LaneId, Stamp};
+use ur_core::engine::{self, Cover, Stamp};
 use ur_core::*;
 
 /// A UR context of this adapter.
@@ -26,8 +26,6 @@ pub type Context = ur_core::context::Context<OpenCl>;
 pub struct ContextCl {
     pub cl: opencl3::context::Context,
     pub platform: &'static Platform,
-    /// Queues made on this context: `urUSMFree` of SVM memory waits for them.
-    queues: Mutex<Vec<Weak<Queue>>>,
     /// An in-order queue per device for the adapter's own commands (zeroing
     /// pool memory), made on first use.
     /// Keyed by the device's address.
@@ -40,6 +38,20 @@ pub struct ContextCl {
     /// A word of USM that commands standing in for markers write (see
     /// `queue/usm_async.rs`); null when it could not be allocated.
     scratch: std::sync::OnceLock<usize>,
+}
+
+/// The live UR queue of `context` over the OpenCL queue `cl`.
+pub(crate) fn queue_by_cl(context: &Context, cl: sys::cl_command_queue) -> Option<Arc<Queue>> {
+    context.live_queues().into_iter().find(|q| q.raw.cl.get() == cl)
+}
+
+/// Waits for every command of every live queue of `context`: `urUSMFree`
+/// of SVM memory waits for them.
+pub(crate) fn finish_all_queues(context: &Context) -> UrResult {
+    for q in context.live_queues() {
+        QueueCl::finish(&q)?;
+    }
+    Ok(())
 }
 
 /// What stands on the OpenCL side for a command of the engine's graph.
@@ -58,39 +70,10 @@ impl ContextCl {
         ContextCl {
             cl,
             platform,
-            queues: Mutex::new(Vec::new()),
             internal_queues: Mutex::new(Vec::new()),
             orphans: Mutex::new(Vec::new()),
             scratch: std::sync::OnceLock::new(),
         }
-    }
-
-    pub(crate) fn add_queue(&self, q: &Arc<Queue>) {
-        let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-        queues.retain(|w| w.strong_count() > 0);
-        queues.push(Arc::downgrade(q));
-    }
-
-    fn live_queues(&self) -> Vec<Arc<Queue>> {
-        self.queues.lock().unwrap_or_else(|e| e.into_inner()).iter().filter_map(Weak::upgrade).collect()
-    }
-
-    /// The live UR queue of this context over the OpenCL queue `cl`.
-    pub(crate) fn queue_by_cl(&self, cl: sys::cl_command_queue) -> Option<Arc<Queue>> {
-        self.live_queues().into_iter().find(|q| q.raw.cl.get() == cl)
-    }
-
-    /// Waits for every command of every live queue of this context.
-    pub(crate) fn finish_all_queues(&self) -> UrResult {
-        for q in self.live_queues() {
-            QueueCl::finish(&q)?;
-        }
-        Ok(())
-    }
-
-    /// The live queue whose lane is `lane`.
-    pub(crate) fn queue_of_lane(&self, lane: LaneId) -> Option<Arc<Queue>> {
-        self.live_queues().into_iter().find(|q| q.lane.id() == lane)
     }
 
     fn orphans(&self) -> MutexGuard<'_, Vec<Trackers>> {
@@ -147,7 +130,7 @@ pub(crate) fn covering(context: &Context, stamp: Stamp) -> Covering {
         if dag.is_complete(stamp) {
             return Covering::Done;
         }
-        if let Some(q) = context.raw.queue_of_lane(stamp.lane) {
+        if let Some(q) = context.queue_of_lane(stamp.lane) {
             return match queue::event_covering(&q, stamp.seq) {
                 Ok(Some(e)) => Covering::Event(e, Some(q)),
                 Ok(None) => Covering::Done,

@@ -191,7 +191,7 @@ impl RawEvent<OpenCl> for EventCl {
         }
         // A user event has no queue.
         let cl_queue = driver::value::<sys::cl_command_queue>(data(sys::CL_EVENT_COMMAND_QUEUE)).ur()?;
-        let queue = if cl_queue.is_null() { None } else { context.raw.queue_by_cl(cl_queue) };
+        let queue = if cl_queue.is_null() { None } else { crate::context::queue_by_cl(&context, cl_queue) };
         let command = command_type(driver::value::<sys::cl_command_type>(data(sys::CL_EVENT_COMMAND_TYPE)).ur()?);
         if ownership == ur_core::boundary::NativeOwnership::Borrowed {
             // SAFETY: the caller's live event; this reference is the one

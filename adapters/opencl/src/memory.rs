@@ -149,12 +149,12 @@ impl RawMemory<OpenCl> for ContextCl {
         let Ok(a) = ctx.usm.remove(ptr as usize) else {
             // A block of an engine pool: every command of the context finishes
             // first.
-            let finish_all = || ctx.raw.finish_all_queues();
+            let finish_all = || context::finish_all_queues(ctx);
             return ctx.slabs.free_blocking(ptr as usize, finish_all, |stamp| context::wait_for_stamp(ctx, stamp));
         };
         if context::usm_path(ctx) == UsmPath::Svm {
             // clSVMFree does not wait for commands that use the memory.
-            if let Err(e) = ctx.raw.finish_all_queues() {
+            if let Err(e) = context::finish_all_queues(ctx) {
                 ctx.usm.insert(a);
                 return Err(e);
             }

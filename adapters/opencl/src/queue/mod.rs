@@ -100,9 +100,7 @@ fn new_queue(
         foreign_work: AtomicBool::new(foreign_work),
         completed: OnceLock::new(),
     };
-    let queue = Queue::new(context, device, flags, lane, raw);
-    queue.context.raw.add_queue(&queue);
-    queue
+    Queue::new(context, device, flags, lane, raw)
 }
 
 impl QueueCl {
