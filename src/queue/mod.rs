@@ -10,6 +10,7 @@
 //! `RawQueue::enqueue_recorded`.
 
 pub mod object;
+pub mod submit;
 pub mod usm_async;
 
 use crate::abi::ur_command_t;

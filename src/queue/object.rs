@@ -10,7 +10,7 @@ use crate::abi::*;
 use crate::device::Device;
 use crate::context::Context;
 use crate::boundary::NativeOwnership;
-use crate::engine::{Lane, UsmKind};
+use crate::engine::{Lane, Stamp, UsmKind};
 use crate::event::Event;
 use crate::hal::{Backend, Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D, UsmHint};
 use crate::handle::{HandleHeader, ObjectKind};
@@ -89,16 +89,36 @@ pub trait RawQueue<B: Backend>: Send + Sync + Sized + 'static {
 
     /// What the backend waits on for one event of a wait list.
     type RawWait<'a>;
-    /// A checked wait list, translated for this queue. A backend that
-    /// cannot wait on an event (one of another context) on the device may
-    /// wait for it on the host here.
-    fn translate<'a>(queue: &Queue<B>, events: Events<'a, B>) -> UrResult<Waits<Self::RawWait<'a>>>;
+    /// What the queue must wait on for `event` (the core translates a wait
+    /// list event by event, `submit::translate`): `None` when there is
+    /// nothing left to wait for (it completed). A backend that cannot wait
+    /// on an event (one of another context) on the device may wait for it
+    /// on the host here, and answer `None`.
+    fn wait_raw<'a>(queue: &Queue<B>, event: &'a Event<B>) -> UrResult<Option<Self::RawWait<'a>>>;
     /// Held from the engine's decision to the command's enqueue, so that
     /// the engine's sequence numbers follow the backend's queue.
     type Order<'a>;
     /// The queue's order; `INVALID_QUEUE` for a queue that takes no more
     /// work.
     fn order(queue: &Queue<B>) -> UrResult<Self::Order<'_>>;
+    /// The queue's order for a command of its own (`submit::submit`); by
+    /// default the engine's.
+    fn command_order(queue: &Queue<B>) -> UrResult<Self::Order<'_>> {
+        Self::order(queue)
+    }
+    /// Whether the engine records this queue's commands now; by default
+    /// always.
+    fn records(_queue: &Queue<B>) -> bool {
+        true
+    }
+    /// A command recorded as `stamp` was not enqueued: nothing will report
+    /// it complete. Out of order it completes now; in order the completion
+    /// of any later command of the queue implies it.
+    fn abandon(queue: &Queue<B>, stamp: Stamp) {
+        if !queue.lane.is_in_order() {
+            queue.context.engine.dag().complete(stamp);
+        }
+    }
     /// Enqueues the command of an async allocation or free that the engine
     /// recorded: a zeroing fill (`command.zero`), or else a marker, after
     /// `waits` and `command.deps`, that reports `command.stamp` complete

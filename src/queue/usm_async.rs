@@ -101,7 +101,7 @@ pub fn alloc<B: Backend>(
             return done;
         }
         let engine_pool = pool.engine_pool(kind, Some(&*queue.device))?;
-        let waits = B::RawQueue::translate(queue, events)?;
+        let waits = crate::queue::submit::translate(queue, events)?;
         alloc_from::<B>(queue, engine_pool, kind, size, waits, want_event)
     })
 }
@@ -194,7 +194,7 @@ pub fn free<B: Backend>(
     }
     let scope = FreeScope::of(pool);
     let freed = with_pool::<B, _>(queue, pool, |from| {
-        let waits = B::RawQueue::translate(queue, events.clone())?;
+        let waits = crate::queue::submit::translate(queue, events.clone())?;
         let lane = &queue.lane;
         let order = B::RawQueue::order(queue)?;
         let want_node = want_event || waits.unstamped;

@@ -46,7 +46,15 @@ impl Registered for Alloc {
 
 fn new_context(devices: &[&TDevice]) -> Arc<TContext> {
     let (on, off) = (|| AtomicBool::new(true), || AtomicBool::new(false));
-    let settings = Settings { usm_2d: on(), pools: on(), async_alloc: on(), fail_commands: off(), fail_next_recorded: off() };
+    let settings = Settings {
+        usm_2d: on(),
+        pools: on(),
+        async_alloc: on(),
+        fail_commands: off(),
+        fail_next_recorded: off(),
+        fail_next_append: off(),
+        hold_commands: off(),
+    };
     Context::new(devices.iter().map(|d| arc_of(*d)).collect(), TContextRaw { settings })
 }
 

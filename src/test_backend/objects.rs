@@ -9,7 +9,7 @@ use crate::engine::{self, PoolConfig, QueueOrder, Stamp, UsmKind};
 use crate::hal::{Completion, Events, UsmCommand, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D, UsmHint};
 use crate::device::{Device, Platform, RawDevice, RawPlatform};
 use crate::queue::object::{Enqueued, Queue, RawQueue};
-use crate::queue::{EngineCommand, Waits};
+use crate::queue::{EngineCommand, Node, Waits};
 use super::context::TContext;
 use super::memory::{HostSlabs, TSlabOwner};
 use crate::handle::{arc_of, handle_of};
@@ -166,6 +166,11 @@ pub struct Settings {
     pub fail_commands: AtomicBool,
     /// The next enqueue of an engine command fails (`OUT_OF_RESOURCES`).
     pub fail_next_recorded: AtomicBool,
+    /// The next append of a command fails (`OUT_OF_RESOURCES`).
+    pub fail_next_append: AtomicBool,
+    /// Commands stay incomplete in the engine's graph (else they complete
+    /// as they are appended), so that a test can see how they are ordered.
+    pub hold_commands: AtomicBool,
 }
 
 /// A wait list as the backend received it.
@@ -198,10 +203,25 @@ pub(super) fn queue_event(queue: &TQueue, command: ur_command_t, want: bool) -> 
     event_of(queue, command, stamp)
 }
 
-/// Records a USM command as `method` heard it; it completes at once.
+/// Records a USM command as `method` heard it, and passes it through the
+/// core's submission path: its append ("queue.append") names its node and
+/// the waits it got. It completes at once, unless a test holds commands.
 fn heard(queue: &TQueue, method: &'static str, command: UsmCommand<'_>, events: Events<'_, B>, c: Completion) -> Enqueued<B> {
     record(method, format!("{command:?} {} {c:?}", waits(&events)));
-    Ok(queue_event(queue, command.command_type(), c.want_event))
+    let barrier = matches!(command, UsmCommand::Wait { barrier: true });
+    let settings = &queue.context.raw.settings;
+    crate::queue::submit::submit(queue, barrier, events, |_order, waits, node| {
+        let Node::Given { stamp, .. } = node else { unreachable!("every command is recorded") };
+        let handles: Vec<_> = waits.raw.iter().map(|e| handle_of(*e)).collect();
+        record("queue.append", format!("seq={} waits={handles:?}", stamp.seq));
+        if settings.fail_next_append.swap(false, Relaxed) {
+            return Err(UR_RESULT_ERROR_OUT_OF_RESOURCES);
+        }
+        if !settings.hold_commands.load(Relaxed) {
+            queue.context.engine.dag().complete(stamp);
+        }
+        Ok(event_of(queue, command.command_type(), c.want_event.then_some(Some(stamp))))
+    })
 }
 
 fn event_of(queue: &TQueue, command: ur_command_t, stamp: Option<Option<Stamp>>) -> Option<Arc<TEvent>> {
@@ -267,10 +287,8 @@ impl RawQueue<B> for TQueueRaw {
     }
     /// The wait list's events themselves; their nodes where they have one.
     type RawWait<'a> = &'a TEvent;
-    fn translate<'a>(queue: &TQueue, events: Events<'a, B>) -> UrResult<Waits<&'a TEvent>> {
-        let mut waits = Waits::none();
-        events.iter().for_each(|e| waits.push_event(e, e, &queue.context));
-        Ok(waits)
+    fn wait_raw<'a>(_: &TQueue, event: &'a TEvent) -> UrResult<Option<&'a TEvent>> {
+        Ok(Some(event))
     }
     type Order<'a> = MutexGuard<'a, ()>;
     fn order(queue: &TQueue) -> UrResult<MutexGuard<'_, ()>> {

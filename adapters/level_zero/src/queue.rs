@@ -306,7 +306,7 @@ impl RawQueue<LevelZero> for QueueZe {
     /// empty); hints (prefetch, advice) too: the memory is where host and
     /// device reach it.
     fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let waits = Self::translate(queue, waits)?;
+        let waits = ur_core::queue::submit::translate(queue, waits)?;
         let node = if command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER { Node::Barrier } else { Node::Command };
         submit(&arc_of(queue), command, node, waits, c.want_event, None, |l, s, w| barrier(l, s, w))
     }
@@ -314,7 +314,7 @@ impl RawQueue<LevelZero> for QueueZe {
     /// A pattern longer than the device fills with is copied from a
     /// buffer of it repeated.
     fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let (this, waits) = (&arc_of(queue), Self::translate(queue, waits)?);
+        let (this, waits) = (&arc_of(queue), ur_core::queue::submit::translate(queue, waits)?);
         let (dst, size) = (f.dst, f.size);
         if f.pattern.len() > queue.device.raw.facts.max_fill_pattern {
             let bytes = repeated(f.pattern, size);
@@ -332,7 +332,7 @@ impl RawQueue<LevelZero> for QueueZe {
     }
 
     fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let waits = Self::translate(queue, waits)?;
+        let waits = ur_core::queue::submit::translate(queue, waits)?;
         submit(&arc_of(queue), UR_COMMAND_USM_MEMCPY, Node::Command, waits, c.want_event, None, |l, s, w| {
             copy(l, m.dst, m.src, m.size, s, w)
         })
@@ -340,7 +340,7 @@ impl RawQueue<LevelZero> for QueueZe {
 
     /// One row pattern, copied to every row.
     fn fill_2d(queue: &Queue, f: UsmFill2D<'_>, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let waits = Self::translate(queue, waits)?;
+        let waits = ur_core::queue::submit::translate(queue, waits)?;
         let row = repeated(f.pattern, f.width);
         let src = row.as_ptr() as *const c_void;
         submit(&arc_of(queue), UR_COMMAND_USM_FILL_2D, Node::Command, waits, c.want_event, Some(row), |l, s, w| {
@@ -349,7 +349,7 @@ impl RawQueue<LevelZero> for QueueZe {
     }
 
     fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let waits = Self::translate(queue, waits)?;
+        let waits = ur_core::queue::submit::translate(queue, waits)?;
         submit(&arc_of(queue), UR_COMMAND_USM_MEMCPY_2D, Node::Command, waits, c.want_event, None, |l, s, w| {
             rows(l, m.height, s, w, |r, w| {
                 copy(l, at(m.dst, r * m.dst_pitch), at(m.src, r * m.src_pitch), m.width, std::ptr::null_mut(), w)
@@ -365,16 +365,12 @@ impl RawQueue<LevelZero> for QueueZe {
     /// The Level Zero events a UR wait list stands for. Events of another
     /// context, which no command of this one can wait on, are waited for
     /// on the host first.
-    fn translate<'a>(queue: &Queue, events: Events<'a, LevelZero>) -> UrResult<Waits> {
-        let mut waits = Waits::none();
-        for e in events.iter() {
-            if Arc::ptr_eq(&e.context.raw.ze, &queue.context.raw.ze) {
-                waits.push_event(e.raw.done.clone(), e, &queue.context);
-            } else {
-                event::wait(e)?;
-            }
+    fn wait_raw<'a>(queue: &Queue, event: &'a Event) -> UrResult<Option<Arc<ZeEvent>>> {
+        if Arc::ptr_eq(&event.context.raw.ze, &queue.context.raw.ze) {
+            return Ok(Some(event.raw.done.clone()));
         }
-        Ok(waits)
+        event::wait(event)?;
+        Ok(None)
     }
 
     type Order<'a> = MutexGuard<'a, Order>;

@@ -97,6 +97,7 @@ mod native;
 mod platform;
 mod program;
 mod queue;
+mod submit;
 mod usm;
 mod usm_exp;
 mod usm_async_path;

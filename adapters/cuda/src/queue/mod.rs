@@ -418,15 +418,12 @@ impl RawQueue<Cuda> for QueueCu {
         queue.device.raw.props.memory_pools
     }
 
-    /// The wait list's events (the stream waits on each, whatever its
-    /// context); the engine's view, where this context's graph has a node
-    /// (events made before the context recorded commands have none, and
-    /// another context's stamps are of another graph).
+    /// Every event: the stream waits on each, whatever its context (the
+    /// engine sees those with a node in this context's graph; events made
+    /// before the context recorded commands have none).
     type RawWait<'a> = &'a Event;
-    fn translate<'a>(queue: &Queue, events: Events<'a, Cuda>) -> UrResult<Waits<&'a Event>> {
-        let mut waits = Waits::none();
-        events.iter().for_each(|e| waits.push_event(e, e, &queue.context));
-        Ok(waits)
+    fn wait_raw<'a>(_: &Queue, event: &'a Event) -> UrResult<Option<&'a Event>> {
+        Ok(Some(event))
     }
 
     /// The submit lock, and where tracking starts. The core's async

@@ -16,10 +16,13 @@
 //!
 //! Every command is also a node of the context's async pool engine graph:
 //! the queue is a lane, and a command's `seq` is its seq on that lane.
-//! Commands are recorded and queued under the queue's lock. Async
+//! Commands come through the core's submission path
+//! (`ur_core::queue::submit`), which records them under the queue's lock
+//! (`RawQueue::command_order`); they are queued under it too. Async
 //! allocations and frees are recorded by the engine itself (the core's
-//! `ur_core::queue::usm_async`, under `RawQueue::order`); on an in-order queue without the queue's
-//! lock (that is what keeps the common alloc/free pair cheap), so a command
+//! `ur_core::queue::usm_async`, under `RawQueue::order`); on an in-order
+//! queue without the queue's lock (that is what keeps the common
+//! alloc/free pair cheap), so a command
 //! may be queued after one with a higher seq: pending commands are kept in
 //! seq order, and an in-order queue starts seq `n` only after `n - 1`. The
 //! engine may make a command wait for a command of any queue of the context
@@ -28,7 +31,7 @@
 //! Layout: this file holds the queue's types, the handle's operations
 //! (submitting, the engine's commands, finishing) and its `RawQueue`
 //! impl (the enqueued USM commands among them); `shared.rs` the shared
-//! state's bookkeeping (recording on the lane, queuing, waiting, retiring,
+//! state's bookkeeping (queuing, waiting, retiring,
 //! and which command may start next); `worker.rs` the worker threads that
 //! run commands, and their joining; `command.rs` what a command does when
 //! it runs, and which memory it may touch; `usm_async.rs` the async
@@ -47,7 +50,7 @@ use ur_core::lock_order::{Condvar, Mutex, MutexGuard, Rank};
 use ur_core::engine::{Lane, QueueOrder, Stamp};
 use ur_core::hal::{is_event_wait, region_bytes, Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D};
 use ur_core::queue::object::{Enqueued, RawQueue};
-use ur_core::queue::{EngineCommand, Waits};
+use ur_core::queue::{EngineCommand, Node, Waits};
 use ur_core::handle::arc_of;
 use ur_core::*;
 
@@ -98,25 +101,6 @@ pub struct Order {
     pub after_all: bool,
     /// No command enqueued after it starts before it finished (a barrier).
     pub fence: bool,
-}
-
-/// A command as an enqueue entry point hands it to its queue.
-pub struct Submission {
-    pub command_type: ur_command_t,
-    pub command: Command,
-    /// Events still pending that the command waits for.
-    pub deps: Vec<Arc<Event>>,
-    pub order: Order,
-    /// Whether the caller asked for an event.
-    pub want_event: bool,
-    /// The caller waits for the command: on an idle queue it may run on the
-    /// caller's thread, which orders it exactly as a worker would.
-    pub blocking: bool,
-}
-
-pub struct Submitted {
-    pub seq: u64,
-    pub event: Option<Arc<Event>>,
 }
 
 struct Task {
@@ -192,27 +176,43 @@ pub fn new_queue(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_fla
     Queue::new(context, device, flags, lane, shared)
 }
 
-/// Hands a command to the workers; returns once it is queued, not run.
-/// A blocking command on an idle queue, whose wait list is done, runs on
-/// the calling thread instead (it has nothing to wait for, and the caller
-/// would only sleep while a worker woke up): it has returned by then.
-pub fn submit(queue: &Queue, sub: Submission) -> UrResult<Submitted> {
+/// Hands a command to the workers, after `events`, through the core's
+/// submission path (which records its node); returns once it is queued,
+/// not run. A blocking command on an idle queue, whose wait list is done,
+/// runs on the calling thread instead (it has nothing to wait for, and the
+/// caller would only sleep while a worker woke up): it has returned by
+/// then.
+pub fn submit(
+    queue: &Queue,
+    command_type: ur_command_t,
+    command: Command,
+    order: Order,
+    events: Events<'_, NativeCpu>,
+    c: Completion,
+) -> Enqueued<NativeCpu> {
+    ur_core::queue::submit::submit(queue, order.fence, events, |st, waits, node| {
+        let Node::Given { stamp, .. } = node else { unreachable!("every command is recorded") };
+        let st = st.expect("a command's order holds the lock");
+        Ok(queue_task(queue, st, stamp.seq, command_type, command, order, waits.raw, c))
+    })
+}
+
+/// Queues (or runs here, see [`submit`]) command `seq`, under the lock.
+fn queue_task(
+    queue: &Queue,
+    mut st: MutexGuard<'_, State>,
+    seq: u64,
+    command_type: ur_command_t,
+    command: Command,
+    order: Order,
+    mut deps: Vec<Arc<Event>>,
+    c: Completion,
+) -> Option<Arc<Event>> {
     let q = &queue.raw;
-    let mut st = q.lock();
-    if st.closed {
-        return Err(UR_RESULT_ERROR_INVALID_QUEUE);
-    }
-    let may_inline =
-        sub.blocking && st.pending.is_empty() && st.running.is_empty() && sub.deps.iter().all(|d| d.raw.is_done());
-    if !may_inline {
-        q.ensure_worker(&mut st)?;
-    }
-    let seq = q.record(&sub.deps, sub.order);
-    let inline = may_inline && st.start_here(q.in_order, seq, sub.order.fence);
-    debug_assert!(inline || !may_inline || st.workers > 0);
-    let event = sub.want_event.then(|| crate::event::new(arc_of(queue), sub.command_type, seq));
-    let mut deps = sub.deps;
-    let task = |deps| Task { seq, order: sub.order, command: sub.command, deps, after: None, event: event.clone() };
+    let may_inline = c.blocking && st.pending.is_empty() && st.running.is_empty() && deps.iter().all(|d| d.raw.is_done());
+    let inline = may_inline && st.start_here(q.in_order, seq, order.fence);
+    let event = c.want_event.then(|| crate::event::new(arc_of(queue), command_type, seq));
+    let task = |deps| Task { seq, order, command, deps, after: None, event: event.clone() };
     if inline {
         drop(st);
         execute(q, task(deps));
@@ -220,7 +220,7 @@ pub fn submit(queue: &Queue, sub: Submission) -> UrResult<Submitted> {
         deps.retain(|d| d.raw.wake_on_done(Arc::downgrade(q)));
         q.enqueue(&mut st, task(deps));
     }
-    Ok(Submitted { seq, event })
+    event
 }
 
 /// The queue's order for an engine operation (an async allocation or
@@ -322,25 +322,6 @@ fn drain(queue: &Queue) {
     }
 }
 
-/// The wait list reduced to the events still pending.
-fn pending(waits: &Events<'_, NativeCpu>) -> Vec<Arc<Event>> {
-    waits.iter().filter(|e| !e.raw.is_done()).map(arc_of).collect()
-}
-
-/// Hands `command` to the workers, after the pending events of `waits`.
-fn run_command(
-    queue: &Queue,
-    command_type: ur_command_t,
-    command: Command,
-    order: Order,
-    waits: &Events<'_, NativeCpu>,
-    c: Completion,
-) -> Enqueued<NativeCpu> {
-    let deps = pending(waits);
-    let (want_event, blocking) = (c.want_event, c.blocking);
-    Ok(submit(queue, Submission { command_type, command, deps, order, want_event, blocking })?.event)
-}
-
 /// A pointer a command will access for `len` bytes (the core checked the
 /// bounds): a USM allocation of the context is held by the command.
 fn usm_ptr(queue: &Queue, addr: *const c_void, len: usize) -> UrResult<UsmPtr> {
@@ -393,17 +374,17 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
     fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
         let waits_all = is_event_wait(command) && waits.is_empty();
         let order = Order { after_all: waits_all, fence: command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER };
-        run_command(queue, command, Command::Marker, order, &waits, c)
+        submit(queue, command, Command::Marker, order, waits, c)
     }
 
     fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
         let command = Command::Fill { dst: usm_ptr(queue, f.dst, f.size)?, pattern: Pattern::new(f.pattern), size: f.size };
-        run_command(queue, UR_COMMAND_USM_FILL, command, Order::default(), &waits, c)
+        submit(queue, UR_COMMAND_USM_FILL, command, Order::default(), waits, c)
     }
 
     fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
         let command = Command::Copy { dst: usm_ptr(queue, m.dst, m.size)?, src: usm_ptr(queue, m.src, m.size)?, size: m.size };
-        run_command(queue, UR_COMMAND_USM_MEMCPY, command, Order::default(), &waits, c)
+        submit(queue, UR_COMMAND_USM_MEMCPY, command, Order::default(), waits, c)
     }
 
     fn fill_2d(queue: &Queue, f: UsmFill2D<'_>, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
@@ -414,7 +395,7 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
             width: f.width,
             height: f.height,
         };
-        run_command(queue, UR_COMMAND_USM_FILL_2D, command, Order::default(), &waits, c)
+        submit(queue, UR_COMMAND_USM_FILL_2D, command, Order::default(), waits, c)
     }
 
     fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
@@ -426,7 +407,7 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
             width: m.width,
             height: m.height,
         };
-        run_command(queue, UR_COMMAND_USM_MEMCPY_2D, command, Order::default(), &waits, c)
+        submit(queue, UR_COMMAND_USM_MEMCPY_2D, command, Order::default(), waits, c)
     }
 
     // Host memory has nowhere to migrate to, and ignores advice: prefetch
@@ -439,18 +420,27 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
     /// The wait list's pending events (a worker waits on each).
     type RawWait<'a> = Arc<Event>;
     #[inline]
-    fn translate<'a>(queue: &Queue, events: Events<'a, NativeCpu>) -> UrResult<Waits<Arc<Event>>> {
-        let mut waits = Waits::none();
-        for e in events.iter().filter(|e| !e.raw.is_done()) {
-            waits.push_event(arc_of(e), e, &queue.context);
-        }
-        Ok(waits)
+    fn wait_raw<'a>(_: &Queue, event: &'a Event) -> UrResult<Option<Arc<Event>>> {
+        Ok((!event.raw.is_done()).then(|| arc_of(event)))
     }
 
     type Order<'a> = Option<MutexGuard<'a, State>>;
     #[inline]
     fn order(queue: &Queue) -> UrResult<Option<MutexGuard<'_, State>>> {
         engine_order(queue)
+    }
+
+    /// A command of the queue's own always takes the lock: it is recorded
+    /// and queued under it. A worker is started first, so that queuing
+    /// cannot fail once the command is recorded.
+    fn command_order(queue: &Queue) -> UrResult<Option<MutexGuard<'_, State>>> {
+        let q = &queue.raw;
+        let mut st = q.lock();
+        if st.closed {
+            return Err(UR_RESULT_ERROR_INVALID_QUEUE);
+        }
+        q.ensure_worker(&mut st)?;
+        Ok(Some(st))
     }
 
     /// Queues the engine's command; taken without the lock, it takes it now.

@@ -3,12 +3,10 @@
 //! choosing the next one that may start.
 
 use super::worker::{spawn_worker, WORKER_OF};
-use super::{Order, QueueShared, Running, State, Task, KEEP_SLOTS, TRIM_AFTER_BYTES};
-use crate::event::Event;
+use super::{QueueShared, Running, State, Task, KEEP_SLOTS, TRIM_AFTER_BYTES};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use ur_core::lock_order::MutexGuard;
-use ur_core::engine::Stamp;
 use ur_core::*;
 
 impl QueueShared {
@@ -35,27 +33,6 @@ impl QueueShared {
     pub(super) fn retire_lane(&self) {
         self.context.engine.dag().retire_lane(&self.lane);
         self.context.raw.unregister_queue(self.id);
-    }
-
-    /// The stamps of the events of a wait list that the engine can order:
-    /// those of this context (another context's lanes are another graph).
-    pub(super) fn stamps_of(&self, deps: &[Arc<Event>]) -> Vec<Stamp> {
-        if deps.is_empty() {
-            return Vec::new();
-        }
-        deps.iter().filter_map(|e| e.stamp_in(&self.context)).collect()
-    }
-
-    /// Records the next command on the lane, after the wait list `deps`, and
-    /// returns its seq. A barrier that waits for everything earlier orders
-    /// later commands after it; one with a wait list, after its list. Other
-    /// commands, an event wait with an empty list included, are recorded as
-    /// ordered after their list only: the engine may know less than the
-    /// queue enforces, never more. Call with the queue's lock held.
-    pub(super) fn record(&self, deps: &[Arc<Event>], order: Order) -> u64 {
-        let stamps = self.stamps_of(deps);
-        let dag = self.context.engine.dag();
-        ur_core::queue::record_new(dag, &self.lane, order.fence, order.after_all, &stamps).seq
     }
 
     /// Queues a task in seq order (almost always at the back) and wakes a

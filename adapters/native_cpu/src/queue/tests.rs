@@ -17,9 +17,17 @@ fn host(f: impl FnOnce() -> UrResult + Send + 'static) -> Command {
     Command::Host(Box::new(f))
 }
 
+/// What a submission gave: its event, when one was asked for.
+struct Submitted {
+    event: Option<Arc<Event>>,
+}
+
 fn submit(q: &Arc<Queue>, command: Command, deps: Vec<Arc<Event>>, order: Order, want_event: bool) -> Submitted {
-    super::submit(q, Submission { command_type: UR_COMMAND_EVENTS_WAIT, command, deps, order, want_event, blocking: false })
-        .unwrap()
+    let handles: Vec<ur_event_handle_t> = deps.iter().map(|e| e.handle()).collect();
+    // SAFETY: live events of this backend, held by `deps` for the call.
+    let events = unsafe { Events::<NativeCpu>::checked(&handles) };
+    let c = Completion { want_event, blocking: false };
+    Submitted { event: super::submit(q, UR_COMMAND_EVENTS_WAIT, command, order, events, c).unwrap() }
 }
 
 /// A command that counts its runs in `ran`.

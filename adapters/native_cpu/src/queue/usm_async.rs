@@ -16,7 +16,8 @@ mod tests {
     use ur_core::handle::handle_of;
     use ur_core::*;
     use crate::queue::command::Command;
-    use crate::queue::{new_queue, submit, Order, Submission};
+    use crate::queue::{new_queue, submit, Order};
+    use ur_core::hal::Completion;
     use std::sync::{Condvar, Mutex, Weak};
     use std::time::Duration;
     use ur_core::usm_async::{PoolApi, PoolDesc};
@@ -37,13 +38,13 @@ mod tests {
             }
             Ok(())
         }));
-        (g, submit(&q, host_submission(command, true)).unwrap().event.unwrap())
+        (g, host_submit(q, command, true).unwrap())
     }
 
     /// A command with no wait list, as an enqueue hands it over.
-    fn host_submission(command: Command, want_event: bool) -> Submission {
-        let command_type = UR_COMMAND_EVENTS_WAIT;
-        Submission { command_type, command, deps: vec![], order: Order::default(), want_event, blocking: false }
+    fn host_submit(q: &Queue, command: Command, want_event: bool) -> Option<Arc<Event>> {
+        let c = Completion { want_event, blocking: false };
+        submit(q, UR_COMMAND_EVENTS_WAIT, command, Order::default(), Events::none(), c).unwrap()
     }
 
     /// The core's async allocation on `q`, after `waits`.
@@ -155,7 +156,7 @@ mod tests {
                         r.lock().unwrap().push(i);
                         Ok(())
                     }));
-                    submit(&q3, host_submission(command, false)).unwrap();
+                    host_submit(q3, command, false);
                 }
             });
         });
@@ -210,8 +211,7 @@ mod tests {
             let q3 = &q;
             s.spawn(move || {
                 for _ in 0..2000 {
-                    let sub = host_submission(Command::Marker, true);
-                    submit(&q3, sub).unwrap().event.unwrap().raw.wait().unwrap();
+                    host_submit(q3, Command::Marker, true).unwrap().raw.wait().unwrap();
                 }
             });
         });

@@ -291,20 +291,8 @@ fn cover_tail(queue: &Queue, trackers: &mut Trackers) -> Result<(), cl_int> {
 pub fn translate_wait_list<'a>(queue: &Queue, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
     let mut waits = Waits::none();
     for e in events {
-        if e.context.raw.cl.get() == queue.context.raw.cl.get() {
-            // A completed event orders nothing: the runtime need not see
-            // it, nor its queue be flushed for it.
-            if !e.raw.completed() {
-                // OpenCL guarantees progress across queues only once the
-                // other queue is flushed.
-                if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), queue)) {
-                    q.raw.cl.flush().ur()?;
-                }
-                waits.raw.push(e.raw.get());
-            }
-            waits.note(e, &queue.context);
-        } else {
-            e.wait()?;
+        if let Some(raw) = QueueCl::wait_raw(queue, e)? {
+            waits.push_event(raw, e, &queue.context);
         }
     }
     Ok(waits)
@@ -493,8 +481,24 @@ impl RawQueue<OpenCl> for QueueCl {
     }
 
     type RawWait<'a> = cl_event;
-    fn translate<'a>(queue: &Queue, events: Events<'a, OpenCl>) -> UrResult<Waits> {
-        translate_wait_list(queue, events.iter())
+    /// An event of this context that has not completed (a completed one
+    /// orders nothing: the runtime need not see it, nor its queue be
+    /// flushed for it); one of another context, which OpenCL cannot wait
+    /// for on this queue, is waited for on the host.
+    fn wait_raw<'a>(queue: &Queue, e: &'a Event) -> UrResult<Option<cl_event>> {
+        if e.context.raw.cl.get() != queue.context.raw.cl.get() {
+            e.wait()?;
+            return Ok(None);
+        }
+        if e.raw.completed() {
+            return Ok(None);
+        }
+        // OpenCL guarantees progress across queues only once the other
+        // queue is flushed.
+        if let Some(q) = e.queue.as_ref().filter(|q| !std::ptr::eq(Arc::as_ptr(q), queue)) {
+            q.raw.cl.flush().ur()?;
+        }
+        Ok(Some(e.raw.get()))
     }
 
     type Order<'a> = MutexGuard<'a, ()>;
