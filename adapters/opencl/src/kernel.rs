@@ -292,7 +292,6 @@ impl RawKernel<OpenCl> for KernelCl {
                 KernelArg::Local { index, size } => Arg::Local { index, size },
             })
             .collect();
-        let wait_list: Vec<&Event> = waits.iter().collect();
         if !Arc::ptr_eq(&queue.context, &kernel.program.context) {
             return Err(UR_RESULT_ERROR_INVALID_KERNEL);
         }
@@ -307,7 +306,7 @@ impl RawKernel<OpenCl> for KernelCl {
         }
         let dims = range.global.len() as sys::cl_uint;
         let opt = |s: Option<&[usize]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
-        crate::queue::submit(queue, UR_COMMAND_KERNEL_LAUNCH, wait_list.iter().copied(), want_event, |waits, event| {
+        crate::queue::submit(queue, UR_COMMAND_KERNEL_LAUNCH, false, waits, want_event, |waits, event| {
             check(call!(clEnqueueNDRangeKernel(
                 queue.raw.cl.get(),
                 kernel.raw.get(),

@@ -1,8 +1,7 @@
 //! Queues: the core's [`Queue`] over [`QueueCl`], the OpenCL command queue
 //! and what this adapter keeps to order and track its commands; and
-//! [`submit`], the one place every command passes, where its wait list is
-//! translated, its event made and its node recorded in the context's async
-//! pool engine.
+//! [`submit`], how every command passes the core's submission path: its
+//! OpenCL enqueue, and its event kept for the engine.
 //!
 //! `impl RawQueue` here enqueues the USM commands (`marker`, `fill` and the
 //! rest, over the helpers of `usm_commands.rs`) and the commands the engine
@@ -28,7 +27,7 @@ use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{QueueOrder, Seq, Stamp};
 use ur_core::hal::{is_event_wait, Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D};
 use ur_core::queue::object::{Enqueued, RawQueue};
-use ur_core::queue::{record_new, EngineCommand, Node};
+use ur_core::queue::{EngineCommand, Node};
 use ur_core::handle::arc_of;
 use ur_core::*;
 use usm_async::{add_dependencies, enqueue_command, shared_cover};
@@ -125,44 +124,31 @@ impl QueueCl {
     }
 }
 
-/// Enqueues one command on `queue`.
-///
-/// `enqueue` receives the OpenCL wait list and the event out-pointer.
-/// Events of other contexts, which OpenCL cannot wait for on this queue,
-/// are waited for on the host first. The command is recorded in the
-/// engine's graph and its event kept to report its completion; when
-/// `want_event`, the UR event returned wraps the same `cl_event`.
-pub fn submit<'a>(
+/// Enqueues one command on `queue` through the core's submission path
+/// (`ur_core::queue::submit`), which translates the wait list (events of
+/// other contexts, which OpenCL cannot wait for on this queue, are waited
+/// for on the host first) and records the command's node; a barrier also
+/// holds back later commands. `enqueue` receives the OpenCL wait list and
+/// the event out-pointer. The command's event is kept to report its
+/// completion; when `want_event`, the UR event returned wraps the same
+/// `cl_event`.
+pub fn submit(
     queue: &Queue,
     command: ur_command_t,
-    waits: impl IntoIterator<Item = &'a Event>,
+    barrier: bool,
+    events: Events<'_, OpenCl>,
     want_event: bool,
     enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
 ) -> UrResult<Option<Arc<Event>>> {
-    submit_node(queue, command, Node::Command, waits, want_event, enqueue)
-}
-
-/// [`submit`] with the command's kind of node.
-pub fn submit_node<'a>(
-    queue: &Queue,
-    command: ur_command_t,
-    node: Node,
-    waits: impl IntoIterator<Item = &'a Event>,
-    want_event: bool,
-    enqueue: impl FnOnce(&[cl_event], *mut cl_event) -> Result<(), cl_int>,
-) -> UrResult<Option<Arc<Event>>> {
-    let waits = translate_wait_list(queue, waits)?;
-    let _order = queue.raw.order_lock();
-    let mut event: cl_event = std::ptr::null_mut();
-    // An event only where someone needs it (see `Trackers`).
-    let ask = want_event || queue.raw.trackers().wants_completion();
-    enqueue(&waits.raw, if ask { &mut event } else { std::ptr::null_mut() }).ur()?;
-    // Recorded once enqueued: a command that failed has no node.
-    let dag = queue.context.engine.dag();
-    let barrier = matches!(node, Node::Barrier);
-    let stamp = record_new(dag, &queue.lane, barrier, waits.raw.is_empty(), &waits.stamps);
-    queue.raw.gave_cl_work(stamp.seq);
-    Ok(track(queue, command, stamp, event, want_event))
+    ur_core::queue::submit::submit(queue, barrier, events, |_order, waits, node| {
+        let Node::Given { stamp, .. } = node else { unreachable!("every command is recorded") };
+        let mut event: cl_event = std::ptr::null_mut();
+        // An event only where someone needs it (see `Trackers`).
+        let ask = want_event || queue.raw.trackers().wants_completion();
+        enqueue(&waits.raw, if ask { &mut event } else { std::ptr::null_mut() }).ur()?;
+        queue.raw.gave_cl_work(stamp.seq);
+        Ok(track(queue, command, stamp, event, want_event))
+    })
 }
 
 /// Whether the OpenCL queue has run everything it was given (polling the
@@ -287,17 +273,6 @@ fn cover_tail(queue: &Queue, trackers: &mut Trackers) -> Result<(), cl_int> {
     Ok(())
 }
 
-/// The `cl_event`s of a UR wait list that `queue` can wait for.
-pub fn translate_wait_list<'a>(queue: &Queue, events: impl IntoIterator<Item = &'a Event>) -> UrResult<Waits> {
-    let mut waits = Waits::none();
-    for e in events {
-        if let Some(raw) = QueueCl::wait_raw(queue, e)? {
-            waits.push_event(raw, e, &queue.context);
-        }
-    }
-    Ok(waits)
-}
-
 impl RawQueue<OpenCl> for QueueCl {
     /// A queue on `device`, a device of `context` (the core refused
     /// device-side flags).
@@ -403,48 +378,48 @@ impl RawQueue<OpenCl> for QueueCl {
     /// fine-grained SVM, the runtime's own USM placement).
     fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
         let cl = queue.raw.cl.get();
-        let waits: Vec<&Event> = waits.iter().collect();
         if !is_event_wait(command) {
-            return submit(queue, command, waits, c.want_event, |w, ev| marker(cl, false, w, ev));
+            return submit(queue, command, false, waits, c.want_event, |w, ev| marker(cl, false, w, ev));
         }
         // With an empty list both wait for everything enqueued before
         // (which the engine's graph records only for a barrier: knowing
         // less is safe).
         let barrier = command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER;
         let node = if barrier { Node::Barrier } else { Node::Command };
-        if let Some(done) = wait_in_order(queue, command, node, &waits, c.want_event) {
+        let listed: Vec<&Event> = waits.iter().collect();
+        if let Some(done) = wait_in_order(queue, command, node, &listed, c.want_event) {
             return Ok(done);
         }
         let cl_barrier = barrier && queue.raw.out_of_order;
-        submit_node(queue, command, node, waits, c.want_event, |w, ev| marker(cl, cl_barrier, w, ev))
+        submit(queue, command, barrier, waits, c.want_event, |w, ev| marker(cl, cl_barrier, w, ev))
     }
 
     fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
-        let waits: Vec<&Event> = waits.iter().collect();
+        let listed: Vec<&Event> = waits.iter().collect();
         // SAFETY: `run_on_host` runs it only over memory of a live USM
         // allocation that the host addresses and no command still running
         // can touch.
         let run = || unsafe { fill_on_host(f.dst, f.pattern, f.size) };
-        if let Some(done) = run_on_host(queue, UR_COMMAND_USM_FILL, &waits, c.want_event, (f.in_usm, f.size), run) {
+        if let Some(done) = run_on_host(queue, UR_COMMAND_USM_FILL, &listed, c.want_event, (f.in_usm, f.size), run) {
             return done;
         }
         let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
-        submit(queue, UR_COMMAND_USM_FILL, waits, c.want_event, |w, ev| {
+        submit(queue, UR_COMMAND_USM_FILL, false, waits, c.want_event, |w, ev| {
             memory::enqueue_fill(ctx, cl, f.dst, f.pattern, f.size, w, ev)
         })
     }
 
     /// A blocking copy returns once done.
     fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
-        let waits: Vec<&Event> = waits.iter().collect();
+        let listed: Vec<&Event> = waits.iter().collect();
         // SAFETY: as for a fill, for both ranges; the core refused
         // overlapping ones, and `copy` would take them anyway.
         let run = || unsafe { std::ptr::copy(m.src as *const u8, m.dst as *mut u8, m.size) };
-        if let Some(done) = run_on_host(queue, UR_COMMAND_USM_MEMCPY, &waits, c.want_event, (m.in_usm, m.size), run) {
+        if let Some(done) = run_on_host(queue, UR_COMMAND_USM_MEMCPY, &listed, c.want_event, (m.in_usm, m.size), run) {
             return done;
         }
         let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
-        submit(queue, UR_COMMAND_USM_MEMCPY, waits, c.want_event, |w, ev| {
+        submit(queue, UR_COMMAND_USM_MEMCPY, false, waits, c.want_event, |w, ev| {
             memory::enqueue_copy(ctx, cl, c.blocking, m.dst, m.src, m.size, w, ev)
         })
     }
@@ -452,7 +427,7 @@ impl RawQueue<OpenCl> for QueueCl {
     /// One fill when the rows are contiguous, else one per row.
     fn fill_2d(queue: &Queue, f: UsmFill2D<'_>, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
         let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
-        submit(queue, UR_COMMAND_USM_FILL_2D, waits.iter(), c.want_event, |w, ev| {
+        submit(queue, UR_COMMAND_USM_FILL_2D, false, waits, c.want_event, |w, ev| {
             if f.pitch == f.width {
                 return memory::enqueue_fill(ctx, cl, f.dst, f.pattern, f.width * f.height, w, ev);
             }
@@ -465,7 +440,7 @@ impl RawQueue<OpenCl> for QueueCl {
     /// One copy when both sides' rows are contiguous, else one per row.
     fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
         let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
-        submit(queue, UR_COMMAND_USM_MEMCPY_2D, waits.iter(), c.want_event, |w, ev| {
+        submit(queue, UR_COMMAND_USM_MEMCPY_2D, false, waits, c.want_event, |w, ev| {
             if m.src_pitch == m.width && m.dst_pitch == m.width {
                 return memory::enqueue_copy(ctx, cl, c.blocking, m.dst, m.src, m.width * m.height, w, ev);
             }
