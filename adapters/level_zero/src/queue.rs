@@ -1,8 +1,8 @@
 //! Queues: the core's `Queue` with a [`QueueZe`] as its raw part (one
-//! immediate command list each), and `impl RawQueue`; [`submit`], the one
-//! place every command passes: its wait list translated, its Level Zero
-//! event taken, its node recorded in the context's async pool engine, and
-//! the command kept until seen to complete.
+//! immediate command list each), and `impl RawQueue`; [`submit`], how
+//! every command passes the core's submission path (which translates its
+//! wait list and records its node), and [`append_given`], its append: its
+//! Level Zero event taken and the command kept until seen to complete.
 //!
 //! A Level Zero command list does not order its commands by itself, so on
 //! an in-order queue every command also waits for the event of the one
@@ -39,7 +39,7 @@ use ur_core::hal::{Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D};
 use ur_core::handle::arc_of;
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use ur_core::queue::object::{Enqueued, RawQueue};
-use ur_core::queue::{record_new, EngineCommand, Node};
+use ur_core::queue::{EngineCommand, Node};
 use ur_core::*;
 
 /// What a command waits on, as Level Zero events.
@@ -91,24 +91,29 @@ impl QueueZe {
     }
 }
 
-/// Appends one command. `append` gets the list, the event the command
-/// must signal, and the events it must wait on. The command's event is
-/// returned when `want_event`.
+/// Appends one command through the core's submission path
+/// (`ur_core::queue::submit`), which translates the wait list and records
+/// the command's node; a barrier also holds back later commands. `append`
+/// gets the list, the event the command must signal, and the events it
+/// must wait on. The command's event is returned when `want_event`.
 pub fn submit(
-    queue: &Arc<Queue>,
+    queue: &Queue,
     command: ur_command_t,
-    node: Node,
-    waits: Waits,
+    barrier: bool,
+    events: Events<'_, LevelZero>,
     want_event: bool,
     keep: Option<Box<[u8]>>,
     append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
 ) -> UrResult<Option<Arc<Event>>> {
-    submit_locked(queue, queue.raw.order.lock(), command, node, waits, want_event, keep, append)
+    ur_core::queue::submit::submit(queue, barrier, events, |order, waits, node| {
+        append_given(&arc_of(queue), order, command, node, waits, want_event, keep, append)
+    })
 }
 
-/// [`submit`] under an order lock taken earlier (when the engine recorded
-/// the command's node).
-pub fn submit_locked(
+/// Appends the command of `node`, recorded already (by the core's
+/// submission path, or by the engine for an async allocation or free),
+/// under the order lock taken when it was recorded.
+pub fn append_given(
     queue: &Arc<Queue>,
     mut order: MutexGuard<'_, Order>,
     command: ur_command_t,
@@ -118,17 +123,10 @@ pub fn submit_locked(
     keep: Option<Box<[u8]>>,
     append: impl FnOnce(ze_command_list_handle_t, ze_event_handle_t, &mut Vec<ze_event_handle_t>) -> Result<(), ze_result_t>,
 ) -> UrResult<Option<Arc<Event>>> {
+    let Node::Given { stamp, deps, .. } = node else { unreachable!("every command is recorded") };
     let in_order = queue.lane.is_in_order();
     let done = queue.context.raw.event_cache(queue.is_profiling()).take()?;
-    let dag = queue.context.engine.dag();
-    let stamp = match node {
-        Node::Barrier => record_new(dag, &queue.lane, true, waits.raw.is_empty(), &waits.stamps),
-        Node::Given { stamp, deps, .. } => {
-            context::add_dependencies(&queue.context, queue, deps, &mut waits.raw);
-            stamp
-        }
-        Node::Command | Node::Untracked => record_new(dag, &queue.lane, false, false, &waits.stamps),
-    };
+    context::add_dependencies(&queue.context, queue, deps, &mut waits.raw);
     if let Some(last) = order.last.as_ref().filter(|_| in_order) {
         waits.raw.push(last.clone());
     }
@@ -138,7 +136,7 @@ pub fn submit_locked(
         // Nothing ran. Out of order the node completes on its own; in
         // order the next command settles it.
         if !in_order {
-            dag.complete(stamp);
+            queue.context.engine.dag().complete(stamp);
         }
         return Err(crate::conv::result(e));
     }
@@ -306,51 +304,46 @@ impl RawQueue<LevelZero> for QueueZe {
     /// empty); hints (prefetch, advice) too: the memory is where host and
     /// device reach it.
     fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let waits = ur_core::queue::submit::translate(queue, waits)?;
-        let node = if command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER { Node::Barrier } else { Node::Command };
-        submit(&arc_of(queue), command, node, waits, c.want_event, None, |l, s, w| barrier(l, s, w))
+        let is_barrier = command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER;
+        submit(queue, command, is_barrier, waits, c.want_event, None, |l, s, w| barrier(l, s, w))
     }
 
     /// A pattern longer than the device fills with is copied from a
     /// buffer of it repeated.
     fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let (this, waits) = (&arc_of(queue), ur_core::queue::submit::translate(queue, waits)?);
         let (dst, size) = (f.dst, f.size);
         if f.pattern.len() > queue.device.raw.facts.max_fill_pattern {
             let bytes = repeated(f.pattern, size);
             let src = bytes.as_ptr() as *const c_void;
-            return submit(this, UR_COMMAND_USM_FILL, Node::Command, waits, c.want_event, Some(bytes), |l, s, w| {
+            return submit(queue, UR_COMMAND_USM_FILL, false, waits, c.want_event, Some(bytes), |l, s, w| {
                 copy(l, dst, src, size, s, w)
             });
         }
         let kept: Box<[u8]> = f.pattern.into();
         let (p, n) = (kept.as_ptr(), kept.len());
-        submit(this, UR_COMMAND_USM_FILL, Node::Command, waits, c.want_event, Some(kept), |l, s, w| {
+        submit(queue, UR_COMMAND_USM_FILL, false, waits, c.want_event, Some(kept), |l, s, w| {
             // SAFETY: `p` points at the kept copy of the pattern.
             fill(l, dst, unsafe { std::slice::from_raw_parts(p, n) }, size, s, w)
         })
     }
 
     fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let waits = ur_core::queue::submit::translate(queue, waits)?;
-        submit(&arc_of(queue), UR_COMMAND_USM_MEMCPY, Node::Command, waits, c.want_event, None, |l, s, w| {
+        submit(queue, UR_COMMAND_USM_MEMCPY, false, waits, c.want_event, None, |l, s, w| {
             copy(l, m.dst, m.src, m.size, s, w)
         })
     }
 
     /// One row pattern, copied to every row.
     fn fill_2d(queue: &Queue, f: UsmFill2D<'_>, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let waits = ur_core::queue::submit::translate(queue, waits)?;
         let row = repeated(f.pattern, f.width);
         let src = row.as_ptr() as *const c_void;
-        submit(&arc_of(queue), UR_COMMAND_USM_FILL_2D, Node::Command, waits, c.want_event, Some(row), |l, s, w| {
+        submit(queue, UR_COMMAND_USM_FILL_2D, false, waits, c.want_event, Some(row), |l, s, w| {
             rows(l, f.height, s, w, |r, w| copy(l, at(f.dst, r * f.pitch), src, f.width, std::ptr::null_mut(), w))
         })
     }
 
     fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        let waits = ur_core::queue::submit::translate(queue, waits)?;
-        submit(&arc_of(queue), UR_COMMAND_USM_MEMCPY_2D, Node::Command, waits, c.want_event, None, |l, s, w| {
+        submit(queue, UR_COMMAND_USM_MEMCPY_2D, false, waits, c.want_event, None, |l, s, w| {
             rows(l, m.height, s, w, |r, w| {
                 copy(l, at(m.dst, r * m.dst_pitch), at(m.src, r * m.src_pitch), m.width, std::ptr::null_mut(), w)
             })
@@ -395,7 +388,7 @@ impl RawQueue<LevelZero> for QueueZe {
             }
         }
         let (ptr, zero) = (c.ptr, c.zero);
-        submit_locked(this, order, c.command, Node::of(&c), waits, c.want_event, None, |l, s, w| match zero {
+        append_given(this, order, c.command, Node::of(&c), waits, c.want_event, None, |l, s, w| match zero {
             Some(bytes) => fill(l, ptr, &[0u8], bytes, s, w),
             None => barrier(l, s, w),
         })
