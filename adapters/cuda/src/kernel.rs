@@ -329,8 +329,7 @@ impl RawKernel<Cuda> for KernelCu {
             })
             .collect();
         let range = NdRange { offset: range.offset, global: range.global, local: range.local };
-        let waits: Vec<&Event> = waits.iter().collect();
-        enqueue_launch(queue, kernel, range, &args, cooperative, &waits, want_event)
+        enqueue_launch(queue, kernel, range, &args, cooperative, waits, want_event)
     }
 }
 
@@ -348,7 +347,7 @@ pub fn enqueue_launch(
     range: NdRange,
     args: &[(u32, Arg)],
     cooperative: bool,
-    wait: &[&Event],
+    events: Events<'_, Cuda>,
     want_event: bool,
 ) -> UrResult<Option<Arc<Event>>> {
     let device = &queue.device;
@@ -407,5 +406,5 @@ pub fn enqueue_launch(
         // large as the parameter; the driver copies them.
         unsafe { driver::launch_kernel(function, &dims_out, s.raw(), &mut pointers, cooperative) }.cu()
     };
-    Ok(submit(queue, UR_COMMAND_KERNEL_LAUNCH, wait, want_event, work)?.event)
+    Ok(submit(queue, UR_COMMAND_KERNEL_LAUNCH, events, want_event, work)?.event)
 }

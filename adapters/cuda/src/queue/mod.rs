@@ -395,19 +395,19 @@ impl RawQueue<Cuda> for QueueCu {
     /// Prefetch and advice are real here: only waits and barriers come.
     fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
         let barrier = command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER;
-        wait_events(queue, &waits.iter().collect::<Vec<_>>(), barrier, c.want_event)
+        wait_events(queue, waits, barrier, c.want_event)
     }
 
     fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
-        usm_fill(queue, f.dst, f.pattern, f.size, &waits.iter().collect::<Vec<_>>(), c.want_event)
+        usm_fill(queue, f.dst, f.pattern, f.size, waits, c.want_event)
     }
 
     fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
-        usm_memcpy(queue, false, m.dst, m.src, m.size, &waits.iter().collect::<Vec<_>>(), c.want_event)
+        usm_memcpy(queue, false, m.dst, m.src, m.size, waits, c.want_event)
     }
 
     fn prefetch(queue: &Queue, h: UsmHint, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
-        usm_prefetch(queue, h.ptr, h.size, h.flags, &waits.iter().collect::<Vec<_>>(), c.want_event)
+        usm_prefetch(queue, h.ptr, h.size, h.flags, waits, c.want_event)
     }
 
     fn advise(queue: &Queue, h: UsmHint, c: Completion) -> Enqueued<Cuda> {
@@ -439,6 +439,22 @@ impl RawQueue<Cuda> for QueueCu {
         queue.context.raw.start_tracking();
         queue.raw.mark_tracked();
         Ok(begin_submit(queue))
+    }
+
+    /// A command of the queue's own takes the submit lock without starting
+    /// tracking: plain commands alone never make the context record.
+    fn command_order(queue: &Queue) -> UrResult<Submitting<'_>> {
+        Ok(begin_submit(queue))
+    }
+
+    /// Once the context tracks commands (from its first async allocation
+    /// or free on), and the queue is then marked tracked.
+    fn records(queue: &Queue) -> bool {
+        let tracking = queue.context.raw.tracking();
+        if tracking {
+            queue.raw.mark_tracked();
+        }
+        tracking
     }
 
     /// A zeroing memset, or nothing on the stream: the command's place in

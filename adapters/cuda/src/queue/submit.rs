@@ -2,14 +2,15 @@
 //! engine's graph and its event, under the queue's submit lock; event waits
 //! and barriers.
 
-use super::tracking::stamps_of;
 use super::{wait_for, Queue, QueueCu};
 use crate::conv::CuExt;
 use crate::driver::{CuEvent, Stream};
 use crate::event::{now_ns, Event};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use ur_core::queue::{record_new, Node};
+use ur_core::hal::Events;
+use ur_core::queue::Node;
+use crate::Cuda;
 use ur_core::lock_order::MutexGuard;
 use ur_core::*;
 
@@ -103,18 +104,21 @@ impl QueueCu {
     }
 }
 
-/// Submits one command to `queue`: picks its stream, orders it after
-/// `wait`, runs `work` to enqueue the CUDA operations, and records an
-/// event after it when the caller wants one.
+/// Submits one command to `queue` through the core's submission path
+/// (`ur_core::queue::submit`), which records its node while the context
+/// tracks commands: picks its stream, orders it after `events`, runs
+/// `work` to enqueue the CUDA operations, and records an event after it
+/// when the caller wants one.
 pub fn submit<T>(
     queue: &Queue,
     command: ur_command_t,
-    wait: &[&Event],
+    events: Events<'_, Cuda>,
     want_event: bool,
     work: impl FnOnce(&Stream) -> UrResult<T>,
 ) -> UrResult<Submitted<T>> {
-    let submitting = begin_submit(queue);
-    submit_node(queue, &submitting, command, wait, Node::Command, want_event, work)
+    ur_core::queue::submit::submit(queue, false, events, |submitting, waits, node| {
+        submit_node(queue, &submitting, command, &waits.raw, node, want_event, work)
+    })
 }
 
 /// [`submit`] for a command whose place in the graph is given, under the
@@ -166,8 +170,9 @@ fn submit_unlocked<T>(
     let mut on_stream = wait_for(queue, stream, wait)?;
     let host_only = matches!(node, Node::Given { on_device: false, .. });
     let stamp = match node {
-        // Recorded by the engine under `RawQueue::order`, which marked the
-        // queue tracked.
+        // Recorded by the core's submission path, or by the engine for an
+        // async allocation or free (under `RawQueue::order`, which marked
+        // the queue tracked).
         Node::Given { stamp, deps, .. } => {
             for &d in deps {
                 if let Some(e) = queue.context.raw.event_covering(d, queue) {
@@ -178,13 +183,7 @@ fn submit_unlocked<T>(
             Some(stamp)
         }
         Node::Untracked => None,
-        _ if !queue.context.raw.tracking() => None,
-        Node::Command | Node::Barrier => {
-            q.mark_tracked();
-            let barrier = matches!(node, Node::Barrier);
-            let stamps = stamps_of(&queue.context, wait);
-            Some(record_new(queue.context.engine.dag(), &queue.lane, barrier, wait.is_empty(), &stamps))
-        }
+        Node::Command | Node::Barrier => unreachable!("the core's submission path records new commands"),
     };
     // Only a timed event reports when its command was queued.
     let queued = if want_event && q.profiling() { now_ns() } else { 0 };
@@ -245,51 +244,28 @@ fn submit_unlocked<T>(
 /// `urEnqueueEventsWait` (`barrier == false`) and
 /// `urEnqueueEventsWaitWithBarrier`. An empty list means every command
 /// submitted before; a barrier also holds back every command after it.
-pub fn wait_events(
-    queue: &Queue,
-    wait: &[&Event],
-    barrier: bool,
-    want_event: bool,
-) -> UrResult<Option<Arc<Event>>> {
+pub fn wait_events(queue: &Queue, events: Events<'_, Cuda>, barrier: bool, want_event: bool) -> UrResult<Option<Arc<Event>>> {
     let q = &queue.raw;
-    let submitting = begin_submit(queue);
     queue.device.raw.activate()?;
-    let command = if barrier {
-        UR_COMMAND_EVENTS_WAIT_WITH_BARRIER
-    } else {
-        UR_COMMAND_EVENTS_WAIT
-    };
+    let command = if barrier { UR_COMMAND_EVENTS_WAIT_WITH_BARRIER } else { UR_COMMAND_EVENTS_WAIT };
     // A barrier on several streams needs an event to hold the others back.
     let spread = barrier && !q.is_in_order();
     // A plain wait with an empty list follows everything before it but
     // holds nothing back; the graph can only say less than that, which
     // is safe (a missed reuse at worst).
-    let node = if barrier {
-        Node::Barrier
-    } else {
-        Node::Command
-    };
-    let joined = |s: &Stream| {
-        if wait.is_empty() {
-            q.join_other_streams(s)
-        } else {
-            Ok(())
+    let everything_before = events.is_empty();
+    let joined = |s: &Stream| if everything_before { q.join_other_streams(s) } else { Ok(()) };
+    ur_core::queue::submit::submit(queue, barrier, events, |submitting, waits, node| {
+        let done = submit_node(queue, &submitting, command, &waits.raw, node, want_event || spread, joined)?.event;
+        if spread {
+            // Under the submit lock: no later command may land on another
+            // stream before that stream waits for the barrier.
+            let gate = done.as_ref().and_then(|e| e.raw.cu_event()).ok_or(UR_RESULT_ERROR_UNKNOWN)?;
+            let gate_stream = done.as_ref().map_or(0, |e| e.raw.stream);
+            for other in q.streams.iter().filter(|s| s.raw() as usize != gate_stream) {
+                other.wait(gate.raw()).cu()?;
+            }
         }
-    };
-    let done = submit_node(queue, &submitting, command, wait, node, want_event || spread, joined)?.event;
-    if spread {
-        let gate = done
-            .as_ref()
-            .and_then(|e| e.raw.cu_event())
-            .ok_or(UR_RESULT_ERROR_UNKNOWN)?;
-        let gate_stream = done.as_ref().map_or(0, |e| e.raw.stream);
-        for other in q
-            .streams
-            .iter()
-            .filter(|s| s.raw() as usize != gate_stream)
-        {
-            other.wait(gate.raw()).cu()?;
-        }
-    }
-    Ok(if want_event { done } else { None })
+        Ok(if want_event { done } else { None })
+    })
 }

@@ -7,6 +7,8 @@ use crate::conv::{self, CuExt};
 use crate::driver::{self, Stream};
 use std::ffi::c_void;
 use std::sync::Arc;
+use ur_core::hal::Events;
+use crate::Cuda;
 use ur_core::*;
 
 /// Enqueues a fill of `size` bytes at `dst` with a `pattern` that repeats
@@ -47,11 +49,11 @@ pub fn usm_fill(
     dst: *mut c_void,
     pattern: &[u8],
     size: usize,
-    wait: &[&Event],
+    events: Events<'_, Cuda>,
     want_event: bool,
 ) -> UrResult<Option<Arc<Event>>> {
     let work = |s: &Stream| fill(s, dst as usize, pattern, size);
-    Ok(submit(queue, UR_COMMAND_USM_FILL, wait, want_event, work)?.event)
+    Ok(submit(queue, UR_COMMAND_USM_FILL, events, want_event, work)?.event)
 }
 
 /// `urEnqueueUSMMemcpy`; a blocking copy returns once it has completed.
@@ -61,11 +63,11 @@ pub fn usm_memcpy(
     dst: *mut c_void,
     src: *const c_void,
     size: usize,
-    wait: &[&Event],
+    events: Events<'_, Cuda>,
     want_event: bool,
 ) -> UrResult<Option<Arc<Event>>> {
     let Submitted { event, .. } =
-        submit(queue, UR_COMMAND_USM_MEMCPY, wait, want_event || blocking, |s| {
+        submit(queue, UR_COMMAND_USM_MEMCPY, events, want_event || blocking, |s| {
             // SAFETY: unified addressing tells the driver where each side is;
             // the caller vouches for both ranges.
             unsafe { driver::memcpy_async(dst as u64, src as u64, size, s.raw()) }.cu()
@@ -83,7 +85,7 @@ pub fn usm_prefetch(
     ptr: *const c_void,
     size: usize,
     flags: ur_usm_migration_flags_t,
-    wait: &[&Event],
+    events: Events<'_, Cuda>,
     want_event: bool,
 ) -> UrResult<Option<Arc<Event>>> {
     let shared = crate::memory::usm_lookup(&queue.context, ptr as usize).map(|(_, _, kind)| kind) == Some(UsmKind::Shared);
@@ -97,7 +99,7 @@ pub fn usm_prefetch(
         }
         Ok(())
     };
-    Ok(submit(queue, UR_COMMAND_USM_PREFETCH, wait, want_event, prefetch)?.event)
+    Ok(submit(queue, UR_COMMAND_USM_PREFETCH, events, want_event, prefetch)?.event)
 }
 
 /// `urEnqueueUSMAdvise`: advice for shared memory; other memory has
@@ -120,5 +122,5 @@ pub fn usm_advise(
         }
         Ok(())
     };
-    Ok(submit(queue, UR_COMMAND_USM_ADVISE, &[], want_event, advise)?.event)
+    Ok(submit(queue, UR_COMMAND_USM_ADVISE, Events::none(), want_event, advise)?.event)
 }
