@@ -15,9 +15,13 @@ use std::sync::{Arc, Weak};
 
 /// The backend's side of a pool. Each function gets the whole pool.
 pub trait RawPool<B: Backend>: Send + Sync + Sized + 'static {
+    /// The least slab an engine pool takes from the driver, unless the
+    /// pool's descriptor names one; `None`: the engine's default.
+    const MIN_SLAB_SIZE: Option<usize> = None;
     /// A new engine pool for the pool's `kind` memory, from `context` (the
-    /// pool's), with `config`, serving `device` (none for host memory, or
-    /// for shared memory of a pool of every device).
+    /// pool's), with `config` (its least slab [`Self::MIN_SLAB_SIZE`]),
+    /// serving `device` (none for host memory, or for shared memory of a
+    /// pool of every device).
     fn make_engine_pool(
         pool: &UsmPool<B>,
         kind: UsmKind,
@@ -40,8 +44,14 @@ pub trait RawPool<B: Backend>: Send + Sync + Sized + 'static {
     /// Runs when the user's last reference goes (see
     /// `UrObject::last_user_release`); internal holders may keep the pool.
     fn last_user_release(_pool: &UsmPool<B>) {}
-    /// Runs once as the pool goes, before its fields drop.
-    fn release(_pool: &mut UsmPool<B>) {}
+    /// Runs once as the pool goes, before its fields drop. By default the
+    /// engine pools with blocks still live stay with the context until
+    /// those are freed.
+    fn release(pool: &mut UsmPool<B>) {
+        if let Some(context) = pool.base.context() {
+            context.pools.keep_until_freed(&pool.base.engine);
+        }
+    }
 }
 
 /// A UR USM pool: `urUSMPoolCreate`, `urUSMPoolCreateExp`, or a device's
@@ -104,7 +114,10 @@ impl<B: Backend> UsmPool<B> {
     /// (see `PoolBase::engine_pool`).
     #[inline]
     pub fn engine_pool(&self, kind: UsmKind, device: Option<&Device<B>>) -> UrResult<&Arc<engine::Pool>> {
-        self.base.engine_pool(kind, device, |context, config, serving| {
+        self.base.engine_pool(kind, device, |context, mut config, serving| {
+            if let Some(least) = B::RawPool::MIN_SLAB_SIZE.filter(|_| config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE) {
+                config.min_slab_size = least;
+            }
             B::RawPool::make_engine_pool(self, kind, context, config, serving)
         })
     }

@@ -185,6 +185,8 @@ pub struct ZePool {
 }
 
 impl RawPool<LevelZero> for ZePool {
+    const MIN_SLAB_SIZE: Option<usize> = Some(SLAB_SIZE);
+
     /// Driver memory in slabs of [`SLAB_SIZE`]. A pool of `urUSMPoolCreate`
     /// keeps each device's device memory apart; its host and shared memory
     /// serve every device of the context.
@@ -192,24 +194,13 @@ impl RawPool<LevelZero> for ZePool {
         pool: &UsmPool,
         kind: UsmKind,
         context: Arc<Context>,
-        mut config: engine::PoolConfig,
+        config: engine::PoolConfig,
         serving: Option<&Arc<Device>>,
     ) -> UrResult<Arc<engine::Pool>> {
-        if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
-            config.min_slab_size = SLAB_SIZE;
-        }
         let (ze, slabs) = (context.raw.ze.clone(), context.slabs.clone());
         Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &pool.me, kind, serving, |owner| {
             Arc::new(ZeMemory { context: ze, slabs, owner })
         }))
-    }
-
-    /// Blocks still live keep their engine pool: the context holds it until
-    /// they are freed.
-    fn release(pool: &mut UsmPool) {
-        if let Some(context) = pool.base.context() {
-            context.pools.keep_until_freed(&pool.base.engine);
-        }
     }
 }
 

@@ -370,6 +370,8 @@ pub struct PoolCl {
 }
 
 impl RawPool<OpenCl> for PoolCl {
+    const MIN_SLAB_SIZE: Option<usize> = Some(SLAB_SIZE);
+
     /// The runtime's USM (or SVM) memory, in slabs of [`SLAB_SIZE`]. A pool
     /// of `urUSMPoolCreate` keeps each device's device memory apart; its
     /// host and shared memory belong to no device and serve every device
@@ -378,24 +380,13 @@ impl RawPool<OpenCl> for PoolCl {
         pool: &UsmPool,
         kind: UsmKind,
         context: Arc<Context>,
-        mut config: engine::PoolConfig,
+        config: engine::PoolConfig,
         serving: Option<&&'static Device>,
     ) -> UrResult<Arc<engine::Pool>> {
-        if config.min_slab_size == engine::config::DEFAULT_SLAB_SIZE {
-            config.min_slab_size = SLAB_SIZE;
-        }
         let (raw, slabs) = (crate::context::raw_usm(&context), context.slabs.clone());
         Ok(SlabOwner::new_engine_pool(context.engine.dag().clone(), config, &pool.me, kind, serving, |owner| {
             Arc::new(ClMemory::new(raw, slabs, owner))
         }))
-    }
-
-    /// Blocks still live keep their engine pool: the context holds it until
-    /// they are freed.
-    fn release(pool: &mut UsmPool) {
-        if let Some(context) = pool.base.context() {
-            context.pools.keep_until_freed(&pool.base.engine);
-        }
     }
 }
 
