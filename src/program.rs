@@ -70,6 +70,15 @@ pub trait RawProgram<B: Backend>: Send + Sync + Sized + 'static {
     }
 }
 
+/// `urKernelCreateWithNativeHandle`'s arguments, checked.
+pub struct NativeKernel<'a, B: Backend> {
+    pub handle: ur_native_handle_t,
+    pub context: &'a Context<B>,
+    /// The program named, a program of `context`.
+    pub program: Option<&'a Program<B>>,
+    pub ownership: NativeOwnership,
+}
+
 /// The driver's side of a kernel. Each function gets the whole kernel.
 pub trait RawKernel<B: Backend>: Send + Sync + Sized + 'static {
     /// False for a backend without kernels ([`NoKernel`]).
@@ -89,12 +98,7 @@ pub trait RawKernel<B: Backend>: Send + Sync + Sized + 'static {
         Err(UNSUPPORTED)
     }
     fn native_handle(kernel: &Kernel<B>) -> UrResult<ur_native_handle_t>;
-    fn from_native(
-        _native: ur_native_handle_t,
-        _context: &Context<B>,
-        _program: Option<&Program<B>>,
-        _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Kernel<B>>> {
+    fn from_native(_native: NativeKernel<'_, B>) -> UrResult<Arc<Kernel<B>>> {
         Err(UNSUPPORTED)
     }
     /// Launches on `queue`; `cooperative` asks for a cooperative launch.

@@ -2,7 +2,7 @@
 
 use super::{deliver, obj, optional, wait_list};
 use crate::abi::*;
-use crate::program::{Kernel, Program, RawKernel};
+use crate::program::{Kernel, NativeKernel, Program, RawKernel};
 use crate::context::Context;
 use crate::boundary::{ffi_call, for_each_in_chain, native_args, non_null, slice_arg, write_out};
 use crate::hal::{Backend, KernelArg, NdRange};
@@ -89,7 +89,7 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
         if program.is_some_and(|p| !std::ptr::eq(&*p.context, context)) {
             return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
         }
-        write_out(out, handle::into_handle(B::RawKernel::from_native(native, context, program, ownership)?))
+        write_out(out, handle::into_handle(B::RawKernel::from_native(NativeKernel { handle: native, context, program, ownership })?))
     })
 }
 

@@ -6,7 +6,7 @@ use crate::device::Device;
 use crate::context::Context;
 use crate::boundary::{chained_queue_flags, check_queue_properties_chain, ffi_call, native_args, non_null, write_out};
 use crate::hal::Backend;
-use crate::queue::object::{Queue, RawQueue};
+use crate::queue::object::{NativeQueue, Queue, RawQueue};
 use crate::handle;
 
 fn both(flags: ur_queue_flags_t, a: ur_queue_flag_t, b: ur_queue_flag_t) -> bool {
@@ -77,7 +77,7 @@ pub(super) unsafe extern "C" fn create_with_native_handle<B: Backend>(
         }
         // libsycl chains the queue's flags (`ur_queue_properties_t`).
         let flags = chained_queue_flags(chain)?;
-        let queue = B::RawQueue::from_native(native, context, device, flags, ownership)?;
+        let queue = B::RawQueue::from_native(NativeQueue { handle: native, context, device, flags, ownership })?;
         write_out(out, handle::into_handle(queue))
     })
 }

@@ -19,6 +19,17 @@ use crate::UrResult;
 use core::ffi::c_void;
 use std::sync::{Arc, OnceLock, Weak};
 
+/// `urQueueCreateWithNativeHandle`'s arguments, checked.
+pub struct NativeQueue<'a, B: Backend> {
+    pub handle: ur_native_handle_t,
+    pub context: &'a Context<B>,
+    /// The device named, a device of `context`.
+    pub device: Option<&'a Device<B>>,
+    /// The flags of a chained `ur_queue_properties_t`.
+    pub flags: ur_queue_flags_t,
+    pub ownership: NativeOwnership,
+}
+
 /// What enqueueing a command gives: its event, when one was asked for.
 pub type Enqueued<B> = UrResult<Option<Arc<Event<B>>>>;
 
@@ -29,13 +40,7 @@ pub trait RawQueue<B: Backend>: Send + Sync + Sized + 'static {
     /// device-side flags refused) on a device of the context; the backend
     /// makes its raw part and hands it to [`Queue::new`].
     fn create(context: &Context<B>, device: &Device<B>, flags: ur_queue_flags_t) -> UrResult<Arc<Queue<B>>>;
-    fn from_native(
-        _native: ur_native_handle_t,
-        _context: &Context<B>,
-        _device: Option<&Device<B>>,
-        _flags: ur_queue_flags_t,
-        _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Queue<B>>> {
+    fn from_native(_native: NativeQueue<'_, B>) -> UrResult<Arc<Queue<B>>> {
         Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     }
     fn native_handle(_queue: &Queue<B>) -> UrResult<ur_native_handle_t> {

@@ -8,7 +8,7 @@ use crate::boundary::NativeOwnership;
 use crate::engine::{self, PoolConfig, QueueOrder, Stamp, UsmKind};
 use crate::hal::{Completion, Events, UsmCommand, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D, UsmHint};
 use crate::device::{Device, Platform, RawDevice, RawPlatform};
-use crate::queue::object::{Enqueued, Queue, RawQueue};
+use crate::queue::object::{Enqueued, NativeQueue, Queue, RawQueue};
 use crate::queue::{EngineCommand, Node, Waits};
 use super::context::TContext;
 use super::memory::{HostSlabs, TSlabOwner};
@@ -250,13 +250,8 @@ impl RawQueue<B> for TQueueRaw {
         record("queue.native_handle", String::new());
         Ok(NATIVE_OBJECT)
     }
-    fn from_native(
-        native: ur_native_handle_t,
-        context: &TContext,
-        device: Option<&TDevice>,
-        flags: ur_queue_flags_t,
-        ownership: NativeOwnership,
-    ) -> UrResult<Arc<TQueue>> {
+    fn from_native(native: NativeQueue<'_, B>) -> UrResult<Arc<TQueue>> {
+        let NativeQueue { handle: native, context, device, flags, ownership } = native;
         record("queue.from_native", format!("{native:#x} {device:?} flags={flags:#x} {ownership:?}"));
         Ok(new_queue(context, device.unwrap_or(&context.devices[0]), flags))
     }

@@ -8,7 +8,7 @@ use crate::abi::*;
 use crate::boundary::NativeOwnership;
 use crate::hal::{Events, KernelArg, NdRange};
 use crate::handle::{arc_of, handle_of};
-use crate::program::{Kernel, Program, RawKernel, RawProgram};
+use crate::program::{Kernel, NativeKernel, Program, RawKernel, RawProgram};
 use crate::info::InfoOut;
 use crate::UrResult;
 use core::ffi::c_void;
@@ -159,12 +159,8 @@ impl RawKernel<B> for TKernelRaw {
         record("kernel.native_handle", String::new());
         Ok(NATIVE_OBJECT)
     }
-    fn from_native(
-        native: ur_native_handle_t,
-        _context: &TContext,
-        program: Option<&TProgram>,
-        ownership: NativeOwnership,
-    ) -> UrResult<Arc<TKernel>> {
+    fn from_native(native: NativeKernel<'_, B>) -> UrResult<Arc<TKernel>> {
+        let NativeKernel { handle: native, context: _, program, ownership } = native;
         record("kernel.from_native", format!("{native:#x} {:?} {ownership:?}", program.map(handle_of)));
         let program = program.ok_or(UR_RESULT_ERROR_INVALID_NULL_HANDLE)?;
         Ok(new_kernel(program, c"native"))

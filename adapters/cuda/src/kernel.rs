@@ -3,7 +3,6 @@
 //! (`urEnqueueKernelLaunchWithArgsExp`). A kernel is the core's [`Kernel`];
 //! [`KernelCu`] keeps the name, the functions and the parameter layout.
 
-use crate::context::Context;
 use crate::device::Device;
 use crate::event::Event;
 use crate::program::Program;
@@ -13,11 +12,10 @@ use crate::driver::{self, CUfunction, FuncAttr, LaunchDims, Module, Stream};
 use crate::Cuda;
 use std::ffi::{c_void, CStr, CString};
 use std::sync::Arc;
-use ur_core::boundary::NativeOwnership;
 use ur_core::hal::{self, Events, KernelArg};
 use ur_core::handle::arc_of;
 use ur_core::info::InfoOut;
-use ur_core::program::RawKernel;
+use ur_core::program::{NativeKernel, RawKernel};
 use ur_core::*;
 
 /// The kernel on one device.
@@ -277,12 +275,8 @@ impl RawKernel<Cuda> for KernelCu {
     ///
     /// A CUDA function does not name the UR program it came from: without
     /// one, `INVALID_NULL_HANDLE`, as the spec allows.
-    fn from_native(
-        native: ur_native_handle_t,
-        _context: &Context,
-        program: Option<&Program>,
-        _ownership: NativeOwnership,
-    ) -> UrResult<Arc<Kernel>> {
+    fn from_native(native: NativeKernel<'_, Cuda>) -> UrResult<Arc<Kernel>> {
+        let NativeKernel { handle: native, context: _, program, ownership: _ } = native;
         let program = program.ok_or(UR_RESULT_ERROR_INVALID_NULL_HANDLE)?;
         let program = arc_of(program);
         let native = native as CUfunction;

@@ -6,7 +6,6 @@ use crate::event::Event;
 use crate::memory;
 use crate::program::{self, Program};
 use crate::queue::Queue;
-use crate::context::Context;
 use crate::conv::{self, check, ClResultExt};
 use crate::OpenCl;
 use cl3::ext as sys;
@@ -17,7 +16,7 @@ use ur_core::boundary::NativeOwnership;
 use ur_core::hal::{Events, KernelArg, NdRange};
 use ur_core::handle::{self, arc_of};
 use ur_core::info::InfoOut;
-use ur_core::program::RawKernel;
+use ur_core::program::{NativeKernel, RawKernel};
 use ur_core::*;
 
 /// A UR kernel of this adapter.
@@ -235,12 +234,8 @@ impl RawKernel<OpenCl> for KernelCl {
     /// given, to its `cl_program`; without one, the kernel's own program is
     /// wrapped (borrowed). A borrowed kernel is retained here and released
     /// with this object; an owned one takes over the caller's reference.
-    fn from_native(
-        native: ur_native_handle_t,
-        context: &Context,
-        program: Option<&Program>,
-        ownership: NativeOwnership,
-    ) -> UrResult<Arc<Kernel>> {
+    fn from_native(native: NativeKernel<'_, OpenCl>) -> UrResult<Arc<Kernel>> {
+        let NativeKernel { handle: native, context, program, ownership } = native;
         let context = &arc_of(context);
         let program = program.map(arc_of);
         let native = native as cl_kernel;

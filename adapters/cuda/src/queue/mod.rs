@@ -40,10 +40,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use ur_core::lock_order::{Mutex, Rank};
 use ur_core::engine::QueueOrder;
-use ur_core::boundary::NativeOwnership;
 use ur_core::engine;
 use ur_core::hal::{Completion, Events, UsmCopy, UsmFill, UsmHint};
-use ur_core::queue::object::{Enqueued, RawQueue};
+use ur_core::queue::object::{Enqueued, NativeQueue, RawQueue};
 use ur_core::queue::{EngineCommand, Waits};
 use ur_core::handle::arc_of;
 use ur_core::*;
@@ -356,13 +355,8 @@ impl RawQueue<Cuda> for QueueCu {
     /// caller chained; one stream is in order whatever they say. Owned,
     /// the stream is destroyed with the queue; borrowed, it is left to its
     /// owner (CUDA streams have no reference count).
-    fn from_native(
-        native: ur_native_handle_t,
-        context: &Context,
-        device: Option<&Device>,
-        flags: ur_queue_flags_t,
-        ownership: NativeOwnership,
-    ) -> UrResult<Arc<Queue>> {
+    fn from_native(native: NativeQueue<'_, Cuda>) -> UrResult<Arc<Queue>> {
+        let NativeQueue { handle: native, context, device, flags, ownership } = native;
         let context = arc_of(context);
         let device = device.map(arc_of);
         let native = native as driver::CUstream;

@@ -23,10 +23,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use sys::{cl_event, cl_int};
-use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{QueueOrder, Seq, Stamp};
 use ur_core::hal::{is_event_wait, Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D};
-use ur_core::queue::object::{Enqueued, RawQueue};
+use ur_core::queue::object::{Enqueued, NativeQueue, RawQueue};
 use ur_core::queue::{EngineCommand, Node};
 use ur_core::handle::arc_of;
 use ur_core::*;
@@ -334,13 +333,8 @@ impl RawQueue<OpenCl> for QueueCl {
     /// caller chained) add the rest of what `UR_QUEUE_INFO_FLAGS` reports.
     /// A borrowed queue is retained here and released with this object; an
     /// owned one takes over the caller's reference.
-    fn from_native(
-        native: ur_native_handle_t,
-        context: &Context,
-        device: Option<&Device>,
-        flags: ur_queue_flags_t,
-        ownership: NativeOwnership,
-    ) -> UrResult<Arc<Queue>> {
+    fn from_native(native: NativeQueue<'_, OpenCl>) -> UrResult<Arc<Queue>> {
+        let NativeQueue { handle: native, context, device, flags, ownership } = native;
         let native = native as sys::cl_command_queue;
         let (context, device) = (arc_of(context), device.map(device::kept));
         let data = |p| cl3::command_queue::get_command_queue_data(native, p);
