@@ -111,9 +111,9 @@ pub struct Context<B: Backend> {
     /// The graph of every queue's commands, and the engine's pools.
     pub engine: Engine,
     pub deleter: ExtendedDeleter,
-    /// Every queue made on the context (`Queue::new` lists it); weak, for
-    /// each queue holds its context.
-    queues: Mutex<Vec<Weak<Queue<B>>>>,
+    /// Every queue made on the context (`Queue::new` lists it), by its
+    /// lane; weak, for each queue holds its context.
+    queues: Mutex<Vec<(LaneId, Weak<Queue<B>>)>>,
     pub raw: B::RawContext,
 }
 
@@ -144,19 +144,21 @@ impl<B: Backend> Context<B> {
     /// Lists a new queue of the context (its constructor does).
     pub(crate) fn add_queue(&self, queue: &Arc<Queue<B>>) {
         let mut queues = self.queues.lock();
-        queues.retain(|w| w.strong_count() > 0);
-        queues.push(Arc::downgrade(queue));
+        queues.retain(|(_, w)| w.strong_count() > 0);
+        queues.push((queue.lane.id(), Arc::downgrade(queue)));
     }
 
-    /// The context's queues that are still alive.
+    /// The context's queues that are still alive. (Copied out: a queue
+    /// must not be dropped, nor asked anything, under the list's lock.)
     pub fn live_queues(&self) -> Vec<Arc<Queue<B>>> {
-        self.queues.lock().iter().filter_map(Weak::upgrade).collect()
+        self.queues.lock().iter().filter_map(|(_, w)| w.upgrade()).collect()
     }
 
     /// The live queue of the context whose lane in the engine's graph is
     /// `lane`.
     pub fn queue_of_lane(&self, lane: LaneId) -> Option<Arc<Queue<B>>> {
-        self.live_queues().into_iter().find(|q| q.lane.id() == lane)
+        let queues = self.queues.lock();
+        queues.iter().find(|(id, _)| *id == lane).and_then(|(_, w)| w.upgrade())
     }
 
 

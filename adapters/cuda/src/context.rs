@@ -11,12 +11,11 @@ use crate::driver::{self, CuEvent};
 use crate::memory::{self};
 use crate::queue::Queue;
 use crate::Cuda;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawContext;
-use ur_core::engine::{self, Lane, LaneId, Stamp};
+use ur_core::engine::{self, Lane, Stamp};
 use ur_core::handle::arc_of;
 use ur_core::log;
 use ur_core::*;
@@ -32,8 +31,6 @@ pub struct ContextCu {
     /// Set when an engine pool is first used: from then on every command is
     /// recorded in the engine's graph.
     tracking: AtomicBool,
-    /// The queue behind each lane, to find events covering its commands.
-    lanes: Mutex<HashMap<LaneId, Weak<Queue>>>,
     /// The lane blocking allocations from engine pools are made on: it
     /// stands for the host and runs no commands.
     host_lane: OnceLock<Arc<Lane>>,
@@ -57,7 +54,6 @@ pub fn new_context(
     let raw = ContextCu {
         kept_pools: Mutex::new(Vec::new()),
         tracking: AtomicBool::new(false),
-        lanes: Mutex::new(HashMap::new()),
         host_lane: OnceLock::new(),
         owned_primary,
     };
@@ -82,6 +78,17 @@ pub fn host_lane(context: &Context) -> &Arc<Lane> {
         .get_or_init(|| context.engine.dag().create_lane(engine::QueueOrder::InOrder))
 }
 
+/// A CUDA event whose completion implies command `s`'s, or `None` when it
+/// has completed (or its queue is gone, which waited for it), for a
+/// command `from` is submitting under its submit lock.
+pub fn event_covering(context: &Context, s: Stamp, from: &Queue) -> Option<Arc<CuEvent>> {
+    let queue = context.queue_of_lane(s.lane)?;
+    if std::ptr::eq(&*queue, from) {
+        return queue.raw.covering_own(s.seq);
+    }
+    queue.raw.event_covering(s.seq)
+}
+
 impl ContextCu {
     /// Whether commands are being recorded for the engine.
     #[inline]
@@ -97,36 +104,6 @@ impl ContextCu {
         if !self.tracking() {
             self.tracking.store(true, Ordering::Release);
         }
-    }
-
-    pub fn register_lane(&self, id: LaneId, queue: Weak<Queue>) {
-        self.lanes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, queue);
-    }
-
-    pub fn unregister_lane(&self, id: LaneId) {
-        self.lanes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id);
-    }
-
-    /// A CUDA event whose completion implies command `s`'s, or `None` when it
-    /// has completed (or its queue is gone, which waited for it), for a
-    /// command `from` is submitting under its submit lock.
-    pub fn event_covering(&self, s: Stamp, from: &Queue) -> Option<Arc<CuEvent>> {
-        let queue = self
-            .lanes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&s.lane)?
-            .upgrade()?;
-        if std::ptr::eq(&*queue, from) {
-            return queue.raw.covering_own(s.seq);
-        }
-        queue.raw.event_covering(s.seq)
     }
 
     /// Keeps the engine pool of a destroyed UR pool while blocks of it live.

@@ -139,7 +139,6 @@ fn new_queue(
         shares_events: AtomicBool::new(shares_events),
     };
     let queue = Queue::new(context, device, flags, lane, raw);
-    queue.context.raw.register_lane(queue.lane.id(), Arc::downgrade(&queue));
     Ok(queue)
 }
 
@@ -507,7 +506,6 @@ impl RawQueue<Cuda> for QueueCu {
                 let _ = s.synchronize();
             }
         }
-        queue.context.raw.unregister_lane(queue.lane.id());
         queue.context.engine.dag().retire_lane(&queue.lane);
     }
 }

@@ -175,7 +175,7 @@ fn submit_unlocked<T>(
         // the queue tracked).
         Node::Given { stamp, deps, .. } => {
             for &d in deps {
-                if let Some(e) = queue.context.raw.event_covering(d, queue) {
+                if let Some(e) = crate::context::event_covering(&queue.context, d, queue) {
                     stream.wait(e.raw()).cu()?;
                     on_stream = true;
                 }
