@@ -26,6 +26,10 @@ use std::sync::TryLockError;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum Rank {
+    /// A kernel's arguments, set on the driver's kernel and read by its
+    /// launch (OpenCL `KernelCl::launch`): held across the launch's
+    /// submission, so before the queue's lock.
+    KernelArgs,
     /// An adapter queue's lock held while it records a command on its lane
     /// and hands it to the driver (OpenCL `Queue::order`, CUDA
     /// `Queue::submit`, Level Zero's queue state, native CPU's `QueueShared::state`):

@@ -12,7 +12,8 @@ use crate::memory::{self};
 use crate::queue::Queue;
 use crate::Cuda;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+use ur_core::lock_order::{Mutex, Rank};
 use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawContext;
 use ur_core::engine::{self, Lane, Stamp};
@@ -52,7 +53,7 @@ pub fn new_context(
         d.raw.activate()?;
     }
     let raw = ContextCu {
-        kept_pools: Mutex::new(Vec::new()),
+        kept_pools: Mutex::new(Rank::EnginePools, Vec::new()),
         tracking: AtomicBool::new(false),
         host_lane: OnceLock::new(),
         owned_primary,
@@ -108,7 +109,7 @@ impl ContextCu {
 
     /// Keeps the engine pool of a destroyed UR pool while blocks of it live.
     pub fn keep_pool(&self, pool: Arc<engine::Pool>) {
-        let mut kept = self.kept_pools.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = self.kept_pools.lock();
         kept.retain(|p| p.live_blocks() > 0);
         kept.push(pool);
     }

@@ -12,7 +12,8 @@ use crate::driver::{self, EventPool, ZeContext};
 use crate::queue::Queue;
 use crate::{ze, LevelZero};
 use level_zero_sys::*;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use ur_core::lock_order::{Mutex, Rank};
 use ur_core::boundary::NativeOwnership;
 use ur_core::engine::{self, Progress, Stamp};
 use ur_core::event::RawEvent;
@@ -39,12 +40,12 @@ unsafe impl Sync for EventCache {}
 
 impl EventCache {
     pub fn new(context: Arc<ZeContext>, timestamps: bool) -> Arc<EventCache> {
-        Arc::new(EventCache { context, timestamps, free: Mutex::new(Vec::new()), pools: Mutex::new(Vec::new()) })
+        Arc::new(EventCache { context, timestamps, free: Mutex::new(Rank::Leaf, Vec::new()), pools: Mutex::new(Rank::Leaf, Vec::new()) })
     }
 
     /// A reset event, from a new pool when none is free.
     pub fn take(self: &Arc<Self>) -> UrResult<Arc<ZeEvent>> {
-        let raw = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let raw = self.free.lock().pop();
         let raw = match raw {
             Some(raw) => raw,
             None => self.grow()?,
@@ -64,8 +65,8 @@ impl EventCache {
             }
         }
         let first = made.pop().expect("one event made");
-        self.free.lock().unwrap_or_else(|e| e.into_inner()).extend(made);
-        self.pools.lock().unwrap_or_else(|e| e.into_inner()).push(pool);
+        self.free.lock().extend(made);
+        self.pools.lock().push(pool);
         Ok(first)
     }
 }
@@ -73,7 +74,7 @@ impl EventCache {
 impl Drop for EventCache {
     fn drop(&mut self) {
         // Every event holds the cache, so all are back and free.
-        for raw in self.free.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        for raw in self.free.get_mut().drain(..) {
             // SAFETY: an event of our pools that nothing uses any more.
             unsafe { ze!(zeEventDestroy(raw)) };
         }
@@ -128,7 +129,7 @@ impl Drop for ZeEvent {
             // module comment), so it may be reset for the next one.
             Origin::Cache(cache) => unsafe {
                 if ze!(zeEventHostReset(self.raw)) == ZE_RESULT_SUCCESS {
-                    cache.free.lock().unwrap_or_else(|e| e.into_inner()).push(self.raw);
+                    cache.free.lock().push(self.raw);
                 } else {
                     // An event that cannot be reset is not reused.
                     ze!(zeEventDestroy(self.raw));

@@ -12,7 +12,8 @@ use crate::queue::{self, Queue, QueueCl};
 use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use ur_core::lock_order::{Mutex, MutexGuard, Rank};
 use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawContext;
 use ur_core::queue::object::RawQueue;
@@ -70,14 +71,14 @@ impl ContextCl {
         ContextCl {
             cl,
             platform,
-            internal_queues: Mutex::new(Vec::new()),
-            orphans: Mutex::new(Vec::new()),
+            internal_queues: Mutex::new(Rank::Leaf, Vec::new()),
+            orphans: Mutex::new(Rank::QueueTrackers, Vec::new()),
             scratch: std::sync::OnceLock::new(),
         }
     }
 
     fn orphans(&self) -> MutexGuard<'_, Vec<Trackers>> {
-        self.orphans.lock().unwrap_or_else(|e| e.into_inner())
+        self.orphans.lock()
     }
 
     /// Takes the trackers of a released queue whose commands have not all
@@ -88,7 +89,7 @@ impl ContextCl {
 
     /// The adapter's own in-order queue on `device`.
     pub(crate) fn internal_queue(&self, device: &Device) -> UrResult<Arc<opencl3::command_queue::CommandQueue>> {
-        let mut queues = self.internal_queues.lock().unwrap_or_else(|e| e.into_inner());
+        let mut queues = self.internal_queues.lock();
         let key = device as *const Device as usize;
         if let Some((_, q)) = queues.iter().find(|(k, _)| *k == key) {
             return Ok(q.clone());

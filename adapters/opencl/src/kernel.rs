@@ -10,7 +10,8 @@ use crate::conv::{self, check, ClResultExt};
 use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::{c_void, CStr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use ur_core::lock_order::{Mutex, Rank};
 use sys::{cl_int, cl_kernel};
 use ur_core::boundary::NativeOwnership;
 use ur_core::hal::{Events, KernelArg, NdRange};
@@ -68,7 +69,7 @@ fn wrap(program: Arc<Program>, cl: opencl3::kernel::Kernel, name: String) -> UrR
             )));
         }
     }
-    Ok(Kernel::new(program, KernelCl { cl, name, num_args, launch: Mutex::new(()) }))
+    Ok(Kernel::new(program, KernelCl { cl, name, num_args, launch: Mutex::new(Rank::KernelArgs, ()) }))
 }
 
 /// Sets one argument of `kernel` (a USM pointer the way its context's
@@ -218,7 +219,7 @@ impl RawKernel<OpenCl> for KernelCl {
                 } else {
                     sys::CL_KERNEL_EXEC_INFO_SVM_PTRS
                 };
-                let _serialized = kernel.raw.launch.lock().unwrap_or_else(|e| e.into_inner());
+                let _serialized = kernel.raw.launch.lock();
                 check(call!(clSetKernelExecInfo(kernel.raw.get(), param, size, value))).ur()
             }
             _ => Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
@@ -290,7 +291,7 @@ impl RawKernel<OpenCl> for KernelCl {
         if !Arc::ptr_eq(&queue.context, &kernel.program.context) {
             return Err(UR_RESULT_ERROR_INVALID_KERNEL);
         }
-        let _serialized = kernel.raw.launch.lock().unwrap_or_else(|e| e.into_inner());
+        let _serialized = kernel.raw.launch.lock();
         for arg in &args {
             set_arg(kernel, arg).map_err(|e| match e {
                 sys::CL_INVALID_ARG_INDEX => UR_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX,
