@@ -170,6 +170,18 @@ impl<B: Backend> Device<B> {
     pub fn is_root(&self) -> bool {
         B::RawDevice::is_root(self)
     }
+    /// `UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN`, in bits (8 when the backend
+    /// cannot say).
+    pub fn mem_base_addr_align_bits(&self) -> u32 {
+        let mut bits: u32 = 0;
+        // SAFETY: `bits` is 4 writable bytes for the answer.
+        let out = unsafe { InfoOut::new(4, (&mut bits as *mut u32).cast(), std::ptr::null_mut()) };
+        match out.and_then(|out| self.info(UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN, out)) {
+            Ok(()) if bits >= 8 => bits,
+            _ => 8,
+        }
+    }
+
     pub fn max_alloc_size(&self) -> u64 {
         B::RawDevice::max_alloc_size(self)
     }

@@ -43,6 +43,10 @@ pub trait Backend: crate::adapter::Backend + Sized {
     /// `NoProgram`/`NoKernel` for a backend that builds none.
     type RawProgram: crate::program::RawProgram<Self>;
     type RawKernel: crate::program::RawKernel<Self>;
+    /// The backend's part of a root buffer (`crate::mem`): `HostStorage`
+    /// where a host-reachable allocation serves every device, `NoMem` where
+    /// buffers are not served yet.
+    type RawMem: crate::mem::RawMem<Self>;
 
     /// The table every handle of this backend carries at offset 0.
     fn ddi() -> &'static ur_dditable_t {
@@ -105,18 +109,22 @@ pub struct Completion {
 
 /// A USM fill, checked. `in_usm`: every range lies inside a live USM
 /// allocation of the queue's context (the core looked them up, so an
-/// adapter need not).
+/// adapter need not). `command`: what its event reports (`USM_FILL`, or
+/// `MEM_BUFFER_FILL` for a buffer's).
 #[derive(Clone, Copy, Debug)]
 pub struct UsmFill<'a> {
+    pub command: ur_command_t,
     pub dst: *mut c_void,
     pub pattern: &'a [u8],
     pub size: usize,
     pub in_usm: bool,
 }
 
-/// A USM copy, checked (the ranges do not overlap); `in_usm` as for a fill.
+/// A USM copy, checked (the ranges do not overlap); `in_usm` and `command`
+/// as for a fill (`USM_MEMCPY`, or a buffer's read, write or copy).
 #[derive(Clone, Copy, Debug)]
 pub struct UsmCopy {
+    pub command: ur_command_t,
     pub dst: *mut c_void,
     pub src: *const c_void,
     pub size: usize,
@@ -174,8 +182,8 @@ impl UsmCommand<'_> {
         match self {
             UsmCommand::Wait { barrier: false } => UR_COMMAND_EVENTS_WAIT,
             UsmCommand::Wait { barrier: true } => UR_COMMAND_EVENTS_WAIT_WITH_BARRIER,
-            UsmCommand::Fill(_) => UR_COMMAND_USM_FILL,
-            UsmCommand::Copy(_) => UR_COMMAND_USM_MEMCPY,
+            UsmCommand::Fill(f) => f.command,
+            UsmCommand::Copy(c) => c.command,
             UsmCommand::Fill2D(_) => UR_COMMAND_USM_FILL_2D,
             UsmCommand::Copy2D(_) => UR_COMMAND_USM_MEMCPY_2D,
             UsmCommand::Prefetch(_) => UR_COMMAND_USM_PREFETCH,

@@ -28,6 +28,7 @@ pub mod info;
 /// cbindgen:ignore
 pub mod lock_order;
 pub mod log;
+pub mod mem;
 /// cbindgen:ignore
 pub mod partition;
 pub mod peer;

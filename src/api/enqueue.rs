@@ -13,7 +13,7 @@ use core::ffi::c_void;
 ///
 /// # Safety
 /// `out` is null or valid for a write.
-unsafe fn submit<B: Backend>(
+pub(super) unsafe fn submit<B: Backend>(
     queue: &Queue<B>,
     command: UsmCommand<'_>,
     waits: Events<'_, B>,
@@ -51,7 +51,7 @@ fn dispatch<B: Backend>(queue: &Queue<B>, command: UsmCommand<'_>, waits: Events
 /// When `ptr` lies in a live USM allocation of the context, `len` bytes from
 /// it must stay inside: else `INVALID_SIZE`. Other pointers are the
 /// backend's to accept or refuse (a CPU device takes host memory).
-fn check_range<B: Backend>(queue: &Queue<B>, ptr: *const c_void, len: usize) -> UrResult<bool> {
+pub(super) fn check_range<B: Backend>(queue: &Queue<B>, ptr: *const c_void, len: usize) -> UrResult<bool> {
     match queue.context.usm_range(ptr) {
         Some((base, size)) if len > size - (ptr as usize - base) => Err(UR_RESULT_ERROR_INVALID_SIZE),
         found => Ok(found.is_some()),
@@ -87,7 +87,7 @@ fn check_2d<B: Backend>(queue: &Queue<B>, regions: &[(*const c_void, usize)], wi
     Ok(())
 }
 
-fn overlaps(a: *const c_void, a_len: usize, b: *const c_void, b_len: usize) -> bool {
+pub(super) fn overlaps(a: *const c_void, a_len: usize, b: *const c_void, b_len: usize) -> bool {
     let (a, b) = (a as usize, b as usize);
     a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
 }
@@ -158,7 +158,7 @@ pub(super) unsafe extern "C" fn usm_fill<B: Backend>(
         let waits = wait_list::<B>(count, list)?;
         // The pattern is read here: the caller may reuse its storage at once.
         let pattern = std::slice::from_raw_parts(pattern as *const u8, pattern_size);
-        submit::<B>(queue, UsmCommand::Fill(UsmFill { dst, pattern, size, in_usm }), waits, false, out)
+        submit::<B>(queue, UsmCommand::Fill(UsmFill { command: UR_COMMAND_USM_FILL, dst, pattern, size, in_usm }), waits, false, out)
     })
 }
 
@@ -184,7 +184,7 @@ pub(super) unsafe extern "C" fn usm_memcpy<B: Backend>(
         }
         let waits = wait_list::<B>(count, list)?;
         let in_usm = dst_in_usm && src_in_usm;
-        submit::<B>(queue, UsmCommand::Copy(UsmCopy { dst, src, size, in_usm }), waits, blocking, out)
+        submit::<B>(queue, UsmCommand::Copy(UsmCopy { command: UR_COMMAND_USM_MEMCPY, dst, src, size, in_usm }), waits, blocking, out)
     })
 }
 

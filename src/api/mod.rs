@@ -110,6 +110,8 @@ mod device;
 mod enqueue;
 mod event;
 mod kernel;
+mod mem;
+mod mem_enqueue;
 mod platform;
 mod program;
 mod queue;
@@ -197,6 +199,16 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
                 pfnCreateWithNativeHandle: program::create_with_native_handle::<B> }
             ProgramExp { pfnBuildExp: program::build_exp::<B>, pfnCompileExp: program::compile_exp::<B>,
                 pfnLinkExp: program::link_exp::<B> }
+        );
+    }
+    if <B::RawMem as crate::mem::RawMem<B>>::SUPPORTED {
+        slots!(d;
+            Mem { pfnBufferCreate: mem::buffer_create::<B>, pfnRetain: retain::<B, crate::mem::Mem<B>>,
+                pfnRelease: release::<B, crate::mem::Mem<B>>, pfnBufferPartition: mem::buffer_partition::<B>,
+                pfnGetNativeHandle: mem::get_native_handle::<B>, pfnGetInfo: mem::get_info::<B> }
+            Enqueue { pfnMemBufferRead: mem_enqueue::buffer_read::<B>, pfnMemBufferWrite: mem_enqueue::buffer_write::<B>,
+                pfnMemBufferCopy: mem_enqueue::buffer_copy::<B>, pfnMemBufferFill: mem_enqueue::buffer_fill::<B>,
+                pfnMemBufferMap: mem_enqueue::buffer_map::<B>, pfnMemUnmap: mem_enqueue::unmap::<B> }
         );
     }
     if <B::RawKernel as crate::program::RawKernel<B>>::SUPPORTED {

@@ -51,6 +51,7 @@ impl crate::hal::Backend for TestBackend {
     type DeviceRef = std::sync::Arc<TDevice>;
     type RawProgram = program::TProgramRaw;
     type RawKernel = program::TKernelRaw;
+    type RawMem = crate::mem::HostStorage;
 }
 
 /// One call the core made into the backend: the method (`"queue.create"`)

@@ -7,7 +7,7 @@
 # Builds every tests/sycl/*.cpp with g++ against the headers of the
 # intel-sycl-rt wheel (objects cached in build/sycl/), then runs each with
 # UR_ADAPTERS_FORCE_LOAD=<adapter> and SYCL_UR_TRACE=-1. Per program it shows
-# the program's PASS/FAIL lines, checks from the trace that libsycl loaded
+# the program's PASS/FAIL (and SKIP) lines, checks from the trace that libsycl loaded
 # exactly our adapter and nothing else, and lists the UR calls that answered
 # with an error (expected ones included: the list is for reading). The full
 # trace is kept in build/sycl/<label>/<program>.trace.
@@ -87,7 +87,7 @@ for name in "${programs[@]}"; do
     timeout "$timeout_s" "$out/$name" >"$trace" 2>&1
   status=$?
   # The program's own lines; the trace lines all start otherwise.
-  grep -E '^(PASS|FAIL|  [a-z]+: |[0-9]+ passed, [0-9]+ failed$)' "$trace"
+  grep -E '^(PASS|FAIL|SKIP|  [a-z]+: |[0-9]+ passed, [0-9]+ failed$)' "$trace"
   p=$(grep -c '^PASS ' "$trace")
   f=$(grep -c '^FAIL ' "$trace")
 

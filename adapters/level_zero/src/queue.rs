@@ -315,20 +315,20 @@ impl RawQueue<LevelZero> for QueueZe {
         if f.pattern.len() > queue.device.raw.facts.max_fill_pattern {
             let bytes = repeated(f.pattern, size);
             let src = bytes.as_ptr() as *const c_void;
-            return submit(queue, UR_COMMAND_USM_FILL, false, waits, c.want_event, Some(bytes), |l, s, w| {
+            return submit(queue, f.command, false, waits, c.want_event, Some(bytes), |l, s, w| {
                 copy(l, dst, src, size, s, w)
             });
         }
         let kept: Box<[u8]> = f.pattern.into();
         let (p, n) = (kept.as_ptr(), kept.len());
-        submit(queue, UR_COMMAND_USM_FILL, false, waits, c.want_event, Some(kept), |l, s, w| {
+        submit(queue, f.command, false, waits, c.want_event, Some(kept), |l, s, w| {
             // SAFETY: `p` points at the kept copy of the pattern.
             fill(l, dst, unsafe { std::slice::from_raw_parts(p, n) }, size, s, w)
         })
     }
 
     fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        submit(queue, UR_COMMAND_USM_MEMCPY, false, waits, c.want_event, None, |l, s, w| {
+        submit(queue, m.command, false, waits, c.want_event, None, |l, s, w| {
             copy(l, m.dst, m.src, m.size, s, w)
         })
     }

@@ -46,7 +46,7 @@ ur_core::adapter_backend! {
     pub struct NativeCpu: UR_BACKEND_NATIVE_CPU, "NATIVE_CPU";
     objects {
         RawPlatform = device::PlatformHost, RawDevice = device::DeviceHost, RawContext = context::ContextHost, RawQueue = std::sync::Arc<queue::QueueShared>, RawEvent = event::CommandState, RawPool = memory::HostPool, DeviceRef = std::sync::Arc<Device>,
-        RawProgram = NoProgram, RawKernel = NoKernel,
+        RawProgram = NoProgram, RawKernel = NoKernel, RawMem = ur_core::mem::HostStorage,
     }
     /// The last release also lets the platform go and joins the workers of
     /// released queues, so that a loader may unload the library afterwards.

@@ -13,6 +13,7 @@ pub mod enqueue;
 pub mod event;
 pub mod kernel;
 pub mod loader;
+pub mod mem;
 pub mod multi_device;
 pub mod native;
 pub mod partition;
@@ -38,6 +39,7 @@ pub fn all() -> Vec<&'static Case> {
         usm::CASES,
         usm_exp::CASES,
         enqueue::CASES,
+        mem::CASES,
         program::CASES,
         kernel::CASES,
         native::CASES,

@@ -189,14 +189,14 @@ fn fill_reaches_the_backend_with_the_pattern_and_where_the_memory_is() {
     let dst = w.alloc(64);
     let mut e = null_mut();
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Enqueue.pfnUSMFill(w.queue, dst.wrapping_byte_add(16), 4, pattern(), 48, 0, null(), &mut e)));
-    let command = UsmCommand::Fill(UsmFill { dst: dst.wrapping_byte_add(16), pattern: &PATTERN, size: 48, in_usm: true });
+    let command = UsmCommand::Fill(UsmFill { command: UR_COMMAND_USM_FILL, dst: dst.wrapping_byte_add(16), pattern: &PATTERN, size: 48, in_usm: true });
     assert_eq!(appended(&calls, "queue.fill"), heard(command, &[], true, false));
     assert_eq!(command_of(e), UR_COMMAND_USM_FILL);
     // Host memory of the caller's own is the backend's to take.
     let mut host = [0u8; 8];
     let dst = host.as_mut_ptr().cast();
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Enqueue.pfnUSMFill(w.queue, dst, 2, pattern(), 8, 0, null(), null_mut())));
-    let command = UsmCommand::Fill(UsmFill { dst, pattern: &PATTERN[..2], size: 8, in_usm: false });
+    let command = UsmCommand::Fill(UsmFill { command: UR_COMMAND_USM_FILL, dst, pattern: &PATTERN[..2], size: 8, in_usm: false });
     assert_eq!(appended(&calls, "queue.fill"), heard(command, &[], false, false));
 }
 
@@ -206,11 +206,11 @@ fn a_blocking_memcpy_waits_for_its_event_and_syncs() {
     let (dst, src) = (w.alloc(32), w.alloc(32));
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Enqueue.pfnUSMMemcpy(w.queue, true, dst, src, 32, 0, null(), null_mut())));
     assert_eq!(methods(&calls), ["queue.copy", "queue.append", "event.wait", "context.collect_pools"]);
-    assert_eq!(calls[0].args, heard(UsmCommand::Copy(UsmCopy { dst, src, size: 32, in_usm: true }), &[], true, true));
+    assert_eq!(calls[0].args, heard(UsmCommand::Copy(UsmCopy { command: UR_COMMAND_USM_MEMCPY, dst, src, size: 32, in_usm: true }), &[], true, true));
     let mut host = [0u8; 32];
     let mut e = null_mut();
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Enqueue.pfnUSMMemcpy(w.queue, false, host.as_mut_ptr().cast(), src, 32, 0, null(), &mut e)));
-    let command = UsmCommand::Copy(UsmCopy { dst: host.as_mut_ptr().cast(), src, size: 32, in_usm: false });
+    let command = UsmCommand::Copy(UsmCopy { command: UR_COMMAND_USM_MEMCPY, dst: host.as_mut_ptr().cast(), src, size: 32, in_usm: false });
     assert_eq!(appended(&calls, "queue.copy"), heard(command, &[], true, false));
     assert_eq!(command_of(e), UR_COMMAND_USM_MEMCPY);
 }

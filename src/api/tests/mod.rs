@@ -93,6 +93,7 @@ mod enqueue;
 mod event;
 mod info;
 mod kernel;
+mod mem;
 mod native;
 mod platform;
 mod program;

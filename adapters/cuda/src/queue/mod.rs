@@ -392,11 +392,11 @@ impl RawQueue<Cuda> for QueueCu {
     }
 
     fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
-        usm_fill(queue, f.dst, f.pattern, f.size, waits, c.want_event)
+        usm_fill(queue, f.command, f.dst, f.pattern, f.size, waits, c.want_event)
     }
 
     fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
-        usm_memcpy(queue, false, m.dst, m.src, m.size, waits, c.want_event)
+        usm_memcpy(queue, m.command, false, m.dst, m.src, m.size, waits, c.want_event)
     }
 
     fn prefetch(queue: &Queue, h: UsmHint, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {

@@ -46,6 +46,7 @@ fn fill(stream: &Stream, dst: usize, pattern: &[u8], size: usize) -> UrResult {
 /// `urEnqueueUSMFill`.
 pub fn usm_fill(
     queue: &Queue,
+    command: ur_command_t,
     dst: *mut c_void,
     pattern: &[u8],
     size: usize,
@@ -53,12 +54,13 @@ pub fn usm_fill(
     want_event: bool,
 ) -> UrResult<Option<Arc<Event>>> {
     let work = |s: &Stream| fill(s, dst as usize, pattern, size);
-    Ok(submit(queue, UR_COMMAND_USM_FILL, events, want_event, work)?.event)
+    Ok(submit(queue, command, events, want_event, work)?.event)
 }
 
 /// `urEnqueueUSMMemcpy`; a blocking copy returns once it has completed.
 pub fn usm_memcpy(
     queue: &Queue,
+    command: ur_command_t,
     blocking: bool,
     dst: *mut c_void,
     src: *const c_void,
@@ -67,7 +69,7 @@ pub fn usm_memcpy(
     want_event: bool,
 ) -> UrResult<Option<Arc<Event>>> {
     let Submitted { event, .. } =
-        submit(queue, UR_COMMAND_USM_MEMCPY, events, want_event || blocking, |s| {
+        submit(queue, command, events, want_event || blocking, |s| {
             // SAFETY: unified addressing tells the driver where each side is;
             // the caller vouches for both ranges.
             unsafe { driver::memcpy_async(dst as u64, src as u64, size, s.raw()) }.cu()

@@ -379,12 +379,12 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
 
     fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
         let command = Command::Fill { dst: usm_ptr(queue, f.dst, f.size)?, pattern: Pattern::new(f.pattern), size: f.size };
-        submit(queue, UR_COMMAND_USM_FILL, command, Order::default(), waits, c)
+        submit(queue, f.command, command, Order::default(), waits, c)
     }
 
     fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {
         let command = Command::Copy { dst: usm_ptr(queue, m.dst, m.size)?, src: usm_ptr(queue, m.src, m.size)?, size: m.size };
-        submit(queue, UR_COMMAND_USM_MEMCPY, command, Order::default(), waits, c)
+        submit(queue, m.command, command, Order::default(), waits, c)
     }
 
     fn fill_2d(queue: &Queue, f: UsmFill2D<'_>, waits: Events<'_, NativeCpu>, c: Completion) -> Enqueued<NativeCpu> {

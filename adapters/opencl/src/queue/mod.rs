@@ -394,11 +394,11 @@ impl RawQueue<OpenCl> for QueueCl {
         // allocation that the host addresses and no command still running
         // can touch.
         let run = || unsafe { fill_on_host(f.dst, f.pattern, f.size) };
-        if let Some(done) = run_on_host(queue, UR_COMMAND_USM_FILL, &listed, c.want_event, (f.in_usm, f.size), run) {
+        if let Some(done) = run_on_host(queue, f.command, &listed, c.want_event, (f.in_usm, f.size), run) {
             return done;
         }
         let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
-        submit(queue, UR_COMMAND_USM_FILL, false, waits, c.want_event, |w, ev| {
+        submit(queue, f.command, false, waits, c.want_event, |w, ev| {
             memory::enqueue_fill(ctx, cl, f.dst, f.pattern, f.size, w, ev)
         })
     }
@@ -409,11 +409,11 @@ impl RawQueue<OpenCl> for QueueCl {
         // SAFETY: as for a fill, for both ranges; the core refused
         // overlapping ones, and `copy` would take them anyway.
         let run = || unsafe { std::ptr::copy(m.src as *const u8, m.dst as *mut u8, m.size) };
-        if let Some(done) = run_on_host(queue, UR_COMMAND_USM_MEMCPY, &listed, c.want_event, (m.in_usm, m.size), run) {
+        if let Some(done) = run_on_host(queue, m.command, &listed, c.want_event, (m.in_usm, m.size), run) {
             return done;
         }
         let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
-        submit(queue, UR_COMMAND_USM_MEMCPY, false, waits, c.want_event, |w, ev| {
+        submit(queue, m.command, false, waits, c.want_event, |w, ev| {
             memory::enqueue_copy(ctx, cl, c.blocking, m.dst, m.src, m.size, w, ev)
         })
     }

@@ -1,0 +1,236 @@
+//! `urEnqueueMemBuffer{Read,Write,Copy,Fill,Map}` and `urEnqueueMemUnmap`
+//! (`spec/memory_objects.md`). A buffer's storage is one address every
+//! device of its context reaches, so each command is the USM command of
+//! that address, reporting its own command type; a map hands out the
+//! address and orders a marker.
+
+use super::enqueue::{check_range, overlaps, submit};
+use super::{obj, wait_list};
+use crate::abi::*;
+use crate::boundary::{ffi_call, non_null, write_out};
+use crate::hal::{Backend, UsmCommand, UsmCopy, UsmFill};
+use crate::mem::Mem;
+use crate::queue::object::{Queue, RawQueue};
+use crate::UrResult;
+use core::ffi::c_void;
+
+/// The queue and a buffer of its context (another context's, or a dead
+/// one, is `INVALID_MEM_OBJECT`).
+///
+/// # Safety
+/// The handles are null or readable.
+unsafe fn queue_and_buffer<'a, B: Backend>(q: ur_queue_handle_t, m: ur_mem_handle_t) -> UrResult<(&'a Queue<B>, &'a Mem<B>)> {
+    let queue = obj::<B, Queue<B>>(q)?;
+    let mem = obj::<B, Mem<B>>(m)?;
+    if !std::ptr::eq(&*mem.context, &*queue.context) {
+        return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
+    }
+    Ok((queue, mem))
+}
+
+/// The address of `size` bytes from `offset` of `mem`: `INVALID_SIZE` past
+/// its end.
+fn region<B: Backend>(mem: &Mem<B>, offset: usize, size: usize) -> UrResult<*mut c_void> {
+    match offset.checked_add(size) {
+        Some(end) if end <= mem.size => Ok((mem.address() + offset) as *mut c_void),
+        _ => Err(UR_RESULT_ERROR_INVALID_SIZE),
+    }
+}
+
+/// A copy between a buffer's region and host memory (or between two
+/// regions), as a USM copy reporting `command`. A copy of 0 bytes runs
+/// nothing: it is a marker (`spec/memory_objects.md`).
+///
+/// # Safety
+/// `out` is null or valid for a write; the wait list was checked.
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy<B: Backend>(
+    queue: &Queue<B>,
+    command: ur_command_t,
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    count: u32,
+    list: *const ur_event_handle_t,
+    blocking: bool,
+    out: *mut ur_event_handle_t,
+) -> UrResult {
+    let waits = wait_list::<B>(count, list)?;
+    if size == 0 {
+        return marker::<B>(queue, command, waits, blocking, out);
+    }
+    let in_usm = check_range::<B>(queue, dst, size)? && check_range::<B>(queue, src, size)?;
+    submit::<B>(queue, UsmCommand::Copy(UsmCopy { command, dst, src, size, in_usm }), waits, blocking, out)
+}
+
+pub(super) unsafe extern "C" fn buffer_read<B: Backend>(
+    q: ur_queue_handle_t,
+    m: ur_mem_handle_t,
+    blocking: bool,
+    offset: usize,
+    size: usize,
+    dst: *mut c_void,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (queue, mem) = queue_and_buffer::<B>(q, m)?;
+        non_null(dst)?;
+        let src = region(mem, offset, size)?;
+        copy::<B>(queue, UR_COMMAND_MEM_BUFFER_READ, dst, src, size, count, list, blocking, out)
+    })
+}
+
+pub(super) unsafe extern "C" fn buffer_write<B: Backend>(
+    q: ur_queue_handle_t,
+    m: ur_mem_handle_t,
+    blocking: bool,
+    offset: usize,
+    size: usize,
+    src: *const c_void,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (queue, mem) = queue_and_buffer::<B>(q, m)?;
+        non_null(src)?;
+        let dst = region(mem, offset, size)?;
+        copy::<B>(queue, UR_COMMAND_MEM_BUFFER_WRITE, dst, src, size, count, list, blocking, out)
+    })
+}
+
+/// Overlapping ranges of one storage (one buffer, or sub-buffers of one
+/// root) are `INVALID_VALUE`, as for `urEnqueueUSMMemcpy`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn buffer_copy<B: Backend>(
+    q: ur_queue_handle_t,
+    src_mem: ur_mem_handle_t,
+    dst_mem: ur_mem_handle_t,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (queue, src_buffer) = queue_and_buffer::<B>(q, src_mem)?;
+        let (_, dst_buffer) = queue_and_buffer::<B>(q, dst_mem)?;
+        let src = region(src_buffer, src_offset, size)?;
+        let dst = region(dst_buffer, dst_offset, size)?;
+        if overlaps(dst, size, src, size) {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        copy::<B>(queue, UR_COMMAND_MEM_BUFFER_COPY, dst, src, size, count, list, false, out)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn buffer_fill<B: Backend>(
+    q: ur_queue_handle_t,
+    m: ur_mem_handle_t,
+    pattern: *const c_void,
+    pattern_size: usize,
+    offset: usize,
+    size: usize,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (queue, mem) = queue_and_buffer::<B>(q, m)?;
+        non_null(pattern)?;
+        if pattern_size == 0
+            || size == 0
+            || pattern_size > size
+            || !pattern_size.is_power_of_two()
+            || !size.is_multiple_of(pattern_size)
+            || !offset.is_multiple_of(pattern_size)
+        {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        let dst = region(mem, offset, size)?;
+        let waits = wait_list::<B>(count, list)?;
+        // The pattern is read here: the caller may reuse its storage at once.
+        let pattern = std::slice::from_raw_parts(pattern as *const u8, pattern_size);
+        let in_usm = check_range::<B>(queue, dst, size)?;
+        let fill = UsmFill { command: UR_COMMAND_MEM_BUFFER_FILL, dst, pattern, size, in_usm };
+        submit::<B>(queue, UsmCommand::Fill(fill), waits, false, out)
+    })
+}
+
+/// The map's pointer is the region's address, handed out at once; the map
+/// is a marker, complete once what it waits for is.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe extern "C" fn buffer_map<B: Backend>(
+    q: ur_queue_handle_t,
+    m: ur_mem_handle_t,
+    blocking: bool,
+    flags: ur_map_flags_t,
+    offset: usize,
+    size: usize,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+    ret_map: *mut *mut c_void,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (queue, mem) = queue_and_buffer::<B>(q, m)?;
+        if flags & UR_MAP_FLAGS_MASK != 0 {
+            return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+        }
+        non_null(ret_map)?;
+        let invalidate = flags & UR_MAP_FLAG_WRITE_INVALIDATE_REGION.0 != 0;
+        if invalidate && flags & (UR_MAP_FLAG_READ.0 | UR_MAP_FLAG_WRITE.0) != 0 {
+            return Err(UR_RESULT_ERROR_INVALID_VALUE);
+        }
+        if size == 0 {
+            return Err(UR_RESULT_ERROR_INVALID_SIZE);
+        }
+        region(mem, offset, size)?;
+        let waits = wait_list::<B>(count, list)?;
+        marker::<B>(queue, UR_COMMAND_MEM_BUFFER_MAP, waits, blocking, out)?;
+        write_out(ret_map, mem.map(offset, size))
+    })
+}
+
+pub(super) unsafe extern "C" fn unmap<B: Backend>(
+    q: ur_queue_handle_t,
+    m: ur_mem_handle_t,
+    mapped: *mut c_void,
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let (queue, mem) = queue_and_buffer::<B>(q, m)?;
+        non_null(mapped)?;
+        let waits = wait_list::<B>(count, list)?;
+        mem.unmap(mapped).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        marker::<B>(queue, UR_COMMAND_MEM_UNMAP, waits, false, out)
+    })
+}
+
+/// A marker reporting `command`; blocks for it when asked.
+///
+/// # Safety
+/// `out` is null or valid for a write.
+unsafe fn marker<B: Backend>(
+    queue: &Queue<B>,
+    command: ur_command_t,
+    waits: crate::hal::Events<'_, B>,
+    blocking: bool,
+    out: *mut ur_event_handle_t,
+) -> UrResult {
+    let completion = crate::hal::Completion { want_event: blocking || !out.is_null(), blocking };
+    let event = B::RawQueue::marker(queue, command, waits, completion)?;
+    if blocking {
+        if let Some(e) = &event {
+            e.wait()?;
+        }
+    }
+    super::deliver(out, event);
+    Ok(())
+}
