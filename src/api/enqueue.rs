@@ -87,6 +87,16 @@ fn check_2d<B: Backend>(queue: &Queue<B>, regions: &[(*const c_void, usize)], wi
     Ok(())
 }
 
+/// A fill's sizes: a power-of-two pattern no larger than the fill, which
+/// is whole patterns; else `INVALID_SIZE`.
+pub(super) fn fill_sizes(pattern_size: usize, size: usize) -> UrResult {
+    let whole = pattern_size != 0 && size.is_multiple_of(pattern_size);
+    if size == 0 || pattern_size > size || !pattern_size.is_power_of_two() || !whole {
+        return Err(UR_RESULT_ERROR_INVALID_SIZE);
+    }
+    Ok(())
+}
+
 pub(super) fn overlaps(a: *const c_void, a_len: usize, b: *const c_void, b_len: usize) -> bool {
     let (a, b) = (a as usize, b as usize);
     a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
@@ -146,14 +156,7 @@ pub(super) unsafe extern "C" fn usm_fill<B: Backend>(
 ) -> ur_result_t {
     ffi_call(|| {
         let queue = queue_and_pointers::<B>(h, dst, pattern)?;
-        if pattern_size == 0
-            || size == 0
-            || pattern_size > size
-            || !pattern_size.is_power_of_two()
-            || !size.is_multiple_of(pattern_size)
-        {
-            return Err(UR_RESULT_ERROR_INVALID_SIZE);
-        }
+        fill_sizes(pattern_size, size)?;
         let in_usm = check_range::<B>(queue, dst, size)?;
         let waits = wait_list::<B>(count, list)?;
         // The pattern is read here: the caller may reuse its storage at once.

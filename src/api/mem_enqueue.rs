@@ -4,7 +4,7 @@
 //! that address, reporting its own command type; a map hands out the
 //! address and orders a marker.
 
-use super::enqueue::{check_range, overlaps, submit};
+use super::enqueue::{check_range, fill_sizes, overlaps, submit};
 use super::{obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null, write_out};
@@ -142,13 +142,8 @@ pub(super) unsafe extern "C" fn buffer_fill<B: Backend>(
     ffi_call(|| {
         let (queue, mem) = queue_and_buffer::<B>(q, m)?;
         non_null(pattern)?;
-        if pattern_size == 0
-            || size == 0
-            || pattern_size > size
-            || !pattern_size.is_power_of_two()
-            || !size.is_multiple_of(pattern_size)
-            || !offset.is_multiple_of(pattern_size)
-        {
+        fill_sizes(pattern_size, size)?;
+        if !offset.is_multiple_of(pattern_size) {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
         let dst = region(mem, offset, size)?;
