@@ -142,9 +142,11 @@ pub struct UsmFill2D<'a> {
     pub height: usize,
 }
 
-/// A pitched 2D copy, checked.
+/// A pitched 2D copy, checked; `command` as for a fill (`USM_MEMCPY_2D`, or
+/// a buffer's rect read, write or copy).
 #[derive(Clone, Copy, Debug)]
 pub struct UsmCopy2D {
+    pub command: ur_command_t,
     pub dst: *mut c_void,
     pub dst_pitch: usize,
     pub src: *const c_void,
@@ -185,7 +187,7 @@ impl UsmCommand<'_> {
             UsmCommand::Fill(f) => f.command,
             UsmCommand::Copy(c) => c.command,
             UsmCommand::Fill2D(_) => UR_COMMAND_USM_FILL_2D,
-            UsmCommand::Copy2D(_) => UR_COMMAND_USM_MEMCPY_2D,
+            UsmCommand::Copy2D(c) => c.command,
             UsmCommand::Prefetch(_) => UR_COMMAND_USM_PREFETCH,
             UsmCommand::Advise(_) => UR_COMMAND_USM_ADVISE,
         }

@@ -246,7 +246,7 @@ pub(super) unsafe extern "C" fn usm_memcpy_2d<B: Backend>(
         }
         check_2d::<B>(queue, &[(dst, dst_pitch), (src, src_pitch)], width, height)?;
         let waits = wait_list::<B>(count, list)?;
-        let command = UsmCommand::Copy2D(UsmCopy2D { dst, dst_pitch, src, src_pitch, width, height });
+        let command = UsmCommand::Copy2D(UsmCopy2D { command: UR_COMMAND_USM_MEMCPY_2D, dst, dst_pitch, src, src_pitch, width, height });
         submit::<B>(queue, command, waits, blocking, out)
     })
 }

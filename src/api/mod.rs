@@ -208,7 +208,10 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
                 pfnGetNativeHandle: mem::get_native_handle::<B>, pfnGetInfo: mem::get_info::<B> }
             Enqueue { pfnMemBufferRead: mem_enqueue::buffer_read::<B>, pfnMemBufferWrite: mem_enqueue::buffer_write::<B>,
                 pfnMemBufferCopy: mem_enqueue::buffer_copy::<B>, pfnMemBufferFill: mem_enqueue::buffer_fill::<B>,
-                pfnMemBufferMap: mem_enqueue::buffer_map::<B>, pfnMemUnmap: mem_enqueue::unmap::<B> }
+                pfnMemBufferMap: mem_enqueue::buffer_map::<B>, pfnMemUnmap: mem_enqueue::unmap::<B>,
+                pfnMemBufferReadRect: mem_enqueue::buffer_read_rect::<B>,
+                pfnMemBufferWriteRect: mem_enqueue::buffer_write_rect::<B>,
+                pfnMemBufferCopyRect: mem_enqueue::buffer_copy_rect::<B> }
         );
     }
     if <B::RawKernel as crate::program::RawKernel<B>>::SUPPORTED {

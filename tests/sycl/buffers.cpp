@@ -87,6 +87,41 @@ int main() {
     check(same, "the host data holds the buffer's once the buffer goes");
   });
 
+  section("2-D ranged copy out", [&] {
+    constexpr size_t rows = 64, cols = 128;
+    std::vector<int> src(rows * cols);
+    std::iota(src.begin(), src.end(), 0);
+    sycl::buffer<int, 2> b{src.data(), sycl::range<2>{rows, cols}};
+    std::vector<int> out(16 * 32, -1);
+    q.submit([&](sycl::handler &h) {
+      sycl::accessor a{b, h, sycl::range<2>{16, 32}, sycl::id<2>{8, 40}, sycl::read_only};
+      h.copy(a, out.data());
+    }).wait();
+    bool same = true;
+    for (size_t r = 0; r < 16; ++r)
+      for (size_t c = 0; c < 32; ++c) same = same && out[r * 32 + c] == src[(8 + r) * cols + 40 + c];
+    check(same, "a ranged 2-D accessor copies its rows out of the buffer");
+  });
+
+  section("2-D ranged copy in", [&] {
+    constexpr size_t rows = 32, cols = 64;
+    sycl::buffer<int, 2> b{sycl::range<2>{rows, cols}};
+    q.submit([&](sycl::handler &h) { h.fill(sycl::accessor{b, h, sycl::write_only}, 0); });
+    std::vector<int> in(8 * 16, 5);
+    q.submit([&](sycl::handler &h) {
+      sycl::accessor a{b, h, sycl::range<2>{8, 16}, sycl::id<2>{4, 10}, sycl::write_only};
+      h.copy(in.data(), a);
+    });
+    sycl::host_accessor r{b, sycl::read_only};
+    bool same = true;
+    for (size_t y = 0; y < rows; ++y)
+      for (size_t x = 0; x < cols; ++x) {
+        bool inside = y >= 4 && y < 12 && x >= 10 && x < 26;
+        same = same && r[y][x] == (inside ? 5 : 0);
+      }
+    check(same, "a copy into a ranged 2-D accessor writes its rows only");
+  });
+
   section("update_host", [&] {
     std::vector<int> host(n, 0);
     sycl::buffer<int> b{host.data(), sycl::range<1>{n}};

@@ -343,7 +343,7 @@ impl RawQueue<LevelZero> for QueueZe {
     }
 
     fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, LevelZero>, c: Completion) -> Enqueued<LevelZero> {
-        submit(queue, UR_COMMAND_USM_MEMCPY_2D, false, waits, c.want_event, None, |l, s, w| {
+        submit(queue, m.command, false, waits, c.want_event, None, |l, s, w| {
             rows(l, m.height, s, w, |r, w| {
                 copy(l, at(m.dst, r * m.dst_pitch), at(m.src, r * m.src_pitch), m.width, std::ptr::null_mut(), w)
             })

@@ -24,6 +24,9 @@ pub const CASES: &[Case] = &[
     Case::device("urMemBufferPartition.sub_buffer_sees_its_region", partition),
     Case::device("urMemBufferPartition.bad_regions", partition_bad),
     Case::device("urMemRelease.with_commands_pending", release_pending),
+    Case::device("urEnqueueMemBufferWriteRect.read_back_2d_and_3d", rect_round_trip),
+    Case::device("urEnqueueMemBufferCopyRect.between_buffers", rect_copy),
+    Case::device("urEnqueueMemBufferReadRect.bad_regions", rect_bad),
 ];
 
 const SIZE: usize = 4096;
@@ -281,5 +284,90 @@ unsafe fn release_pending(fx: &DeviceFx) -> CaseResult {
     expect_success!(fx.api.urMemRelease(mem));
     expect_success!(fx.api.urEventWait(1, &event));
     expect_success!(fx.api.urEventRelease(event));
+    Ok(())
+}
+
+fn offset(x: u64, y: u64, z: u64) -> ur_rect_offset_t {
+    ur_rect_offset_t { x, y, z }
+}
+
+fn extent(width: u64, height: u64, depth: u64) -> ur_rect_region_t {
+    ur_rect_region_t { width, height, depth }
+}
+
+/// A region of host rows written into a buffer at an origin, then read
+/// back the same way and as a whole, against a host reference; once as one
+/// 2D slice and once as 3 tight slices.
+unsafe fn rect_round_trip(fx: &DeviceFx) -> CaseResult {
+    let mem = buffer(fx, 0, SIZE, null_mut())?;
+    for (region, slices) in [(extent(24, 10, 1), 1usize), (extent(16, 4, 3), 3)] {
+        write_all(fx, mem, 0, &vec![0u8; SIZE])?;
+        let (w, h) = (region.width as usize, region.height as usize);
+        let host = pattern(64 * 64, slices as u8);
+        // Buffer rows of 64 bytes, slices tight; host rows of 40 bytes.
+        let (brow, hrow) = (64usize, 40usize);
+        let (bslice, hslice) = (brow * h, hrow * h);
+        let (bo, ho) = (offset(5, 2, 0), offset(3, 1, 0));
+        expect_success!(fx.api.urEnqueueMemBufferWriteRect(
+            fx.queue, mem, true, bo, ho, region, brow, bslice, hrow, hslice, host.as_ptr() as *mut c_void, 0, null(), null_mut()
+        ));
+        let mut reference = vec![0u8; SIZE];
+        for z in 0..slices {
+            for y in 0..h {
+                let b = 5 + (2 + y) * brow + z * bslice;
+                let s = 3 + (1 + y) * hrow + z * hslice;
+                reference[b..b + w].copy_from_slice(&host[s..s + w]);
+            }
+        }
+        check!(read_all(fx, mem, 0, SIZE)? == reference, "the rect write did not land where its pitches say ({slices} slices)");
+        let mut back = vec![0u8; host.len()];
+        expect_success!(fx.api.urEnqueueMemBufferReadRect(
+            fx.queue, mem, true, bo, ho, region, brow, bslice, hrow, hslice, back.as_mut_ptr().cast(), 0, null(), null_mut()
+        ));
+        for z in 0..slices {
+            for y in 0..h {
+                let s = 3 + (1 + y) * hrow + z * hslice;
+                check!(back[s..s + w] == host[s..s + w], "the rect read does not give back row {y} of slice {z}");
+            }
+        }
+    }
+    expect_success!(fx.api.urMemRelease(mem));
+    Ok(())
+}
+
+unsafe fn rect_copy(fx: &DeviceFx) -> CaseResult {
+    let (a, b) = (buffer(fx, 0, SIZE, null_mut())?, buffer(fx, 0, SIZE, null_mut())?);
+    let data = pattern(SIZE, 21);
+    write_all(fx, a, 0, &data)?;
+    write_all(fx, b, 0, &vec![0u8; SIZE])?;
+    // 8 rows of 16 bytes: from rows of 32 at (4, 1) to rows of 64 at (0, 3).
+    let region = extent(16, 8, 1);
+    expect_success!(fx.api.urEnqueueMemBufferCopyRect(
+        fx.queue, a, b, offset(4, 1, 0), offset(0, 3, 0), region, 32, 0, 64, 0, 0, null(), null_mut()
+    ));
+    let got = read_all(fx, b, 0, SIZE)?;
+    for y in 0..8 {
+        let (s, d) = (4 + (1 + y) * 32, (3 + y) * 64);
+        check!(got[d..d + 16] == data[s..s + 16], "row {y} of the rect copy");
+    }
+    expect_success!(fx.api.urMemRelease(a));
+    expect_success!(fx.api.urMemRelease(b));
+    Ok(())
+}
+
+unsafe fn rect_bad(fx: &DeviceFx) -> CaseResult {
+    let mem = buffer(fx, 0, SIZE, null_mut())?;
+    let mut host = vec![0u8; SIZE];
+    let dst = host.as_mut_ptr().cast::<c_void>();
+    let read = |origin: ur_rect_offset_t, region: ur_rect_region_t, row: usize, slice: usize| {
+        fx.api.urEnqueueMemBufferReadRect(
+            fx.queue, mem, true, origin, offset(0, 0, 0), region, row, slice, 0, 0, dst, 0, null(), null_mut(),
+        )
+    };
+    expect_result!(UR_RESULT_ERROR_INVALID_SIZE, read(offset(0, 0, 0), extent(0, 1, 1), 0, 0));
+    expect_result!(UR_RESULT_ERROR_INVALID_SIZE, read(offset(0, 0, 0), extent(16, 1, 1), 8, 0));
+    expect_result!(UR_RESULT_ERROR_INVALID_SIZE, read(offset(0, 0, 0), extent(16, 4, 2), 16, 40));
+    expect_result!(UR_RESULT_ERROR_INVALID_SIZE, read(offset(0, 63, 0), extent(64, 2, 1), 64, 0));
+    expect_success!(fx.api.urMemRelease(mem));
     Ok(())
 }

@@ -233,7 +233,7 @@ fn fill_2d_and_memcpy_2d_reach_the_backend() {
     assert_eq!(appended(&calls, "queue.fill_2d"), heard(command, &[], false, false));
     let calls = reached!(UR_RESULT_SUCCESS, ur!(Enqueue.pfnUSMMemcpy2D(w.queue, true, dst, 16, src, 32, 16, 2, 0, null(), null_mut())));
     assert_eq!(methods(&calls), ["queue.copy_2d", "queue.append", "event.wait", "context.collect_pools"]);
-    let command = UsmCommand::Copy2D(UsmCopy2D { dst, dst_pitch: 16, src, src_pitch: 32, width: 16, height: 2 });
+    let command = UsmCommand::Copy2D(UsmCopy2D { command: UR_COMMAND_USM_MEMCPY_2D, dst, dst_pitch: 16, src, src_pitch: 32, width: 16, height: 2 });
     assert_eq!(calls[0].args, heard(command, &[], true, true));
 }
 

@@ -151,3 +151,27 @@ fn a_map_hands_out_the_storage_and_only_a_live_map_unmaps() {
     refused!(UR_RESULT_ERROR_INVALID_VALUE, ur!(Enqueue.pfnMemUnmap(w.queue, mem, ptr, 0, null(), null_mut())));
     reached!(UR_RESULT_SUCCESS, ur!(Mem.pfnRelease(mem)));
 }
+
+fn rect_read(w: &World, mem: ur_mem_handle_t, origin: ur_rect_offset_t, region: ur_rect_region_t, row: usize, slice: usize) -> ur_result_t {
+    let mut host = [0u8; 512];
+    let zero = ur_rect_offset_t { x: 0, y: 0, z: 0 };
+    ur!(Enqueue.pfnMemBufferReadRect(w.queue, mem, false, origin, zero, region, row, slice, 0, 0, host.as_mut_ptr().cast(), 0, null(), null_mut()))
+}
+
+#[test]
+fn a_rect_read_is_one_pitched_copy_and_its_regions_are_checked() {
+    let w = World::new();
+    let mem = buffer_in(w.ctx, 256);
+    let at = |x, y, z| ur_rect_offset_t { x, y, z };
+    let size = |width, height, depth| ur_rect_region_t { width, height, depth };
+    let calls = reached!(UR_RESULT_SUCCESS, rect_read(&w, mem, at(4, 1, 0), size(8, 3, 2), 16, 48));
+    assert_eq!(calls[0].method, "queue.copy_2d");
+    assert!(calls[0].args.contains("dst_pitch: 8") && calls[0].args.contains("src_pitch: 16") && calls[0].args.contains("height: 6"), "{}", calls[0].args);
+    refused!(UR_RESULT_ERROR_INVALID_SIZE, rect_read(&w, mem, at(0, 0, 0), size(0, 1, 1), 0, 0));
+    refused!(UR_RESULT_ERROR_INVALID_SIZE, rect_read(&w, mem, at(0, 0, 0), size(16, 1, 1), 8, 0));
+    refused!(UR_RESULT_ERROR_INVALID_SIZE, rect_read(&w, mem, at(0, 0, 0), size(8, 2, 2), 8, 20));
+    refused!(UR_RESULT_ERROR_INVALID_SIZE, rect_read(&w, mem, at(0, 15, 0), size(16, 2, 1), 16, 0));
+    // Slices with a gap after their rows: not one pitched copy.
+    refused!(UR_RESULT_ERROR_UNSUPPORTED_FEATURE, rect_read(&w, mem, at(0, 0, 0), size(8, 2, 2), 16, 64));
+    reached!(UR_RESULT_SUCCESS, ur!(Mem.pfnRelease(mem)));
+}

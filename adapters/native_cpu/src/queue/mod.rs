@@ -407,7 +407,7 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
             width: m.width,
             height: m.height,
         };
-        submit(queue, UR_COMMAND_USM_MEMCPY_2D, command, Order::default(), waits, c)
+        submit(queue, m.command, command, Order::default(), waits, c)
     }
 
     // Host memory has nowhere to migrate to, and ignores advice: prefetch

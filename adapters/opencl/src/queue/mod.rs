@@ -434,7 +434,7 @@ impl RawQueue<OpenCl> for QueueCl {
     /// One copy when both sides' rows are contiguous, else one per row.
     fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
         let (ctx, cl) = (&*queue.context, queue.raw.cl.get());
-        submit(queue, UR_COMMAND_USM_MEMCPY_2D, false, waits, c.want_event, |w, ev| {
+        submit(queue, m.command, false, waits, c.want_event, |w, ev| {
             if m.src_pitch == m.width && m.dst_pitch == m.width {
                 return memory::enqueue_copy(ctx, cl, c.blocking, m.dst, m.src, m.width * m.height, w, ev);
             }
