@@ -127,7 +127,7 @@ pub struct Mem<B: Backend> {
 crate::core_object!(Mem, Mem, ur_mem_handle_t_);
 
 /// The access-mode bits of `ur_mem_flags_t`.
-pub const ACCESS_FLAGS: ur_mem_flags_t =
+pub(crate) const ACCESS_FLAGS: ur_mem_flags_t =
     UR_MEM_FLAG_READ_WRITE.0 | UR_MEM_FLAG_WRITE_ONLY.0 | UR_MEM_FLAG_READ_ONLY.0;
 
 impl<B: Backend> Mem<B> {
