@@ -20,18 +20,15 @@ use crate::event::Event;
 use crate::hal::Backend;
 use core::ffi::c_void;
 
-/// How a command enters the engine's graph.
+/// Where a command stands in the engine's graph when its backend appends
+/// it (new commands and barriers are recorded by `submit::submit`).
 #[derive(Clone, Copy, Debug)]
 pub enum Node<'a> {
-    /// After its wait list (and, in order, the queue's previous command).
-    Command,
-    /// Also before every later command of the queue.
-    Barrier,
     /// Left out of the graph: it touches no engine memory (an allocation or
     /// free of a driver's own pool), so nothing need be ordered after it.
     Untracked,
-    /// Already recorded by the engine (an async allocation or free), with
-    /// extra commands to wait for; `on_device` when it puts work on the
+    /// Already recorded: by the core's submission path, or by the engine
+    /// for an async allocation or free, with extra commands to wait for; `on_device` when it puts work on the
     /// device (a zeroing fill), not only a point in the queue's order.
     Given { stamp: Stamp, deps: &'a [Stamp], on_device: bool },
 }

@@ -183,7 +183,6 @@ fn submit_unlocked<T>(
             Some(stamp)
         }
         Node::Untracked => None,
-        Node::Command | Node::Barrier => unreachable!("the core's submission path records new commands"),
     };
     // Only a timed event reports when its command was queued.
     let queued = if want_event && q.profiling() { now_ns() } else { 0 };

@@ -379,9 +379,8 @@ impl RawQueue<OpenCl> for QueueCl {
         // (which the engine's graph records only for a barrier: knowing
         // less is safe).
         let barrier = command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER;
-        let node = if barrier { Node::Barrier } else { Node::Command };
         let listed: Vec<&Event> = waits.iter().collect();
-        if let Some(done) = wait_in_order(queue, command, node, &listed, c.want_event) {
+        if let Some(done) = wait_in_order(queue, command, barrier, &listed, c.want_event) {
             return Ok(done);
         }
         let cl_barrier = barrier && queue.raw.out_of_order;

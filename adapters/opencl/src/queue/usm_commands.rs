@@ -4,7 +4,6 @@
 //! itself is enqueued by `impl RawQueue`, in `mod.rs`.
 
 use super::{cl_idle, completed_cl, cover_after, settle, Queue};
-use ur_core::queue::Node;
 use crate::driver::{call, wait_list_ptr};
 use crate::event::{self, Event};
 use crate::conv::check;
@@ -159,7 +158,7 @@ pub(super) fn run_on_host(
 pub(super) fn wait_in_order(
     queue: &Queue,
     command: ur_command_t,
-    node: Node,
+    barrier: bool,
     waits: &[&Event],
     want_event: bool,
 ) -> Option<Option<Arc<Event>>> {
@@ -175,7 +174,7 @@ pub(super) fn wait_in_order(
         false => None,
     };
     let dag = queue.context.engine.dag();
-    let stamp = ur_core::queue::record_new(dag, &queue.lane, matches!(node, Node::Barrier), waits.is_empty(), &stamps);
+    let stamp = ur_core::queue::record_new(dag, &queue.lane, barrier, waits.is_empty(), &stamps);
     // Without an event the node needs none: a later command's covers it.
     Some(cover.and_then(|c| settle(queue, command, stamp, c, true)))
 }
