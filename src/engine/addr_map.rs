@@ -357,14 +357,6 @@ impl<O: SlabOfPool> SlabMap<O> {
         self.with_owner(addr, |o| o.engine_pool().upgrade()).flatten()
     }
 
-    /// [`pool_of`](Self::pool_of), and the slab's owner.
-    pub fn pool_and_owner(&self, addr: usize) -> Option<(Arc<Pool>, O)>
-    where
-        O: Clone,
-    {
-        self.with_owner(addr, |o| Some((o.engine_pool().upgrade()?, o.clone()))).flatten()
-    }
-
     /// An engine free of the block at `addr`, by `free`: first on `likely`,
     /// the pool a free usually gives back to (the named pool's or the
     /// queue's current pool's device memory), which needs neither this

@@ -21,15 +21,6 @@ pub enum UsmKind {
 }
 
 impl UsmKind {
-    pub fn from_ur(t: ur_usm_type_t) -> Option<Self> {
-        match t {
-            UR_USM_TYPE_HOST => Some(UsmKind::Host),
-            UR_USM_TYPE_DEVICE => Some(UsmKind::Device),
-            UR_USM_TYPE_SHARED => Some(UsmKind::Shared),
-            _ => None,
-        }
-    }
-
     pub fn to_ur(self) -> ur_usm_type_t {
         match self {
             UsmKind::Host => UR_USM_TYPE_HOST,

@@ -3,7 +3,7 @@
 
 use super::{check, code, CUdeviceptr, CUfunction, CUmodule, CUresult, CUstream, CuResult};
 use cudarc::driver::{result, sys};
-use std::ffi::{c_char, c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CStr};
 use std::ptr::null_mut;
 
 /// A loaded module (PTX or cubin), unloaded on drop unless borrowed.
@@ -247,9 +247,4 @@ pub fn nul_terminated(bytes: &[u8]) -> Vec<u8> {
         v.push(0);
     }
     v
-}
-
-/// A Rust string as a C string for the driver; an interior NUL is an error.
-pub fn c_string(s: &str) -> Option<CString> {
-    CString::new(s).ok()
 }
