@@ -42,7 +42,7 @@ ur_core::adapter_backend! {
     pub struct LevelZero: UR_BACKEND_LEVEL_ZERO, "LEVEL_ZERO";
     objects {
         RawPlatform = device::PlatformZe, RawDevice = device::DeviceZe, RawContext = context::ContextZe, RawQueue = queue::QueueZe, RawEvent = event::Signal, RawPool = memory::ZePool, DeviceRef = Arc<Device>,
-        RawProgram = NoProgram, RawKernel = NoKernel, RawMem = ur_core::mem::NoMem,
+        RawProgram = NoProgram, RawKernel = NoKernel, RawMem = ur_core::mem::HostStorage,
     }
 }
 
