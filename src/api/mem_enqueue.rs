@@ -4,7 +4,7 @@
 //! that address, reporting its own command type; a map hands out the
 //! address and orders a marker.
 
-use super::enqueue::{check_range, fill_sizes, overlaps, submit};
+use super::enqueue::{check_range, enqueue_with, fill_sizes, overlaps, submit};
 use super::{obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null, write_out};
@@ -219,15 +219,7 @@ unsafe fn marker<B: Backend>(
     blocking: bool,
     out: *mut ur_event_handle_t,
 ) -> UrResult {
-    let completion = crate::hal::Completion { want_event: blocking || !out.is_null(), blocking };
-    let event = B::RawQueue::marker(queue, command, waits, completion)?;
-    if blocking {
-        if let Some(e) = &event {
-            e.wait()?;
-        }
-    }
-    super::deliver(out, event);
-    Ok(())
+    enqueue_with::<B>(queue, blocking, out, |c| B::RawQueue::marker(queue, command, waits, c))
 }
 
 /// One side of a rect command: where its byte `(0, 0, 0)` lies from the
@@ -310,8 +302,10 @@ unsafe fn rect<B: Backend>(
     submit::<B>(queue, UsmCommand::Copy2D(copy), waits, blocking, out)
 }
 
+/// `urEnqueueMemBufferReadRect` (`READ`) and `urEnqueueMemBufferWriteRect`:
+/// the same arguments, the copy's direction aside.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn buffer_read_rect<B: Backend>(
+pub(super) unsafe extern "C" fn buffer_host_rect<B: Backend, const READ: bool>(
     q: ur_queue_handle_t,
     m: ur_mem_handle_t,
     blocking: bool,
@@ -322,47 +316,25 @@ pub(super) unsafe extern "C" fn buffer_read_rect<B: Backend>(
     buffer_slice_pitch: usize,
     host_row_pitch: usize,
     host_slice_pitch: usize,
-    dst: *mut c_void,
+    host_ptr: *mut c_void,
     count: u32,
     list: *const ur_event_handle_t,
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
         let (queue, mem) = queue_and_buffer::<B>(q, m)?;
-        non_null(dst)?;
+        non_null(host_ptr)?;
         let buffer = side(buffer_origin, buffer_row_pitch, buffer_slice_pitch, region)?;
         let host = side(host_origin, host_row_pitch, host_slice_pitch, region)?;
-        let src = buffer_side(mem, buffer, region)?;
-        let dst_at = (dst as *mut u8).wrapping_add(host.offset) as *mut c_void;
-        rect::<B>(queue, UR_COMMAND_MEM_BUFFER_READ_RECT, (dst_at, host), (src, buffer), region, count, list, blocking, out)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe extern "C" fn buffer_write_rect<B: Backend>(
-    q: ur_queue_handle_t,
-    m: ur_mem_handle_t,
-    blocking: bool,
-    buffer_origin: ur_rect_offset_t,
-    host_origin: ur_rect_offset_t,
-    region: ur_rect_region_t,
-    buffer_row_pitch: usize,
-    buffer_slice_pitch: usize,
-    host_row_pitch: usize,
-    host_slice_pitch: usize,
-    src: *mut c_void,
-    count: u32,
-    list: *const ur_event_handle_t,
-    out: *mut ur_event_handle_t,
-) -> ur_result_t {
-    ffi_call(|| {
-        let (queue, mem) = queue_and_buffer::<B>(q, m)?;
-        non_null(src)?;
-        let buffer = side(buffer_origin, buffer_row_pitch, buffer_slice_pitch, region)?;
-        let host = side(host_origin, host_row_pitch, host_slice_pitch, region)?;
-        let dst = buffer_side(mem, buffer, region)?;
-        let src_at = (src as *const u8).wrapping_add(host.offset) as *const c_void;
-        rect::<B>(queue, UR_COMMAND_MEM_BUFFER_WRITE_RECT, (dst, buffer), (src_at, host), region, count, list, blocking, out)
+        let at_buffer = buffer_side(mem, buffer, region)?;
+        let at_host = (host_ptr as *mut u8).wrapping_add(host.offset) as *mut c_void;
+        if READ {
+            let command = UR_COMMAND_MEM_BUFFER_READ_RECT;
+            rect::<B>(queue, command, (at_host, host), (at_buffer, buffer), region, count, list, blocking, out)
+        } else {
+            let command = UR_COMMAND_MEM_BUFFER_WRITE_RECT;
+            rect::<B>(queue, command, (at_buffer, buffer), (at_host, host), region, count, list, blocking, out)
+        }
     })
 }
 

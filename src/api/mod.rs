@@ -209,8 +209,8 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
             Enqueue { pfnMemBufferRead: mem_enqueue::buffer_read::<B>, pfnMemBufferWrite: mem_enqueue::buffer_write::<B>,
                 pfnMemBufferCopy: mem_enqueue::buffer_copy::<B>, pfnMemBufferFill: mem_enqueue::buffer_fill::<B>,
                 pfnMemBufferMap: mem_enqueue::buffer_map::<B>, pfnMemUnmap: mem_enqueue::unmap::<B>,
-                pfnMemBufferReadRect: mem_enqueue::buffer_read_rect::<B>,
-                pfnMemBufferWriteRect: mem_enqueue::buffer_write_rect::<B>,
+                pfnMemBufferReadRect: mem_enqueue::buffer_host_rect::<B, true>,
+                pfnMemBufferWriteRect: mem_enqueue::buffer_host_rect::<B, false>,
                 pfnMemBufferCopyRect: mem_enqueue::buffer_copy_rect::<B> }
         );
     }
