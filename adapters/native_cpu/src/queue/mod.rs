@@ -239,13 +239,19 @@ fn engine_order(queue: &Queue) -> UrResult<Option<MutexGuard<'_, State>>> {
     if q.in_order && q.has_worker.load(Ordering::Acquire) {
         return Ok(None);
     }
+    locked_order(queue).map(Some)
+}
+
+/// The queue's lock, on a queue that takes work and has a worker: taken
+/// before anything is recorded, so that queuing cannot fail after.
+fn locked_order(queue: &Queue) -> UrResult<MutexGuard<'_, State>> {
+    let q = &queue.raw;
     let mut st = q.lock();
     if st.closed {
         return Err(UR_RESULT_ERROR_INVALID_QUEUE);
     }
-    // Before the engine records anything: queuing must not fail after.
     q.ensure_worker(&mut st)?;
-    Ok(Some(st))
+    Ok(st)
 }
 
 /// Queues the command the engine recorded, under the queue's lock `st`.
@@ -434,13 +440,7 @@ impl RawQueue<NativeCpu> for Arc<QueueShared> {
     /// and queued under it. A worker is started first, so that queuing
     /// cannot fail once the command is recorded.
     fn command_order(queue: &Queue) -> UrResult<Option<MutexGuard<'_, State>>> {
-        let q = &queue.raw;
-        let mut st = q.lock();
-        if st.closed {
-            return Err(UR_RESULT_ERROR_INVALID_QUEUE);
-        }
-        q.ensure_worker(&mut st)?;
-        Ok(Some(st))
+        locked_order(queue).map(Some)
     }
 
     /// Queues the engine's command; taken without the lock, it takes it now.
