@@ -20,8 +20,22 @@ pub(super) unsafe fn submit<B: Backend>(
     blocking: bool,
     out: *mut ur_event_handle_t,
 ) -> UrResult {
+    enqueue_with::<B>(queue, blocking, out, |completion| dispatch::<B>(queue, command, waits, completion))
+}
+
+/// [`submit`] of whatever `enqueue` hands the backend: a blocking call
+/// waits for the event and is a host synchronisation point for the pools.
+///
+/// # Safety
+/// `out` is null or valid for a write.
+pub(super) unsafe fn enqueue_with<B: Backend>(
+    queue: &Queue<B>,
+    blocking: bool,
+    out: *mut ur_event_handle_t,
+    enqueue: impl FnOnce(Completion) -> Enqueued<B>,
+) -> UrResult {
     let completion = Completion { want_event: blocking || !out.is_null(), blocking };
-    let event = dispatch::<B>(queue, command, waits, completion)?;
+    let event = enqueue(completion)?;
     if blocking {
         if let Some(e) = &event {
             let outcome = e.wait();
