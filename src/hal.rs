@@ -253,6 +253,10 @@ pub enum KernelArg<'a> {
     Value { index: u32, bytes: &'a [u8] },
     Pointer { index: u32, ptr: *const c_void },
     Local { index: u32, size: usize },
+    /// A buffer as its driver object (OpenCL's `cl_mem`), from
+    /// `RawMem::kernel_arg`; backends whose buffers are addresses get a
+    /// `Pointer` instead.
+    MemHandle { index: u32, handle: *mut c_void },
 }
 
 /// A launch's work ranges, checked: 1 to 3 dimensions, no zero sizes.

@@ -12,24 +12,45 @@
 use crate::abi::*;
 use crate::context::{Context, RawMemory};
 use crate::engine::UsmKind;
-use crate::hal::{AllocRequest, Backend};
+use crate::hal::{AllocRequest, Backend, KernelArg};
 use crate::handle::{HandleHeader, ObjectKind};
 use crate::lock_order::{Mutex, Rank};
 use crate::UrResult;
 use core::ffi::c_void;
 use std::sync::Arc;
 
-/// The backend's part of a root buffer: where its storage comes from.
+/// The backend's part of a buffer: where its storage comes from, and how a
+/// driver object stands for it.
 pub trait RawMem<B: Backend>: Send + Sync + Sized + 'static {
     /// Whether buffers are served; without them every `urMem*` and
     /// `urEnqueueMem*` entry point is `UNSUPPORTED_FEATURE`.
     const SUPPORTED: bool;
-    /// The storage of a new root buffer of `size` bytes (checked), and the
-    /// raw part: `host` is the caller's data, the storage itself with
-    /// `USE_HOST_POINTER` (`use_host`), else copied in when given.
-    fn create(context: &Context<B>, size: usize, host: Option<*mut c_void>, use_host: bool) -> UrResult<(usize, Self)>;
+    /// Whether the storage is a driver object (OpenCL's `cl_mem`) rather
+    /// than an address: its commands then reach the backend as
+    /// [`BufferCommand`]s (`RawQueue::buffer`), not as USM commands.
+    const DRIVER: bool = false;
+    /// The storage of a new root buffer of `size` bytes (checked) with
+    /// `flags` (checked, the access mode filled in), and the raw part:
+    /// `host` is the caller's data, the storage itself with
+    /// `USE_HOST_POINTER`, else copied in when given. The address of the
+    /// storage (0 for driver storage).
+    fn create(context: &Context<B>, size: usize, host: Option<*mut c_void>, flags: ur_mem_flags_t) -> UrResult<(usize, Self)>;
+    /// The raw part of a sub-buffer of `self` (a root's), checked: `None`
+    /// where a sub-buffer needs nothing of its own (it is an address).
+    fn partition(&self, _origin: usize, _size: usize, _flags: ur_mem_flags_t) -> UrResult<Option<Self>> {
+        Ok(None)
+    }
+    /// `urMemGetNativeHandle`: by default the buffer's address.
+    fn native_handle(mem: &Mem<B>) -> ur_native_handle_t {
+        mem.address() as ur_native_handle_t
+    }
+    /// The kernel argument that passes `mem` at `index`: by default its
+    /// address, as a pointer.
+    fn kernel_arg(mem: &Mem<B>, index: u32) -> KernelArg<'static> {
+        KernelArg::Pointer { index, ptr: mem.address() as *const c_void }
+    }
     /// Runs once as the root buffer goes: its storage, at `storage`, goes
-    /// back.
+    /// back. (A sub-buffer's raw part is only dropped.)
     fn release(self, context: &Context<B>, storage: usize);
 }
 
@@ -39,7 +60,7 @@ pub struct NoMem;
 
 impl<B: Backend> RawMem<B> for NoMem {
     const SUPPORTED: bool = false;
-    fn create(_: &Context<B>, _: usize, _: Option<*mut c_void>, _: bool) -> UrResult<(usize, Self)> {
+    fn create(_: &Context<B>, _: usize, _: Option<*mut c_void>, _: ur_mem_flags_t) -> UrResult<(usize, Self)> {
         Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     }
     fn release(self, _: &Context<B>, _: usize) {}
@@ -56,8 +77,8 @@ pub struct HostStorage {
 impl<B: Backend> RawMem<B> for HostStorage {
     const SUPPORTED: bool = true;
 
-    fn create(context: &Context<B>, size: usize, host: Option<*mut c_void>, use_host: bool) -> UrResult<(usize, Self)> {
-        if let (true, Some(host)) = (use_host, host) {
+    fn create(context: &Context<B>, size: usize, host: Option<*mut c_void>, flags: ur_mem_flags_t) -> UrResult<(usize, Self)> {
+        if let (true, Some(host)) = (flags & UR_MEM_FLAG_USE_HOST_POINTER.0 != 0, host) {
             return Ok((host as usize, HostStorage { owned: false }));
         }
         let request = AllocRequest {
@@ -91,6 +112,35 @@ impl<B: Backend> RawMem<B> for HostStorage {
     }
 }
 
+/// One side of a rect command on a driver buffer: where its byte `(0, 0,
+/// 0)` lies from the side's base, and its pitches (all in bytes).
+#[derive(Clone, Copy, Debug)]
+pub struct RectSide {
+    pub offset: usize,
+    pub row_pitch: usize,
+    pub slice_pitch: usize,
+}
+
+/// A checked command on buffers with driver storage (`RawMem::DRIVER`),
+/// each on a root's raw part at offsets from its start; a host pointer was
+/// bounds-checked where it is USM of the context.
+pub enum BufferCommand<'a, B: Backend> {
+    Read { mem: &'a B::RawMem, offset: usize, size: usize, dst: *mut c_void },
+    Write { mem: &'a B::RawMem, offset: usize, size: usize, src: *const c_void },
+    Copy { src: &'a B::RawMem, src_offset: usize, dst: &'a B::RawMem, dst_offset: usize, size: usize },
+    /// `pattern` is copied already; its length divides `offset` and `size`.
+    Fill { mem: &'a B::RawMem, offset: usize, size: usize, pattern: &'a [u8] },
+    /// A rect read (`read`) or write between `mem` and host memory at
+    /// `host`; `region` is bytes, rows and slices, none zero.
+    HostRect { read: bool, mem: &'a B::RawMem, buffer: RectSide, host: *mut c_void, host_side: RectSide, region: [usize; 3] },
+    CopyRect { src: &'a B::RawMem, src_side: RectSide, dst: &'a B::RawMem, dst_side: RectSide, region: [usize; 3] },
+    /// Maps `size` bytes from `offset`; the pointer goes to `out` as the
+    /// command is enqueued (the data is there when it completes).
+    Map { mem: &'a B::RawMem, offset: usize, size: usize, flags: ur_map_flags_t, out: &'a mut *mut c_void },
+    /// Ends a map of `mem` made at `ptr`.
+    Unmap { mem: &'a B::RawMem, ptr: *mut c_void },
+}
+
 /// What a buffer is.
 pub enum MemKind<B: Backend> {
     /// A root buffer at `storage`.
@@ -120,7 +170,8 @@ pub struct Mem<B: Backend> {
     pub kind: MemKind<B>,
     /// The live maps of this handle (a leaf lock).
     maps: Mutex<Vec<MapRecord>>,
-    /// A root buffer's raw part; none for a sub-buffer.
+    /// The raw part: a root buffer's always; a sub-buffer's where its
+    /// backend makes one (`RawMem::partition`).
     pub raw: Option<B::RawMem>,
 }
 
@@ -138,15 +189,16 @@ impl<B: Backend> Mem<B> {
         size: usize,
         host: Option<*mut c_void>,
     ) -> UrResult<Arc<Self>> {
-        let use_host = flags & UR_MEM_FLAG_USE_HOST_POINTER.0 != 0;
-        let (storage, raw) = B::RawMem::create(&context, size, host, use_host)?;
-        Ok(Self::new(context, with_access(flags), size, MemKind::Buffer { storage }, Some(raw)))
+        let flags = with_access(flags);
+        let (storage, raw) = B::RawMem::create(&context, size, host, flags)?;
+        Ok(Self::new(context, flags, size, MemKind::Buffer { storage }, Some(raw)))
     }
 
     /// A sub-buffer of root `parent` (checked region and flags).
-    pub fn partition(parent: Arc<Self>, flags: ur_mem_flags_t, origin: usize, size: usize) -> Arc<Self> {
+    pub fn partition(parent: Arc<Self>, flags: ur_mem_flags_t, origin: usize, size: usize) -> UrResult<Arc<Self>> {
         let flags = if flags & ACCESS_FLAGS == 0 { parent.flags & ACCESS_FLAGS } else { flags };
-        Self::new(parent.context.clone(), flags, size, MemKind::Sub { parent, origin }, None)
+        let raw = parent.root_raw().0.partition(origin, size, flags)?;
+        Ok(Self::new(parent.context.clone(), flags, size, MemKind::Sub { parent, origin }, raw))
     }
 
     fn new(context: Arc<Context<B>>, flags: ur_mem_flags_t, size: usize, kind: MemKind<B>, raw: Option<B::RawMem>) -> Arc<Self> {
@@ -177,15 +229,19 @@ impl<B: Backend> Mem<B> {
         }
     }
 
+    /// The root buffer's raw part and this handle's offset in it.
+    pub fn root_raw(&self) -> (&B::RawMem, usize) {
+        let (root, origin) = self.root();
+        (root.raw.as_ref().expect("a root buffer keeps its raw part until it drops"), origin)
+    }
+
     pub fn is_sub_buffer(&self) -> bool {
         matches!(self.kind, MemKind::Sub { .. })
     }
 
-    /// Records a live map of `size` bytes from `offset`; its pointer.
-    pub fn map(&self, offset: usize, size: usize) -> *mut c_void {
-        let ptr = self.address() + offset;
-        self.maps.lock().push(MapRecord { ptr, offset, size });
-        ptr as *mut c_void
+    /// Records a live map at `ptr` of `size` bytes from `offset`.
+    pub fn record_map(&self, ptr: *mut c_void, offset: usize, size: usize) {
+        self.maps.lock().push(MapRecord { ptr: ptr as usize, offset, size });
     }
 
     /// Ends the live map at `ptr`; `None` when there is none.

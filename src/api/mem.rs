@@ -9,9 +9,8 @@ use crate::context::Context;
 use crate::device::Device;
 use crate::hal::Backend;
 use crate::handle::{self, arc_of};
-use crate::mem::{Mem, ACCESS_FLAGS};
+use crate::mem::{Mem, RawMem, ACCESS_FLAGS};
 use crate::UrResult;
-use core::ffi::c_void;
 
 const USE_HOST: ur_mem_flags_t = UR_MEM_FLAG_USE_HOST_POINTER.0;
 const ALLOC_COPY: ur_mem_flags_t = UR_MEM_FLAG_ALLOC_COPY_HOST_POINTER.0;
@@ -89,7 +88,7 @@ pub(super) unsafe extern "C" fn buffer_partition<B: Backend>(
         if region.origin % align != 0 {
             return Err(UR_RESULT_ERROR_MISALIGNED_SUB_BUFFER_OFFSET);
         }
-        let sub = Mem::partition(arc_of(parent), flags, region.origin, region.size);
+        let sub = Mem::partition(arc_of(parent), flags, region.origin, region.size)?;
         write_out(out, handle::into_handle(sub))
     })
 }
@@ -110,9 +109,9 @@ super::info_entry!(Mem<B>, ur_mem_handle_t, ur_mem_info_t, UR_MEM_INFO_REFERENCE
     }
 });
 
-/// The buffer's address, which every device of its context reaches: a
-/// device, when named, must be one of them; in a context of several, one
-/// must be named.
+/// The buffer's driver object, or its address where every device of its
+/// context reaches that (`RawMem::native_handle`): a device, when named,
+/// must be one of them; in a context of several, one must be named.
 pub(super) unsafe extern "C" fn get_native_handle<B: Backend>(
     h: ur_mem_handle_t,
     device: ur_device_handle_t,
@@ -125,6 +124,6 @@ pub(super) unsafe extern "C" fn get_native_handle<B: Backend>(
             None if mem.context.devices().len() > 1 => return Err(UR_RESULT_ERROR_INVALID_NULL_HANDLE),
             _ => {}
         }
-        write_out(out, mem.address() as *mut c_void as ur_native_handle_t)
+        write_out(out, B::RawMem::native_handle(mem))
     })
 }

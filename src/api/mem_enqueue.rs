@@ -1,15 +1,17 @@
 //! `urEnqueueMemBuffer{Read,Write,Copy,Fill,Map}`, their `Rect` forms and
-//! `urEnqueueMemUnmap` (`spec/memory_objects.md`). A buffer's storage is one address every
-//! device of its context reaches, so each command is the USM command of
-//! that address, reporting its own command type; a map hands out the
-//! address and orders a marker.
+//! `urEnqueueMemUnmap` (`spec/memory_objects.md`), checked once. Where a
+//! buffer's storage is one address every device of its context reaches,
+//! each command is the USM command of that address, reporting its own
+//! command type, and a map hands out the address and orders a marker;
+//! where it is a driver object (`RawMem::DRIVER`), each is a
+//! `BufferCommand` of the backend on the root buffer.
 
-use super::enqueue::{check_range, enqueue_with, fill_sizes, overlaps, submit};
+use super::enqueue::{check_range, enqueue_with, fill_sizes, submit};
 use super::{obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null, write_out};
-use crate::hal::{Backend, UsmCommand, UsmCopy, UsmCopy2D, UsmFill};
-use crate::mem::Mem;
+use crate::hal::{Backend, Events, UsmCommand, UsmCopy, UsmCopy2D, UsmFill};
+use crate::mem::{BufferCommand, Mem, RawMem, RectSide};
 use crate::queue::object::{Queue, RawQueue};
 use crate::UrResult;
 use core::ffi::c_void;
@@ -28,41 +30,65 @@ unsafe fn queue_and_buffer<'a, B: Backend>(q: ur_queue_handle_t, m: ur_mem_handl
     Ok((queue, mem))
 }
 
-/// The address of `size` bytes from `offset` of `mem`: `INVALID_SIZE` past
-/// its end.
-fn region<B: Backend>(mem: &Mem<B>, offset: usize, size: usize) -> UrResult<*mut c_void> {
+/// Whether buffers of `B` are driver objects (`RawMem::DRIVER`): their
+/// commands are `BufferCommand`s, not the USM commands of an address.
+fn driver<B: Backend>() -> bool {
+    <B::RawMem as RawMem<B>>::DRIVER
+}
+
+/// `INVALID_SIZE` unless `size` bytes from `offset` lie inside `mem`.
+fn check_region<B: Backend>(mem: &Mem<B>, offset: usize, size: usize) -> UrResult {
     match offset.checked_add(size) {
-        Some(end) if end <= mem.size => Ok((mem.address() + offset) as *mut c_void),
+        Some(end) if end <= mem.size => Ok(()),
         _ => Err(UR_RESULT_ERROR_INVALID_SIZE),
     }
 }
 
-/// A copy between a buffer's region and host memory (or between two
-/// regions), as a USM copy reporting `command`. A copy of 0 bytes runs
-/// nothing: it is a marker (`spec/memory_objects.md`).
+/// The address of byte `offset` of `mem` (address storage only).
+fn address<B: Backend>(mem: &Mem<B>, offset: usize) -> *mut c_void {
+    (mem.address() + offset) as *mut c_void
+}
+
+/// `mem`'s root's raw part and where byte `offset` of `mem` lies in it.
+fn root_at<B: Backend>(mem: &Mem<B>, offset: usize) -> (&B::RawMem, usize) {
+    let (raw, origin) = mem.root_raw();
+    (raw, origin + offset)
+}
+
+/// A command on driver buffers, reporting `command`; blocks for it when
+/// asked.
 ///
 /// # Safety
-/// `out` is null or valid for a write; the wait list was checked.
-#[allow(clippy::too_many_arguments)]
-unsafe fn copy<B: Backend>(
+/// `out` is null or valid for a write.
+unsafe fn buffer_command<B: Backend>(
     queue: &Queue<B>,
     command: ur_command_t,
-    dst: *mut c_void,
-    src: *const c_void,
-    size: usize,
-    count: u32,
-    list: *const ur_event_handle_t,
+    buffer: BufferCommand<'_, B>,
+    waits: Events<'_, B>,
     blocking: bool,
     out: *mut ur_event_handle_t,
 ) -> UrResult {
-    let waits = wait_list::<B>(count, list)?;
-    if size == 0 {
-        return marker::<B>(queue, command, waits, blocking, out);
-    }
+    enqueue_with::<B>(queue, blocking, out, |c| B::RawQueue::buffer(queue, command, buffer, waits, c))
+}
+
+/// A copy between a buffer's region and host memory (or between two
+/// regions) as a USM copy reporting `command` (address storage).
+///
+/// # Safety
+/// `out` is null or valid for a write.
+unsafe fn usm_copy<B: Backend>(
+    queue: &Queue<B>,
+    command: ur_command_t,
+    (dst, src, size): (*mut c_void, *const c_void, usize),
+    waits: Events<'_, B>,
+    blocking: bool,
+    out: *mut ur_event_handle_t,
+) -> UrResult {
     let in_usm = check_range::<B>(queue, dst, size)? && check_range::<B>(queue, src, size)?;
     submit::<B>(queue, UsmCommand::Copy(UsmCopy { command, dst, src, size, in_usm }), waits, blocking, out)
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe extern "C" fn buffer_read<B: Backend>(
     q: ur_queue_handle_t,
     m: ur_mem_handle_t,
@@ -74,14 +100,10 @@ pub(super) unsafe extern "C" fn buffer_read<B: Backend>(
     list: *const ur_event_handle_t,
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
-    ffi_call(|| {
-        let (queue, mem) = queue_and_buffer::<B>(q, m)?;
-        non_null(dst)?;
-        let src = region(mem, offset, size)?;
-        copy::<B>(queue, UR_COMMAND_MEM_BUFFER_READ, dst, src, size, count, list, blocking, out)
-    })
+    ffi_call(|| buffer_host_copy::<B, true>(q, m, blocking, (offset, size, dst), count, list, out))
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe extern "C" fn buffer_write<B: Backend>(
     q: ur_queue_handle_t,
     m: ur_mem_handle_t,
@@ -93,12 +115,47 @@ pub(super) unsafe extern "C" fn buffer_write<B: Backend>(
     list: *const ur_event_handle_t,
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
-    ffi_call(|| {
+    ffi_call(|| buffer_host_copy::<B, false>(q, m, blocking, (offset, size, src as *mut c_void), count, list, out))
+}
+
+/// `urEnqueueMemBufferRead` (`READ`) and `urEnqueueMemBufferWrite`: the
+/// same arguments, the direction aside. A copy of 0 bytes runs nothing: it
+/// is a marker (`spec/memory_objects.md`).
+///
+/// # Safety
+/// The handles, the wait list and `out` are as the entry points take them.
+unsafe fn buffer_host_copy<B: Backend, const READ: bool>(
+    q: ur_queue_handle_t,
+    m: ur_mem_handle_t,
+    blocking: bool,
+    (offset, size, host): (usize, usize, *mut c_void),
+    count: u32,
+    list: *const ur_event_handle_t,
+    out: *mut ur_event_handle_t,
+) -> UrResult {
+    {
         let (queue, mem) = queue_and_buffer::<B>(q, m)?;
-        non_null(src)?;
-        let dst = region(mem, offset, size)?;
-        copy::<B>(queue, UR_COMMAND_MEM_BUFFER_WRITE, dst, src, size, count, list, blocking, out)
-    })
+        non_null(host)?;
+        check_region(mem, offset, size)?;
+        let waits = wait_list::<B>(count, list)?;
+        let command = if READ { UR_COMMAND_MEM_BUFFER_READ } else { UR_COMMAND_MEM_BUFFER_WRITE };
+        if size == 0 {
+            return marker::<B>(queue, command, waits, blocking, out);
+        }
+        if driver::<B>() {
+            check_range::<B>(queue, host, size)?;
+            let (mem, offset) = root_at(mem, offset);
+            let buffer = if READ {
+                BufferCommand::Read { mem, offset, size, dst: host }
+            } else {
+                BufferCommand::Write { mem, offset, size, src: host }
+            };
+            return buffer_command::<B>(queue, command, buffer, waits, blocking, out);
+        }
+        let at = address(mem, offset);
+        let copy = if READ { (host, at as *const c_void, size) } else { (at, host as *const c_void, size) };
+        usm_copy::<B>(queue, command, copy, waits, blocking, out)
+    }
 }
 
 /// Overlapping ranges of one storage (one buffer, or sub-buffers of one
@@ -118,12 +175,25 @@ pub(super) unsafe extern "C" fn buffer_copy<B: Backend>(
     ffi_call(|| {
         let (queue, src_buffer) = queue_and_buffer::<B>(q, src_mem)?;
         let (_, dst_buffer) = queue_and_buffer::<B>(q, dst_mem)?;
-        let src = region(src_buffer, src_offset, size)?;
-        let dst = region(dst_buffer, dst_offset, size)?;
-        if overlaps(dst, size, src, size) {
+        check_region(src_buffer, src_offset, size)?;
+        check_region(dst_buffer, dst_offset, size)?;
+        let ((src_root, src_at), (dst_root, dst_at)) = (src_buffer.root(), dst_buffer.root());
+        let (src_at, dst_at) = (src_at + src_offset, dst_at + dst_offset);
+        if std::ptr::eq(src_root, dst_root) && src_at < dst_at + size && dst_at < src_at + size {
             return Err(UR_RESULT_ERROR_INVALID_VALUE);
         }
-        copy::<B>(queue, UR_COMMAND_MEM_BUFFER_COPY, dst, src, size, count, list, false, out)
+        let waits = wait_list::<B>(count, list)?;
+        let command = UR_COMMAND_MEM_BUFFER_COPY;
+        if size == 0 {
+            return marker::<B>(queue, command, waits, false, out);
+        }
+        if driver::<B>() {
+            let ((src, src_offset), (dst, dst_offset)) = (root_at(src_buffer, src_offset), root_at(dst_buffer, dst_offset));
+            let buffer = BufferCommand::Copy { src, src_offset, dst, dst_offset, size };
+            return buffer_command::<B>(queue, command, buffer, waits, false, out);
+        }
+        let copy = (address(dst_buffer, dst_offset), address(src_buffer, src_offset) as *const c_void, size);
+        usm_copy::<B>(queue, command, copy, waits, false, out)
     })
 }
 
@@ -146,18 +216,23 @@ pub(super) unsafe extern "C" fn buffer_fill<B: Backend>(
         if !offset.is_multiple_of(pattern_size) {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
-        let dst = region(mem, offset, size)?;
+        check_region(mem, offset, size)?;
         let waits = wait_list::<B>(count, list)?;
         // The pattern is read here: the caller may reuse its storage at once.
         let pattern = std::slice::from_raw_parts(pattern as *const u8, pattern_size);
+        let command = UR_COMMAND_MEM_BUFFER_FILL;
+        if driver::<B>() {
+            let (mem, offset) = root_at(mem, offset);
+            return buffer_command::<B>(queue, command, BufferCommand::Fill { mem, offset, size, pattern }, waits, false, out);
+        }
+        let dst = address(mem, offset);
         let in_usm = check_range::<B>(queue, dst, size)?;
-        let fill = UsmFill { command: UR_COMMAND_MEM_BUFFER_FILL, dst, pattern, size, in_usm };
-        submit::<B>(queue, UsmCommand::Fill(fill), waits, false, out)
+        submit::<B>(queue, UsmCommand::Fill(UsmFill { command, dst, pattern, size, in_usm }), waits, false, out)
     })
 }
 
-/// The map's pointer is the region's address, handed out at once; the map
-/// is a marker, complete once what it waits for is.
+/// A map of address storage hands out the region's address at once and
+/// orders a marker; a driver buffer's map is its driver's.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe extern "C" fn buffer_map<B: Backend>(
     q: ur_queue_handle_t,
@@ -184,10 +259,21 @@ pub(super) unsafe extern "C" fn buffer_map<B: Backend>(
         if size == 0 {
             return Err(UR_RESULT_ERROR_INVALID_SIZE);
         }
-        region(mem, offset, size)?;
+        check_region(mem, offset, size)?;
         let waits = wait_list::<B>(count, list)?;
-        marker::<B>(queue, UR_COMMAND_MEM_BUFFER_MAP, waits, blocking, out)?;
-        write_out(ret_map, mem.map(offset, size))
+        let command = UR_COMMAND_MEM_BUFFER_MAP;
+        let ptr = if driver::<B>() {
+            let mut ptr = std::ptr::null_mut();
+            let (raw, at) = root_at(mem, offset);
+            let map = BufferCommand::Map { mem: raw, offset: at, size, flags, out: &mut ptr };
+            buffer_command::<B>(queue, command, map, waits, blocking, out)?;
+            ptr
+        } else {
+            marker::<B>(queue, command, waits, blocking, out)?;
+            address(mem, offset)
+        };
+        mem.record_map(ptr, offset, size);
+        write_out(ret_map, ptr)
     })
 }
 
@@ -203,8 +289,19 @@ pub(super) unsafe extern "C" fn unmap<B: Backend>(
         let (queue, mem) = queue_and_buffer::<B>(q, m)?;
         non_null(mapped)?;
         let waits = wait_list::<B>(count, list)?;
-        mem.unmap(mapped).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
-        marker::<B>(queue, UR_COMMAND_MEM_UNMAP, waits, false, out)
+        let record = mem.unmap(mapped).ok_or(UR_RESULT_ERROR_INVALID_VALUE)?;
+        let command = UR_COMMAND_MEM_UNMAP;
+        let done = if driver::<B>() {
+            let unmap = BufferCommand::Unmap { mem: mem.root_raw().0, ptr: mapped };
+            buffer_command::<B>(queue, command, unmap, waits, false, out)
+        } else {
+            marker::<B>(queue, command, waits, false, out)
+        };
+        if done.is_err() {
+            // Not unmapped: the map stays live.
+            mem.record_map(mapped, record.offset, record.size);
+        }
+        done
     })
 }
 
@@ -215,34 +312,25 @@ pub(super) unsafe extern "C" fn unmap<B: Backend>(
 unsafe fn marker<B: Backend>(
     queue: &Queue<B>,
     command: ur_command_t,
-    waits: crate::hal::Events<'_, B>,
+    waits: Events<'_, B>,
     blocking: bool,
     out: *mut ur_event_handle_t,
 ) -> UrResult {
     enqueue_with::<B>(queue, blocking, out, |c| B::RawQueue::marker(queue, command, waits, c))
 }
 
-/// One side of a rect command: where its byte `(0, 0, 0)` lies from the
-/// side's base, and its pitches (a zero pitch given is tight).
-#[derive(Clone, Copy)]
-struct Side {
-    offset: usize,
-    row: usize,
-    slice: usize,
-}
-
 /// A region's extent in bytes, rows and slices: `INVALID_SIZE` when any is
 /// zero or past `usize`.
-fn extent(region: ur_rect_region_t) -> UrResult<(usize, usize, usize)> {
+fn extent(region: ur_rect_region_t) -> UrResult<[usize; 3]> {
     let dim = |v: u64| usize::try_from(v).ok().filter(|&v| v != 0).ok_or(UR_RESULT_ERROR_INVALID_SIZE);
-    Ok((dim(region.width)?, dim(region.height)?, dim(region.depth)?))
+    Ok([dim(region.width)?, dim(region.height)?, dim(region.depth)?])
 }
 
 /// A side's layout (`spec/memory_objects.md`): a row pitch below the width,
 /// a slice pitch below a slice's rows or not a multiple of the row pitch,
-/// or any overflow, is `INVALID_SIZE`.
-fn side(origin: ur_rect_offset_t, row_pitch: usize, slice_pitch: usize, region: ur_rect_region_t) -> UrResult<Side> {
-    let (width, height, _) = extent(region)?;
+/// or any overflow, is `INVALID_SIZE`. A zero pitch given is tight.
+fn side(origin: ur_rect_offset_t, row_pitch: usize, slice_pitch: usize, region: ur_rect_region_t) -> UrResult<RectSide> {
+    let [width, height, _] = extent(region)?;
     let row = if row_pitch == 0 { width } else { row_pitch };
     let rows = height.checked_mul(row).ok_or(UR_RESULT_ERROR_INVALID_SIZE)?;
     let slice = if slice_pitch == 0 { rows } else { slice_pitch };
@@ -254,51 +342,51 @@ fn side(origin: ur_rect_offset_t, row_pitch: usize, slice_pitch: usize, region: 
         .into_iter()
         .try_fold(0usize, |sum, part| sum.checked_add(part?))
         .ok_or(UR_RESULT_ERROR_INVALID_SIZE)?;
-    Ok(Side { offset, row, slice })
+    Ok(RectSide { offset, row_pitch: row, slice_pitch: slice })
 }
 
-/// The bytes from a side's base to the end of its region.
-fn side_end(side: Side, region: ur_rect_region_t) -> UrResult<usize> {
-    let (width, height, depth) = extent(region)?;
-    let last = (depth - 1).checked_mul(side.slice).zip((height - 1).checked_mul(side.row));
-    last.and_then(|(s, r)| side.offset.checked_add(s)?.checked_add(r)?.checked_add(width))
-        .ok_or(UR_RESULT_ERROR_INVALID_SIZE)
-}
-
-/// The address of a buffer side's region, checked to end inside `mem`.
-fn buffer_side<B: Backend>(mem: &Mem<B>, side: Side, region: ur_rect_region_t) -> UrResult<*mut c_void> {
-    if side_end(side, region)? > mem.size {
-        return Err(UR_RESULT_ERROR_INVALID_SIZE);
+/// `INVALID_SIZE` unless a buffer side's region ends inside `mem`.
+fn check_buffer_side<B: Backend>(mem: &Mem<B>, side: RectSide, region: ur_rect_region_t) -> UrResult {
+    let [width, height, depth] = extent(region)?;
+    let last = (depth - 1).checked_mul(side.slice_pitch).zip((height - 1).checked_mul(side.row_pitch));
+    let end = last.and_then(|(s, r)| side.offset.checked_add(s)?.checked_add(r)?.checked_add(width));
+    match end {
+        Some(end) if end <= mem.size => Ok(()),
+        _ => Err(UR_RESULT_ERROR_INVALID_SIZE),
     }
-    Ok((mem.address() + side.offset) as *mut c_void)
 }
 
-/// A rect copy between two sides as one pitched 2D copy: its rows must be
-/// evenly spaced on both sides (one slice, or slices of exactly their
+/// A buffer side as its root's: the sub-buffer's origin added.
+fn root_side<B: Backend>(mem: &Mem<B>, side: RectSide) -> (&B::RawMem, RectSide) {
+    let (raw, offset) = root_at(mem, side.offset);
+    (raw, RectSide { offset, ..side })
+}
+
+/// A rect copy between two addresses as one pitched 2D copy: its rows must
+/// be evenly spaced on both sides (one slice, or slices of exactly their
 /// rows); other layouts are not served yet (`UNSUPPORTED_FEATURE`).
 ///
 /// # Safety
 /// `out` is null or valid for a write.
 #[allow(clippy::too_many_arguments)]
-unsafe fn rect<B: Backend>(
+unsafe fn usm_rect<B: Backend>(
     queue: &Queue<B>,
     command: ur_command_t,
-    (dst, dst_side): (*mut c_void, Side),
-    (src, src_side): (*const c_void, Side),
+    (dst, dst_side): (*mut c_void, RectSide),
+    (src, src_side): (*const c_void, RectSide),
     region: ur_rect_region_t,
-    count: u32,
-    list: *const ur_event_handle_t,
+    waits: Events<'_, B>,
     blocking: bool,
     out: *mut ur_event_handle_t,
 ) -> UrResult {
-    let (width, height, depth) = extent(region)?;
-    let even = |s: Side| depth == 1 || s.slice == height * s.row;
+    let [width, height, depth] = extent(region)?;
+    let even = |s: RectSide| depth == 1 || s.slice_pitch == height * s.row_pitch;
     if !even(dst_side) || !even(src_side) {
         return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
-    let waits = wait_list::<B>(count, list)?;
-    let (dst_pitch, src_pitch) = (dst_side.row, src_side.row);
-    let copy = UsmCopy2D { command, dst, dst_pitch, src, src_pitch, width, height: height * depth };
+    let (dst, src) = ((dst as *mut u8).wrapping_add(dst_side.offset), (src as *const u8).wrapping_add(src_side.offset));
+    let (dst_pitch, src_pitch) = (dst_side.row_pitch, src_side.row_pitch);
+    let copy = UsmCopy2D { command, dst: dst as _, dst_pitch, src: src as _, src_pitch, width, height: height * depth };
     submit::<B>(queue, UsmCommand::Copy2D(copy), waits, blocking, out)
 }
 
@@ -316,28 +404,34 @@ pub(super) unsafe extern "C" fn buffer_host_rect<B: Backend, const READ: bool>(
     buffer_slice_pitch: usize,
     host_row_pitch: usize,
     host_slice_pitch: usize,
-    host_ptr: *mut c_void,
+    host: *mut c_void,
     count: u32,
     list: *const ur_event_handle_t,
     out: *mut ur_event_handle_t,
 ) -> ur_result_t {
     ffi_call(|| {
         let (queue, mem) = queue_and_buffer::<B>(q, m)?;
-        non_null(host_ptr)?;
+        non_null(host)?;
         let buffer = side(buffer_origin, buffer_row_pitch, buffer_slice_pitch, region)?;
-        let host = side(host_origin, host_row_pitch, host_slice_pitch, region)?;
-        let at_buffer = buffer_side(mem, buffer, region)?;
-        let at_host = (host_ptr as *mut u8).wrapping_add(host.offset) as *mut c_void;
+        let host_side = side(host_origin, host_row_pitch, host_slice_pitch, region)?;
+        check_buffer_side(mem, buffer, region)?;
+        let waits = wait_list::<B>(count, list)?;
+        let command = if READ { UR_COMMAND_MEM_BUFFER_READ_RECT } else { UR_COMMAND_MEM_BUFFER_WRITE_RECT };
+        if driver::<B>() {
+            let (mem, buffer) = root_side(mem, buffer);
+            let rect = BufferCommand::HostRect { read: READ, mem, buffer, host, host_side, region: extent(region)? };
+            return buffer_command::<B>(queue, command, rect, waits, blocking, out);
+        }
+        let at_buffer = address(mem, 0);
         if READ {
-            let command = UR_COMMAND_MEM_BUFFER_READ_RECT;
-            rect::<B>(queue, command, (at_host, host), (at_buffer, buffer), region, count, list, blocking, out)
+            usm_rect::<B>(queue, command, (host, host_side), (at_buffer, buffer), region, waits, blocking, out)
         } else {
-            let command = UR_COMMAND_MEM_BUFFER_WRITE_RECT;
-            rect::<B>(queue, command, (at_buffer, buffer), (at_host, host), region, count, list, blocking, out)
+            usm_rect::<B>(queue, command, (at_buffer, buffer), (host, host_side), region, waits, blocking, out)
         }
     })
 }
 
+/// Overlap within one storage is undefined, not detected.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe extern "C" fn buffer_copy_rect<B: Backend>(
     q: ur_queue_handle_t,
@@ -359,8 +453,16 @@ pub(super) unsafe extern "C" fn buffer_copy_rect<B: Backend>(
         let (_, dst_buffer) = queue_and_buffer::<B>(q, dst_mem)?;
         let src_side = side(src_origin, src_row_pitch, src_slice_pitch, region)?;
         let dst_side = side(dst_origin, dst_row_pitch, dst_slice_pitch, region)?;
-        let src = buffer_side(src_buffer, src_side, region)?;
-        let dst = buffer_side(dst_buffer, dst_side, region)?;
-        rect::<B>(queue, UR_COMMAND_MEM_BUFFER_COPY_RECT, (dst, dst_side), (src, src_side), region, count, list, false, out)
+        check_buffer_side(src_buffer, src_side, region)?;
+        check_buffer_side(dst_buffer, dst_side, region)?;
+        let waits = wait_list::<B>(count, list)?;
+        let command = UR_COMMAND_MEM_BUFFER_COPY_RECT;
+        if driver::<B>() {
+            let ((src, src_side), (dst, dst_side)) = (root_side(src_buffer, src_side), root_side(dst_buffer, dst_side));
+            let rect = BufferCommand::CopyRect { src, src_side, dst, dst_side, region: extent(region)? };
+            return buffer_command::<B>(queue, command, rect, waits, false, out);
+        }
+        let (dst, src) = (address(dst_buffer, 0), address(src_buffer, 0));
+        usm_rect::<B>(queue, command, (dst, dst_side), (src, src_side), region, waits, false, out)
     })
 }

@@ -14,6 +14,7 @@ use crate::engine::{Lane, Stamp, UsmKind};
 use crate::event::Event;
 use crate::hal::{Backend, Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D, UsmHint};
 use crate::handle::{HandleHeader, ObjectKind};
+use crate::mem::BufferCommand;
 use crate::pool::UsmPool;
 use crate::UrResult;
 use core::ffi::c_void;
@@ -85,6 +86,17 @@ pub trait RawQueue<B: Backend>: Send + Sync + Sized + 'static {
     fn advise(queue: &Queue<B>, hint: UsmHint, completion: Completion) -> Enqueued<B> {
         let _ = hint;
         Self::marker(queue, UR_COMMAND_USM_ADVISE, Events::none(), completion)
+    }
+    /// A command on buffers with driver storage (`RawMem::DRIVER`),
+    /// reporting `command`; sent to no other backend.
+    fn buffer(
+        _queue: &Queue<B>,
+        _command: ur_command_t,
+        _buffer: BufferCommand<'_, B>,
+        _waits: Events<'_, B>,
+        _completion: Completion,
+    ) -> Enqueued<B> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     }
     /// Whether async allocations are served (`ASYNC_USM_ALLOCATIONS_SUPPORT`).
     fn async_alloc_supported(queue: &Queue<B>) -> bool;

@@ -320,6 +320,9 @@ impl RawKernel<Cuda> for KernelCu {
                 KernelArg::Value { index, bytes } => (index, Arg::Value(bytes.to_vec())),
                 KernelArg::Pointer { index, ptr } => (index, Arg::Pointer(ptr as usize)),
                 KernelArg::Local { index, size } => (index, Arg::Local(size)),
+                // CUDA's buffers are addresses (`RawMem::kernel_arg` passes
+                // a pointer): a driver handle is no buffer of this adapter.
+                KernelArg::MemHandle { index, .. } => (index, Arg::Pointer(0)),
             })
             .collect();
         let range = NdRange { offset: range.offset, global: range.global, local: range.local };

@@ -46,6 +46,8 @@ pub enum Arg {
     Pointer { index: u32, ptr: *const c_void },
     /// `size` bytes of work-group local memory.
     Local { index: u32, size: usize },
+    /// A buffer's `cl_mem` (null: a null buffer).
+    Mem { index: u32, mem: sys::cl_mem },
 }
 
 /// The UR kernel over `cl`, whose reference it takes.
@@ -80,6 +82,10 @@ fn set_arg(kernel: &Kernel, arg: &Arg) -> Result<(), cl_int> {
         Arg::Value { index, size, value } => check(call!(clSetKernelArg(raw, index, size, value))),
         Arg::Local { index, size } => check(call!(clSetKernelArg(raw, index, size, std::ptr::null()))),
         Arg::Pointer { index, ptr } => memory::set_kernel_arg_pointer(&kernel.program.context, raw, index, ptr),
+        // OpenCL reads the `cl_mem` from where the argument points.
+        Arg::Mem { index, ref mem } => {
+            check(call!(clSetKernelArg(raw, index, std::mem::size_of::<sys::cl_mem>(), mem as *const sys::cl_mem as *const c_void)))
+        }
     }
 }
 
@@ -286,6 +292,7 @@ impl RawKernel<OpenCl> for KernelCl {
                 }
                 KernelArg::Pointer { index, ptr } => Arg::Pointer { index, ptr },
                 KernelArg::Local { index, size } => Arg::Local { index, size },
+                KernelArg::MemHandle { index, handle } => Arg::Mem { index, mem: handle as sys::cl_mem },
             })
             .collect();
         if !Arc::ptr_eq(&queue.context, &kernel.program.context) {
