@@ -5,8 +5,9 @@ use crate::abi::*;
 use crate::program::{Kernel, NativeKernel, Program, RawKernel};
 use crate::context::Context;
 use crate::boundary::{ffi_call, for_each_in_chain, native_args, non_null, slice_arg, write_out};
-use crate::hal::{Backend, KernelArg, NdRange};
-use crate::queue::object::Queue;
+use crate::hal::{Backend, Completion, KernelArg, NdRange};
+use crate::mem::{Mem, RawMem};
+use crate::queue::object::{Queue, RawQueue};
 use crate::handle;
 use crate::UrResult;
 use core::ffi::{c_char, c_void, CStr};
@@ -117,8 +118,9 @@ unsafe fn launch_properties(list: *const ur_kernel_launch_ext_properties_t) -> U
 }
 
 /// # Safety
-/// `a` comes from the caller's argument array.
-unsafe fn kernel_arg<'a>(a: &ur_exp_kernel_arg_properties_t) -> UrResult<KernelArg<'a>> {
+/// `a` comes from the caller's argument array; a memory object's handle is
+/// null or readable.
+unsafe fn kernel_arg<'a, B: Backend>(a: &ur_exp_kernel_arg_properties_t, context: &Context<B>) -> UrResult<KernelArg<'a>> {
     Ok(match a.r#type {
         UR_EXP_KERNEL_ARG_TYPE_VALUE => {
             let p = a.value.value as *const u8;
@@ -130,12 +132,37 @@ unsafe fn kernel_arg<'a>(a: &ur_exp_kernel_arg_properties_t) -> UrResult<KernelA
         }
         UR_EXP_KERNEL_ARG_TYPE_POINTER => KernelArg::Pointer { index: a.index, ptr: a.value.pointer },
         UR_EXP_KERNEL_ARG_TYPE_LOCAL => KernelArg::Local { index: a.index, size: a.size },
-        // No adapter here makes memory objects or samplers, so no such
-        // handle can be one of ours.
-        UR_EXP_KERNEL_ARG_TYPE_MEM_OBJ => return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT),
+        UR_EXP_KERNEL_ARG_TYPE_MEM_OBJ => mem_obj_arg::<B>(a.index, a.value.memObjTuple, context)?,
         UR_EXP_KERNEL_ARG_TYPE_SAMPLER => return Err(UR_RESULT_ERROR_INVALID_SAMPLER),
         _ => return Err(UR_RESULT_ERROR_INVALID_ENUMERATION),
     })
+}
+
+/// A buffer argument (`spec/memory_objects.md`): null passes a null
+/// buffer; otherwise a live buffer of the queue's context, as its backend
+/// passes it. Only the access bits of `flags` mean anything.
+///
+/// # Safety
+/// The handle is null or readable.
+unsafe fn mem_obj_arg<'a, B: Backend>(
+    index: u32,
+    tuple: ur_exp_kernel_arg_mem_obj_tuple_t,
+    context: &Context<B>,
+) -> UrResult<KernelArg<'a>> {
+    if tuple.flags & UR_MEM_FLAGS_MASK != 0 {
+        return Err(UR_RESULT_ERROR_INVALID_ENUMERATION);
+    }
+    if tuple.hMem.is_null() {
+        return Ok(KernelArg::Pointer { index, ptr: std::ptr::null() });
+    }
+    if !<B::RawMem as RawMem<B>>::SUPPORTED {
+        return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
+    }
+    let mem = obj::<B, Mem<B>>(tuple.hMem).map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
+    if !std::ptr::eq(&*mem.context, context) {
+        return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
+    }
+    Ok(B::RawMem::kernel_arg(mem, index))
 }
 
 pub(super) unsafe extern "C" fn launch_with_args<B: Backend>(
@@ -165,9 +192,6 @@ pub(super) unsafe extern "C" fn launch_with_args<B: Backend>(
             return Err(UR_RESULT_ERROR_INVALID_WORK_DIMENSION);
         }
         let global = slice_arg(global, work_dim)?;
-        if global.contains(&0) {
-            return Err(UR_RESULT_ERROR_INVALID_WORK_DIMENSION);
-        }
         let local = if local.is_null() { None } else { Some(slice_arg(local, work_dim)?) };
         if local.is_some_and(|l| l.contains(&0)) {
             return Err(UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE);
@@ -177,7 +201,16 @@ pub(super) unsafe extern "C" fn launch_with_args<B: Backend>(
             return Err(UR_RESULT_ERROR_INVALID_KERNEL);
         }
         let waits = wait_list::<B>(count, list)?;
-        let args = raw_args.iter().map(|a| kernel_arg(a)).collect::<UrResult<Vec<_>>>()?;
+        let args = raw_args.iter().map(|a| kernel_arg::<B>(a, &queue.context)).collect::<UrResult<Vec<_>>>()?;
+        if global.contains(&0) {
+            // An empty range runs nothing: a marker in the kernel's place
+            // (`spec/memory_objects.md`, as libsycl and Intel's adapters
+            // expect).
+            let completion = Completion { want_event: !event_out.is_null(), blocking: false };
+            let event = B::RawQueue::marker(queue, UR_COMMAND_KERNEL_LAUNCH, waits, completion)?;
+            deliver(event_out, event);
+            return Ok(());
+        }
         let range = NdRange { offset, global, local };
         let event = kernel.launch(queue, &range, &args, cooperative, waits, !event_out.is_null())?;
         deliver(event_out, event);

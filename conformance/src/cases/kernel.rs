@@ -30,6 +30,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueUSMFreeExp.block_reused_after_a_kernel_waits_for_it", reuse_after_kernel),
     Case::device("urEnqueueKernelLaunchWithArgsExp.invalid_work_dimension", launch_bad_dims),
     Case::device("urEnqueueKernelLaunchWithArgsExp.invalid_arguments", launch_bad_args),
+    Case::device("urEnqueueKernelLaunchWithArgsExp.empty_range_runs_nothing", launch_empty_range),
     Case::device("urEnqueueKernelLaunchWithArgsExp.null_global_size", launch_null_global),
     Case::device("urEnqueueUSMDeviceAllocExp.kernel_data_intact_while_blocks_reused_around_it", async_reuse_around),
     Case::device("urEnqueueUSMFreeExp.kernel_hands_blocks_between_queues", async_handover),
@@ -449,15 +450,33 @@ unsafe fn launch_bad_dims(fx: &DeviceFx) -> CaseResult {
             launch_raw(fx, k.get(), dims, global.as_ptr(), (2, args.as_ptr()))
         );
     }
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_WORK_DIMENSION,
-        launch(fx, fx.queue, k.get(), 0, None, &args, &[], null_mut())
-    );
-    expect_result!(
-        UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE,
-        launch(fx, fx.queue, k.get(), N, Some(0), &args, &[], null_mut())
-    );
+    for global in [N, 0] {
+        expect_result!(
+            UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE,
+            launch(fx, fx.queue, k.get(), global, Some(0), &args, &[], null_mut())
+        );
+    }
     Ok(())
+}
+
+/// A global size of 0 (libsycl's empty ranges) succeeds and runs nothing:
+/// a marker in the kernel's place that waits for its list
+/// (`spec/memory_objects.md`).
+unsafe fn launch_empty_range(fx: &DeviceFx) -> CaseResult {
+    let (_program, k) = fill_index_kernel(fx)?;
+    let kind = if fx.supports(UsmKind::Device)? { UsmKind::Device } else { UsmKind::Shared };
+    let out = fx.alloc(kind, N * 4)?;
+    let filled = fx.fill(fx.queue, out.ptr, &[0xab], N * 4, &[])?;
+    let base = 7u32;
+    let mut e = null_mut();
+    let args = [pointer_arg(0, out.ptr), value_arg(1, &base)];
+    expect_success!(launch(fx, fx.queue, k.get(), 0, None, &args, &[filled.get()], &mut e));
+    let e = fx.own_event(e);
+    fx.wait(e.get())?;
+    check!(fx.status(filled.get())? == UR_EVENT_STATUS_COMPLETE, "the empty launch completed before what it waits for");
+    let command: ur_command_t = fx.api.event_info(e.get(), UR_EVENT_INFO_COMMAND_TYPE)?;
+    check!(command == UR_COMMAND_KERNEL_LAUNCH, "the empty launch's event reports {command:?}");
+    check_words("memory after an empty launch", &words(&fx.read(fx.queue, out.ptr, N * 4)?), |_| 0xabab_abab)
 }
 
 unsafe fn launch_bad_args(fx: &DeviceFx) -> CaseResult {

@@ -19,6 +19,20 @@ fn launch_props(stype: ur_structure_type_t, flags: ur_kernel_launch_flags_t) -> 
     ur_kernel_launch_ext_properties_t { stype, pNext: null_mut(), flags }
 }
 
+/// A `MEM_OBJ` argument passing `mem` with `flags`.
+fn mem_arg(index: u32, mem: ur_mem_handle_t, flags: ur_mem_flags_t) -> ur_exp_kernel_arg_properties_t {
+    let mut a = arg(UR_EXP_KERNEL_ARG_TYPE_MEM_OBJ, index, 8, null());
+    a.value = ur_exp_kernel_arg_value_t { memObjTuple: ur_exp_kernel_arg_mem_obj_tuple_t { hMem: mem, flags } };
+    a
+}
+
+/// A 64-byte buffer of `ctx` (kept for the test's process).
+fn buffer(ctx: ur_context_handle_t) -> ur_mem_handle_t {
+    let mut mem = null_mut();
+    assert_eq!(ur!(Mem.pfnBufferCreate(ctx, UR_MEM_FLAG_READ_WRITE.0, 64, null(), &mut mem)), UR_RESULT_SUCCESS);
+    mem
+}
+
 /// A launch of a kernel of `w.ctx` on `w.queue`.
 struct Launch<'a> {
     kernel: ur_kernel_handle_t,
@@ -149,9 +163,22 @@ refusals! {
         let global = [1usize; 4];
         launch(&w, |l| { l.dim = 4; l.global = global.as_ptr() })
     };
-    launch_a_zero_global_size: DIMENSION, |w| {
+    launch_an_empty_range_with_a_zero_local_size: UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE, |w| {
+        let (global, local) = ([8usize, 0], [1usize, 0]);
+        launch(&w, |l| { l.global = global.as_ptr(); l.local = local.as_ptr() })
+    };
+    launch_an_empty_range_with_a_bad_arg: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
         let global = [8usize, 0];
-        launch(&w, |l| l.global = global.as_ptr())
+        let args = [arg(ur_exp_kernel_arg_type_t(99), 0, 4, word())];
+        launch(&w, |l| { l.global = global.as_ptr(); l.args = &args })
+    };
+    launch_buffer_arg_of_another_context: UR_RESULT_ERROR_INVALID_MEM_OBJECT, |w| {
+        let args = [mem_arg(0, buffer(w.context2()), 0)];
+        launch(&w, |l| l.args = &args)
+    };
+    launch_buffer_arg_with_unknown_flags: UR_RESULT_ERROR_INVALID_ENUMERATION, |w| {
+        let args = [mem_arg(0, buffer(w.ctx), 1 << 6)];
+        launch(&w, |l| l.args = &args)
     };
     launch_a_zero_local_size: UR_RESULT_ERROR_INVALID_WORK_GROUP_SIZE, |w| {
         let local = [1usize, 0];
@@ -262,4 +289,32 @@ fn a_launch_reaches_the_backend_decoded() {
     let calls = reached!(UR_RESULT_SUCCESS, launch(&w, |l| l.dim = 1));
     let range = NdRange { offset: None, global: &GLOBAL[..1], local: None };
     assert_eq!(only(&calls, "kernel.launch"), format!(r#""k" {range:?} [] cooperative=false waits=[] event=false"#));
+}
+
+#[test]
+fn an_empty_range_runs_nothing_and_is_a_marker() {
+    let w = World::new();
+    let global = [8usize, 0];
+    let mut e = null_mut();
+    let mut l = Launch::new(&w);
+    l.global = global.as_ptr();
+    let calls = reached!(UR_RESULT_SUCCESS, l.run(&w, &mut e));
+    let heard: Vec<&str> = calls.iter().map(|c| c.method).collect();
+    assert_eq!(heard, ["queue.marker", "queue.append"], "{calls:?}");
+    assert!(calls[0].args.contains("want_event: true"), "{calls:?}");
+    assert!(!e.is_null());
+}
+
+#[test]
+fn a_buffer_arg_is_its_address_and_a_null_one_a_null_pointer() {
+    let w = World::new();
+    let mem = buffer(w.ctx);
+    let mut native: ur_native_handle_t = 0;
+    assert_eq!(ur!(Mem.pfnGetNativeHandle(mem, null_mut(), &mut native)), UR_RESULT_SUCCESS);
+    let args = [mem_arg(0, mem, UR_MEM_FLAG_READ_ONLY.0), mem_arg(1, null_mut(), 0)];
+    take_calls();
+    let calls = reached!(UR_RESULT_SUCCESS, launch(&w, |l| l.args = &args));
+    let decoded = [KernelArg::Pointer { index: 0, ptr: native as *const c_void }, KernelArg::Pointer { index: 1, ptr: null() }];
+    let range = NdRange { offset: None, global: &GLOBAL[..2], local: None };
+    assert_eq!(only(&calls, "kernel.launch"), format!(r#""k" {range:?} {decoded:?} cooperative=false waits=[] event=false"#));
 }
