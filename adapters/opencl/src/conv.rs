@@ -61,6 +61,7 @@ pub fn result(e: cl_int) -> ur_result_t {
         cl::CL_INVALID_EVENT => UR_RESULT_ERROR_INVALID_EVENT,
         cl::CL_INVALID_OPERATION => UR_RESULT_ERROR_INVALID_OPERATION,
         cl::CL_INVALID_BUFFER_SIZE => UR_RESULT_ERROR_INVALID_BUFFER_SIZE,
+        cl::CL_MISALIGNED_SUB_BUFFER_OFFSET => UR_RESULT_ERROR_MISALIGNED_SUB_BUFFER_OFFSET,
         cl::CL_INVALID_PROPERTY => UR_RESULT_ERROR_INVALID_VALUE,
         cl::CL_INVALID_SPEC_ID => UR_RESULT_ERROR_INVALID_SPEC_ID,
         cl::CL_INVALID_DEVICE_QUEUE => UR_RESULT_ERROR_INVALID_QUEUE,
@@ -95,6 +96,36 @@ pub fn check(status: cl_int) -> Result<(), cl_int> {
     } else {
         Err(status)
     }
+}
+
+/// A buffer's flags (checked by the core) as `clCreateBuffer` takes them.
+pub fn mem_flags(flags: ur_mem_flags_t) -> cl::cl_mem_flags {
+    [
+        (UR_MEM_FLAG_READ_WRITE, cl::CL_MEM_READ_WRITE),
+        (UR_MEM_FLAG_WRITE_ONLY, cl::CL_MEM_WRITE_ONLY),
+        (UR_MEM_FLAG_READ_ONLY, cl::CL_MEM_READ_ONLY),
+        (UR_MEM_FLAG_USE_HOST_POINTER, cl::CL_MEM_USE_HOST_PTR),
+        (UR_MEM_FLAG_ALLOC_HOST_POINTER, cl::CL_MEM_ALLOC_HOST_PTR),
+        (UR_MEM_FLAG_ALLOC_COPY_HOST_POINTER, cl::CL_MEM_COPY_HOST_PTR),
+    ]
+    .into_iter()
+    .filter(|(ur, _)| flags & ur.0 != 0)
+    .fold(0, |acc, (_, cl)| acc | cl)
+}
+
+/// A map's flags (checked by the core; 0 reads and writes).
+pub fn map_flags(flags: ur_map_flags_t) -> cl::cl_map_flags {
+    if flags == 0 {
+        return cl::CL_MAP_READ | cl::CL_MAP_WRITE;
+    }
+    [
+        (UR_MAP_FLAG_READ, cl::CL_MAP_READ),
+        (UR_MAP_FLAG_WRITE, cl::CL_MAP_WRITE),
+        (UR_MAP_FLAG_WRITE_INVALIDATE_REGION, cl::CL_MAP_WRITE_INVALIDATE_REGION),
+    ]
+    .into_iter()
+    .filter(|(ur, _)| flags & ur.0 != 0)
+    .fold(0, |acc, (_, cl)| acc | cl)
 }
 
 /// The OpenCL device-type filter of a `urDeviceGet`; `None` for a UR type

@@ -186,3 +186,24 @@ mod tests {
         assert!(!has_extension("cl_khr_icd_x", "cl_khr_icd"));
     }
 }
+
+/// `clEnqueueMapBuffer`, non-blocking: the mapped pointer, or the status.
+#[allow(clippy::too_many_arguments)]
+pub fn map_buffer(
+    queue: sys::cl_command_queue,
+    mem: sys::cl_mem,
+    flags: sys::cl_map_flags,
+    offset: usize,
+    size: usize,
+    waits: &[cl_event],
+    event: *mut cl_event,
+) -> Result<*mut c_void, cl_int> {
+    let runtime = cl3::load_library().as_ref().map_err(|_| cl3::error_codes::DLOPEN_RUNTIME_LOAD_FAILED)?;
+    let mut status = sys::CL_SUCCESS;
+    let n = waits.len() as sys::cl_uint;
+    let ptr = runtime
+        .clEnqueueMapBuffer(queue, mem, sys::CL_FALSE, flags, offset, size, n, wait_list_ptr(waits), event, &mut status)
+        .ok_or(cl3::error_codes::DLOPEN_FUNCTION_NOT_AVAILABLE)?;
+    conv::check(status)?;
+    Ok(ptr)
+}

@@ -32,7 +32,7 @@ ur_core::adapter_backend! {
     pub struct OpenCl: UR_BACKEND_OPENCL, "OPENCL";
     objects {
         RawPlatform = device::platform::PlatformCl, RawDevice = device::DeviceCl, RawContext = context::ContextCl,
-        RawQueue = queue::QueueCl, RawEvent = event::EventCl, RawPool = memory::PoolCl, DeviceRef = &'static device::Device, RawProgram = program::ProgramCl, RawKernel = kernel::KernelCl, RawMem = ur_core::mem::NoMem,
+        RawQueue = queue::QueueCl, RawEvent = event::EventCl, RawPool = memory::PoolCl, DeviceRef = &'static device::Device, RawProgram = program::ProgramCl, RawKernel = kernel::KernelCl, RawMem = memory::buffer::ClBuffer,
     }
 }
 

@@ -28,10 +28,12 @@ use ur_core::hal::{is_event_wait, Completion, Events, UsmCopy, UsmCopy2D, UsmFil
 use ur_core::queue::object::{Enqueued, NativeQueue, RawQueue};
 use ur_core::queue::{EngineCommand, Node};
 use ur_core::handle::arc_of;
+use ur_core::mem::BufferCommand;
 use ur_core::*;
 use usm_async::{add_dependencies, enqueue_command, shared_cover};
 use usm_commands::{at, fill_on_host, marker, rows, run_on_host, wait_in_order};
 
+mod buffer_commands;
 pub mod trackers;
 mod usm_async;
 mod usm_commands;
@@ -442,6 +444,10 @@ impl RawQueue<OpenCl> for QueueCl {
                 memory::enqueue_copy(ctx, cl, false, dst, src, m.width, w, e)
             })
         })
+    }
+
+    fn buffer(queue: &Queue, command: ur_command_t, buffer: BufferCommand<'_, OpenCl>, waits: Events<'_, OpenCl>, c: Completion) -> Enqueued<OpenCl> {
+        buffer_commands::enqueue(queue, command, buffer, waits, c)
     }
 
     fn async_alloc_supported(queue: &Queue) -> bool {

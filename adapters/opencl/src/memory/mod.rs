@@ -20,6 +20,8 @@
 //! both `urUSM*Alloc` and the engine pools' raw memory ([`ClMemory`], the
 //! engine's `MemorySource`).
 
+pub mod buffer;
+
 use crate::context::{self, Context, ContextCl};
 use crate::device::platform::Platform;
 use crate::device::{self, Device, UsmPath};
