@@ -44,7 +44,7 @@ unsafe fn kernel(fx: &DeviceFx, program: ur_program_handle_t, name: &std::ffi::C
 }
 
 /// `fill_index` of the suite's built program, and the program.
-unsafe fn fill_index_kernel(fx: &DeviceFx) -> Result<(OwnedProgram, OwnedKernel), Outcome> {
+pub unsafe fn fill_index_kernel(fx: &DeviceFx) -> Result<(OwnedProgram, OwnedKernel), Outcome> {
     let program = built_program(fx)?;
     let k = kernel(fx, program.get(), c"fill_index")?;
     Ok((program, k))
@@ -77,6 +77,12 @@ pub fn value_arg<T>(index: u32, v: &T) -> ur_exp_kernel_arg_properties_t {
 
 pub fn pointer_arg(index: u32, p: *const c_void) -> ur_exp_kernel_arg_properties_t {
     arg(UR_EXP_KERNEL_ARG_TYPE_POINTER, index, size_of::<*const c_void>(), ur_exp_kernel_arg_value_t { pointer: p })
+}
+
+/// A buffer argument with access `flags`.
+pub fn mem_arg(index: u32, mem: ur_mem_handle_t, flags: ur_mem_flags_t) -> ur_exp_kernel_arg_properties_t {
+    let tuple = ur_exp_kernel_arg_mem_obj_tuple_t { hMem: mem, flags };
+    arg(UR_EXP_KERNEL_ARG_TYPE_MEM_OBJ, index, size_of::<ur_mem_handle_t>(), ur_exp_kernel_arg_value_t { memObjTuple: tuple })
 }
 
 fn local_arg(index: u32, size: usize) -> ur_exp_kernel_arg_properties_t {

@@ -33,7 +33,7 @@ const SIZE: usize = 4096;
 
 /// A buffer of `size` bytes with `flags` and host data `host`; a skip when
 /// the adapter serves no buffers.
-unsafe fn buffer(fx: &DeviceFx, flags: u32, size: usize, host: *mut c_void) -> Result<ur_mem_handle_t, Outcome> {
+pub unsafe fn buffer(fx: &DeviceFx, flags: u32, size: usize, host: *mut c_void) -> Result<ur_mem_handle_t, Outcome> {
     let props = ur_buffer_properties_t { stype: UR_STRUCTURE_TYPE_BUFFER_PROPERTIES, pNext: null_mut(), pHost: host };
     let p = if host.is_null() { null() } else { &props as *const _ };
     let mut mem = null_mut();
@@ -46,7 +46,7 @@ unsafe fn buffer(fx: &DeviceFx, flags: u32, size: usize, host: *mut c_void) -> R
     Ok(mem)
 }
 
-unsafe fn read_all(fx: &DeviceFx, mem: ur_mem_handle_t, offset: usize, len: usize) -> Result<Vec<u8>, Outcome> {
+pub unsafe fn read_all(fx: &DeviceFx, mem: ur_mem_handle_t, offset: usize, len: usize) -> Result<Vec<u8>, Outcome> {
     let mut out = vec![0u8; len];
     expect_success!(fx.api.urEnqueueMemBufferRead(fx.queue, mem, true, offset, len, out.as_mut_ptr().cast(), 0, null(), null_mut()));
     Ok(out)
@@ -224,7 +224,7 @@ unsafe fn unmap_never_mapped(fx: &DeviceFx) -> CaseResult {
     Ok(())
 }
 
-unsafe fn sub_buffer(fx: &DeviceFx, parent: ur_mem_handle_t, origin: usize, size: usize) -> Result<(ur_result_t, ur_mem_handle_t), Outcome> {
+pub unsafe fn sub_buffer(fx: &DeviceFx, parent: ur_mem_handle_t, origin: usize, size: usize) -> Result<(ur_result_t, ur_mem_handle_t), Outcome> {
     let region = ur_buffer_region_t { stype: UR_STRUCTURE_TYPE_BUFFER_REGION, pNext: null(), origin, size };
     let mut sub = null_mut();
     let code = fx.api.urMemBufferPartition(parent, UR_MEM_FLAG_READ_WRITE.0, UR_BUFFER_CREATE_TYPE_REGION, &region, &mut sub)?;
@@ -232,7 +232,7 @@ unsafe fn sub_buffer(fx: &DeviceFx, parent: ur_mem_handle_t, origin: usize, size
 }
 
 /// The device's base-address alignment, in bytes.
-unsafe fn base_align(fx: &DeviceFx) -> Result<usize, Outcome> {
+pub unsafe fn base_align(fx: &DeviceFx) -> Result<usize, Outcome> {
     let bits: u32 = fx.api.device_info(fx.device, UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN)?;
     Ok((bits as usize / 8).max(1))
 }

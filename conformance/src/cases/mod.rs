@@ -14,6 +14,7 @@ pub mod event;
 pub mod kernel;
 pub mod loader;
 pub mod mem;
+pub mod mem_kernel;
 pub mod multi_device;
 pub mod native;
 pub mod partition;
@@ -42,6 +43,7 @@ pub fn all() -> Vec<&'static Case> {
         mem::CASES,
         program::CASES,
         kernel::CASES,
+        mem_kernel::CASES,
         native::CASES,
         cuda::CASES,
         multi_device::CASES,

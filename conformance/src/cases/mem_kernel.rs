@@ -1,0 +1,66 @@
+//! Buffers as kernel arguments (`UR_EXP_KERNEL_ARG_TYPE_MEM_OBJ` of
+//! urEnqueueKernelLaunchWithArgsExp, spec/memory_objects.md): the suite's
+//! `fill_index` kernel writes through a buffer and through a sub-buffer,
+//! and the data is read back with buffer commands. An adapter that builds
+//! no programs, or serves no buffers, skips.
+
+use super::kernel::{check_words, fill_index_kernel, launch, mem_arg, value_arg, words, N};
+use super::mem::{base_align, buffer, read_all, sub_buffer};
+use crate::harness::*;
+use crate::{check, expect_result, expect_success};
+use std::ptr::{null, null_mut};
+use ur_core::abi::*;
+
+pub const CASES: &[Case] = &[
+    Case::device("urEnqueueKernelLaunchWithArgsExp.buffer_argument", buffer_argument),
+    Case::device("urEnqueueKernelLaunchWithArgsExp.sub_buffer_argument", sub_buffer_argument),
+    Case::device("urEnqueueKernelLaunchWithArgsExp.bad_buffer_argument", bad_buffer_argument),
+];
+
+/// `fill_index` into a buffer, waited for through its event; then a
+/// blocking read of the buffer after it.
+unsafe fn buffer_argument(fx: &DeviceFx) -> CaseResult {
+    let (_program, k) = fill_index_kernel(fx)?;
+    let mem = buffer(fx, UR_MEM_FLAG_READ_WRITE.0, N * 4, null_mut())?;
+    let base = 91u32;
+    let mut e = null_mut();
+    let args = [mem_arg(0, mem, UR_MEM_FLAG_WRITE_ONLY.0), value_arg(1, &base)];
+    expect_success!(launch(fx, fx.queue, k.get(), N, None, &args, &[], &mut e));
+    let e = fx.own_event(e);
+    fx.wait(e.get())?;
+    check_words("a buffer written by fill_index", &words(&read_all(fx, mem, 0, N * 4)?), |i| base + i as u32)?;
+    expect_success!(fx.api.urMemRelease(mem));
+    Ok(())
+}
+
+/// `fill_index` through a sub-buffer writes its region of the parent only.
+unsafe fn sub_buffer_argument(fx: &DeviceFx) -> CaseResult {
+    let (_program, k) = fill_index_kernel(fx)?;
+    let origin = (N * 4).next_multiple_of(base_align(fx)?);
+    let parent = buffer(fx, UR_MEM_FLAG_READ_WRITE.0, origin + N * 4, null_mut())?;
+    let zero = 0u8;
+    expect_success!(fx.api.urEnqueueMemBufferFill(fx.queue, parent, (&zero as *const u8).cast(), 1, 0, origin + N * 4, 0, null(), null_mut()));
+    let (code, sub) = sub_buffer(fx, parent, origin, N * 4)?;
+    expect_result!(UR_RESULT_SUCCESS, Ok::<_, Outcome>(code));
+    let base = 5u32;
+    let args = [mem_arg(0, sub, 0), value_arg(1, &base)];
+    expect_success!(launch(fx, fx.queue, k.get(), N, None, &args, &[], null_mut()));
+    let all = words(&read_all(fx, parent, 0, origin + N * 4)?);
+    let (before, region) = all.split_at(origin / 4);
+    check!(before.iter().all(|&w| w == 0), "fill_index through a sub-buffer wrote before its origin");
+    check_words("a sub-buffer's region written by fill_index", region, |i| base + i as u32)?;
+    expect_success!(fx.api.urMemRelease(sub));
+    expect_success!(fx.api.urMemRelease(parent));
+    Ok(())
+}
+
+/// Unknown access flags on a buffer argument; nothing runs.
+unsafe fn bad_buffer_argument(fx: &DeviceFx) -> CaseResult {
+    let (_program, k) = fill_index_kernel(fx)?;
+    let mem = buffer(fx, UR_MEM_FLAG_READ_WRITE.0, N * 4, null_mut())?;
+    let base = 1u32;
+    let args = [mem_arg(0, mem, 1 << 6), value_arg(1, &base)];
+    expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, launch(fx, fx.queue, k.get(), N, None, &args, &[], null_mut()));
+    expect_success!(fx.api.urMemRelease(mem));
+    Ok(())
+}
