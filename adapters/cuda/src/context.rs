@@ -120,9 +120,9 @@ impl RawContext<Cuda> for ContextCu {
         new_context(devices.iter().map(|d| arc_of(*d)).collect(), None)
     }
 
-    /// Not served yet: driver/memory.rs has a pitched fill but no pitched copy.
+    /// Pitched fills row by row, pitched copies with `cuMemcpy2DAsync`.
     fn usm_2d_supported(_: &Context) -> bool {
-        false
+        true
     }
 
     /// The primary CUDA context of the first device.

@@ -219,3 +219,59 @@ impl Drop for MemPool {
         }
     }
 }
+
+/// Page-locks the caller's `size` bytes at `p` for every context, by the
+/// same address; `Ok(false)` when they were registered already (by this
+/// process, for another buffer over the same memory).
+///
+/// # Safety
+/// `p .. p + size` must be the caller's live host memory.
+pub unsafe fn mem_host_register(p: *mut c_void, size: usize) -> CuResult<bool> {
+    let flags = sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP;
+    match sys::cuMemHostRegister_v2(p, size, flags) {
+        sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => Ok(false),
+        status => check(status).map(|()| true),
+    }
+}
+
+/// # Safety
+/// `p` must have been registered by [`mem_host_register`], with no pending
+/// work using it.
+pub unsafe fn mem_host_unregister(p: *mut c_void) -> CuResult {
+    check(sys::cuMemHostUnregister(p))
+}
+
+/// Copies `height` rows of `width` bytes, rows `src_pitch` and `dst_pitch`
+/// bytes apart; unified addressing tells the driver where each side is.
+///
+/// # Safety
+/// Every row of both sides must be valid and stay so until the copy
+/// completes.
+pub unsafe fn memcpy_2d_async(
+    (dst, dst_pitch): (CUdeviceptr, usize),
+    (src, src_pitch): (CUdeviceptr, usize),
+    width: usize,
+    height: usize,
+    stream: CUstream,
+) -> CuResult {
+    let unified = sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED;
+    let copy = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: unified,
+        srcHost: std::ptr::null(),
+        srcDevice: src,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: src_pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: unified,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dst_pitch,
+        WidthInBytes: width,
+        Height: height,
+    };
+    check(sys::cuMemcpy2DAsync_v2(&copy, stream))
+}

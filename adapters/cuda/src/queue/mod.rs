@@ -41,7 +41,7 @@ use std::sync::Arc;
 use ur_core::lock_order::{Mutex, Rank};
 use ur_core::engine::QueueOrder;
 use ur_core::engine;
-use ur_core::hal::{Completion, Events, UsmCopy, UsmFill, UsmHint};
+use ur_core::hal::{Completion, Events, UsmCopy, UsmCopy2D, UsmFill, UsmFill2D, UsmHint};
 use ur_core::queue::object::{Enqueued, NativeQueue, RawQueue};
 use ur_core::queue::{EngineCommand, Waits};
 use ur_core::handle::arc_of;
@@ -382,13 +382,12 @@ impl RawQueue<Cuda> for QueueCu {
         Ok(queue)
     }
 
-    // A blocking command's event is waited for by the core. The context's
-    // `usm_2d_supported` is false: the core sends no 2D command.
+    // A blocking command's event is waited for by the core.
 
-    /// Prefetch and advice are real here: only waits and barriers come.
+    /// Prefetch and advice are real here: waits, barriers and commands that
+    /// run nothing (an empty launch) come, each reporting its `command`.
     fn marker(queue: &Queue, command: ur_command_t, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
-        let barrier = command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER;
-        wait_events(queue, waits, barrier, c.want_event)
+        wait_events(queue, waits, command, c.want_event)
     }
 
     fn fill(queue: &Queue, f: UsmFill<'_>, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
@@ -397,6 +396,14 @@ impl RawQueue<Cuda> for QueueCu {
 
     fn copy(queue: &Queue, m: UsmCopy, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
         usm_memcpy(queue, m.command, false, m.dst, m.src, m.size, waits, c.want_event)
+    }
+
+    fn fill_2d(queue: &Queue, f: UsmFill2D<'_>, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
+        usm::usm_fill_2d(queue, f, waits, c.want_event)
+    }
+
+    fn copy_2d(queue: &Queue, m: UsmCopy2D, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {
+        usm::usm_memcpy_2d(queue, m, false, waits, c.want_event)
     }
 
     fn prefetch(queue: &Queue, h: UsmHint, waits: Events<'_, Cuda>, c: Completion) -> Enqueued<Cuda> {

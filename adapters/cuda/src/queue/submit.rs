@@ -243,10 +243,10 @@ fn submit_unlocked<T>(
 /// `urEnqueueEventsWait` (`barrier == false`) and
 /// `urEnqueueEventsWaitWithBarrier`. An empty list means every command
 /// submitted before; a barrier also holds back every command after it.
-pub fn wait_events(queue: &Queue, events: Events<'_, Cuda>, barrier: bool, want_event: bool) -> UrResult<Option<Arc<Event>>> {
+pub fn wait_events(queue: &Queue, events: Events<'_, Cuda>, command: ur_command_t, want_event: bool) -> UrResult<Option<Arc<Event>>> {
     let q = &queue.raw;
     queue.device.raw.activate()?;
-    let command = if barrier { UR_COMMAND_EVENTS_WAIT_WITH_BARRIER } else { UR_COMMAND_EVENTS_WAIT };
+    let barrier = command == UR_COMMAND_EVENTS_WAIT_WITH_BARRIER;
     // A barrier on several streams needs an event to hold the others back.
     let spread = barrier && !q.is_in_order();
     // A plain wait with an empty list follows everything before it but

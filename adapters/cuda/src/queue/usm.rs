@@ -7,7 +7,7 @@ use crate::conv::{self, CuExt};
 use crate::driver::{self, Stream};
 use std::ffi::c_void;
 use std::sync::Arc;
-use ur_core::hal::Events;
+use ur_core::hal::{Events, UsmCopy2D, UsmFill2D};
 use crate::Cuda;
 use ur_core::*;
 
@@ -55,6 +55,27 @@ pub fn usm_fill(
 ) -> UrResult<Option<Arc<Event>>> {
     let work = |s: &Stream| fill(s, dst as usize, pattern, size);
     Ok(submit(queue, command, events, want_event, work)?.event)
+}
+
+/// `urEnqueueUSMFill2D`: the fill of each row, on one stream.
+pub fn usm_fill_2d(queue: &Queue, f: UsmFill2D<'_>, events: Events<'_, Cuda>, want_event: bool) -> UrResult<Option<Arc<Event>>> {
+    let work = |s: &Stream| (0..f.height).try_for_each(|r| fill(s, f.dst as usize + r * f.pitch, f.pattern, f.width));
+    Ok(submit(queue, UR_COMMAND_USM_FILL_2D, events, want_event, work)?.event)
+}
+
+/// A pitched copy (`urEnqueueUSMMemcpy2D`, and a buffer rect) as one
+/// `cuMemcpy2DAsync`; a blocking copy returns once it has completed.
+pub fn usm_memcpy_2d(queue: &Queue, m: UsmCopy2D, blocking: bool, events: Events<'_, Cuda>, want_event: bool) -> UrResult<Option<Arc<Event>>> {
+    let Submitted { event, .. } = submit(queue, m.command, events, want_event || blocking, |s| {
+        let (dst, src) = ((m.dst as u64, m.dst_pitch), (m.src as u64, m.src_pitch));
+        // SAFETY: the core checked both sides' rows (inside their USM
+        // allocations where they are USM); unified addressing places them.
+        unsafe { driver::memcpy_2d_async(dst, src, m.width, m.height, s.raw()) }.cu()
+    })?;
+    if blocking {
+        event.as_deref().map_or(Ok(()), crate::event::wait)?;
+    }
+    Ok(if want_event { event } else { None })
 }
 
 /// `urEnqueueUSMMemcpy`; a blocking copy returns once it has completed.
