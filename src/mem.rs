@@ -81,26 +81,8 @@ impl<B: Backend> RawMem<B> for HostStorage {
         if let (true, Some(host)) = (flags & UR_MEM_FLAG_USE_HOST_POINTER.0 != 0, host) {
             return Ok((host as usize, HostStorage { owned: false }));
         }
-        let request = AllocRequest {
-            kind: UsmKind::Host,
-            size,
-            align: 0,
-            device: None,
-            pool: None,
-            hints: 0,
-            host_flags: 0,
-            device_flags: 0,
-        };
-        let storage = B::RawContext::usm_alloc(context, request).map_err(|e| match e {
-            UR_RESULT_ERROR_INVALID_USM_SIZE => UR_RESULT_ERROR_INVALID_BUFFER_SIZE,
-            e => e,
-        })?;
-        if let Some(host) = host {
-            // SAFETY: the caller's `size` bytes at `host` (UR requires them
-            // readable for the call); the storage was just made, `size` long.
-            unsafe { std::ptr::copy_nonoverlapping(host as *const u8, storage as *mut u8, size) };
-        }
-        Ok((storage as usize, HostStorage { owned: true }))
+        let storage = usm_storage(context, UsmKind::Host, size, host)?;
+        Ok((storage, HostStorage { owned: true }))
     }
 
     /// The allocation is freed at once: commands still using it hold it
@@ -139,6 +121,23 @@ pub enum BufferCommand<'a, B: Backend> {
     Map { mem: &'a B::RawMem, offset: usize, size: usize, flags: ur_map_flags_t, out: &'a mut *mut c_void },
     /// Ends a map of `mem` made at `ptr`.
     Unmap { mem: &'a B::RawMem, ptr: *mut c_void },
+}
+
+/// A USM allocation of `kind` of the context for a buffer of `size` bytes,
+/// holding the caller's data `host` when given; its address.
+pub fn usm_storage<B: Backend>(context: &Context<B>, kind: UsmKind, size: usize, host: Option<*mut c_void>) -> UrResult<usize> {
+    let request = AllocRequest { kind, size, align: 0, device: None, pool: None, hints: 0, host_flags: 0, device_flags: 0 };
+    let storage = B::RawContext::usm_alloc(context, request).map_err(|e| match e {
+        UR_RESULT_ERROR_INVALID_USM_SIZE => UR_RESULT_ERROR_INVALID_BUFFER_SIZE,
+        e => e,
+    })?;
+    if let Some(host) = host {
+        // SAFETY: the caller's `size` bytes (UR requires them readable for
+        // the call); the storage was just made, `size` long, and no command
+        // uses it yet, so the host may write it (host and shared USM).
+        unsafe { std::ptr::copy_nonoverlapping(host as *const u8, storage as *mut u8, size) };
+    }
+    Ok(storage as usize)
 }
 
 /// What a buffer is.

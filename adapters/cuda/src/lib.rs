@@ -44,7 +44,7 @@ ur_core::adapter_backend! {
     pub struct Cuda: UR_BACKEND_CUDA, "CUDA";
     objects {
         RawPlatform = device::PlatformCu, RawDevice = device::DeviceCu, RawContext = context::ContextCu, RawQueue = queue::QueueCu, RawEvent = event::StreamEvents, RawPool = memory::pool::CudaPool, DeviceRef = Arc<Device>,
-        RawProgram = program::ProgramCu, RawKernel = kernel::KernelCu, RawMem = ur_core::mem::NoMem,
+        RawProgram = program::ProgramCu, RawKernel = kernel::KernelCu, RawMem = memory::buffer::CuStorage,
     }
 }
 

@@ -8,6 +8,7 @@
 //! interior, foreign and double frees). Engine blocks are found through the
 //! context's slab map instead (`Context::slabs`).
 
+pub mod buffer;
 pub mod pool;
 pub mod source;
 pub mod vmm;
