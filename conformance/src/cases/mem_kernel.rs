@@ -6,6 +6,7 @@
 
 use super::kernel::{check_words, fill_index_kernel, launch, mem_arg, value_arg, words, N};
 use super::mem::{base_align, buffer, read_all, sub_buffer};
+use super::multi_device::{pair, pair_program};
 use crate::harness::*;
 use crate::{check, expect_result, expect_success};
 use std::ptr::{null, null_mut};
@@ -15,6 +16,7 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueKernelLaunchWithArgsExp.buffer_argument", buffer_argument),
     Case::device("urEnqueueKernelLaunchWithArgsExp.sub_buffer_argument", sub_buffer_argument),
     Case::device("urEnqueueKernelLaunchWithArgsExp.bad_buffer_argument", bad_buffer_argument),
+    Case::device("urEnqueueKernelLaunchWithArgsExp.multi_device_buffer_written_on_the_other_device", buffer_on_two_devices),
 ];
 
 /// `fill_index` into a buffer, waited for through its event; then a
@@ -61,6 +63,32 @@ unsafe fn bad_buffer_argument(fx: &DeviceFx) -> CaseResult {
     let base = 1u32;
     let args = [mem_arg(0, mem, 1 << 6), value_arg(1, &base)];
     expect_result!(UR_RESULT_ERROR_INVALID_ENUMERATION, launch(fx, fx.queue, k.get(), N, None, &args, &[], null_mut()));
+    expect_success!(fx.api.urMemRelease(mem));
+    Ok(())
+}
+
+/// A buffer of a two-device context, written on the first device's queue,
+/// then by `fill_index` on the second's, then read on the first's after
+/// the kernel's event: the data follows the buffer across devices.
+unsafe fn buffer_on_two_devices(fx: &DeviceFx) -> CaseResult {
+    let p = pair(fx)?;
+    let (a, b) = (&p.first, &*p.second);
+    let (program, form) = pair_program(fx, &p)?;
+    expect_success!(fx.api.urProgramBuild(a.context, program.get(), form.build_options().as_ptr()));
+    let mut k = null_mut();
+    expect_success!(fx.api.urKernelCreate(program.get(), c"fill_index".as_ptr(), &mut k));
+    let k = Owned::new(k, fx.api.fns.urKernelRelease);
+    let mem = buffer(a, UR_MEM_FLAG_READ_WRITE.0, N * 4, null_mut())?;
+    let ones = vec![0xffu8; N * 4];
+    expect_success!(fx.api.urEnqueueMemBufferWrite(a.queue, mem, true, 0, N * 4, ones.as_ptr().cast(), 0, null(), null_mut()));
+    let base = 300u32;
+    let mut e = null_mut();
+    expect_success!(launch(b, b.queue, k.get(), N, None, &[mem_arg(0, mem, 0), value_arg(1, &base)], &[], &mut e));
+    let e = b.own_event(e);
+    let mut got = vec![0u8; N * 4];
+    let waits = [e.get()];
+    expect_success!(fx.api.urEnqueueMemBufferRead(a.queue, mem, true, 0, N * 4, got.as_mut_ptr().cast(), 1, waits.as_ptr(), null_mut()));
+    check_words("a buffer read on one device after fill_index on the other", &words(&got), |i| base + i as u32)?;
     expect_success!(fx.api.urMemRelease(mem));
     Ok(())
 }

@@ -68,10 +68,10 @@ unsafe fn next_device(fx: &DeviceFx) -> Result<ur_device_handle_t, Outcome> {
 
 /// A context of the fixture's device and the next one, as a fixture whose
 /// queue is on the first, with a view whose queue is on the second.
-struct Pair<'a> {
-    first: DeviceFx<'a>,
+pub struct Pair<'a> {
+    pub first: DeviceFx<'a>,
     /// Borrows `first`'s context; its queue is its own.
-    second: ManuallyDrop<DeviceFx<'a>>,
+    pub second: ManuallyDrop<DeviceFx<'a>>,
 }
 
 impl Drop for Pair<'_> {
@@ -84,7 +84,7 @@ impl Drop for Pair<'_> {
     }
 }
 
-unsafe fn pair<'a>(fx: &DeviceFx<'a>) -> Result<Pair<'a>, Outcome> {
+pub unsafe fn pair<'a>(fx: &DeviceFx<'a>) -> Result<Pair<'a>, Outcome> {
     let other = next_device(fx)?;
     let devices = [fx.device, other];
     let mut context = null_mut();
@@ -342,7 +342,7 @@ unsafe extern "C" fn keep_note(_level: ur_logger_level_t, message: *const c_char
 
 /// The suite's kernels as an unbuilt program of the pair's context, in the
 /// form the fixture's device takes (for every device of the pair).
-unsafe fn pair_program(fx: &DeviceFx, p: &Pair) -> Result<(OwnedProgram, KernelForm), Outcome> {
+pub unsafe fn pair_program(fx: &DeviceFx, p: &Pair) -> Result<(OwnedProgram, KernelForm), Outcome> {
     let (_probe, form) = kernel_program(fx)?;
     let ctx = p.first.context;
     let mut program = null_mut();
