@@ -43,9 +43,9 @@ pub trait Backend: crate::adapter::Backend + Sized {
     /// `NoProgram`/`NoKernel` for a backend that builds none.
     type RawProgram: crate::program::RawProgram<Self>;
     type RawKernel: crate::program::RawKernel<Self>;
-    /// The backend's part of a root buffer (`crate::mem`): `HostStorage`
-    /// where a host-reachable allocation serves every device, `NoMem` where
-    /// buffers are not served yet.
+    /// The backend's part of a buffer (`crate::mem`): `HostStorage` where a
+    /// host allocation serves every device, a driver object's or another
+    /// address's where the backend says.
     type RawMem: crate::mem::RawMem<Self>;
 
     /// The table every handle of this backend carries at offset 0.

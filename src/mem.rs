@@ -3,11 +3,11 @@
 //! handle header, context, size, flags, parent and live maps) beside `raw`,
 //! what its backend keeps of it, behind [`RawMem`].
 //!
-//! A root buffer has one address that the host and every device of its
-//! context reach (the `Unified` storage of the spec): its commands are the
-//! USM commands of that address, and a map is that address. Backends whose
-//! buffers need copies of their own per device, or a driver object
-//! (`cl_mem`), are not served yet: their `RawMem` is [`NoMem`].
+//! A root buffer's storage is either one address that the host and every
+//! device of its context reach (the `Unified` storage of the spec: its
+//! commands are the USM commands of that address, and a map is that
+//! address), or a driver object (`RawMem::DRIVER`: OpenCL's `cl_mem`),
+//! whose commands reach the backend as [`BufferCommand`]s.
 
 use crate::abi::*;
 use crate::context::{Context, RawMemory};
@@ -22,9 +22,6 @@ use std::sync::Arc;
 /// The backend's part of a buffer: where its storage comes from, and how a
 /// driver object stands for it.
 pub trait RawMem<B: Backend>: Send + Sync + Sized + 'static {
-    /// Whether buffers are served; without them every `urMem*` and
-    /// `urEnqueueMem*` entry point is `UNSUPPORTED_FEATURE`.
-    const SUPPORTED: bool;
     /// Whether the storage is a driver object (OpenCL's `cl_mem`) rather
     /// than an address: its commands then reach the backend as
     /// [`BufferCommand`]s (`RawQueue::buffer`), not as USM commands.
@@ -54,18 +51,6 @@ pub trait RawMem<B: Backend>: Send + Sync + Sized + 'static {
     fn release(self, context: &Context<B>, storage: usize);
 }
 
-/// No buffers (the backend keeps a copy per device, or a driver object,
-/// which the core does not serve yet).
-pub struct NoMem;
-
-impl<B: Backend> RawMem<B> for NoMem {
-    const SUPPORTED: bool = false;
-    fn create(_: &Context<B>, _: usize, _: Option<*mut c_void>, _: ur_mem_flags_t) -> UrResult<(usize, Self)> {
-        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
-    }
-    fn release(self, _: &Context<B>, _: usize) {}
-}
-
 /// Buffers in host USM of the context (every device of a host backend
 /// reaches it), or in the caller's memory with `USE_HOST_POINTER`.
 pub struct HostStorage {
@@ -75,7 +60,6 @@ pub struct HostStorage {
 }
 
 impl<B: Backend> RawMem<B> for HostStorage {
-    const SUPPORTED: bool = true;
 
     fn create(context: &Context<B>, size: usize, host: Option<*mut c_void>, flags: ur_mem_flags_t) -> UrResult<(usize, Self)> {
         if let (true, Some(host)) = (flags & UR_MEM_FLAG_USE_HOST_POINTER.0 != 0, host) {

@@ -155,9 +155,6 @@ unsafe fn mem_obj_arg<'a, B: Backend>(
     if tuple.hMem.is_null() {
         return Ok(KernelArg::Pointer { index, ptr: std::ptr::null() });
     }
-    if !<B::RawMem as RawMem<B>>::SUPPORTED {
-        return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);
-    }
     let mem = obj::<B, Mem<B>>(tuple.hMem).map_err(|_| UR_RESULT_ERROR_INVALID_MEM_OBJECT)?;
     if !std::ptr::eq(&*mem.context, context) {
         return Err(UR_RESULT_ERROR_INVALID_MEM_OBJECT);

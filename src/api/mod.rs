@@ -201,19 +201,17 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
                 pfnLinkExp: program::link_exp::<B> }
         );
     }
-    if <B::RawMem as crate::mem::RawMem<B>>::SUPPORTED {
-        slots!(d;
-            Mem { pfnBufferCreate: mem::buffer_create::<B>, pfnRetain: retain::<B, crate::mem::Mem<B>>,
-                pfnRelease: release::<B, crate::mem::Mem<B>>, pfnBufferPartition: mem::buffer_partition::<B>,
-                pfnGetNativeHandle: mem::get_native_handle::<B>, pfnGetInfo: mem::get_info::<B> }
-            Enqueue { pfnMemBufferRead: mem_enqueue::buffer_read::<B>, pfnMemBufferWrite: mem_enqueue::buffer_write::<B>,
-                pfnMemBufferCopy: mem_enqueue::buffer_copy::<B>, pfnMemBufferFill: mem_enqueue::buffer_fill::<B>,
-                pfnMemBufferMap: mem_enqueue::buffer_map::<B>, pfnMemUnmap: mem_enqueue::unmap::<B>,
-                pfnMemBufferReadRect: mem_enqueue::buffer_host_rect::<B, true>,
-                pfnMemBufferWriteRect: mem_enqueue::buffer_host_rect::<B, false>,
-                pfnMemBufferCopyRect: mem_enqueue::buffer_copy_rect::<B> }
-        );
-    }
+    slots!(d;
+        Mem { pfnBufferCreate: mem::buffer_create::<B>, pfnRetain: retain::<B, crate::mem::Mem<B>>,
+            pfnRelease: release::<B, crate::mem::Mem<B>>, pfnBufferPartition: mem::buffer_partition::<B>,
+            pfnGetNativeHandle: mem::get_native_handle::<B>, pfnGetInfo: mem::get_info::<B> }
+        Enqueue { pfnMemBufferRead: mem_enqueue::buffer_read::<B>, pfnMemBufferWrite: mem_enqueue::buffer_write::<B>,
+            pfnMemBufferCopy: mem_enqueue::buffer_copy::<B>, pfnMemBufferFill: mem_enqueue::buffer_fill::<B>,
+            pfnMemBufferMap: mem_enqueue::buffer_map::<B>, pfnMemUnmap: mem_enqueue::unmap::<B>,
+            pfnMemBufferReadRect: mem_enqueue::buffer_host_rect::<B, true>,
+            pfnMemBufferWriteRect: mem_enqueue::buffer_host_rect::<B, false>,
+            pfnMemBufferCopyRect: mem_enqueue::buffer_copy_rect::<B> }
+    );
     if <B::RawKernel as crate::program::RawKernel<B>>::SUPPORTED {
         slots!(d;
             Kernel { pfnCreate: kernel::create::<B>, pfnRetain: retain::<B, Kernel<B>>,

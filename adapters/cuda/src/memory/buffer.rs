@@ -27,7 +27,6 @@ pub enum CuStorage {
 }
 
 impl RawMem<Cuda> for CuStorage {
-    const SUPPORTED: bool = true;
 
     fn create(context: &Context, size: usize, host: Option<*mut c_void>, flags: ur_mem_flags_t) -> UrResult<(usize, Self)> {
         if let (true, Some(host)) = (flags & UR_MEM_FLAG_USE_HOST_POINTER.0 != 0, host) {

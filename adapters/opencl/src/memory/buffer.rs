@@ -43,7 +43,6 @@ fn raw_of(mem: &Mem<OpenCl>) -> sys::cl_mem {
 }
 
 impl RawMem<OpenCl> for ClBuffer {
-    const SUPPORTED: bool = true;
     const DRIVER: bool = true;
 
     /// The runtime's allocation failure is out of device memory (the
