@@ -10,6 +10,7 @@
 //! whose commands reach the backend as [`BufferCommand`]s.
 
 use crate::abi::*;
+use crate::boundary::NativeOwnership;
 use crate::context::{Context, RawMemory};
 use crate::engine::UsmKind;
 use crate::hal::{AllocRequest, Backend, KernelArg};
@@ -36,6 +37,12 @@ pub trait RawMem<B: Backend>: Send + Sync + Sized + 'static {
     /// where a sub-buffer needs nothing of its own (it is an address).
     fn partition(&self, _origin: usize, _size: usize, _flags: ur_mem_flags_t) -> UrResult<Option<Self>> {
         Ok(None)
+    }
+    /// `urMemBufferCreateWithNativeHandle`: the storage's address (0 for
+    /// driver storage), size and raw part of a root buffer over `native`,
+    /// which the buffer owns or borrows as `ownership` says.
+    fn from_native(_context: &Context<B>, _native: ur_native_handle_t, _ownership: NativeOwnership) -> UrResult<(usize, usize, Self)> {
+        Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE)
     }
     /// `urMemGetNativeHandle`: by default the buffer's address.
     fn native_handle(mem: &Mem<B>) -> ur_native_handle_t {
@@ -67,6 +74,12 @@ impl<B: Backend> RawMem<B> for HostStorage {
         }
         let storage = usm_storage(context, UsmKind::Host, size, host)?;
         Ok((storage, HostStorage { owned: true }))
+    }
+
+    /// A live USM allocation of the context, from its base.
+    fn from_native(context: &Context<B>, native: ur_native_handle_t, ownership: NativeOwnership) -> UrResult<(usize, usize, Self)> {
+        let (base, size) = imported_usm(context, native)?;
+        Ok((base, size, HostStorage { owned: ownership == NativeOwnership::Owned }))
     }
 
     /// The allocation is freed at once: commands still using it hold it
@@ -105,6 +118,16 @@ pub enum BufferCommand<'a, B: Backend> {
     Map { mem: &'a B::RawMem, offset: usize, size: usize, flags: ur_map_flags_t, out: &'a mut *mut c_void },
     /// Ends a map of `mem` made at `ptr`.
     Unmap { mem: &'a B::RawMem, ptr: *mut c_void },
+}
+
+/// The base and size of the live USM allocation of `context` that starts
+/// at `native` (`urMemBufferCreateWithNativeHandle` over an address): any
+/// other address, an interior one included, is `INVALID_VALUE`.
+pub fn imported_usm<B: Backend>(context: &Context<B>, native: ur_native_handle_t) -> UrResult<(usize, usize)> {
+    match context.usm_alloc_info(native as *const c_void) {
+        Some(info) if info.base as usize == native as usize => Ok((native as usize, info.size)),
+        _ => Err(UR_RESULT_ERROR_INVALID_VALUE),
+    }
 }
 
 /// A USM allocation of `kind` of the context for a buffer of `size` bytes,
@@ -175,6 +198,12 @@ impl<B: Backend> Mem<B> {
         let flags = with_access(flags);
         let (storage, raw) = B::RawMem::create(&context, size, host, flags)?;
         Ok(Self::new(context, flags, size, MemKind::Buffer { storage }, Some(raw)))
+    }
+
+    /// A root buffer over a native handle (checked), read-write.
+    pub fn from_native(context: Arc<Context<B>>, native: ur_native_handle_t, ownership: NativeOwnership) -> UrResult<Arc<Self>> {
+        let (storage, size, raw) = B::RawMem::from_native(&context, native, ownership)?;
+        Ok(Self::new(context, UR_MEM_FLAG_READ_WRITE.0, size, MemKind::Buffer { storage }, Some(raw)))
     }
 
     /// A sub-buffer of root `parent` (checked region and flags).

@@ -4,7 +4,7 @@
 
 use super::{obj, optional};
 use crate::abi::*;
-use crate::boundary::{ffi_call, non_null, write_out};
+use crate::boundary::{ffi_call, native_args, non_null, write_out};
 use crate::context::Context;
 use crate::device::Device;
 use crate::hal::Backend;
@@ -125,5 +125,18 @@ pub(super) unsafe extern "C" fn get_native_handle<B: Backend>(
             _ => {}
         }
         write_out(out, B::RawMem::native_handle(mem))
+    })
+}
+
+pub(super) unsafe extern "C" fn buffer_create_with_native_handle<B: Backend>(
+    native: ur_native_handle_t,
+    h: ur_context_handle_t,
+    properties: *const ur_mem_native_properties_t,
+    out: *mut ur_mem_handle_t,
+) -> ur_result_t {
+    ffi_call(|| {
+        let context = obj::<B, Context<B>>(h)?;
+        let (ownership, _) = native_args(native, false, properties, out)?;
+        write_out(out, handle::into_handle(Mem::from_native(arc_of(context), native, ownership)?))
     })
 }

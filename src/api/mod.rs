@@ -204,7 +204,8 @@ pub const fn ddi_table<B: Backend>() -> ur_dditable_t {
     slots!(d;
         Mem { pfnBufferCreate: mem::buffer_create::<B>, pfnRetain: retain::<B, crate::mem::Mem<B>>,
             pfnRelease: release::<B, crate::mem::Mem<B>>, pfnBufferPartition: mem::buffer_partition::<B>,
-            pfnGetNativeHandle: mem::get_native_handle::<B>, pfnGetInfo: mem::get_info::<B> }
+            pfnGetNativeHandle: mem::get_native_handle::<B>, pfnGetInfo: mem::get_info::<B>,
+            pfnBufferCreateWithNativeHandle: mem::buffer_create_with_native_handle::<B> }
         Enqueue { pfnMemBufferRead: mem_enqueue::buffer_read::<B>, pfnMemBufferWrite: mem_enqueue::buffer_write::<B>,
             pfnMemBufferCopy: mem_enqueue::buffer_copy::<B>, pfnMemBufferFill: mem_enqueue::buffer_fill::<B>,
             pfnMemBufferMap: mem_enqueue::buffer_map::<B>, pfnMemUnmap: mem_enqueue::unmap::<B>,

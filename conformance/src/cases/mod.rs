@@ -15,6 +15,7 @@ pub mod kernel;
 pub mod loader;
 pub mod mem;
 pub mod mem_kernel;
+pub mod mem_native;
 pub mod multi_device;
 pub mod native;
 pub mod partition;
@@ -44,6 +45,7 @@ pub fn all() -> Vec<&'static Case> {
         program::CASES,
         kernel::CASES,
         mem_kernel::CASES,
+        mem_native::CASES,
         native::CASES,
         cuda::CASES,
         multi_device::CASES,

@@ -12,6 +12,7 @@ use crate::driver;
 use crate::memory::synchronize_devices;
 use crate::Cuda;
 use std::ffi::c_void;
+use ur_core::boundary::NativeOwnership;
 use ur_core::context::RawMemory;
 use ur_core::engine::UsmKind;
 use ur_core::mem::{self, RawMem};
@@ -19,8 +20,10 @@ use ur_core::*;
 
 /// Where a root buffer's storage came from, which decides how it goes.
 pub enum CuStorage {
-    /// A shared USM allocation of the context.
-    Managed,
+    /// A USM allocation of the context: managed memory made for the
+    /// buffer (`owned`), or one imported from a native handle, owned or
+    /// borrowed.
+    Usm { owned: bool },
     /// The caller's memory; `registered` when this buffer page-locked it
     /// (not when it already was).
     CallerMemory { registered: bool },
@@ -36,14 +39,21 @@ impl RawMem<Cuda> for CuStorage {
             let registered = unsafe { driver::mem_host_register(host, size) }.cu()?;
             return Ok((host as usize, CuStorage::CallerMemory { registered }));
         }
-        Ok((mem::usm_storage(context, UsmKind::Shared, size, host)?, CuStorage::Managed))
+        Ok((mem::usm_storage(context, UsmKind::Shared, size, host)?, CuStorage::Usm { owned: true }))
     }
 
-    /// Both kinds wait for the GPUs first, as `urUSMFree` does: commands
-    /// still using the storage finish before it goes.
+    /// A live USM allocation of the context, from its base.
+    fn from_native(context: &Context, native: ur_native_handle_t, ownership: NativeOwnership) -> UrResult<(usize, usize, Self)> {
+        let (base, size) = mem::imported_usm(context, native)?;
+        Ok((base, size, CuStorage::Usm { owned: ownership == NativeOwnership::Owned }))
+    }
+
+    /// Storage that goes waits for the GPUs first, as `urUSMFree` does:
+    /// commands still using it finish before it goes.
     fn release(self, context: &Context, storage: usize) {
         match self {
-            CuStorage::Managed => {
+            CuStorage::Usm { owned: false } => {}
+            CuStorage::Usm { owned: true } => {
                 let _ = ContextCu::usm_free(context, storage as *mut c_void);
             }
             CuStorage::CallerMemory { registered } => {

@@ -5,10 +5,11 @@
 //! The commands themselves are `queue/buffer_commands.rs`'.
 
 use crate::conv::{self, ClResultExt};
-use crate::driver::call;
+use crate::driver::{self, call};
 use crate::OpenCl;
 use cl3::ext as sys;
 use std::ffi::c_void;
+use ur_core::boundary::NativeOwnership;
 use ur_core::context::Context;
 use ur_core::hal::KernelArg;
 use ur_core::mem::{Mem, RawMem};
@@ -75,6 +76,27 @@ impl RawMem<OpenCl> for ClBuffer {
         }
         .ur()?;
         Ok(Some(ClBuffer { mem }))
+    }
+
+    /// A buffer `cl_mem` of the context's `cl_context` (another context's
+    /// is `INVALID_CONTEXT`, an image `UNSUPPORTED_FEATURE`); a borrowed
+    /// one is retained for the buffer's life. A sub-buffer becomes a root.
+    fn from_native(context: &Context<OpenCl>, native: ur_native_handle_t, ownership: NativeOwnership) -> UrResult<(usize, usize, Self)> {
+        let mem = native as sys::cl_mem;
+        let info = |param| cl3::memory::get_mem_object_data(mem, param);
+        let owner = driver::value::<sys::cl_context>(info(sys::CL_MEM_CONTEXT)).map_err(|_| UR_RESULT_ERROR_INVALID_VALUE)?;
+        if owner != context.raw.cl.get() {
+            return Err(UR_RESULT_ERROR_INVALID_CONTEXT);
+        }
+        if driver::value::<sys::cl_mem_object_type>(info(sys::CL_MEM_TYPE)).ur()? != sys::CL_MEM_OBJECT_BUFFER {
+            return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+        }
+        let size = driver::value::<usize>(info(sys::CL_MEM_SIZE)).ur()?;
+        if ownership == NativeOwnership::Borrowed {
+            // SAFETY: a live memory object of the context (its info answered).
+            unsafe { cl3::memory::retain_mem_object(mem) }.ur()?;
+        }
+        Ok((0, size, ClBuffer { mem }))
     }
 
     fn native_handle(mem: &Mem<OpenCl>) -> ur_native_handle_t {
