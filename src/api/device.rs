@@ -51,32 +51,33 @@ pub(super) unsafe extern "C" fn get_info<B: Backend>(
             // programs are built for root devices.
             UR_DEVICE_INFO_MAX_COMPUTE_QUEUE_INDICES => out.value(1u32),
             UR_DEVICE_INFO_BUILD_ON_SUBDEVICE => out.bool(false),
-            _ if <B::RawProgram as crate::program::RawProgram<B>>::SUPPORTED => device.info(prop, out),
-            // A backend that builds no programs runs no device code: what
-            // only device code uses is not offered (images neither: every
-            // image limit is 0).
-            UR_DEVICE_INFO_KERNEL_SET_SPECIALIZATION_CONSTANTS
-            | UR_DEVICE_INFO_PROGRAM_SET_SPECIALIZATION_CONSTANTS
-            | UR_DEVICE_INFO_USE_NATIVE_ASSERT
-            | UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP
-            | UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP
-            | UR_DEVICE_INFO_CLOCK_DEVICE_SUPPORT_EXP
-            | UR_DEVICE_INFO_IMAGE_SUPPORT
-            | UR_DEVICE_INFO_IMAGE_SRGB => out.bool(false),
+            // No backend serves images (`spec/memory_objects.md`): every
+            // device says so, whatever its driver offers, so that libsycl
+            // never tries them; every image limit is 0.
+            UR_DEVICE_INFO_IMAGE_SUPPORT | UR_DEVICE_INFO_IMAGE_SRGB => out.bool(false),
             UR_DEVICE_INFO_MAX_READ_IMAGE_ARGS
             | UR_DEVICE_INFO_MAX_WRITE_IMAGE_ARGS
             | UR_DEVICE_INFO_MAX_READ_WRITE_IMAGE_ARGS
-            | UR_DEVICE_INFO_MAX_SAMPLERS
-            | UR_DEVICE_INFO_IMAGE_PITCH_ALIGN_EXP
-            | UR_DEVICE_INFO_MIPMAP_MAX_ANISOTROPY_EXP => out.value(0u32),
+            | UR_DEVICE_INFO_MAX_SAMPLERS => out.value(0u32),
             UR_DEVICE_INFO_IMAGE2D_MAX_WIDTH
             | UR_DEVICE_INFO_IMAGE2D_MAX_HEIGHT
             | UR_DEVICE_INFO_IMAGE3D_MAX_WIDTH
             | UR_DEVICE_INFO_IMAGE3D_MAX_HEIGHT
             | UR_DEVICE_INFO_IMAGE3D_MAX_DEPTH
             | UR_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE
-            | UR_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE
-            | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH_EXP
+            | UR_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE => out.value(0usize),
+            _ if <B::RawProgram as crate::program::RawProgram<B>>::SUPPORTED => device.info(prop, out),
+            // A backend that builds no programs runs no device code: what
+            // only device code uses is not offered (bindless images
+            // neither: their limits are 0).
+            UR_DEVICE_INFO_KERNEL_SET_SPECIALIZATION_CONSTANTS
+            | UR_DEVICE_INFO_PROGRAM_SET_SPECIALIZATION_CONSTANTS
+            | UR_DEVICE_INFO_USE_NATIVE_ASSERT
+            | UR_DEVICE_INFO_CLOCK_SUB_GROUP_SUPPORT_EXP
+            | UR_DEVICE_INFO_CLOCK_WORK_GROUP_SUPPORT_EXP
+            | UR_DEVICE_INFO_CLOCK_DEVICE_SUPPORT_EXP => out.bool(false),
+            UR_DEVICE_INFO_IMAGE_PITCH_ALIGN_EXP | UR_DEVICE_INFO_MIPMAP_MAX_ANISOTROPY_EXP => out.value(0u32),
+            UR_DEVICE_INFO_MAX_IMAGE_LINEAR_WIDTH_EXP
             | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_HEIGHT_EXP
             | UR_DEVICE_INFO_MAX_IMAGE_LINEAR_PITCH_EXP => out.value(0usize),
             _ => device.info(prop, out),

@@ -67,8 +67,6 @@ pub struct DeviceCl {
     /// A profiling queue for reading the device clock where OpenCL 2.1's
     /// timer query is missing; made on first use.
     clock: std::sync::OnceLock<Option<DeviceClock>>,
-    /// Whether the runtime offers sRGB image formats; asked on first use.
-    srgb: std::sync::OnceLock<bool>,
     /// The device this one was partitioned from, and the request that made
     /// it; `None` for a root device.
     pub parent: Option<(&'static Device, PartitionRequest)>,
@@ -176,7 +174,6 @@ impl DeviceCl {
             max_mem_alloc: driver::value(data(sys::CL_DEVICE_MAX_MEM_ALLOC_SIZE))?,
             max_work_group_size: driver::value(data(sys::CL_DEVICE_MAX_WORK_GROUP_SIZE))?,
             clock: std::sync::OnceLock::new(),
-            srgb: std::sync::OnceLock::new(),
             out_of_order_queues: true,
             host_runs_usm: false,
             parent,
@@ -310,27 +307,6 @@ impl DeviceCl {
         driver::value::<sys::cl_bitfield>(self.data(sys::CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR)).unwrap_or(0)
     }
 
-    /// Whether the device reads sRGB images: the runtime lists an sRGB
-    /// channel order among the 2D image formats of a context of the device.
-    /// Asked once; a runtime without images, or whose context fails, has none.
-    fn srgb_images(&self) -> bool {
-        *self.srgb.get_or_init(|| {
-            if !self.flag(sys::CL_DEVICE_IMAGE_SUPPORT).unwrap_or(false) {
-                return false;
-            }
-            let properties = [sys::CL_CONTEXT_PLATFORM as sys::cl_context_properties, self.platform.raw.id as isize, 0];
-            let Ok(context) =
-                opencl3::context::Context::from_devices(&[self.id], &properties, None, std::ptr::null_mut())
-            else {
-                return false;
-            };
-            let srgb = [sys::CL_sRGB, sys::CL_sRGBx, sys::CL_sRGBA, sys::CL_sBGRA];
-            cl3::memory::get_supported_image_formats(context.get(), sys::CL_MEM_READ_ONLY, sys::CL_MEM_OBJECT_IMAGE2D)
-                .map(|formats| formats.iter().any(|f| srgb.contains(&f.image_channel_order)))
-                .unwrap_or(false)
-        })
-    }
-
     fn atomic_capabilities(&self, param: cl_uint) -> sys::cl_bitfield {
         if self.version.0 >= 3 {
             if let Ok(c) = driver::value::<sys::cl_bitfield>(self.data(param)) {
@@ -420,21 +396,6 @@ impl RawDevice<OpenCl> for DeviceCl {
             UR_DEVICE_INFO_MAX_CLOCK_FREQUENCY => out.value(d.u32(CL_DEVICE_MAX_CLOCK_FREQUENCY)?),
             UR_DEVICE_INFO_ADDRESS_BITS => out.value(d.u32(CL_DEVICE_ADDRESS_BITS)?),
             UR_DEVICE_INFO_MAX_MEM_ALLOC_SIZE => out.value(d.max_mem_alloc),
-            UR_DEVICE_INFO_IMAGE_SUPPORT => out.bool(d.flag(CL_DEVICE_IMAGE_SUPPORT)?),
-            UR_DEVICE_INFO_MAX_READ_IMAGE_ARGS => out.value(d.u32(CL_DEVICE_MAX_READ_IMAGE_ARGS)?),
-            UR_DEVICE_INFO_MAX_WRITE_IMAGE_ARGS => out.value(d.u32(CL_DEVICE_MAX_WRITE_IMAGE_ARGS)?),
-            UR_DEVICE_INFO_MAX_READ_WRITE_IMAGE_ARGS => match d.u32(CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS) {
-                Ok(n) => out.value(n),
-                Err(_) => unsupported,
-            },
-            UR_DEVICE_INFO_IMAGE2D_MAX_WIDTH => out.value(d.usize(CL_DEVICE_IMAGE2D_MAX_WIDTH)?),
-            UR_DEVICE_INFO_IMAGE2D_MAX_HEIGHT => out.value(d.usize(CL_DEVICE_IMAGE2D_MAX_HEIGHT)?),
-            UR_DEVICE_INFO_IMAGE3D_MAX_WIDTH => out.value(d.usize(CL_DEVICE_IMAGE3D_MAX_WIDTH)?),
-            UR_DEVICE_INFO_IMAGE3D_MAX_HEIGHT => out.value(d.usize(CL_DEVICE_IMAGE3D_MAX_HEIGHT)?),
-            UR_DEVICE_INFO_IMAGE3D_MAX_DEPTH => out.value(d.usize(CL_DEVICE_IMAGE3D_MAX_DEPTH)?),
-            UR_DEVICE_INFO_IMAGE_MAX_BUFFER_SIZE => out.value(d.usize(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE)?),
-            UR_DEVICE_INFO_IMAGE_MAX_ARRAY_SIZE => out.value(d.usize(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE)?),
-            UR_DEVICE_INFO_MAX_SAMPLERS => out.value(d.u32(CL_DEVICE_MAX_SAMPLERS)?),
             UR_DEVICE_INFO_MAX_PARAMETER_SIZE => out.value(d.usize(CL_DEVICE_MAX_PARAMETER_SIZE)?),
             UR_DEVICE_INFO_MEM_BASE_ADDR_ALIGN => out.value(d.u32(CL_DEVICE_MEM_BASE_ADDR_ALIGN)?),
             UR_DEVICE_INFO_GLOBAL_MEM_CACHE_TYPE => {
@@ -502,7 +463,6 @@ impl RawDevice<OpenCl> for DeviceCl {
                 }
                 out.bytes(&driver::value::<[u8; 16]>(d.data(CL_DEVICE_UUID_KHR)).ur()?)
             }
-            UR_DEVICE_INFO_IMAGE_SRGB => out.bool(d.srgb_images()),
             UR_DEVICE_INFO_ATOMIC_64 => out.bool(d.has_extension("cl_khr_int64_base_atomics")),
             UR_DEVICE_INFO_ATOMIC_MEMORY_ORDER_CAPABILITIES => {
                 out.value(conv::atomic_order_capabilities(d.atomic_capabilities(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES)))
