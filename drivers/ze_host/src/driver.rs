@@ -43,16 +43,21 @@ pub const DRIVER_UUID: [u8; 16] = *b"ze_host_driver\0\x01";
 pub const DEVICE_UUID: [u8; 16] = *b"ze_host_device\0\x01";
 
 /// Bytes of physical memory of the host, the memory every allocation uses.
+/// Read once: the total does not change while the process runs, and every
+/// allocation asks (reading /proc/meminfo cost about 12 µs a call).
 pub fn host_memory_bytes() -> u64 {
-    // /proc/meminfo "MemTotal: N kB"; without it, a conservative 1 GiB.
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(1 << 30)
+    static TOTAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        // /proc/meminfo "MemTotal: N kB"; without it, a conservative 1 GiB.
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+                line.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
+            .map(|kb| kb * 1024)
+            .unwrap_or(1 << 30)
+    })
 }
 
 /// The CPU model and clock (MHz) from /proc/cpuinfo, where it has them.
