@@ -98,19 +98,24 @@ pub fn check(status: cl_int) -> Result<(), cl_int> {
     }
 }
 
+/// Maps each set bit of UR `flags` found in `table` to its OpenCL bit.
+fn to_cl_bits(flags: u32, table: &[(u32, cl_bitfield)]) -> cl_bitfield {
+    table.iter().filter(|(ur, _)| flags & ur != 0).fold(0, |acc, (_, cl)| acc | cl)
+}
+
 /// A buffer's flags (checked by the core) as `clCreateBuffer` takes them.
 pub fn mem_flags(flags: ur_mem_flags_t) -> cl::cl_mem_flags {
-    [
-        (UR_MEM_FLAG_READ_WRITE, cl::CL_MEM_READ_WRITE),
-        (UR_MEM_FLAG_WRITE_ONLY, cl::CL_MEM_WRITE_ONLY),
-        (UR_MEM_FLAG_READ_ONLY, cl::CL_MEM_READ_ONLY),
-        (UR_MEM_FLAG_USE_HOST_POINTER, cl::CL_MEM_USE_HOST_PTR),
-        (UR_MEM_FLAG_ALLOC_HOST_POINTER, cl::CL_MEM_ALLOC_HOST_PTR),
-        (UR_MEM_FLAG_ALLOC_COPY_HOST_POINTER, cl::CL_MEM_COPY_HOST_PTR),
-    ]
-    .into_iter()
-    .filter(|(ur, _)| flags & ur.0 != 0)
-    .fold(0, |acc, (_, cl)| acc | cl)
+    to_cl_bits(
+        flags,
+        &[
+            (UR_MEM_FLAG_READ_WRITE.0, cl::CL_MEM_READ_WRITE),
+            (UR_MEM_FLAG_WRITE_ONLY.0, cl::CL_MEM_WRITE_ONLY),
+            (UR_MEM_FLAG_READ_ONLY.0, cl::CL_MEM_READ_ONLY),
+            (UR_MEM_FLAG_USE_HOST_POINTER.0, cl::CL_MEM_USE_HOST_PTR),
+            (UR_MEM_FLAG_ALLOC_HOST_POINTER.0, cl::CL_MEM_ALLOC_HOST_PTR),
+            (UR_MEM_FLAG_ALLOC_COPY_HOST_POINTER.0, cl::CL_MEM_COPY_HOST_PTR),
+        ],
+    )
 }
 
 /// A map's flags (checked by the core; 0 reads and writes).
@@ -118,14 +123,14 @@ pub fn map_flags(flags: ur_map_flags_t) -> cl::cl_map_flags {
     if flags == 0 {
         return cl::CL_MAP_READ | cl::CL_MAP_WRITE;
     }
-    [
-        (UR_MAP_FLAG_READ, cl::CL_MAP_READ),
-        (UR_MAP_FLAG_WRITE, cl::CL_MAP_WRITE),
-        (UR_MAP_FLAG_WRITE_INVALIDATE_REGION, cl::CL_MAP_WRITE_INVALIDATE_REGION),
-    ]
-    .into_iter()
-    .filter(|(ur, _)| flags & ur.0 != 0)
-    .fold(0, |acc, (_, cl)| acc | cl)
+    to_cl_bits(
+        flags,
+        &[
+            (UR_MAP_FLAG_READ.0, cl::CL_MAP_READ),
+            (UR_MAP_FLAG_WRITE.0, cl::CL_MAP_WRITE),
+            (UR_MAP_FLAG_WRITE_INVALIDATE_REGION.0, cl::CL_MAP_WRITE_INVALIDATE_REGION),
+        ],
+    )
 }
 
 /// The OpenCL device-type filter of a `urDeviceGet`; `None` for a UR type
