@@ -4,7 +4,7 @@
 //!
 //! - `session`: a device's context, queues, pools and events, and the calls;
 //! - `scenarios`: scenarios 1 to 6 and the size sweep of the chart;
-//! - `sycl`: scenario 7, through Intel's libsycl and a SYCL helper program;
+//! - `sycl`: scenarios 7 and 9, through Intel's libsycl and a SYCL helper program;
 //! - `measure`: warm-up, repetitions, medians; the progress line;
 //! - `report`, `plot`: the table, `--json` (through serde_json) and `--plot`.
 

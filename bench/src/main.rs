@@ -26,6 +26,9 @@ beside a baseline from the same run, and prints a table:
   6  two threads on two queues vs one thread: pairs per second
   7  SYCL (Intel libsycl) async_malloc+memset+async_free on our adapters vs
      malloc_device+memset+wait+free on libsycl's own OpenCL adapter
+  8  free on device A -> alloc on device B by event (where a platform has two)
+  9  SYCL buffer create+fill+write-back, 16 KiB, on our adapters vs the same
+     on libsycl's own OpenCL adapter
 
 Entry points a device does not serve show as \"unsupported\" with the UR error.
 
@@ -41,7 +44,7 @@ options:
   --repetitions N       timed batches per figure; the median is shown (default 7, quick 3)
   --device-filter TEXT  only devices whose label or name contains TEXT
                         (comma-separated alternatives, e.g. native_cpu,opencl:0);
-                        scenario 7 runs the adapters named by it
+                        scenarios 7 and 9 run the adapters named by it
   --scenarios LIST      only these scenarios (comma-separated numbers, e.g. 1,5)
   --mixed-trace DIR     write scenario 5's sequences (one file per live budget)
                         into DIR for a raw baseline to replay, and exit
@@ -96,9 +99,9 @@ fn parse_options() -> Result<Options, String> {
                 let text = value(&arg)?;
                 options.scenarios = text
                     .split(',')
-                    .map(|n| n.trim().parse::<u32>().ok().filter(|n| (1..=8).contains(n)))
+                    .map(|n| n.trim().parse::<u32>().ok().filter(|n| (1..=9).contains(n)))
                     .collect::<Option<Vec<u32>>>()
-                    .ok_or_else(|| format!("--scenarios: not a list of scenarios 1 to 8: {text}"))?;
+                    .ok_or_else(|| format!("--scenarios: not a list of scenarios 1 to 9: {text}"))?;
             }
             "--mixed-trace" => options.mixed_trace = Some(value(&arg)?.into()),
             "--json" => options.json = Some(value(&arg)?.into()),
@@ -247,12 +250,20 @@ fn main() -> ExitCode {
 
     let adapter_dir = api.path.parent().map(Path::to_path_buf).unwrap_or_default();
     let setup = SyclSetup::from_checkout(&adapter_dir);
-    let wants_adapter = |adapter: &str| options.wants(&[adapter, &format!("sycl/{adapter}")]);
+    let wants_adapter =
+        |adapter: &str| options.wants(&[adapter, &format!("sycl/{adapter}"), &format!("sycl-buffer/{adapter}")]);
+    let sycl_budget = budget.scaled(0.25);
     if options.scenarios.is_empty() || options.scenarios.contains(&7) {
+        let sweep = sweep_sizes.as_deref();
         let (sycl_rows, sycl_series) =
-            sycl::scenario(&setup, &budget.scaled(0.25), sweep_sizes.as_deref(), &progress, &wants_adapter);
+            sycl::scenario(&setup, &sycl::ASYNC_ALLOC, &sycl_budget, sweep, &progress, &wants_adapter);
         rows.extend(sycl_rows);
         series.extend(sycl_series);
+    }
+    if options.scenarios.is_empty() || options.scenarios.contains(&9) {
+        let (buffer_rows, _) =
+            sycl::scenario(&setup, &sycl::BUFFER_LIFE, &sycl_budget, None, &progress, &wants_adapter);
+        rows.extend(buffer_rows);
     }
     progress.done();
 

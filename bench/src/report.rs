@@ -195,6 +195,9 @@ pub enum Goal {
     OursAtLeast(f64),
     RatioAtLeast(f64),
     RatioAtMost(f64),
+    /// Ours takes at most this many times the baseline's time; the text
+    /// names whose time it is ("<= 1.0x Intel's time").
+    TimeAtMost(f64, &'static str),
 }
 
 #[derive(Clone, Debug)]
@@ -243,6 +246,7 @@ impl Row {
             Goal::OursAtLeast(limit) => self.ours.value()? >= limit,
             Goal::RatioAtLeast(limit) => self.ratio()? >= limit,
             Goal::RatioAtMost(limit) => self.ratio()? <= limit,
+            Goal::TimeAtMost(times, _) => self.ours.value()? <= times * self.baseline.value()?,
         })
     }
 
@@ -256,6 +260,7 @@ impl Row {
             Some(Goal::RatioAtMost(v)) if speedup => format!("<= {v}x faster"),
             Some(Goal::RatioAtLeast(v)) => format!("ratio >= {v}"),
             Some(Goal::RatioAtMost(v)) => format!("ratio <= {v}"),
+            Some(Goal::TimeAtMost(v, whose)) => format!("<= {v:.1}x {whose} time"),
         }
     }
 
@@ -507,6 +512,19 @@ mod tests {
         let text = table(&[row]);
         assert!(text.contains("3.94x slower") && text.contains(">= 3x faster"), "{text}");
         assert!(!text.contains("0.25x"), "{text}");
+    }
+
+    #[test]
+    fn a_time_goal_compares_ours_with_the_baseline_time() {
+        let mut row = Row::new("dev", 9, "buffer", Unit::NanosPer("iteration"));
+        row.goal = Some(Goal::TimeAtMost(1.0, "Intel's"));
+        row.ours = Outcome::plain(10.0);
+        row.baseline = Outcome::plain(10.0);
+        assert_eq!(row.met(), Some(true), "as fast meets <= 1.0x");
+        row.ours = Outcome::plain(12.0);
+        assert_eq!(row.met(), Some(false));
+        let text = table(&[row]);
+        assert!(text.contains("<= 1.0x Intel's time") && text.contains("1.20x slower"), "{text}");
     }
 
     #[test]

@@ -1,15 +1,17 @@
-//! Scenario 7: the SYCL client's view. A small SYCL program
+//! Scenarios 7 and 9: the SYCL client's view. A small SYCL program
 //! (`bench/sycl/async_bench.cpp`, built here with g++ against the headers of
 //! Intel's `intel-sycl-rt` wheel) runs as a child process under Intel's
 //! `libsycl.so.9`, once per configuration, and prints its timings as JSON
-//! lines:
+//! lines. Ours is our adapters, forced in with `UR_ADAPTERS_FORCE_LOAD`
+//! (native CPU, and OpenCL on Intel's CPU runtime); the baseline is
+//! libsycl's own built-in OpenCL adapter, on the same CPU through Intel's
+//! CPU OpenCL runtime (`ONEAPI_DEVICE_SELECTOR=opencl:cpu`).
 //!
-//! - ours: `async_malloc` + `memset` + `async_free` on our adapters (forced
-//!   in with `UR_ADAPTERS_FORCE_LOAD`): native CPU, and OpenCL on Intel's CPU
-//!   runtime;
-//! - baseline: `malloc_device` + `memset` + `wait` + `free` on libsycl's own
-//!   built-in OpenCL adapter, on the same CPU through Intel's CPU OpenCL
-//!   runtime (`ONEAPI_DEVICE_SELECTOR=opencl:cpu`).
+//! - 7: ours does `async_malloc` + `memset` + `async_free`, the baseline
+//!   `malloc_device` + `memset` + `wait` + `free`;
+//! - 9: both do the same buffer loop: a `sycl::buffer` over 16 KiB of host
+//!   memory, a `fill` through an accessor, and the write-back when the
+//!   buffer goes.
 
 use serde::Deserialize;
 use crate::measure::{Budget, Progress, Stats};
@@ -21,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Where scenario 7 finds what it needs.
+/// Where scenarios 7 and 9 find what they need.
 pub struct SyclSetup {
     /// Intel's SYCL runtime as `scripts/install_sycl.sh` unpacks it.
     pub sycl_root: PathBuf,
@@ -121,12 +123,33 @@ enum HelperLine {
 
 /// What one helper run reported.
 struct HelperRun {
-    device: Option<String>,
+    device: Option<DeviceSeen>,
     /// Samples (ns per iteration) by size.
     samples: BTreeMap<usize, Vec<f64>>,
     iterations: BTreeMap<usize, usize>,
     /// Why it stopped early, if it did.
     error: Option<Outcome>,
+}
+
+/// The device the helper's default selector picked.
+struct DeviceSeen {
+    name: String,
+    platform: String,
+    backend: String,
+    async_aspect: Option<bool>,
+}
+
+impl DeviceSeen {
+    /// The device in words, with whether it has the async allocation aspect
+    /// when `aspect` asks for it.
+    fn describe(&self, aspect: bool) -> String {
+        let aspect = match aspect {
+            true if self.async_aspect == Some(true) => "; async alloc aspect yes",
+            true => "; async alloc aspect no",
+            false => "",
+        };
+        format!("{} ({}, {}{aspect})", self.name, self.platform, self.backend)
+    }
 }
 
 impl HelperRun {
@@ -197,13 +220,12 @@ fn run_helper(setup: &SyclSetup, config: &Config, sizes: &[usize], budget: &Budg
         let text = |field: &Option<String>| field.clone().unwrap_or_else(|| "?".into());
         match value {
             HelperLine::Device { name, platform, backend, async_aspect } => {
-                run.device = Some(format!(
-                    "{} ({}, {}; async alloc aspect {})",
-                    text(&name),
-                    text(&platform),
-                    text(&backend),
-                    if async_aspect == Some(true) { "yes" } else { "no" }
-                ));
+                run.device = Some(DeviceSeen {
+                    name: text(&name),
+                    platform: text(&platform),
+                    backend: text(&backend),
+                    async_aspect,
+                });
             }
             HelperLine::Sample { size: Some(size), ns_per_iteration: Some(ns), iterations } => {
                 run.samples.entry(size).or_default().push(ns);
@@ -238,16 +260,63 @@ fn run_helper(setup: &SyclSetup, config: &Config, sizes: &[usize], budget: &Budg
     run
 }
 
-/// Scenario 7's rows (one per adapter of ours), and its chart series when
-/// `sweep` sizes are given. `wanted` filters our adapters by name.
+/// One side's loop in the helper: its `--mode`, one iteration in words
+/// (row names, legends, notes) and, for the chart's panel, in short.
+struct Work {
+    mode: &'static str,
+    what: &'static str,
+    panel: &'static str,
+}
+
+const ASYNC: Work = Work { mode: "async", what: "async_malloc+memset+async_free", panel: "allocate + memset + free" };
+const BLOCKING: Work =
+    Work { mode: "blocking", what: "malloc_device+memset+wait+free", panel: "allocate + memset + free" };
+const BUFFER: Work =
+    Work { mode: "buffer", what: "buffer create+fill+write-back", panel: "buffer + fill + write-back" };
+
+/// A SYCL scenario: ours runs `ours` on each of our adapters, the baseline
+/// runs `baseline` on libsycl's own OpenCL adapter (Intel's CPU runtime).
+pub struct Spec {
+    number: u32,
+    /// Row labels start with it: `sycl` gives `sycl/native_cpu`.
+    label: &'static str,
+    /// The size of the rows' figures; a chart sweep adds others.
+    size: usize,
+    ours: Work,
+    baseline: Work,
+    goal: Goal,
+}
+
+/// Scenario 7: `async_malloc` + `memset` + `async_free` against
+/// `malloc_device` + `memset` + `wait` + `free`, 1 KiB.
+pub const ASYNC_ALLOC: Spec =
+    Spec { number: 7, label: "sycl", size: SIZE, ours: ASYNC, baseline: BLOCKING, goal: Goal::RatioAtLeast(3.0) };
+
+/// The buffer size of scenario 9.
+pub const BUFFER_SIZE: usize = 16 << 10;
+
+/// Scenario 9: a `sycl::buffer` over host memory, a fill through an
+/// accessor and the write-back when the buffer goes, the same loop on both
+/// sides; ours at most Intel's time.
+pub const BUFFER_LIFE: Spec = Spec {
+    number: 9,
+    label: "sycl-buffer",
+    size: BUFFER_SIZE,
+    ours: BUFFER,
+    baseline: BUFFER,
+    goal: Goal::TimeAtMost(1.0, "Intel's"),
+};
+
+/// A SYCL scenario's rows (one per adapter of ours), and its chart series
+/// when `sweep` sizes are given. `wanted` filters our adapters by name.
 pub fn scenario(
     setup: &SyclSetup,
+    spec: &Spec,
     budget: &Budget,
     sweep: Option<&[usize]>,
     progress: &Progress,
     wanted: &dyn Fn(&str) -> bool,
 ) -> (Vec<Row>, Vec<Series>) {
-    let name = format!("SYCL async_malloc+memset+async_free, {}", size_label(SIZE));
     let intel_icd = setup.intel_icd();
     let intel_runtime = if intel_icd.exists() {
         Ok(())
@@ -282,9 +351,9 @@ pub fn scenario(
             }
         });
         Config {
-            label: format!("sycl/{adapter_name}"),
-            series: format!("async_malloc+memset+async_free on {text} (ours)"),
-            mode: "async",
+            label: format!("{}/{adapter_name}", spec.label),
+            series: format!("{} on {text} (ours)", spec.ours.what),
+            mode: spec.ours.mode,
             env,
             available,
         }
@@ -294,9 +363,9 @@ pub fn scenario(
         return (Vec::new(), Vec::new());
     }
     let baseline = Config {
-        label: "sycl/intel-opencl".into(),
-        series: "malloc_device+memset+wait+free on Intel's OpenCL adapter (baseline)".into(),
-        mode: "blocking",
+        label: format!("{}/intel-opencl", spec.label),
+        series: format!("{} on Intel's OpenCL adapter (baseline)", spec.baseline.what),
+        mode: spec.baseline.mode,
         env: vec![
             ("ONEAPI_DEVICE_SELECTOR", "opencl:cpu".into()),
             ("OCL_ICD_VENDORS", intel_icd.display().to_string()),
@@ -311,14 +380,14 @@ pub fn scenario(
             setup.libsycl().display()
         )))
     } else {
-        progress.begin("scenario 7 SYCL");
+        progress.begin(&format!("scenario {} SYCL", spec.number));
         progress.show("building the SYCL helper");
         setup.build_helper().map_err(Outcome::Failed)
     };
 
     let mut sizes = sweep.map(<[usize]>::to_vec).unwrap_or_default();
-    if !sizes.contains(&SIZE) {
-        sizes.push(SIZE);
+    if !sizes.contains(&spec.size) {
+        sizes.push(spec.size);
     }
     sizes.sort_unstable();
     let run = |config: &Config| -> Result<HelperRun, Outcome> {
@@ -326,10 +395,12 @@ pub fn scenario(
             return Err(e.clone());
         }
         config.available.clone().map_err(Outcome::Unavailable)?;
-        progress.begin(&format!("scenario 7 {}", config.label));
+        progress.begin(&format!("scenario {} {}", spec.number, config.label));
         progress.show("running the SYCL helper");
         Ok(run_helper(setup, config, &sizes, budget))
     };
+    // Whether the device has the async allocation aspect matters where ours allocates that way.
+    let device_text = |run: &HelperRun| run.device.as_ref().map(|device| device.describe(spec.ours.mode == ASYNC.mode));
     let baseline_run = run(&baseline);
     let mut rows = Vec::new();
     let mut series = Vec::new();
@@ -345,7 +416,7 @@ pub fn scenario(
             Err(o) => (sizes.iter().map(|&size| Point { size, ns: None }).collect(), Some(o.describe())),
         };
         series.push(Series {
-            panel: "SYCL client (Intel libsycl.so.9), one iteration: allocate + memset + free".into(),
+            panel: format!("SYCL client (Intel libsycl.so.9), one iteration: {}", spec.ours.panel),
             name: config.series.clone(),
             ours,
             points,
@@ -356,26 +427,26 @@ pub fn scenario(
     for config in &ours {
         let ours_run = run(config);
         add_series(config, &ours_run, true);
-        let mut row = Row::new(&config.label, 7, name.clone(), Unit::NanosPer("iteration"));
-        row.goal = Some(Goal::RatioAtLeast(3.0));
+        let name = format!("SYCL {}, {}", spec.ours.what, size_label(spec.size));
+        let mut row = Row::new(&config.label, spec.number, name, Unit::NanosPer("iteration"));
+        row.goal = Some(spec.goal);
         row.ours = match &ours_run {
-            Ok(r) => r.at(SIZE),
+            Ok(r) => r.at(spec.size),
             Err(o) => o.clone(),
         };
         row.baseline = match &baseline_run {
-            Ok(r) => r.at(SIZE),
+            Ok(r) => r.at(spec.size),
             Err(o) => o.clone(),
         };
-        if let Ok(HelperRun { device: Some(device), .. }) = &ours_run {
+        if let Some(device) = ours_run.as_ref().ok().and_then(device_text) {
             row.notes.push(format!("ours ran on {device}"));
         }
-        row.notes.push(match &baseline_run {
-            Ok(HelperRun { device: Some(device), .. }) => {
-                format!("baseline: malloc_device+memset+wait+free through libsycl's own OpenCL adapter on {device}")
-            }
-            _ => "baseline: malloc_device+memset+wait+free through libsycl's own OpenCL adapter, Intel CPU runtime"
-                .into(),
-        });
+        let baseline_device = baseline_run.as_ref().ok().and_then(device_text);
+        row.notes.push(format!(
+            "baseline: {} through libsycl's own OpenCL adapter{}",
+            spec.baseline.what,
+            baseline_device.map_or_else(|| ", Intel CPU runtime".into(), |device| format!(" on {device}"))
+        ));
         rows.push(row);
     }
     (rows, series)

@@ -1,11 +1,18 @@
-// Scenario 7 of ur_bench: the cost of one allocate + memset + free iteration
-// as a SYCL program sees it, through Intel's libsycl.so.9.
+// Scenarios 7 and 9 of ur_bench: the cost of one iteration as a SYCL program
+// sees it, through Intel's libsycl.so.9.
 //
+// Scenario 7, allocate + memset + free:
 //   async:    async_malloc(device) + memset + async_free, all enqueued on an
 //             in-order queue, one wait per batch (sycl_ext_oneapi_async_
 //             memory_alloc; libsycl turns these into urEnqueueUSMDeviceAllocExp
 //             / urEnqueueUSMFreeExp).
 //   blocking: malloc_device + memset + wait + free per iteration.
+// Scenario 9, a buffer's life:
+//   buffer:   a sycl::buffer over host memory, handler::fill through a
+//             write_only accessor (urEnqueueMemBufferFill), and the buffer's
+//             destruction, which waits and writes the data back to the host
+//             memory. The last iteration of every batch checks the host
+//             memory, so that a fill that never reaches it fails the run.
 //
 // Which UR adapter and device serve it is chosen by the environment that
 // ur_bench sets (UR_ADAPTERS_FORCE_LOAD, ONEAPI_DEVICE_SELECTOR,
@@ -14,8 +21,11 @@
 //   {"kind":"sample", ...}  one timed batch
 //   {"kind":"error", ...}   why it stopped (exit status 1)
 //
-// usage: async_bench --mode async|blocking --sizes N[,N...] --max-iterations N
+// usage: async_bench --mode async|blocking|buffer --sizes N[,N...] --max-iterations N
 //                    --min-iterations N --repetitions N --target-ms N
+#include <sycl/accessor.hpp>
+#include <sycl/buffer.hpp>
+#include <sycl/handler.hpp>
 #include <sycl/properties/queue_properties.hpp>
 #include <sycl/queue.hpp>
 #include <sycl/usm.hpp>
@@ -110,17 +120,47 @@ Options parse(int argc, char **argv) {
       fail("arguments", "unknown option " + key);
     }
   }
-  if ((o.mode != "async" && o.mode != "blocking") || o.sizes.empty() ||
+  if ((o.mode != "async" && o.mode != "blocking" && o.mode != "buffer") || o.sizes.empty() ||
       std::count(o.sizes.begin(), o.sizes.end(), size_t(0)) || o.repetitions == 0 || o.min_iterations == 0)
     fail("arguments", "bad arguments");
   return o;
 }
 
+// Scenario 9's iterations over `host` (its size is the buffer's). Each fills
+// with the next value of a counter that runs across batches; the last one of
+// a batch first sets the host memory to another value, then checks that
+// every byte holds the fill once the buffer went (libsycl makes the buffer
+// with UR_MEM_FLAG_USE_HOST_POINTER, so it may be that memory itself).
+void buffer_rounds(sycl::queue &q, std::vector<unsigned char> &host, size_t n) {
+  static unsigned counter = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto value = static_cast<unsigned char>(++counter);
+    const bool check = i + 1 == n;
+    if (check) std::fill(host.begin(), host.end(), static_cast<unsigned char>(~value));
+    {
+      sycl::buffer<unsigned char> b(host.data(), sycl::range<1>(host.size()));
+      q.submit([&](sycl::handler &h) {
+        sycl::accessor a(b, h, sycl::write_only);
+        h.fill(a, value);
+      });
+    }  // ~buffer: waits for the fill, writes the data back to host
+    if (check) {
+      auto wrong = std::find_if(host.begin(), host.end(), [&](unsigned char c) { return c != value; });
+      if (wrong != host.end())
+        fail("write-back", "byte " + std::to_string(wrong - host.begin()) + " of " + std::to_string(host.size()) +
+                               " reads " + std::to_string(*wrong) + " after the buffer went, not " +
+                               std::to_string(value));
+    }
+  }
+}
+
 // One batch of n iterations; returns the seconds it took, the final wait
 // included.
-double batch(sycl::queue &q, const Options &o, size_t size, size_t n) {
+double batch(sycl::queue &q, const Options &o, std::vector<unsigned char> &host, size_t size, size_t n) {
   auto start = std::chrono::steady_clock::now();
-  if (o.mode == "async") {
+  if (o.mode == "buffer") {
+    buffer_rounds(q, host, n);
+  } else if (o.mode == "async") {
     for (size_t i = 0; i < n; ++i) {
       void *p = syclex::async_malloc(q, sycl::usm::alloc::device, size);
       q.memset(p, 0, size);
@@ -157,20 +197,24 @@ int main(int argc, char **argv) {
               d.has(sycl::aspect::ext_oneapi_async_memory_alloc) ? "true" : "false");
   std::fflush(stdout);
   for (size_t size : o.sizes) {
+    std::vector<unsigned char> host(o.mode == "buffer" ? size : 0);
     try {
       // The warm-up batch also sizes the timed ones to about target_ms.
       size_t warmup = std::max(o.min_iterations, std::min(o.max_iterations, size_t(512)));
-      double per_iteration = batch(q, o, size, warmup) / double(warmup);
+      double per_iteration = batch(q, o, host, size, warmup) / double(warmup);
       size_t n = per_iteration > 0 ? size_t(o.target_ms / 1e3 / per_iteration) : o.max_iterations;
       n = std::clamp(n, o.min_iterations, std::max(o.min_iterations, o.max_iterations));
       for (size_t r = 0; r < o.repetitions; ++r) {
-        double seconds = batch(q, o, size, n);
+        double seconds = batch(q, o, host, size, n);
         std::printf("{\"kind\":\"sample\",\"mode\":\"%s\",\"size\":%zu,\"iterations\":%zu,\"ns_per_iteration\":%.3f}\n",
                     o.mode.c_str(), size, n, seconds * 1e9 / double(n));
         std::fflush(stdout);
       }
     } catch (const std::exception &e) {
-      fail(o.mode == "async" ? "async_malloc/memset/async_free" : "malloc_device/memset/wait/free", e.what());
+      fail(o.mode == "async"    ? "async_malloc/memset/async_free"
+           : o.mode == "buffer" ? "buffer/fill/write-back"
+                                : "malloc_device/memset/wait/free",
+           e.what());
     }
   }
   std::printf("{\"kind\":\"done\"}\n");

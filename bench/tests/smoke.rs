@@ -32,7 +32,8 @@ fn quick_run_reports_every_scenario_as_valid_json() {
     // The table: a row per scenario, in the "#" column.
     let header = stdout.lines().position(|l| l.starts_with("device ")).expect("a table header");
     let rows: Vec<&str> = stdout.lines().skip(header + 2).filter(|l| !l.starts_with(' ') && !l.is_empty()).collect();
-    for scenario in 1..=7 {
+    // Scenario 8 needs a second device on the platform, which this run has not.
+    for scenario in [1, 2, 3, 4, 5, 6, 7, 9] {
         let found = rows.iter().any(|l| l.split_whitespace().nth(1) == Some(&scenario.to_string()));
         assert!(found, "no table row for scenario {scenario}:\n{stdout}");
     }
@@ -57,7 +58,7 @@ fn quick_run_reports_every_scenario_as_valid_json() {
             "import json, sys\n",
             "d = json.load(open(sys.argv[1]))\n",
             "scenarios = sorted({r['scenario'] for r in d['rows']})\n",
-            "assert scenarios == list(range(1, 8)), scenarios\n",
+            "assert scenarios == [1, 2, 3, 4, 5, 6, 7, 9], scenarios\n",
             "for r in d['rows']:\n",
             "    for side in ('ours', 'baseline'):\n",
             "        o = r[side]\n",
