@@ -266,6 +266,14 @@ dpctl_suite() {
   bash tests/dpctl/run.sh
 }
 
+# tests/dpnp: six files of dpnp's own suite (NumPy on SYCL: kernels, oneMKL,
+# buffers) on our OpenCL adapter against Intel's stack on Intel's CPU
+# runtime: no test that passes there may fail, abort or go unrun on ours.
+# About 5.5 minutes on two cores; installs .deps/dpnp-venv itself.
+dpnp_suite() {
+  bash tests/dpnp/run.sh
+}
+
 conformance_intel_loader_native_cpu() {
   bash tests/intel_loader.sh target/release/libur_adapter_native_cpu.so.0 native_cpu
 }
@@ -420,6 +428,7 @@ step "SYCL suite (Intel's libsycl): native CPU" sycl_native_cpu
 step "SYCL suite (Intel's libsycl): OpenCL (Intel CPU runtime, PoCL)" sycl_opencl
 step "SYCL info, ours against Intel's OpenCL adapter on the same runtime (tests/sycl_info)" sycl_info_differential
 step "dpctl's test suite, ours against Intel's stack (tests/dpctl)" dpctl_suite
+step "dpnp's test files, ours against Intel's stack (tests/dpnp)" dpnp_suite
 step "conformance through Intel's loader: native CPU" conformance_intel_loader_native_cpu
 step "conformance through Intel's loader: OpenCL (Intel CPU runtime, PoCL)" conformance_intel_loader_opencl
 step "Level Zero host driver through Debian's loader (tests/level_zero)" level_zero_host_driver
