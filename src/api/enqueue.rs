@@ -48,7 +48,7 @@ pub(super) unsafe fn enqueue_with<B: Backend>(
 }
 
 /// The backend's method for `command`.
-fn dispatch<B: Backend>(queue: &Queue<B>, command: UsmCommand<'_>, waits: Events<'_, B>, c: Completion) -> Enqueued<B> {
+pub(super) fn dispatch<B: Backend>(queue: &Queue<B>, command: UsmCommand<'_>, waits: Events<'_, B>, c: Completion) -> Enqueued<B> {
     type R<B> = <B as Backend>::RawQueue;
     match command {
         UsmCommand::Wait { .. } => R::<B>::marker(queue, command.command_type(), waits, c),

@@ -1,16 +1,18 @@
 //! `urEnqueueMemBuffer{Read,Write,Copy,Fill,Map}`, their `Rect` forms and
 //! `urEnqueueMemUnmap` (`spec/memory_objects.md`), checked once. Where a
 //! buffer's storage is one address every device of its context reaches,
-//! each command is the USM command of that address, reporting its own
-//! command type, and a map hands out the address and orders a marker;
+//! each command is the USM command of that address (a rect with gaps
+//! between slices, one per slice), reporting its own command type, and a
+//! map hands out the address and orders a marker;
 //! where it is a driver object (`RawMem::DRIVER`), each is a
 //! `BufferCommand` of the backend on the root buffer.
 
-use super::enqueue::{check_range, enqueue_with, fill_sizes, submit};
+use super::enqueue::{check_range, dispatch, enqueue_with, fill_sizes, submit};
 use super::{obj, wait_list};
 use crate::abi::*;
 use crate::boundary::{ffi_call, non_null, write_out};
-use crate::hal::{Backend, Events, UsmCommand, UsmCopy, UsmCopy2D, UsmFill};
+use crate::hal::{Backend, Completion, Events, UsmCommand, UsmCopy, UsmCopy2D, UsmFill};
+use crate::handle;
 use crate::mem::{BufferCommand, Mem, RawMem, RectSide};
 use crate::queue::object::{Queue, RawQueue};
 use crate::UrResult;
@@ -362,9 +364,10 @@ fn root_side<B: Backend>(mem: &Mem<B>, side: RectSide) -> (&B::RawMem, RectSide)
     (raw, RectSide { offset, ..side })
 }
 
-/// A rect copy between two addresses as one pitched 2D copy: its rows must
-/// be evenly spaced on both sides (one slice, or slices of exactly their
-/// rows); other layouts are not served yet (`UNSUPPORTED_FEATURE`).
+/// A rect copy between two addresses: one pitched 2D copy where rows are
+/// evenly spaced on both sides (one slice, or slices of exactly their
+/// rows), else one per slice, each after the wait list, joined by a marker
+/// that reports `command` and stands for the whole command.
 ///
 /// # Safety
 /// `out` is null or valid for a write.
@@ -381,13 +384,23 @@ unsafe fn usm_rect<B: Backend>(
 ) -> UrResult {
     let [width, height, depth] = extent(region)?;
     let even = |s: RectSide| depth == 1 || s.slice_pitch == height * s.row_pitch;
-    if !even(dst_side) || !even(src_side) {
-        return Err(UR_RESULT_ERROR_UNSUPPORTED_FEATURE);
+    let slice = |z: usize, rows: usize| {
+        let dst = (dst as *mut u8).wrapping_add(dst_side.offset + z * dst_side.slice_pitch);
+        let src = (src as *const u8).wrapping_add(src_side.offset + z * src_side.slice_pitch);
+        let (dst_pitch, src_pitch) = (dst_side.row_pitch, src_side.row_pitch);
+        UsmCommand::Copy2D(UsmCopy2D { command, dst: dst as _, dst_pitch, src: src as _, src_pitch, width, height: rows })
+    };
+    if even(dst_side) && even(src_side) {
+        return submit::<B>(queue, slice(0, height * depth), waits, blocking, out);
     }
-    let (dst, src) = ((dst as *mut u8).wrapping_add(dst_side.offset), (src as *const u8).wrapping_add(src_side.offset));
-    let (dst_pitch, src_pitch) = (dst_side.row_pitch, src_side.row_pitch);
-    let copy = UsmCopy2D { command, dst: dst as _, dst_pitch, src: src as _, src_pitch, width, height: height * depth };
-    submit::<B>(queue, UsmCommand::Copy2D(copy), waits, blocking, out)
+    let each = Completion { want_event: true, blocking: false };
+    let slices = (0..depth)
+        .map(|z| dispatch::<B>(queue, slice(z, height), waits.clone(), each))
+        .collect::<UrResult<Vec<_>>>()?;
+    let handles: Vec<ur_event_handle_t> = slices.iter().flatten().map(|e| handle::handle_of(&**e)).collect();
+    // SAFETY: the handles are of events `slices` holds until the call ends.
+    let joined = Events::<B>::checked(&handles);
+    enqueue_with::<B>(queue, blocking, out, |c| B::RawQueue::marker(queue, command, joined, c))
 }
 
 /// `urEnqueueMemBufferReadRect` (`READ`) and `urEnqueueMemBufferWriteRect`:

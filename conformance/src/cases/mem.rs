@@ -300,13 +300,14 @@ fn extent(width: u64, height: u64, depth: u64) -> ur_rect_region_t {
 /// 2D slice and once as 3 tight slices.
 unsafe fn rect_round_trip(fx: &DeviceFx) -> CaseResult {
     let mem = buffer(fx, 0, SIZE, null_mut())?;
-    for (region, slices) in [(extent(24, 10, 1), 1usize), (extent(16, 4, 3), 3)] {
+    // The last layout has two spare rows between slices on both sides.
+    for (region, slices, gap) in [(extent(24, 10, 1), 1usize, 0usize), (extent(16, 4, 3), 3, 0), (extent(16, 4, 3), 3, 2)] {
         write_all(fx, mem, 0, &vec![0u8; SIZE])?;
         let (w, h) = (region.width as usize, region.height as usize);
         let host = pattern(64 * 64, slices as u8);
         // Buffer rows of 64 bytes, slices tight; host rows of 40 bytes.
         let (brow, hrow) = (64usize, 40usize);
-        let (bslice, hslice) = (brow * h, hrow * h);
+        let (bslice, hslice) = (brow * (h + gap), hrow * (h + gap));
         let (bo, ho) = (offset(5, 2, 0), offset(3, 1, 0));
         expect_success!(fx.api.urEnqueueMemBufferWriteRect(
             fx.queue, mem, true, bo, ho, region, brow, bslice, hrow, hslice, host.as_ptr() as *mut c_void, 0, null(), null_mut()

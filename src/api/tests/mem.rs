@@ -159,7 +159,7 @@ fn rect_read(w: &World, mem: ur_mem_handle_t, origin: ur_rect_offset_t, region: 
 }
 
 #[test]
-fn a_rect_read_is_one_pitched_copy_and_its_regions_are_checked() {
+fn a_rect_read_is_pitched_copies_and_its_regions_are_checked() {
     let w = World::new();
     let mem = buffer_in(w.ctx, 256);
     let at = |x, y, z| ur_rect_offset_t { x, y, z };
@@ -171,7 +171,11 @@ fn a_rect_read_is_one_pitched_copy_and_its_regions_are_checked() {
     refused!(UR_RESULT_ERROR_INVALID_SIZE, rect_read(&w, mem, at(0, 0, 0), size(16, 1, 1), 8, 0));
     refused!(UR_RESULT_ERROR_INVALID_SIZE, rect_read(&w, mem, at(0, 0, 0), size(8, 2, 2), 8, 20));
     refused!(UR_RESULT_ERROR_INVALID_SIZE, rect_read(&w, mem, at(0, 15, 0), size(16, 2, 1), 16, 0));
-    // Slices with a gap after their rows: not one pitched copy.
-    refused!(UR_RESULT_ERROR_UNSUPPORTED_FEATURE, rect_read(&w, mem, at(0, 0, 0), size(8, 2, 2), 16, 64));
+    // Slices with a gap after their rows: one pitched copy per slice, the
+    // second from its slice's start, joined by a marker.
+    let calls = reached!(UR_RESULT_SUCCESS, rect_read(&w, mem, at(0, 0, 0), size(8, 2, 2), 16, 64));
+    let heard: Vec<&str> = calls.iter().map(|c| c.method).filter(|m| *m != "queue.append").collect();
+    assert_eq!(heard, ["queue.copy_2d", "queue.copy_2d", "queue.marker"], "{calls:?}");
+    assert!(calls.iter().filter(|c| c.method == "queue.copy_2d").all(|c| c.args.contains("height: 2")), "{calls:?}");
     reached!(UR_RESULT_SUCCESS, ur!(Mem.pfnRelease(mem)));
 }
