@@ -19,19 +19,22 @@ pub const CASES: &[Case] = &[
     Case::device("urEnqueueKernelLaunchWithArgsExp.multi_device_buffer_written_on_the_other_device", buffer_on_two_devices),
 ];
 
-/// `fill_index` into a buffer, waited for through its event; then a
-/// blocking read of the buffer after it.
+/// `fill_index` into a buffer (plain, and in host memory with
+/// `ALLOC_HOST_POINTER`), waited for through its event; then a blocking
+/// read of the buffer after it.
 unsafe fn buffer_argument(fx: &DeviceFx) -> CaseResult {
     let (_program, k) = fill_index_kernel(fx)?;
-    let mem = buffer(fx, UR_MEM_FLAG_READ_WRITE.0, N * 4, null_mut())?;
-    let base = 91u32;
-    let mut e = null_mut();
-    let args = [mem_arg(0, mem, UR_MEM_FLAG_WRITE_ONLY.0), value_arg(1, &base)];
-    expect_success!(launch(fx, fx.queue, k.get(), N, None, &args, &[], &mut e));
-    let e = fx.own_event(e);
-    fx.wait(e.get())?;
-    check_words("a buffer written by fill_index", &words(&read_all(fx, mem, 0, N * 4)?), |i| base + i as u32)?;
-    expect_success!(fx.api.urMemRelease(mem));
+    for (flags, base) in [(UR_MEM_FLAG_READ_WRITE.0, 91u32), (UR_MEM_FLAG_ALLOC_HOST_POINTER.0, 17)] {
+        let mem = buffer(fx, flags, N * 4, null_mut())?;
+        let mut e = null_mut();
+        let args = [mem_arg(0, mem, UR_MEM_FLAG_WRITE_ONLY.0), value_arg(1, &base)];
+        expect_success!(launch(fx, fx.queue, k.get(), N, None, &args, &[], &mut e));
+        let e = fx.own_event(e);
+        fx.wait(e.get())?;
+        let what = format!("a buffer (flags {flags:#x}) written by fill_index");
+        check_words(&what, &words(&read_all(fx, mem, 0, N * 4)?), |i| base + i as u32)?;
+        expect_success!(fx.api.urMemRelease(mem));
+    }
     Ok(())
 }
 

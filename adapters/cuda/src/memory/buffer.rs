@@ -2,9 +2,10 @@
 //! one address that every GPU of the context and the host reach, so its
 //! commands are the USM commands of that address and a kernel takes it as a
 //! pointer. The storage is managed memory of the context (shared USM: the
-//! driver migrates its pages to whichever GPU or the host touches them), or,
-//! with `USE_HOST_POINTER`, the caller's memory itself, page-locked for
-//! every context.
+//! driver migrates its pages to whichever GPU or the host touches them);
+//! with `ALLOC_HOST_POINTER`, pinned host USM of the context; with
+//! `USE_HOST_POINTER`, the caller's memory itself, page-locked for every
+//! context.
 
 use crate::context::{Context, ContextCu};
 use crate::conv::CuExt;
@@ -39,7 +40,10 @@ impl RawMem<Cuda> for CuStorage {
             let registered = unsafe { driver::mem_host_register(host, size) }.cu()?;
             return Ok((host as usize, CuStorage::CallerMemory { registered }));
         }
-        Ok((mem::usm_storage(context, UsmKind::Shared, size, host)?, CuStorage::Usm { owned: true }))
+        // ALLOC_HOST_POINTER asks for host memory: pinned, read in place
+        // by every GPU (as Intel's CUDA adapter serves it).
+        let kind = if flags & UR_MEM_FLAG_ALLOC_HOST_POINTER.0 != 0 { UsmKind::Host } else { UsmKind::Shared };
+        Ok((mem::usm_storage(context, kind, size, host)?, CuStorage::Usm { owned: true }))
     }
 
     /// A live USM allocation of the context, from its base.
