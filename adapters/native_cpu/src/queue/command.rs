@@ -115,6 +115,16 @@ pub enum Command {
 }
 
 impl Command {
+    /// Bytes it writes; `None` for host code, whose cost is unknown.
+    pub fn bytes(&self) -> Option<usize> {
+        match self {
+            Command::Fill { size, .. } | Command::Copy { size, .. } => Some(*size),
+            Command::Fill2D { width, height, .. } | Command::Copy2D { width, height, .. } => Some(width * height),
+            Command::Marker => Some(0),
+            Command::Host(_) => None,
+        }
+    }
+
     pub fn run(self) -> UrResult {
         // SAFETY (for every arm): `UsmPtr::new`'s contract keeps each range
         // valid until now; sizes were checked against it at enqueue.

@@ -181,7 +181,8 @@ pub fn new_queue(context: Arc<Context>, device: Arc<Device>, flags: ur_queue_fla
 /// not run. A blocking command on an idle queue, whose wait list is done,
 /// runs on the calling thread instead (it has nothing to wait for, and the
 /// caller would only sleep while a worker woke up): it has returned by
-/// then.
+/// then. So does a small fill or copy on an idle in-order queue
+/// ([`INLINE_MAX`]), where a worker's wake-up would cost more than it.
 pub fn submit(
     queue: &Queue,
     command_type: ur_command_t,
@@ -197,6 +198,11 @@ pub fn submit(
     })
 }
 
+/// The largest fill or copy that an idle in-order queue runs on the
+/// calling thread: a 64 KiB memset takes a few microseconds, about what
+/// waking a worker costs.
+const INLINE_MAX: usize = 64 * 1024;
+
 /// Queues (or runs here, see [`submit`]) command `seq`, under the lock.
 fn queue_task(
     queue: &Queue,
@@ -209,7 +215,8 @@ fn queue_task(
     c: Completion,
 ) -> Option<Arc<Event>> {
     let q = &queue.raw;
-    let may_inline = c.blocking && st.pending.is_empty() && st.running.is_empty() && deps.iter().all(|d| d.raw.is_done());
+    let small = q.in_order && command.bytes().is_some_and(|b| b <= INLINE_MAX);
+    let may_inline = (c.blocking || small) && st.pending.is_empty() && st.running.is_empty() && deps.iter().all(|d| d.raw.is_done());
     let inline = may_inline && st.start_here(q.in_order, seq, order.fence);
     let event = c.want_event.then(|| crate::event::new(arc_of(queue), command_type, seq));
     let task = |deps| Task { seq, order, command, deps, after: None, event: event.clone() };
