@@ -53,20 +53,28 @@ def read_record(path):
 
 
 def run(out, select=None, timeout=60, max_restarts=100, process_timeout=900):
-    out = os.path.abspath(out)
-    record, skip, log = out + ".record", out + ".skip", out + ".log"
-    for path in (record, skip, log):
-        if os.path.exists(path):
-            os.remove(path)
     env = dict(os.environ)
     env["PYTHONPATH"] = HERE + os.pathsep + env.get("PYTHONPATH", "")
-    env["DPCTL_RECORD"] = record
-    env["DPCTL_SKIP"] = skip
     if select:
         env["DPCTL_SELECT"] = os.path.abspath(select)
     cmd = [sys.executable, "-m", "pytest", "-q", "-rfEs", "--capture=sys", "-p", "no:cacheprovider",
            "-p", "dpctl_record", "--timeout", str(timeout),
            "--timeout-method", "thread", "--pyargs", "dpctl"]
+    return run_pytest(out, cmd, env, max_restarts, process_timeout)
+
+
+def run_pytest(out, cmd, env, max_restarts, process_timeout):
+    """Runs pytest `cmd` (with dpctl_record.py among its plugins) until
+    every test it collects has an outcome: a process that dies in a test
+    records that test as an abort (or a timeout) and a new process skips
+    what is done. Writes OUT (test, outcome, reason), OUT.notes and
+    OUT.seconds; OUT.record, .skip and .log are its working files."""
+    out = os.path.abspath(out)
+    record, skip, log = out + ".record", out + ".skip", out + ".log"
+    for path in (record, skip, log):
+        if os.path.exists(path):
+            os.remove(path)
+    env = dict(env, DPCTL_RECORD=record, DPCTL_SKIP=skip)
     notes = []
     t0 = time.monotonic()
     for attempt in range(max_restarts + 1):
@@ -103,7 +111,8 @@ def run(out, select=None, timeout=60, max_restarts=100, process_timeout=900):
             notes.append(f"pytest exited {rc} outside any test (see {log})")
         break
     else:
-        notes.append(f"gave up after {max_restarts} restarts")
+        notes.append(f"gave up after {max_restarts} restarts: the tests not run yet are missing")
+    seconds = time.monotonic() - t0
     _, done = read_record(record)
     with open(out, "w") as f:
         for tid in sorted(done):
@@ -112,11 +121,16 @@ def run(out, select=None, timeout=60, max_restarts=100, process_timeout=900):
     counts = collections.Counter(kind for kind, _ in done.values())
     summary = ", ".join(f"{counts[k]} {k}" for k in OUTCOMES if counts[k])
     print(f"{os.path.basename(out)}: {summary or 'no tests'} "
-          f"({time.monotonic() - t0:.0f} s, {attempt + 1} pytest process(es))")
-    for note in notes:
+          f"({seconds:.0f} s, {attempt + 1} pytest process(es))")
+    # An abort's note is one line per test: the first few say enough.
+    for note in notes[:10]:
         print("  " + note)
+    if len(notes) > 10:
+        print(f"  ... {len(notes) - 10} more in {out}.notes")
     with open(out + ".notes", "w") as f:
         f.writelines(n + "\n" for n in notes)
+    with open(out + ".seconds", "w") as f:
+        f.write(f"{seconds:.0f}\n")
     return 0
 
 

@@ -42,9 +42,7 @@ import collections
 import importlib.util
 import os
 import re
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DPCTL = os.path.join(os.path.dirname(HERE), "dpctl")
@@ -80,80 +78,18 @@ def run(out, files, timeout=60, kexpr=None, max_restarts=100, process_timeout=18
         if not os.path.isfile(path):
             sys.exit(f"suite.py run: no test file {name} in {tests}")
         paths.append(path)
-    record, skip, log = out + ".record", out + ".skip", out + ".log"
-    for path in (record, skip, log):
-        if os.path.exists(path):
-            os.remove(path)
     env = dict(os.environ)
     # dpctl_record.py (-p dpctl_record) from tests/dpctl; it strips node
     # IDs up to `dpctl/tests/`, which dpnp's do not hold, and with
     # --rootdir at dpnp/tests they are already relative to it.
     env["PYTHONPATH"] = DPCTL + os.pathsep + env.get("PYTHONPATH", "")
-    env["DPCTL_RECORD"] = record
-    env["DPCTL_SKIP"] = skip
     env.pop("DPCTL_SELECT", None)
     cmd = [sys.executable, "-m", "pytest", "-q", "-rfEs", "--capture=sys", "-p", "no:cacheprovider",
            "-p", "dpctl_record", "--rootdir", tests, "--timeout", str(timeout),
            "--timeout-method", "thread"]
     if kexpr:
         cmd += ["-k", kexpr]
-    cmd += paths
-    notes = []
-    t0 = time.monotonic()
-    for attempt in range(max_restarts + 1):
-        with open(log, "a") as logf:
-            logf.write(f"\n===== pytest run {attempt + 1}: {' '.join(cmd)}\n")
-            logf.flush()
-            start_pos = logf.tell()
-            try:
-                rc = subprocess.run(cmd, env=env, stdout=logf, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, cwd="/",
-                                    timeout=process_timeout).returncode
-            except subprocess.TimeoutExpired:
-                rc = "killed after %ds" % process_timeout
-        starts, done = base.read_record(record)
-        pending = [t for t in starts if t not in done]
-        with open(log) as logf:
-            logf.seek(start_pos)
-            this_log = logf.read()
-        if pending:
-            tid = pending[-1]
-            kind = "timeout" if "+ Timeout +" in this_log or isinstance(rc, str) else "abort"
-            with open(record, "a") as f:
-                f.write(f"{kind}\t{tid}\texit {rc}\n")
-            notes.append(f"{kind}: {tid} (exit {rc})")
-            with open(skip, "w") as f:
-                f.writelines(t + "\n" for t in base.read_record(record)[1])
-            continue
-        if rc not in (0, 1, 5):
-            # Died or failed outside any test (at collection, or at exit):
-            # an abort of a pseudo-test, so that a comparison sees it.
-            with open(record, "a") as f:
-                f.write(f"abort\t{base.EXIT_ID}\texit {rc} outside any test\n")
-            notes.append(f"pytest exited {rc} outside any test (see {log})")
-        break
-    else:
-        notes.append(f"gave up after {max_restarts} restarts: the tests not run yet are missing")
-    seconds = time.monotonic() - t0
-    _, done = base.read_record(record)
-    with open(out, "w") as f:
-        for tid in sorted(done):
-            kind, why = done[tid]
-            f.write(f"{tid}\t{kind}" + (f"\t{why}" if why else "") + "\n")
-    counts = collections.Counter(kind for kind, _ in done.values())
-    summary = ", ".join(f"{counts[k]} {k}" for k in base.OUTCOMES if counts[k])
-    print(f"{os.path.basename(out)}: {summary or 'no tests'} "
-          f"({seconds:.0f} s, {attempt + 1} pytest process(es))")
-    # An abort's note is one line per test: the first few say enough.
-    for note in notes[:10]:
-        print("  " + note)
-    if len(notes) > 10:
-        print(f"  ... {len(notes) - 10} more in {out}.notes")
-    with open(out + ".notes", "w") as f:
-        f.writelines(n + "\n" for n in notes)
-    with open(out + ".seconds", "w") as f:
-        f.write(f"{seconds:.0f}\n")
-    return 0
+    return base.run_pytest(out, cmd + paths, env, max_restarts, process_timeout)
 
 
 # summary's columns: outcomes counted together.
