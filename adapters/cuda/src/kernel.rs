@@ -320,9 +320,10 @@ impl RawKernel<Cuda> for KernelCu {
                 KernelArg::Value { index, bytes } => (index, Arg::Value(bytes.to_vec())),
                 KernelArg::Pointer { index, ptr } => (index, Arg::Pointer(ptr as usize)),
                 KernelArg::Local { index, size } => (index, Arg::Local(size)),
-                // CUDA's buffers are addresses (`RawMem::kernel_arg` passes
-                // a pointer): a driver handle is no buffer of this adapter.
-                KernelArg::MemHandle { index, .. } => (index, Arg::Pointer(0)),
+                // Never sent: CUDA's buffers are addresses, passed as
+                // `Pointer` (`RawMem::kernel_arg`'s default); a handle would
+                // be one too.
+                KernelArg::MemHandle { index, handle } => (index, Arg::Pointer(handle as usize)),
             })
             .collect();
         let range = NdRange { offset: range.offset, global: range.global, local: range.local };
